@@ -1,0 +1,199 @@
+"""Settings: one pydantic model, filled from config file, then `NLMSYNC_*` environment, then flags.
+
+Precedence is defaults < `<vault>/.nlmsync/config.toml` (or `--config FILE`) < environment < flags.
+Every key is flat (``top_n = 10`` in TOML, ``NLMSYNC_TOP_N=10`` in the environment). An unknown key
+or an invalid value is a `ConfigError` naming the key and where it came from (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from nlmsync.errors import ConfigError
+
+ENV_PREFIX = "NLMSYNC_"
+STATE_DIR_NAME = ".nlmsync"
+CONFIG_FILE_NAME = "config.toml"
+STATE_FILE_NAME = "state.db"
+
+
+class Settings(BaseModel):
+    """Every tunable of nlmsync with the reference plugin's defaults."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+
+    # --- where things are (usually given as global flags) ---
+    vault: Path = Field(default=Path("."), description="The markdown vault folder.")
+    state: Path | None = Field(default=None, description="State file; default <vault>/.nlmsync/state.db.")
+    server: str = Field(default="notebooklm-mcp --transport stdio",
+                        description="NotebookLM MCP server: 'fake', a command line, or an http://…/mcp URL.")
+    notebook: str | None = Field(default=None, description="Notebook id (or new:TITLE to create one).")
+
+    # --- BM25 selection (spec §3) ---
+    top_n: int = Field(default=15, ge=1, description="Candidates considered by the selection rule.")
+    cutoff_ratio: float = Field(default=0.4, ge=0.0, le=1.0, description="Keep results scoring >= top * ratio.")
+    min_k: int = Field(default=3, ge=0, description="Fallback: at least this many of the top results.")
+    k1: float = Field(default=1.2, ge=0.0, description="BM25 term-frequency saturation.")
+    b: float = Field(default=0.75, ge=0.0, le=1.0, description="BM25 length normalisation.")
+    weight_body: float = Field(default=1.0, ge=0.0, description="Weight of body tokens.")
+    weight_heading: float = Field(default=2.5, ge=0.0, description="Weight of heading/title/alias/tag tokens.")
+    weight_path: float = Field(default=4.0, ge=0.0, description="Weight of vault-path tokens.")
+    full_rescan_every: int = Field(default=50, ge=1, description="Full rescan after this many incremental syncs.")
+    exclude: list[str] = Field(default_factory=list,
+                               description="Glob patterns (vault-relative) of notes never uploaded or served.")
+
+    # --- notebook and sync (spec §5, §6, §8) ---
+    capacity: int = Field(default=50, ge=1, description="Sources per notebook (50 free, 100 Plus, 300 Pro, 600 Ultra).")
+    protected_share: float = Field(default=0.7, ge=0.0, le=1.0,
+                                   description="Share of capacity for the protected (used again) LRU segment.")
+    concurrency: int = Field(default=4, ge=1, le=32, description="Concurrent independent uploads.")
+    add_rate_per_minute: float | None = Field(default=None, gt=0,
+                                              description="Client-side limit on source_add calls per minute.")
+    wait_for_processing: bool = Field(default=False, description="Pass wait=true to source_add.")
+    carry_over_cap: int = Field(default=40, ge=0, description="Most source ids carried over from a conversation.")
+    query_timeout: float = Field(default=300.0, gt=0, description="Seconds a notebook_query may take.")
+    call_timeout: float = Field(default=120.0, gt=0, description="Seconds any other MCP call may take.")
+    retry_attempts: int = Field(default=3, ge=1, le=10, description="Attempts for idempotent calls on connection trouble.")
+    retry_on_connection_issue: bool = Field(default=True, description="Retry idempotent calls on connection trouble.")
+
+    # --- compaction (spec §9) ---
+    max_conversations: int = Field(default=200, ge=1)
+    max_messages_per_conversation: int = Field(default=400, ge=1)
+    max_query_records_per_conversation: int = Field(default=200, ge=1)
+    max_aliases: int = Field(default=5000, ge=1)
+
+    # --- nlmsync's own MCP server and note reading (seeds 000, 001, 002, 004) ---
+    chunk_max_tokens: int = Field(default=400, ge=1)
+    chunk_overlap_tokens: int = Field(default=50, ge=0)
+    autoload_chars: int = Field(default=50_000, ge=0)
+    preview_chars: int = Field(default=500, ge=0)
+    time_chunk_seconds: int = Field(default=300, ge=1)
+    time_search_seconds: int = Field(default=30, ge=1)
+    snippet_length: int = Field(default=300, ge=20)
+    serve_token: str | None = Field(default=None, description="Bearer token required by `serve` off loopback.")
+
+    # --- watch ---
+    watch_debounce_ms: int = Field(default=500, ge=0)
+
+    @field_validator("exclude", mode="before")
+    @classmethod
+    def _split_exclude(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @model_validator(mode="after")
+    def _overlap_below_window(self) -> Settings:
+        if self.chunk_overlap_tokens >= self.chunk_max_tokens:
+            raise ValueError("chunk_overlap_tokens must be smaller than chunk_max_tokens")
+        return self
+
+    @property
+    def state_path(self) -> Path:
+        return self.state if self.state is not None else self.vault / STATE_DIR_NAME / STATE_FILE_NAME
+
+
+def default_config_path(vault: Path) -> Path:
+    return vault / STATE_DIR_NAME / CONFIG_FILE_NAME
+
+
+def _read_config_file(path: Path, *, required: bool) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        if required:
+            raise ConfigError(f"{path}: config file not found", source=str(path)) from None
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file ({exc.strerror})", source=str(path)) from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: config file is not valid UTF-8", source=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML ({exc})", source=str(path)) from None
+    for key, value in data.items():
+        if isinstance(value, dict):
+            raise ConfigError(f"{path}: unknown section [{key}] (all keys are top-level)", key=key,
+                              source=str(path))
+    return data
+
+
+def _env_value(raw: str) -> Any:
+    """Environment values are strings; JSON lists/numbers/booleans are accepted too."""
+    stripped = raw.strip()
+    if stripped.startswith("[") or stripped in ("true", "false", "null"):
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError:
+            return raw
+    return raw
+
+
+def _read_env(env: Mapping[str, str]) -> dict[str, Any]:
+    known = set(Settings.model_fields) | {"config"}
+    values: dict[str, Any] = {}
+    for name, raw in env.items():
+        if not name.startswith(ENV_PREFIX):
+            continue
+        key = name[len(ENV_PREFIX):].lower()
+        if key not in known:
+            raise ConfigError(f"environment variable {name}: unknown setting '{key}'", key=key, source=name)
+        values[key] = _env_value(raw)
+    return values
+
+
+def _validate_layer(base: dict[str, Any], layer: dict[str, Any], source: str,
+                    key_source: dict[str, str]) -> dict[str, Any]:
+    known = set(Settings.model_fields)
+    for key in layer:
+        if key not in known:
+            raise ConfigError(f"{source}: unknown setting '{key}'", key=key, source=source)
+    merged = {**base, **layer}
+    for key in layer:
+        key_source[key] = source
+    return merged
+
+
+def load_settings(*, vault: Path | None = None, config_file: Path | None = None,
+                  env: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None) -> Settings:
+    """Build the settings for one run.
+
+    `vault` and `config_file` come from flags (the environment may give NLMSYNC_VAULT too); `overrides`
+    holds every other flag the user actually passed (None values are ignored).
+
+    Raises:
+        ConfigError: an unknown key or invalid value, naming the key and its source.
+    """
+    env = os.environ if env is None else env
+    env_values = _read_env(env)
+    flag_values = {k: v for k, v in (overrides or {}).items() if v is not None}
+    if vault is not None:
+        flag_values["vault"] = vault
+    vault_path = Path(flag_values.get("vault") or env_values.get("vault") or ".")
+    explicit_config = config_file or (Path(env[ENV_PREFIX + "CONFIG"]) if ENV_PREFIX + "CONFIG" in env else None)
+    env_values.pop("config", None)
+    path = explicit_config or default_config_path(vault_path)
+    file_values = _read_config_file(path, required=explicit_config is not None)
+
+    key_source: dict[str, str] = {}
+    merged = _validate_layer({}, file_values, str(path), key_source)
+    merged = _validate_layer(merged, env_values, "environment", key_source)
+    merged = _validate_layer(merged, flag_values, "command line", key_source)
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = first.get("loc") or ()
+        key = str(loc[0]) if loc else "?"
+        source = key_source.get(key, "settings")
+        shown = ENV_PREFIX + key.upper() if source == "environment" else key
+        raise ConfigError(f"{source}: invalid value for '{shown}': {first.get('msg', 'invalid')}", key=key,
+                          source=source) from None

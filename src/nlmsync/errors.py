@@ -1,0 +1,183 @@
+"""Every error nlmsync raises on purpose, and the exit code each one maps to.
+
+The tree (exit code in brackets)::
+
+    NlmsyncError [1]                      anything nlmsync knows how to explain
+    ├── UsageError [2]                    bad command-line usage
+    ├── ConfigError [2]                   unknown or invalid setting (names the key and where it came from)
+    ├── InputError [2]                    bad input: a vault, a note, a path, a queries file
+    │   └── PathOutsideVaultError [2]     a path that escapes the vault or names an excluded note
+    ├── StateError [2]                    the state file cannot be used as it is
+    │   ├── StateCorruptError [2]         not an SQLite file, or damaged
+    │   └── StateTooNewError [2]          written by a newer nlmsync; never modified
+    ├── StateLockedError [1]              another nlmsync holds the writer lock on this vault
+    ├── CapacityError [3]                 notebook full and no managed source may be evicted
+    ├── PartialFailure [6]                some notes failed, the rest were done and recorded
+    └── NotebookLMError [1]               the NotebookLM MCP server failed a call
+        ├── ConnectionProblem [4]         transient transport trouble (the only thing ever retried)
+        │   ├── ServerUnreachableError [4]  could not connect at all
+        │   ├── ConnectionLostError [4]     the session died during a call
+        │   └── ServerTimeoutError [4]      the call did not answer in time
+        ├── ServerCommandNotFoundError [4]  the server command does not exist (never retried)
+        ├── AuthenticationRequiredError [5] the server needs a Google login
+        ├── NotFoundError [1]             notebook or source not found
+        ├── RateLimitedError [1]          RESOURCE_EXHAUSTED / quota
+        ├── ServerValidationError [2]     the server rejected our arguments
+        ├── ServerCapacityError [3]       the server refused an add because the notebook is full
+        ├── ServerError [1]               any other in-band error
+        └── MalformedResponseError [1]    a result missing a field or of the wrong type
+
+`exit_code_for` is the one place that maps an exception to a process exit code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+EXIT_OK = 0
+EXIT_UNEXPECTED = 1
+EXIT_USAGE = 2
+EXIT_CAPACITY = 3
+EXIT_CONNECTION = 4
+EXIT_AUTH = 5
+EXIT_PARTIAL = 6
+
+
+class NlmsyncError(Exception):
+    """Base of every error nlmsync raises deliberately; `str(err)` is a one-line message for the user."""
+
+    exit_code: int = EXIT_UNEXPECTED
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(NlmsyncError):
+    exit_code = EXIT_USAGE
+
+
+class ConfigError(NlmsyncError):
+    """An unknown or invalid setting; the message names the key and its source."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message: str, *, key: str | None = None, source: str | None = None,
+                 hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.key = key
+        self.source = source
+
+
+class InputError(NlmsyncError):
+    exit_code = EXIT_USAGE
+
+
+class PathOutsideVaultError(InputError):
+    pass
+
+
+class StateError(NlmsyncError):
+    exit_code = EXIT_USAGE
+
+
+class StateCorruptError(StateError):
+    pass
+
+
+class StateTooNewError(StateError):
+    pass
+
+
+class StateLockedError(NlmsyncError):
+    exit_code = EXIT_UNEXPECTED
+
+    def __init__(self, message: str, *, pid: int | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.pid = pid
+
+
+class CapacityError(NlmsyncError):
+    exit_code = EXIT_CAPACITY
+
+
+class PartialFailure(NlmsyncError):
+    """Some notes failed; `report` carries the per-note outcome that was still recorded."""
+
+    exit_code = EXIT_PARTIAL
+
+    def __init__(self, message: str, *, report: Any = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.report = report
+
+
+class NotebookLMError(NlmsyncError):
+    """A failed call to the NotebookLM MCP server; `raw` keeps the server's own message."""
+
+    exit_code = EXIT_UNEXPECTED
+
+    def __init__(self, message: str, *, tool: str | None = None, raw: str | None = None,
+                 details: dict[str, Any] | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.tool = tool
+        self.raw = raw if raw is not None else message
+        self.details = details or {}
+
+
+class ConnectionProblem(NotebookLMError):
+    exit_code = EXIT_CONNECTION
+
+
+class ServerUnreachableError(ConnectionProblem):
+    pass
+
+
+class ConnectionLostError(ConnectionProblem):
+    pass
+
+
+class ServerTimeoutError(ConnectionProblem):
+    pass
+
+
+class ServerCommandNotFoundError(NotebookLMError):
+    exit_code = EXIT_CONNECTION
+
+
+class AuthenticationRequiredError(NotebookLMError):
+    exit_code = EXIT_AUTH
+
+
+class NotFoundError(NotebookLMError):
+    pass
+
+
+class RateLimitedError(NotebookLMError):
+    pass
+
+
+class ServerValidationError(NotebookLMError):
+    exit_code = EXIT_USAGE
+
+
+class ServerCapacityError(NotebookLMError):
+    exit_code = EXIT_CAPACITY
+
+
+class ServerError(NotebookLMError):
+    pass
+
+
+class MalformedResponseError(NotebookLMError):
+    pass
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """The process exit code for an exception: its class's code, or 1 for anything unforeseen."""
+    if isinstance(exc, NlmsyncError):
+        return exc.exit_code
+    return EXIT_UNEXPECTED

@@ -1,0 +1,25 @@
+"""Fixtures shared by every test package: a private copy of the fixture vault, the anyio backend."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FIXTURE_VAULT = REPO_ROOT / "fixtures" / "vault"
+SHARED_CORPORA = REPO_ROOT.parent / "shared" / "corpora"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    """A writable copy of fixtures/vault (symlinks kept as links)."""
+    target = tmp_path / "vault"
+    shutil.copytree(FIXTURE_VAULT, target, symlinks=True)
+    return target
