@@ -1,0 +1,46 @@
+"""BM25 scoring primitives (spec §3.2-3.3) shared by note search, snippets, chunk search and the fake server."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+DEFAULT_K1 = 1.2
+DEFAULT_B = 0.75
+
+
+def idf(doc_count: int, doc_freq: int) -> float:
+    """BM25 inverse document frequency, always positive: ln(1 + (N - df + 0.5) / (df + 0.5))."""
+    return math.log(1.0 + (doc_count - doc_freq + 0.5) / (doc_freq + 0.5))
+
+
+def term_score(tf: float, doc_len: float, avg_len: float, term_idf: float, k1: float, b: float) -> float:
+    """One term's BM25 contribution for a (possibly weighted) term frequency."""
+    if tf <= 0:
+        return 0.0
+    norm = k1 * (1.0 - b + b * (doc_len / avg_len if avg_len > 0 else 0.0))
+    return term_idf * (tf * (k1 + 1.0)) / (tf + norm)
+
+
+def rank_texts(query_tokens: Sequence[str], docs: Sequence[Sequence[str]], *, k1: float = DEFAULT_K1,
+               b: float = DEFAULT_B) -> list[float]:
+    """BM25 score of each token list in `docs` against `query_tokens` (a small, in-memory collection).
+
+    Query term frequency multiplies each term's contribution, as in the note index.
+    """
+    if not docs:
+        return []
+    counts = [Counter(d) for d in docs]
+    avg_len = sum(len(d) for d in docs) / len(docs)
+    query_tf = Counter(query_tokens)
+    doc_freq = {t: sum(1 for c in counts if t in c) for t in query_tf}
+    scores: list[float] = []
+    for doc, counter in zip(docs, counts):
+        total = 0.0
+        for term, qtf in query_tf.items():
+            df = doc_freq[term]
+            if df:
+                total += qtf * term_score(counter.get(term, 0), len(doc), avg_len, idf(len(docs), df), k1, b)
+        scores.append(total)
+    return scores

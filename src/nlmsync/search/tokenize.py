@@ -1,0 +1,56 @@
+"""Tokenization and normalization (spec §3.1).
+
+1. NFKC + lowercase.  2. Base tokens `[\\p{L}\\p{N}]+`.  3. Lengths 1..80.
+4. Adjacent ASCII compound tokens (`heap` + `sort` -> `heapsort`).
+5. CJK / Hangul bigrams.  6. Path tokens: `.md` removed, separators split.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import regex
+
+MIN_TOKEN_LENGTH = 1
+MAX_TOKEN_LENGTH = 80
+
+_BASE_TOKEN = regex.compile(r"[\p{L}\p{N}]+")
+_CJK_CHAR = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
+_CJK_RUN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]{2,}")
+_PATH_SEPARATORS = regex.compile(r"[/\\]+")
+
+
+def normalize(text: str) -> str:
+    """NFKC then lowercase (rule 1)."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def _is_ascii_word(token: str) -> bool:
+    return token.isascii()
+
+
+def tokenize(text: str) -> list[str]:
+    """All tokens of `text`: base tokens in order, then compounds and CJK bigrams (rules 1-5)."""
+    base = [t for t in _BASE_TOKEN.findall(normalize(text)) if MIN_TOKEN_LENGTH <= len(t) <= MAX_TOKEN_LENGTH]
+    extra: list[str] = []
+    for left, right in zip(base, base[1:]):
+        if _is_ascii_word(left) and _is_ascii_word(right):
+            compound = left + right
+            if len(compound) <= MAX_TOKEN_LENGTH:
+                extra.append(compound)
+    for token in base:
+        if _CJK_CHAR.search(token) is None:
+            continue
+        for run in _CJK_RUN.findall(token):
+            extra.extend(run[i:i + 2] for i in range(len(run) - 1))
+    return base + extra
+
+
+def tokenize_path(path: str) -> list[str]:
+    """Tokens of a vault path: `.md` removed, separators split, then `tokenize` per part (rule 6)."""
+    stem = path[:-3] if path.lower().endswith(".md") else path
+    tokens: list[str] = []
+    for part in _PATH_SEPARATORS.split(stem):
+        if part:
+            tokens.extend(tokenize(part))
+    return tokens
