@@ -1,0 +1,96 @@
+"""Capacity and eviction (spec §6): make room against the remote count, evicting managed sources only.
+
+The loop asks the registry's segmented LRU for a managed candidate path, deletes its sources strictly
+(a delete that may not have happened is checked against a fresh listing, never assumed), then drops
+its registry rows and logs the eviction in one step. No candidate left means the notebook is full
+of sources nlmsync may not touch (or of notes this run is making live): a `CapacityError` (exit 3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from nlmsync.errors import CapacityError, ConnectionProblem, NotFoundError
+from nlmsync.sync.plan import Branch
+from nlmsync.sync.reconcile import RemoteView, lookup_after_lost_answer
+from nlmsync.sync.report import NoteOutcome
+
+CAPACITY_HINT = ("raise the 'capacity' setting if your plan allows more sources "
+                 "(50 free, 100 Plus, 300 Pro, 600 Ultra), or remove sources in NotebookLM")
+
+
+def capacity_error(notebook_id: str, capacity: int) -> CapacityError:
+    return CapacityError(
+        f"notebook {notebook_id} is full (capacity {capacity} sources) and no source uploaded by "
+        "nlmsync may be evicted", hint=CAPACITY_HINT)
+
+
+async def strict_delete(client: Any, notebook_id: str, remote: RemoteView, source_id: str) -> None:
+    """Delete one source and be sure it is gone.
+
+    Raises:
+        ConnectionProblem: the answer was lost and a fresh listing still shows the source.
+        NotebookLMError: the server refused the delete.
+    """
+    try:
+        await client.source_delete(source_id)
+    except NotFoundError:
+        pass
+    except ConnectionProblem:
+        if source_id in await lookup_after_lost_answer(client, notebook_id):
+            raise
+    remote.deleted(source_id)
+
+
+async def evict_path(client: Any, store: Any, notebook_id: str, remote: RemoteView, path: str, *,
+                     reason: str, branch: Branch = Branch.EVICTED) -> NoteOutcome:
+    """Remove every source of `path` from the notebook, then its registry rows, logging each source."""
+    rows = store.get_mappings(notebook_id, path)
+    resolved = [store.resolve_source_id(r.source_id) for r in rows]
+    live = [sid for sid in resolved if sid in remote]
+    for source_id in live:
+        await strict_delete(client, notebook_id, remote, source_id)
+    with store.step():
+        for source_id in resolved:
+            store.record_eviction(notebook_id, path, source_id, reason)
+        store.remove_mappings(notebook_id, path)
+    return NoteOutcome(path=path, branch=branch, source_ids=live, parts=max(1, len(rows)), reason=reason)
+
+
+def plan_evictions(store: Any, notebook_id: str, remote: RemoteView, occupied: int, needed: int,
+                   capacity: int, exclude: set[str]) -> tuple[list[NoteOutcome], int]:
+    """The evictions a dry run would make to fit `needed` more sources; returns them and the new occupancy.
+
+    Raises:
+        CapacityError: no managed candidate is left.
+    """
+    planned: list[NoteOutcome] = []
+    while occupied + needed > capacity:
+        path = store.next_eviction_candidate(notebook_id, exclude=frozenset(exclude))
+        if path is None:
+            raise capacity_error(notebook_id, capacity)
+        exclude.add(path)
+        live = [sid for sid in (store.resolve_source_id(r.source_id) for r in store.get_mappings(notebook_id, path))
+                if sid in remote]
+        occupied -= len(live)
+        planned.append(NoteOutcome(path=path, branch=Branch.EVICTED, source_ids=live, reason="capacity"))
+    return planned, occupied
+
+
+async def make_room(client: Any, store: Any, notebook_id: str, remote: RemoteView, needed: int, capacity: int,
+                    exclude: set[str], occupied: Callable[[], int], evicted: list[NoteOutcome]) -> None:
+    """Evict managed candidates until `needed` more sources fit; each eviction is appended to `evicted`.
+
+    A path is added to `exclude` before its eviction is tried, so a failing one is never picked twice.
+
+    Raises:
+        CapacityError: no managed candidate is left.
+        NotebookLMError: a strict delete failed.
+    """
+    while occupied() + needed > capacity:
+        path = store.next_eviction_candidate(notebook_id, exclude=frozenset(exclude))
+        if path is None:
+            raise capacity_error(notebook_id, capacity)
+        exclude.add(path)
+        evicted.append(await evict_path(client, store, notebook_id, remote, path, reason="capacity"))

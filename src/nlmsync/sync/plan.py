@@ -1,0 +1,107 @@
+"""The pure part of source preparation: what a note looks like to upload, and which §5 branch it takes.
+
+Nothing here touches the disk, the state file or the server, so every branch can be tested alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, split_note
+from nlmsync.sync.titles import content_hash, source_title
+
+
+class Branch(StrEnum):
+    """What happened (or, in a dry run, would happen) to one note or source."""
+
+    REUSED = "reused"
+    REPLACED = "replaced"
+    RENAMED = "renamed"
+    ADDED = "added"
+    EXCLUDED = "excluded"
+    EVICTED = "evicted"
+    REMOVED = "removed"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class PreparedPart:
+    """One source to upload: the exact text, its xxh3-128 hash and its deterministic title."""
+
+    index: int
+    text: str
+    content_hash: str
+    title: str
+
+
+@dataclass(frozen=True)
+class PreparedNote:
+    path: str
+    parts: tuple[PreparedPart, ...]
+
+    @property
+    def hashes(self) -> tuple[str, ...]:
+        return tuple(p.content_hash for p in self.parts)
+
+
+def prepare_note(path: str, text: str, max_words: int = MAX_SOURCE_WORDS,
+                 max_bytes: int = MAX_SOURCE_BYTES) -> PreparedNote:
+    """Split (if needed), hash and title the text of the note at `path`."""
+    texts = split_note(text, max_words, max_bytes)
+    hashes = [content_hash(t) for t in texts]
+    return PreparedNote(path, tuple(
+        PreparedPart(i, t, h, source_title(path, h, i, len(texts))) for i, (t, h) in enumerate(zip(texts, hashes))
+    ))
+
+
+@dataclass(frozen=True)
+class RegisteredPart:
+    """A registry row as the decision needs it: the source id already resolved through the alias chain."""
+
+    part: int
+    source_id: str
+    content_hash: str
+    stored_source_id: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The branch a note takes.
+
+    - `reuse`: keep `keep` (one id per part); `canonicalize` when a stored id was an alias.
+    - `replace`: upload every part first, then retire `previous` (live ids of the old version).
+    - `rename`: rebind the registry rows of `rename_from` (a vanished path with the same hashes).
+    - `new`: upload every part; `previous` holds ids of a prior, no longer live, mapping to alias.
+    """
+
+    kind: str
+    keep: tuple[str, ...] = ()
+    previous: tuple[str, ...] = ()
+    rename_from: str | None = None
+    canonicalize: bool = False
+    prior_part_ids: tuple[str, ...] = field(default=())
+
+
+def decide_branch(note_hashes: Sequence[str], current: Sequence[RegisteredPart], remote_ids: Collection[str],
+                  rename_candidates: Sequence[tuple[str, Sequence[RegisteredPart]]] = ()) -> Decision:
+    """Exactly one §5 branch for a note whose parts hash to `note_hashes`.
+
+    `current` are the note's registry rows (ordered by part), `rename_candidates` the rows of vanished
+    paths that registered the note's first hash. Reuse needs every part live with an equal hash;
+    any live part with a different hash (or a different split) means replace; otherwise a vanished
+    path with identical, all-live parts means rename; otherwise new.
+    """
+    live = [p for p in current if p.source_id in remote_ids]
+    if current and len(live) == len(current) and tuple(p.content_hash for p in current) == tuple(note_hashes):
+        return Decision("reuse", keep=tuple(p.source_id for p in current),
+                        canonicalize=any(p.source_id != p.stored_source_id for p in current))
+    prior = tuple(p.source_id for p in current)
+    if live:
+        return Decision("replace", previous=tuple(p.source_id for p in live), prior_part_ids=prior)
+    for old_path, rows in rename_candidates:
+        if (rows and tuple(r.content_hash for r in rows) == tuple(note_hashes)
+                and all(r.source_id in remote_ids for r in rows)):
+            return Decision("rename", keep=tuple(r.source_id for r in rows), rename_from=old_path)
+    return Decision("new", prior_part_ids=prior)

@@ -1,0 +1,441 @@
+"""`ensure_sources_for_paths` (spec §5): make exactly the given notes live sources in a notebook.
+
+For each path: read, hash the exact text to upload, load the registry rows and resolve their alias
+chains, then take exactly one branch (`plan.decide_branch`): reuse, replace add-first, rename by hash,
+or new (after making room, §6). Titles are deterministic, so before any add — and after any add whose
+answer was lost — the remote listing is searched for that exact title and a match is adopted instead
+of uploading twice.
+
+Uploads of independent notes run concurrently (bounded by `concurrency`, paced by
+`add_rate_per_minute`); evictions happen one by one before the uploads they make room for; the
+registry is written note by note in the order the paths were given, each note in one atomic step.
+A note that fails is reported and leaves its previous registry rows untouched; the rest go on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from nlmsync import vault as vault_files
+from nlmsync.config import Settings
+from nlmsync.errors import (
+    AuthenticationRequiredError,
+    CapacityError,
+    ConnectionProblem,
+    InputError,
+    NotebookLMError,
+    NotFoundError,
+    ServerCommandNotFoundError,
+    ServerUnreachableError,
+)
+from nlmsync.sync.eviction import CAPACITY_HINT, make_room, plan_evictions, strict_delete
+from nlmsync.sync.plan import Branch, Decision, PreparedNote, RegisteredPart, decide_branch, prepare_note
+from nlmsync.sync.reconcile import RemoteView, lookup_after_lost_answer
+from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS
+
+ProgressCallback = Callable[[NoteOutcome], None]
+
+# Errors that doom every remaining call of the run: stop instead of failing note after note.
+FATAL_ERRORS = (AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError)
+
+
+@dataclass
+class SyncDeps:
+    """What source preparation works with: the server, the registry, the vault and the settings."""
+
+    client: Any
+    store: Any
+    vault_root: Path
+    settings: Settings
+    notebook_id: str
+    on_progress: ProgressCallback | None = None
+    max_words: int = MAX_SOURCE_WORDS
+    max_bytes: int = MAX_SOURCE_BYTES
+
+    def progress(self, outcome: NoteOutcome) -> None:
+        if self.on_progress is not None:
+            self.on_progress(outcome)
+
+
+class AddRateLimiter:
+    """Spaces `source_add` calls so that at most `per_minute` start in any minute (None: no limit)."""
+
+    def __init__(self, per_minute: float | None) -> None:
+        self._interval = 60.0 / per_minute if per_minute else 0.0
+        self._next = -math.inf
+        self._lock = anyio.Lock()
+
+    async def wait(self) -> None:
+        if not self._interval:
+            return
+        async with self._lock:
+            now = anyio.current_time()
+            if self._next > now:
+                await anyio.sleep(self._next - now)
+                now = self._next
+            self._next = now + self._interval
+
+
+@dataclass
+class _Work:
+    note: PreparedNote
+    decision: Decision
+
+
+def load_notes(deps: SyncDeps, paths: Sequence[str]) -> list[_Work | NoteOutcome]:
+    """Read and prepare each path; unreadable notes become failed outcomes, excluded ones excluded."""
+    items: list[_Work | NoteOutcome] = []
+    for path in paths:
+        try:
+            text = vault_files.read_note_text(deps.vault_root, path)
+        except (InputError, OSError) as exc:
+            items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc)))
+            continue
+        if vault_files.is_excluded(path, text, deps.settings.exclude):
+            items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason="excluded by configuration"))
+            continue
+        note = prepare_note(path, text, deps.max_words, deps.max_bytes)
+        items.append(_Work(note, Decision("pending")))
+    return items
+
+
+def _registered(store: Any, notebook_id: str, path: str) -> list[RegisteredPart]:
+    return [RegisteredPart(r.part, store.resolve_source_id(r.source_id), r.content_hash, r.source_id)
+            for r in store.get_mappings(notebook_id, path)]
+
+
+def decide_all(deps: SyncDeps, works: list[_Work], remote: RemoteView) -> None:
+    """Fill in each note's decision; a vanished path is claimed by at most one rename."""
+    store, nb = deps.store, deps.notebook_id
+    requested = {w.note.path for w in works}
+    claimed: set[str] = set()
+    remote_ids = remote.ids()
+    for work in works:
+        current = _registered(store, nb, work.note.path)
+        candidates: list[tuple[str, list[RegisteredPart]]] = []
+        if not any(p.source_id in remote_ids for p in current):
+            seen: set[str] = set()
+            for row in store.mappings_by_hash(nb, work.note.hashes[0]):
+                old = row.path
+                if old in seen or old in claimed or old in requested or _exists(deps.vault_root, old):
+                    continue
+                seen.add(old)
+                candidates.append((old, _registered(store, nb, old)))
+        work.decision = decide_branch(work.note.hashes, current, remote_ids, candidates)
+        if work.decision.rename_from is not None:
+            claimed.add(work.decision.rename_from)
+
+
+def _exists(root: Path, rel_path: str) -> bool:
+    try:
+        return vault_files.resolve_in_vault(root, rel_path).is_file()
+    except InputError:
+        return False
+
+
+def _needs_upload(work: _Work) -> bool:
+    return work.decision.kind in ("replace", "new")
+
+
+def _slots_needed(work: _Work, remote: RemoteView) -> int:
+    """Parts that will really be uploaded: a part whose exact title is already listed is adopted."""
+    return sum(1 for p in work.note.parts if remote.find_title(p.title) is None)
+
+
+def check_capacity_up_front(deps: SyncDeps, works: list[_Work], remote: RemoteView) -> None:
+    """Refuse before any upload when the requested notes alone cannot fit in the notebook.
+
+    Raises:
+        CapacityError: the parts of the requested notes plus the sources nlmsync may not evict
+            exceed the capacity.
+    """
+    capacity = deps.settings.capacity
+    required = sum(len(w.note.parts) for w in works)
+    own_titles = {p.title for w in works for p in w.note.parts}
+    untouchable = 0
+    for source_id, title in remote.sources.items():
+        if title in own_titles:
+            continue
+        row = deps.store.mapping_by_source_id(deps.notebook_id, source_id)
+        if row is None or not row.managed:
+            untouchable += 1
+    if required + untouchable > capacity:
+        taken = f" ({untouchable} taken by sources nlmsync did not upload)" if untouchable else ""
+        raise CapacityError(
+            f"the {len(works)} requested notes need {required} sources but notebook {deps.notebook_id} "
+            f"holds at most {capacity}{taken}; nothing was uploaded", hint=CAPACITY_HINT)
+
+
+def _failed(work: _Work, message: str) -> NoteOutcome:
+    return NoteOutcome(path=work.note.path, branch=Branch.FAILED, parts=len(work.note.parts), error=message)
+
+
+_BRANCH_OF = {"reuse": Branch.REUSED, "replace": Branch.REPLACED, "rename": Branch.RENAMED, "new": Branch.ADDED}
+
+
+def _outcome(work: _Work, ids: list[str], adopted: bool) -> NoteOutcome:
+    decision = work.decision
+    return NoteOutcome(path=work.note.path, branch=_BRANCH_OF[decision.kind], source_ids=ids,
+                       previous_source_ids=list(decision.previous), parts=len(work.note.parts),
+                       renamed_from=decision.rename_from, adopted=adopted)
+
+
+class _Runner:
+    """Carries out the decisions: evictions in order, uploads concurrently, registry writes in order."""
+
+    def __init__(self, deps: SyncDeps, remote: RemoteView, protect: set[str]) -> None:
+        self.deps = deps
+        self.remote = remote
+        self.exclude = set(protect)
+        self.reserved = 0
+        self.inflight = 0
+        self.changed = anyio.Event()
+        self.semaphore = anyio.Semaphore(deps.settings.concurrency)
+        self.limiter = AddRateLimiter(deps.settings.add_rate_per_minute)
+        self.fatal: BaseException | None = None
+
+    def occupied(self) -> int:
+        return len(self.remote) + self.reserved
+
+    def _signal(self) -> None:
+        self.changed.set()
+        self.changed = anyio.Event()
+
+    async def run(self, items: list[_Work | NoteOutcome]) -> list[NoteOutcome]:
+        results: list[list[NoteOutcome]] = [[] for _ in items]
+        stop: BaseException | None = None
+        async with anyio.create_task_group() as tg:
+            previous = anyio.Event()
+            previous.set()
+            for index, item in enumerate(items):
+                if isinstance(item, NoteOutcome):
+                    results[index].append(item)
+                    self.deps.progress(item)
+                    continue
+                if self.fatal is not None:
+                    break
+                needed = _slots_needed(item, self.remote) if _needs_upload(item) else 0
+                if needed:
+                    try:
+                        await self._make_room(needed, results[index])
+                    except CapacityError as exc:
+                        stop = exc
+                        break
+                    except FATAL_ERRORS as exc:
+                        stop = exc
+                        break
+                    except NotebookLMError as exc:
+                        results[index].append(_failed(item, f"could not make room: {exc}"))
+                        continue
+                self.reserved += needed
+                self.inflight += 1
+                done = anyio.Event()
+                tg.start_soon(self._process, item, needed, previous, done, results[index])
+                previous = done
+        if stop is None:
+            stop = self.fatal
+        if stop is not None:
+            raise stop
+        return [outcome for group in results for outcome in group]
+
+    async def _make_room(self, needed: int, evicted: list[NoteOutcome]) -> None:
+        """Evict for `needed` uploads, first letting in-flight notes finish so the choice is deterministic."""
+        store, nb, capacity = self.deps.store, self.deps.notebook_id, self.deps.settings.capacity
+        while self.occupied() + needed > capacity and self.inflight:
+            await self.changed.wait()
+        before = len(evicted)
+        try:
+            await make_room(self.deps.client, store, nb, self.remote, needed, capacity, self.exclude,
+                            self.occupied, evicted)
+        finally:
+            for outcome in evicted[before:]:
+                self.deps.progress(outcome)
+
+    async def _process(self, work: _Work, needed: int, previous: anyio.Event, done: anyio.Event,
+                       out: list[NoteOutcome]) -> None:
+        retire: list[str] = []
+        try:
+            try:
+                try:
+                    if _needs_upload(work):
+                        ids, adopted = await self._upload(work)
+                    else:
+                        ids, adopted = list(work.decision.keep), False
+                    outcome = _outcome(work, ids, adopted)
+                except FATAL_ERRORS as exc:
+                    self.fatal = exc
+                    outcome = _failed(work, str(exc))
+                except NotebookLMError as exc:
+                    outcome = _failed(work, str(exc))
+                finally:
+                    self.reserved -= needed
+                await previous.wait()
+                if outcome.branch != Branch.FAILED:
+                    retire = self._commit(work, outcome)
+                out.append(outcome)
+                self.deps.progress(outcome)
+            finally:
+                done.set()
+            for source_id in retire:
+                await self._delete_best_effort(source_id)
+        finally:
+            self.inflight -= 1
+            self._signal()
+
+    async def _upload(self, work: _Work) -> tuple[list[str], bool]:
+        ids: list[str] = []
+        adopted_any = False
+        for part in work.note.parts:
+            source_id, adopted = await self._add_part(work.note.path, part.text, part.title)
+            ids.append(source_id)
+            adopted_any = adopted_any or adopted
+        return ids, adopted_any
+
+    def _adoptable(self, path: str, title: str, listing: dict[str, str]) -> str | None:
+        for source_id, source_title in listing.items():
+            if source_title != title:
+                continue
+            row = self.deps.store.mapping_by_source_id(self.deps.notebook_id, source_id)
+            if row is None or row.path == path:
+                return source_id
+        return None
+
+    async def _add_part(self, path: str, text: str, title: str) -> tuple[str, bool]:
+        deps = self.deps
+        existing = self._adoptable(path, title, self.remote.sources)
+        if existing is not None:
+            return existing, True
+        async with self.semaphore:
+            await self.limiter.wait()
+            try:
+                added = await deps.client.source_add_text(deps.notebook_id, text, title,
+                                                          wait=deps.settings.wait_for_processing)
+            except ConnectionProblem:
+                found = self._adoptable(path, title, await lookup_after_lost_answer(deps.client, deps.notebook_id))
+                if found is None:
+                    raise
+                self.remote.added(found, title)
+                return found, True
+        self.remote.added(added.source_id, title)
+        return added.source_id, False
+
+    def _commit(self, work: _Work, outcome: NoteOutcome) -> list[str]:
+        """Record one note in one step; returns the old source ids to delete best-effort afterwards."""
+        store, nb, note, decision = self.deps.store, self.deps.notebook_id, work.note, work.decision
+        retire: list[str] = []
+        with store.step():
+            if decision.kind == "rename":
+                store.rename_mapping(nb, decision.rename_from, note.path)
+            elif decision.kind == "reuse":
+                if decision.canonicalize:
+                    self._write_rows(note, outcome.source_ids, replace_all=False)
+            else:
+                rows_before = len(store.get_mappings(nb, note.path))
+                self._write_rows(note, outcome.source_ids, replace_all=rows_before > len(note.parts))
+                new_ids = outcome.source_ids
+                for i, old in enumerate(decision.prior_part_ids):
+                    new = new_ids[min(i, len(new_ids) - 1)]
+                    if old != new:
+                        store.register_source_alias(old, new)
+                retire = [sid for sid in decision.previous if sid not in new_ids]
+                for sid in retire:
+                    store.queue_deletion(nb, sid, f"replaced by a new version of {note.path}")
+            store.mark_used(nb, [note.path])
+        return retire
+
+    def _write_rows(self, note: PreparedNote, ids: list[str], *, replace_all: bool) -> None:
+        store, nb = self.deps.store, self.deps.notebook_id
+        if replace_all:
+            store.remove_mappings(nb, note.path)
+        for part, source_id in zip(note.parts, ids):
+            store.upsert_mapping(notebook_id=nb, path=note.path, part=part.index, part_count=len(note.parts),
+                                 source_id=source_id, content_hash=part.content_hash, title=part.title,
+                                 status="active", managed=True)
+
+    async def _delete_best_effort(self, source_id: str) -> None:
+        """Delete a replaced source; on any failure it stays queued for a later run."""
+        deps = self.deps
+        try:
+            await strict_delete(deps.client, deps.notebook_id, self.remote, source_id)
+        except NotebookLMError:
+            return
+        with deps.store.step():
+            deps.store.deletion_done(deps.notebook_id, source_id)
+
+
+async def retry_pending_deletions(deps: SyncDeps, remote: RemoteView) -> tuple[int, int]:
+    """Retry the deletions earlier runs could not finish; returns (done, still pending).
+
+    A queued source that is no longer listed is simply marked done, without a call.
+    """
+    store, nb = deps.store, deps.notebook_id
+    done = left = 0
+    for pending in store.pending_deletions(nb):
+        source_id = pending.source_id
+        if source_id in remote:
+            try:
+                await deps.client.source_delete(source_id)
+            except NotFoundError:
+                pass
+            except FATAL_ERRORS:
+                raise
+            except NotebookLMError:
+                left += 1
+                continue
+            remote.deleted(source_id)
+        with store.step():
+            store.deletion_done(nb, source_id)
+        done += 1
+    return done, left
+
+
+async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote: RemoteView, *,
+                                   protect: set[str] | None = None, dry_run: bool = False) -> list[NoteOutcome]:
+    """Make the notes at `paths` (vault-relative, normalized) live sources, in that order.
+
+    Returns one outcome per path (reused, replaced, renamed, added, excluded or failed), with the
+    evictions each note needed just before it. `protect` are paths never evicted by this call (the
+    requested paths always are). With `dry_run`, nothing is written and no mutating call is made.
+
+    Raises:
+        CapacityError: the requested notes alone exceed the capacity (before any upload), or no
+            managed eviction candidate is left (after the notes before it were done and recorded).
+        AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError: the server
+            cannot be used at all (what was done before is recorded).
+    """
+    items = load_notes(deps, list(dict.fromkeys(paths)))
+    works = [i for i in items if isinstance(i, _Work)]
+    check_capacity_up_front(deps, works, remote)
+    decide_all(deps, works, remote)
+    protected = set(protect or ()) | set(paths)
+    if dry_run:
+        return _simulate(deps, items, remote, protected)
+    return await _Runner(deps, remote, protected).run(items)
+
+
+def _simulate(deps: SyncDeps, items: list[_Work | NoteOutcome], remote: RemoteView,
+              protect: set[str]) -> list[NoteOutcome]:
+    outcomes: list[NoteOutcome] = []
+    occupied = len(remote)
+    exclude = set(protect)
+    for item in items:
+        if isinstance(item, NoteOutcome):
+            outcomes.append(item)
+            continue
+        ids = list(item.decision.keep)
+        if _needs_upload(item):
+            needed = _slots_needed(item, remote)
+            planned, occupied = plan_evictions(deps.store, deps.notebook_id, remote, occupied, needed,
+                                               deps.settings.capacity, exclude)
+            outcomes.extend(planned)
+            occupied += needed - len(item.decision.previous)
+            ids = [remote.find_title(p.title) or "" for p in item.note.parts]
+        outcomes.append(_outcome(item, [i for i in ids if i], False))
+    return outcomes

@@ -1,0 +1,72 @@
+"""The remote side of a run: one `notebook_get`, and reconciliation of the registry against it (§7.3).
+
+`RemoteView` is the run's picture of the notebook (source id -> title), read once and then kept up
+to date by the run's own adds and deletes, so capacity is always checked against what the notebook
+really holds. An empty listing for a notebook that should not be empty is re-read before anything is
+concluded from it (the real server has been seen to return one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from nlmsync.sync.titles import looks_managed
+
+
+@dataclass
+class RemoteView:
+    notebook_id: str
+    title: str = ""
+    sources: dict[str, str] = field(default_factory=dict)
+    reads: int = 0
+
+    def ids(self) -> set[str]:
+        return set(self.sources)
+
+    def __contains__(self, source_id: object) -> bool:
+        return source_id in self.sources
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def find_title(self, title: str) -> str | None:
+        """The id of a source with exactly this title (the first one listed), if any."""
+        for source_id, source_title in self.sources.items():
+            if source_title == title:
+                return source_id
+        return None
+
+    def added(self, source_id: str, title: str) -> None:
+        self.sources[source_id] = title
+
+    def deleted(self, source_id: str) -> None:
+        self.sources.pop(source_id, None)
+
+
+def _listing(details: Any) -> dict[str, str]:
+    return {s.id: s.title for s in details.sources}
+
+
+async def read_remote(client: Any, notebook_id: str, *, expect_sources: bool) -> RemoteView:
+    """Read the notebook's sources with one `notebook_get` (two when the first listing is suspicious).
+
+    A listing is suspicious when it is empty although the registry (`expect_sources`) or the
+    notebook's own `source_count` says there are sources.
+    """
+    details = await client.notebook_get(notebook_id)
+    reads = 1
+    if not details.sources and (expect_sources or (details.notebook.source_count or 0) > 0):
+        details = await client.notebook_get(notebook_id)
+        reads += 1
+    return RemoteView(notebook_id, details.notebook.title or "", _listing(details), reads)
+
+
+async def lookup_after_lost_answer(client: Any, notebook_id: str) -> dict[str, str]:
+    """A fresh listing (id -> title), read after a mutating call whose answer was lost."""
+    return _listing(await client.notebook_get(notebook_id))
+
+
+def orphan_ids(remote: RemoteView, registered_ids: set[str]) -> list[str]:
+    """Remote sources carrying an nlmsync title that no registry row or alias accounts for."""
+    return sorted(i for i, t in remote.sources.items() if i not in registered_ids and looks_managed(t))

@@ -1,0 +1,77 @@
+"""Deterministic titles, content hashes and lossless splitting of notes over the source limits."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nlmsync.sync.split import split_note
+from nlmsync.sync.titles import MAX_TITLE_CHARS, content_hash, looks_managed, short_hash, source_title
+
+
+def test_title_is_path_plus_short_hash_and_unique_to_content():
+    h1, h2 = content_hash("version one"), content_hash("version two")
+    assert source_title("notes/heapsort.md", h1) == f"notes/heapsort.md · {h1[:8]}"
+    assert source_title("notes/heapsort.md", h1) != source_title("notes/heapsort.md", h2)
+    assert content_hash("same") == content_hash("same") and len(content_hash("x")) == 32
+
+
+def test_part_titles_are_numbered_from_one():
+    h = content_hash("p")
+    assert source_title("big.md", h, part=1, part_count=3) == f"big.md (part 2/3) · {short_hash(h)}"
+    assert looks_managed(source_title("big.md", h, part=1, part_count=3))
+    assert not looks_managed("Meeting notes")
+
+
+def test_long_path_keeps_file_name_within_500_chars():
+    path = "/".join(["deep"] * 200) + "/heapsort.md"
+    title = source_title(path, content_hash("x"), 2, 5)
+    assert len(title) == MAX_TITLE_CHARS
+    assert title.startswith("…") and "heapsort.md (part 3/5) · " in title
+
+
+def test_small_note_is_not_split():
+    assert split_note("# A\n\nshort", max_words=100, max_bytes=1000) == ["# A\n\nshort"]
+
+
+def test_split_prefers_paragraph_and_heading_boundaries():
+    paragraphs = [f"para {i} " + "word " * 8 + "\n\n" for i in range(10)]
+    text = "# Title\n" + "".join(paragraphs) + "## Later\nend\n"
+    parts = split_note(text, max_words=25, max_bytes=10_000)
+    assert "".join(parts) == text
+    assert len(parts) > 1
+    for part in parts:
+        assert len(part.split()) <= 25
+        # every cut falls after a blank line or before a heading
+    for left in parts[:-1]:
+        assert left.endswith("\n\n") or left.endswith("\n")
+
+
+def test_split_respects_byte_limit_with_multibyte_text():
+    text = "한국어 문장입니다. " * 3000
+    parts = split_note(text, max_words=10**6, max_bytes=4096)
+    assert "".join(parts) == text
+    assert all(len(p.encode()) <= 4096 for p in parts)
+
+
+def test_split_cuts_a_single_giant_word():
+    text = "x" * 10_000
+    parts = split_note(text, max_words=10, max_bytes=3000)
+    assert "".join(parts) == text and all(len(p) <= 3000 for p in parts)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab #\n\té한")), max_size=600),
+       st.integers(min_value=1, max_value=40), st.integers(min_value=8, max_value=200))
+def test_split_is_lossless_and_within_limits(text, max_words, max_bytes):
+    parts = split_note(text, max_words=max_words, max_bytes=max_bytes)
+    assert "".join(parts) == text
+    for part in parts:
+        assert len(part.encode()) <= max_bytes
+        assert len(part.split()) <= max_words
+
+
+@pytest.mark.parametrize("size", [0, 1])
+def test_empty_or_tiny_text(size):
+    assert split_note("a" * size, max_words=5, max_bytes=5) == ["a" * size]
