@@ -1,18 +1,139 @@
-"""Opening the state file: WAL, migrations, refusal of newer or corrupt files."""
+"""Opening the state file: refusal of corrupt or newer files (checked read-only first), WAL, migrations.
+
+A file that is not SQLite, is damaged, or was written by a newer nlmsync is refused before anything
+is written to it, so it stays byte-identical.
+"""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from sqlite_utils import Database
 
-from nlmsync.store.schema import migrations
+from nlmsync.errors import StateCorruptError, StateError, StateTooNewError
+from nlmsync.store.schema import MIGRATION_SET, known_migration_names, migrations
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+BUSY_TIMEOUT_SECONDS = 30.0
+
+
+def _corrupt(path: Path, detail: str) -> StateCorruptError:
+    return StateCorruptError(
+        f"{path}: state file is not a usable nlmsync database ({detail})",
+        hint=f"move it aside (mv '{path}' '{path}.broken') and run again to start with a fresh state",
+    )
+
+
+def _unknown_migrations(applied: list[str]) -> list[str]:
+    known = set(known_migration_names())
+    return [name for name in applied if name not in known]
+
+
+def _too_new(path: Path, unknown: list[str]) -> StateTooNewError:
+    return StateTooNewError(
+        f"{path}: state file was written by a newer nlmsync (unknown schema step {unknown[0]!r}); "
+        "it was not modified",
+        hint="upgrade nlmsync, or point --state at another file",
+    )
+
+
+def check_state_file(path: Path) -> None:
+    """Refuse a state file this version must not touch; a missing or empty file is fine.
+
+    Raises:
+        StateCorruptError: not an SQLite file, or damaged (message names the file, hint says how to move it aside).
+        StateTooNewError: its migration history names a step this version does not know.
+        StateError: the file cannot be read at all.
+    """
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return
+    except IsADirectoryError:
+        raise _corrupt(path, "it is a directory") from None
+    except OSError as exc:
+        raise StateError(f"{path}: cannot read state file ({exc.strerror})") from None
+    if not header:
+        return
+    if header != SQLITE_HEADER:
+        raise _corrupt(path, "not an SQLite file")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise _corrupt(path, str(exc)) from None
+    try:
+        problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+        if problems != ["ok"]:
+            raise _corrupt(path, f"integrity check: {problems[0]}")
+        has_history = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [migrations.migrations_table]
+        ).fetchone()
+        applied = [] if not has_history else [row[0] for row in conn.execute(
+            f"SELECT name FROM {migrations.migrations_table} WHERE migration_set = ?", [MIGRATION_SET])]
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise StateError(f"{path}: state file is busy ({exc})") from None
+        raise _corrupt(path, str(exc)) from None
+    except sqlite3.DatabaseError as exc:
+        raise _corrupt(path, str(exc)) from None
+    finally:
+        conn.close()
+    unknown = _unknown_migrations(applied)
+    if unknown:
+        raise _too_new(path, unknown)
 
 
 def open_database(path: Path) -> Database:
-    """Open (creating if needed) the state database at `path` and bring its schema up to date."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = Database(path)
-    db.enable_wal()
-    migrations.apply(db)
+    """Open (creating if needed) the state database at `path` and bring its schema up to date.
+
+    The connection is made with `check_same_thread=False` (callers serialize access), WAL mode, and a
+    busy timeout so short writes by another process are waited for.
+
+    Raises:
+        StateCorruptError, StateTooNewError, StateError: see `check_state_file`; the file is untouched.
+    """
+    check_state_file(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, check_same_thread=False, timeout=BUSY_TIMEOUT_SECONDS)
+    except (OSError, sqlite3.Error) as exc:
+        raise StateError(f"{path}: cannot open state file ({exc})") from None
+    try:
+        db = Database(conn)
+        db.enable_wal()
+        migrate(db, path)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if isinstance(exc, sqlite3.OperationalError):
+            raise StateError(f"{path}: cannot prepare state file ({exc})") from None
+        raise _corrupt(path, str(exc)) from None
+    except BaseException:
+        conn.close()
+        raise
     return db
+
+
+def migrate(db: Database, path: Path | str = "state file") -> None:
+    """Apply pending migrations in one `BEGIN IMMEDIATE` transaction (safe against a concurrent opener).
+
+    Raises:
+        StateTooNewError: the history names a step this version does not know (nothing is written).
+    """
+    applied = [m.name for m in migrations.applied(db)]
+    unknown = _unknown_migrations(applied)
+    if unknown:
+        raise _too_new(Path(path), unknown)
+    if not migrations.pending(db):
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        unknown = _unknown_migrations([m.name for m in migrations.applied(db)])
+        if unknown:
+            raise _too_new(Path(path), unknown)
+        migrations.apply(db)
+    except BaseException:
+        db.rollback()
+        raise
+    db.commit()

@@ -1,4 +1,9 @@
-"""The one migration history of the state file. Steps are append-only once released."""
+"""The one migration history of the state file. Steps are append-only once released.
+
+`0001_index_cache` holds the search layer's persisted BM25 index (`index_cache.py`); `0002_state`
+holds everything else: notebooks, the source registry, aliases, eviction queues and log, pending
+deletions, conversations and query records.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +20,97 @@ migrations = Migrations(MIGRATION_SET)
 @migrations(name="0001_index_cache")
 def _index_cache_tables(db: Database) -> None:
     index_cache.create_tables(db)
+
+
+_STATE_TABLES = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE notebooks (
+    notebook_id TEXT PRIMARY KEY,
+    title TEXT,
+    recorded_at TEXT NOT NULL
+);
+CREATE TABLE source_mappings (
+    notebook_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    part INTEGER NOT NULL,
+    part_count INTEGER NOT NULL,
+    source_id TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    title TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('active', 'stale')),
+    managed INTEGER NOT NULL,
+    first_used TEXT,
+    last_used TEXT,
+    use_count INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (notebook_id, path, part)
+);
+CREATE INDEX source_mappings_by_source ON source_mappings (notebook_id, source_id);
+CREATE INDEX source_mappings_by_hash ON source_mappings (notebook_id, content_hash);
+CREATE TABLE lru_entries (
+    notebook_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    segment TEXT NOT NULL CHECK (segment IN ('probation', 'protected')),
+    tick INTEGER NOT NULL,
+    PRIMARY KEY (notebook_id, path)
+);
+CREATE TABLE source_aliases (
+    previous TEXT PRIMARY KEY,
+    current TEXT NOT NULL,
+    registered_at TEXT NOT NULL
+);
+CREATE INDEX source_aliases_by_current ON source_aliases (current);
+CREATE TABLE evictions (
+    id INTEGER PRIMARY KEY,
+    notebook_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    evicted_at TEXT NOT NULL
+);
+CREATE INDEX evictions_by_notebook ON evictions (notebook_id, id);
+CREATE TABLE pending_deletions (
+    notebook_id TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    queued_at TEXT NOT NULL,
+    PRIMARY KEY (notebook_id, source_id)
+);
+CREATE TABLE conversations (
+    notebook_id TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    last_turn INTEGER NOT NULL,
+    PRIMARY KEY (notebook_id, conversation_id)
+);
+CREATE INDEX conversations_by_recency ON conversations (notebook_id, last_turn);
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    notebook_id TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    question TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    asked_at TEXT NOT NULL
+);
+CREATE INDEX messages_by_conversation ON messages (notebook_id, conversation_id, id);
+CREATE TABLE query_records (
+    id INTEGER PRIMARY KEY,
+    notebook_id TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    question TEXT NOT NULL,
+    source_ids TEXT NOT NULL,
+    selected_paths TEXT NOT NULL,
+    citations TEXT NOT NULL,
+    asked_at TEXT NOT NULL
+);
+CREATE INDEX query_records_by_conversation ON query_records (notebook_id, conversation_id, id);
+"""
+
+
+@migrations(name="0002_state")
+def _state_tables(db: Database) -> None:
+    for statement in _STATE_TABLES.split(";"):
+        if statement.strip():
+            db.execute(statement)
 
 
 def known_migration_names() -> list[str]:

@@ -1,0 +1,104 @@
+"""Source-id aliases (§7): resolution, registration, and reconciliation canonicalization (§7.3).
+
+Aliases are global to the state file (NotebookLM source ids are unique across notebooks). The
+chain logic itself is pure and lives in `_alias_chain`; this module reads and writes the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from nlmsync.store._alias_chain import plan_alias_registration, resolve_chain
+from nlmsync.store._base import StoreBase
+from nlmsync.store._models import ReconcileResult
+from nlmsync.store._registry import MAPPING_COLUMNS, row_to_mapping
+
+
+class AliasMixin(StoreBase):
+    def _alias_target(self, source_id: str) -> str | None:
+        row = self.db.execute("SELECT current FROM source_aliases WHERE previous = ?", [source_id]).fetchone()
+        return row[0] if row else None
+
+    def _alias_referrers(self, source_id: str) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT previous FROM source_aliases WHERE current = ?",
+                                              [source_id])]
+
+    def _resolve(self, source_id: str) -> str:
+        return resolve_chain(self._alias_target, source_id)
+
+    def _alias_map(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT previous, current FROM source_aliases").fetchall())
+
+    def resolve_source_id(self, source_id: str) -> str:
+        """§7.1: follow aliases from `source_id` to a fixed point (cycle-safe)."""
+        with self._reading():
+            return self._resolve(source_id)
+
+    def aliases(self) -> dict[str, str]:
+        """Every stored alias, `previous -> current`."""
+        with self._reading():
+            return self._alias_map()
+
+    def register_source_alias(self, previous: str, current: str) -> str:
+        """§7.2: record that `previous` was replaced by `current`; returns the id `previous` now resolves to.
+
+        Resolves `current` first, stores `previous -> resolved`, and rewrites every alias that pointed
+        at `previous` to `resolved`, so the alias map stays flat and acyclic.
+        """
+        with self.step():
+            plan = plan_alias_registration(self._alias_target, self._alias_referrers, previous, current)
+            for alias in plan.delete:
+                self.db.execute("DELETE FROM source_aliases WHERE previous = ?", [alias])
+            now = self._now()
+            self.db.conn.executemany(
+                "INSERT INTO source_aliases (previous, current, registered_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (previous) DO UPDATE SET current = excluded.current",
+                [(alias, target, now) for alias, target in plan.set.items()])
+            if plan.set:
+                count = self.db.execute("SELECT count(*) FROM source_aliases").fetchone()[0]
+                if count > self.settings.max_aliases:
+                    self._at_end_of_step(self._compact_now)
+            return plan.resolved
+
+    def reconcile(self, notebook_id: str, remote_ids: Iterable[str]) -> ReconcileResult:
+        """§7.3: resolve each mapping's id before checking it against the remote set.
+
+        Present remotely → marked active and rewritten to the canonical id; absent → marked stale (an
+        entry holding a historical alias of a live source is therefore never marked stale). When two
+        rows resolve to the same live id, the row already holding it (else the most recently used)
+        keeps it and the others are marked stale.
+        """
+        remote = set(remote_ids)
+        with self.step():
+            aliases = self._alias_map()
+            rows = self.db.execute(
+                f"SELECT {', '.join(MAPPING_COLUMNS)} FROM source_mappings WHERE notebook_id = ?",
+                [notebook_id]).fetchall()
+            mappings = [row_to_mapping(r) for r in rows]
+            resolved = [resolve_chain(aliases.get, m.source_id) for m in mappings]
+            order = sorted(range(len(mappings)), key=lambda i: (mappings[i].path, mappings[i].part))
+            order.sort(key=lambda i: mappings[i].last_used or "", reverse=True)
+            order.sort(key=lambda i: mappings[i].source_id != resolved[i])
+            claimed: set[str] = set()
+            result = ReconcileResult()
+            updates: list[tuple[str, str, str, str, int]] = []
+            for i in order:
+                m, target = mappings[i], resolved[i]
+                if target in remote and target not in claimed:
+                    claimed.add(target)
+                    new = replace(m, source_id=target, status="active")
+                    result.active.append(new)
+                    if target != m.source_id:
+                        result.canonicalized.append(new)
+                else:
+                    new = replace(m, status="stale")
+                    result.stale.append(new)
+                if new != m:
+                    updates.append((new.source_id, new.status, notebook_id, m.path, m.part))
+            self.db.conn.executemany(
+                "UPDATE source_mappings SET source_id = ?, status = ? WHERE notebook_id = ? AND path = ? AND part = ?",
+                updates)
+            for bucket in (result.active, result.stale, result.canonicalized):
+                bucket.sort(key=lambda m: (m.path, m.part))
+            return result

@@ -1,0 +1,160 @@
+"""The store's core: one connection, one re-entrant lock, steps as transactions, the writer lock.
+
+Every public method of `StateStore` runs either inside `step()` (writes) or `_reading()` (reads),
+both holding the store's RLock, so one instance may be shared by threads. A step is one logical
+change in one `BEGIN IMMEDIATE` transaction; a step inside a step joins it (as a savepoint, so an
+inner failure the caller catches rolls back only the inner part). Work a step makes due — automatic
+compaction — runs at the end of the outermost step, inside the same transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from nlmsync.config import Settings
+from nlmsync.errors import StateCorruptError, StateLockedError
+from nlmsync.store._lock import WriterLock
+
+DEFAULT_WRITER_TIMEOUT = 10.0
+Clock = Callable[[], datetime]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class StoreBase:
+    def __init__(self, db: Database, settings: Settings | None = None, *, clock: Clock = _utc_now) -> None:
+        self.db = db
+        self.settings = settings if settings is not None else Settings()
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._savepoints = 0
+        self._end_of_step: list[Callable[[], None]] = []
+        self.path = _database_file(db)
+        self._writer = WriterLock(self.path.with_name(self.path.name + ".lock") if self.path else None)
+
+    # --- transactions -------------------------------------------------------------------------
+    @contextmanager
+    def step(self) -> Iterator[None]:
+        """One logical step = one transaction: after a crash the file is before it or after it."""
+        with self._lock, self._translate_errors():
+            if self._depth > 0:
+                yield from self._inner_step()
+                return
+            self.db.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            try:
+                yield
+                while self._end_of_step:
+                    self._end_of_step.pop(0)()
+            except BaseException:
+                self._end_of_step.clear()
+                self.db.rollback()
+                raise
+            else:
+                try:
+                    self.db.execute("COMMIT")
+                except BaseException:
+                    self.db.rollback()
+                    raise
+            finally:
+                self._depth = 0
+
+    def _inner_step(self) -> Iterator[None]:
+        self._savepoints += 1
+        name = f"nlmsync_step_{self._savepoints}"
+        self.db.execute(f"SAVEPOINT {name}")
+        self._depth += 1
+        try:
+            yield
+        except BaseException:
+            if self.db.conn.in_transaction:
+                self.db.execute(f"ROLLBACK TO SAVEPOINT {name}")
+                self.db.execute(f"RELEASE SAVEPOINT {name}")
+            raise
+        else:
+            self.db.execute(f"RELEASE SAVEPOINT {name}")
+        finally:
+            self._depth -= 1
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        with self._lock, self._translate_errors():
+            yield
+
+    @contextmanager
+    def _translate_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise StateLockedError(f"{self._name}: state file is busy ({exc})") from exc
+            raise
+        except sqlite3.DatabaseError as exc:
+            if type(exc) is sqlite3.DatabaseError:
+                raise StateCorruptError(
+                    f"{self._name}: state file is damaged ({exc})",
+                    hint=f"move it aside (mv '{self._name}' '{self._name}.broken') and run again") from exc
+            raise
+
+    def _at_end_of_step(self, action: Callable[[], None]) -> None:
+        if action not in self._end_of_step:
+            self._end_of_step.append(action)
+
+    @property
+    def _name(self) -> str:
+        return str(self.path) if self.path else "in-memory state"
+
+    # --- writer lock --------------------------------------------------------------------------
+    @contextmanager
+    def writer(self, timeout: float = DEFAULT_WRITER_TIMEOUT) -> Iterator[None]:
+        """Hold the cross-process writer lock for the block (one nlmsync run writes at a time).
+
+        Raises:
+            StateLockedError: "another nlmsync is running on this vault (pid N)" after `timeout` seconds.
+        """
+        self._writer.acquire(timeout)
+        try:
+            yield
+        finally:
+            self._writer.release()
+
+    # --- small shared helpers -----------------------------------------------------------------
+    def _now(self) -> str:
+        return self._clock().astimezone(UTC).isoformat(timespec="microseconds")
+
+    def _meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
+        return row[0] if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value", [key, value])
+
+    def _next_ticks(self, count: int) -> int:
+        """Reserve `count` consecutive recency ticks; returns the first (call inside a step)."""
+        first = int(self._meta("next_tick") or "1")
+        self._set_meta("next_tick", str(first + count))
+        return first
+
+    def close(self) -> None:
+        with self._lock:
+            while self._writer.held:
+                self._writer.release()
+            self.db.close()
+
+
+def _database_file(db: Database) -> Path | None:
+    for _seq, name, filename in db.execute("PRAGMA database_list").fetchall():
+        if name == "main" and filename:
+            return Path(filename)
+    return None

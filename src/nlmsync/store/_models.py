@@ -1,0 +1,88 @@
+"""The typed records the state store hands out (plain dataclasses: cheap to build by the thousand)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Status = Literal["active", "stale"]
+STATUSES: frozenset[str] = frozenset({"active", "stale"})
+
+
+@dataclass(kw_only=True, slots=True)
+class SourceMapping:
+    """One registry row: a vault note (or one part of a split note) bound to a NotebookLM source.
+
+    `part` is 0 for an unsplit note; a note split into `part_count` parts has one row per part and is
+    managed as one unit. `content_hash` is the xxh3-128 of the exact bytes uploaded. `managed` is True
+    for sources nlmsync uploaded itself (the only ones it may evict). `first_used`/`last_used` are
+    ISO-8601 UTC timestamps (None until the note is first used in a query).
+    """
+
+    notebook_id: str
+    path: str
+    source_id: str
+    content_hash: str
+    title: str
+    part: int = 0
+    part_count: int = 1
+    status: Status = "active"
+    managed: bool = True
+    first_used: str | None = None
+    last_used: str | None = None
+    use_count: int = 0
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be 'active' or 'stale', not {self.status!r}")
+        if self.part_count < 1 or not 0 <= self.part < self.part_count:
+            raise ValueError(f"part {self.part} is not within part_count {self.part_count}")
+        if not self.source_id:
+            raise ValueError("source_id must not be empty")
+
+
+@dataclass(slots=True)
+class ReconcileResult:
+    """Outcome of §7.3 reconciliation; each list holds the mappings as they are after the step."""
+
+    active: list[SourceMapping] = field(default_factory=list)
+    stale: list[SourceMapping] = field(default_factory=list)
+    canonicalized: list[SourceMapping] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class EvictionRecord:
+    notebook_id: str
+    path: str
+    source_id: str
+    reason: str
+    evicted_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class PendingDeletion:
+    """An old source whose best-effort delete failed; retried later, never forgotten silently."""
+
+    notebook_id: str
+    source_id: str
+    reason: str
+    queued_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    question: str
+    answer: str
+    asked_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class QueryRecord:
+    """What carry-over (§8) needs from one query: the source ids sent, the notes selected, citations."""
+
+    conversation_id: str
+    question: str
+    source_ids: list[str]
+    selected_paths: list[str]
+    citations: dict[str, Any]
+    asked_at: str

@@ -1,0 +1,174 @@
+"""The source registry: vault path (and part) → NotebookLM source, per notebook; §11 rename mapping.
+
+Invariants kept here: a (notebook, path, part) has one row; a path's rows are parts
+`0..part_count-1` of one unit; a source id belongs to at most one row of a notebook (binding it to a
+new path moves it). Usage fields (`first_used`, `last_used`, `use_count`) change only through
+`mark_used`; an upsert over an existing row keeps them. A managed path joins the eviction queue
+(probation) when first registered and leaves it when its rows go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, replace
+from typing import Any
+
+from nlmsync.store._base import StoreBase
+from nlmsync.store._lru import PROBATION
+from nlmsync.store._models import STATUSES, SourceMapping
+
+MAPPING_COLUMNS = ("notebook_id", "path", "part", "part_count", "source_id", "content_hash", "title",
+                   "status", "managed", "first_used", "last_used", "use_count")
+_SELECT = f"SELECT {', '.join(MAPPING_COLUMNS)} FROM source_mappings"
+MARKDOWN_SUFFIX = ".md"
+
+
+def row_to_mapping(row: tuple[Any, ...]) -> SourceMapping:
+    values = dict(zip(MAPPING_COLUMNS, row, strict=True))
+    values["managed"] = bool(values["managed"])
+    return SourceMapping(**values)
+
+
+def _mapping_values(mapping: SourceMapping) -> list[Any]:
+    values = asdict(mapping)
+    values["managed"] = int(mapping.managed)
+    return [values[c] for c in MAPPING_COLUMNS]
+
+
+class RegistryMixin(StoreBase):
+    # --- lookups ------------------------------------------------------------------------------
+    def _query_mappings(self, where: str, params: Iterable[Any]) -> list[SourceMapping]:
+        rows = self.db.execute(f"{_SELECT} WHERE {where}", list(params)).fetchall()
+        return [row_to_mapping(r) for r in rows]
+
+    def get_mappings(self, notebook_id: str, path: str) -> list[SourceMapping]:
+        """The rows of `path` in `notebook_id`, ordered by part (empty when unregistered)."""
+        with self._reading():
+            return self._query_mappings("notebook_id = ? AND path = ? ORDER BY part", [notebook_id, path])
+
+    def all_mappings(self, notebook_id: str) -> list[SourceMapping]:
+        with self._reading():
+            return self._query_mappings("notebook_id = ? ORDER BY path, part", [notebook_id])
+
+    def mapping_by_source_id(self, notebook_id: str, source_id: str) -> SourceMapping | None:
+        """The row holding `source_id`, or an id on the same alias chain (it or its resolution)."""
+        with self._reading():
+            target = self._resolve(source_id)
+            ids = {source_id, target}
+            ids.update(r[0] for r in self.db.execute(
+                "SELECT previous FROM source_aliases WHERE current = ?", [target]))
+            marks = ", ".join("?" for _ in ids)
+            found = self._query_mappings(f"notebook_id = ? AND source_id IN ({marks}) ORDER BY path, part",
+                                         [notebook_id, *sorted(ids)])
+            exact = [m for m in found if m.source_id in (source_id, target)]
+            return (exact or found or [None])[0]
+
+    def mappings_by_hash(self, notebook_id: str, content_hash: str) -> list[SourceMapping]:
+        """Rows whose uploaded content has `content_hash` (rename/move detection, §5.3)."""
+        with self._reading():
+            return self._query_mappings("notebook_id = ? AND content_hash = ? ORDER BY path, part",
+                                        [notebook_id, content_hash])
+
+    # --- writes -------------------------------------------------------------------------------
+    def upsert_mapping(self, mapping: SourceMapping | None = None, /, **fields: Any) -> SourceMapping:
+        """Insert or replace the row for (notebook, path, part); returns the row as stored.
+
+        Pass a `SourceMapping` or its fields. Rows of the same path with `part >= part_count` go (the
+        unit shrank); another row of the notebook holding the same source id goes too (the source
+        moved to this path, §5.3), handing its usage over when this row is new.
+        """
+        if mapping is None:
+            mapping = SourceMapping(**fields)
+        elif fields:
+            mapping = replace(mapping, **fields)
+        with self.step():
+            return self._upsert(mapping)
+
+    def _upsert(self, mapping: SourceMapping) -> SourceMapping:
+        nb = mapping.notebook_id
+        existing = self._query_mappings("notebook_id = ? AND path = ? AND part = ?",
+                                        [nb, mapping.path, mapping.part])
+        holders = [m for m in self._query_mappings("notebook_id = ? AND source_id = ?", [nb, mapping.source_id])
+                   if (m.path, m.part) != (mapping.path, mapping.part)]
+        usage_from = existing[0] if existing else (holders[0] if holders else None)
+        if usage_from is not None:
+            mapping = replace(mapping, first_used=usage_from.first_used, last_used=usage_from.last_used,
+                              use_count=usage_from.use_count)
+        for holder in holders:
+            self.db.execute("DELETE FROM source_mappings WHERE notebook_id = ? AND path = ? AND part = ?",
+                            [nb, holder.path, holder.part])
+            self._sync_queue_entry(nb, holder.path)
+        self.db.execute("DELETE FROM source_mappings WHERE notebook_id = ? AND path = ? AND part >= ?",
+                        [nb, mapping.path, mapping.part_count])
+        marks = ", ".join("?" for _ in MAPPING_COLUMNS)
+        self.db.execute(f"INSERT OR REPLACE INTO source_mappings ({', '.join(MAPPING_COLUMNS)}) VALUES ({marks})",
+                        _mapping_values(mapping))
+        self._sync_queue_entry(nb, mapping.path)
+        return mapping
+
+    def remove_mappings(self, notebook_id: str, path: str) -> list[SourceMapping]:
+        """Forget every part of `path` (and its queue entry); returns the rows removed."""
+        with self.step():
+            removed = self._query_mappings("notebook_id = ? AND path = ? ORDER BY part", [notebook_id, path])
+            self.db.execute("DELETE FROM source_mappings WHERE notebook_id = ? AND path = ?", [notebook_id, path])
+            self.db.execute("DELETE FROM lru_entries WHERE notebook_id = ? AND path = ?", [notebook_id, path])
+            return removed
+
+    def rename_mapping(self, notebook_id: str, old_path: str, new_path: str) -> list[SourceMapping]:
+        """Move `old_path`'s rows (and queue position) to `new_path`; returns rows displaced from `new_path`."""
+        if old_path == new_path:
+            return []
+        with self.step():
+            if not self._query_mappings("notebook_id = ? AND path = ?", [notebook_id, old_path]):
+                return []
+            displaced = self.remove_mappings(notebook_id, new_path)
+            self.db.execute("UPDATE source_mappings SET path = ? WHERE notebook_id = ? AND path = ?",
+                            [new_path, notebook_id, old_path])
+            self.db.execute("UPDATE lru_entries SET path = ? WHERE notebook_id = ? AND path = ?",
+                            [new_path, notebook_id, old_path])
+            return displaced
+
+    def set_status(self, notebook_id: str, source_id: str, status: str) -> int:
+        """Set the status of the rows holding `source_id`; returns how many rows changed."""
+        if status not in STATUSES:
+            raise ValueError(f"status must be 'active' or 'stale', not {status!r}")
+        with self.step():
+            cur = self.db.execute("UPDATE source_mappings SET status = ? WHERE notebook_id = ? AND source_id = ?",
+                                  [status, notebook_id, source_id])
+            return cur.rowcount
+
+    def apply_vault_rename(self, old_path: str, new_path: str) -> list[SourceMapping]:
+        """§11 for the registry, in every notebook: `.md`→`.md` renames the mapping, `.md`→other removes it.
+
+        Managed active sources that lose their mapping (removed, or displaced by the rename) are queued
+        for deletion so they do not linger in the notebook. Returns the rows that lost their mapping.
+        """
+        if not old_path.endswith(MARKDOWN_SUFFIX):
+            return []
+        lost: list[SourceMapping] = []
+        with self.step():
+            notebooks = [r[0] for r in self.db.execute(
+                "SELECT DISTINCT notebook_id FROM source_mappings WHERE path = ?", [old_path])]
+            for nb in notebooks:
+                if new_path.endswith(MARKDOWN_SUFFIX):
+                    lost.extend(self.rename_mapping(nb, old_path, new_path))
+                else:
+                    lost.extend(self.remove_mappings(nb, old_path))
+            for m in lost:
+                if m.managed and m.status == "active":
+                    self._queue_deletion(m.notebook_id, m.source_id, f"vault rename of {m.path}")
+        return lost
+
+    # --- queue membership (kept in step with the registry) ------------------------------------
+    def _sync_queue_entry(self, notebook_id: str, path: str) -> None:
+        managed = self.db.execute(
+            "SELECT 1 FROM source_mappings WHERE notebook_id = ? AND path = ? AND managed = 1 LIMIT 1",
+            [notebook_id, path]).fetchone()
+        if not managed:
+            self.db.execute("DELETE FROM lru_entries WHERE notebook_id = ? AND path = ?", [notebook_id, path])
+            return
+        queued = self.db.execute("SELECT 1 FROM lru_entries WHERE notebook_id = ? AND path = ?",
+                                 [notebook_id, path]).fetchone()
+        if not queued:
+            self.db.execute("INSERT INTO lru_entries (notebook_id, path, segment, tick) VALUES (?, ?, ?, ?)",
+                            [notebook_id, path, PROBATION, self._next_ticks(1)])
