@@ -43,9 +43,8 @@ def test_split_prefers_paragraph_and_heading_boundaries():
     assert len(parts) > 1
     for part in parts:
         assert len(part.split()) <= 25
-        # every cut falls after a blank line or before a heading
-    for left in parts[:-1]:
-        assert left.endswith("\n\n") or left.endswith("\n")
+    for left, right in zip(parts, parts[1:]):
+        assert left.endswith("\n\n") or right.startswith("#")
 
 
 def test_split_respects_byte_limit_with_multibyte_text():
