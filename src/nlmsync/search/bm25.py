@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75
@@ -44,3 +45,27 @@ def rank_texts(query_tokens: Sequence[str], docs: Sequence[Sequence[str]], *, k1
                 total += qtf * term_score(counter.get(term, 0), len(doc), avg_len, idf(len(docs), df), k1, b)
         scores.append(total)
     return scores
+
+
+class Scored(Protocol):
+    @property
+    def score(self) -> float: ...
+
+
+H = TypeVar("H", bound=Scored)
+
+
+def select(hits: Sequence[H], top_n: int, cutoff_ratio: float, min_k: int) -> list[H]:
+    """The selection rule (§3.3) over hits already ranked best first.
+
+    Keep the first `top_n`; of those, the ones scoring at least `top score * cutoff_ratio`;
+    if fewer than `min_k` survive, the first `min_k` of the top results instead.
+    """
+    top = list(hits[:top_n])
+    if not top:
+        return []
+    threshold = top[0].score * cutoff_ratio
+    chosen = [hit for hit in top if hit.score >= threshold]
+    if len(chosen) < min_k:
+        return top[:min_k]
+    return chosen

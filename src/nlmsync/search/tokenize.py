@@ -3,6 +3,11 @@
 1. NFKC + lowercase.  2. Base tokens `[\\p{L}\\p{N}]+`.  3. Lengths 1..80.
 4. Adjacent ASCII compound tokens (`heap` + `sort` -> `heapsort`).
 5. CJK / Hangul bigrams.  6. Path tokens: `.md` removed, separators split.
+
+CJK runs include the marks that belong to Japanese words though Unicode puts them in the
+Common script: the prolonged sound mark `ー` and the iteration mark `々`, so `ヒープソート`
+yields `ヒー ープ プソ ソー ート`. Bigrams come from every base token, also one longer than
+80 characters (unspaced Japanese sentences easily are).
 """
 
 from __future__ import annotations
@@ -13,10 +18,12 @@ import regex
 
 MIN_TOKEN_LENGTH = 1
 MAX_TOKEN_LENGTH = 80
+TOKENIZER_VERSION = 2
 
 _BASE_TOKEN = regex.compile(r"[\p{L}\p{N}]+")
-_CJK_CHAR = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
-_CJK_RUN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]{2,}")
+_CJK_CLASS = r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc\u3005\u3006]"
+_CJK_CHAR = regex.compile(_CJK_CLASS)
+_CJK_RUN = regex.compile(_CJK_CLASS + "{2,}")
 _PATH_SEPARATORS = regex.compile(r"[/\\]+")
 
 
@@ -25,21 +32,18 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
 
 
-def _is_ascii_word(token: str) -> bool:
-    return token.isascii()
-
-
 def tokenize(text: str) -> list[str]:
     """All tokens of `text`: base tokens in order, then compounds and CJK bigrams (rules 1-5)."""
-    base = [t for t in _BASE_TOKEN.findall(normalize(text)) if MIN_TOKEN_LENGTH <= len(t) <= MAX_TOKEN_LENGTH]
+    raw = _BASE_TOKEN.findall(normalize(text))
+    base = [t for t in raw if len(t) <= MAX_TOKEN_LENGTH]
     extra: list[str] = []
     for left, right in zip(base, base[1:]):
-        if _is_ascii_word(left) and _is_ascii_word(right):
+        if left.isascii() and right.isascii():
             compound = left + right
             if len(compound) <= MAX_TOKEN_LENGTH:
                 extra.append(compound)
-    for token in base:
-        if _CJK_CHAR.search(token) is None:
+    for token in raw:
+        if token.isascii() or _CJK_CHAR.search(token) is None:
             continue
         for run in _CJK_RUN.findall(token):
             extra.extend(run[i:i + 2] for i in range(len(run) - 1))

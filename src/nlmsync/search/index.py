@@ -1,0 +1,349 @@
+"""The note index: the vault kept searchable incrementally (spec §4), persisted in the state file.
+
+Dirty model (§4.1): `mark_path_modified`, `mark_path_deleted`, `mark_full_rescan_needed`. The
+first sync of a process hydrates from the cache and does a full rescan, which compares each
+note's `mtime_ns` and `size` with the cached row, so unchanged notes are neither read nor
+tokenized and changes made while nothing ran are found. Later syncs are path-level
+incremental, except every `full_rescan_every`-th dirty sync, which is a full rescan again (§4.3).
+`search()` syncs first when dirty (§4.2). One lock serializes syncs and queries, so any number
+of threads may call `search()` at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from sqlite_utils import Database
+
+from nlmsync.config import Settings
+from nlmsync.errors import PathOutsideVaultError
+from nlmsync.search.bm25 import select
+from nlmsync.search.markdown import note_fields
+from nlmsync.search.postings import DocTerms, PostingsIndex, Weights, doc_terms
+from nlmsync.search.tokenize import TOKENIZER_VERSION, tokenize
+from nlmsync.store import index_cache
+from nlmsync.store.index_cache import CachedDoc, Snapshot
+from nlmsync.vault import (
+    NoteFile,
+    SkippedNote,
+    decode_note,
+    is_excluded,
+    is_note_path,
+    matches_exclude,
+    normalize_rel_path,
+    note_problem,
+    resolve_in_vault,
+    scan_vault,
+)
+
+CACHE_FORMAT = 1
+MERGE_THRESHOLD = 512
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    path: str
+    score: float
+    matched_terms: tuple[str, ...]
+
+
+@dataclass
+class IndexReport:
+    """What one sync did. `indexed` counts the notes searchable afterwards."""
+
+    indexed: int = 0
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    skipped: list[SkippedNote] = field(default_factory=list)
+    full_rescan: bool = False
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        return {"indexed": self.indexed, "added": self.added, "updated": self.updated, "removed": self.removed,
+                "unchanged": self.unchanged, "full_rescan": self.full_rescan, "seconds": round(self.seconds, 4),
+                "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped]}
+
+
+@dataclass
+class _Changes:
+    added: list[DocTerms] = field(default_factory=list)
+    updated: int = 0
+    removed: list[str] = field(default_factory=list)
+    skipped: dict[str, CachedDoc] = field(default_factory=dict)
+    unchanged: int = 0
+
+
+class NoteIndex:
+    """Field-weighted BM25 over the notes of one vault, optionally cached in a state database."""
+
+    def __init__(self, vault_root: Path, db: Database | None = None, settings: Settings | None = None) -> None:
+        self.vault_root = Path(vault_root)
+        self.db = db
+        self.settings = settings if settings is not None else Settings(vault=self.vault_root)
+        self.weights = Weights(self.settings.weight_body, self.settings.weight_heading, self.settings.weight_path)
+        self._postings = PostingsIndex(self.weights, self.settings.k1, self.settings.b,
+                                       merge_threshold=MERGE_THRESHOLD)
+        self._lock = threading.RLock()
+        self._stats: dict[str, tuple[int, int]] = {}
+        self._skipped: dict[str, CachedDoc] = {}
+        self._loaded = False
+        self._full_rescan = True
+        self._modified: set[str] = set()
+        self._deleted: set[str] = set()
+        self._incremental_syncs = 0
+        self._rewrite_cache = False
+        self.notes_read = 0
+
+    # --- dirty model (§4.1) ---
+
+    def mark_path_modified(self, path: str) -> None:
+        rel = normalize_rel_path(path)
+        with self._lock:
+            self._deleted.discard(rel)
+            self._modified.add(rel)
+
+    def mark_path_deleted(self, path: str) -> None:
+        rel = normalize_rel_path(path)
+        with self._lock:
+            self._modified.discard(rel)
+            self._deleted.add(rel)
+
+    def mark_full_rescan_needed(self) -> None:
+        with self._lock:
+            self._full_rescan = True
+
+    @property
+    def dirty(self) -> bool:
+        return not self._loaded or self._full_rescan or bool(self._modified or self._deleted)
+
+    # --- queries ---
+
+    def search(self, query: str, limit: int | None = None) -> list[SearchHit]:
+        """Notes ranked for `query` (§3.3 order), syncing first when dirty."""
+        tokens = tokenize(query)
+        with self._lock:
+            if self.dirty:
+                self.sync()
+            ranked = self._postings.rank(tokens, limit)
+        return [SearchHit(r.path, r.score, r.matched_terms) for r in ranked]
+
+    def selected(self, query: str) -> list[SearchHit]:
+        """The notes the selection rule (§3.3) picks for `query`."""
+        s = self.settings
+        return select(self.search(query, limit=s.top_n), s.top_n, s.cutoff_ratio, s.min_k)
+
+    def paths(self) -> list[str]:
+        with self._lock:
+            if self.dirty:
+                self.sync()
+            return self._postings.paths()
+
+    def skipped(self) -> list[SkippedNote]:
+        with self._lock:
+            return sorted((SkippedNote(p, d.skip_reason or "") for p, d in self._skipped.items()),
+                          key=lambda s: s.path)
+
+    # --- sync (§4.2) ---
+
+    def sync(self) -> IndexReport:
+        """Bring the index up to date with the vault and persist what changed."""
+        started = time.perf_counter()
+        with self._lock:
+            if not self._loaded:
+                self._hydrate()
+                self._loaded = True
+                self._full_rescan = True
+            full = self._full_rescan or self._incremental_syncs >= self.settings.full_rescan_every
+            if full:
+                changes = self._rescan_all()
+                self._incremental_syncs = 0
+            else:
+                changes = self._rescan_paths(self._deleted, self._modified)
+                self._incremental_syncs += 1
+            self._full_rescan = False
+            self._modified = set()
+            self._deleted = set()
+            merged = self._postings.apply(changes.removed, changes.added)
+            self._persist(changes, merged)
+            return IndexReport(indexed=len(self._postings), added=len(changes.added) - changes.updated,
+                               updated=changes.updated, removed=len(changes.removed), unchanged=changes.unchanged,
+                               skipped=self.skipped(), full_rescan=full,
+                               seconds=time.perf_counter() - started)
+
+    def _rescan_all(self) -> _Changes:
+        scan = scan_vault(self.vault_root)
+        changes = _Changes()
+        present = {note.path for note in scan.notes}
+        for path in list(self._stats):
+            if path not in present:
+                changes.removed.append(path)
+                del self._stats[path]
+        still_skipped = present | {skip.path for skip in scan.skipped}
+        for path in list(self._skipped):
+            if path not in still_skipped:
+                del self._skipped[path]
+                changes.skipped[path] = CachedDoc(path, -1, -1, None)
+        for note in scan.notes:
+            known = self._stats.get(note.path)
+            skipped = self._skipped.get(note.path)
+            if known == (note.mtime_ns, note.size) or (
+                    skipped is not None and (skipped.mtime_ns, skipped.size) == (note.mtime_ns, note.size)):
+                changes.unchanged += 1
+                continue
+            self._load(note, changes)
+        for skip in scan.skipped:
+            self._skip(CachedDoc(skip.path, 0, 0, skip.reason), changes)
+        return changes
+
+    def _rescan_paths(self, deleted: set[str], modified: set[str]) -> _Changes:
+        changes = _Changes()
+        for path in sorted(deleted):
+            self._forget(path, changes)
+        for path in sorted(modified):
+            note = self._stat_note(path)
+            if isinstance(note, NoteFile):
+                self._load(note, changes)
+            elif note is None:
+                self._forget(path, changes)
+            else:
+                self._skip(note, changes)
+        return changes
+
+    def _stat_note(self, path: str) -> NoteFile | CachedDoc | None:
+        """The note at `path` as the walk would see it, a skip record, or None when it is gone."""
+        if not is_note_path(path):
+            return None
+        try:
+            fs_path = resolve_in_vault(self.vault_root, path)
+        except PathOutsideVaultError:
+            return CachedDoc(path, 0, 0, "outside vault (symlink)") if os.path.lexists(self.vault_root / path) \
+                else None
+        try:
+            st = fs_path.stat()
+        except OSError:
+            return None
+        if not fs_path.is_file():
+            return None
+        if st.st_size == 0:
+            return CachedDoc(path, st.st_mtime_ns, st.st_size, "empty")
+        return NoteFile(path, st.st_mtime_ns, st.st_size, fs_path)
+
+    def _forget(self, path: str, changes: _Changes) -> None:
+        if self._stats.pop(path, None) is not None:
+            changes.removed.append(path)
+        if self._skipped.pop(path, None) is not None:
+            changes.skipped[path] = CachedDoc(path, -1, -1, None)
+
+    def _skip(self, record: CachedDoc, changes: _Changes) -> None:
+        if self._stats.pop(record.path, None) is not None:
+            changes.removed.append(record.path)
+        if self._skipped.get(record.path) == record:
+            return
+        self._skipped[record.path] = record
+        changes.skipped[record.path] = record
+
+    def _load(self, note: NoteFile, changes: _Changes) -> None:
+        """Read, check and tokenize one note into `changes` (as an addition or a skip)."""
+        if matches_exclude(note.path, self.settings.exclude):
+            self._skip(CachedDoc(note.path, note.mtime_ns, note.size, "excluded by pattern"), changes)
+            return
+        fs_path = note.fs_path or resolve_in_vault(self.vault_root, note.path)
+        try:
+            data = fs_path.read_bytes()
+        except OSError as exc:
+            self._skip(CachedDoc(note.path, note.mtime_ns, note.size, f"unreadable ({exc.strerror})"), changes)
+            return
+        self.notes_read += 1
+        problem = note_problem(data)
+        if problem is not None:
+            self._skip(CachedDoc(note.path, note.mtime_ns, note.size, problem), changes)
+            return
+        text = decode_note(data)
+        if is_excluded(note.path, text, []):
+            self._skip(CachedDoc(note.path, note.mtime_ns, note.size, "excluded (nlmsync: false)"), changes)
+            return
+        if note.path in self._stats:
+            changes.updated += 1
+        self._skipped.pop(note.path, None)
+        changes.skipped.pop(note.path, None)
+        self._stats[note.path] = (note.mtime_ns, note.size)
+        changes.added.append(doc_terms(note.path, note_fields(note.path, text), self.weights))
+
+    # --- the cache in the state file ---
+
+    def _signature(self) -> str:
+        s = self.settings
+        return json.dumps({"format": CACHE_FORMAT, "tokenizer": TOKENIZER_VERSION,
+                           "weights": [s.weight_body, s.weight_heading, s.weight_path],
+                           "exclude": sorted(s.exclude)}, sort_keys=True)
+
+    def _hydrate(self) -> None:
+        if self.db is None:
+            return
+        signature = self._signature()
+        if index_cache.load_signature(self.db) != signature:
+            index_cache.clear(self.db, signature)
+            return
+        docs = index_cache.load_docs(self.db)
+        snapshot = index_cache.load_snapshot(self.db)
+        slot_count = snapshot.slot_count if snapshot is not None else 0
+        base_paths: list[str | None] = [None] * slot_count
+        lengths = np.zeros((slot_count, 3), dtype=np.int64)
+        overlay: list[DocTerms] = []
+        for doc in docs:
+            if doc.skip_reason is not None:
+                self._skipped[doc.path] = doc
+                continue
+            if doc.slot is not None:
+                if not 0 <= doc.slot < slot_count or base_paths[doc.slot] is not None:
+                    continue  # a row that does not fit the snapshot: the rescan re-reads the note
+                base_paths[doc.slot] = doc.path
+                lengths[doc.slot] = doc.lengths
+            elif doc.terms:
+                overlay.append(DocTerms(doc.path, doc.terms, doc.lengths))
+            else:
+                continue
+            self._stats[doc.path] = (doc.mtime_ns, doc.size)
+        if snapshot is not None:
+            self._postings.load_base(snapshot.terms, snapshot.offsets, snapshot.slots, snapshot.tfs, base_paths,
+                                     lengths)
+        for doc_t in overlay:
+            self._postings.add(doc_t)
+
+    def _cached_row(self, path: str, slot: int | None) -> CachedDoc:
+        mtime_ns, size = self._stats[path]
+        postings = self._postings
+        terms = None if slot is not None else postings.overlay[path].tf
+        return CachedDoc(path, mtime_ns, size, None, postings.lengths_of(path), slot, terms)
+
+    def _persist(self, changes: _Changes, merged: bool) -> None:
+        if self.db is None:
+            return
+        try:
+            if merged or self._rewrite_cache:
+                if not merged:
+                    self._postings.merge()
+                p = self._postings
+                snapshot = Snapshot(p.terms, p.offsets, p.slots, p.tfs, len(p.base_paths))
+                rows = [self._cached_row(path, slot) for path, slot in p.slot_of.items()]
+                rows.extend(self._skipped.values())
+                index_cache.write_snapshot(self.db, snapshot, rows, self._signature())
+            else:
+                upserts = [self._cached_row(d.path, None) for d in changes.added]
+                upserts.extend(r for r in changes.skipped.values() if r.skip_reason is not None)
+                deletions = [*changes.removed, *(p for p, r in changes.skipped.items() if r.skip_reason is None)]
+                if upserts or deletions:
+                    index_cache.write_changes(self.db, upserts, deletions)
+            self._rewrite_cache = False
+        except sqlite3.Error:
+            # The cache is only a cache: keep serving from memory and rewrite it whole next time.
+            self._rewrite_cache = True

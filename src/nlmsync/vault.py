@@ -1,0 +1,341 @@
+"""Everything about the vault's files on disk: walking, path identity, reading, front matter, exclusion.
+
+Paths inside nlmsync are vault-relative, POSIX, Unicode NFC (`normalize_rel_path`), so a note saved
+with an NFD name on macOS is the same note. The walk (`scan_vault`) never enters `.nlmsync/`,
+`.obsidian/`, `.trash/` or `.git/`, never follows a symlink out of the vault or around a loop, and
+reports what it skipped instead of failing. Reading (`read_note_text`) refuses binary files and
+invalid UTF-8 with an `InputError` naming the note.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from nlmsync.errors import InputError, PathOutsideVaultError
+
+IGNORED_DIRS = frozenset({".nlmsync", ".obsidian", ".trash", ".git"})
+NOTE_SUFFIX = ".md"
+_BINARY_SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True)
+class NoteFile:
+    """A markdown note found by the walk; `path` is its identity, `fs_path` where it is on disk."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    fs_path: Path | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class SkippedNote:
+    path: str
+    reason: str
+
+
+@dataclass
+class VaultScan:
+    notes: list[NoteFile] = field(default_factory=list)
+    skipped: list[SkippedNote] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    """Parsed YAML front matter (a small, safe subset) and where the markdown body starts."""
+
+    data: dict[str, Any]
+    body_start: int
+
+
+def normalize_rel_path(p: str) -> str:
+    """A vault-relative path in canonical form: `/` separators, NFC, no `./`, no empty parts."""
+    parts = [part for part in p.replace("\\", "/").split("/") if part not in ("", ".")]
+    return unicodedata.normalize("NFC", "/".join(parts))
+
+
+def is_note_path(rel_path: str) -> bool:
+    """True for a `.md` path outside the folders nlmsync never indexes."""
+    parts = normalize_rel_path(rel_path).split("/")
+    return parts[-1].lower().endswith(NOTE_SUFFIX) and not any(part in IGNORED_DIRS for part in parts[:-1])
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def scan_vault(root: Path) -> VaultScan:
+    """Every `.md` note under `root` with its mtime and size, plus what was skipped and why.
+
+    Symlinks are followed only while they stay inside the vault; a directory reached twice
+    (a loop, or a second link to the same folder) is skipped. Empty notes are skipped here;
+    binary and invalid UTF-8 notes are found when they are read.
+
+    Raises:
+        InputError: `root` is not a readable directory.
+    """
+    if not root.is_dir():
+        raise InputError(f"{root}: vault folder does not exist or is not a directory")
+    real_root = os.path.realpath(root)
+    scan = VaultScan()
+    seen_paths: set[str] = set()
+    visited_dirs: set[str] = {real_root}
+
+    def walk(directory: str, rel_prefix: str, ancestors: frozenset[str]) -> None:
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            scan.skipped.append(SkippedNote(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})"))
+            return
+        for entry in entries:
+            rel = normalize_rel_path(rel_prefix + entry.name)
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if is_dir and entry.name in IGNORED_DIRS:
+                continue
+            if is_link:
+                target = os.path.realpath(entry.path)
+                if not _within(target, real_root):
+                    if is_dir or entry.name.lower().endswith(NOTE_SUFFIX):
+                        scan.skipped.append(SkippedNote(rel, "outside vault (symlink)"))
+                    continue
+                if not os.path.exists(target):
+                    if entry.name.lower().endswith(NOTE_SUFFIX):
+                        scan.skipped.append(SkippedNote(rel, "broken symlink"))
+                    continue
+            if is_dir:
+                real = os.path.realpath(entry.path)
+                if real in ancestors:
+                    scan.skipped.append(SkippedNote(rel, "symlink loop"))
+                    continue
+                if real in visited_dirs:
+                    scan.skipped.append(SkippedNote(rel, "folder already indexed through another link"))
+                    continue
+                visited_dirs.add(real)
+                walk(entry.path, rel + "/", ancestors | {real})
+                continue
+            if not entry.name.lower().endswith(NOTE_SUFFIX):
+                continue
+            try:
+                st = entry.stat()
+            except OSError as exc:
+                scan.skipped.append(SkippedNote(rel, f"unreadable ({exc.strerror})"))
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            if rel in seen_paths:
+                scan.skipped.append(SkippedNote(rel, "duplicate name after Unicode normalization"))
+                continue
+            seen_paths.add(rel)
+            if st.st_size == 0:
+                scan.skipped.append(SkippedNote(rel, "empty"))
+                continue
+            scan.notes.append(NoteFile(rel, st.st_mtime_ns, st.st_size, Path(entry.path)))
+
+    walk(str(root), "", frozenset({real_root}))
+    scan.notes.sort(key=lambda n: n.path)
+    scan.skipped.sort(key=lambda s: s.path)
+    return scan
+
+
+def _find_by_normalized_name(parent: Path, name: str) -> Path | None:
+    """The entry of `parent` whose name is `name` up to Unicode normalization (NFD on disk)."""
+    try:
+        for entry in os.scandir(parent):
+            if unicodedata.normalize("NFC", entry.name) == name:
+                return Path(entry.path)
+    except OSError:
+        return None
+    return None
+
+
+def resolve_in_vault(root: Path, rel_path: str) -> Path:
+    """The file system path of a vault-relative path, refusing anything that leaves the vault.
+
+    Raises:
+        PathOutsideVaultError: an absolute path, a `..` component, or a symlink leading out.
+    """
+    raw = rel_path.replace("\\", "/")
+    if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
+        raise PathOutsideVaultError(f"{rel_path}: absolute paths are not allowed; give a vault-relative path")
+    if ".." in raw.split("/"):
+        raise PathOutsideVaultError(f"{rel_path}: path leaves the vault ('..')")
+    rel = normalize_rel_path(raw)
+    if not rel:
+        raise PathOutsideVaultError(f"{rel_path!r}: empty path")
+    candidate = root
+    for part in rel.split("/"):
+        nxt = candidate / part
+        if not os.path.lexists(nxt):
+            nxt = _find_by_normalized_name(candidate, part) or nxt
+        candidate = nxt
+    real_root = os.path.realpath(root)
+    if not _within(os.path.realpath(candidate), real_root):
+        raise PathOutsideVaultError(f"{rel_path}: symlink leads outside the vault")
+    return candidate
+
+
+def note_problem(data: bytes) -> str | None:
+    """Why these bytes are not a readable note (`binary`, `invalid utf-8 …`, `empty`), or None."""
+    if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
+        return "binary"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"invalid utf-8 (byte {exc.start})"
+    if not text.strip():
+        return "empty"
+    return None
+
+
+def decode_note(data: bytes) -> str:
+    """Note bytes as text (a UTF-8 BOM dropped); call `note_problem` first."""
+    return data.decode("utf-8").removeprefix("\ufeff")
+
+
+def read_note_text(root: Path, rel_path: str) -> str:
+    """The text of a note.
+
+    Raises:
+        PathOutsideVaultError: the path leaves the vault.
+        InputError: the note is missing, unreadable, binary, or not valid UTF-8 (message names it).
+    """
+    path = resolve_in_vault(root, rel_path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{rel_path}: note not found in the vault") from None
+    except IsADirectoryError:
+        raise InputError(f"{rel_path}: is a folder, not a note") from None
+    except OSError as exc:
+        raise InputError(f"{rel_path}: cannot read note ({exc.strerror})") from None
+    problem = note_problem(data)
+    if problem is not None and problem != "empty":
+        raise InputError(f"{rel_path}: cannot read note: {problem}")
+    return decode_note(data)
+
+
+# --- front matter: a safe subset of YAML (scalars, inline and block lists) ---
+
+_FENCE = re.compile(r"^---[ \t]*\r?$")
+_CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*\r?$")
+_KEY_LINE = re.compile(r"^([A-Za-z_][\w .-]*?)\s*:(?:\s+(.*?))?\s*$")
+_ITEM_LINE = re.compile(r"^\s+-\s*(.*?)\s*$")
+
+
+def _scalar(raw: str) -> Any:
+    value = raw.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    if " #" in value:
+        value = value.split(" #", 1)[0].rstrip()
+    lowered = value.lower()
+    if lowered in ("true", "yes", "on"):
+        return True
+    if lowered in ("false", "no", "off"):
+        return False
+    if lowered in ("null", "~", ""):
+        return None
+    if re.fullmatch(r"-?\d+", value):
+        return int(value)
+    return value
+
+
+def _value(raw: str) -> Any:
+    value = raw.strip()
+    if value.startswith("[") and value.endswith("]"):
+        inner = value[1:-1].strip()
+        return [_scalar(item) for item in inner.split(",") if item.strip()] if inner else []
+    return _scalar(value)
+
+
+def parse_front_matter(text: str) -> FrontMatter:
+    """Front matter delimited by `---` lines at the very start of a note; never raises.
+
+    Lines that are not `key: value` or list items are ignored, so odd YAML degrades to less data.
+    """
+    lines = text.splitlines(keepends=True)
+    if not lines or not _FENCE.match(lines[0].removeprefix("\ufeff")):
+        return FrontMatter({}, 0)
+    data: dict[str, Any] = {}
+    offset = len(lines[0])
+    current: str | None = None
+    for line in lines[1:]:
+        offset += len(line)
+        stripped = line.rstrip("\r\n")
+        if _CLOSE.match(stripped):
+            return FrontMatter(data, offset)
+        item = _ITEM_LINE.match(stripped)
+        if item and current is not None:
+            existing = data.get(current)
+            data[current] = (existing if isinstance(existing, list) else []) + [_scalar(item.group(1))]
+            continue
+        key = _KEY_LINE.match(stripped)
+        if key:
+            current = key.group(1).strip()
+            data[current] = _value(key.group(2)) if key.group(2) else None
+    return FrontMatter({}, 0)
+
+
+# --- exclusion ---
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + "(?:/.*)?", re.DOTALL)
+
+
+def matches_exclude(rel_path: str, patterns: list[str]) -> bool:
+    """True when a glob pattern matches the path or one of its folders.
+
+    A pattern with a `/` matches from the vault root (`private/**`, `journal/2025-*`); one without
+    matches any file or folder name (`*.draft.md`, `private`). `**` spans folders.
+    """
+    rel = normalize_rel_path(rel_path)
+    parts = PurePosixPath(rel).parts
+    for pattern in patterns:
+        pat = normalize_rel_path(pattern)
+        if not pat:
+            continue
+        if "/" in pat:
+            if _glob_regex(pat).fullmatch(rel):
+                return True
+        elif any(_glob_regex(pat).fullmatch(part) for part in parts):
+            return True
+    return False
+
+
+def is_excluded(rel_path: str, text: str | None, patterns: list[str]) -> bool:
+    """True for a note the user keeps out of nlmsync: a config glob matches, or front matter `nlmsync: false`."""
+    if matches_exclude(rel_path, patterns):
+        return True
+    if text is not None:
+        flag = parse_front_matter(text).data.get("nlmsync")
+        if flag is False:
+            return True
+    return False
