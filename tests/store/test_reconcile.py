@@ -1,0 +1,54 @@
+"""Reconciliation canonicalization (§7.3): resolve before the remote check, rewrite, or mark stale."""
+
+from __future__ import annotations
+
+from tests.store.helpers import NB, add
+
+from nlmsync.store import StateStore
+
+
+def test_entry_holding_a_historical_alias_is_canonicalized_not_marked_stale(store: StateStore) -> None:
+    add(store, "a.md", "v1")
+    store.register_source_alias("v1", "v2")
+    store.register_source_alias("v2", "v3")
+    result = store.reconcile(NB, {"v3"})
+    assert [(m.path, m.source_id, m.status) for m in result.active] == [("a.md", "v3", "active")]
+    assert [m.path for m in result.canonicalized] == ["a.md"]
+    assert result.stale == []
+    assert store.get_mappings(NB, "a.md")[0].source_id == "v3"
+
+
+def test_missing_sources_are_marked_stale_and_come_back_active(store: StateStore) -> None:
+    add(store, "a.md", "s-a")
+    add(store, "b.md", "s-b")
+    result = store.reconcile(NB, {"s-a", "unrelated"})
+    assert [m.path for m in result.stale] == ["b.md"]
+    assert store.get_mappings(NB, "b.md")[0].status == "stale"
+    assert store.next_eviction_candidate(NB) == "a.md"
+    result = store.reconcile(NB, {"s-a", "s-b"})
+    assert [m.path for m in result.active] == ["a.md", "b.md"]
+    assert store.get_mappings(NB, "b.md")[0].status == "active"
+
+
+def test_only_the_given_notebook_is_touched(store: StateStore) -> None:
+    add(store, "a.md", "s-a")
+    add(store, "a.md", "s-other", notebook_id="nb-2")
+    store.reconcile(NB, set())
+    assert store.get_mappings("nb-2", "a.md")[0].status == "active"
+
+
+def test_two_rows_resolving_to_one_live_id_leave_one_claimant(store: StateStore) -> None:
+    add(store, "a.md", "old-a")
+    add(store, "b.md", "live")
+    store.register_source_alias("old-a", "live")
+    result = store.reconcile(NB, {"live"})
+    assert [(m.path, m.source_id) for m in result.active] == [("b.md", "live")]
+    assert [(m.path, m.source_id) for m in result.stale] == [("a.md", "old-a")]
+
+
+def test_reconcile_of_split_note_checks_each_part(store: StateStore) -> None:
+    add(store, "big.md", "p0", part=0, part_count=2)
+    add(store, "big.md", "p1", part=1, part_count=2)
+    result = store.reconcile(NB, {"p1"})
+    assert [(m.part, m.status) for m in store.get_mappings(NB, "big.md")] == [(0, "stale"), (1, "active")]
+    assert len(result.active) == len(result.stale) == 1
