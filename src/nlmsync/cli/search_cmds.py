@@ -1,3 +1,141 @@
-"""Commands of this area register themselves on the shared Typer app."""
+"""`nlmsync index` and `nlmsync search`: build the BM25 index and query it from the command line."""
 
-from nlmsync.cli._app import app  # noqa: F401
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from nlmsync.cli._app import app, cli_context
+from nlmsync.cli._output import emit_json, interactive, json_line, stderr_console, stdout_console
+from nlmsync.config import Settings
+from nlmsync.errors import InputError, UsageError
+from nlmsync.search.bm25 import select
+from nlmsync.search.index import NoteIndex, SearchHit
+from nlmsync.search.snippets import extract_snippet
+from nlmsync.store.db import open_database
+from nlmsync.vault import read_note_text
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else.")]
+
+
+def open_index(settings: Settings) -> NoteIndex:
+    """The note index of the configured vault, cached in the configured state file."""
+    if not settings.vault.is_dir():
+        raise InputError(f"{settings.vault}: vault folder does not exist or is not a directory")
+    return NoteIndex(settings.vault, open_database(settings.state_path), settings)
+
+
+@contextlib.contextmanager
+def _progress(message: str, quiet: bool) -> Iterator[None]:
+    if quiet or not interactive():
+        yield
+        return
+    with stderr_console.status(message):
+        yield
+
+
+@app.command("index")
+def index_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
+    """Build or update the BM25 index; print counts, skipped notes with reasons, and timing."""
+    settings = cli_context(ctx).settings()
+    index = open_index(settings)
+    with _progress("Indexing the vault…", json_output):
+        report = index.sync()
+    if json_output:
+        emit_json(report.as_dict())
+        return
+    stdout_console.print(
+        f"Indexed {report.indexed} notes in {report.seconds:.2f} s: {report.added} added, {report.updated} updated, "
+        f"{report.removed} removed, {report.unchanged} unchanged.")
+    if report.skipped:
+        stdout_console.print(f"Skipped {len(report.skipped)}:")
+        for skip in report.skipped:
+            stdout_console.print(f"  {escape(skip.path)} — {escape(skip.reason)}")
+
+
+def _snippet(settings: Settings, path: str, query: str) -> str:
+    try:
+        text = read_note_text(settings.vault, path)
+    except InputError:
+        return ""
+    return extract_snippet(text, query, max_length=settings.snippet_length)
+
+
+def _results(index: NoteIndex, settings: Settings, query: str, limit: int) -> dict[str, Any]:
+    hits = index.search(query, limit=max(limit, settings.top_n))
+    chosen = {hit.path for hit in select(hits, settings.top_n, settings.cutoff_ratio, settings.min_k)}
+    return {"query": query, "results": [_hit_dict(hit, hit.path in chosen, _snippet(settings, hit.path, query))
+                                        for hit in hits[:limit]]}
+
+
+def _hit_dict(hit: SearchHit, selected: bool, snippet: str) -> dict[str, Any]:
+    return {"path": hit.path, "score": round(hit.score, 6), "matched_terms": list(hit.matched_terms),
+            "selected": selected, "snippet": snippet}
+
+
+def _read_queries(path: Path) -> list[str]:
+    try:
+        raw = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: queries file not found") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read queries file ({exc.strerror})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: queries file is not valid UTF-8 (byte {exc.start})") from None
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+@app.command("search")
+def search_command(
+    ctx: typer.Context,
+    query: Annotated[str | None, typer.Argument(help="What to look for.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Show at most this many notes.")] = 10,
+    queries: Annotated[Path | None, typer.Option("--queries", help="Run one query per line of FILE ('-' = stdin); "
+                                                 "print one JSON line per query.")] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Rank the vault's notes for QUERY with scores, matched terms, snippets, and the notes the selection rule picks."""
+    if (query is None) == (queries is None):
+        raise UsageError("give either a QUERY or --queries FILE")
+    settings = cli_context(ctx).settings()
+    batch = _read_queries(queries) if queries is not None else None
+    if query is not None and not query.strip():
+        raise UsageError("the query is empty")
+    index = open_index(settings)
+    if batch is not None:
+        for line in batch:
+            sys.stdout.write(json_line(_results(index, settings, line, limit)) + "\n")
+        sys.stdout.flush()
+        return
+    assert query is not None
+    with _progress("Searching…", json_output):
+        document = _results(index, settings, query, limit)
+    if json_output:
+        emit_json(document)
+        return
+    _print_results(document)
+
+
+def _print_results(document: dict[str, Any]) -> None:
+    results = document["results"]
+    if not results:
+        stdout_console.print(f"No notes match {escape(document['query'])!r}.")
+        return
+    width = len(str(len(results)))
+    for rank, hit in enumerate(results, start=1):
+        mark = "[bold green]✓[/]" if hit["selected"] else " "
+        terms = ", ".join(hit["matched_terms"])
+        stdout_console.print(f"{rank:>{width}}. {mark} [bold]{escape(hit['path'])}[/]  "
+                             f"[cyan]{hit['score']:.3f}[/]  [dim]{escape(terms)}[/]")
+        if hit["snippet"]:
+            stdout_console.print("   " + " " * width + escape(" ".join(hit["snippet"].split())), style="dim")
+    chosen = sum(1 for hit in results if hit["selected"])
+    stdout_console.print(f"[dim]✓ = selected for NotebookLM ({chosen} of {len(results)} shown)[/]")
