@@ -1,3 +1,118 @@
-"""Commands of this area register themselves on the shared Typer app."""
+"""`nlmsync fake-server` (the offline NotebookLM twin, with fault switches) and `nlmsync server-info`."""
 
-from nlmsync.cli._app import app  # noqa: F401
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import typer
+
+from nlmsync.cli._app import app, cli_context
+from nlmsync.cli._output import emit_json, stdout_console
+from nlmsync.errors import UsageError
+from nlmsync.notebooklm import connect
+from nlmsync.notebooklm.fake import (
+    FakeNotebookLM,
+    Faults,
+    build_fake_server,
+    parse_drop_on,
+    parse_drop_on_call,
+    parse_error_on,
+    parse_rate_limit_on,
+)
+from nlmsync.notebooklm.fake.server import serve_http
+
+
+def _faults(latency: float, drop_on_call: str | None, drop_on: list[str], error_on: list[str],
+            rate_limit_on: list[str], empty_sources_once: bool, auth_required: bool) -> Faults:
+    try:
+        drops = [parse_drop_on(spec) for spec in drop_on]
+        if drop_on_call is not None:
+            drops.insert(0, parse_drop_on_call(drop_on_call))
+        return Faults(latency=latency, drops=drops, errors=[parse_error_on(spec) for spec in error_on],
+                      rate_limits=[parse_rate_limit_on(spec) for spec in rate_limit_on],
+                      empty_sources_once=empty_sources_once, auth_required=auth_required)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+@app.command("fake-server")
+def fake_server(
+    transport: Annotated[str, typer.Option("--transport", help="stdio, or http (streamable HTTP at /mcp).")] = "stdio",
+    host: Annotated[str, typer.Option("--host", help="HTTP: address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="HTTP: port; 0 picks a free one and prints the URL.")] = 0,
+    state: Annotated[Path | None, typer.Option(
+        "--state", help="Keep notebooks, sources, the call log and fault counters in this JSON file "
+                        "(rewritten atomically after every call). Default: memory only.")] = None,
+    capacity: Annotated[int, typer.Option("--capacity", min=1, help="Sources per notebook.")] = 50,
+    latency: Annotated[float, typer.Option("--latency", min=0.0, help="Seconds to wait before every call.")] = 0.0,
+    drop_on_call: Annotated[str | None, typer.Option(
+        "--drop-on-call", metavar="N[:before|after]",
+        help="Drop the connection (exit at once) on the Nth call overall, before applying it (default) or "
+             "after applying it with the answer lost.")] = None,
+    drop_on: Annotated[list[str] | None, typer.Option(
+        "--drop-on", metavar="TOOL:N[:before|after]",
+        help="Drop the connection on TOOL's Nth call, before or after applying it. Repeatable.")] = None,
+    error_on: Annotated[list[str] | None, typer.Option(
+        "--error-on", metavar="TOOL[:N]=MESSAGE",
+        help="Answer TOOL (its Nth call, or every call) with the in-band error MESSAGE. Repeatable.")] = None,
+    empty_sources_once: Annotated[bool, typer.Option(
+        "--empty-sources-once", help="The first notebook_get of a non-empty notebook lists no sources.")] = False,
+    auth_required: Annotated[bool, typer.Option(
+        "--auth-required", help="Act like a server without a Google login: every tool but server_info fails "
+                                "with 'No authentication found'.")] = False,
+    rate_limit_on: Annotated[list[str] | None, typer.Option(
+        "--rate-limit-on", metavar="TOOL[:N]",
+        help="Answer TOOL (its Nth call, or every call) with a RESOURCE_EXHAUSTED rate-limit error. "
+             "Repeatable.")] = None,
+) -> None:
+    """Run the fake NotebookLM MCP server: the real tools and schemas, offline, with fault switches.
+
+    Call counts for the fault switches start at 1 and, with --state, continue across restarts, so a client
+    that reconnects after a dropped connection does not meet the same fault again.
+    """
+    if transport not in ("stdio", "http"):
+        raise UsageError(f"--transport: expected 'stdio' or 'http', got '{transport}'")
+    faults = _faults(latency, drop_on_call, drop_on or [], error_on or [], rate_limit_on or [],
+                     empty_sources_once, auth_required)
+    fake = FakeNotebookLM(capacity=capacity, faults=faults, state_path=state)
+    server = build_fake_server(fake, exit_on_drop=True)
+    if transport == "stdio":
+        anyio.run(server.run_stdio_async)
+        return
+
+    def announce(url: str) -> None:
+        sys.stdout.write(url + "\n")
+        sys.stdout.flush()
+
+    try:
+        anyio.run(lambda: serve_http(server, host=host, port=port, announce=announce))
+    except OSError as exc:
+        raise UsageError(f"--host/--port: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
+
+
+@app.command("server-info")
+def server_info(
+    ctx: typer.Context,
+    json_output: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
+) -> None:
+    """Check the NotebookLM MCP server: its version, its login state, and that a notebook listing works."""
+    settings = cli_context(ctx).settings()
+
+    async def check() -> dict[str, object]:
+        async with connect(settings.server, settings, state_dir=settings.state_path.parent) as client:
+            info = await client.server_info()
+            notebooks = await client.notebook_list()
+        return {"server": settings.server, "version": info.version, "auth_status": info.auth_status,
+                "notebooks": len(notebooks.notebooks)}
+
+    report = anyio.run(check)
+    if json_output:
+        emit_json(report)
+        return
+    stdout_console.print(f"server:      {report['server']}")
+    stdout_console.print(f"version:     {report['version']}")
+    stdout_console.print(f"auth status: {report['auth_status']}")
+    stdout_console.print(f"notebooks:   {report['notebooks']}")

@@ -1,0 +1,48 @@
+"""The NotebookLM side: a typed MCP client with the §10 retry policy, its transports, and the fake server.
+
+`connect(spec, settings, state_dir=...)` gives a `NotebookLMClient`; failures are the `NotebookLMError`
+subclasses of `nlmsync.errors`. The fake server lives in `nlmsync.notebooklm.fake`.
+"""
+
+from nlmsync.notebooklm.client import NotebookLMClient, connect
+from nlmsync.notebooklm.models import (
+    AddedSource,
+    CreatedNotebook,
+    DeletedNotebook,
+    DeletedSource,
+    NotebookDetails,
+    NotebookInfo,
+    NotebookList,
+    QueryAnswer,
+    Reference,
+    RenamedSource,
+    ServerInfo,
+    SourceContent,
+    SourceDescription,
+    SourceRef,
+)
+from nlmsync.notebooklm.retry import IDEMPOTENT_TOOLS
+from nlmsync.notebooklm.transports import FAKE_STATE_FILE, ServerTarget, resolve_server
+
+__all__ = [
+    "FAKE_STATE_FILE",
+    "IDEMPOTENT_TOOLS",
+    "AddedSource",
+    "CreatedNotebook",
+    "DeletedNotebook",
+    "DeletedSource",
+    "NotebookDetails",
+    "NotebookInfo",
+    "NotebookLMClient",
+    "NotebookList",
+    "QueryAnswer",
+    "Reference",
+    "RenamedSource",
+    "ServerInfo",
+    "ServerTarget",
+    "SourceContent",
+    "SourceDescription",
+    "SourceRef",
+    "connect",
+    "resolve_server",
+]

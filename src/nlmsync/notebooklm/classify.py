@@ -1,0 +1,174 @@
+"""Turn what the NotebookLM MCP server or the transport said into one `NotebookLMError` subclass.
+
+Pure functions, no I/O:
+
+- `classify_in_band_error(tool, payload)` — a `{"status": "error", "error": ..., "error_details"?: ...}`
+  result: by `error_details.category` when present, else by the message text. The raw message is kept.
+- `classify_tool_error_text(tool, text)` — an MCP-level tool error (`is_error` result), classified by text.
+- `classify_exception(exc, tool, phase)` — anything raised while connecting or calling: exception groups
+  are unwrapped first; a missing server command is `ServerCommandNotFoundError` (never retried).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Literal
+
+import anyio
+import httpx2
+import pydantic
+import regex
+from mcp import MCPError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+from nlmsync.errors import (
+    AuthenticationRequiredError,
+    ConnectionLostError,
+    MalformedResponseError,
+    NotebookLMError,
+    NotFoundError,
+    RateLimitedError,
+    ServerCapacityError,
+    ServerCommandNotFoundError,
+    ServerError,
+    ServerTimeoutError,
+    ServerUnreachableError,
+    ServerValidationError,
+)
+
+__all__ = ["classify_exception", "classify_in_band_error", "classify_tool_error_text", "leaf_exceptions"]
+
+Phase = Literal["connect", "call"]
+
+_CATEGORY_CLASSES: dict[str, type[NotebookLMError]] = {
+    "auth": AuthenticationRequiredError,
+    "authentication": AuthenticationRequiredError,
+    "unauthenticated": AuthenticationRequiredError,
+    "not_found": NotFoundError,
+    "resource_exhausted": RateLimitedError,
+    "quota": RateLimitedError,
+    "rate_limited": RateLimitedError,
+    "invalid_argument": ServerValidationError,
+    "validation": ServerValidationError,
+    "capacity": ServerCapacityError,
+}
+
+# Checked in this order: the first pattern that matches the message decides the class.
+_MESSAGE_RULES: list[tuple[regex.Pattern[str], type[NotebookLMError]]] = [
+    (regex.compile(r"no authentication found|nlm login|not authenticated|authenticat|cookie|credentials? (have|has) "
+                   r"expired|login required|sign[- ]?in required", regex.I), AuthenticationRequiredError),
+    (regex.compile(r"resource_exhausted|rate[- ]?limit|quota|too many requests|error code 8\b|usage limit",
+                   regex.I), RateLimitedError),
+    (regex.compile(r"source limit|sources? per notebook|maximum (number of )?sources|notebook is full|capacity|"
+                   r"too many sources", regex.I), ServerCapacityError),
+    (regex.compile(r"\bnot found\b|does not exist|no such", regex.I), NotFoundError),
+    (regex.compile(r"validation error|invalid|is required|must be|not confirmed|unexpected keyword|"
+                   r"missing required", regex.I), ServerValidationError),
+]
+
+_AUTH_HINT = "run 'nlm login' (or give the server NOTEBOOKLM_COOKIES), then try again"
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return text.strip()
+
+
+def _class_for_message(message: str) -> type[NotebookLMError]:
+    for pattern, cls in _MESSAGE_RULES:
+        if pattern.search(message):
+            return cls
+    return ServerError
+
+
+def _build(cls: type[NotebookLMError], tool: str, raw: str, details: dict[str, Any],
+           hint: str | None) -> NotebookLMError:
+    if cls is AuthenticationRequiredError:
+        message = f"{tool}: the NotebookLM server needs a Google login: {_first_line(raw)}"
+        hint = hint or _AUTH_HINT
+    else:
+        message = f"{tool}: {_first_line(raw)}"
+    return cls(message, tool=tool, raw=raw, details=details, hint=hint)
+
+
+def classify_in_band_error(tool: str, payload: dict[str, Any]) -> NotebookLMError:
+    """The exception for an in-band error result (`status == "error"`)."""
+    error = payload.get("error")
+    raw = error if isinstance(error, str) and error.strip() else "the server reported an error without a message"
+    raw_details = payload.get("error_details")
+    details: dict[str, Any] = dict(raw_details) if isinstance(raw_details, dict) else {}
+    hint = payload.get("hint") if isinstance(payload.get("hint"), str) else None
+    category = details.get("category")
+    cls = _CATEGORY_CLASSES.get(category.lower()) if isinstance(category, str) else None
+    if cls is None:
+        cls = _class_for_message(raw)
+    return _build(cls, tool, raw, details, hint)
+
+
+def classify_tool_error_text(tool: str, text: str) -> NotebookLMError:
+    """The exception for an MCP tool error result (`is_error`), e.g. the server rejecting our arguments."""
+    raw = text.strip() or "the server reported a tool error without a message"
+    return _build(_class_for_message(raw), tool, raw, {}, None)
+
+
+def leaf_exceptions(exc: BaseException) -> Iterator[BaseException]:
+    """Every non-group exception inside `exc` (depth first); `exc` itself when it is not a group."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            yield from leaf_exceptions(inner)
+    else:
+        yield exc
+
+
+_LEAF_PREFERENCE: tuple[type[BaseException], ...] = (
+    NotebookLMError, FileNotFoundError, PermissionError, MCPError, TimeoutError, httpx2.HTTPError,
+    pydantic.ValidationError,
+)
+_CONNECTION_LIKE: tuple[type[BaseException], ...] = (
+    MCPError, OSError, EOFError, httpx2.HTTPError, anyio.ClosedResourceError, anyio.BrokenResourceError,
+    anyio.EndOfStream,
+)
+
+
+def _pick_leaf(exc: BaseException) -> BaseException:
+    """The most telling exception inside a (possibly nested) exception group."""
+    leaves = list(leaf_exceptions(exc)) or [exc]
+    for wanted in _LEAF_PREFERENCE:
+        for leaf in leaves:
+            if isinstance(leaf, wanted):
+                return leaf
+    return leaves[0]
+
+
+def classify_exception(exc: BaseException, *, tool: str, phase: Phase, server: str = "the server") -> NotebookLMError:
+    """The `NotebookLMError` for an exception raised while connecting (`phase="connect"`) or calling a tool.
+
+    Connection trouble while connecting is `ServerUnreachableError`, during a call `ConnectionLostError`;
+    a timeout is `ServerTimeoutError`; a missing command `ServerCommandNotFoundError`.
+    """
+    leaf = _pick_leaf(exc)
+    if isinstance(leaf, NotebookLMError):
+        return leaf
+    if isinstance(leaf, FileNotFoundError | PermissionError):
+        name = leaf.filename or server
+        what = "not found" if isinstance(leaf, FileNotFoundError) else "not executable"
+        return ServerCommandNotFoundError(f"MCP server command {what}: {name}", tool=tool, raw=str(leaf),
+                                          hint="check --server (or NLMSYNC_SERVER); is the server installed?")
+    if isinstance(leaf, TimeoutError | httpx2.TimeoutException) or (
+            isinstance(leaf, MCPError) and leaf.code == REQUEST_TIMEOUT):
+        return ServerTimeoutError(f"{tool}: {server} did not answer in time", tool=tool, raw=str(leaf))
+    if isinstance(leaf, MCPError) and leaf.code != CONNECTION_CLOSED:
+        return _build(_class_for_message(leaf.message), tool, leaf.message, {"mcp_code": leaf.code}, None)
+    if isinstance(leaf, pydantic.ValidationError):
+        return MalformedResponseError(f"{tool}: malformed message from {server}: {leaf.errors()[0].get('msg')}",
+                                      tool=tool, raw=str(leaf))
+    detail = str(leaf) or type(leaf).__name__
+    if phase == "call" and not isinstance(leaf, _CONNECTION_LIKE):
+        return ServerError(f"{tool}: unexpected {type(leaf).__name__} talking to {server}: {detail}", tool=tool,
+                           raw=detail)
+    if phase == "connect":
+        return ServerUnreachableError(f"cannot connect to {server}: {detail}", tool=tool, raw=detail,
+                                      hint="check --server; run 'nlmsync server-info' to test the server")
+    return ConnectionLostError(f"{tool}: connection to {server} lost: {detail}", tool=tool, raw=detail)

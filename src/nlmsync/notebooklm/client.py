@@ -1,0 +1,293 @@
+"""`NotebookLMClient`: typed calls to the NotebookLM MCP server over one long-lived, self-healing session.
+
+Use it through `connect`::
+
+    async with connect("fake", settings, state_dir=vault / ".nlmsync") as client:
+        details = await client.notebook_get(notebook_id)
+
+The session is opened on the first call and kept for the whole run; when it dies (a connection problem
+or a timeout) the next call opens a new one. Each call has a timeout (`Settings.query_timeout` for
+queries, `Settings.call_timeout` otherwise) and follows the §10 retry policy (`retry.py`): only the
+idempotent read-only tools are retried, and only on connection problems. Results are checked against
+the models in `models.py`; in-band errors become the `NotebookLMError` subclasses (`classify.py`).
+
+The session lives in a runner task of the `connect` task group, not in the caller's task, so calls may come
+from any task (concurrent uploads) and a dead session can be replaced from any of them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+import anyio
+import mcp
+from anyio.abc import TaskGroup, TaskStatus
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, Implementation, TextContent
+
+from nlmsync import __version__
+from nlmsync.config import Settings
+from nlmsync.errors import ConnectionProblem, MalformedResponseError
+from nlmsync.notebooklm.classify import classify_exception, classify_in_band_error, classify_tool_error_text
+from nlmsync.notebooklm.models import (
+    AddedSource,
+    CreatedNotebook,
+    DeletedNotebook,
+    DeletedSource,
+    NotebookDetails,
+    NotebookList,
+    QueryAnswer,
+    RenamedSource,
+    ServerInfo,
+    SourceContent,
+    SourceDescription,
+    parse_result,
+)
+from nlmsync.notebooklm.models import _Result as Result
+from nlmsync.notebooklm.retry import IDEMPOTENT_TOOLS, AddRateLimiter, Sleep, call_with_retry
+from nlmsync.notebooklm.transports import ServerTarget, resolve_server
+
+__all__ = ["NotebookLMClient", "connect", "result_payload"]
+
+# A query gets this much longer on the client than the budget it passes to the server, so the server's own
+# "deadline exceeded" answer arrives before the client gives up on the connection.
+QUERY_GRACE_SECONDS = 15.0
+CLOSE_GRACE_SECONDS = 5.0
+STDERR_TAIL_CHARS = 300
+
+ResultT = TypeVar("ResultT", bound=Result)
+
+
+def result_payload(tool: str, result: CallToolResult) -> dict[str, Any]:
+    """The JSON object a tool answered, or the typed error for an error result.
+
+    Raises:
+        NotebookLMError: the subclass for an MCP tool error or an in-band `status: "error"` result.
+        MalformedResponseError: no JSON object, or no `status: "success"`.
+    """
+    texts = [block.text for block in result.content if isinstance(block, TextContent)]
+    if result.is_error:
+        raise classify_tool_error_text(tool, "\n".join(texts))
+    payload: Any = result.structured_content
+    if payload is None:
+        try:
+            payload = json.loads(texts[0]) if texts else None
+        except json.JSONDecodeError:
+            payload = None
+    if not isinstance(payload, dict):
+        raise MalformedResponseError(f"{tool}: malformed response from the server: the result is not a JSON object",
+                                     tool=tool, raw="\n".join(texts)[:500])
+    status = payload.get("status")
+    if status == "error":
+        raise classify_in_band_error(tool, payload)
+    if status != "success":
+        raise MalformedResponseError(f"{tool}: malformed response from the server: field 'status' is {status!r}",
+                                     tool=tool, raw=str(payload)[:500])
+    return payload
+
+
+@dataclass(eq=False)
+class _Session:
+    """One MCP session, owned by a runner task; `dead` once a call saw the connection fail."""
+
+    errlog: IO[str]
+    client: mcp.Client | None = None
+    dead: bool = False
+    close_requested: anyio.Event = field(default_factory=anyio.Event)
+    finished: anyio.Event = field(default_factory=anyio.Event)
+
+    def stderr_tail(self) -> str:
+        try:
+            self.errlog.seek(0)
+            lines = [line.strip() for line in self.errlog.read().splitlines() if line.strip()]
+        except (OSError, ValueError):
+            return ""
+        return lines[-1][-STDERR_TAIL_CHARS:] if lines else ""
+
+
+class NotebookLMClient:
+    """Typed NotebookLM tools over one MCP session (see the module docstring). Create it with `connect`."""
+
+    def __init__(self, target: ServerTarget, settings: Settings, task_group: TaskGroup, *,
+                 sleep: Sleep = anyio.sleep) -> None:
+        self.target = target
+        self.settings = settings
+        self._task_group = task_group
+        self._sleep = sleep
+        self._session: _Session | None = None
+        self._connect_lock = anyio.Lock()
+        self._add_limiter = AddRateLimiter(settings.add_rate_per_minute, sleep=sleep)
+        self.connections_opened = 0
+
+    # ----- session management -----
+
+    async def _run_session(self, session: _Session, *, task_status: TaskStatus[None]) -> None:
+        started = False
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + self.settings.call_timeout) as scope:
+                async with mcp.Client(self.target.transport(session.errlog),
+                                      client_info=Implementation(name="nlmsync", version=__version__)) as client:
+                    scope.deadline = math.inf
+                    session.client = client
+                    started = True
+                    task_status.started()
+                    await session.close_requested.wait()
+            if not started:
+                raise TimeoutError(f"no answer from {self.target.label} within {self.settings.call_timeout:g} s")
+        except Exception:
+            session.dead = True
+            if not started:
+                raise
+        finally:
+            session.dead = True
+            session.finished.set()
+
+    async def _open(self, tool: str) -> _Session:
+        session = _Session(errlog=tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace"))  # noqa: SIM115 - closed by _retire or on failure below
+        try:
+            await self._task_group.start(self._run_session, session)
+        except Exception as exc:
+            error = classify_exception(exc, tool=tool, phase="connect", server=self.target.label)
+            tail = session.stderr_tail()
+            session.errlog.close()
+            if tail and isinstance(error, ConnectionProblem):
+                error.message = f"{error.message} (server said: {tail})"
+            raise error from exc
+        self.connections_opened += 1
+        return session
+
+    async def _retire(self, session: _Session) -> None:
+        session.dead = True
+        session.close_requested.set()
+        with anyio.move_on_after(CLOSE_GRACE_SECONDS, shield=True):
+            await session.finished.wait()
+        session.errlog.close()
+
+    async def _live_session(self, tool: str) -> _Session:
+        current = self._session
+        if current is not None and not current.dead:
+            return current
+        async with self._connect_lock:
+            current = self._session
+            if current is not None and not current.dead:
+                return current
+            if current is not None:
+                await self._retire(current)
+            self._session = None
+            self._session = await self._open(tool)
+            return self._session
+
+    async def aclose(self) -> None:
+        """Close the session (done by `connect` on exit)."""
+        if self._session is not None:
+            await self._retire(self._session)
+            self._session = None
+
+    # ----- one call -----
+
+    async def _attempt(self, tool: str, arguments: dict[str, Any], timeout: float) -> dict[str, Any]:
+        session = await self._live_session(tool)
+        assert session.client is not None
+        try:
+            with anyio.fail_after(timeout):
+                result = await session.client.call_tool(tool, arguments)
+        except Exception as exc:
+            error = classify_exception(exc, tool=tool, phase="call", server=self.target.label)
+            if isinstance(error, ConnectionProblem):
+                session.dead = True
+            raise error from exc
+        return result_payload(tool, result)
+
+    async def call(self, tool: str, arguments: dict[str, Any], *, timeout: float | None = None) -> dict[str, Any]:
+        """Call any tool; the successful JSON payload (§10 retry for idempotent tools)."""
+        limit = timeout if timeout is not None else self.settings.call_timeout
+        return await call_with_retry(lambda: self._attempt(tool, arguments, limit),
+                                     idempotent=tool in IDEMPOTENT_TOOLS, attempts=self.settings.retry_attempts,
+                                     retry_on_connection_issue=self.settings.retry_on_connection_issue,
+                                     sleep=self._sleep)
+
+    async def _typed(self, tool: str, model: type[ResultT], arguments: dict[str, Any], *,
+                     timeout: float | None = None) -> ResultT:
+        return parse_result(tool, model, await self.call(tool, arguments, timeout=timeout))
+
+    # ----- the tools -----
+
+    async def server_info(self) -> ServerInfo:
+        return await self._typed("server_info", ServerInfo, {})
+
+    async def notebook_get(self, notebook_id: str) -> NotebookDetails:
+        return await self._typed("notebook_get", NotebookDetails, {"notebook_id": notebook_id})
+
+    async def notebook_list(self, max_results: int = 100) -> NotebookList:
+        return await self._typed("notebook_list", NotebookList, {"max_results": max_results})
+
+    async def notebook_create(self, title: str) -> CreatedNotebook:
+        return await self._typed("notebook_create", CreatedNotebook, {"title": title})
+
+    async def notebook_delete(self, notebook_id: str) -> DeletedNotebook:
+        return await self._typed("notebook_delete", DeletedNotebook, {"notebook_id": notebook_id, "confirm": True})
+
+    async def source_add_text(self, notebook_id: str, text: str, title: str, wait: bool | None = None) -> AddedSource:
+        """Upload `text` as a text source titled `title` (`wait` defaults to `Settings.wait_for_processing`)."""
+        await self._add_limiter.wait_turn()
+        arguments = {"notebook_id": notebook_id, "source_type": "text", "text": text, "title": title,
+                     "wait": self.settings.wait_for_processing if wait is None else wait}
+        return await self._typed("source_add", AddedSource, arguments)
+
+    async def source_delete(self, source_id: str) -> DeletedSource:
+        return await self._typed("source_delete", DeletedSource, {"source_id": source_id, "confirm": True})
+
+    async def source_rename(self, notebook_id: str, source_id: str, new_title: str) -> RenamedSource:
+        return await self._typed("source_rename", RenamedSource,
+                                 {"notebook_id": notebook_id, "source_id": source_id, "new_title": new_title})
+
+    async def source_get_content(self, source_id: str) -> SourceContent:
+        return await self._typed("source_get_content", SourceContent, {"source_id": source_id})
+
+    async def source_describe(self, source_id: str) -> SourceDescription:
+        return await self._typed("source_describe", SourceDescription, {"source_id": source_id})
+
+    async def notebook_query(self, notebook_id: str, query: str, source_ids: list[str] | None = None,
+                             conversation_id: str | None = None, timeout: float | None = None) -> QueryAnswer:
+        """Ask the notebook; `source_ids` None = all sources, `conversation_id` continues a conversation."""
+        budget = timeout if timeout is not None else self.settings.query_timeout
+        arguments: dict[str, Any] = {"notebook_id": notebook_id, "query": query, "timeout": budget}
+        if source_ids is not None:
+            arguments["source_ids"] = list(source_ids)
+        if conversation_id is not None:
+            arguments["conversation_id"] = conversation_id
+        return await self._typed("notebook_query", QueryAnswer, arguments, timeout=budget + QUERY_GRACE_SECONDS)
+
+
+@asynccontextmanager
+async def connect(spec: str | MCPServer, settings: Settings | None = None, *, state_dir: Path | None = None,
+                  env: Mapping[str, str] | None = None, sleep: Sleep = anyio.sleep) -> AsyncIterator[NotebookLMClient]:
+    """A `NotebookLMClient` for `spec` ("fake", a command line, an http://…/mcp URL, or an in-process server).
+
+    Nothing is started until the first call. `state_dir` holds the fake server's state file; `env` adds
+    environment variables for a subprocess server; `sleep` is the retry backoff sleep (tests inject one).
+
+    Raises:
+        UsageError: `spec` cannot be understood.
+    """
+    target = resolve_server(spec, state_dir=state_dir, env=env)
+    body_error: Exception | None = None
+    async with anyio.create_task_group() as tg:
+        client = NotebookLMClient(target, settings or Settings(), tg, sleep=sleep)
+        try:
+            yield client
+        except Exception as exc:  # noqa: BLE001 - re-raised below
+            # Re-raised below, outside the task group, so callers see it bare rather than in an ExceptionGroup.
+            body_error = exc
+        finally:
+            await client.aclose()
+            tg.cancel_scope.cancel()
+    if body_error is not None:
+        raise body_error

@@ -1,0 +1,92 @@
+"""Offline answers for the fake `notebook_query`: the best passages of the asked sources, quoted and cited.
+
+`split_passages` cuts a source into paragraphs (long ones into windows of whole sentences);
+`compose_answer` ranks every passage against the question with BM25 (`search.bm25.rank_texts` over
+`search.tokenize.tokenize`) and writes an answer quoting the best few, with `citations` {"1": source_id}
+and `references` [{source_id, citation_number, cited_text}] shaped like the real server's. Pure functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from nlmsync.search.bm25 import rank_texts
+from nlmsync.search.tokenize import tokenize
+
+__all__ = ["NO_ANSWER", "Passage", "compose_answer", "split_passages"]
+
+MAX_PASSAGE_WORDS = 120
+MAX_CITED = 3
+# A passage must score at least this share of the best one to be quoted next to it.
+RELATIVE_CUTOFF = 0.35
+NO_ANSWER = "The selected sources do not seem to say anything about this question."
+
+_PARAGRAPH_BREAK = regex.compile(r"\n\s*\n")
+_SENTENCE_END = regex.compile(r"(?<=[.!?。！？])\s+")
+
+
+@dataclass(frozen=True)
+class Passage:
+    source_id: str
+    text: str
+
+
+def _windows(paragraph: str) -> list[str]:
+    """Whole sentences grouped into windows of at most MAX_PASSAGE_WORDS words (a longer sentence stays whole)."""
+    windows: list[str] = []
+    current: list[str] = []
+    words = 0
+    for sentence in _SENTENCE_END.split(paragraph):
+        count = len(sentence.split())
+        if current and words + count > MAX_PASSAGE_WORDS:
+            windows.append(" ".join(current))
+            current, words = [], 0
+        current.append(sentence)
+        words += count
+    if current:
+        windows.append(" ".join(current))
+    return windows
+
+
+def split_passages(source_id: str, text: str) -> list[Passage]:
+    """The passages of one source, in order; blank text gives none."""
+    passages: list[Passage] = []
+    for paragraph in _PARAGRAPH_BREAK.split(text):
+        flat = " ".join(paragraph.split())
+        if not flat:
+            continue
+        for window in _windows(flat) if len(flat.split()) > MAX_PASSAGE_WORDS else [flat]:
+            passages.append(Passage(source_id, window))
+    return passages
+
+
+def compose_answer(question: str, sources: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """Answer `question` from `sources` (pairs of source id and text).
+
+    Returns the answer fields of a real `notebook_query` result: `answer`, `sources_used`, `citations`,
+    `references`. With no matching passage the answer says so and cites nothing.
+    """
+    passages = [p for source_id, text in sources for p in split_passages(source_id, text)]
+    query_tokens = tokenize(question)
+    scores = rank_texts(query_tokens, [tokenize(p.text) for p in passages]) if query_tokens else []
+    ranked = sorted(((s, i) for i, s in enumerate(scores) if s > 0), key=lambda pair: (-pair[0], pair[1]))
+    if not ranked:
+        return {"answer": NO_ANSWER, "sources_used": [], "citations": {}, "references": []}
+    best = ranked[0][0]
+    chosen = [i for s, i in ranked[:MAX_CITED] if s >= best * RELATIVE_CUTOFF]
+    lines = ["From the selected sources:"]
+    citations: dict[str, str] = {}
+    references: list[dict[str, Any]] = []
+    used: dict[str, None] = {}
+    for number, index in enumerate(chosen, start=1):
+        passage = passages[index]
+        lines.append(f"> {passage.text} [{number}]")
+        citations[str(number)] = passage.source_id
+        references.append({"source_id": passage.source_id, "citation_number": number, "cited_text": passage.text})
+        used[passage.source_id] = None
+    return {"answer": "\n\n".join(lines), "sources_used": list(used), "citations": citations,
+            "references": references}

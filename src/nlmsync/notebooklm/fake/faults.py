@@ -1,0 +1,142 @@
+"""Fault switches of the fake NotebookLM server and the pure decision of what happens to each call.
+
+A `Faults` value says what to inject; `plan_call(faults, counters, tool)` counts the call (overall and per
+tool, 1-based) and returns the `CallPlan` for it. Counters live in the fake's state, so with a `--state` file
+"the Nth call" counts across server restarts — a client that reconnects after a drop does not meet the same
+fault again. The `parse_*` functions read the CLI forms and raise `ValueError` with a one-line message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "CallPlan",
+    "DropRule",
+    "ErrorRule",
+    "Faults",
+    "RateLimitRule",
+    "parse_drop_on",
+    "parse_drop_on_call",
+    "parse_error_on",
+    "parse_rate_limit_on",
+    "plan_call",
+]
+
+When = Literal["before", "after"]
+
+
+@dataclass(frozen=True)
+class DropRule:
+    """Drop the connection on call number `nth` of `tool` (or of all calls when `tool` is None)."""
+
+    nth: int
+    tool: str | None = None
+    when: When = "before"
+
+
+@dataclass(frozen=True)
+class ErrorRule:
+    """Answer `tool` with an in-band error: on its `nth` call only, or on every call when `nth` is None."""
+
+    tool: str
+    message: str
+    nth: int | None = None
+
+
+@dataclass(frozen=True)
+class RateLimitRule:
+    """Answer `tool` with a RESOURCE_EXHAUSTED error: on its `nth` call only, or always when `nth` is None."""
+
+    tool: str
+    nth: int | None = None
+
+
+@dataclass
+class Faults:
+    """Everything the fake can be told to get wrong. The defaults inject nothing."""
+
+    latency: float = 0.0
+    drops: list[DropRule] = field(default_factory=list)
+    errors: list[ErrorRule] = field(default_factory=list)
+    rate_limits: list[RateLimitRule] = field(default_factory=list)
+    empty_sources_once: bool = False
+    auth_required: bool = False
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """What to do with one call: wait, maybe drop before/after applying, or answer with an in-band error."""
+
+    call_number: int
+    tool_call_number: int
+    latency: float = 0.0
+    drop: When | None = None
+    error: str | None = None
+    rate_limited: bool = False
+    auth_required: bool = False
+
+
+def plan_call(faults: Faults, counters: dict[str, int], tool: str) -> CallPlan:
+    """Count this call in `counters` (key "*" = all calls) and decide its faults."""
+    overall = counters["*"] = counters.get("*", 0) + 1
+    per_tool = counters[tool] = counters.get(tool, 0) + 1
+    drop: When | None = None
+    for rule in faults.drops:
+        if (rule.tool is None and rule.nth == overall) or (rule.tool == tool and rule.nth == per_tool):
+            drop = rule.when
+            break
+    error = next((r.message for r in faults.errors if r.tool == tool and r.nth in (None, per_tool)), None)
+    rate_limited = any(r.tool == tool and r.nth in (None, per_tool) for r in faults.rate_limits)
+    return CallPlan(call_number=overall, tool_call_number=per_tool, latency=faults.latency, drop=drop,
+                    error=error, rate_limited=rate_limited,
+                    auth_required=faults.auth_required and tool != "server_info")
+
+
+def _positive(text: str, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{what}: '{text}' is not a number") from None
+    if value < 1:
+        raise ValueError(f"{what}: call numbers start at 1, got {value}")
+    return value
+
+
+def _when(text: str, what: str) -> When:
+    if text not in ("before", "after"):
+        raise ValueError(f"{what}: expected 'before' or 'after', got '{text}'")
+    return "before" if text == "before" else "after"
+
+
+def parse_drop_on_call(spec: str) -> DropRule:
+    """`N[:before|after]` — drop on the Nth call overall."""
+    number, _, when = spec.partition(":")
+    return DropRule(nth=_positive(number, "--drop-on-call"), when=_when(when or "before", "--drop-on-call"))
+
+
+def parse_drop_on(spec: str) -> DropRule:
+    """`TOOL:N[:before|after]` — drop on TOOL's Nth call."""
+    parts = spec.split(":")
+    if len(parts) not in (2, 3) or not parts[0]:
+        raise ValueError(f"--drop-on: expected TOOL:N[:before|after], got '{spec}'")
+    when = _when(parts[2], "--drop-on") if len(parts) == 3 else "before"
+    return DropRule(nth=_positive(parts[1], "--drop-on"), tool=parts[0], when=when)
+
+
+def parse_error_on(spec: str) -> ErrorRule:
+    """`TOOL[:N]=MESSAGE` — in-band error for TOOL (its Nth call, or every call)."""
+    target, sep, message = spec.partition("=")
+    if not sep or not target or not message:
+        raise ValueError(f"--error-on: expected TOOL[:N]=MESSAGE, got '{spec}'")
+    tool, _, number = target.partition(":")
+    return ErrorRule(tool=tool, message=message, nth=_positive(number, "--error-on") if number else None)
+
+
+def parse_rate_limit_on(spec: str) -> RateLimitRule:
+    """`TOOL[:N]` — rate-limit error for TOOL (its Nth call, or every call)."""
+    tool, _, number = spec.partition(":")
+    if not tool:
+        raise ValueError(f"--rate-limit-on: expected TOOL[:N], got '{spec}'")
+    return RateLimitRule(tool=tool, nth=_positive(number, "--rate-limit-on") if number else None)

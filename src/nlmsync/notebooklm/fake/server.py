@@ -1,0 +1,200 @@
+"""The fake NotebookLM behind an MCP server: the real tools' names and input schemas, faults applied per call.
+
+`build_fake_server(fake)` returns an `MCPServer` whose `tools/list` input schemas match the real
+`notebooklm-mcp` 0.15.8 ones (same parameters, types, defaults, required lists, and
+`additionalProperties: false`, so unknown arguments are rejected as the real server does). Each call
+goes through `FakeNotebookLM.plan` (latency, drops, in-band errors) and `FakeNotebookLM.apply`.
+
+Dropping a connection: in a `nlmsync fake-server` process (`exit_on_drop=True`) the process exits at once,
+after saving its state; served in-process through `transports.in_process_transport`, the connections are
+killed the same way; otherwise (a plain `mcp.Client(server)`) the call fails with an MCP "connection
+closed" error.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, NoReturn
+
+import anyio
+from mcp import MCPError
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CONNECTION_CLOSED
+from pydantic import Field
+
+from nlmsync.notebooklm.fake.state import FakeNotebookLM
+from nlmsync.notebooklm.transports import drop_connections
+
+__all__ = ["DROP_EXIT_CODE", "FAKE_SERVER_NAME", "build_fake_server", "serve_http"]
+
+FAKE_SERVER_NAME = "nlmsync-fake-notebooklm"
+DROP_EXIT_CODE = 75
+
+NotebookId = Annotated[str, Field(description="Notebook UUID")]
+SourceId = Annotated[str, Field(description="Source UUID")]
+IdList = str | list[str] | None
+Confirm = Annotated[bool, Field(description="Must be true: deleting cannot be undone")]
+Wait = Annotated[bool, Field(description="Wait until processing finishes (instant in the fake)")]
+WaitTimeout = Annotated[float, Field(description="Seconds to wait when wait is true")]
+
+
+async def _drop_connection(fake: FakeNotebookLM, server: list[MCPServer], exit_on_drop: bool) -> NoReturn:
+    fake.save()
+    if exit_on_drop:
+        os._exit(DROP_EXIT_CODE)
+    if server and drop_connections(server[0]):
+        await anyio.sleep_forever()
+    raise MCPError(CONNECTION_CLOSED, "connection dropped by the fake server (fault injection)")
+
+
+def _runner(fake: FakeNotebookLM, server: list[MCPServer], exit_on_drop: bool) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]:
+    async def run(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        plan = fake.plan(tool)
+        if plan.latency > 0:
+            await anyio.sleep(plan.latency)
+        if plan.drop == "before":
+            fake.record_dropped(tool, arguments)
+            await _drop_connection(fake, server, exit_on_drop)
+        result = fake.apply(tool, arguments, plan)
+        if plan.drop == "after":
+            await _drop_connection(fake, server, exit_on_drop)
+        return result
+
+    return run
+
+
+def _strict(tool: Tool) -> Tool:
+    """Make the published schema and the argument check match the real server's (no titles, no extras)."""
+    schema = {key: value for key, value in tool.parameters.items() if key != "title"}
+    schema["properties"] = {name: {k: v for k, v in prop.items() if k != "title"}
+                            for name, prop in schema.get("properties", {}).items()}
+    schema["additionalProperties"] = False
+    arg_model = tool.fn_metadata.arg_model
+    strict_model = type(arg_model.__name__, (arg_model,), {"model_config": {**arg_model.model_config,
+                                                                            "extra": "forbid"}})
+    tool.fn_metadata.arg_model = strict_model
+    tool.parameters = schema
+    return tool
+
+
+def _tools(run: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]) -> list[Callable[..., Any]]:
+    async def server_info() -> dict[str, Any]:
+        """Version and login state of the (fake) NotebookLM server."""
+        return await run("server_info", {})
+
+    async def notebook_list(
+        max_results: Annotated[int, Field(description="Most notebooks to return")] = 100,
+    ) -> dict[str, Any]:
+        """List the notebooks."""
+        return await run("notebook_list", {"max_results": max_results})
+
+    async def notebook_get(notebook_id: NotebookId) -> dict[str, Any]:
+        """One notebook with its sources (ids and titles)."""
+        return await run("notebook_get", {"notebook_id": notebook_id})
+
+    async def notebook_create(
+        title: Annotated[str, Field(description="Title of the new notebook")] = "",
+    ) -> dict[str, Any]:
+        """Create a notebook."""
+        return await run("notebook_create", {"title": title})
+
+    async def notebook_delete(notebook_id: NotebookId, confirm: Confirm = False) -> dict[str, Any]:
+        """Delete a notebook (needs confirm=true)."""
+        return await run("notebook_delete", {"notebook_id": notebook_id, "confirm": confirm})
+
+    async def source_add(
+        notebook_id: NotebookId,
+        source_type: Annotated[str, Field(description="text or url (the fake keeps both as text)")],
+        url: Annotated[str | None, Field(description="URL for source_type=url")] = None,
+        urls: Annotated[IdList, Field(description="Several URLs (accepted, not used by the fake)")] = None,
+        text: Annotated[str | None, Field(description="Text for source_type=text")] = None,
+        title: Annotated[str | None, Field(description="Display title")] = None,
+        file_path: Annotated[str | None, Field(description="Not supported by the fake")] = None,
+        document_id: Annotated[str | None, Field(description="Not supported by the fake")] = None,
+        doc_type: Annotated[str, Field(description="Not used by the fake")] = "doc",
+        wait: Wait = False,
+        wait_timeout: WaitTimeout = 120.0,
+    ) -> dict[str, Any]:
+        """Add a source to a notebook."""
+        return await run("source_add", {
+            "notebook_id": notebook_id, "source_type": source_type, "url": url, "urls": urls, "text": text,
+            "title": title, "file_path": file_path, "document_id": document_id, "doc_type": doc_type,
+            "wait": wait, "wait_timeout": wait_timeout})
+
+    async def source_delete(
+        source_id: Annotated[str | None, Field(description="One source to delete")] = None,
+        source_ids: Annotated[IdList, Field(description="Several sources to delete")] = None,
+        confirm: Confirm = False,
+    ) -> dict[str, Any]:
+        """Delete sources (needs confirm=true)."""
+        return await run("source_delete", {"source_id": source_id, "source_ids": source_ids, "confirm": confirm})
+
+    async def source_rename(
+        notebook_id: Annotated[str, Field(description="Notebook holding the source")],
+        source_id: Annotated[str, Field(description="Source to rename")],
+        new_title: Annotated[str, Field(description="The new title")],
+    ) -> dict[str, Any]:
+        """Rename a source."""
+        return await run("source_rename", {"notebook_id": notebook_id, "source_id": source_id,
+                                           "new_title": new_title})
+
+    async def source_describe(source_id: SourceId) -> dict[str, Any]:
+        """A short summary and keywords of a source."""
+        return await run("source_describe", {"source_id": source_id})
+
+    async def source_get_content(
+        source_id: SourceId,
+        wait: Wait = False,
+        wait_timeout: WaitTimeout = 120.0,
+        poll_interval: Annotated[float, Field(description="Seconds between checks when waiting")] = 3.0,
+    ) -> dict[str, Any]:
+        """The text of a source."""
+        return await run("source_get_content", {"source_id": source_id, "wait": wait, "wait_timeout": wait_timeout,
+                                                "poll_interval": poll_interval})
+
+    async def notebook_query(
+        notebook_id: NotebookId,
+        query: Annotated[str, Field(description="The question")],
+        source_ids: Annotated[IdList, Field(description="Sources to use (default: all)")] = None,
+        conversation_id: Annotated[str | None, Field(description="Continue this conversation")] = None,
+        timeout: Annotated[float | None, Field(description="Time budget in seconds")] = None,
+        new_conversation: Annotated[bool, Field(description="Start a new conversation")] = False,
+    ) -> dict[str, Any]:
+        """Ask the notebook: answers with the best-matching passages of the sources, quoted and cited."""
+        return await run("notebook_query", {
+            "notebook_id": notebook_id, "query": query, "source_ids": source_ids,
+            "conversation_id": conversation_id, "timeout": timeout, "new_conversation": new_conversation})
+
+    return [server_info, notebook_list, notebook_get, notebook_create, notebook_delete, source_add, source_delete,
+            source_rename, source_describe, source_get_content, notebook_query]
+
+
+def build_fake_server(fake: FakeNotebookLM, *, exit_on_drop: bool = False) -> MCPServer:
+    """An MCP server exposing `fake` with the real server's tool names and input schemas."""
+    built: list[MCPServer] = []  # filled below: the tools need the server to drop its connections
+    run = _runner(fake, built, exit_on_drop)
+    tools = [_strict(Tool.from_function(fn, structured_output=True)) for fn in _tools(run)]
+    server = MCPServer(FAKE_SERVER_NAME, instructions="Offline twin of the NotebookLM MCP server (nlmsync).",
+                     tools=tools, log_level="WARNING")
+    built.append(server)
+    return server
+
+
+async def serve_http(server: MCPServer, *, host: str, port: int, announce: Callable[[str], None]) -> None:
+    """Serve streamable HTTP at http://host:port/mcp (port 0 = a free port); `announce` gets the URL once bound."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    # Listening before announcing: a client that connects at once waits in the backlog instead of failing.
+    sock.listen(128)
+    bound_port = sock.getsockname()[1]
+    app = server.streamable_http_app(host=host)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    shown_host = f"[{host}]" if ":" in host else host
+    announce(f"http://{shown_host}:{bound_port}/mcp")
+    await uvicorn.Server(config).serve(sockets=[sock])

@@ -1,0 +1,357 @@
+"""The fake NotebookLM: notebooks, sources and conversations in memory or in a JSON file, and the tool logic.
+
+`FakeNotebookLM` implements each tool of the real server we use with the same arguments, result shapes
+and in-band errors (`{"status": "error", "error": ...}`), enforces the per-notebook capacity, and logs
+every call in `.calls` (tool, arguments, whether it was applied). With a `state_path` the whole state —
+including the call log and the fault counters — is written atomically after every call, so a scripted
+run can inspect it afterwards and `--server fake` keeps its notebooks across nlmsync runs.
+It knows nothing about MCP; `fake/server.py` puts it behind an MCP server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+import uuid
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nlmsync.errors import InputError
+from nlmsync.notebooklm.fake.answers import compose_answer
+from nlmsync.notebooklm.fake.faults import CallPlan, Faults, When, plan_call
+from nlmsync.search.tokenize import tokenize
+
+__all__ = ["AUTH_ERROR", "MUTATING_TOOLS", "CallRecord", "FakeNotebook", "FakeNotebookLM", "FakeSource"]
+
+STATE_FORMAT = "nlmsync-fake-notebooklm"
+STATE_VERSION = 1
+FAKE_VERSION = "0.15.8"
+MAX_TEXT_BYTES = 1_000_000
+MAX_TITLE_CHARS = 500
+LOGGED_STRING_CHARS = 200
+MUTATING_TOOLS = frozenset({"notebook_create", "notebook_delete", "source_add", "source_delete", "source_rename",
+                            "notebook_query"})
+AUTH_ERROR = ("No authentication found. Either:\n1. Run 'nlm login' to authenticate via Chrome, or\n"
+              "2. Set NOTEBOOKLM_COOKIES environment variable manually")
+
+
+@dataclass
+class FakeSource:
+    id: str
+    title: str
+    text: str
+    source_type: str = "text"
+
+
+@dataclass
+class FakeNotebook:
+    id: str
+    title: str
+    created_at: float
+    sources: dict[str, FakeSource] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One tool call as the fake saw it; `applied` is True when the tool ran and succeeded."""
+
+    tool: str
+    arguments: dict[str, Any]
+    applied: bool
+    status: str
+    dropped: When | None = None
+
+
+def _error(message: str, **extra: Any) -> dict[str, Any]:
+    return {"status": "error", "error": message, **extra}
+
+
+def _not_found(kind: str, ident: str) -> dict[str, Any]:
+    return _error(f"{kind} {ident} not found.", hint=f"Run 'nlm {kind.lower()} list' to see available {kind.lower()}s.")
+
+
+def _as_list(value: str | list[str] | None) -> list[str] | None:
+    """The real server's coercion of list arguments: a list, a JSON list string, or comma-separated ids."""
+    if value is None or isinstance(value, list):
+        return value
+    stripped = value.strip()
+    if stripped.startswith("["):
+        try:
+            parsed = json.loads(stripped)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, list):
+            return [str(item) for item in parsed]
+    return [part.strip() for part in stripped.split(",") if part.strip()]
+
+
+def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
+    return {key: (value[:LOGGED_STRING_CHARS] + "…" if isinstance(value, str) and len(value) > LOGGED_STRING_CHARS
+                  else value) for key, value in arguments.items()}
+
+
+class FakeNotebookLM:
+    """A faithful offline twin of the NotebookLM MCP server's notebook, source and query tools."""
+
+    def __init__(self, capacity: int = 50, faults: Faults | None = None, state_path: Path | None = None) -> None:
+        self.capacity = capacity
+        self.faults = faults or Faults()
+        self.state_path = state_path
+        self.notebooks: dict[str, FakeNotebook] = {}
+        self.conversations: dict[str, dict[str, Any]] = {}
+        self.counters: dict[str, int] = {}
+        self.empty_sources_served = False
+        self.calls: list[CallRecord] = []
+        if state_path is not None and state_path.exists():
+            self._load(state_path)
+
+    # ----- calls, faults and persistence -----
+
+    def plan(self, tool: str) -> CallPlan:
+        """Count one call of `tool` and decide which faults it meets."""
+        return plan_call(self.faults, self.counters, tool)
+
+    def apply(self, tool: str, arguments: dict[str, Any], plan: CallPlan | None = None) -> dict[str, Any]:
+        """Run one tool call (unless a fault answers it first), log it and persist the state."""
+        plan = plan or self.plan(tool)
+        if plan.auth_required:
+            result = _error(AUTH_ERROR)
+        elif plan.rate_limited:
+            result = self._rate_limit_error(tool)
+        elif plan.error is not None:
+            result = _error(plan.error)
+        else:
+            result = getattr(self, f"_tool_{tool}")(**arguments)
+        applied = result.get("status") == "success"
+        self.calls.append(CallRecord(tool, _loggable(arguments), applied, str(result.get("status")),
+                                     "after" if plan.drop == "after" else None))
+        self.save()
+        return result
+
+    def record_dropped(self, tool: str, arguments: dict[str, Any]) -> None:
+        """Log a call dropped before it was applied."""
+        self.calls.append(CallRecord(tool, _loggable(arguments), False, "dropped", "before"))
+        self.save()
+
+    def source(self, source_id: str) -> FakeSource | None:
+        for notebook in self.notebooks.values():
+            if source_id in notebook.sources:
+                return notebook.sources[source_id]
+        return None
+
+    def _notebook_of(self, source_id: str) -> FakeNotebook | None:
+        return next((nb for nb in self.notebooks.values() if source_id in nb.sources), None)
+
+    @staticmethod
+    def _rate_limit_error(tool: str) -> dict[str, Any]:
+        if tool == "notebook_query":
+            return _error("NotebookLM temporarily rejected the query because a usage limit was reached.",
+                          hint="Wait before retrying the query.",
+                          error_details={"category": "resource_exhausted", "provider_code": 8, "retryable": True,
+                                         "suggested_action": "retry_after_delay",
+                                         "debug_code": "query_resource_exhausted"})
+        return _error(f"{tool} failed: RPC error code 8 (RESOURCE_EXHAUSTED): rate limit exceeded, retry later.")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": STATE_FORMAT,
+            "version": STATE_VERSION,
+            "notebooks": [{"id": nb.id, "title": nb.title, "created_at": nb.created_at,
+                           "sources": [asdict(s) for s in nb.sources.values()]} for nb in self.notebooks.values()],
+            "conversations": self.conversations,
+            "counters": self.counters,
+            "empty_sources_served": self.empty_sources_served,
+            "calls": [asdict(c) for c in self.calls],
+        }
+
+    def save(self) -> None:
+        """Write the state file atomically (temporary file + rename); nothing without a state path."""
+        if self.state_path is None:
+            return
+        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".fake-state-", dir=self.state_path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(self.to_json(), handle, ensure_ascii=False)
+            os.replace(tmp, self.state_path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def _load(self, path: Path) -> None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
+                raise ValueError("not a fake NotebookLM state file")
+            if data.get("version") != STATE_VERSION:
+                raise ValueError(f"unsupported version {data.get('version')!r}")
+            for nb in data["notebooks"]:
+                notebook = FakeNotebook(str(nb["id"]), str(nb["title"]), float(nb["created_at"]))
+                for src in nb["sources"]:
+                    notebook.sources[src["id"]] = FakeSource(**src)
+                self.notebooks[notebook.id] = notebook
+            self.conversations = dict(data["conversations"])
+            self.counters = {str(k): int(v) for k, v in data["counters"].items()}
+            self.empty_sources_served = bool(data["empty_sources_served"])
+            self.calls = [CallRecord(**c) for c in data["calls"]]
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{path}: cannot read fake server state: {exc}") from None
+
+    # ----- tools (same names, arguments and result shapes as the real server) -----
+
+    def _tool_server_info(self) -> dict[str, Any]:
+        return {"status": "success", "version": FAKE_VERSION, "latest_version": FAKE_VERSION,
+                "update_available": False,
+                "auth_status": "not_configured" if self.faults.auth_required else "configured",
+                "server": "nlmsync fake NotebookLM"}
+
+    def _notebook_summary(self, nb: FakeNotebook) -> dict[str, Any]:
+        return {"id": nb.id, "title": nb.title, "source_count": len(nb.sources),
+                "url": f"https://notebooklm.google.com/notebook/{nb.id}"}
+
+    def _tool_notebook_list(self, max_results: int = 100) -> dict[str, Any]:
+        notebooks = [{**self._notebook_summary(nb), "ownership": "owned", "is_shared": False}
+                     for nb in list(self.notebooks.values())[:max(max_results, 0)]]
+        return {"status": "success", "notebooks": notebooks, "count": len(notebooks),
+                "owned_count": len(notebooks), "shared_count": 0}
+
+    def _tool_notebook_get(self, notebook_id: str) -> dict[str, Any]:
+        nb = self.notebooks.get(notebook_id)
+        if nb is None:
+            return _not_found("Notebook", notebook_id)
+        sources = [{"id": s.id, "title": s.title} for s in nb.sources.values()]
+        if self.faults.empty_sources_once and sources and not self.empty_sources_served:
+            self.empty_sources_served = True
+            sources = []
+        summary = self._notebook_summary(nb)
+        summary["source_count"] = len(sources)
+        return {"status": "success", "notebook": summary, "sources": sources}
+
+    def _tool_notebook_create(self, title: str = "") -> dict[str, Any]:
+        nb = FakeNotebook(str(uuid.uuid4()), title.strip() or "Untitled notebook", time.time())
+        self.notebooks[nb.id] = nb
+        summary = self._notebook_summary(nb)
+        return {"status": "success", "notebook_id": nb.id,
+                "notebook": {"id": nb.id, "title": nb.title, "url": summary["url"]},
+                "message": f"Created notebook: {nb.title}"}
+
+    def _tool_notebook_delete(self, notebook_id: str, confirm: bool = False) -> dict[str, Any]:
+        if not confirm:
+            return _error("Deletion not confirmed. Set confirm=True only after user approval.",
+                          warning="This action is IRREVERSIBLE.")
+        if self.notebooks.pop(notebook_id, None) is None:
+            return _not_found("Notebook", notebook_id)
+        return {"status": "success", "message": f"Notebook {notebook_id} has been permanently deleted."}
+
+    def _tool_source_add(self, notebook_id: str, source_type: str, url: str | None = None,
+                         urls: str | list[str] | None = None, text: str | None = None, title: str | None = None,
+                         file_path: str | None = None, document_id: str | None = None, doc_type: str = "doc",
+                         wait: bool = False, wait_timeout: float = 120.0) -> dict[str, Any]:
+        nb = self.notebooks.get(notebook_id)
+        if source_type == "text":
+            if not text:
+                return _error("text is required for source_type='text'")
+            content, default_title = text, "Pasted Text"
+        elif source_type == "url":
+            if not url:
+                return _error("url is required for source_type='url'")
+            content, default_title = url, url
+        else:
+            return _error(f"Unknown source_type '{source_type}' (the fake server accepts text and url)")
+        if nb is None:
+            return _not_found("Notebook", notebook_id)
+        if len(content.encode("utf-8")) > MAX_TEXT_BYTES:
+            return _error(f"Text too large: {len(content.encode('utf-8'))} bytes (maximum {MAX_TEXT_BYTES} bytes "
+                          "per request)")
+        chosen = title if title else default_title
+        if len(chosen) > MAX_TITLE_CHARS:
+            return _error(f"Invalid title: {len(chosen)} characters (maximum {MAX_TITLE_CHARS})")
+        if len(nb.sources) >= self.capacity:
+            return _error(f"Source limit reached: notebook {notebook_id} already has {len(nb.sources)} sources "
+                          f"(maximum {self.capacity} sources per notebook).")
+        source = FakeSource(str(uuid.uuid4()), chosen, content, source_type)
+        nb.sources[source.id] = source
+        return {"status": "success", "ready": wait, "source_type": source_type, "source_id": source.id,
+                "title": source.title}
+
+    def _tool_source_delete(self, source_id: str | None = None, source_ids: str | list[str] | None = None,
+                            confirm: bool = False) -> dict[str, Any]:
+        if not confirm:
+            return _error("Deletion not confirmed. Set confirm=True after user approval.",
+                          warning="This action is IRREVERSIBLE.")
+        targets = _as_list(source_ids) or ([source_id] if source_id else [])
+        if not targets:
+            return _error("Either source_id or source_ids is required.")
+        missing = next((sid for sid in targets if self._notebook_of(sid) is None), None)
+        if missing is not None:
+            return _not_found("Source", missing)
+        for sid in targets:
+            notebook = self._notebook_of(sid)
+            if notebook is not None:
+                del notebook.sources[sid]
+        if source_ids:
+            return {"status": "success", "message": f"{len(targets)} sources have been permanently deleted.",
+                    "deleted_count": len(targets)}
+        return {"status": "success", "message": f"Source {targets[0]} has been permanently deleted."}
+
+    def _tool_source_rename(self, notebook_id: str, source_id: str, new_title: str) -> dict[str, Any]:
+        if not new_title.strip():
+            return _error("new_title cannot be empty.")
+        nb = self.notebooks.get(notebook_id)
+        if nb is None:
+            return _not_found("Notebook", notebook_id)
+        source = nb.sources.get(source_id)
+        if source is None:
+            return _not_found("Source", source_id)
+        source.title = new_title.strip()
+        return {"status": "success", "source_id": source.id, "title": source.title}
+
+    def _tool_source_describe(self, source_id: str) -> dict[str, Any]:
+        source = self.source(source_id)
+        if source is None:
+            return _not_found("Source", source_id)
+        keywords = [word for word, _ in Counter(t for t in tokenize(source.text) if len(t) > 3).most_common(5)]
+        summary = " ".join(source.text.split()[:60])
+        return {"status": "success", "summary": summary, "keywords": keywords}
+
+    def _tool_source_get_content(self, source_id: str, wait: bool = False, wait_timeout: float = 120.0,
+                                 poll_interval: float = 3.0) -> dict[str, Any]:
+        source = self.source(source_id)
+        if source is None:
+            return _not_found("Source", source_id)
+        return {"status": "success", "content": source.text, "title": source.title,
+                "source_type": source.source_type, "char_count": len(source.text)}
+
+    def _tool_notebook_query(self, notebook_id: str, query: str, source_ids: str | list[str] | None = None,
+                             conversation_id: str | None = None, timeout: float | None = None,
+                             new_conversation: bool = False) -> dict[str, Any]:
+        if not query.strip():
+            return _error("Please provide a question to ask.")
+        nb = self.notebooks.get(notebook_id)
+        if nb is None:
+            return _not_found("Notebook", notebook_id)
+        wanted = _as_list(source_ids)
+        if wanted is None:
+            chosen = list(nb.sources.values())
+        else:
+            unknown = next((sid for sid in wanted if sid not in nb.sources), None)
+            if unknown is not None:
+                return _error(f"Source {unknown} not found in notebook {notebook_id}.")
+            chosen = [nb.sources[sid] for sid in dict.fromkeys(wanted)]
+        if not chosen:
+            return _error(f"Notebook {notebook_id} has no sources to query.")
+        if conversation_id is not None:
+            conversation = self.conversations.get(conversation_id)
+            if conversation is None or conversation["notebook_id"] != notebook_id:
+                return _error(f"Conversation {conversation_id} not found.")
+        else:
+            conversation_id = str(uuid.uuid4())
+            conversation = self.conversations[conversation_id] = {"notebook_id": notebook_id, "turns": []}
+        answer = compose_answer(query, [(s.id, s.text) for s in chosen])
+        conversation["turns"].append([query, answer["answer"]])
+        return {"status": "success", **answer, "question": query, "conversation_id": conversation_id,
+                "turn_number": len(conversation["turns"]), "is_follow_up": len(conversation["turns"]) > 1}

@@ -1,0 +1,163 @@
+"""Typed results of the NotebookLM MCP tools nlmsync uses, and the one parser that checks them.
+
+The shapes follow the real server (`notebooklm-mcp-cli` 0.15.8, see `../shared/protocol/`): every tool
+answers one JSON object with `status: "success"` plus the fields below. Extra fields are ignored, a missing
+or mistyped field raises `MalformedResponseError` naming it (`parse_result`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from nlmsync.errors import MalformedResponseError
+
+__all__ = [
+    "AddedSource",
+    "CreatedNotebook",
+    "DeletedNotebook",
+    "DeletedSource",
+    "NotebookDetails",
+    "NotebookInfo",
+    "NotebookList",
+    "QueryAnswer",
+    "Reference",
+    "RenamedSource",
+    "ServerInfo",
+    "SourceContent",
+    "SourceDescription",
+    "SourceRef",
+    "parse_result",
+]
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class ServerInfo(_Result):
+    """`server_info`: version and login state (`auth_status`: configured, stale, unverified, not_configured, error)."""
+
+    version: str
+    latest_version: str | None = None
+    update_available: bool = False
+    auth_status: str = "unknown"
+
+
+class NotebookInfo(_Result):
+    id: str
+    title: str
+    source_count: int = 0
+    url: str | None = None
+
+
+class SourceRef(_Result):
+    id: str
+    title: str
+
+
+class NotebookDetails(_Result):
+    """`notebook_get`: the notebook and its sources (ids and titles)."""
+
+    notebook: NotebookInfo
+    sources: list[SourceRef]
+
+
+class NotebookList(_Result):
+    notebooks: list[NotebookInfo]
+
+
+class CreatedNotebook(_Result):
+    notebook_id: str
+    notebook: NotebookInfo
+    message: str = ""
+
+    @property
+    def title(self) -> str:
+        return self.notebook.title
+
+
+class DeletedNotebook(_Result):
+    message: str = ""
+
+
+class AddedSource(_Result):
+    source_id: str
+    title: str
+    source_type: str = "text"
+    ready: bool = False
+
+
+class DeletedSource(_Result):
+    message: str = ""
+    deleted_count: int | None = None
+
+
+class RenamedSource(_Result):
+    source_id: str
+    title: str
+
+
+class SourceContent(_Result):
+    content: str
+    title: str
+    source_type: str = "unknown"
+    char_count: int
+
+
+class SourceDescription(_Result):
+    summary: str
+    keywords: list[str] = Field(default_factory=list)
+
+
+class Reference(_Result):
+    """One cited passage of an answer; `cited_text` is absent when NotebookLM gave none."""
+
+    source_id: str
+    citation_number: int
+    cited_text: str | None = None
+
+
+class QueryAnswer(_Result):
+    """`notebook_query`: the answer, the conversation to continue, and which sources it cited.
+
+    `citations` maps a citation number (as a string, like the JSON on the wire) to a source id.
+    """
+
+    answer: str
+    question: str | None = None
+    conversation_id: str | None = None
+    sources_used: list[str] = Field(default_factory=list)
+    citations: dict[str, str] = Field(default_factory=dict)
+    references: list[Reference] = Field(default_factory=list)
+
+    @field_validator("citations", mode="before")
+    @classmethod
+    def _string_keys(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(key): item for key, item in value.items()}
+        return value
+
+
+ResultT = TypeVar("ResultT", bound=_Result)
+
+
+def _field_name(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "(result)"
+
+
+def parse_result(tool: str, model: type[ResultT], payload: dict[str, Any]) -> ResultT:
+    """Validate one successful tool result against its model.
+
+    Raises:
+        MalformedResponseError: a field is missing or has the wrong type; the message names the field.
+    """
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = _field_name(tuple(first.get("loc") or ()))
+        problem = "missing" if first.get("type") == "missing" else first.get("msg", "invalid").lower()
+        raise MalformedResponseError(f"{tool}: malformed response from the server: field '{field}' {problem}",
+                                     tool=tool, raw=str(payload)[:500]) from None

@@ -1,0 +1,146 @@
+"""Where the NotebookLM MCP server is: one `--server SPEC` resolved to a transport for `mcp.Client`.
+
+`resolve_server(spec, state_dir=..., env=...)` understands
+- `"fake"` (optionally followed by fake-server flags, e.g. `"fake --capacity 5"`): the bundled fake run as
+  `python -m nlmsync fake-server --transport stdio --state <state_dir>/fake-notebooklm.json …`;
+- an `http://…/mcp` or `https://…/mcp` URL: streamable HTTP;
+- any other string: a command line run as a stdio subprocess (the environment is passed through);
+- an in-process `MCPServer` object (tests): served over memory streams by `in_process_transport`.
+
+`in_process_transport` is also the seam for dropping an in-process connection: code running inside the
+server (the fake's tools) calls `drop_connections(server)` to kill its connections exactly like a server
+process that exits — the client's pending call fails with "connection closed" and the session is dead.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Literal
+from weakref import WeakKeyDictionary
+
+import anyio
+from mcp import StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.memory import create_client_server_memory_streams
+
+from nlmsync.errors import UsageError
+
+__all__ = [
+    "FAKE_STATE_FILE",
+    "ServerTarget",
+    "drop_connections",
+    "in_process_transport",
+    "resolve_server",
+]
+
+FAKE_STATE_FILE = "fake-notebooklm.json"
+
+# The kill switches of the in-process connections each server is serving right now.
+_live_connections: WeakKeyDictionary[MCPServer, set[Callable[[], None]]] = WeakKeyDictionary()
+
+
+def drop_connections(server: MCPServer) -> bool:
+    """Kill every in-process connection `server` is serving (as if its process died); False when none."""
+    kills = list(_live_connections.get(server, ()))
+    for kill in kills:
+        kill()
+    return bool(kills)
+
+
+@asynccontextmanager
+async def in_process_transport(server: MCPServer) -> AsyncIterator[Any]:
+    """Serve `server` to one client over memory streams (a `mcp.Client` transport).
+
+    Killing the connection (`drop_connections`) cancels the server side and closes its streams, so the
+    client reads end-of-stream and its pending call fails with "connection closed".
+    """
+    # MCPServer has no public accessor for its low-level server in mcp 2.3 (mcp's own in-memory transport
+    # reads the same attribute).
+    lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+    async with create_client_server_memory_streams() as (client_streams, server_streams):
+        server_read, server_write = server_streams
+        server_scope = anyio.CancelScope()
+        kills = _live_connections.setdefault(server, set())
+
+        async def serve() -> None:
+            with server_scope:
+                await lowlevel.run(server_read, server_write, lowlevel.create_initialization_options())
+            await server_write.aclose()
+            await server_read.aclose()
+
+        kills.add(server_scope.cancel)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(serve)
+                try:
+                    yield client_streams
+                finally:
+                    server_scope.cancel()
+        finally:
+            kills.discard(server_scope.cancel)
+
+
+@dataclass(frozen=True)
+class ServerTarget:
+    """A resolved `--server SPEC`; `label` names it in error messages."""
+
+    kind: Literal["in-process", "stdio", "http"]
+    label: str
+    server: MCPServer | None = None
+    params: StdioServerParameters | None = None
+    url: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def transport(self, errlog: IO[str]) -> Any:
+        """A fresh transport for `mcp.Client` (one per connection); `errlog` receives a subprocess's stderr."""
+        if self.kind == "in-process":
+            assert self.server is not None
+            return in_process_transport(self.server)
+        if self.kind == "http":
+            assert self.url is not None
+            return streamable_http_client(self.url)
+        assert self.params is not None
+        return stdio_client(self.params, errlog=errlog)
+
+
+def _fake_command(extra_args: list[str], state_dir: Path | None) -> list[str]:
+    command = [sys.executable, "-m", "nlmsync", "fake-server", "--transport", "stdio"]
+    if state_dir is not None and "--state" not in extra_args:
+        command += ["--state", str(state_dir / FAKE_STATE_FILE)]
+    return command + extra_args
+
+
+def resolve_server(spec: str | MCPServer, *, state_dir: Path | None = None,
+                   env: Mapping[str, str] | None = None) -> ServerTarget:
+    """Resolve a server spec (see the module docstring).
+
+    Raises:
+        UsageError: an empty spec or a command line that cannot be split.
+    """
+    if isinstance(spec, MCPServer):
+        return ServerTarget(kind="in-process", label="the in-process server", server=spec)
+    text = spec.strip()
+    if not text:
+        raise UsageError("--server is empty: give 'fake', a command line, or an http://…/mcp URL")
+    if text.startswith(("http://", "https://")):
+        return ServerTarget(kind="http", label=text, url=text)
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"--server '{text}': cannot split the command line ({exc})") from None
+    if words[0] == "fake":
+        words = _fake_command(words[1:], state_dir)
+        label = "the fake NotebookLM server"
+    else:
+        label = f"the MCP server '{words[0]}'"
+    full_env = {**os.environ, **(env or {})}
+    params = StdioServerParameters(command=words[0], args=words[1:], env=full_env)
+    return ServerTarget(kind="stdio", label=label, params=params)
