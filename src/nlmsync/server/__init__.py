@@ -1,0 +1,174 @@
+"""nlmsync's own MCP server (`nlmsync serve`): vault search, large-note reading, notebook asking.
+
+Tools: `search_notes`, `read_note`, `get_chunk` (the vault, `VaultTools`), `ask_notebook` and
+`refresh_notebook` (the notebook, through the `Orchestrator`). Inputs are typed with pydantic,
+results are structured. Any `NlmsyncError` becomes a tool error carrying its one-line message (a
+path, a field — never note text). Vault tools are synchronous, so the SDK runs them on worker
+threads and searches proceed concurrently; notebook tools are serialized by an in-process lock and
+by the store's cross-process writer lock the orchestrator takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, TypeVar
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from nlmsync import __version__
+from nlmsync.app import AskResult, Orchestrator
+from nlmsync.config import Settings
+from nlmsync.errors import InputError, NlmsyncError, PartialFailure
+from nlmsync.notebooklm import connect
+from nlmsync.search.index import NoteIndex
+from nlmsync.search.reading import NoteReading
+from nlmsync.server._http import check_bind, run_http
+from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
+from nlmsync.server._vault import VaultTools
+from nlmsync.store import StateStore
+from nlmsync.store.db import open_database
+from nlmsync.sync.report import RefreshReport
+
+__all__ = [
+    "ChunkMatch", "NoteMatch", "SearchResult", "VaultTools", "build_server", "check_bind", "run_http", "run_stdio",
+]
+
+INSTRUCTIONS = """Tools over the user's markdown vault and their NotebookLM notebook.
+search_notes finds notes and the chunks inside them that match; read_note reads a note (whole when
+small; for a large one a preview with hints, then chunks, time ranges or a search inside it);
+get_chunk fetches a chunk by its id (PATH:INDEX) with optional neighbours. ask_notebook asks
+NotebookLM with the right notes as sources; refresh_notebook uploads notes as sources."""
+
+T = TypeVar("T")
+
+
+def _tool_error(exc: NlmsyncError) -> ToolError:
+    return ToolError(f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message)
+
+
+def _call(fn: Callable[[], T]) -> T:
+    try:
+        return fn()
+    except NlmsyncError as exc:
+        raise _tool_error(exc) from None
+
+
+class _Notebook:
+    """Runs the orchestrator for the notebook tools, one call at a time in this process."""
+
+    def __init__(self, settings: Settings, index: NoteIndex, notebook_server: Any) -> None:
+        self.settings = settings
+        self.index = index
+        self.notebook_server = notebook_server
+        self._lock = anyio.Lock()
+
+    @asynccontextmanager
+    async def _orchestrator(self) -> AsyncIterator[Orchestrator]:
+        spec = self.settings.server if self.notebook_server is None else self.notebook_server
+        store = StateStore.open(self.settings.state_path, self.settings)
+        try:
+            async with connect(spec, self.settings, state_dir=self.settings.state_path.parent) as client:
+                yield Orchestrator(self.settings, store, client, index=self.index)
+        finally:
+            store.close()
+
+    async def run(self, action: Callable[[Orchestrator], Awaitable[T]]) -> T:
+        async with self._lock:
+            try:
+                async with self._orchestrator() as orchestrator:
+                    return await action(orchestrator)
+            except NlmsyncError as exc:
+                raise _tool_error(exc) from None
+
+
+def build_server(settings: Settings, *, index: NoteIndex | None = None, notebook_server: Any = None) -> MCPServer:
+    """The MCP server over `settings.vault`.
+
+    `index` defaults to the vault's index cached in the state file; `notebook_server` overrides
+    `settings.server` for the notebook tools (an in-process server in tests).
+
+    Raises:
+        InputError: the vault is not a directory.
+        StateError: the state file cannot be used.
+    """
+    if not settings.vault.is_dir():
+        raise InputError(f"{settings.vault}: vault folder does not exist or is not a directory")
+    if index is None:
+        index = NoteIndex(settings.vault, open_database(settings.state_path), settings)
+    vault = VaultTools(settings, index)
+    notebook = _Notebook(settings, index, notebook_server)
+    server = MCPServer("nlmsync", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    @server.tool(description="Search the vault: notes ranked by BM25 (path, headings and body), each with its "
+                             "best matching chunks (ids PATH:INDEX, character offsets, scores, snippets).")
+    def search_notes(
+        query: Annotated[str, Field(min_length=1, max_length=2000, description="Words to look for.")],
+        limit: Annotated[int, Field(ge=1, le=50, description="Most notes to return.")] = 10,
+        chunks_per_note: Annotated[int, Field(ge=1, le=10, description="Most chunks per note.")] = 3,
+    ) -> SearchResult:
+        return _call(lambda: vault.search_notes(query, limit, chunks_per_note))
+
+    @server.tool(description="Read a note by its vault path. Small notes come whole; large ones as a preview "
+                             "with metadata and hints. Then: chunk=N or chunks='N-M' for pages, start_time/"
+                             "end_time for a transcript, query=… for the best chunks plus beginning/middle/end.")
+    def read_note(
+        path: Annotated[str, Field(min_length=1, max_length=4096, description="Vault-relative note path.")],
+        chunk: Annotated[int | None, Field(ge=0, description="One chunk by index.")] = None,
+        chunks: Annotated[str | None, Field(max_length=40, description="A chunk range, e.g. '20-25'.")] = None,
+        start_time: Annotated[str | None, Field(max_length=20, description="H:MM:SS, MM:SS or seconds.")] = None,
+        end_time: Annotated[str | None, Field(max_length=20, description="H:MM:SS, MM:SS or seconds.")] = None,
+        query: Annotated[str | None, Field(max_length=2000, description="Search inside the note.")] = None,
+        full: Annotated[bool, Field(description="Load the whole note even when it is large.")] = False,
+        limit: Annotated[int, Field(ge=4, le=30, description="Most chunks a search returns.")] = 10,
+    ) -> NoteReading:
+        return _call(lambda: vault.read_note(path, chunk=chunk, chunks=chunks, start_time=start_time,
+                                             end_time=end_time, query=query, full=full, limit=limit))
+
+    @server.tool(description="Fetch one chunk by id (PATH:INDEX, as search_notes returns) with `surrounding` "
+                             "chunks on each side for context.")
+    def get_chunk(
+        chunk_id: Annotated[str, Field(min_length=3, max_length=4200, description="PATH:INDEX")],
+        surrounding: Annotated[int, Field(ge=0, le=5, description="Chunks before and after.")] = 0,
+    ) -> NoteReading:
+        return _call(lambda: vault.get_chunk(chunk_id, surrounding))
+
+    @server.tool(description="Ask the NotebookLM notebook a question: nlmsync picks the relevant notes, makes "
+                             "them live sources, asks, and maps citations back to vault notes. Continues the "
+                             "latest conversation unless new=true or a conversation_id is given.")
+    async def ask_notebook(
+        question: Annotated[str, Field(min_length=1, max_length=10_000)],
+        conversation_id: Annotated[str | None, Field(max_length=200)] = None,
+        new: Annotated[bool, Field(description="Start a new conversation.")] = False,
+    ) -> AskResult:
+        return await notebook.run(lambda o: o.ask(question, conversation_id=conversation_id, new=new))
+
+    @server.tool(description="Make notes live sources of the notebook: the given vault paths and/or the notes a "
+                             "query selects (none: refresh the notes already synced). Reports per note the "
+                             "branch taken: reused, replaced, renamed, added, evicted or failed.")
+    async def refresh_notebook(
+        paths: Annotated[list[str] | None, Field(max_length=500, description="Vault-relative note paths.")] = None,
+        query: Annotated[str | None, Field(max_length=2000)] = None,
+        dry_run: Annotated[bool, Field(description="Only report what would be done.")] = False,
+    ) -> RefreshReport:
+        checked = [_call(lambda p=p: vault.open_note(p)[0]) for p in paths or []]
+
+        async def refresh(orchestrator: Orchestrator) -> RefreshReport:
+            try:
+                return await orchestrator.refresh(checked, query=query, dry_run=dry_run)
+            except PartialFailure as exc:
+                if isinstance(exc.report, RefreshReport):
+                    return exc.report
+                raise
+
+        return await notebook.run(refresh)
+
+    return server
+
+
+async def run_stdio(server: MCPServer) -> None:
+    """Serve over stdin/stdout until the client closes the stream."""
+    await server.run_stdio_async()

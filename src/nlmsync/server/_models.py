@@ -1,0 +1,40 @@
+"""Structured results of the vault tools of `nlmsync serve` (note reading reuses `NoteReading`)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class ChunkMatch(BaseModel):
+    """A matching span inside a note, addressable by `chunk_id` (fetch it with `get_chunk`)."""
+
+    chunk_id: str = Field(description="`{path}:{index}` of the chunk holding the match.")
+    index: int
+    score: float
+    char_offset_start: int = Field(description="Start of the matching span in the note's text (the chunk itself, "
+                                               "or the 30-second window of a transcript).")
+    char_offset_end: int
+    snippet: str
+    start_time: str | None = None
+    end_time: str | None = None
+
+
+class NoteMatch(BaseModel):
+    """One note of the results, with its best chunks."""
+
+    path: str
+    score: float
+    matched_terms: list[str]
+    selected: bool = Field(description="Picked by the selection rule nlmsync uses for `ask` (§3.3).")
+    snippet: str
+    total_chunks: int
+    has_timestamps: bool
+    chunks: list[ChunkMatch] = Field(default_factory=list)
+
+
+class SearchResult(BaseModel):
+    """`search_notes`: notes ranked by field-weighted BM25, each with its matching chunks."""
+
+    query: str
+    results: list[NoteMatch] = Field(default_factory=list)
+    message: str = ""

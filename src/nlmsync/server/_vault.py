@@ -1,0 +1,144 @@
+"""The vault side of `nlmsync serve`: search, read and chunk notes, confined to the vault.
+
+`VaultTools` is plain synchronous code (the MCP server runs each call on a worker thread, so
+searches run concurrently; `NoteIndex` is thread-safe). Every path a client gives goes through
+`open_note`: it must stay inside the vault (`resolve_in_vault`: no `..`, no absolute path, no
+symlink leading out), be a `.md` note outside the folders nlmsync never reads, and not be excluded
+(config globs or front matter `nlmsync: false`) — otherwise a `PathOutsideVaultError` naming the
+path, never the file's contents.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+from nlmsync.config import Settings
+from nlmsync.errors import InputError, NlmsyncError, PathOutsideVaultError
+from nlmsync.search.bm25 import select
+from nlmsync.search.chunks import chunk_id, format_timestamp, parse_chunk_id
+from nlmsync.search.index import NoteIndex
+from nlmsync.search.reading import ChunkPlan, NoteReading, plan_chunks, rank_segments, read_chunks, read_note
+from nlmsync.search.snippets import extract_snippet
+from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
+from nlmsync.vault import (
+    is_excluded,
+    is_note_path,
+    matches_exclude,
+    normalize_rel_path,
+    read_note_text,
+    resolve_in_vault,
+)
+
+PLAN_CACHE_SIZE = 128
+
+
+class VaultTools:
+    """Search and reading over one vault; safe to call from many threads at once."""
+
+    def __init__(self, settings: Settings, index: NoteIndex) -> None:
+        self.settings = settings
+        self.root = Path(settings.vault)
+        self.index = index
+        self._plans: OrderedDict[tuple[str, int, int], tuple[str, ChunkPlan]] = OrderedDict()
+        self._plans_lock = threading.Lock()
+
+    # --- confinement ---
+
+    def open_note(self, path: str) -> tuple[str, str]:
+        """`(vault path, text)` of a note a client may read.
+
+        Raises:
+            PathOutsideVaultError: the path leaves the vault, is not a note, or is excluded.
+            InputError: the note is missing, binary or not UTF-8.
+        """
+        fs_path = resolve_in_vault(self.root, path)
+        rel = normalize_rel_path(path.replace("\\", "/"))
+        if not is_note_path(rel):
+            raise PathOutsideVaultError(f"{path}: not a note of the vault (only .md files outside "
+                                        ".nlmsync/.obsidian/.trash/.git are served)")
+        if matches_exclude(rel, self.settings.exclude):
+            raise PathOutsideVaultError(f"{rel}: excluded from nlmsync by the exclude setting")
+        if fs_path.is_dir():
+            raise InputError(f"{rel}: is a folder, not a note")
+        text = read_note_text(self.root, rel)
+        if is_excluded(rel, text, []):
+            raise PathOutsideVaultError(f"{rel}: excluded from nlmsync by its front matter (nlmsync: false)")
+        return rel, text
+
+    def _planned(self, path: str) -> tuple[str, str, ChunkPlan]:
+        """`open_note` plus the note's chunk plan, cached by (path, mtime, size)."""
+        fs_path = resolve_in_vault(self.root, path)
+        try:
+            stat = os.stat(fs_path)
+            key = (normalize_rel_path(path), stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            key = None
+        if key is not None:
+            with self._plans_lock:
+                cached = self._plans.get(key)
+                if cached is not None:
+                    self._plans.move_to_end(key)
+                    return key[0], cached[0], cached[1]
+        rel, text = self.open_note(path)
+        plan = plan_chunks(text, self.settings)
+        if key is not None:
+            with self._plans_lock:
+                self._plans[key] = (text, plan)
+                while len(self._plans) > PLAN_CACHE_SIZE:
+                    self._plans.popitem(last=False)
+        return rel, text, plan
+
+    # --- tools ---
+
+    def search_notes(self, query: str, limit: int = 10, chunks_per_note: int = 3) -> SearchResult:
+        """Notes ranked for `query`, each with its best `chunks_per_note` chunks and snippets."""
+        if not query.strip():
+            raise InputError("query: must not be empty")
+        settings = self.settings
+        hits = self.index.search(query, limit=max(limit, settings.top_n))
+        chosen = {h.path for h in select(hits, settings.top_n, settings.cutoff_ratio, settings.min_k)}
+        results: list[NoteMatch] = []
+        for hit in hits:
+            if len(results) >= limit:
+                break
+            try:
+                rel, text, plan = self._planned(hit.path)
+            except NlmsyncError:
+                continue  # vanished, excluded or unreadable since indexing: not served
+            matches = [
+                ChunkMatch(
+                    chunk_id=chunk_id(rel, h.chunk_index), index=h.chunk_index, score=round(h.score, 6),
+                    char_offset_start=h.segment.char_offset_start, char_offset_end=h.segment.char_offset_end,
+                    snippet=extract_snippet(h.segment.text, query, settings.snippet_length),
+                    start_time=_time(h.segment.start_seconds), end_time=_time(h.segment.end_seconds),
+                )
+                for h in rank_segments(plan, query)[:chunks_per_note]
+            ]
+            snippet = matches[0].snippet if matches else extract_snippet(text, query, settings.snippet_length)
+            results.append(NoteMatch(path=rel, score=round(hit.score, 6), matched_terms=list(hit.matched_terms),
+                                     selected=hit.path in chosen, snippet=snippet, total_chunks=len(plan.chunks),
+                                     has_timestamps=plan.timed, chunks=matches))
+        message = f"{len(results)} notes" if results else "no note matches the query"
+        return SearchResult(query=query, results=results, message=message)
+
+    def read_note(self, path: str, *, chunk: int | None = None, chunks: str | None = None,
+                  start_time: str | None = None, end_time: str | None = None, query: str | None = None,
+                  full: bool = False, limit: int = 10) -> NoteReading:
+        rel, text = self.open_note(path)
+        return read_note(rel, text, self.settings, chunk=chunk, chunks=chunks, start_time=start_time,
+                         end_time=end_time, query=query, full=full, limit=limit)
+
+    def get_chunk(self, chunk_ref: str, surrounding: int = 0) -> NoteReading:
+        try:
+            path, index = parse_chunk_id(chunk_ref)
+        except ValueError as exc:
+            raise InputError(f"chunk_id: {exc}") from None
+        rel, text = self.open_note(path)
+        return read_chunks(rel, text, self.settings, range(index, index + 1), surrounding=surrounding)
+
+
+def _time(seconds: float | None) -> str | None:
+    return format_timestamp(seconds) if seconds is not None else None

@@ -1,0 +1,175 @@
+"""`nlmsync serve` in-process: search_notes, read_note, get_chunk, confinement and invalid arguments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from nlmsync.config import Settings
+from nlmsync.server import build_server
+
+pytestmark = pytest.mark.anyio
+
+TRANSCRIPT = "meetings/2026-04-15-q2-planning-transcript.md"
+
+
+async def _call(settings: Settings, tool: str, arguments: dict[str, Any]) -> Any:
+    async with Client(build_server(settings)) as client:
+        return await client.call_tool(tool, arguments)
+
+
+async def _ok(settings: Settings, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await _call(settings, tool, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def _error(settings: Settings, tool: str, arguments: dict[str, Any]) -> str:
+    result = await _call(settings, tool, arguments)
+    assert result.is_error and result.structured_content is None
+    return result.content[0].text
+
+
+async def test_lists_every_tool_with_typed_inputs(vault: Path) -> None:
+    async with Client(build_server(Settings(vault=vault))) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == {"search_notes", "read_note", "get_chunk", "ask_notebook", "refresh_notebook"}
+    assert tools["search_notes"].input_schema["required"] == ["query"]
+    assert tools["read_note"].input_schema["properties"]["chunk"]["anyOf"][0]["minimum"] == 0
+    assert all(t.output_schema for t in tools.values())
+
+
+async def test_search_groups_chunks_by_note_with_offsets_and_snippets(vault: Path) -> None:
+    found = await _ok(Settings(vault=vault), "search_notes", {"query": "heapsort sift down", "limit": 5})
+    first = found["results"][0]
+    assert first["path"] == "algorithms/sorting/heapsort.md" and first["selected"]
+    text = (vault / first["path"]).read_text(encoding="utf-8")
+    chunk = first["chunks"][0]
+    assert chunk["chunk_id"] == f"{first['path']}:{chunk['index']}"
+    assert chunk["char_offset_start"] < chunk["char_offset_end"] <= len(text)
+    assert "heap" in chunk["snippet"].lower()
+    assert first["snippet"] and first["total_chunks"] >= 1
+    scores = [r["score"] for r in found["results"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+async def test_search_in_a_transcript_points_at_30_second_windows(vault: Path) -> None:
+    found = await _ok(Settings(vault=vault), "search_notes", {"query": "dead letter queue replay", "limit": 3})
+    note = next(r for r in found["results"] if r["path"] == TRANSCRIPT)
+    text = (vault / TRANSCRIPT).read_text(encoding="utf-8")
+    for chunk in note["chunks"]:
+        span = text[chunk["char_offset_start"]:chunk["char_offset_end"]]
+        assert span.lstrip().startswith("[") and len(span) < 2000
+        assert chunk["start_time"] is not None
+    assert note["has_timestamps"]
+
+
+async def test_search_never_returns_excluded_notes(vault: Path) -> None:
+    found = await _ok(Settings(vault=vault), "search_notes", {"query": "heapsort kimchi private diary laptop"})
+    assert "private/diary-secret.md" not in [r["path"] for r in found["results"]]
+    globbed = await _ok(Settings(vault=vault, exclude=["cooking/**"]), "search_notes", {"query": "kimchi"})
+    assert not [r for r in globbed["results"] if r["path"].startswith("cooking/")]
+
+
+async def test_read_small_note_whole_and_large_one_as_preview(vault: Path) -> None:
+    small = await _ok(Settings(vault=vault), "read_note", {"path": "algorithms/sorting/heapsort.md"})
+    assert small["mode"] == "full"
+    assert small["content"] == (vault / "algorithms/sorting/heapsort.md").read_text(encoding="utf-8")
+    large = await _ok(Settings(vault=vault), "read_note", {"path": TRANSCRIPT})
+    assert large["mode"] == "preview" and large["has_timestamps"] and large["hints"]
+    assert len(large["content"]) <= 500
+
+
+async def test_read_note_ranges_times_and_query(vault: Path) -> None:
+    settings = Settings(vault=vault)
+    ranged = await _ok(settings, "read_note", {"path": TRANSCRIPT, "chunks": "20-22"})
+    assert [c["index"] for c in ranged["chunks"]] == [20, 21, 22]
+    timed = await _ok(settings, "read_note", {"path": TRANSCRIPT, "start_time": "0:10:00", "end_time": "0:12:00"})
+    assert timed["mode"] == "time_range" and "[00:10:" in timed["content"] and "[00:12:" not in timed["content"]
+    sampled = await _ok(settings, "read_note", {"path": TRANSCRIPT, "query": "certificate runbook"})
+    roles = {c["role"] for c in sampled["chunks"]}
+    assert {"match", "beginning"} <= roles and sampled["total_chunks"] > 40
+
+
+async def test_get_chunk_with_surrounding(vault: Path) -> None:
+    got = await _ok(Settings(vault=vault), "get_chunk", {"chunk_id": f"{TRANSCRIPT}:5", "surrounding": 1})
+    assert [(c["index"], c["role"]) for c in got["chunks"]] == [(4, "surrounding"), (5, "requested"),
+                                                                (6, "surrounding")]
+    text = (vault / TRANSCRIPT).read_text(encoding="utf-8")
+    for c in got["chunks"]:
+        assert text[c["char_offset_start"]:c["char_offset_end"]] == c["text"]
+
+
+@pytest.mark.parametrize("path", [
+    "../outside.md", "algorithms/../../outside.md", "/etc/passwd", "C:/Windows/win.ini",
+    "link-out.md", "linked-dir/secret.md",
+])
+async def test_paths_leaving_the_vault_are_refused(vault: Path, tmp_path: Path, path: str) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("TOP-SECRET-CONTENT", encoding="utf-8")
+    (tmp_path / "outside.md").write_text("TOP-SECRET-CONTENT", encoding="utf-8")
+    (vault / "link-out.md").symlink_to(outside / "secret.md")
+    (vault / "linked-dir").symlink_to(outside, target_is_directory=True)
+    for tool, args in (("read_note", {"path": path}), ("get_chunk", {"chunk_id": f"{path}:0"})):
+        message = await _error(Settings(vault=vault), tool, args)
+        assert "TOP-SECRET" not in message
+        assert any(w in message for w in ("leaves the vault", "absolute", "outside the vault"))
+
+
+@pytest.mark.parametrize(("path", "why"), [
+    ("private/diary-secret.md", "front matter"),
+    (".nlmsync/state.db", "not a note"),
+    (".obsidian/workspace.md", "not a note"),
+    ("quirks/binary-image.md", "binary"),
+    ("nowhere/missing.md", "not found"),
+])
+async def test_unservable_notes_get_a_clear_error(vault: Path, path: str, why: str) -> None:
+    message = await _error(Settings(vault=vault), "read_note", {"path": path})
+    assert why in message and path in message
+    assert "Personal thoughts" not in message
+
+
+async def test_glob_excluded_note_is_refused(vault: Path) -> None:
+    message = await _error(Settings(vault=vault, exclude=["journal/**"]), "read_note",
+                           {"path": "journal/2026-05-10.md"})
+    assert "excluded" in message
+
+
+@pytest.mark.parametrize(("tool", "arguments", "field"), [
+    ("search_notes", {"query": ""}, "query"),
+    ("search_notes", {"query": "x", "limit": 0}, "limit"),
+    ("read_note", {"path": TRANSCRIPT, "chunk": -1}, "chunk"),
+    ("read_note", {"path": TRANSCRIPT, "chunks": "9-2"}, "chunks"),
+    ("read_note", {"path": TRANSCRIPT, "chunk": 999}, "chunk"),
+    ("read_note", {"path": TRANSCRIPT, "start_time": "later"}, "start_time"),
+    ("read_note", {"path": "algorithms/sorting/heapsort.md", "start_time": "0:10"}, "timestamps"),
+    ("read_note", {"path": TRANSCRIPT, "chunk": 1, "chunks": "1-2"}, "not both"),
+    ("get_chunk", {"chunk_id": "no-index-here"}, "chunk_id"),
+    ("get_chunk", {"chunk_id": f"{TRANSCRIPT}:1", "surrounding": 9}, "surrounding"),
+    ("read_note", {}, "path"),
+])
+async def test_invalid_arguments_name_the_field(vault: Path, tool: str, arguments: dict[str, Any],
+                                                field: str) -> None:
+    assert field in await _error(Settings(vault=vault), tool, arguments)
+
+
+async def test_concurrent_searches_all_succeed(vault: Path) -> None:
+    queries = ["heapsort", "kimchi", "dijkstra shortest path", "sourdough starter", "asyncio task", "京都"] * 5
+    results: dict[int, Any] = {}
+    async with Client(build_server(Settings(vault=vault))) as client:
+
+        async def one(i: int, query: str) -> None:
+            results[i] = await client.call_tool("search_notes", {"query": query, "limit": 3})
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                for i, query in enumerate(queries):
+                    tg.start_soon(one, i, query)
+    assert len(results) == len(queries)
+    assert all(not r.is_error and r.structured_content["results"] for r in results.values())
