@@ -71,3 +71,15 @@ def test_carry_over_cap():
     got = history_source_ids(records, lambda s: s, remote, cap=40)
     assert len(got) == 40 and got[:10] == records[0] and got[-1] == "s3-9"
     assert history_source_ids(records, lambda s: s, remote, cap=0) == []
+
+
+def test_citation_heading_is_nearest_above_and_ignores_code_fences():
+    from nlmsync.sync.citations import find_cited_text, heading_above
+
+    text = "# Sorting\nintro\n## Heapsort\nBuild a max-heap,\nthen   swap.\n```\n# not a heading\n```\nlast line\n"
+    offset = find_cited_text(text, "Build a max-heap, then swap.")
+    assert offset == text.index("Build")
+    assert heading_above(text, offset) == "Heapsort"
+    assert heading_above(text, text.index("last line")) == "Heapsort"
+    assert heading_above(text, text.index("intro")) == "Sorting"
+    assert find_cited_text(text, "not in the note") is None

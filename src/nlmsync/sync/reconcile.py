@@ -48,13 +48,14 @@ def _listing(details: Any) -> dict[str, str]:
     return {s.id: s.title for s in details.sources}
 
 
-async def read_remote(client: Any, notebook_id: str, *, expect_sources: bool) -> RemoteView:
+async def read_remote(client: Any, notebook_id: str, *, expect_sources: bool, first: Any = None) -> RemoteView:
     """Read the notebook's sources with one `notebook_get` (two when the first listing is suspicious).
 
-    A listing is suspicious when it is empty although the registry (`expect_sources`) or the
-    notebook's own `source_count` says there are sources.
+    `first` is an answer already read in this run (it then counts as the first read). A listing is
+    suspicious when it is empty although the registry (`expect_sources`) or the notebook's own
+    `source_count` says there are sources.
     """
-    details = await client.notebook_get(notebook_id)
+    details = first if first is not None else await client.notebook_get(notebook_id)
     reads = 1
     if not details.sources and (expect_sources or (details.notebook.source_count or 0) > 0):
         details = await client.notebook_get(notebook_id)

@@ -1,0 +1,407 @@
+"""The Orchestrator: select → ensure sources → query → record. Used by the CLI, `watch` and `serve`.
+
+One `Orchestrator` serves one run: it holds the settings, the state store and a connected NotebookLM
+client. Every run that writes holds the store's cross-process writer lock, reads the notebook once
+(`notebook_get`), reconciles the registry against it (§7.3), retries deletions earlier runs left
+behind, and only then makes its own changes through `ensure_sources_for_paths` (§5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from nlmsync import vault as vault_files
+from nlmsync.config import Settings
+from nlmsync.errors import InputError, NotFoundError, PartialFailure, ServerValidationError, UsageError
+from nlmsync.notebooklm.client import connect
+from nlmsync.search.index import NoteIndex
+from nlmsync.store import StateStore
+from nlmsync.sync.carry_over import history_source_ids
+from nlmsync.sync.citations import find_cited_text, heading_above
+from nlmsync.sync.eviction import evict_path
+from nlmsync.sync.plan import Branch
+from nlmsync.sync.prepare import SyncDeps, ensure_sources_for_paths, retry_pending_deletions
+from nlmsync.sync.reconcile import RemoteView, orphan_ids, read_remote
+from nlmsync.sync.report import NoteOutcome, RefreshReport
+from nlmsync.sync.titles import looks_managed
+
+NEW_NOTEBOOK_PREFIX = "new:"
+
+
+class ProgressSink(Protocol):
+    """Where a run reports progress (the CLI's rich display; nothing for `--json`)."""
+
+    def start(self, label: str, total: int) -> None: ...
+
+    def advance(self, outcome: NoteOutcome) -> None: ...
+
+
+class Citation(BaseModel):
+    """One citation of an answer, mapped back to the vault note (and heading) it came from."""
+
+    number: int
+    source_id: str
+    path: str | None = None
+    heading: str | None = None
+    cited_text: str | None = None
+
+
+class SelectedNote(BaseModel):
+    path: str
+    score: float
+
+
+class AskResult(BaseModel):
+    notebook_id: str
+    question: str
+    answer: str
+    conversation_id: str | None
+    selected: list[SelectedNote] = Field(default_factory=list)
+    source_ids: list[str] = Field(default_factory=list, description="Selected notes' sources, then carry-over.")
+    carried_over: list[str] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+    notes: list[NoteOutcome] = Field(default_factory=list, description="What source preparation did.")
+    notices: list[str] = Field(default_factory=list)
+
+
+class RegistryEntry(BaseModel):
+    path: str
+    part: int
+    part_count: int
+    source_id: str
+    title: str
+    managed: bool
+
+
+class StatusReport(BaseModel):
+    notebook_id: str
+    title: str
+    capacity: int
+    remote_count: int
+    active: list[RegistryEntry] = Field(default_factory=list)
+    stale: list[RegistryEntry] = Field(default_factory=list)
+    orphans: list[str] = Field(default_factory=list, description="Remote sources titled by nlmsync, unregistered.")
+    unmanaged: int = Field(0, description="Remote sources nlmsync did not upload.")
+    pending_deletions: list[str] = Field(default_factory=list)
+    recent_evictions: list[dict[str, str]] = Field(default_factory=list)
+
+
+class ReconcileReport(BaseModel):
+    notebook_id: str
+    active: int
+    stale: list[str] = Field(default_factory=list)
+    canonicalized: list[str] = Field(default_factory=list)
+    orphans: list[str] = Field(default_factory=list)
+
+
+def _dedup(ids: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+class Orchestrator:
+    """`refresh`, `ask`, `status`, `reconcile` over one vault, state file and notebook server."""
+
+    def __init__(self, settings: Settings, store: StateStore, client: Any, *,
+                 progress: ProgressSink | None = None, index: NoteIndex | None = None) -> None:
+        self.settings = settings
+        self.store = store
+        self.client = client
+        self.progress = progress
+        self._index = index
+        self.vault_root = Path(settings.vault)
+
+    @classmethod
+    @asynccontextmanager
+    async def open(cls, settings: Settings, *, server: Any = None,
+                   progress: ProgressSink | None = None) -> AsyncIterator[Orchestrator]:
+        """Open the state file and connect to the server (`server` overrides `settings.server`).
+
+        Raises:
+            InputError: the vault is not a directory.
+            StateError: the state file cannot be used.
+            NotebookLMError: the server cannot be reached.
+        """
+        if not Path(settings.vault).is_dir():
+            raise InputError(f"{settings.vault}: the vault is not a directory")
+        store = StateStore.open(settings.state_path, settings)
+        try:
+            async with connect(settings.server if server is None else server, settings,
+                               state_dir=settings.state_path.parent) as client:
+                yield cls(settings, store, client, progress=progress)
+        finally:
+            store.close()
+
+    @property
+    def index(self) -> NoteIndex:
+        if self._index is None:
+            self._index = NoteIndex(self.vault_root, self.store.db, self.settings)
+        return self._index
+
+    # --- notebook and remote -------------------------------------------------------------------
+    async def _notebook(self, *, create: bool) -> tuple[str, Any]:
+        """The notebook of this run, and its `notebook_get` answer when reading it was needed."""
+        spec = (self.settings.notebook or "").strip()
+        if spec.startswith(NEW_NOTEBOOK_PREFIX):
+            title = spec[len(NEW_NOTEBOOK_PREFIX):].strip()
+            if not title:
+                raise UsageError("--notebook new:TITLE needs a title")
+            default = self.store.default_notebook()
+            if default is not None:
+                try:
+                    details = await self.client.notebook_get(default)
+                except NotFoundError:
+                    details = None
+                if details is not None and details.notebook.title == title:
+                    return default, details
+            if not create:
+                raise UsageError(f"notebook '{title}' has not been created yet (run refresh or ask first)")
+            created = await self.client.notebook_create(title)
+            with self.store.step():
+                self.store.record_notebook(created.notebook_id, title)
+                self.store.set_default_notebook(created.notebook_id)
+            return created.notebook_id, None
+        if spec:
+            return spec, None
+        default = self.store.default_notebook()
+        if default is None:
+            raise UsageError("no notebook given: pass --notebook ID, or --notebook new:TITLE to create one",
+                             hint="or set 'notebook' in .nlmsync/config.toml")
+        return default, None
+
+    async def _remote(self, notebook_id: str, first: Any) -> RemoteView:
+        expect = any(m.status == "active" for m in self.store.all_mappings(notebook_id))
+        return await read_remote(self.client, notebook_id, expect_sources=expect, first=first)
+
+    def _deps(self, notebook_id: str) -> SyncDeps:
+        return SyncDeps(self.client, self.store, self.vault_root, self.settings, notebook_id,
+                        on_progress=self.progress.advance if self.progress else None)
+
+    async def _prepare_run(self, notebook_id: str, first: Any, *, dry_run: bool) -> tuple[RemoteView, int, int]:
+        remote = await self._remote(notebook_id, first)
+        if dry_run:
+            return remote, 0, len(self.store.pending_deletions(notebook_id))
+        self.store.reconcile(notebook_id, remote.ids())
+        done, left = await retry_pending_deletions(self._deps(notebook_id), remote)
+        return remote, done, left
+
+    # --- paths ---------------------------------------------------------------------------------
+    def _vault_relative(self, arg: str, notes: list[str]) -> list[str]:
+        """Vault-relative note paths named by `arg` (a note or a folder, relative to the vault or cwd)."""
+        candidate = Path(arg) if Path(arg).is_absolute() else Path.cwd() / arg
+        rel: str | None = None
+        if candidate.exists():
+            try:
+                rel = candidate.resolve().relative_to(self.vault_root.resolve()).as_posix()
+            except ValueError:
+                rel = None
+        rel = vault_files.normalize_rel_path(rel if rel is not None else arg)
+        if rel in ("", "."):
+            return notes
+        full = vault_files.resolve_in_vault(self.vault_root, rel)
+        if full.is_dir():
+            return [n for n in notes if n.startswith(rel.rstrip("/") + "/")]
+        if not full.is_file():
+            raise InputError(f"{arg}: no such note in the vault")
+        return [rel]
+
+    def _vault_notes(self) -> list[str]:
+        return sorted(n.path for n in vault_files.scan_vault(self.vault_root).notes)
+
+    def _synced_paths(self, notebook_id: str) -> list[str]:
+        paths = dict.fromkeys(m.path for m in self.store.all_mappings(notebook_id) if m.status == "active")
+        return [p for p in paths if (self.vault_root / p).is_file()]
+
+    # --- refresh -------------------------------------------------------------------------------
+    async def refresh(self, paths: Sequence[str] = (), *, query: str | None = None, mirror: bool = False,
+                      dry_run: bool = False) -> RefreshReport:
+        """Make notes live sources: the given paths, the notes `query` selects, the whole vault
+        (`mirror`, which also removes the sources of notes that left the vault), or — with none of
+        these — the notes already synced.
+
+        Returns the report; when some notes failed, raises `PartialFailure` carrying it instead.
+
+        Raises:
+            PartialFailure: some notes failed, the rest were done and recorded (exit 6).
+            CapacityError: the requested notes cannot fit, or no managed source may be evicted (exit 3).
+            InputError: a path is not a note of the vault.
+        """
+        with self.store.writer():
+            notebook_id, first = await self._notebook(create=not dry_run)
+            report = RefreshReport(notebook_id=notebook_id, dry_run=dry_run, capacity=self.settings.capacity)
+            remote, report.pending_deletions_done, report.pending_deletions_left = await self._prepare_run(
+                notebook_id, first, dry_run=dry_run)
+            selected = self._refresh_paths(notebook_id, paths, query, mirror)
+            if mirror:
+                report.notes.extend(await self._remove_vanished(notebook_id, remote, set(selected), dry_run))
+            if self.progress:
+                self.progress.start("refresh", len(selected))
+            report.notes.extend(await ensure_sources_for_paths(self._deps(notebook_id), selected, remote,
+                                                               dry_run=dry_run))
+            report.remote_count = len(remote)
+        if report.failed:
+            raise PartialFailure(f"{len(report.failed)} of {len(selected)} notes failed; the rest were done and "
+                                 f"recorded (first: {report.failed[0].path}: {report.failed[0].error})",
+                                 report=report)
+        return report
+
+    def _refresh_paths(self, notebook_id: str, paths: Sequence[str], query: str | None, mirror: bool) -> list[str]:
+        if mirror:
+            return self._vault_notes()
+        chosen: list[str] = []
+        if paths:
+            notes = self._vault_notes()
+            for arg in paths:
+                chosen.extend(self._vault_relative(arg, notes))
+        if query is not None:
+            chosen.extend(hit.path for hit in self.index.selected(query))
+        if not paths and query is None:
+            chosen = self._synced_paths(notebook_id)
+        return list(dict.fromkeys(chosen))
+
+    async def _remove_vanished(self, notebook_id: str, remote: RemoteView, keep: set[str],
+                               dry_run: bool) -> list[NoteOutcome]:
+        """`--all`: take out the sources of notes no longer in the vault (managed ones only)."""
+        gone = dict.fromkeys(m.path for m in self.store.all_mappings(notebook_id) if m.managed and m.path not in keep)
+        outcomes: list[NoteOutcome] = []
+        for path in gone:
+            reason = "no longer in the vault"
+            if dry_run:
+                ids = [self.store.resolve_source_id(m.source_id) for m in self.store.get_mappings(notebook_id, path)]
+                outcomes.append(NoteOutcome(path=path, branch=Branch.REMOVED, reason=reason,
+                                            source_ids=[i for i in ids if i in remote]))
+                continue
+            outcome = await evict_path(self.client, self.store, notebook_id, remote, path, reason=reason,
+                                       branch=Branch.REMOVED)
+            outcomes.append(outcome)
+            if self.progress:
+                self.progress.advance(outcome)
+        return outcomes
+
+    # --- ask -----------------------------------------------------------------------------------
+    async def ask(self, question: str, conversation_id: str | None = None, new: bool = False) -> AskResult:
+        """Select notes for `question`, make them live, query with carry-over (§8), record the turn.
+
+        Continues the notebook's latest conversation unless `new` or `conversation_id` says otherwise.
+
+        Raises:
+            UsageError: the question is empty.
+            CapacityError: the selected notes cannot be made live.
+            NotebookLMError: the query failed.
+        """
+        if not question.strip():
+            raise UsageError("the question is empty")
+        with self.store.writer():
+            notebook_id, first = await self._notebook(create=True)
+            remote, _, _ = await self._prepare_run(notebook_id, first, dry_run=False)
+            hits = self.index.selected(question)
+            if self.progress:
+                self.progress.start("preparing sources", len(hits))
+            outcomes = await ensure_sources_for_paths(self._deps(notebook_id), [h.path for h in hits], remote)
+            result = AskResult(notebook_id=notebook_id, question=question, answer="", conversation_id=None,
+                               selected=[SelectedNote(path=h.path, score=h.score) for h in hits], notes=outcomes)
+            live = [o for o in outcomes if o.branch in (Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED)]
+            result.notices.extend(f"{o.path}: {o.error}" for o in outcomes if o.branch == Branch.FAILED)
+            conversation = None if new else (conversation_id or self.store.latest_conversation(notebook_id))
+            if conversation is not None:
+                records = self.store.query_records(notebook_id, conversation)
+                result.carried_over = history_source_ids([r.source_ids for r in records],
+                                                         self.store.resolve_source_id, remote.ids(),
+                                                         self.settings.carry_over_cap)
+            result.source_ids = _dedup([sid for o in live for sid in o.source_ids] + result.carried_over)
+            if not result.source_ids:
+                result.notices.append("no note matched the question; asking the whole notebook")
+            answer = await self._query(notebook_id, question, result.source_ids or None, conversation, result)
+            result.answer = answer.answer
+            result.conversation_id = answer.conversation_id or conversation
+            result.citations = self._map_citations(notebook_id, answer, live)
+            if result.conversation_id:
+                self.store.record_turn(notebook_id, result.conversation_id, question, answer.answer,
+                                       result.source_ids, [o.path for o in live], answer.citations)
+        return result
+
+    async def _query(self, notebook_id: str, question: str, source_ids: list[str] | None,
+                     conversation: str | None, result: AskResult) -> Any:
+        timeout = self.settings.query_timeout
+        try:
+            return await self.client.notebook_query(notebook_id, question, source_ids=source_ids,
+                                                    conversation_id=conversation, timeout=timeout)
+        except (NotFoundError, ServerValidationError) as exc:
+            if conversation is None:
+                raise
+            result.notices.append(f"the server rejected conversation {conversation} ({exc}); "
+                                  "asked again in a new conversation")
+            return await self.client.notebook_query(notebook_id, question, source_ids=source_ids,
+                                                    conversation_id=None, timeout=timeout)
+
+    def _map_citations(self, notebook_id: str, answer: Any, live: list[NoteOutcome]) -> list[Citation]:
+        path_of = {sid: o.path for o in live for sid in o.source_ids}
+        texts: dict[str, str | None] = {}
+
+        def note_path(source_id: str) -> str | None:
+            resolved = self.store.resolve_source_id(source_id)
+            if resolved in path_of:
+                return path_of[resolved]
+            row = self.store.mapping_by_source_id(notebook_id, resolved)
+            return row.path if row else None
+
+        def note_text(path: str) -> str | None:
+            if path not in texts:
+                try:
+                    texts[path] = vault_files.read_note_text(self.vault_root, path)
+                except (InputError, OSError):
+                    texts[path] = None
+            return texts[path]
+
+        citations: list[Citation] = []
+        referenced = {r.citation_number for r in answer.references}
+        for ref in answer.references:
+            path = note_path(ref.source_id)
+            heading = None
+            text = note_text(path) if path else None
+            if text is not None and ref.cited_text:
+                offset = find_cited_text(text, ref.cited_text)
+                heading = heading_above(text, offset) if offset is not None else None
+            citations.append(Citation(number=ref.citation_number, source_id=ref.source_id, path=path,
+                                      heading=heading, cited_text=ref.cited_text))
+        for number, source_id in answer.citations.items():
+            if number.isdigit() and int(number) not in referenced:
+                citations.append(Citation(number=int(number), source_id=source_id, path=note_path(source_id)))
+        return sorted(citations, key=lambda c: c.number)
+
+    # --- status and reconcile ------------------------------------------------------------------
+    async def status(self) -> StatusReport:
+        """The registry against the remote listing; changes nothing."""
+        notebook_id, first = await self._notebook(create=False)
+        remote = await self._remote(notebook_id, first)
+        report = StatusReport(notebook_id=notebook_id, title=remote.title, capacity=self.settings.capacity,
+                              remote_count=len(remote))
+        registered: set[str] = set()
+        for m in self.store.all_mappings(notebook_id):
+            resolved = self.store.resolve_source_id(m.source_id)
+            registered.update((m.source_id, resolved))
+            entry = RegistryEntry(path=m.path, part=m.part, part_count=m.part_count, source_id=resolved,
+                                  title=m.title, managed=m.managed)
+            (report.active if resolved in remote else report.stale).append(entry)
+        report.orphans = orphan_ids(remote, registered)
+        report.unmanaged = sum(1 for i, t in remote.sources.items() if i not in registered and not looks_managed(t))
+        report.pending_deletions = [p.source_id for p in self.store.pending_deletions(notebook_id)]
+        report.recent_evictions = [{"path": e.path, "source_id": e.source_id, "reason": e.reason,
+                                    "evicted_at": e.evicted_at} for e in self.store.recent_evictions(notebook_id, 10)]
+        return report
+
+    async def reconcile(self) -> ReconcileReport:
+        """§7.3 against one fresh listing: mark mappings active (canonical ids) or stale."""
+        with self.store.writer():
+            notebook_id, first = await self._notebook(create=False)
+            remote = await self._remote(notebook_id, first)
+            result = self.store.reconcile(notebook_id, remote.ids())
+            registered = {self.store.resolve_source_id(m.source_id) for m in self.store.all_mappings(notebook_id)}
+        return ReconcileReport(notebook_id=notebook_id, active=len(result.active),
+                               stale=[m.path for m in result.stale],
+                               canonicalized=[m.path for m in result.canonicalized],
+                               orphans=orphan_ids(remote, registered))

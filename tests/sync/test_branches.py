@@ -1,0 +1,226 @@
+"""Every §5 branch against the in-process fake server and the real state store."""
+
+from __future__ import annotations
+
+import pytest
+
+from nlmsync.errors import CapacityError, PartialFailure
+from nlmsync.notebooklm.fake.faults import ErrorRule, Faults
+from nlmsync.sync.plan import Branch
+from nlmsync.sync.titles import content_hash, source_title
+
+pytestmark = pytest.mark.anyio
+
+
+def branches(report):
+    return {n.path: n.branch for n in report.notes}
+
+
+async def test_added_then_reused_with_zero_mutating_calls_and_one_listing(make_world):
+    world = make_world()
+    world.write("a.md", "# A\nalpha\n")
+    world.write("b.md", "# B\nbeta\n")
+    async with world.run() as orch:
+        first = await orch.refresh(["a.md", "b.md"])
+    assert branches(first) == {"a.md": Branch.ADDED, "b.md": Branch.ADDED}
+    assert sorted(world.remote().values()) == sorted([source_title("a.md", content_hash("# A\nalpha\n")),
+                                                      source_title("b.md", content_hash("# B\nbeta\n"))])
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        second = await orch.refresh(["a.md", "b.md"])
+    assert branches(second) == {"a.md": Branch.REUSED, "b.md": Branch.REUSED}
+    assert world.mutating_calls(mark) == []
+    assert world.calls("notebook_get", mark) == 1
+    assert [n.source_ids for n in second.notes] == [n.source_ids for n in first.notes]
+
+
+async def test_replace_uploads_first_then_deletes_and_aliases(make_world):
+    world = make_world()
+    world.write("a.md", "v1")
+    async with world.run() as orch:
+        old = (await orch.refresh(["a.md"])).notes[0].source_ids[0]
+    world.write("a.md", "v2")
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        note = (await orch.refresh(["a.md"])).notes[0]
+        assert note.branch == Branch.REPLACED and note.previous_source_ids == [old]
+        new = note.source_ids[0]
+        assert orch.store.resolve_source_id(old) == new
+        assert orch.store.pending_deletions(world.notebook_id) == []
+    assert world.mutating_calls(mark) == ["source_add", "source_delete"]
+    assert world.remote_texts() == {source_title("a.md", content_hash("v2")): "v2"}
+
+
+async def test_replace_with_failing_delete_keeps_note_and_queues_old(make_world):
+    world = make_world(faults=Faults(errors=[ErrorRule("source_delete", "Internal error", nth=1)]))
+    world.write("a.md", "v1")
+    async with world.run() as orch:
+        old = (await orch.refresh(["a.md"])).notes[0].source_ids[0]
+    world.write("a.md", "v2")
+    async with world.run() as orch:
+        note = (await orch.refresh(["a.md"])).notes[0]
+        assert note.branch == Branch.REPLACED
+        assert [p.source_id for p in orch.store.pending_deletions(world.notebook_id)] == [old]
+        assert orch.store.get_mappings(world.notebook_id, "a.md")[0].source_id == note.source_ids[0]
+    assert old in world.remote()
+    async with world.run() as orch:
+        report = await orch.refresh(["a.md"])
+        assert report.pending_deletions_done == 1 and report.notes[0].branch == Branch.REUSED
+        assert orch.store.pending_deletions(world.notebook_id) == []
+    assert list(world.remote()) == [note.source_ids[0]]
+
+
+async def test_rename_rebinds_without_upload(make_world):
+    world = make_world()
+    world.write("old/name.md", "same content")
+    async with world.run() as orch:
+        sid = (await orch.refresh(["old/name.md"])).notes[0].source_ids[0]
+    (world.vault / "old/name.md").rename(world.vault / "new.md")
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        note = (await orch.refresh(["new.md"])).notes[0]
+        assert (note.branch, note.renamed_from, note.source_ids) == (Branch.RENAMED, "old/name.md", [sid])
+        assert orch.store.get_mappings(world.notebook_id, "old/name.md") == []
+        assert orch.store.get_mappings(world.notebook_id, "new.md")[0].source_id == sid
+    assert world.mutating_calls(mark) == []
+
+
+async def test_new_note_evicts_least_recent_managed_note(make_world):
+    world = make_world(capacity=3)
+    for name in "abc":
+        world.write(f"{name}.md", f"note {name}")
+    async with world.run() as orch:
+        await orch.refresh(["a.md", "b.md", "c.md"])
+        await orch.refresh(["a.md", "c.md"])  # b is now the least recently used
+    world.write("d.md", "note d")
+    async with world.run() as orch:
+        report = await orch.refresh(["d.md"])
+        assert [(n.path, n.branch) for n in report.notes] == [("b.md", Branch.EVICTED), ("d.md", Branch.ADDED)]
+        assert [e.path for e in orch.store.recent_evictions(world.notebook_id, 5)] == ["b.md"]
+        assert orch.store.get_mappings(world.notebook_id, "b.md") == []
+    assert sorted(t.split(" · ")[0] for t in world.remote().values()) == ["a.md", "c.md", "d.md"]
+
+
+async def test_never_evicts_a_note_made_live_in_the_same_run(make_world):
+    world = make_world(capacity=2)
+    for name in "abc":
+        world.write(f"{name}.md", f"note {name}")
+    async with world.run() as orch:
+        await orch.refresh(["a.md", "b.md"])
+        report = await orch.refresh(["b.md", "c.md"])
+    assert [(n.path, n.branch) for n in report.notes] == [("b.md", Branch.REUSED), ("a.md", Branch.EVICTED),
+                                                          ("c.md", Branch.ADDED)]
+
+
+async def test_capacity_without_candidates_exits_3_naming_capacity(make_world):
+    world = make_world(capacity=2)
+    unmanaged = world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "text",
+                                                "text": "mine", "title": "My own source"})
+    assert unmanaged["status"] == "success"
+    world.fake.calls.clear()
+    world.write("a.md", "a")
+    world.write("b.md", "b")
+    async with world.run() as orch:
+        with pytest.raises(CapacityError) as info:
+            await orch.refresh(["a.md", "b.md"])
+    assert "at most 2 (1 taken by sources nlmsync did not upload)" in str(info.value)
+    assert info.value.exit_code == 3 and "capacity" in (info.value.hint or "")
+    assert world.mutating_calls() == []
+
+
+async def test_requested_notes_alone_over_capacity_refused_before_upload(make_world):
+    world = make_world(capacity=2)
+    for name in "abc":
+        world.write(f"{name}.md", name)
+    async with world.run() as orch:
+        with pytest.raises(CapacityError, match="3 requested notes need 3 sources"):
+            await orch.refresh(["a.md", "b.md", "c.md"])
+    assert world.mutating_calls() == []
+
+
+async def test_excluded_notes_are_never_uploaded(make_world):
+    world = make_world(exclude=["private/**"])
+    world.write("private/secret.md", "secret")
+    world.write("opt-out.md", "---\nnlmsync: false\n---\nbody")
+    world.write("ok.md", "fine")
+    async with world.run() as orch:
+        report = await orch.refresh(["private/secret.md", "opt-out.md", "ok.md"])
+    assert branches(report) == {"private/secret.md": Branch.EXCLUDED, "opt-out.md": Branch.EXCLUDED,
+                                "ok.md": Branch.ADDED}
+    assert len(world.remote()) == 1
+
+
+async def test_big_note_is_split_into_numbered_parts_managed_as_one(make_world):
+    world = make_world()
+    text = "".join(f"## Section {i}\n" + "word " * 30 + "\n\n" for i in range(6))
+    world.write("big.md", text)
+    async with world.run() as orch:
+        from nlmsync.sync.prepare import SyncDeps, ensure_sources_for_paths
+        from nlmsync.sync.reconcile import read_remote
+
+        deps = SyncDeps(orch.client, orch.store, world.vault, orch.settings, world.notebook_id, max_words=70)
+        remote = await read_remote(orch.client, world.notebook_id, expect_sources=False)
+        outcome = (await ensure_sources_for_paths(deps, ["big.md"], remote))[0]
+        assert outcome.branch == Branch.ADDED and outcome.parts == 3 and outcome.split
+        rows = orch.store.get_mappings(world.notebook_id, "big.md")
+        assert [(r.part, r.part_count) for r in rows] == [(0, 3), (1, 3), (2, 3)]
+    titles = sorted(world.remote().values())
+    assert [t.split(" · ")[0] for t in titles] == [f"big.md (part {i}/3)" for i in (1, 2, 3)]
+    assert "".join(world.remote_texts()[t] for t in titles) == text
+
+
+async def test_unreadable_note_fails_alone_with_exit_6(make_world):
+    world = make_world()
+    world.write("good.md", "fine")
+    (world.vault / "bad.md").write_bytes(b"\xff\xfe\x00binary")
+    async with world.run() as orch:
+        with pytest.raises(PartialFailure) as info:
+            await orch.refresh(["bad.md", "good.md"])
+    report = info.value.report
+    assert info.value.exit_code == 6 and "bad.md" in str(info.value)
+    assert branches(report) == {"bad.md": Branch.FAILED, "good.md": Branch.ADDED}
+    assert len(world.remote()) == 1
+
+
+async def test_dry_run_makes_no_mutating_call_and_writes_nothing(make_world):
+    world = make_world(capacity=2)
+    world.write("a.md", "a")
+    world.write("b.md", "b")
+    async with world.run() as orch:
+        await orch.refresh(["a.md", "b.md"])
+    world.write("a.md", "a2")
+    world.write("c.md", "c")
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        plan = await orch.refresh(["a.md", "c.md"], dry_run=True)
+        assert plan.dry_run
+        assert [(n.path, n.branch) for n in plan.notes] == [("b.md", Branch.EVICTED), ("a.md", Branch.REPLACED),
+                                                            ("c.md", Branch.ADDED)]
+        assert orch.store.get_mappings(world.notebook_id, "b.md")
+    assert world.mutating_calls(mark) == []
+
+
+async def test_mirror_removes_sources_of_vanished_notes(make_world):
+    world = make_world()
+    world.write("keep.md", "k")
+    world.write("gone.md", "g")
+    async with world.run() as orch:
+        await orch.refresh(mirror=True)
+    (world.vault / "gone.md").unlink()
+    async with world.run() as orch:
+        report = await orch.refresh(mirror=True)
+        assert [(n.path, n.branch) for n in report.notes] == [("gone.md", Branch.REMOVED), ("keep.md", Branch.REUSED)]
+    assert [t.split(" · ")[0] for t in world.remote().values()] == ["keep.md"]
+
+
+async def test_empty_listing_is_read_again_before_concluding(make_world):
+    world = make_world()
+    world.write("a.md", "a")
+    async with world.run() as orch:
+        await orch.refresh(["a.md"])
+    world.fake.faults.empty_sources_once = True
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        report = await orch.refresh(["a.md"])
+    assert report.notes[0].branch == Branch.REUSED
+    assert world.calls("notebook_get", mark) == 2 and world.mutating_calls(mark) == []
