@@ -89,7 +89,8 @@ def scan_vault(root: Path) -> VaultScan:
 
     def walk(directory: str, rel_prefix: str, ancestors: frozenset[str]) -> None:
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            with os.scandir(directory) as iterator:
+                entries = sorted(iterator, key=lambda e: e.name)
         except OSError as exc:
             scan.skipped.append(SkippedNote(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})"))
             return
@@ -150,9 +151,10 @@ def scan_vault(root: Path) -> VaultScan:
 def _find_by_normalized_name(parent: Path, name: str) -> Path | None:
     """The entry of `parent` whose name is `name` up to Unicode normalization (NFD on disk)."""
     try:
-        for entry in os.scandir(parent):
-            if unicodedata.normalize("NFC", entry.name) == name:
-                return Path(entry.path)
+        with os.scandir(parent) as entries:
+            for entry in entries:
+                if unicodedata.normalize("NFC", entry.name) == name:
+                    return Path(entry.path)
     except OSError:
         return None
     return None

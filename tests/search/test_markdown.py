@@ -1,0 +1,70 @@
+"""Markdown fields (§3.2): ATX/setext headings and front matter as heading text, the rest body."""
+
+from __future__ import annotations
+
+from nlmsync.search.markdown import note_fields, split_markdown
+
+NOTE = """---
+title: Heap notes
+aliases: [binary heap, priority queue]
+tags:
+  - algorithms
+author: Mina
+nlmsync: true
+---
+# Heaps
+
+Intro paragraph about sift down.
+
+Setext title
+============
+
+Second level
+------------
+
+```python
+# not a heading, this is code
+heapq.heappush(items, x)
+```
+
+---
+
+Text after a thematic break.
+"""
+
+
+def test_heading_text_collects_front_matter_and_both_heading_styles() -> None:
+    parts = split_markdown(NOTE)
+    assert parts.heading.split("\n") == ["Heap notes", "binary heap", "priority queue", "algorithms", "Heaps",
+                                         "Setext title", "Second level"]
+
+
+def test_body_keeps_code_and_other_front_matter_values() -> None:
+    body = split_markdown(NOTE).body
+    assert "# not a heading, this is code" in body
+    assert "heapq.heappush(items, x)" in body
+    assert "Mina" in body
+    assert "Text after a thematic break." in body
+    assert "Setext title" not in body
+    assert "true" not in body.split()
+
+
+def test_multi_line_paragraph_becomes_one_setext_heading() -> None:
+    parts = split_markdown("first line\nsecond line\n===\nbody")
+    assert parts.heading == "first line second line"
+    assert parts.body == "body"
+
+
+def test_tilde_fence_and_atx_closing_hashes() -> None:
+    parts = split_markdown("## Title ##\n~~~\n# inside\n~~~\n#hashtag is body")
+    assert parts.heading == "Title"
+    assert "# inside" in parts.body
+    assert "#hashtag is body" in parts.body
+
+
+def test_note_fields_counts_tokens_per_field() -> None:
+    fields = note_fields("algorithms/heap.md", "# Heap\n\nheap heap sort")
+    assert fields.heading["heap"] == 1
+    assert fields.body["heap"] == 2
+    assert fields.path["heap"] == 1
+    assert fields.lengths == (sum(fields.body.values()), 1, 2)

@@ -1,0 +1,71 @@
+"""Tokenization (§3.1): normalization, base tokens, length bounds, compounds, CJK bigrams, path tokens."""
+
+from __future__ import annotations
+
+from nlmsync.search.tokenize import MAX_TOKEN_LENGTH, tokenize, tokenize_path
+
+
+def test_nfkc_and_lowercase() -> None:
+    assert tokenize("ＨＥＡＰ Sort") == ["heap", "sort", "heapsort"]
+    assert tokenize("ﬁle") == ["file"]
+
+
+def test_base_tokens_are_letters_and_numbers_only() -> None:
+    assert tokenize("O(n log n) -- 2nd_pass!") == ["o", "n", "log", "n", "2nd", "pass", "on", "nlog", "logn", "n2nd",
+                                                     "2ndpass"]
+
+
+def test_adjacent_ascii_compounds() -> None:
+    assert "heapsort" in tokenize("heap sort")
+    assert "mergesort" in tokenize("merge-sort")
+    assert tokenize("heapsort") == ["heapsort"]
+
+
+def test_no_compound_across_non_ascii_tokens() -> None:
+    tokens = tokenize("heap 정렬 sort")
+    assert "heapsort" not in tokens
+    assert "heap정렬" not in tokens
+
+
+def test_token_length_bounds() -> None:
+    long_word = "a" * (MAX_TOKEN_LENGTH + 1)
+    assert tokenize(long_word) == []
+    assert tokenize("a" * MAX_TOKEN_LENGTH) == ["a" * MAX_TOKEN_LENGTH]
+    assert tokenize("x") == ["x"]
+
+
+def test_hangul_bigrams() -> None:
+    assert tokenize("김치찌개") == ["김치찌개", "김치", "치찌", "찌개"]
+
+
+def test_katakana_prolonged_sound_mark_stays_inside_the_run() -> None:
+    assert tokenize("ヒープソート") == ["ヒープソート", "ヒー", "ープ", "プソ", "ソー", "ート"]
+
+
+def test_mixed_script_token_bigrams_only_cjk_part() -> None:
+    tokens = tokenize("python入門")
+    assert tokens[0] == "python入門"
+    assert "入門" in tokens
+    assert not any(t.startswith("n入") for t in tokens)
+
+
+def test_bigrams_survive_an_unspaced_sentence_longer_than_80() -> None:
+    sentence = "今日は" * 40
+    tokens = tokenize(sentence)
+    assert sentence not in tokens
+    assert {"今日", "日は", "は今"} <= set(tokens)
+
+
+def test_formula_text() -> None:
+    assert tokenize("E = mc²") == ["e", "mc2", "emc2"]
+    assert "mc2" in tokenize("mc^2")
+
+
+def test_path_tokens() -> None:
+    assert tokenize_path("algorithms/sorting/heapsort.md") == ["algorithms", "sorting", "heapsort"]
+    assert tokenize_path("cooking\\merge-sort.MD") == ["cooking", "merge", "sort", "mergesort"]
+    assert tokenize_path("travel/서울 여행.md")[:2] == ["travel", "서울"]
+
+
+def test_path_compounds_do_not_cross_folders() -> None:
+    assert "sortingheapsort" not in tokenize_path("sorting/heapsort.md")
