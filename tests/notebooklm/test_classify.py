@@ -1,0 +1,117 @@
+"""In-band errors and transport exceptions become the right `NotebookLMError` subclass and exit code."""
+
+from __future__ import annotations
+
+import httpx2
+import pytest
+from mcp import MCPError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+from nlmsync.errors import (
+    AuthenticationRequiredError,
+    ConnectionLostError,
+    MalformedResponseError,
+    NotFoundError,
+    RateLimitedError,
+    ServerCapacityError,
+    ServerCommandNotFoundError,
+    ServerError,
+    ServerTimeoutError,
+    ServerUnreachableError,
+    ServerValidationError,
+    exit_code_for,
+)
+from nlmsync.notebooklm.classify import classify_exception, classify_in_band_error, classify_tool_error_text
+from nlmsync.notebooklm.fake.state import AUTH_ERROR
+
+REAL_AUTH_ERROR = {"status": "error", "error": AUTH_ERROR}
+
+
+@pytest.mark.parametrize(("payload", "expected"), [
+    (REAL_AUTH_ERROR, AuthenticationRequiredError),
+    ({"status": "error", "error": "Credentials have expired."}, AuthenticationRequiredError),
+    ({"status": "error", "error": "Notebook abc not found."}, NotFoundError),
+    ({"status": "error", "error": "RPC error code 8 (RESOURCE_EXHAUSTED)"}, RateLimitedError),
+    ({"status": "error", "error": "Source limit reached: 50 sources (maximum 50 sources per notebook)."},
+     ServerCapacityError),
+    ({"status": "error", "error": "Deletion not confirmed. Set confirm=True after user approval."},
+     ServerValidationError),
+    ({"status": "error", "error": "text is required for source_type='text'"}, ServerValidationError),
+    ({"status": "error", "error": "Query failed: something odd"}, ServerError),
+    ({"status": "error"}, ServerError),
+])
+def test_in_band_errors_are_classified_by_message(payload: dict, expected: type) -> None:
+    error = classify_in_band_error("notebook_get", payload)
+    assert type(error) is expected
+    assert error.tool == "notebook_get"
+    if isinstance(payload.get("error"), str):
+        assert error.raw == payload["error"]
+
+
+def test_error_details_category_wins_over_the_message() -> None:
+    payload = {"status": "error", "error": "NotebookLM temporarily rejected the query (not found wording)",
+               "error_details": {"category": "resource_exhausted", "provider_code": 8}}
+    error = classify_in_band_error("notebook_query", payload)
+    assert isinstance(error, RateLimitedError)
+    assert error.details["provider_code"] == 8
+
+
+def test_unknown_category_falls_back_to_the_message() -> None:
+    payload = {"status": "error", "error": "Notebook x not found.", "error_details": {"category": "mystery"}}
+    assert isinstance(classify_in_band_error("notebook_get", payload), NotFoundError)
+
+
+def test_auth_error_is_one_line_with_a_login_hint_and_exit_5() -> None:
+    error = classify_in_band_error("notebook_list", REAL_AUTH_ERROR)
+    assert "\n" not in error.message
+    assert "No authentication found" in error.message
+    assert error.hint is not None and "nlm login" in error.hint
+    assert exit_code_for(error) == 5
+    assert error.raw == AUTH_ERROR
+
+
+def test_server_hint_is_kept() -> None:
+    error = classify_in_band_error("notebook_get", {"status": "error", "error": "Notebook x not found.",
+                                                    "hint": "Run 'nlm notebook list'."})
+    assert error.hint == "Run 'nlm notebook list'."
+
+
+def test_tool_error_text_for_rejected_arguments_is_a_validation_error() -> None:
+    text = "1 validation error for call[notebook_get]\nbogus\n  Unexpected keyword argument"
+    error = classify_tool_error_text("notebook_get", text)
+    assert isinstance(error, ServerValidationError)
+    assert exit_code_for(error) == 2
+
+
+def test_missing_command_is_not_a_connection_problem() -> None:
+    nested = ExceptionGroup("outer", [ExceptionGroup("inner", [FileNotFoundError(2, "No such file", "nlm-x")])])
+    error = classify_exception(nested, tool="server_info", phase="connect")
+    assert isinstance(error, ServerCommandNotFoundError)
+    assert "nlm-x" in error.message
+    assert exit_code_for(error) == 4
+
+
+@pytest.mark.parametrize(("exc", "phase", "expected"), [
+    (MCPError(CONNECTION_CLOSED, "Connection closed"), "call", ConnectionLostError),
+    (MCPError(CONNECTION_CLOSED, "Connection closed"), "connect", ServerUnreachableError),
+    (MCPError(REQUEST_TIMEOUT, "Timed out"), "call", ServerTimeoutError),
+    (TimeoutError(), "call", ServerTimeoutError),
+    (ExceptionGroup("g", [httpx2.ConnectError("refused")]), "connect", ServerUnreachableError),
+    (ExceptionGroup("g", [httpx2.RemoteProtocolError("peer closed")]), "call", ConnectionLostError),
+    (BrokenPipeError(), "call", ConnectionLostError),
+    (MCPError(-32602, "Invalid params: notebook_id"), "call", ServerValidationError),
+    (RuntimeError("bug"), "call", ServerError),
+])
+def test_transport_exceptions(exc: BaseException, phase: str, expected: type) -> None:
+    assert type(classify_exception(exc, tool="notebook_get", phase=phase)) is expected  # type: ignore[arg-type]
+
+
+def test_pydantic_validation_failure_is_malformed() -> None:
+    from pydantic import BaseModel, ValidationError
+
+    class M(BaseModel):
+        x: int
+
+    with pytest.raises(ValidationError) as info:
+        M.model_validate({"x": "no"})
+    assert isinstance(classify_exception(info.value, tool="notebook_get", phase="call"), MalformedResponseError)

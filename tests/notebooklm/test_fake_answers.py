@@ -1,0 +1,40 @@
+"""Offline answers quote the passages that best match the question, cited like the real server."""
+
+from __future__ import annotations
+
+from nlmsync.notebooklm.fake.answers import MAX_PASSAGE_WORDS, NO_ANSWER, compose_answer, split_passages
+
+HEAPSORT = ("Heapsort builds a binary heap and repeatedly extracts the maximum.\n\n"
+            "It runs in O(n log n) time and sorts in place.")
+QUICKSORT = "Quicksort picks a pivot and partitions the array around it.\n\nIts worst case is quadratic."
+GARDEN = "Tomatoes need full sun and regular watering."
+
+
+def test_best_passage_is_quoted_and_cited() -> None:
+    result = compose_answer("how does heapsort use a binary heap?",
+                            [("s-heap", HEAPSORT), ("s-quick", QUICKSORT), ("s-garden", GARDEN)])
+    first = result["references"][0]
+    assert first == {"source_id": "s-heap", "citation_number": 1,
+                     "cited_text": "Heapsort builds a binary heap and repeatedly extracts the maximum."}
+    assert result["citations"]["1"] == "s-heap"
+    assert "s-garden" not in result["sources_used"]
+    assert f"> {first['cited_text']} [1]" in result["answer"]
+    assert set(result["citations"].values()) == set(result["sources_used"])
+    assert [r["citation_number"] for r in result["references"]] == list(range(1, len(result["references"]) + 1))
+
+
+def test_no_match_cites_nothing() -> None:
+    result = compose_answer("photosynthesis chlorophyll", [("s-heap", HEAPSORT)])
+    assert result == {"answer": NO_ANSWER, "sources_used": [], "citations": {}, "references": []}
+
+
+def test_long_paragraphs_are_split_into_sentence_windows() -> None:
+    sentence = "Word " * 49 + "end."
+    passages = split_passages("s", " ".join([sentence] * 6))
+    assert len(passages) > 1
+    assert all(len(p.text.split()) <= MAX_PASSAGE_WORDS for p in passages)
+    assert " ".join(p.text for p in passages).split() == " ".join([sentence] * 6).split()
+
+
+def test_blank_text_has_no_passages() -> None:
+    assert split_passages("s", " \n\n \n") == []

@@ -1,0 +1,128 @@
+"""The fake's tool logic: real result shapes and in-band errors, capacity, persistence and the call log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nlmsync.errors import InputError
+from nlmsync.notebooklm.fake import FakeNotebookLM, Faults
+
+
+def _notebook(fake: FakeNotebookLM, title: str = "N") -> str:
+    return fake.apply("notebook_create", {"title": title})["notebook_id"]
+
+
+def _add(fake: FakeNotebookLM, nb: str, text: str, title: str) -> dict:
+    return fake.apply("source_add", {"notebook_id": nb, "source_type": "text", "text": text, "title": title})
+
+
+def test_capacity_is_enforced_with_a_clear_error() -> None:
+    fake = FakeNotebookLM(capacity=2)
+    nb = _notebook(fake)
+    assert _add(fake, nb, "one", "a")["status"] == "success"
+    assert _add(fake, nb, "two", "b")["status"] == "success"
+    refused = _add(fake, nb, "three", "c")
+    assert refused["status"] == "error"
+    assert "maximum 2 sources" in refused["error"]
+    assert len(fake.notebooks[nb].sources) == 2
+
+
+def test_delete_needs_confirm(fake: FakeNotebookLM) -> None:
+    nb = _notebook(fake)
+    sid = _add(fake, nb, "text", "t")["source_id"]
+    refused = fake.apply("source_delete", {"source_id": sid})
+    assert refused["status"] == "error" and "not confirmed" in refused["error"]
+    assert sid in fake.notebooks[nb].sources
+    assert fake.apply("source_delete", {"source_id": sid, "confirm": True})["status"] == "success"
+    assert sid not in fake.notebooks[nb].sources
+    assert fake.apply("source_delete", {"source_id": sid, "confirm": True})["error"] == f"Source {sid} not found."
+
+
+def test_bulk_delete_counts(fake: FakeNotebookLM) -> None:
+    nb = _notebook(fake)
+    ids = [_add(fake, nb, f"text {i}", f"t{i}")["source_id"] for i in range(3)]
+    result = fake.apply("source_delete", {"source_ids": ",".join(ids[:2]), "confirm": True})
+    assert result["deleted_count"] == 2
+    assert list(fake.notebooks[nb].sources) == [ids[2]]
+
+
+def test_notebook_get_shape_and_missing_notebook(fake: FakeNotebookLM) -> None:
+    nb = _notebook(fake, "Algorithms")
+    sid = _add(fake, nb, "text", "notes/a.md · 1a2b")["source_id"]
+    got = fake.apply("notebook_get", {"notebook_id": nb})
+    assert got["notebook"]["id"] == nb and got["notebook"]["title"] == "Algorithms"
+    assert got["notebook"]["source_count"] == 1
+    assert got["sources"] == [{"id": sid, "title": "notes/a.md · 1a2b"}]
+    missing = fake.apply("notebook_get", {"notebook_id": "nope"})
+    assert missing["status"] == "error" and missing["error"] == "Notebook nope not found."
+
+
+def test_empty_sources_once() -> None:
+    fake = FakeNotebookLM(faults=Faults(empty_sources_once=True))
+    nb = _notebook(fake)
+    assert fake.apply("notebook_get", {"notebook_id": nb})["sources"] == []
+    _add(fake, nb, "text", "t")
+    assert fake.apply("notebook_get", {"notebook_id": nb})["sources"] == []
+    assert len(fake.apply("notebook_get", {"notebook_id": nb})["sources"]) == 1
+
+
+def test_query_honours_source_ids_and_conversations(fake: FakeNotebookLM) -> None:
+    nb = _notebook(fake)
+    heap = _add(fake, nb, "Heapsort uses a binary heap.", "heap")["source_id"]
+    quick = _add(fake, nb, "Quicksort uses a pivot and a heap of patience.", "quick")["source_id"]
+    only_quick = fake.apply("notebook_query", {"notebook_id": nb, "query": "heap", "source_ids": [quick]})
+    assert only_quick["sources_used"] == [quick]
+    first = fake.apply("notebook_query", {"notebook_id": nb, "query": "binary heap"})
+    assert first["sources_used"][0] == heap
+    follow = fake.apply("notebook_query", {"notebook_id": nb, "query": "pivot",
+                                           "conversation_id": first["conversation_id"]})
+    assert follow["conversation_id"] == first["conversation_id"]
+    assert follow["is_follow_up"] is True and follow["turn_number"] == 2
+    unknown = fake.apply("notebook_query", {"notebook_id": nb, "query": "x", "conversation_id": "nope"})
+    assert unknown == {"status": "error", "error": "Conversation nope not found."}
+    bad_source = fake.apply("notebook_query", {"notebook_id": nb, "query": "x", "source_ids": ["zzz"]})
+    assert bad_source["status"] == "error" and "zzz" in bad_source["error"]
+
+
+def test_rename_and_content(fake: FakeNotebookLM) -> None:
+    nb = _notebook(fake)
+    sid = _add(fake, nb, "Some text here.", "old")["source_id"]
+    assert fake.apply("source_rename", {"notebook_id": nb, "source_id": sid, "new_title": "new"})["title"] == "new"
+    content = fake.apply("source_get_content", {"source_id": sid})
+    assert content == {"status": "success", "content": "Some text here.", "title": "new", "source_type": "text",
+                       "char_count": 15}
+
+
+def test_auth_required_mode() -> None:
+    fake = FakeNotebookLM(faults=Faults(auth_required=True))
+    assert fake.apply("server_info", {})["auth_status"] == "not_configured"
+    refused = fake.apply("notebook_list", {})
+    assert refused["status"] == "error" and refused["error"].startswith("No authentication found")
+    assert fake.calls[-1].applied is False
+
+
+def test_state_file_round_trip_keeps_everything(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "fake.json"
+    fake = FakeNotebookLM(state_path=path)
+    nb = _notebook(fake)
+    sid = _add(fake, nb, "x" * 1000, "t")["source_id"]
+    fake.apply("notebook_query", {"notebook_id": nb, "query": "x"})
+    again = FakeNotebookLM(state_path=path)
+    assert again.notebooks[nb].sources[sid].text == "x" * 1000
+    assert again.counters == {"*": 3, "notebook_create": 1, "source_add": 1, "notebook_query": 1}
+    assert [c.tool for c in again.calls] == ["notebook_create", "source_add", "notebook_query"]
+    assert len(again.calls[1].arguments["text"]) < 1000
+    assert again.conversations == fake.conversations
+    assert not list(path.parent.glob(".fake-state-*"))
+
+
+@pytest.mark.parametrize("content", ["not json", json.dumps({"format": "other"}),
+                                     json.dumps({"format": "nlmsync-fake-notebooklm", "version": 99})])
+def test_bad_state_file_is_an_input_error_naming_it(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "fake.json"
+    path.write_text(content)
+    with pytest.raises(InputError, match="fake.json"):
+        FakeNotebookLM(state_path=path)
