@@ -1,0 +1,75 @@
+"""`serve --transport http`: loopback by default, bearer token enforced, refusal off loopback without one."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from nlmsync.config import Settings
+from nlmsync.errors import ConfigError
+from nlmsync.server import build_server, check_bind, run_http
+from nlmsync.server._http import is_loopback
+
+TOKEN = "s3cret-token"
+
+
+def _listening_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    return sock
+
+
+@pytest.mark.parametrize(("host", "loopback"), [
+    ("127.0.0.1", True), ("localhost", True), ("::1", True), ("[::1]", True), ("127.0.0.2", True),
+    ("0.0.0.0", False), ("192.168.1.5", False), ("example.org", False),
+])
+def test_loopback_detection(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def test_binding_elsewhere_needs_a_token() -> None:
+    check_bind("127.0.0.1", None)
+    check_bind("0.0.0.0", TOKEN)
+    with pytest.raises(ConfigError, match="needs a bearer token"):
+        check_bind("0.0.0.0", None)
+
+
+def test_cli_refuses_to_listen_off_loopback_without_a_token(vault: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    done = subprocess.run([sys.executable, "-m", "nlmsync", "--vault", str(vault), "serve", "--transport", "http",
+                           "--host", "0.0.0.0", "--port", "0"], capture_output=True, text=True, env=env, timeout=60,
+                          check=False)
+    assert done.returncode == 2
+    assert done.stderr.startswith("nlmsync: error: serve: binding to 0.0.0.0 needs a bearer token")
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.anyio
+async def test_token_is_required_and_accepted_over_http(vault: Path) -> None:
+    with _listening_socket() as sock:
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        server = build_server(Settings(vault=vault))
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(lambda: run_http(server, "127.0.0.1", 0, TOKEN, sock=sock))
+                async with httpx2.AsyncClient() as raw:
+                    missing = await raw.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+                    wrong = await raw.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                           headers={"Authorization": "Bearer nope"})
+                async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as authed, \
+                        Client(streamable_http_client(url, http_client=authed)) as client:
+                    found = await client.call_tool("search_notes", {"query": "dijkstra", "limit": 1})
+                tg.cancel_scope.cancel()
+    assert missing.status_code == wrong.status_code == 401
+    assert missing.headers["www-authenticate"] == "Bearer"
+    assert found.structured_content["results"][0]["path"] == "algorithms/graphs/dijkstra.md"

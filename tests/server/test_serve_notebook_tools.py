@@ -1,0 +1,87 @@
+"""`ask_notebook` and `refresh_notebook` over an in-process fake NotebookLM server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from nlmsync.config import Settings
+from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
+from nlmsync.server import build_server
+
+pytestmark = pytest.mark.anyio
+
+
+def _settings(vault: Path) -> Settings:
+    return Settings(vault=vault, notebook="new:Serve tests", server="fake")
+
+
+async def test_refresh_reports_branches_then_reuses(vault: Path) -> None:
+    fake = FakeNotebookLM()
+    server = build_server(_settings(vault), notebook_server=build_fake_server(fake))
+    async with Client(server) as client:
+        first = await client.call_tool("refresh_notebook", {"paths": ["algorithms/sorting/heapsort.md",
+                                                                     "cooking/kimchi-jjigae.md"]})
+        second = await client.call_tool("refresh_notebook", {"paths": ["algorithms/sorting/heapsort.md"]})
+    assert not first.is_error, first.content
+    branches = {n["path"]: n["branch"] for n in first.structured_content["notes"]}
+    assert branches == {"algorithms/sorting/heapsort.md": "added", "cooking/kimchi-jjigae.md": "added"}
+    assert [n["branch"] for n in second.structured_content["notes"]] == ["reused"]
+    [notebook] = fake.notebooks.values()
+    assert len(notebook.sources) == 2
+
+
+async def test_refresh_refuses_paths_outside_or_excluded_before_any_call(vault: Path) -> None:
+    fake = FakeNotebookLM()
+    server = build_server(_settings(vault), notebook_server=build_fake_server(fake))
+    async with Client(server) as client:
+        escaped = await client.call_tool("refresh_notebook", {"paths": ["../../etc/passwd"]})
+        private = await client.call_tool("refresh_notebook", {"paths": ["private/diary-secret.md"]})
+    assert escaped.is_error and "leaves the vault" in escaped.content[0].text
+    assert private.is_error and "excluded" in private.content[0].text
+    assert fake.calls == []
+
+
+async def test_ask_answers_with_citations_and_continues_the_conversation(vault: Path) -> None:
+    fake = FakeNotebookLM()
+    server = build_server(_settings(vault), notebook_server=build_fake_server(fake))
+    async with Client(server) as client:
+        first = await client.call_tool("ask_notebook", {"question": "How does heapsort build the heap?"})
+        assert not first.is_error, first.content
+        answer: dict[str, Any] = first.structured_content
+        follow = await client.call_tool("ask_notebook", {"question": "And its worst case?"})
+        fresh = await client.call_tool("ask_notebook", {"question": "Kimchi stew recipe?", "new": True})
+    assert answer["answer"] and answer["conversation_id"]
+    assert "algorithms/sorting/heapsort.md" in [s["path"] for s in answer["selected"]]
+    assert any(c["path"] == "algorithms/sorting/heapsort.md" for c in answer["citations"])
+    assert follow.structured_content["conversation_id"] == answer["conversation_id"]
+    assert fresh.structured_content["conversation_id"] != answer["conversation_id"]
+
+
+async def test_concurrent_asks_are_serialized_and_all_succeed(vault: Path) -> None:
+    fake = FakeNotebookLM()
+    server = build_server(_settings(vault), notebook_server=build_fake_server(fake))
+    results: list[Any] = []
+    async with Client(server) as client:
+
+        async def ask(question: str) -> None:
+            results.append(await client.call_tool("ask_notebook", {"question": question, "new": True}))
+
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as tg:
+                for question in ("heapsort?", "kimchi?", "dijkstra?", "sourdough?"):
+                    tg.start_soon(ask, question)
+    assert [r.is_error for r in results] == [False] * 4
+    # one notebook created, never two: the runs did not interleave
+    assert len(fake.notebooks) == 1
+
+
+async def test_notebook_errors_become_tool_errors(vault: Path) -> None:
+    server = build_server(Settings(vault=vault, server="fake"), notebook_server=build_fake_server(FakeNotebookLM()))
+    async with Client(server) as client:
+        result = await client.call_tool("ask_notebook", {"question": "anything"})
+    assert result.is_error and "no notebook given" in result.content[0].text

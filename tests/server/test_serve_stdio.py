@@ -1,0 +1,50 @@
+"""`nlmsync --vault … serve` as a real stdio subprocess, the way an MCP client starts it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+pytestmark = pytest.mark.anyio
+
+
+def _params(vault: Path, *extra: str) -> StdioServerParameters:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    return StdioServerParameters(command=sys.executable, args=["-m", "nlmsync", "--vault", str(vault), *extra, "serve"],
+                                 env=env)
+
+
+async def test_every_vault_tool_over_stdio(vault: Path) -> None:
+    with anyio.fail_after(120):
+        async with Client(_params(vault)) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            found = await client.call_tool("search_notes", {"query": "kimchi stew", "limit": 2})
+            read = await client.call_tool("read_note", {"path": "cooking/kimchi-jjigae.md"})
+            chunk = await client.call_tool("get_chunk", {"chunk_id": "cooking/kimchi-jjigae.md:0"})
+            escaped = await client.call_tool("read_note", {"path": "../../../etc/passwd"})
+            excluded = await client.call_tool("get_chunk", {"chunk_id": "private/diary-secret.md:0"})
+            invalid = await client.call_tool("search_notes", {"query": "x", "limit": "many"})
+    assert names == {"search_notes", "read_note", "get_chunk", "ask_notebook", "refresh_notebook"}
+    assert found.structured_content["results"][0]["path"] == "cooking/kimchi-jjigae.md"
+    assert read.structured_content["content"] == (vault / "cooking/kimchi-jjigae.md").read_text(encoding="utf-8")
+    assert chunk.structured_content["chunks"][0]["chunk_id"] == "cooking/kimchi-jjigae.md:0"
+    assert escaped.is_error and "leaves the vault" in escaped.content[0].text
+    assert excluded.is_error and "excluded" in excluded.content[0].text
+    assert invalid.is_error and "limit" in invalid.content[0].text
+
+
+async def test_ask_over_stdio_with_the_bundled_fake_server(vault: Path) -> None:
+    with anyio.fail_after(120):
+        async with Client(_params(vault, "--server", "fake", "--notebook", "new:Stdio")) as client:
+            refreshed = await client.call_tool("refresh_notebook", {"query": "heapsort"})
+            asked = await client.call_tool("ask_notebook", {"question": "What is heapsort's worst case?"})
+    assert not refreshed.is_error, refreshed.content
+    assert "algorithms/sorting/heapsort.md" in [n["path"] for n in refreshed.structured_content["notes"]]
+    assert not asked.is_error, asked.content
+    assert asked.structured_content["answer"]
+    assert (vault / ".nlmsync" / "fake-notebooklm.json").is_file()
