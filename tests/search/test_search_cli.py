@@ -1,0 +1,101 @@
+"""`nlmsync index` and `nlmsync search` end to end (in process): output shapes, JSON purity, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nlmsync.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exited:
+        main(list(argv))
+        raise SystemExit(0)
+    out, err = capsys.readouterr()
+    return int(exited.value.code or 0), out, err
+
+
+def test_index_json_reports_counts_and_skipped(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--vault", str(vault), "index", "--json")
+    assert code == 0 and err == ""
+    report = json.loads(out)
+    assert report["indexed"] == 26 and report["added"] == 26
+    assert {"path": "quirks/latin1.md", "reason": "invalid utf-8 (byte 5)"} in report["skipped"]
+    code, out, _ = run(capsys, "--vault", str(vault), "index", "--json")
+    again = json.loads(out)
+    assert (again["added"], again["updated"], again["unchanged"]) == (0, 0, 30)
+
+
+def test_index_text_lists_skipped_notes(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--vault", str(vault), "index")
+    assert code == 0
+    assert "Indexed 26 notes" in out
+    assert "quirks/binary-image.md — binary" in out
+
+
+def test_search_json_is_one_document(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--vault", str(vault), "search", "How does heapsort work?", "--json", "--limit", "4")
+    assert code == 0 and err == ""
+    document = json.loads(out)
+    results = document["results"]
+    assert len(results) == 4
+    first = results[0]
+    assert first["path"] == "algorithms/sorting/heapsort.md" and first["selected"] is True
+    assert "heapsort" in first["matched_terms"]
+    assert "heapsort" in first["snippet"].lower() and len(first["snippet"]) <= 300
+    assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
+
+
+def test_search_text_marks_selected(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--vault", str(vault), "search", "김치찌개")
+    assert code == 0
+    assert out.splitlines()[0].startswith("1. ✓ cooking/kimchi-jjigae.md")
+    code, out, _ = run(capsys, "--vault", str(vault), "search", "xylophone")
+    assert code == 0 and "No notes match" in out
+
+
+def test_search_queries_file_writes_json_lines(vault: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    queries = tmp_path / "q.txt"
+    queries.write_text("heap sort\n\nヒープソート\nE = mc²\n", encoding="utf-8")
+    code, out, err = run(capsys, "--vault", str(vault), "search", "--queries", str(queries), "--limit", "2")
+    assert code == 0 and err == ""
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [doc["query"] for doc in lines] == ["heap sort", "ヒープソート", "E = mc²"]
+    assert [doc["results"][0]["path"] for doc in lines] == [
+        "algorithms/sorting/heapsort.md", "アルゴリズム/ヒープソート.md", "physics/formulas.md"]
+
+
+@pytest.mark.parametrize("argv", [
+    ("search",),
+    ("search", "   "),
+    ("search", "x", "--queries", "q.txt"),
+])
+def test_bad_usage_exits_2(vault: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]) -> None:
+    code, out, err = run(capsys, "--vault", str(vault), *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("nlmsync: error: ")
+
+
+def test_bad_queries_file_names_the_file(vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"caf\xe9\n")
+    code, out, err = run(capsys, "--vault", str(vault), "search", "--queries", str(bad))
+    assert code == 2 and out == ""
+    assert f"{bad}: queries file is not valid UTF-8" in err
+    code, _, err = run(capsys, "--vault", str(vault), "search", "--queries", str(tmp_path / "none.txt"))
+    assert code == 2 and "none.txt: queries file not found" in err
+
+
+def test_missing_vault_and_corrupt_state(vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "--vault", str(tmp_path / "nope"), "index")
+    assert code == 2 and "nope: vault folder does not exist" in err
+    state = tmp_path / "broken.db"
+    state.write_bytes(b"this is not sqlite at all" * 100)
+    code, out, err = run(capsys, "--vault", str(vault), "--state", str(state), "search", "heap", "--json")
+    assert code == 2 and out == ""
+    assert str(state) in err
+    assert state.read_bytes() == b"this is not sqlite at all" * 100

@@ -1,0 +1,77 @@
+"""Settings: reference defaults, precedence file < environment < flags, unknown/invalid keys rejected by name."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nlmsync.config import Settings, load_settings
+from nlmsync.errors import ConfigError
+
+
+def write_config(vault: Path, text: str) -> Path:
+    path = vault / ".nlmsync" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_reference_plugin_defaults() -> None:
+    s = Settings()
+    assert (s.top_n, s.cutoff_ratio, s.min_k, s.k1, s.b) == (15, 0.4, 3, 1.2, 0.75)
+    assert (s.weight_body, s.weight_heading, s.weight_path) == (1.0, 2.5, 4.0)
+    assert s.full_rescan_every == 50
+
+
+def test_precedence_file_then_environment_then_flags(tmp_path: Path) -> None:
+    write_config(tmp_path, "top_n = 7\nmin_k = 2\nk1 = 1.5\n")
+    env = {"NLMSYNC_MIN_K": "4", "NLMSYNC_K1": "1.8", "HOME": "/x"}
+    s = load_settings(vault=tmp_path, env=env, overrides={"k1": 2.0, "b": None})
+    assert (s.top_n, s.min_k, s.k1, s.b) == (7, 4, 2.0, 0.75)
+    assert s.vault == tmp_path
+    assert s.state_path == tmp_path / ".nlmsync" / "state.db"
+
+
+def test_explicit_config_file_and_env_lists(tmp_path: Path) -> None:
+    config = tmp_path / "other.toml"
+    config.write_text('exclude = ["private/**"]\n')
+    assert load_settings(vault=tmp_path, config_file=config, env={}).exclude == ["private/**"]
+    assert load_settings(vault=tmp_path, env={"NLMSYNC_EXCLUDE": "a/**, b"}).exclude == ["a/**", "b"]
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_settings(vault=tmp_path, config_file=tmp_path / "missing.toml", env={})
+
+
+@pytest.mark.parametrize(("text", "env", "key", "where"), [
+    ("top_nn = 3\n", {}, "top_nn", "config.toml"),
+    ("", {"NLMSYNC_TOPN": "3"}, "topn", "NLMSYNC_TOPN"),
+    ("cutoff_ratio = 1.5\n", {}, "cutoff_ratio", "config.toml"),
+    ("", {"NLMSYNC_K1": "fast"}, "NLMSYNC_K1", "environment"),
+    ("[search]\ntop_n = 3\n", {}, "search", "config.toml"),
+])
+def test_unknown_or_invalid_keys_name_the_key(tmp_path: Path, text: str, env: dict[str, str], key: str,
+                                              where: str) -> None:
+    write_config(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(vault=tmp_path, env=env)
+    assert key in str(caught.value) and where in str(caught.value)
+    assert caught.value.exit_code == 2
+
+
+def test_broken_toml_names_the_file(tmp_path: Path) -> None:
+    path = write_config(tmp_path, "top_n = = 3")
+    with pytest.raises(ConfigError, match="invalid TOML") as caught:
+        load_settings(vault=tmp_path, env={})
+    assert str(path) in str(caught.value)
+
+
+def test_cli_exits_2_with_the_key_named(vault: Path) -> None:
+    write_config(vault, "top_n = 3\nbogus_key = 1\n")
+    result = subprocess.run([sys.executable, "-m", "nlmsync", "--vault", str(vault), "search", "heap"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1
+    assert "bogus_key" in result.stderr and "Traceback" not in result.stderr

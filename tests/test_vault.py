@@ -1,0 +1,136 @@
+"""Files on disk: canonical paths, the vault walk, reading, confinement, front matter, exclusion."""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from nlmsync.errors import InputError, PathOutsideVaultError
+from nlmsync.vault import (
+    is_excluded,
+    is_note_path,
+    normalize_rel_path,
+    parse_front_matter,
+    read_note_text,
+    resolve_in_vault,
+    scan_vault,
+)
+
+
+def test_normalize_rel_path() -> None:
+    assert normalize_rel_path("./notes//a.md") == "notes/a.md"
+    assert normalize_rel_path("notes\\sub\\a.md") == "notes/sub/a.md"
+    assert normalize_rel_path(unicodedata.normalize("NFD", "café.md")) == unicodedata.normalize("NFC", "café.md")
+
+
+def test_is_note_path() -> None:
+    assert is_note_path("a/b.md")
+    assert is_note_path("a/B.MD")
+    assert not is_note_path("a/b.txt")
+    assert not is_note_path(".obsidian/workspace.md")
+    assert not is_note_path("x/.trash/old.md")
+
+
+def test_scan_fixture_vault(vault: Path) -> None:
+    scan = scan_vault(vault)
+    paths = [n.path for n in scan.notes]
+    assert paths == sorted(paths)
+    assert "algorithms/sorting/heapsort.md" in paths
+    assert "アルゴリズム/ヒープソート.md" in paths
+    assert not any(p.startswith(".obsidian/") for p in paths)
+    assert {(s.path, s.reason) for s in scan.skipped} == {("quirks/empty.md", "empty")}
+    note = next(n for n in scan.notes if n.path == "inbox.md")
+    assert note.size == (vault / "inbox.md").stat().st_size
+
+
+def test_scan_skips_state_and_trash_folders(vault: Path) -> None:
+    for folder in (".nlmsync", ".trash", ".git"):
+        (vault / folder).mkdir(exist_ok=True)
+        (vault / folder / "x.md").write_text("hidden")
+    assert not any(n.path.split("/")[0] in (".nlmsync", ".trash", ".git") for n in scan_vault(vault).notes)
+
+
+def test_scan_of_a_missing_vault_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="does not exist"):
+        scan_vault(tmp_path / "nope")
+
+
+def test_scan_symlinks(vault: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "o.md").write_text("outside")
+    (vault / "loop").symlink_to(vault)
+    (vault / "algorithms" / "again").symlink_to(vault / "cooking")
+    (vault / "out").symlink_to(outside)
+    (vault / "inside-link.md").symlink_to(vault / "inbox.md")
+    (vault / "dangling.md").symlink_to(vault / "missing.md")
+    scan = scan_vault(vault)
+    reasons = {s.path: s.reason for s in scan.skipped}
+    assert reasons["loop"] == "symlink loop"
+    assert reasons["out"] == "outside vault (symlink)"
+    assert reasons["dangling.md"] == "broken symlink"
+    assert reasons["cooking"] == "folder already indexed through another link" or \
+        reasons["algorithms/again"] == "folder already indexed through another link"
+    assert "inside-link.md" in [n.path for n in scan.notes]
+
+
+def test_read_note_text_errors_name_the_note(vault: Path) -> None:
+    assert read_note_text(vault, "inbox.md").startswith("# Inbox")
+    with pytest.raises(InputError, match=r"^quirks/binary-image.md: .*binary"):
+        read_note_text(vault, "quirks/binary-image.md")
+    with pytest.raises(InputError, match=r"^quirks/latin1.md: .*invalid utf-8"):
+        read_note_text(vault, "quirks/latin1.md")
+    with pytest.raises(InputError, match=r"^nope.md: note not found"):
+        read_note_text(vault, "nope.md")
+    assert read_note_text(vault, "quirks/empty.md") == ""
+
+
+def test_read_note_text_drops_a_bom(vault: Path) -> None:
+    (vault / "bom.md").write_bytes(b"\xef\xbb\xbf# Title")
+    assert read_note_text(vault, "bom.md") == "# Title"
+
+
+def test_resolve_in_vault_refuses_escapes(vault: Path, tmp_path: Path) -> None:
+    (tmp_path / "secret.md").write_text("x")
+    (vault / "link.md").symlink_to(tmp_path / "secret.md")
+    for bad in ("../secret.md", "/etc/passwd", "notes/../../x.md", "link.md", "C:/x.md"):
+        with pytest.raises(PathOutsideVaultError):
+            resolve_in_vault(vault, bad)
+    assert resolve_in_vault(vault, "./cooking/sourdough.md") == vault / "cooking" / "sourdough.md"
+
+
+def test_resolve_finds_an_nfd_name_by_its_nfc_path(vault: Path) -> None:
+    nfd = unicodedata.normalize("NFD", "résumé.md")
+    (vault / nfd).write_text("cv")
+    nfc = unicodedata.normalize("NFC", "résumé.md")
+    assert read_note_text(vault, nfc) == "cv"
+    assert [n.path for n in scan_vault(vault).notes if n.path.startswith("r\u00e9")] == [nfc]
+
+
+def test_front_matter_subset() -> None:
+    text = "---\ntitle: \"Heap: notes\"\naliases: [a, 'b c']\ntags:\n  - x\n  - y\nnlmsync: false\ncount: 3\n---\nbody"
+    front = parse_front_matter(text)
+    assert front.data == {"title": "Heap: notes", "aliases": ["a", "b c"], "tags": ["x", "y"], "nlmsync": False,
+                          "count": 3}
+    assert text[front.body_start:] == "body"
+
+
+def test_front_matter_absent_or_unclosed() -> None:
+    assert parse_front_matter("# Title\n---\n").data == {}
+    assert parse_front_matter("---\ntitle: x\nno end").body_start == 0
+    assert parse_front_matter("").data == {}
+
+
+def test_is_excluded() -> None:
+    assert is_excluded("private/a.md", None, ["private"])
+    assert is_excluded("a/private/b.md", None, ["private"])
+    assert is_excluded("journal/2025-01-01.md", None, ["journal/2025-*"])
+    assert not is_excluded("journal/2026-01-01.md", None, ["journal/2025-*"])
+    assert is_excluded("x/y/z.draft.md", None, ["*.draft.md"])
+    assert is_excluded("x/y/z.md", None, ["x/**"])
+    assert is_excluded("deep/x/y/z.md", None, ["**/y/*.md"])
+    assert is_excluded("n.md", "---\nnlmsync: false\n---\nhi", [])
+    assert not is_excluded("n.md", "---\nnlmsync: true\n---\nhi", [])
+    assert not is_excluded("n.md", "nlmsync: false", [])
