@@ -25,7 +25,12 @@ from nlmsync.sync.carry_over import history_source_ids
 from nlmsync.sync.citations import find_cited_text, heading_above
 from nlmsync.sync.eviction import evict_path
 from nlmsync.sync.plan import Branch
-from nlmsync.sync.prepare import SyncDeps, ensure_sources_for_paths, retry_pending_deletions
+from nlmsync.sync.prepare import (
+    SyncDeps,
+    ensure_sources_for_paths,
+    queue_duplicate_sources,
+    retry_pending_deletions,
+)
 from nlmsync.sync.reconcile import RemoteView, orphan_ids, read_remote
 from nlmsync.sync.report import NoteOutcome, RefreshReport
 from nlmsync.sync.titles import looks_managed
@@ -186,6 +191,7 @@ class Orchestrator:
         if dry_run:
             return remote, 0, len(self.store.pending_deletions(notebook_id))
         self.store.reconcile(notebook_id, remote.ids())
+        queue_duplicate_sources(self._deps(notebook_id), remote)
         done, left = await retry_pending_deletions(self._deps(notebook_id), remote)
         return remote, done, left
 

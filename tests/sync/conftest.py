@@ -50,12 +50,13 @@ class World:
         return store
 
     @asynccontextmanager
-    async def run(self, **overrides: object) -> AsyncIterator[Orchestrator]:
+    async def run(self, wrap: Callable[[object], object] | None = None,
+                  **overrides: object) -> AsyncIterator[Orchestrator]:
         settings = self.settings.model_copy(update=overrides)
         store = StateStore.open(settings.state_path, settings)
         try:
             async with connect(build_fake_server(self.fake), settings, sleep=_no_sleep) as client:
-                yield Orchestrator(settings, store, client)
+                yield Orchestrator(settings, store, wrap(client) if wrap else client)
         finally:
             store.close()
 

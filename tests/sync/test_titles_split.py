@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -43,7 +45,7 @@ def test_split_prefers_paragraph_and_heading_boundaries():
     assert len(parts) > 1
     for part in parts:
         assert len(part.split()) <= 25
-    for left, right in zip(parts, parts[1:]):
+    for left, right in itertools.pairwise(parts):
         assert left.endswith("\n\n") or right.startswith("#")
 
 

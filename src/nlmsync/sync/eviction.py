@@ -29,9 +29,11 @@ def capacity_error(notebook_id: str, capacity: int) -> CapacityError:
 async def strict_delete(client: Any, notebook_id: str, remote: RemoteView, source_id: str) -> None:
     """Delete one source and be sure it is gone.
 
+    When the answer is lost, a fresh listing decides: gone means done; still listed means the delete
+    was not applied, so it is sent once more (deleting is safe to repeat once the listing proved it).
+
     Raises:
-        ConnectionProblem: the answer was lost and a fresh listing still shows the source.
-        NotebookLMError: the server refused the delete.
+        NotebookLMError: the server refused the delete, or the second attempt failed too.
     """
     try:
         await client.source_delete(source_id)
@@ -39,7 +41,10 @@ async def strict_delete(client: Any, notebook_id: str, remote: RemoteView, sourc
         pass
     except ConnectionProblem:
         if source_id in await lookup_after_lost_answer(client, notebook_id):
-            raise
+            try:
+                await client.source_delete(source_id)
+            except NotFoundError:
+                pass
     remote.deleted(source_id)
 
 

@@ -318,11 +318,15 @@ class _Runner:
                 added = await deps.client.source_add_text(deps.notebook_id, text, title,
                                                           wait=deps.settings.wait_for_processing)
             except ConnectionProblem:
+                # The answer was lost: the listing says whether the add happened. Absent means it did
+                # not, so one more add cannot duplicate; a source that appears later under the same
+                # title is swept by `queue_duplicate_sources` on the next run.
                 found = self._adoptable(path, title, await lookup_after_lost_answer(deps.client, deps.notebook_id))
-                if found is None:
-                    raise
-                self.remote.added(found, title)
-                return found, True
+                if found is not None:
+                    self.remote.added(found, title)
+                    return found, True
+                added = await deps.client.source_add_text(deps.notebook_id, text, title,
+                                                          wait=deps.settings.wait_for_processing)
         self.remote.added(added.source_id, title)
         return added.source_id, False
 
@@ -368,6 +372,25 @@ class _Runner:
             return
         with deps.store.step():
             deps.store.deletion_done(deps.notebook_id, source_id)
+
+
+def queue_duplicate_sources(deps: SyncDeps, remote: RemoteView) -> int:
+    """Queue for deletion every unregistered remote source titled exactly like a live registered one.
+
+    Titles are unique to a path and its content, so such a source is a duplicate left by an add whose
+    answer was lost and which landed after the run had looked for it. Returns how many were queued.
+    """
+    store, nb = deps.store, deps.notebook_id
+    live_titles = {m.title: store.resolve_source_id(m.source_id) for m in store.all_mappings(nb)
+                   if m.status == "active"}
+    queued = 0
+    with store.step():
+        for source_id, title in remote.sources.items():
+            owner = live_titles.get(title)
+            if owner is not None and owner != source_id and store.mapping_by_source_id(nb, source_id) is None:
+                store.queue_deletion(nb, source_id, f"duplicate of {title}")
+                queued += 1
+    return queued
 
 
 async def retry_pending_deletions(deps: SyncDeps, remote: RemoteView) -> tuple[int, int]:
