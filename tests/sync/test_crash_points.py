@@ -162,14 +162,14 @@ async def test_every_crash_point_converges(make_world, tmp_path, mode):
             state = restore(f"{tool}-{nth}-{when}", Faults())
             killer: list[KillingClient] = []
 
-            def wrap(client, tool=tool, nth=nth, when=when):
+            def wrap(client, tool=tool, nth=nth, when=when, killer=killer):
                 killer.append(KillingClient(client, tool, nth, when))
                 return killer[0]
 
             try:
                 async with world.run(wrap=wrap, state=state) as orch:
                     await orch.refresh(REQUESTED)
-            except BaseException as exc:  # noqa: BLE001 - the simulated kill, possibly inside exception groups
+            except BaseException as exc:  # the simulated kill, possibly inside exception groups
                 if not _contains_killed(exc):
                     raise
             fired = killer[0].fired
