@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
 import pytest
 
 from nlmsync.notebooklm.fake import FakeNotebookLM
@@ -25,3 +30,26 @@ def sleeps() -> SleepRecorder:
 @pytest.fixture
 def fake() -> FakeNotebookLM:
     return FakeNotebookLM()
+
+
+@pytest.fixture
+def spawn_http_fake(tmp_path: Path) -> Iterator[Callable[..., str]]:
+    """Start `nlmsync fake-server --transport http --port 0 ARGS…` processes; each call returns the URL."""
+    procs: list[subprocess.Popen[str]] = []
+
+    def spawn(*args: str) -> str:
+        proc = subprocess.Popen([sys.executable, "-m", "nlmsync", "fake-server", "--transport", "http", "--port", "0",
+                                 *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path)
+        procs.append(proc)
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
+        return url
+
+    spawn.procs = procs  # type: ignore[attr-defined]
+    yield spawn
+    for proc in procs:
+        proc.terminate()
+        proc.wait(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()

@@ -1,0 +1,119 @@
+"""Faults over real transports: a dropping fake-server process exits, the client reconnects (or not, §10),
+the state file survives it; and the `fake-server` / `server-info` commands behave on the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from nlmsync.cli import main
+from nlmsync.config import Settings
+from nlmsync.errors import ConnectionLostError, exit_code_for
+from nlmsync.notebooklm import FAKE_STATE_FILE, connect
+from nlmsync.notebooklm.fake import DROP_EXIT_CODE
+
+
+def _state(tmp_path: Path) -> dict[str, Any]:
+    return json.loads((tmp_path / FAKE_STATE_FILE).read_text(encoding="utf-8"))
+
+
+@pytest.mark.anyio
+async def test_stdio_drop_on_read_is_retried_by_a_new_process(tmp_path: Path, sleeps: Any) -> None:
+    async with connect("fake --drop-on notebook_list:1", Settings(), state_dir=tmp_path, sleep=sleeps) as client:
+        with anyio.fail_after(60):
+            await client.notebook_create("N")
+            listed = await client.notebook_list()
+        assert [n.title for n in listed.notebooks] == ["N"]
+        assert client.connections_opened == 2
+    assert len(sleeps.delays) == 1
+    calls = [(c["tool"], c["status"]) for c in _state(tmp_path)["calls"]]
+    assert calls == [("notebook_create", "success"), ("notebook_list", "dropped"), ("notebook_list", "success")]
+
+
+@pytest.mark.anyio
+async def test_stdio_add_applied_but_answer_lost(tmp_path: Path, sleeps: Any) -> None:
+    async with connect("fake --drop-on source_add:1:after", Settings(), state_dir=tmp_path, sleep=sleeps) as client:
+        with anyio.fail_after(60):
+            nb = (await client.notebook_create("N")).notebook_id
+            with pytest.raises(ConnectionLostError) as info:
+                await client.source_add_text(nb, "text", "a.md · 0001")
+            assert exit_code_for(info.value) == 4
+            assert [s.title for s in (await client.notebook_get(nb)).sources] == ["a.md · 0001"]
+    assert sleeps.delays == []
+    assert [c["tool"] for c in _state(tmp_path)["calls"]].count("source_add") == 1
+
+
+@pytest.mark.anyio
+async def test_http_server_exits_on_drop(spawn_http_fake: Any, sleeps: Any) -> None:
+    url = spawn_http_fake("--drop-on", "source_add:1:before")
+    async with connect(url, Settings(), sleep=sleeps) as client:
+        with anyio.fail_after(60):
+            nb = (await client.notebook_create("N")).notebook_id
+            with pytest.raises(ConnectionLostError):
+                await client.source_add_text(nb, "text", "t")
+    assert spawn_http_fake.procs[0].wait(timeout=30) == DROP_EXIT_CODE
+    assert sleeps.delays == []
+
+
+def _nlmsync(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run the command line in this process; (exit code, stdout, stderr)."""
+    capsys.readouterr()
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(autouse=True)
+def _no_nlmsync_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [n for n in os.environ if n.startswith("NLMSYNC_")]:
+        monkeypatch.delenv(name)
+
+
+def test_server_info_survives_a_drop_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _nlmsync(capsys, "--vault", str(tmp_path), "--server", "fake --drop-on server_info:1",
+                              "server-info", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["auth_status"] == "configured" and report["notebooks"] == 0
+    assert (tmp_path / ".nlmsync" / FAKE_STATE_FILE).exists()
+
+
+def test_auth_required_fake_exits_5_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _nlmsync(capsys, "--vault", str(tmp_path), "--server", "fake --auth-required", "server-info")
+    assert code == 5
+    assert out == ""
+    lines = err.splitlines()
+    assert lines[0].startswith("nlmsync: error: notebook_list: the NotebookLM server needs a Google login")
+    assert all(line.startswith("nlmsync: ") for line in lines)
+
+
+def test_missing_server_command_exits_4(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _nlmsync(capsys, "--vault", str(tmp_path), "--server", "no-such-mcp-server --stdio", "server-info")
+    assert code == 4
+    assert err.startswith("nlmsync: error: MCP server command not found: no-such-mcp-server")
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--drop-on", "source_add"), ("--error-on", "x"),
+                                             ("--drop-on-call", "0"), ("--transport", "carrier-pigeon")])
+def test_bad_fault_switch_is_usage_error(capsys: pytest.CaptureFixture[str], flag: str, value: str) -> None:
+    code, _, err = _nlmsync(capsys, "fake-server", flag, value)
+    assert code == 2
+    assert err.startswith(f"nlmsync: error: {flag}")
+    assert len(err.splitlines()) == 1
+
+
+def test_every_fault_switch_is_documented(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _nlmsync(capsys, "fake-server", "--help")
+    assert code == 0
+    for switch in ("--latency", "--drop-on-call", "--drop-on", "--error-on", "--empty-sources-once",
+                   "--auth-required", "--rate-limit-on", "--capacity", "--state", "--transport", "--port"):
+        assert switch in out
