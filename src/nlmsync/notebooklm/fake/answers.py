@@ -26,6 +26,7 @@ RELATIVE_CUTOFF = 0.35
 NO_ANSWER = "The selected sources do not seem to say anything about this question."
 
 _PARAGRAPH_BREAK = regex.compile(r"\n\s*\n")
+_HEADING_ONLY = regex.compile(r"^#{1,6}\s[^\n]*$")
 _SENTENCE_END = regex.compile(r"(?<=[.!?。！？])\s+")
 
 
@@ -55,12 +56,19 @@ def _windows(paragraph: str) -> list[str]:
 def split_passages(source_id: str, text: str) -> list[Passage]:
     """The passages of one source, in order; blank text gives none."""
     passages: list[Passage] = []
+    heading = ""
     for paragraph in _PARAGRAPH_BREAK.split(text):
         flat = " ".join(paragraph.split())
         if not flat:
             continue
+        if _HEADING_ONLY.match(flat):  # a heading alone says little: it leads the paragraph after it
+            heading = f"{heading} {flat}".strip()
+            continue
+        flat, heading = f"{heading} {flat}".strip(), ""
         for window in _windows(flat) if len(flat.split()) > MAX_PASSAGE_WORDS else [flat]:
             passages.append(Passage(source_id, window))
+    if heading:
+        passages.append(Passage(source_id, heading))
     return passages
 
 
