@@ -255,6 +255,17 @@ class Orchestrator:
                                  report=report)
         return report
 
+    async def keep_current(self, paths: Sequence[str]) -> RefreshReport | None:
+        """Refresh those of `paths` that are already synced to the notebook (watch mode); None if none are.
+
+        Raises:
+            PartialFailure, CapacityError: as `refresh`.
+        """
+        notebook_id, _ = await self._notebook(create=False)
+        synced = {m.path for m in self.store.all_mappings(notebook_id)}
+        wanted = [p for p in paths if p in synced]
+        return await self.refresh(wanted) if wanted else None
+
     def _refresh_paths(self, notebook_id: str, paths: Sequence[str], query: str | None, mirror: bool) -> list[str]:
         if mirror:
             return self._vault_notes()

@@ -1,3 +1,226 @@
-"""Commands of this area register themselves on the shared Typer app."""
+"""`refresh`, `ask`, `status`, `reconcile` and `watch`: the notebook side of the command line.
 
-from nlmsync.cli._app import app  # noqa: F401
+Each command builds its settings, opens an `Orchestrator` and prints the result: one JSON document
+with `--json`, readable lines otherwise, and a rich progress display on stderr when it is a terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, Self, TypeVar
+
+import anyio
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+
+from nlmsync.app import AskResult, Orchestrator, ReconcileReport, StatusReport
+from nlmsync.cli._app import app, cli_context
+from nlmsync.cli._output import emit_json, interactive, stderr_console, stdout_console
+from nlmsync.config import Settings
+from nlmsync.errors import PartialFailure
+from nlmsync.sync.plan import Branch
+from nlmsync.sync.report import NoteOutcome, RefreshReport
+from nlmsync.watch import watch_vault
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else.")]
+T = TypeVar("T")
+
+_BRANCH_STYLE = {Branch.ADDED: "green", Branch.REPLACED: "cyan", Branch.RENAMED: "blue", Branch.REUSED: "dim",
+                 Branch.EVICTED: "yellow", Branch.REMOVED: "yellow", Branch.EXCLUDED: "dim", Branch.FAILED: "red"}
+
+
+class RichProgress:
+    """The terminal progress display (a `ProgressSink`): one bar per phase, the last note shown."""
+
+    def __init__(self) -> None:
+        self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                  MofNCompleteColumn(), console=stderr_console, transient=True)
+        self._task: Any = None
+
+    def __enter__(self) -> Self:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()
+
+    def start(self, label: str, total: int) -> None:
+        if self._task is not None:
+            self._progress.remove_task(self._task)
+        self._task = self._progress.add_task(label, total=total)
+
+    def advance(self, outcome: NoteOutcome) -> None:
+        if self._task is None:
+            return
+        counts = outcome.branch not in (Branch.EVICTED, Branch.REMOVED)
+        self._progress.update(self._task, advance=1 if counts else 0,
+                              description=f"{outcome.branch.value} {escape(outcome.path)}")
+
+
+def _run(settings: Settings, json_output: bool, work: Callable[[Orchestrator], Awaitable[T]]) -> T:
+    """Open an orchestrator (with a progress display on a terminal) and run `work` in it."""
+
+    async def main() -> T:
+        if json_output or not interactive():
+            async with Orchestrator.open(settings) as orch:
+                return await work(orch)
+        with RichProgress() as progress:
+            async with Orchestrator.open(settings, progress=progress) as orch:
+                return await work(orch)
+
+    return anyio.run(main)
+
+
+def _note_line(note: NoteOutcome) -> str:
+    style = _BRANCH_STYLE.get(note.branch, "")
+    extra = ""
+    if note.renamed_from:
+        extra += f" (from {escape(note.renamed_from)})"
+    if note.split:
+        extra += f" (split into {note.parts} parts)"
+    if note.adopted:
+        extra += " (adopted existing source)"
+    if note.source_ids:
+        extra += f" → {', '.join(note.source_ids)}"
+    if note.reason and note.branch in (Branch.EVICTED, Branch.REMOVED, Branch.EXCLUDED):
+        extra += f" — {escape(note.reason)}"
+    if note.error:
+        extra += f" — {escape(note.error)}"
+    return f"[{style}]{note.branch.value:<9}[/{style}] {escape(note.path)}{extra}" if style else \
+        f"{note.branch.value:<9} {escape(note.path)}{extra}"
+
+
+def _print_refresh(report: RefreshReport, json_output: bool) -> None:
+    if json_output:
+        emit_json(report)
+        return
+    for note in report.notes:
+        stdout_console.print(_note_line(note))
+    counts = ", ".join(f"{n} {b}" for b, n in sorted(report.counts().items())) or "nothing to do"
+    prefix = "Dry run — would do: " if report.dry_run else ""
+    stdout_console.print(f"{prefix}{counts}. Notebook {report.notebook_id}: {report.remote_count}/"
+                         f"{report.capacity} sources.")
+    if report.pending_deletions_done or report.pending_deletions_left:
+        stdout_console.print(f"Pending deletions: {report.pending_deletions_done} done, "
+                             f"{report.pending_deletions_left} still pending.")
+
+
+@app.command("refresh")
+def refresh_command(
+    ctx: typer.Context,
+    paths: Annotated[list[str] | None, typer.Argument(help="Notes or folders (default: the notes already synced).")] = None,
+    query: Annotated[str | None, typer.Option("--query", "-q", help="Refresh the notes this query selects.")] = None,
+    mirror: Annotated[bool, typer.Option("--all", help="Mirror the whole vault; remove sources of vanished notes.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; make no change anywhere.")] = False,
+    capacity: Annotated[int | None, typer.Option("--capacity", help="Sources the notebook may hold.")] = None,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", help="Concurrent uploads.")] = None,
+    json_output: JsonFlag = False,
+) -> None:
+    """Make notes live sources: per note the branch taken (reused, replaced, renamed, added, evicted, …)."""
+    settings = cli_context(ctx).settings(capacity=capacity, concurrency=concurrency)
+    try:
+        report = _run(settings, json_output,
+                      lambda orch: orch.refresh(paths or (), query=query, mirror=mirror, dry_run=dry_run))
+    except PartialFailure as exc:
+        if isinstance(exc.report, RefreshReport):
+            _print_refresh(exc.report, json_output)
+        raise
+    _print_refresh(report, json_output)
+
+
+def _print_ask(result: AskResult, json_output: bool) -> None:
+    if json_output:
+        emit_json(result)
+        return
+    for notice in result.notices:
+        stderr_console.print(f"nlmsync: note: {escape(notice)}")
+    stdout_console.print(escape(result.answer))
+    if result.citations:
+        stdout_console.print("\nSources:")
+        for c in result.citations:
+            where = escape(c.path) if c.path else f"source {c.source_id}"
+            heading = f" › {escape(c.heading)}" if c.heading else ""
+            stdout_console.print(f"  [{c.number}] {where}{heading}")
+    if result.conversation_id:
+        stdout_console.print(f"\n[dim]conversation {result.conversation_id} · {len(result.source_ids)} sources"
+                             f" ({len(result.carried_over)} carried over)[/dim]")
+
+
+@app.command("ask")
+def ask_command(
+    ctx: typer.Context,
+    question: Annotated[str, typer.Argument(help="The question to ask the notebook.")],
+    conversation: Annotated[str | None, typer.Option("--conversation", help="Continue this conversation.")] = None,
+    new: Annotated[bool, typer.Option("--new", help="Start a new conversation.")] = False,
+    json_output: JsonFlag = False,
+) -> None:
+    """Select notes (BM25), make them live sources, ask with carry-over, print the answer with citations."""
+    if new and conversation:
+        raise typer.BadParameter("--new and --conversation cannot be used together")
+    settings = cli_context(ctx).settings()
+    result = _run(settings, json_output, lambda orch: orch.ask(question, conversation_id=conversation, new=new))
+    _print_ask(result, json_output)
+
+
+def _print_status(report: StatusReport, json_output: bool) -> None:
+    if json_output:
+        emit_json(report)
+        return
+    out = stdout_console.print
+    out(f"Notebook {report.notebook_id} ({escape(report.title)}): {report.remote_count}/{report.capacity} sources")
+    out(f"  active {len(report.active)}, stale {len(report.stale)}, orphans {len(report.orphans)}, "
+        f"unmanaged {report.unmanaged}, pending deletions {len(report.pending_deletions)}")
+    for entry in report.stale:
+        out(f"  stale    {escape(entry.path)} ({entry.source_id})")
+    for source_id in report.orphans:
+        out(f"  orphan   {source_id}")
+    for ev in report.recent_evictions:
+        out(f"  evicted  {escape(ev['path'])} at {ev['evicted_at']} ({escape(ev['reason'])})")
+
+
+@app.command("status")
+def status_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
+    """The registry against the notebook: active, stale, orphans, capacity used, pending deletions, evictions."""
+    settings = cli_context(ctx).settings()
+    _print_status(_run(settings, json_output, lambda orch: orch.status()), json_output)
+
+
+def _print_reconcile(report: ReconcileReport, json_output: bool) -> None:
+    if json_output:
+        emit_json(report)
+        return
+    stdout_console.print(f"Notebook {report.notebook_id}: {report.active} active, {len(report.stale)} stale, "
+                         f"{len(report.canonicalized)} canonicalized, {len(report.orphans)} orphans.")
+    for path in report.stale:
+        stdout_console.print(f"  stale {escape(path)}")
+
+
+@app.command("reconcile")
+def reconcile_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
+    """Reconcile the registry with the notebook (§7.3): mark mappings active or stale, canonicalize ids."""
+    settings = cli_context(ctx).settings()
+    _print_reconcile(_run(settings, json_output, lambda orch: orch.reconcile()), json_output)
+
+
+@app.command("watch")
+def watch_command(
+    ctx: typer.Context,
+    refresh: Annotated[bool, typer.Option("--refresh", help="Also keep already-synced notes current in the notebook.")] = False,
+    debounce_ms: Annotated[int | None, typer.Option("--debounce-ms", help="Wait this long for changes to settle.")] = None,
+) -> None:
+    """Keep the index (and with --refresh the notebook) current from vault file events; Ctrl-C stops."""
+    settings = cli_context(ctx).settings(watch_debounce_ms=debounce_ms)
+
+    def report(line: str) -> None:
+        stderr_console.print(escape(line))
+
+    async def main() -> None:
+        await watch_vault(settings, refresh=refresh, on_message=report)
+
+    stderr_console.print(f"Watching {escape(str(Path(settings.vault)))} (Ctrl-C to stop)…")
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        stderr_console.print("Stopped; state is consistent.")

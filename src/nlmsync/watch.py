@@ -1,0 +1,214 @@
+"""Watch mode: vault file events → the index (and, with `--refresh`, the notebook), mapped as in spec §11.
+
+- create/modify of a `.md` → `mark_path_modified(path)`; delete of a `.md` → `mark_path_deleted(path)`;
+- rename old → new: old `.md` → mark old deleted; new `.md` → mark new modified; old `.md` → new `.md`
+  renames the source registry mapping; old `.md` → anything else removes it.
+
+watchfiles reports a rename as a deletion plus an addition; the two are paired here by inode (the
+inode of every note is remembered from the last scan), which is exact on one filesystem. Event
+batches are debounced by watchfiles. Each batch is applied in atomic store steps, so stopping at any
+point (Ctrl-C) leaves a consistent state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import anyio
+from watchfiles import Change, awatch
+
+from nlmsync.app import Orchestrator
+from nlmsync.config import STATE_DIR_NAME, Settings
+from nlmsync.errors import NlmsyncError
+from nlmsync.search.index import NoteIndex
+from nlmsync.store import StateStore
+from nlmsync.vault import normalize_rel_path, scan_vault
+
+MARKDOWN_SUFFIX = ".md"
+IGNORED_DIRS = frozenset({STATE_DIR_NAME, ".obsidian", ".trash", ".git"})
+
+EventKind = Literal["added", "modified", "deleted"]
+
+
+@dataclass(frozen=True)
+class FileEvent:
+    kind: EventKind
+    path: str
+    inode: int | None = None
+
+
+@dataclass
+class WatchPlan:
+    """What one batch of events means: index marks and registry changes (§11)."""
+
+    modified: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    renamed_mappings: list[tuple[str, str]] = field(default_factory=list)
+    removed_mappings: list[tuple[str, str]] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.modified or self.deleted or self.renamed_mappings or self.removed_mappings)
+
+
+def _is_md(path: str) -> bool:
+    return path.lower().endswith(MARKDOWN_SUFFIX)
+
+
+def _add_once(items: list[str], path: str) -> None:
+    if path not in items:
+        items.append(path)
+
+
+def pair_renames(events: Iterable[FileEvent], known_inodes: dict[str, int]) -> tuple[list[tuple[str, str]],
+                                                                                      list[FileEvent]]:
+    """Pair each deletion with an addition of the same inode (a rename); returns (renames, other events)."""
+    events = list(events)
+    added_by_inode = {e.inode: e for e in events if e.kind == "added" and e.inode is not None}
+    renames: list[tuple[str, str]] = []
+    used: set[int] = set()
+    for event in events:
+        inode = known_inodes.get(event.path)
+        if event.kind == "deleted" and inode is not None and inode in added_by_inode and inode not in used:
+            used.add(inode)
+            renames.append((event.path, added_by_inode[inode].path))
+    paired = {old for old, _ in renames} | {new for _, new in renames}
+    return renames, [e for e in events if e.path not in paired]
+
+
+def plan_watch_actions(events: Iterable[FileEvent], known_inodes: dict[str, int]) -> WatchPlan:
+    """Map a batch of file events to §11 actions (pure)."""
+    renames, rest = pair_renames(events, known_inodes)
+    plan = WatchPlan()
+    for old, new in renames:
+        if _is_md(old):
+            _add_once(plan.deleted, old)
+            if _is_md(new):
+                plan.renamed_mappings.append((old, new))
+            else:
+                plan.removed_mappings.append((old, new))
+        if _is_md(new):
+            _add_once(plan.modified, new)
+    for event in rest:
+        if not _is_md(event.path):
+            continue
+        if event.kind == "deleted":
+            _add_once(plan.deleted, event.path)
+        else:
+            _add_once(plan.modified, event.path)
+    return plan
+
+
+def _relative(root: Path, raw: str) -> str | None:
+    try:
+        rel = Path(raw).relative_to(root)
+    except ValueError:
+        return None
+    if not rel.parts or rel.parts[0] in IGNORED_DIRS:
+        return None
+    return normalize_rel_path(rel.as_posix())
+
+
+def _inode(root: Path, rel: str) -> int | None:
+    try:
+        return (root / rel).stat().st_ino
+    except OSError:
+        return None
+
+
+def to_events(root: Path, changes: Iterable[tuple[Change, str]]) -> list[FileEvent]:
+    events: list[FileEvent] = []
+    for change, raw in sorted(changes, key=lambda c: (c[0] != Change.deleted, c[1])):
+        rel = _relative(root, raw)
+        if rel is None:
+            continue
+        if change == Change.deleted:
+            events.append(FileEvent("deleted", rel))
+        else:
+            kind: EventKind = "added" if change == Change.added else "modified"
+            events.append(FileEvent(kind, rel, _inode(root, rel)))
+    return events
+
+
+def note_inodes(root: Path) -> dict[str, int]:
+    inodes: dict[str, int] = {}
+    for note in scan_vault(root).notes:
+        inode = _inode(root, note.path)
+        if inode is not None:
+            inodes[note.path] = inode
+    return inodes
+
+
+class VaultWatcher:
+    """Applies watch plans to the index, the registry and (optionally) the notebook."""
+
+    def __init__(self, settings: Settings, store: StateStore, orchestrator: Orchestrator | None,
+                 on_message: Callable[[str], None]) -> None:
+        self.root = Path(settings.vault).resolve()
+        self.store = store
+        self.index = NoteIndex(self.root, store.db, settings)
+        self.orchestrator = orchestrator
+        self.on_message = on_message
+        self.inodes = note_inodes(self.root)
+
+    async def apply(self, events: list[FileEvent]) -> WatchPlan:
+        plan = plan_watch_actions(events, self.inodes)
+        for path in plan.deleted:
+            self.index.mark_path_deleted(path)
+            self.inodes.pop(path, None)
+        for path in plan.modified:
+            self.index.mark_path_modified(path)
+        for event in events:
+            if event.kind != "deleted" and event.inode is not None and _is_md(event.path):
+                self.inodes[event.path] = event.inode
+        with self.store.writer():
+            for old, new in plan.renamed_mappings:
+                self.store.apply_vault_rename(old, new)
+                self.on_message(f"renamed {old} → {new}")
+            for old, new in plan.removed_mappings:
+                self.store.apply_vault_rename(old, new)
+                self.on_message(f"removed mapping of {old} (renamed to {new})")
+        if plan:
+            self.index.sync()
+        if self.orchestrator is not None and plan.modified:
+            await self._refresh(plan.modified)
+        return plan
+
+    async def _refresh(self, modified: list[str]) -> None:
+        assert self.orchestrator is not None
+        try:
+            report = await self.orchestrator.keep_current(modified)
+        except NlmsyncError as exc:
+            self.on_message(f"refresh failed: {exc}")
+            return
+        for note in report.notes if report else ():
+            self.on_message(f"{note.branch.value} {note.path}")
+
+
+async def watch_vault(settings: Settings, *, refresh: bool = False, on_message: Callable[[str], None] = print,
+                      stop_event: anyio.Event | None = None, on_batch: Callable[[WatchPlan], None] | None = None,
+                      server: object = None) -> None:
+    """Watch the vault until `stop_event` is set (or the task is cancelled / Ctrl-C)."""
+    debounce = settings.watch_debounce_ms
+    if refresh:
+        async with Orchestrator.open(settings, server=server) as orch:
+            await _loop(settings, orch.store, orch, on_message, stop_event, on_batch, debounce)
+        return
+    store = StateStore.open(settings.state_path, settings)
+    try:
+        await _loop(settings, store, None, on_message, stop_event, on_batch, debounce)
+    finally:
+        store.close()
+
+
+async def _loop(settings: Settings, store: StateStore, orch: Orchestrator | None, on_message: Callable[[str], None],
+                stop_event: anyio.Event | None, on_batch: Callable[[WatchPlan], None] | None, debounce: int) -> None:
+    watcher = VaultWatcher(settings, store, orch, on_message)
+    watcher.index.sync()
+    async for changes in awatch(watcher.root, debounce=debounce, stop_event=stop_event, step=20,
+                                rust_timeout=200, yield_on_timeout=False):
+        plan = await watcher.apply(to_events(watcher.root, changes))
+        if on_batch is not None:
+            on_batch(plan)
