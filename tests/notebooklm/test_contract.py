@@ -6,42 +6,27 @@ runs. The fake's published input schemas are checked against the real server's (
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
+from tests.notebooklm.protocol import real_input_schemas, without_descriptions
 
 from nlmsync.config import Settings
 from nlmsync.errors import NotFoundError, ServerCapacityError, ServerValidationError, exit_code_for
 from nlmsync.notebooklm import connect
 from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-PROTOCOL_TOOLS = REPO_ROOT.parent / "shared" / "protocol" / "notebooklm-mcp-cli-0.15.8.tools.json"
 CAPACITY = 3
-
-
-def _without_descriptions(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_descriptions(v) for k, v in value.items() if k != "description"}
-    if isinstance(value, list):
-        return [_without_descriptions(v) for v in value]
-    return value
-
-
-def real_input_schemas() -> dict[str, Any]:
-    tools = json.loads(PROTOCOL_TOOLS.read_text(encoding="utf-8"))
-    return {tool["name"]: _without_descriptions(tool["inputSchema"]) for tool in tools}
 
 
 @pytest.mark.anyio
 async def test_fake_input_schemas_equal_the_real_ones() -> None:
     real = real_input_schemas()
     async with Client(build_fake_server(FakeNotebookLM())) as client:
-        listed = {tool.name: _without_descriptions(tool.input_schema) for tool in (await client.list_tools()).tools}
+        listed = {tool.name: without_descriptions(tool.input_schema) for tool in (await client.list_tools()).tools}
     assert set(listed) == set(real)
     for name, schema in listed.items():
         assert schema == real[name], name

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import tempfile
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +63,7 @@ CLOSE_GRACE_SECONDS = 5.0
 STDERR_TAIL_CHARS = 300
 
 ResultT = TypeVar("ResultT", bound=Result)
+T = TypeVar("T")
 
 
 def result_payload(tool: str, result: CallToolResult) -> dict[str, Any]:
@@ -192,18 +193,34 @@ class NotebookLMClient:
 
     # ----- one call -----
 
-    async def _attempt(self, tool: str, arguments: dict[str, Any], timeout: float) -> dict[str, Any]:
+    async def _on_session(self, tool: str, timeout: float, action: Callable[[mcp.Client], Awaitable[T]]) -> T:
+        """Run `action` on the live session within `timeout`; a connection problem marks the session dead."""
         session = await self._live_session(tool)
         assert session.client is not None
         try:
             with anyio.fail_after(timeout):
-                result = await session.client.call_tool(tool, arguments)
+                return await action(session.client)
         except Exception as exc:
             error = classify_exception(exc, tool=tool, phase="call", server=self.target.label)
             if isinstance(error, ConnectionProblem):
                 session.dead = True
             raise error from exc
+
+    async def _attempt(self, tool: str, arguments: dict[str, Any], timeout: float) -> dict[str, Any]:
+        result = await self._on_session(tool, timeout, lambda client: client.call_tool(tool, arguments))
         return result_payload(tool, result)
+
+    async def tool_input_schemas(self) -> dict[str, dict[str, Any]]:
+        """The input schema of every tool the server lists (`tools/list`), by tool name; retried like a read."""
+
+        async def attempt() -> dict[str, dict[str, Any]]:
+            listed = await self._on_session("tools/list", self.settings.call_timeout,
+                                            lambda client: client.list_tools())
+            return {tool.name: dict(tool.input_schema) for tool in listed.tools}
+
+        return await call_with_retry(attempt, idempotent=True, attempts=self.settings.retry_attempts,
+                                     retry_on_connection_issue=self.settings.retry_on_connection_issue,
+                                     sleep=self._sleep)
 
     async def call(self, tool: str, arguments: dict[str, Any], *, timeout: float | None = None) -> dict[str, Any]:
         """Call any tool; the successful JSON payload (§10 retry for idempotent tools)."""

@@ -1,0 +1,95 @@
+"""The real `notebooklm-mcp` (PyPI notebooklm-mcp-cli, no login) through the same client code.
+
+It runs with HOME and the XDG folders in a temporary directory, so it finds no login, opens no browser and
+writes nothing outside the test's folder. It must connect, `server_info` must parse, a Google-backed call
+must surface as "authentication required" (exit code 5, one line, no traceback), and its published input
+schemas must be the ones the fake copies.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from tests.notebooklm.protocol import real_input_schemas, without_descriptions
+
+from nlmsync.cli import main
+from nlmsync.config import Settings
+from nlmsync.errors import AuthenticationRequiredError, ServerValidationError, exit_code_for
+from nlmsync.notebooklm import connect
+
+pytestmark = pytest.mark.real_server
+
+REAL_SERVER = Path(sys.executable).parent / "notebooklm-mcp"
+
+
+def _private_home(root: Path) -> dict[str, str]:
+    home = root / "home"
+    home.mkdir()
+    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
+            "XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".local/state"),
+            "NOTEBOOKLM_COOKIES": "", "BROWSER": "true"}
+
+
+@pytest.fixture
+def real_server(tmp_path: Path) -> tuple[str, dict[str, str]]:
+    if not REAL_SERVER.exists():
+        found = shutil.which("notebooklm-mcp")
+        assert found, "notebooklm-mcp is not installed (pip install 'nlmsync[test]')"
+        return f"{found} --transport stdio", _private_home(tmp_path)
+    return f"{REAL_SERVER} --transport stdio", _private_home(tmp_path)
+
+
+@pytest.mark.anyio
+async def test_real_server_without_login(real_server: tuple[str, dict[str, str]], tmp_path: Path) -> None:
+    spec, env = real_server
+    async with connect(spec, Settings(), env=env) as client:
+        with anyio.fail_after(120):
+            info = await client.server_info()
+            assert info.version == "0.15.8"
+            assert info.auth_status == "not_configured"
+            with pytest.raises(AuthenticationRequiredError) as info_get:
+                await client.notebook_get("00000000-0000-0000-0000-000000000000")
+            assert exit_code_for(info_get.value) == 5
+            assert "No authentication found" in info_get.value.raw
+            with pytest.raises(AuthenticationRequiredError):
+                await client.notebook_list()
+            with pytest.raises(ServerValidationError):
+                await client.call("notebook_get", {"notebook_id": "x", "unknown_argument": 1})
+            tools = {name: without_descriptions(schema)
+                     for name, schema in (await client.tool_input_schemas()).items()}
+        assert client.connections_opened == 1
+    real = real_input_schemas()
+    assert {name: tools[name] for name in real} == real
+    written = {p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*")}
+    assert written <= {"home"}
+
+
+def test_real_server_auth_error_through_the_cli(real_server: tuple[str, dict[str, str]], tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    spec, env = real_server
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    for name in [n for n in os.environ if n.startswith("NLMSYNC_")]:
+        monkeypatch.delenv(name)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    code: Any = 0
+    try:
+        main(["--vault", str(vault), "--server", spec, "server-info"])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    assert code == 5
+    assert out == ""
+    lines = err.splitlines()
+    assert lines[0].startswith("nlmsync: error: notebook_list: the NotebookLM server needs a Google login: "
+                               "No authentication found")
+    assert all(line.startswith("nlmsync: ") for line in lines) and len(lines) <= 2
+    assert "Traceback" not in err
