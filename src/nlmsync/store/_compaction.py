@@ -47,14 +47,12 @@ class CompactionMixin(StoreBase):
         gone = self.db.execute(
             "SELECT notebook_id, conversation_id FROM conversations ORDER BY last_turn DESC LIMIT -1 OFFSET ?",
             [s.max_conversations]).fetchall()
+        messages = records = 0
         for key in gone:
-            for table in ("conversations", "messages", "query_records"):
-                self.db.execute(f"DELETE FROM {table} WHERE notebook_id = ? AND conversation_id = ?", list(key))
-        orphans = "NOT IN (SELECT notebook_id || char(0) || conversation_id FROM conversations)"
-        messages = self.db.execute(
-            f"DELETE FROM messages WHERE notebook_id || char(0) || conversation_id {orphans}").rowcount
-        records = self.db.execute(
-            f"DELETE FROM query_records WHERE notebook_id || char(0) || conversation_id {orphans}").rowcount
+            where = "WHERE notebook_id = ? AND conversation_id = ?"
+            self.db.execute(f"DELETE FROM conversations {where}", list(key))
+            messages += self.db.execute(f"DELETE FROM messages {where}", list(key)).rowcount
+            records += self.db.execute(f"DELETE FROM query_records {where}", list(key)).rowcount
         messages += self.db.execute(_delete_beyond("messages", s.max_messages_per_conversation)).rowcount
         records += self.db.execute(_delete_beyond("query_records", s.max_query_records_per_conversation)).rowcount
         aliases = self._prune_aliases()
