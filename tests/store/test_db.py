@@ -1,0 +1,128 @@
+"""Opening the state file: WAL, one migration history, refusal of corrupt and newer files (untouched)."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from tests.store.helpers import NB, add
+
+from nlmsync.errors import EXIT_USAGE, StateCorruptError, StateTooNewError, exit_code_for
+from nlmsync.store import StateStore, open_database
+from nlmsync.store.schema import MIGRATION_SET, known_migration_names
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _siblings(path: Path) -> set[str]:
+    return {p.name for p in path.parent.iterdir()}
+
+
+def test_new_file_gets_wal_and_the_whole_migration_history(state_path: Path) -> None:
+    db = open_database(state_path)
+    assert db.journal_mode == "wal"
+    applied = [r[0] for r in db.execute("SELECT name FROM _sqlite_migrations WHERE migration_set = ? "
+                                        "ORDER BY id", [MIGRATION_SET])]
+    assert applied == known_migration_names()
+    assert applied[0] == "0001_index_cache"
+    assert {"index_docs", "source_mappings", "source_aliases", "query_records"} <= set(db.table_names())
+    db.close()
+    again = open_database(state_path)
+    assert again.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0] == len(applied)
+    again.close()
+
+
+def test_an_empty_file_is_initialised(state_path: Path) -> None:
+    state_path.parent.mkdir(parents=True)
+    state_path.write_bytes(b"")
+    with StateStore.open(state_path) as store:
+        add(store, "a.md", "s1")
+        assert len(store.all_mappings(NB)) == 1
+
+
+@pytest.mark.parametrize("content", [b"this is not a database\n" * 40, b"\x00" * 4096,
+                                     b"SQLite format 3\x00" + b"\xff" * 2000])
+def test_non_sqlite_or_damaged_file_is_refused_untouched(state_path: Path, content: bytes) -> None:
+    state_path.parent.mkdir(parents=True)
+    state_path.write_bytes(content)
+    before, files = _digest(state_path), _siblings(state_path)
+    with pytest.raises(StateCorruptError) as caught:
+        StateStore.open(state_path)
+    assert str(state_path) in str(caught.value)
+    assert caught.value.hint is not None and "mv" in caught.value.hint
+    assert exit_code_for(caught.value) == EXIT_USAGE
+    assert _digest(state_path) == before
+    assert _siblings(state_path) == files
+
+
+def test_truncated_database_is_refused_untouched(state_path: Path) -> None:
+    with StateStore.open(state_path) as store, store.step():
+        for i in range(300):
+            add(store, f"notes/{i:04d}-{'x' * 100}.md", f"s{i}")
+    data = state_path.read_bytes()
+    state_path.write_bytes(data[: len(data) // 2])
+    before = _digest(state_path)
+    with pytest.raises(StateCorruptError):
+        StateStore.open(state_path)
+    assert _digest(state_path) == before
+
+
+def test_a_directory_in_place_of_the_file_is_refused(state_path: Path) -> None:
+    state_path.mkdir(parents=True)
+    with pytest.raises(StateCorruptError):
+        StateStore.open(state_path)
+
+
+def test_file_from_a_newer_nlmsync_is_refused_byte_identical(state_path: Path) -> None:
+    with StateStore.open(state_path) as store:
+        add(store, "a.md", "s1")
+    conn = sqlite3.connect(state_path)
+    conn.execute("PRAGMA journal_mode=delete")
+    conn.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES (?, ?, 'later')",
+                 [MIGRATION_SET, "0099_from_the_future"])
+    conn.commit()
+    conn.close()
+    before, files = _digest(state_path), _siblings(state_path)
+    with pytest.raises(StateTooNewError) as caught:
+        StateStore.open(state_path)
+    assert "0099_from_the_future" in str(caught.value) and str(state_path) in str(caught.value)
+    assert exit_code_for(caught.value) == EXIT_USAGE
+    assert _digest(state_path) == before
+    assert _siblings(state_path) == files
+
+
+def test_other_migration_sets_in_the_file_are_ignored(state_path: Path) -> None:
+    with StateStore.open(state_path):
+        pass
+    conn = sqlite3.connect(state_path)
+    conn.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES ('plugin', 'x', 'now')")
+    conn.commit()
+    conn.close()
+    with StateStore.open(state_path) as store:
+        assert store.all_mappings(NB) == []
+
+
+def test_one_store_is_safe_to_share_between_threads(store: StateStore) -> None:
+    errors: list[Exception] = []
+
+    def work(worker: int) -> None:
+        try:
+            for i in range(40):
+                add(store, f"w{worker}/{i}.md", f"s-{worker}-{i}")
+                store.mark_used(NB, [f"w{worker}/{i}.md"])
+                store.resolve_source_id(f"s-{worker}-{i}")
+        except Exception as exc:  # noqa: BLE001 - asserted on in the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(store.all_mappings(NB)) == 160
