@@ -92,7 +92,7 @@ def test_auth_required_fake_exits_5_with_one_line(tmp_path: Path, capsys: pytest
     assert code == 5
     assert out == ""
     lines = err.splitlines()
-    assert lines[0].startswith("nlmsync: error: notebook_list: the NotebookLM server needs a Google login")
+    assert lines[0] == "nlmsync: error: notebook_list: the NotebookLM server needs a Google login (No authentication found)"
     assert all(line.startswith("nlmsync: ") for line in lines)
 
 

@@ -70,9 +70,11 @@ async def test_real_server_without_login(real_server: tuple[str, dict[str, str]]
     assert written <= {"home"}
 
 
+@pytest.mark.parametrize(("command", "tool"), [(["server-info"], "notebook_list"),
+                                              (["--notebook", "abc", "status"], "notebook_get")])
 def test_real_server_auth_error_through_the_cli(real_server: tuple[str, dict[str, str]], tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+                                                monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                                command: list[str], tool: str) -> None:
     spec, env = real_server
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -80,16 +82,16 @@ def test_real_server_auth_error_through_the_cli(real_server: tuple[str, dict[str
         monkeypatch.delenv(name)
     vault = tmp_path / "vault"
     vault.mkdir()
+    (vault / "note.md").write_text("# A note\n", encoding="utf-8")
     code: Any = 0
     try:
-        main(["--vault", str(vault), "--server", spec, "server-info"])
+        main(["--vault", str(vault), "--server", spec, *command])
     except SystemExit as exc:
         code = exc.code
     out, err = capsys.readouterr()
     assert code == 5
     assert out == ""
     lines = err.splitlines()
-    assert lines[0].startswith("nlmsync: error: notebook_list: the NotebookLM server needs a Google login: "
-                               "No authentication found")
+    assert lines[0] == f"nlmsync: error: {tool}: the NotebookLM server needs a Google login (No authentication found)"
     assert all(line.startswith("nlmsync: ") for line in lines) and len(lines) <= 2
     assert "Traceback" not in err

@@ -86,7 +86,8 @@ def _class_for_message(message: str) -> type[NotebookLMError]:
 def _build(cls: type[NotebookLMError], tool: str, raw: str, details: dict[str, Any],
            hint: str | None) -> NotebookLMError:
     if cls is AuthenticationRequiredError:
-        message = f"{tool}: the NotebookLM server needs a Google login: {_first_line(raw)}"
+        said = _first_line(raw).split(". ")[0].rstrip(".")
+        message = f"{tool}: the NotebookLM server needs a Google login ({said})"
         hint = hint or _AUTH_HINT
     else:
         message = f"{tool}: {_first_line(raw)}"
