@@ -1,0 +1,156 @@
+"""Crash safety: each store step runs in a forked child killed before its Nth SQL statement, for every N.
+
+After reopening, the file must hold the state from before the step or after it, never a mix. The
+kill is `os._exit` from SQLite's statement trace hook, so every statement of the step — the COMMIT
+included — is a kill point.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.store.helpers import NB, add
+
+from nlmsync.config import Settings
+from nlmsync.store import StateStore, open_database
+
+KILLED, FINISHED, FAILED = 17, 0, 3
+SETTINGS = Settings(max_conversations=3, max_aliases=6, max_query_records_per_conversation=4)
+Step = Callable[[StateStore], Any]
+
+
+def _fixed_clock() -> datetime:
+    return datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+def _open(path: Path) -> StateStore:
+    return StateStore(open_database(path), SETTINGS, clock=_fixed_clock)
+
+
+def _seed(store: StateStore) -> None:
+    add(store, "a.md", "a-v1")
+    add(store, "big.md", "big-0", part=0, part_count=2)
+    add(store, "big.md", "big-1", part=1, part_count=2)
+    add(store, "c.md", "c-v1", managed=False)
+    store.register_source_alias("a-v0", "a-v1")
+    store.register_source_alias("c-v0", "c-v1")
+    store.mark_used(NB, ["a.md", "big.md"])
+    for i in range(3):
+        store.record_turn(NB, f"conv{i}", f"q{i}", f"a{i}", [f"a-v{i}"], ["a.md"], {"1": "a-v1"})
+    store.queue_deletion(NB, "stale-1", "replaced")
+
+
+def _replace_step(store: StateStore) -> None:
+    with store.step():
+        add(store, "a.md", "a-v2")
+        store.register_source_alias("a-v1", "a-v2")
+        store.queue_deletion(NB, "a-v1", "replaced by a new version of a.md")
+        store.mark_used(NB, ["a.md"])
+
+
+def _evict_step(store: StateStore) -> None:
+    with store.step():
+        for m in store.get_mappings(NB, "big.md"):
+            store.record_eviction(NB, "big.md", m.source_id, "capacity")
+        store.remove_mappings(NB, "big.md")
+
+
+def _turn_with_compaction(store: StateStore) -> None:
+    store.record_turn(NB, "conv-new", "why?", "because", ["a-v1", "big-0"], ["a.md", "big.md"], {"1": "a-v1"})
+
+
+def _alias_with_compaction(store: StateStore) -> None:
+    with store.step():
+        for i in range(6):
+            add(store, f"x{i}.md", f"x{i}")
+            store.register_source_alias(f"x{i}", f"y{i}")
+
+
+STEPS: dict[str, Step] = {
+    "replace": _replace_step,
+    "evict": _evict_step,
+    "reconcile": lambda s: s.reconcile(NB, {"a-v1", "big-1", "c-v1"}),
+    "record_turn+compaction": _turn_with_compaction,
+    "alias+compaction": _alias_with_compaction,
+    "vault_rename_out": lambda s: s.apply_vault_rename("a.md", "a.txt"),
+    "vault_rename": lambda s: s.apply_vault_rename("big.md", "moved/big.md"),
+}
+
+
+def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    conn = sqlite3.connect(path)
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                             "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+    finally:
+        conn.close()
+
+
+def _count_statements(path: Path, step: Step) -> int:
+    store = _open(path)
+    seen: list[str] = []
+    store.db.conn.set_trace_callback(seen.append)
+    step(store)
+    store.db.conn.set_trace_callback(None)
+    store.close()
+    return len(seen)
+
+
+def _run_killed_at(path: Path, step: Step, kill_at: int) -> int:
+    pid = os.fork()
+    if pid == 0:  # the child: run the step, die before statement `kill_at`
+        try:
+            store = _open(path)
+            count = 0
+
+            def trace(_statement: str) -> None:
+                nonlocal count
+                count += 1
+                if count == kill_at:
+                    os._exit(KILLED)
+
+            store.db.conn.set_trace_callback(trace)
+            step(store)
+            os._exit(FINISHED)
+        finally:
+            os._exit(FAILED)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+@pytest.mark.parametrize("name", list(STEPS))
+def test_a_step_killed_at_any_statement_leaves_before_or_after(tmp_path: Path, name: str) -> None:
+    step = STEPS[name]
+    base = tmp_path / "base.db"
+    with _open(base) as store:
+        _seed(store)
+    before = _dump(base)
+    finished = tmp_path / "finished.db"
+    shutil.copy(base, finished)
+    total = _count_statements(finished, step)
+    after = _dump(finished)
+    assert after != before, "the step must change something"
+
+    outcomes = {"before": 0, "after": 0}
+    for kill_at in range(1, total + 1):
+        trial = tmp_path / f"kill-{kill_at}.db"
+        shutil.copy(base, trial)
+        assert _run_killed_at(trial, step, kill_at) == KILLED
+        state = _dump(trial)
+        assert state in (before, after), f"{name}: killed before statement {kill_at} of {total}: a mixed state"
+        outcomes["before" if state == before else "after"] += 1
+        with _open(trial) as reopened:
+            reopened.compact()
+        for suffix in ("", "-wal", "-shm", ".lock"):
+            Path(f"{trial}{suffix}").unlink(missing_ok=True)
+    assert outcomes["before"] >= 1
+    assert _run_killed_at(base, step, total + 1) == FINISHED
+    assert _dump(base) == after
