@@ -38,3 +38,8 @@ def test_long_paragraphs_are_split_into_sentence_windows() -> None:
 
 def test_blank_text_has_no_passages() -> None:
     assert split_passages("s", " \n\n \n") == []
+
+
+def test_a_heading_alone_leads_the_paragraph_after_it() -> None:
+    passages = split_passages("s", "# Heapsort\n\nIt builds a heap.\n\n## Trailing heading")
+    assert [p.text for p in passages] == ["# Heapsort It builds a heap.", "## Trailing heading"]

@@ -1,0 +1,75 @@
+"""`--server SPEC` resolution, and what an unreachable server looks like to the caller."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from nlmsync.config import Settings
+from nlmsync.errors import ServerCommandNotFoundError, ServerUnreachableError, UsageError, exit_code_for
+from nlmsync.notebooklm import FAKE_STATE_FILE, connect, resolve_server
+from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
+
+
+def test_fake_spec_runs_this_python_with_a_state_file(tmp_path: Path) -> None:
+    target = resolve_server("fake --capacity 5", state_dir=tmp_path)
+    assert target.kind == "stdio" and target.params is not None
+    assert target.params.command == sys.executable
+    assert target.params.args == ["-m", "nlmsync", "fake-server", "--transport", "stdio",
+                                  "--state", str(tmp_path / FAKE_STATE_FILE), "--capacity", "5"]
+
+
+def test_fake_spec_without_state_dir_keeps_memory_only() -> None:
+    target = resolve_server("fake")
+    assert target.params is not None and "--state" not in target.params.args
+
+
+def test_command_line_is_split_like_a_shell_and_keeps_the_environment() -> None:
+    target = resolve_server("'/opt/my server/bin/nlm-mcp' --transport stdio", env={"EXTRA": "1"})
+    assert target.params is not None
+    assert target.params.command == "/opt/my server/bin/nlm-mcp"
+    assert target.params.args == ["--transport", "stdio"]
+    assert target.params.env is not None and target.params.env["EXTRA"] == "1" and "PATH" in target.params.env
+
+
+def test_url_and_in_process() -> None:
+    assert resolve_server("http://127.0.0.1:8000/mcp").kind == "http"
+    assert resolve_server(build_fake_server(FakeNotebookLM())).kind == "in-process"
+
+
+@pytest.mark.parametrize("spec", ["", "   ", "fake 'unbalanced"])
+def test_bad_specs_are_usage_errors(spec: str) -> None:
+    with pytest.raises(UsageError, match="--server"):
+        resolve_server(spec)
+
+
+@pytest.mark.anyio
+async def test_unreachable_http_server_is_retried_then_reported(sleeps: Any) -> None:
+    with anyio.fail_after(60):
+        async with connect("http://127.0.0.1:9/mcp", Settings(retry_attempts=2), sleep=sleeps) as client:
+            with pytest.raises(ServerUnreachableError) as info:
+                await client.server_info()
+    assert exit_code_for(info.value) == 4
+    assert len(sleeps.delays) == 1
+    assert client.connections_opened == 0
+
+
+@pytest.mark.anyio
+async def test_missing_command_is_reported_once_without_retry(tmp_path: Path, sleeps: Any) -> None:
+    async with connect(str(tmp_path / "no-such-server"), Settings(), sleep=sleeps) as client:
+        with pytest.raises(ServerCommandNotFoundError, match="no-such-server"):
+            await client.notebook_list()
+    assert sleeps.delays == []
+
+
+@pytest.mark.anyio
+async def test_server_that_dies_at_start_shows_its_last_words(tmp_path: Path, sleeps: Any) -> None:
+    script = tmp_path / "dying.py"
+    script.write_text("import sys\nsys.stderr.write('fatal: no config here\\n')\nsys.exit(3)\n")
+    async with connect(f"{sys.executable} {script}", Settings(retry_attempts=1), sleep=sleeps) as client:
+        with anyio.fail_after(60), pytest.raises(ServerUnreachableError, match="fatal: no config here"):
+            await client.server_info()
