@@ -1,0 +1,85 @@
+"""End to end through the real CLI in subprocesses: refresh and ask over the fixture vault, against the fake
+server over stdio (`--server fake`) and over streamable HTTP (`nlmsync fake-server --transport http`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+TIMEOUT = 120
+
+
+def nlmsync(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    return subprocess.run([sys.executable, "-m", "nlmsync", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=TIMEOUT, check=False)
+
+
+def as_json(result: subprocess.CompletedProcess[str]) -> dict:
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    with subprocess.Popen([sys.executable, "-m", "nlmsync", "fake-server", "--transport", "http", "--port", "0",
+                           "--state", str(tmp_path / "http-fake.json")],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env) as proc:
+        try:
+            assert proc.stdout is not None
+            url = proc.stdout.readline().strip()  # blocks until the server announces where it listens
+            assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), (url, proc.poll())
+            yield url
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+def run_scenario(vault: Path, server: str, *, full: bool) -> None:
+    common = ["--vault", str(vault), "--server", server, "--notebook", "new:Smoke"]
+    first = as_json(nlmsync(*common, "refresh", "--json", "algorithms", cwd=vault))
+    added = {n["path"] for n in first["notes"] if n["branch"] == "added"}
+    assert "algorithms/sorting/heapsort.md" in added and len(added) == len(first["notes"]) >= 5
+
+    answer = as_json(nlmsync(*common, "ask", "--json", "How does heapsort work?", cwd=vault))
+    assert answer["notebook_id"] == first["notebook_id"]  # new:TITLE was recorded and reused
+    assert "max-heap" in answer["answer"]
+    cited = {(c["path"], c["heading"]) for c in answer["citations"]}
+    assert ("algorithms/sorting/heapsort.md", "How does it work?") in cited
+    assert answer["conversation_id"]
+    heapsort = next(n for n in answer["notes"] if n["path"] == "algorithms/sorting/heapsort.md")
+    assert heapsort["branch"] == "reused"
+    if not full:
+        return
+
+    follow = as_json(nlmsync(*common, "ask", "--json", "What does sift down cost?", cwd=vault))
+    assert follow["conversation_id"] == answer["conversation_id"]
+    assert set(answer["source_ids"]) & set(follow["carried_over"])
+
+    text = nlmsync(*common, "ask", "--new", "How does heapsort work?", cwd=vault)
+    assert text.returncode == 0, text.stderr
+    assert "[1] algorithms/sorting/heapsort.md › How does it work?" in text.stdout
+
+
+@pytest.mark.slow
+def test_refresh_and_ask_over_stdio(vault: Path):
+    run_scenario(vault, "fake", full=True)
+
+
+@pytest.mark.slow
+def test_refresh_and_ask_over_http(vault: Path, http_server: str):
+    run_scenario(vault, http_server, full=False)
+
+
+def test_bad_path_is_one_line_exit_2(vault: Path):
+    result = nlmsync("--vault", str(vault), "--server", "fake", "--notebook", "new:Smoke", "refresh", "../outside.md",
+                     cwd=vault)
+    assert result.returncode == 2
+    assert result.stderr.startswith("nlmsync: error:") and "Traceback" not in result.stderr
