@@ -15,7 +15,7 @@ with BM25 and maps each hit to the chunk that contains it, so every chunk id sta
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import regex
@@ -91,7 +91,7 @@ class NoteReading(BaseModel):
     hints: list[str] = Field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ChunkPlan:
     """How one note is cut: pagination `chunks`, search `segments`, and whether it is a transcript."""
 
@@ -99,6 +99,13 @@ class ChunkPlan:
     segments: list[Chunk]
     timed: bool
     duration_seconds: float | None
+    _segment_tokens: list[list[str]] | None = field(default=None, repr=False, compare=False)
+
+    def segment_tokens(self) -> list[list[str]]:
+        """`tokenize` of each search segment, computed once (a cached plan is searched many times)."""
+        if self._segment_tokens is None:
+            self._segment_tokens = [tokenize(s.text) for s in self.segments]
+        return self._segment_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +145,7 @@ def rank_segments(plan: ChunkPlan, query: str) -> list[SegmentHit]:
     terms = query_terms(query)
     if not terms or not plan.segments:
         return []
-    docs = [match_terms(tokenize(s.text), terms) for s in plan.segments]
+    docs = [match_terms(tokens, terms) for tokens in plan.segment_tokens()]
     scores = rank_texts(terms, docs)
     hits = [SegmentHit(seg, score, _containing_chunk(plan, seg.char_offset_start))
             for seg, score in zip(plan.segments, scores) if score > 0]

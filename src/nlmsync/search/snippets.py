@@ -90,13 +90,17 @@ def match_terms(tokens: Iterable[str], terms: Sequence[str]) -> list[str]:
     Tokens matching no term are kept as they are, so document lengths stay honest for BM25.
     """
     exact = set(terms)
-    prefixes = sorted((t for t in exact if len(t) >= MIN_PREFIX_MATCH), key=len, reverse=True)
+    prefixes = [t for t in exact if len(t) >= MIN_PREFIX_MATCH]
+    lengths = sorted({len(t) for t in prefixes}, reverse=True)
+    heads = {t[:MIN_PREFIX_MATCH] for t in prefixes}  # cheap first filter: most tokens share no head
     mapped: list[str] = []
     for token in tokens:
-        if token in exact or not prefixes:
-            mapped.append(token)
-            continue
-        mapped.append(next((p for p in prefixes if token.startswith(p)), token))
+        if token not in exact and token[:MIN_PREFIX_MATCH] in heads:
+            for n in lengths:
+                if n < len(token) and token[:n] in exact:
+                    token = token[:n]
+                    break
+        mapped.append(token)
     return mapped
 
 

@@ -24,11 +24,12 @@ from nlmsync.search.reading import ChunkPlan, NoteReading, plan_chunks, rank_seg
 from nlmsync.search.snippets import extract_snippet
 from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
 from nlmsync.vault import (
+    decode_note,
     is_excluded,
     is_note_path,
     matches_exclude,
     normalize_rel_path,
-    read_note_text,
+    note_problem,
     resolve_in_vault,
 )
 
@@ -54,6 +55,10 @@ class VaultTools:
             PathOutsideVaultError: the path leaves the vault, is not a note, or is excluded.
             InputError: the note is missing, binary or not UTF-8.
         """
+        rel, fs_path = self._confine(path)
+        return rel, self._read(rel, fs_path)
+
+    def _confine(self, path: str) -> tuple[str, Path]:
         fs_path = resolve_in_vault(self.root, path)
         rel = normalize_rel_path(path.replace("\\", "/"))
         if not is_note_path(rel):
@@ -61,35 +66,49 @@ class VaultTools:
                                         ".nlmsync/.obsidian/.trash/.git are served)")
         if matches_exclude(rel, self.settings.exclude):
             raise PathOutsideVaultError(f"{rel}: excluded from nlmsync by the exclude setting")
-        if fs_path.is_dir():
-            raise InputError(f"{rel}: is a folder, not a note")
-        text = read_note_text(self.root, rel)
+        return rel, fs_path
+
+    @staticmethod
+    def _read(rel: str, fs_path: Path) -> str:
+        try:
+            data = fs_path.read_bytes()
+        except FileNotFoundError:
+            raise InputError(f"{rel}: note not found in the vault") from None
+        except IsADirectoryError:
+            raise InputError(f"{rel}: is a folder, not a note") from None
+        except OSError as exc:
+            raise InputError(f"{rel}: cannot read note ({exc.strerror})") from None
+        problem = note_problem(data)
+        if problem is not None and problem != "empty":
+            raise InputError(f"{rel}: cannot read note: {problem}")
+        text = decode_note(data)
         if is_excluded(rel, text, []):
             raise PathOutsideVaultError(f"{rel}: excluded from nlmsync by its front matter (nlmsync: false)")
-        return rel, text
+        return text
 
     def _planned(self, path: str) -> tuple[str, str, ChunkPlan]:
         """`open_note` plus the note's chunk plan, cached by (path, mtime, size)."""
-        fs_path = resolve_in_vault(self.root, path)
+        rel, fs_path = self._confine(path)
         try:
             stat = os.stat(fs_path)
-            key = (normalize_rel_path(path), stat.st_mtime_ns, stat.st_size)
         except OSError:
-            key = None
-        if key is not None:
-            with self._plans_lock:
-                cached = self._plans.get(key)
-                if cached is not None:
-                    self._plans.move_to_end(key)
-                    return key[0], cached[0], cached[1]
-        rel, text = self.open_note(path)
-        plan = plan_chunks(text, self.settings)
-        if key is not None:
-            with self._plans_lock:
-                self._plans[key] = (text, plan)
-                while len(self._plans) > PLAN_CACHE_SIZE:
-                    self._plans.popitem(last=False)
+            return rel, *self._plan(rel, fs_path)
+        key = (rel, stat.st_mtime_ns, stat.st_size)
+        with self._plans_lock:
+            cached = self._plans.get(key)
+            if cached is not None:
+                self._plans.move_to_end(key)
+                return rel, cached[0], cached[1]
+        text, plan = self._plan(rel, fs_path)
+        with self._plans_lock:
+            self._plans[key] = (text, plan)
+            while len(self._plans) > PLAN_CACHE_SIZE:
+                self._plans.popitem(last=False)
         return rel, text, plan
+
+    def _plan(self, rel: str, fs_path: Path) -> tuple[str, ChunkPlan]:
+        text = self._read(rel, fs_path)
+        return text, plan_chunks(text, self.settings)
 
     # --- tools ---
 
