@@ -1,0 +1,126 @@
+"""`Orchestrator.ask` and friends in-process: selection → ensure → query with carry-over → record, citations."""
+
+from __future__ import annotations
+
+import pytest
+
+from nlmsync.errors import UsageError
+from nlmsync.sync.plan import Branch
+
+pytestmark = pytest.mark.anyio
+
+HEAPSORT = """# Heapsort
+
+Heapsort sorts an array in place in O(n log n) time.
+
+## How does it work?
+
+Build a max-heap, then repeatedly swap the root with the last element and sift down.
+"""
+MERGESORT = "# Merge sort\n\nMerge sort splits the list, sorts halves and merges them; it is stable.\n"
+SOURDOUGH = "# Sourdough\n\nFeed the starter flour and water; bake the loaf in a hot dutch oven.\n"
+
+
+def fill(world) -> None:
+    world.write("sorting/heapsort.md", HEAPSORT)
+    world.write("sorting/merge-sort.md", MERGESORT)
+    world.write("cooking/sourdough.md", SOURDOUGH)
+
+
+def query_calls(world):
+    return [c.arguments for c in world.fake.calls if c.tool == "notebook_query"]
+
+
+async def test_ask_selects_ensures_queries_and_maps_citations(make_world):
+    world = make_world(min_k=1)
+    fill(world)
+    async with world.run() as orch:
+        result = await orch.ask("How does heapsort sift down a max-heap?")
+        assert result.selected[0].path == "sorting/heapsort.md"
+        assert {n.path: n.branch for n in result.notes}["sorting/heapsort.md"] == Branch.ADDED
+        heap_ids = next(n.source_ids for n in result.notes if n.path == "sorting/heapsort.md")
+        assert result.source_ids[: len(heap_ids)] == heap_ids and result.carried_over == []
+        assert "max-heap" in result.answer
+        first = result.citations[0]
+        assert (first.number, first.path, first.heading) == (1, "sorting/heapsort.md", "How does it work?")
+        records = orch.store.query_records(world.notebook_id, result.conversation_id)
+        assert records[0].source_ids == result.source_ids
+        assert records[0].selected_paths == [n.path for n in result.notes if n.source_ids]
+    assert query_calls(world)[0]["source_ids"] == result.source_ids
+
+
+async def test_follow_up_carries_over_newest_first_and_new_starts_fresh(make_world):
+    world = make_world(min_k=1, cutoff_ratio=0.9)
+    fill(world)
+    async with world.run() as orch:
+        first = await orch.ask("heapsort max-heap")
+        second = await orch.ask("sourdough starter loaf")
+        assert second.conversation_id == first.conversation_id
+        assert set(first.source_ids) <= set(second.carried_over)
+        assert second.source_ids[0] not in first.source_ids  # the newly selected note comes first
+        fresh = await orch.ask("sourdough starter loaf", new=True)
+        assert fresh.carried_over == [] and fresh.conversation_id != first.conversation_id
+        assert orch.store.latest_conversation(world.notebook_id) == fresh.conversation_id
+
+
+async def test_carry_over_follows_aliases_to_the_current_source(make_world):
+    world = make_world(min_k=1, cutoff_ratio=0.9)
+    fill(world)
+    async with world.run() as orch:
+        first = await orch.ask("heapsort max-heap")
+        old_ids = set(first.source_ids)
+    world.write("sorting/heapsort.md", HEAPSORT + "\nEdited: heapsort is not stable.\n")
+    async with world.run() as orch:
+        replaced = await orch.refresh(["sorting/heapsort.md"])
+        new_id = replaced.notes[0].source_ids[0]
+        follow = await orch.ask("sourdough starter loaf")
+    assert new_id in follow.carried_over and not (old_ids & set(follow.carried_over))
+
+
+async def test_rejected_conversation_is_retried_once_without_it(make_world):
+    world = make_world(min_k=1)
+    fill(world)
+    async with world.run() as orch:
+        result = await orch.ask("heapsort", conversation_id="no-such-conversation")
+    assert result.conversation_id and result.conversation_id != "no-such-conversation"
+    assert any("no-such-conversation" in n for n in result.notices)
+    calls = query_calls(world)
+    assert [c.get("conversation_id") for c in calls] == ["no-such-conversation", None]
+
+
+async def test_new_notebook_title_is_created_once_then_reused(make_world):
+    world = make_world()
+    fill(world)
+    async with world.run(notebook="new:Demo") as orch:
+        first = await orch.refresh(["sorting/heapsort.md"])
+    async with world.run(notebook="new:Demo") as orch:
+        second = await orch.refresh(["sorting/heapsort.md"])
+        assert orch.store.default_notebook() == first.notebook_id
+    assert second.notebook_id == first.notebook_id and second.notes[0].branch == Branch.REUSED
+    assert world.mutating_calls().count("notebook_create") == 1
+
+
+async def test_no_notebook_is_a_usage_error(make_world):
+    world = make_world()
+    fill(world)
+    async with world.run(notebook=None) as orch:
+        with pytest.raises(UsageError, match="--notebook"):
+            await orch.refresh(["sorting/heapsort.md"])
+
+
+async def test_status_and_reconcile_report_stale_orphans_and_pending(make_world):
+    world = make_world()
+    fill(world)
+    async with world.run() as orch:
+        report = await orch.refresh(["sorting/heapsort.md", "sorting/merge-sort.md"])
+    gone = report.notes[0].source_ids[0]
+    world.fake.apply("source_delete", {"source_id": gone, "confirm": True})
+    orphan = world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "text",
+                                             "text": "x", "title": "lost.md · 0123abcd"})["source_id"]
+    async with world.run() as orch:
+        status = await orch.status()
+        assert [e.path for e in status.stale] == ["sorting/heapsort.md"]
+        assert status.orphans == [orphan] and status.remote_count == 2
+        result = await orch.reconcile()
+        assert result.stale == ["sorting/heapsort.md"] and result.orphans == [orphan]
+        assert orch.store.get_mappings(world.notebook_id, "sorting/heapsort.md")[0].status == "stale"
