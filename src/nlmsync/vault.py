@@ -15,7 +15,7 @@ import stat
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
 from nlmsync.errors import InputError, PathOutsideVaultError
 
@@ -24,14 +24,13 @@ NOTE_SUFFIX = ".md"
 _BINARY_SNIFF_BYTES = 8192
 
 
-@dataclass(frozen=True)
-class NoteFile:
+class NoteFile(NamedTuple):
     """A markdown note found by the walk; `path` is its identity, `fs_path` where it is on disk."""
 
     path: str
     mtime_ns: int
     size: int
-    fs_path: Path | None = field(default=None, compare=False)
+    fs_path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,66 +83,80 @@ def scan_vault(root: Path) -> VaultScan:
         raise InputError(f"{root}: vault folder does not exist or is not a directory")
     real_root = os.path.realpath(root)
     scan = VaultScan()
-    seen_paths: set[str] = set()
+    found: list[NoteFile] = []
     visited_dirs: set[str] = {real_root}
+
+    def add_note(rel: str, entry: os.DirEntry[str]) -> None:
+        try:
+            st = entry.stat()
+        except OSError as exc:
+            scan.skipped.append(SkippedNote(rel, f"unreadable ({exc.strerror})"))
+            return
+        if not stat.S_ISREG(st.st_mode):
+            return
+        if st.st_size == 0:
+            scan.skipped.append(SkippedNote(rel, "empty"))
+            return
+        found.append(NoteFile(rel, st.st_mtime_ns, st.st_size, entry.path))
 
     def walk(directory: str, rel_prefix: str, ancestors: frozenset[str]) -> None:
         try:
             with os.scandir(directory) as iterator:
-                entries = sorted(iterator, key=lambda e: e.name)
+                entries = list(iterator)
         except OSError as exc:
             scan.skipped.append(SkippedNote(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})"))
             return
+        # plain files first (any order: notes are sorted at the end); folders and links by name, so which
+        # of two links to one folder is walked does not depend on the file system's listing order
+        entries.sort(key=lambda e: (not e.is_file(follow_symlinks=False), e.name))
         for entry in entries:
-            rel = normalize_rel_path(rel_prefix + entry.name)
+            name = entry.name
+            if not name.isascii() and not unicodedata.is_normalized("NFC", name):
+                name = unicodedata.normalize("NFC", name)
+            rel = rel_prefix + name
+            is_note = name.lower().endswith(NOTE_SUFFIX)
             try:
+                if entry.is_file(follow_symlinks=False):  # the common case: a plain file
+                    if is_note:
+                        add_note(rel, entry)
+                    continue
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir()
             except OSError:
                 continue
-            if is_dir and entry.name in IGNORED_DIRS:
+            if is_dir and name in IGNORED_DIRS:
                 continue
             if is_link:
                 target = os.path.realpath(entry.path)
                 if not _within(target, real_root):
-                    if is_dir or entry.name.lower().endswith(NOTE_SUFFIX):
+                    if is_dir or is_note:
                         scan.skipped.append(SkippedNote(rel, "outside vault (symlink)"))
                     continue
                 if not os.path.exists(target):
-                    if entry.name.lower().endswith(NOTE_SUFFIX):
+                    if is_note:
                         scan.skipped.append(SkippedNote(rel, "broken symlink"))
                     continue
             if is_dir:
                 real = os.path.realpath(entry.path)
                 if real in ancestors:
                     scan.skipped.append(SkippedNote(rel, "symlink loop"))
-                    continue
-                if real in visited_dirs:
+                elif real in visited_dirs:
                     scan.skipped.append(SkippedNote(rel, "folder already indexed through another link"))
-                    continue
-                visited_dirs.add(real)
-                walk(entry.path, rel + "/", ancestors | {real})
-                continue
-            if not entry.name.lower().endswith(NOTE_SUFFIX):
-                continue
-            try:
-                st = entry.stat()
-            except OSError as exc:
-                scan.skipped.append(SkippedNote(rel, f"unreadable ({exc.strerror})"))
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            if rel in seen_paths:
-                scan.skipped.append(SkippedNote(rel, "duplicate name after Unicode normalization"))
-                continue
-            seen_paths.add(rel)
-            if st.st_size == 0:
-                scan.skipped.append(SkippedNote(rel, "empty"))
-                continue
-            scan.notes.append(NoteFile(rel, st.st_mtime_ns, st.st_size, Path(entry.path)))
+                else:
+                    visited_dirs.add(real)
+                    walk(entry.path, rel + "/", ancestors | {real})
+            elif is_note:
+                add_note(rel, entry)
 
     walk(str(root), "", frozenset({real_root}))
-    scan.notes.sort(key=lambda n: n.path)
+    found.sort(key=lambda n: (n.path, n.fs_path or ""))
+    previous = None
+    for note in found:
+        if note.path == previous:
+            scan.skipped.append(SkippedNote(note.path, "duplicate name after Unicode normalization"))
+            continue
+        scan.notes.append(note)
+        previous = note.path
     scan.skipped.sort(key=lambda s: s.path)
     return scan
 
@@ -318,6 +331,8 @@ def matches_exclude(rel_path: str, patterns: list[str]) -> bool:
     A pattern with a `/` matches from the vault root (`private/**`, `journal/2025-*`); one without
     matches any file or folder name (`*.draft.md`, `private`). `**` spans folders.
     """
+    if not patterns:
+        return False
     rel = normalize_rel_path(rel_path)
     parts = PurePosixPath(rel).parts
     for pattern in patterns:

@@ -26,7 +26,7 @@ from nlmsync.config import Settings
 from nlmsync.errors import PathOutsideVaultError
 from nlmsync.search.bm25 import select
 from nlmsync.search.markdown import note_fields
-from nlmsync.search.postings import DocTerms, PostingsIndex, Weights, doc_terms
+from nlmsync.search.postings import DocBatch, DocTerms, PostingsIndex, Weights, doc_terms
 from nlmsync.search.tokenize import TOKENIZER_VERSION, tokenize
 from nlmsync.store import index_cache
 from nlmsync.store.index_cache import CachedDoc, Snapshot
@@ -34,11 +34,11 @@ from nlmsync.vault import (
     NoteFile,
     SkippedNote,
     decode_note,
-    is_excluded,
     is_note_path,
     matches_exclude,
     normalize_rel_path,
     note_problem,
+    parse_front_matter,
     resolve_in_vault,
     scan_vault,
 )
@@ -75,7 +75,7 @@ class IndexReport:
 
 @dataclass
 class _Changes:
-    added: list[DocTerms] = field(default_factory=list)
+    batch: DocBatch
     updated: int = 0
     removed: list[str] = field(default_factory=list)
     skipped: dict[str, CachedDoc] = field(default_factory=dict)
@@ -172,16 +172,16 @@ class NoteIndex:
             self._full_rescan = False
             self._modified = set()
             self._deleted = set()
-            merged = self._postings.apply(changes.removed, changes.added)
+            merged = self._postings.apply(changes.removed, changes.batch)
             self._persist(changes, merged)
-            return IndexReport(indexed=len(self._postings), added=len(changes.added) - changes.updated,
+            return IndexReport(indexed=len(self._postings), added=len(changes.batch) - changes.updated,
                                updated=changes.updated, removed=len(changes.removed), unchanged=changes.unchanged,
                                skipped=self.skipped(), full_rescan=full,
                                seconds=time.perf_counter() - started)
 
     def _rescan_all(self) -> _Changes:
         scan = scan_vault(self.vault_root)
-        changes = _Changes()
+        changes = _Changes(DocBatch(MERGE_THRESHOLD))
         present = {note.path for note in scan.notes}
         for path in list(self._stats):
             if path not in present:
@@ -205,7 +205,7 @@ class NoteIndex:
         return changes
 
     def _rescan_paths(self, deleted: set[str], modified: set[str]) -> _Changes:
-        changes = _Changes()
+        changes = _Changes(DocBatch(MERGE_THRESHOLD))
         for path in sorted(deleted):
             self._forget(path, changes)
         for path in sorted(modified):
@@ -235,7 +235,7 @@ class NoteIndex:
             return None
         if st.st_size == 0:
             return CachedDoc(path, st.st_mtime_ns, st.st_size, "empty")
-        return NoteFile(path, st.st_mtime_ns, st.st_size, fs_path)
+        return NoteFile(path, st.st_mtime_ns, st.st_size, str(fs_path))
 
     def _forget(self, path: str, changes: _Changes) -> None:
         if self._stats.pop(path, None) is not None:
@@ -258,7 +258,8 @@ class NoteIndex:
             return
         fs_path = note.fs_path or resolve_in_vault(self.vault_root, note.path)
         try:
-            data = fs_path.read_bytes()
+            with open(fs_path, "rb") as handle:
+                data = handle.read()
         except OSError as exc:
             self._skip(CachedDoc(note.path, note.mtime_ns, note.size, f"unreadable ({exc.strerror})"), changes)
             return
@@ -268,7 +269,8 @@ class NoteIndex:
             self._skip(CachedDoc(note.path, note.mtime_ns, note.size, problem), changes)
             return
         text = decode_note(data)
-        if is_excluded(note.path, text, []):
+        front = parse_front_matter(text)
+        if front.data.get("nlmsync") is False:
             self._skip(CachedDoc(note.path, note.mtime_ns, note.size, "excluded (nlmsync: false)"), changes)
             return
         if note.path in self._stats:
@@ -276,7 +278,7 @@ class NoteIndex:
         self._skipped.pop(note.path, None)
         changes.skipped.pop(note.path, None)
         self._stats[note.path] = (note.mtime_ns, note.size)
-        changes.added.append(doc_terms(note.path, note_fields(note.path, text), self.weights))
+        changes.batch.add(doc_terms(note.path, note_fields(note.path, text, front), self.weights))
 
     # --- the cache in the state file ---
 
@@ -293,26 +295,30 @@ class NoteIndex:
         if index_cache.load_signature(self.db) != signature:
             index_cache.clear(self.db, signature)
             return
-        docs = index_cache.load_docs(self.db)
+        rows = index_cache.load_docs(self.db)
         snapshot = index_cache.load_snapshot(self.db)
         slot_count = snapshot.slot_count if snapshot is not None else 0
         base_paths: list[str | None] = [None] * slot_count
-        lengths = np.zeros((slot_count, 3), dtype=np.int64)
+        slots: list[int] = []
+        slot_lengths: list[tuple[int, int, int]] = []
+        stats = self._stats
+        for path, mtime_ns, size, slot, body_len, heading_len, path_len in rows.in_snapshot:
+            if not 0 <= slot < slot_count or base_paths[slot] is not None:
+                continue  # a row that does not fit the snapshot: the rescan re-reads the note
+            base_paths[slot] = path
+            slots.append(slot)
+            slot_lengths.append((body_len, heading_len, path_len))
+            stats[path] = (mtime_ns, size)
+        for doc in rows.skipped:
+            self._skipped[doc.path] = doc
         overlay: list[DocTerms] = []
-        for doc in docs:
-            if doc.skip_reason is not None:
-                self._skipped[doc.path] = doc
-                continue
-            if doc.slot is not None:
-                if not 0 <= doc.slot < slot_count or base_paths[doc.slot] is not None:
-                    continue  # a row that does not fit the snapshot: the rescan re-reads the note
-                base_paths[doc.slot] = doc.path
-                lengths[doc.slot] = doc.lengths
-            elif doc.terms:
+        for doc in rows.overlay:
+            if doc.terms:  # an empty or unreadable term list: the rescan re-reads the note
                 overlay.append(DocTerms(doc.path, doc.terms, doc.lengths))
-            else:
-                continue
-            self._stats[doc.path] = (doc.mtime_ns, doc.size)
+                stats[doc.path] = (doc.mtime_ns, doc.size)
+        lengths = np.zeros((slot_count, 3), dtype=np.int64)
+        if slots:
+            lengths[np.array(slots)] = np.array(slot_lengths, dtype=np.int64)
         if snapshot is not None:
             self._postings.load_base(snapshot.terms, snapshot.offsets, snapshot.slots, snapshot.tfs, base_paths,
                                      lengths)
@@ -338,7 +344,7 @@ class NoteIndex:
                 rows.extend(self._skipped.values())
                 index_cache.write_snapshot(self.db, snapshot, rows, self._signature())
             else:
-                upserts = [self._cached_row(d.path, None) for d in changes.added]
+                upserts = [self._cached_row(d.path, None) for d in changes.batch.docs]
                 upserts.extend(r for r in changes.skipped.values() if r.skip_reason is not None)
                 deletions = [*changes.removed, *(p for p, r in changes.skipped.items() if r.skip_reason is None)]
                 if upserts or deletions:

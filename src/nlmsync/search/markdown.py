@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlmsync.search.tokenize import tokenize, tokenize_path
-from nlmsync.vault import parse_front_matter
+from nlmsync.vault import FrontMatter, parse_front_matter
 
 HEADING_KEYS = ("title", "aliases", "tags")
 _NOT_TEXT_KEYS = frozenset({"nlmsync"})
@@ -53,9 +53,10 @@ def _front_matter_text(value: Any) -> list[str]:
     return [str(value)]
 
 
-def split_markdown(text: str) -> NoteText:
+def split_markdown(text: str, front: FrontMatter | None = None) -> NoteText:
     """Separate heading text from body text (front matter included as described above)."""
-    front = parse_front_matter(text)
+    if front is None:
+        front = parse_front_matter(text)
     heading: list[str] = []
     body: list[str] = []
     for key, value in front.data.items():
@@ -98,8 +99,8 @@ def split_markdown(text: str) -> NoteText:
     return NoteText(heading="\n".join(heading), body="\n".join(body))
 
 
-def note_fields(rel_path: str, text: str) -> NoteFields:
-    """Tokenized fields of the note at `rel_path` with this text."""
-    parts = split_markdown(text)
+def note_fields(rel_path: str, text: str, front: FrontMatter | None = None) -> NoteFields:
+    """Tokenized fields of the note at `rel_path` with this text (`front`: its front matter, if parsed)."""
+    parts = split_markdown(text, front)
     return NoteFields(body=Counter(tokenize(parts.body)), heading=Counter(tokenize(parts.heading)),
                       path=Counter(tokenize_path(rel_path)))

@@ -16,8 +16,8 @@ maintained incrementally ranks exactly like one built from scratch.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,14 +53,76 @@ class RankedDoc:
 
 
 def doc_terms(path: str, fields: NoteFields, weights: Weights) -> DocTerms:
-    """Weighted term frequencies (`tf_w` of §3.2) of one note's fields; terms weighing 0 are left out."""
-    tf: dict[str, float] = {}
-    for term in fields.body.keys() | fields.heading.keys() | fields.path.keys():
-        value = (weights.body * fields.body.get(term, 0) + weights.heading * fields.heading.get(term, 0)
-                 + weights.path * fields.path.get(term, 0))
-        if value > 0:
-            tf[term] = value
+    """Weighted term frequencies (`tf_w` of §3.2) of one note's fields; terms weighing 0 are left out.
+
+    Summed field by field, body + heading + path, always in that order (so always the same float).
+    """
+    tf: dict[str, float] = {term: weights.body * count for term, count in fields.body.items()}
+    get = tf.get
+    for term, count in fields.heading.items():
+        tf[term] = get(term, 0.0) + weights.heading * count
+    for term, count in fields.path.items():
+        tf[term] = get(term, 0.0) + weights.path * count
+    if not (weights.body and weights.heading and weights.path):
+        tf = {term: value for term, value in tf.items() if value > 0}
     return DocTerms(path, tf, fields.lengths)
+
+
+class DocBatch:
+    """Documents on their way into the index. Kept whole while few (they may go to the overlay);
+    past `limit` they are packed into flat arrays with a batch-local vocabulary, which keeps a full
+    build of a large vault small in memory."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.docs: list[DocTerms] = []
+        self.packed = False
+        self.vocab: dict[str, int] = {}
+        self.term_ids = array("i")
+        self.tfs = array("d")
+        self.sizes = array("q")
+        self.packed_paths: list[str] = []
+        self.packed_lengths = array("q")
+
+    def __len__(self) -> int:
+        return len(self.docs) + len(self.packed_paths)
+
+    def paths(self) -> list[str]:
+        return [d.path for d in self.docs] + self.packed_paths
+
+    def add(self, doc: DocTerms) -> None:
+        if self.packed:
+            self._pack(doc)
+            return
+        self.docs.append(doc)
+        if len(self.docs) > self.limit:
+            self.packed = True
+            for pending in self.docs:
+                self._pack(pending)
+            self.docs = []
+
+    def totals(self) -> tuple[int, int, int]:
+        packed = np.frombuffer(self.packed_lengths, dtype=np.int64).reshape(-1, 3).sum(axis=0) \
+            if self.packed_paths else np.zeros(3, dtype=np.int64)
+        body, heading, path = (int(x) for x in packed)
+        for doc in self.docs:
+            body, heading, path = body + doc.lengths[0], heading + doc.lengths[1], path + doc.lengths[2]
+        return (body, heading, path)
+
+    def pack_all(self) -> None:
+        for doc in self.docs:
+            self._pack(doc)
+        self.docs = []
+        self.packed = True
+
+    def _pack(self, doc: DocTerms) -> None:
+        setdefault = self.vocab.setdefault
+        vocab = self.vocab
+        self.term_ids.extend([setdefault(term, len(vocab)) for term in doc.tf])
+        self.tfs.extend(doc.tf.values())
+        self.sizes.append(len(doc.tf))
+        self.packed_paths.append(doc.path)
+        self.packed_lengths.extend(doc.lengths)
 
 
 def _contribution(weight: float, tf: np.ndarray, norm: np.ndarray, k1: float) -> np.ndarray:
@@ -75,8 +137,7 @@ class PostingsIndex:
         self.k1 = k1
         self.b = b
         self.merge_threshold = merge_threshold
-        self.terms: list[str] = []
-        self.vocab: dict[str, int] = {}
+        self.terms: list[str] = []  # sorted: a term's id is its position (looked up by bisection)
         self.offsets = np.zeros(1, dtype=np.int64)
         self.slots = np.zeros(0, dtype=np.int32)
         self.tfs = np.zeros(0, dtype=np.float64)
@@ -150,75 +211,77 @@ class PostingsIndex:
             self.overlay_postings.setdefault(term, {})[doc.path] = value
         self._count(doc.lengths, +1)
 
-    def apply(self, removed: list[str], added: list[DocTerms]) -> bool:
+    def apply(self, removed: list[str], batch: DocBatch) -> bool:
         """Remove then add documents; folds everything into a new base when the overlay would grow
         past `merge_threshold`. Returns True when a merge happened."""
         for path in removed:
             self.remove(path)
-        if len(self.overlay) + len(added) > self.merge_threshold or self.dead > max(self.merge_threshold,
-                                                                                      len(self.alive) // 2):
-            for doc in added:
-                self.remove(doc.path)
-            self.merge(added)
+        for path in batch.paths():
+            self.remove(path)
+        if (batch.packed or len(self.overlay) + len(batch) > self.merge_threshold
+                or self.dead > max(self.merge_threshold, len(self.alive) // 2)):
+            self.merge(batch)
             return True
-        for doc in added:
+        for doc in batch.docs:
             self.add(doc)
         return False
 
-    def merge(self, extra: Sequence[DocTerms] = ()) -> None:
-        """Rebuild the base from the live base documents, the overlay and `extra` (not yet indexed)."""
-        docs = [*self.overlay.values(), *extra]
-        docs.sort(key=lambda d: d.path)
+    def merge(self, batch: DocBatch | None = None) -> None:
+        """Rebuild the base from the live base documents, the overlay and `batch` (not yet indexed)."""
+        overlay = DocBatch(0)
+        for doc in self.overlay.values():
+            overlay.add(doc)
+        overlay.pack_all()
+        sources = [overlay]
+        if batch is not None:
+            batch.pack_all()
+            self._count(batch.totals(), +1)
+            sources.append(batch)
         live_slots = np.flatnonzero(self.alive)
         remap = np.full(len(self.alive), -1, dtype=np.int64)
         remap[live_slots] = np.arange(len(live_slots))
-        vocab = dict(self.vocab)
-        terms = list(self.terms)
-
-        entry_terms = np.repeat(np.arange(len(self.terms), dtype=np.int64), np.diff(self.offsets))
+        vocab = dict(zip(self.terms, range(len(self.terms))))
+        entry_terms = np.repeat(np.arange(len(self.terms), dtype=np.int32), np.diff(self.offsets))
         keep = self.alive[self.slots] if len(self.slots) else np.zeros(0, dtype=bool)
-        base_t = entry_terms[keep]
-        base_s = remap[self.slots[keep]]
-        base_f = self.tfs[keep]
-
-        new_t = array("q")
-        new_s = array("q")
-        new_f = array("d")
-        first = len(live_slots)
-        for i, doc in enumerate(docs):
-            slot = first + i
-            for term, value in doc.tf.items():
-                tid = vocab.get(term)
-                if tid is None:
-                    tid = vocab[term] = len(terms)
-                    terms.append(term)
-                new_t.append(tid)
-                new_s.append(slot)
-                new_f.append(value)
-        all_t = np.concatenate([base_t, np.frombuffer(new_t, dtype=np.int64)])
-        all_s = np.concatenate([base_s, np.frombuffer(new_s, dtype=np.int64)])
-        all_f = np.concatenate([base_f, np.frombuffer(new_f, dtype=np.float64)])
-        order = np.lexsort((all_s, all_t))
+        parts_t = [entry_terms[keep]]
+        parts_s = [remap[self.slots[keep]].astype(np.int32)]
+        parts_f = [self.tfs[keep]]
+        next_slot = len(live_slots)
+        for source in sources:
+            global_ids = np.array([vocab.setdefault(term, len(vocab)) for term in source.vocab], dtype=np.int32)
+            sizes = np.frombuffer(source.sizes, dtype=np.int64) if source.sizes else np.zeros(0, np.int64)
+            local = np.frombuffer(source.term_ids, dtype=np.int32) if source.term_ids else np.zeros(0, np.int32)
+            parts_t.append(global_ids[local] if len(local) else local)
+            parts_s.append(np.repeat(np.arange(next_slot, next_slot + len(sizes), dtype=np.int32), sizes))
+            parts_f.append(np.frombuffer(source.tfs, dtype=np.float64) if source.tfs else np.zeros(0))
+            next_slot += len(sizes)
+        terms = sorted(vocab)
+        sorted_id = np.array([vocab[term] for term in terms], dtype=np.int64)
+        rank_of = np.empty(len(terms), dtype=np.int32)
+        rank_of[sorted_id] = np.arange(len(terms), dtype=np.int32)
+        del vocab
+        all_t = rank_of[np.concatenate(parts_t)] if len(terms) else np.zeros(0, np.int32)
+        all_s, all_f = np.concatenate(parts_s), np.concatenate(parts_f)
+        # base entries come first with ascending slots per term, new slots are larger and in order:
+        # a stable sort by term keeps every term's postings sorted by slot
+        order = np.argsort(all_t, kind="stable")
         all_t, all_s, all_f = all_t[order], all_s[order], all_f[order]
 
         counts = np.bincount(all_t, minlength=len(terms))
         used = counts > 0
-        kept_terms = [t for t, u in zip(terms, used.tolist()) if u]
-        self.terms = kept_terms
-        self.vocab = {t: i for i, t in enumerate(kept_terms)}
+        self.terms = terms if used.all() else [t for t, u in zip(terms, used.tolist()) if u]
         self.offsets = np.concatenate([[0], np.cumsum(counts[used])]).astype(np.int64)
-        self.slots = all_s.astype(np.int32)
+        self.slots = all_s
         self.tfs = all_f
 
-        base_paths = [self.base_paths[s] for s in live_slots.tolist()] + [d.path for d in docs]
-        extra_lengths = np.array([d.lengths for d in docs], dtype=np.int64).reshape(-1, 3)
-        self.base_lengths = np.concatenate([self.base_lengths[live_slots], extra_lengths])
-        self.base_paths = base_paths
-        self.alive = np.ones(len(base_paths), dtype=bool)
+        new_paths = [path for source in sources for path in source.packed_paths]
+        new_lengths = [np.frombuffer(source.packed_lengths, dtype=np.int64).reshape(-1, 3)
+                       if source.packed_paths else np.zeros((0, 3), dtype=np.int64) for source in sources]
+        self.base_lengths = np.concatenate([self.base_lengths[live_slots], *new_lengths])
+        self.base_paths = [self.base_paths[s] for s in live_slots.tolist()] + new_paths
+        self.alive = np.ones(len(self.base_paths), dtype=bool)
         self.dead = 0
-        self.slot_of = {p: i for i, p in enumerate(base_paths)}  # type: ignore[misc]
-        for doc in extra:
-            self._count(doc.lengths, +1)
+        self.slot_of = {p: i for i, p in enumerate(self.base_paths)}  # type: ignore[misc]
         self.overlay = {}
         self.overlay_postings = {}
         self._norm_cache = None
@@ -227,7 +290,6 @@ class PostingsIndex:
                   base_paths: list[str | None], base_lengths: np.ndarray) -> None:
         """Install a persisted base (slots whose path is None are dead)."""
         self.terms = terms
-        self.vocab = {t: i for i, t in enumerate(terms)}
         self.offsets, self.slots, self.tfs = offsets, slots, tfs
         self.base_paths = base_paths
         self.base_lengths = base_lengths
@@ -252,8 +314,12 @@ class PostingsIndex:
             self._norm_cache = (avg, self._norms(self.base_lengths.astype(np.float64), avg))
         return self._norm_cache[1]
 
+    def _term_id(self, term: str) -> int | None:
+        pos = bisect_left(self.terms, term)
+        return pos if pos < len(self.terms) and self.terms[pos] == term else None
+
     def _base_postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
-        tid = self.vocab.get(term)
+        tid = self._term_id(term)
         if tid is None:
             return self.slots[:0], self.tfs[:0]
         start, end = int(self.offsets[tid]), int(self.offsets[tid + 1])
@@ -317,7 +383,7 @@ class PostingsIndex:
             return tuple(t for t in terms if t in tf)
         found: list[str] = []
         for term in terms:
-            tid = self.vocab.get(term)
+            tid = self._term_id(term)
             if tid is None:
                 continue
             start, end = int(self.offsets[tid]), int(self.offsets[tid + 1])

@@ -34,20 +34,19 @@ def normalize(text: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """All tokens of `text`: base tokens in order, then compounds and CJK bigrams (rules 1-5)."""
-    raw = _BASE_TOKEN.findall(normalize(text))
+    normalized = normalize(text)
+    raw = _BASE_TOKEN.findall(normalized)
     base = [t for t in raw if len(t) <= MAX_TOKEN_LENGTH]
-    extra: list[str] = []
-    for left, right in zip(base, base[1:]):
-        if left.isascii() and right.isascii():
-            compound = left + right
-            if len(compound) <= MAX_TOKEN_LENGTH:
-                extra.append(compound)
+    tokens = base + [left + right for left, right in zip(base, base[1:])
+                     if left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH]
+    if normalized.isascii():
+        return tokens
     for token in raw:
         if token.isascii() or _CJK_CHAR.search(token) is None:
             continue
         for run in _CJK_RUN.findall(token):
-            extra.extend(run[i:i + 2] for i in range(len(run) - 1))
-    return base + extra
+            tokens.extend(run[i:i + 2] for i in range(len(run) - 1))
+    return tokens
 
 
 def tokenize_path(path: str) -> list[str]:

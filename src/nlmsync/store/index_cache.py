@@ -8,8 +8,8 @@ Three tables:
   (so a rescan in a new process re-reads only changed notes). A note in the snapshot has its `slot`;
   a note indexed since has its weighted term frequencies in `terms` (JSON) and no slot; a note that
   could not be indexed has a `skip_reason`.
-- `index_snapshot` — one row: the postings of the last merge as packed arrays (vocabulary joined by
-  newlines, int64 offsets, int32 slots, float64 weighted term frequencies).
+- `index_snapshot` — one row: the postings of the last merge as packed arrays (sorted vocabulary
+  joined by newlines, int64 offsets, int32 slots, float64 weighted term frequencies).
 
 Rows and snapshot stay consistent under any interleaving of writers: only a snapshot write assigns
 slots (and it replaces every row in the same transaction); other writes only add slot-less rows or
@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from sqlite_utils import Database
@@ -44,8 +45,7 @@ def create_tables(db: Database) -> None:
     )
 
 
-@dataclass(frozen=True)
-class CachedDoc:
+class CachedDoc(NamedTuple):
     """One `index_docs` row. `terms` is only loaded for slot-less indexed notes."""
 
     path: str
@@ -71,21 +71,35 @@ def load_signature(db: Database) -> str | None:
     return row[0] if row else None
 
 
-def load_docs(db: Database) -> list[CachedDoc]:
+class DocRows(NamedTuple):
+    """`index_docs` split the way a loader needs it: snapshot rows as plain tuples
+    `(path, mtime_ns, size, slot, body_len, heading_len, path_len)` (fast for large vaults),
+    slot-less indexed notes and skipped notes as `CachedDoc`."""
+
+    in_snapshot: list[tuple[str, int, int, int, int, int, int]]
+    overlay: list[CachedDoc]
+    skipped: list[CachedDoc]
+
+
+def load_docs(db: Database) -> DocRows:
     """Every row; a corrupt `terms` value comes back as an empty dict (the caller re-reads that note)."""
-    docs: list[CachedDoc] = []
-    cursor = db.execute("SELECT path, mtime_ns, size, skip_reason, body_len, heading_len, path_len, slot,"
-                        " CASE WHEN slot IS NULL THEN terms END FROM index_docs")
-    for path, mtime_ns, size, reason, b, h, p, slot, raw_terms in cursor:
-        terms = None
-        if reason is None and slot is None:
-            try:
-                loaded = json.loads(raw_terms) if raw_terms is not None else {}
-                terms = {str(k): float(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
-            except (ValueError, TypeError, AttributeError):
-                terms = {}
-        docs.append(CachedDoc(path, mtime_ns, size, reason, (b, h, p), slot, terms))
-    return docs
+    in_snapshot = db.execute("SELECT path, mtime_ns, size, slot, body_len, heading_len, path_len FROM index_docs"
+                             " WHERE slot IS NOT NULL AND skip_reason IS NULL").fetchall()
+    overlay: list[CachedDoc] = []
+    skipped: list[CachedDoc] = []
+    cursor = db.execute("SELECT path, mtime_ns, size, skip_reason, body_len, heading_len, path_len, terms"
+                        " FROM index_docs WHERE slot IS NULL OR skip_reason IS NOT NULL")
+    for path, mtime_ns, size, reason, b, h, p, raw_terms in cursor:
+        if reason is not None:
+            skipped.append(CachedDoc(path, mtime_ns, size, reason, (b, h, p)))
+            continue
+        try:
+            loaded = json.loads(raw_terms) if raw_terms is not None else {}
+            terms = {str(k): float(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
+        except (ValueError, TypeError, AttributeError):
+            terms = {}
+        overlay.append(CachedDoc(path, mtime_ns, size, None, (b, h, p), None, terms))
+    return DocRows(in_snapshot, overlay, skipped)
 
 
 def load_snapshot(db: Database) -> Snapshot | None:
@@ -102,7 +116,8 @@ def load_snapshot(db: Database) -> Snapshot | None:
     except (ValueError, TypeError, UnicodeDecodeError):
         return None
     if (len(offsets) != len(terms) + 1 or offsets[0] != 0 or offsets[-1] != len(slots) or len(tfs) != len(slots)
-            or np.any(np.diff(offsets) < 0) or (len(slots) and (slots.min() < 0 or slots.max() >= slot_count))):
+            or np.any(np.diff(offsets) < 0) or (len(slots) and (slots.min() < 0 or slots.max() >= slot_count))
+            or sorted(terms) != terms):
         return None
     return Snapshot(terms, offsets, slots, tfs, int(slot_count))
 
