@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 import anyio
-from watchfiles import Change, awatch
+from watchfiles import Change, DefaultFilter, awatch
 
 from nlmsync.app import Orchestrator
 from nlmsync.config import STATE_DIR_NAME, Settings
@@ -141,6 +141,13 @@ def note_inodes(root: Path) -> dict[str, int]:
     return inodes
 
 
+class _VaultFilter(DefaultFilter):
+    """watchfiles' default filter, also ignoring nlmsync's own state folder and the vault's tool folders."""
+
+    def __init__(self) -> None:
+        super().__init__(ignore_dirs=(*DefaultFilter.ignore_dirs, *IGNORED_DIRS))
+
+
 class VaultWatcher:
     """Applies watch plans to the index, the registry and (optionally) the notebook."""
 
@@ -207,8 +214,9 @@ async def _loop(settings: Settings, store: StateStore, orch: Orchestrator | None
                 stop_event: anyio.Event | None, on_batch: Callable[[WatchPlan], None] | None, debounce: int) -> None:
     watcher = VaultWatcher(settings, store, orch, on_message)
     watcher.index.sync()
-    async for changes in awatch(watcher.root, debounce=debounce, stop_event=stop_event, step=20,
-                                rust_timeout=200, yield_on_timeout=False):
-        plan = await watcher.apply(to_events(watcher.root, changes))
+    # yield_on_timeout: an empty batch now and then lets `on_batch` see that the watch is running.
+    async for changes in awatch(watcher.root, watch_filter=_VaultFilter(), debounce=debounce, stop_event=stop_event,
+                                step=20, rust_timeout=200, yield_on_timeout=True):
+        plan = await watcher.apply(to_events(watcher.root, changes)) if changes else WatchPlan()
         if on_batch is not None:
             on_batch(plan)
