@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -48,3 +49,11 @@ async def test_ask_over_stdio_with_the_bundled_fake_server(vault: Path) -> None:
     assert not asked.is_error, asked.content
     assert asked.structured_content["answer"]
     assert (vault / ".nlmsync" / "fake-notebooklm.json").is_file()
+
+
+def test_serve_on_a_missing_vault_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    done = subprocess.run([sys.executable, "-m", "nlmsync", "--vault", str(tmp_path / "nope"), "serve"],
+                          capture_output=True, text=True, env=env, timeout=60, check=False, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("nlmsync: error: ") and "nope" in done.stderr and done.stderr.count("\n") == 1

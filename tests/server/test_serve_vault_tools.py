@@ -10,7 +10,9 @@ import pytest
 from mcp import Client
 
 from nlmsync.config import Settings
-from nlmsync.server import build_server
+from nlmsync.search.index import NoteIndex
+from nlmsync.server import VaultTools, build_server
+from nlmsync.server import _vault as vault_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -173,3 +175,27 @@ async def test_concurrent_searches_all_succeed(vault: Path) -> None:
                     tg.start_soon(one, i, query)
     assert len(results) == len(queries)
     assert all(not r.is_error and r.structured_content["results"] for r in results.values())
+
+
+def _tools(vault: Path) -> VaultTools:
+    settings = Settings(vault=vault)
+    return VaultTools(settings, NoteIndex(vault, None, settings))
+
+
+def test_an_edited_note_is_searched_as_it_is_now(vault: Path) -> None:
+    tools = _tools(vault)
+    note = vault / "cooking/shakshuka.md"
+    assert tools.search_notes("shakshuka", 1).results[0].path == "cooking/shakshuka.md"
+    note.write_text("# Shakshuka\n\nNow with zaatar sprinkled on top.\n", encoding="utf-8")
+    tools.index.mark_path_modified("cooking/shakshuka.md")
+    found = tools.search_notes("shakshuka zaatar", 1).results[0]
+    assert "zaatar" in found.snippet and "zaatar" in found.chunks[0].snippet
+
+
+def test_plan_cache_is_bounded_by_characters(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vault_tools, "PLAN_CACHE_CHARS", 3000)
+    tools = _tools(vault)
+    for query in ("heapsort", "kimchi", "dijkstra", "sourdough", "asyncio", "thermodynamics", "git"):
+        tools.search_notes(query, 5)
+    assert 0 < tools._cached_chars <= 3000 or len(tools._plans) == 1
+    assert tools._cached_chars == sum(len(text) for text, _ in tools._plans.values())

@@ -34,6 +34,7 @@ from nlmsync.vault import (
 )
 
 PLAN_CACHE_SIZE = 128
+PLAN_CACHE_CHARS = 32_000_000  # bound on the note text the cache keeps, whatever the note sizes
 
 
 class VaultTools:
@@ -45,6 +46,7 @@ class VaultTools:
         self.index = index
         self._plans: OrderedDict[tuple[str, int, int], tuple[str, ChunkPlan]] = OrderedDict()
         self._plans_lock = threading.Lock()
+        self._cached_chars = 0
 
     # --- confinement ---
 
@@ -101,9 +103,12 @@ class VaultTools:
                 return rel, cached[0], cached[1]
         text, plan = self._plan(rel, fs_path)
         with self._plans_lock:
-            self._plans[key] = (text, plan)
-            while len(self._plans) > PLAN_CACHE_SIZE:
-                self._plans.popitem(last=False)
+            if key not in self._plans:
+                self._plans[key] = (text, plan)
+                self._cached_chars += len(text)
+            while len(self._plans) > PLAN_CACHE_SIZE or self._cached_chars > PLAN_CACHE_CHARS:
+                _, (dropped, _) = self._plans.popitem(last=False)
+                self._cached_chars -= len(dropped)
         return rel, text, plan
 
     def _plan(self, rel: str, fs_path: Path) -> tuple[str, ChunkPlan]:
