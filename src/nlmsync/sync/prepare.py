@@ -15,7 +15,7 @@ A note that fails is reported and leaves its previous registry rows untouched; t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,18 +67,21 @@ class SyncDeps:
 class AddRateLimiter:
     """Spaces `source_add` calls so that at most `per_minute` start in any minute (None: no limit)."""
 
-    def __init__(self, per_minute: float | None) -> None:
+    def __init__(self, per_minute: float | None, *, clock: Callable[[], float] = anyio.current_time,
+                 sleep: Callable[[float], Awaitable[None]] = anyio.sleep) -> None:
         self._interval = 60.0 / per_minute if per_minute else 0.0
         self._next = -math.inf
         self._lock = anyio.Lock()
+        self._clock = clock
+        self._sleep = sleep
 
     async def wait(self) -> None:
         if not self._interval:
             return
         async with self._lock:
-            now = anyio.current_time()
+            now = self._clock()
             if self._next > now:
-                await anyio.sleep(self._next - now)
+                await self._sleep(self._next - now)
                 now = self._next
             self._next = now + self._interval
 
