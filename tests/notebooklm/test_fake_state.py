@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nlmsync.errors import InputError
-from nlmsync.notebooklm.fake import FakeNotebookLM, Faults
+from nlmsync.notebooklm.fake import FakeNotebookLM, Faults, RateLimitRule
 
 
 def _notebook(fake: FakeNotebookLM, title: str = "N") -> str:
@@ -126,3 +126,18 @@ def test_bad_state_file_is_an_input_error_naming_it(tmp_path: Path, content: str
     path.write_text(content)
     with pytest.raises(InputError, match="fake.json"):
         FakeNotebookLM(state_path=path)
+
+
+def test_reads_do_not_rewrite_the_state_unless_a_fault_counts_calls(tmp_path: Path) -> None:
+    path = tmp_path / "fake.json"
+    fake = FakeNotebookLM(state_path=path)
+    nb = _notebook(fake)
+    fake.apply("notebook_get", {"notebook_id": nb})
+    assert [c["tool"] for c in json.loads(path.read_text())["calls"]] == ["notebook_create"]
+    fake.save()
+    assert [c["tool"] for c in json.loads(path.read_text())["calls"]] == ["notebook_create", "notebook_get"]
+
+    counted = FakeNotebookLM(faults=Faults(drops=[]), state_path=tmp_path / "counted.json")
+    counted.faults = Faults(rate_limits=[RateLimitRule("notebook_get", 5)])
+    counted.apply("notebook_list", {})
+    assert json.loads((tmp_path / "counted.json").read_text())["counters"] == {"*": 1, "notebook_list": 1}

@@ -79,18 +79,20 @@ def fake_server(
                      empty_sources_once, auth_required)
     fake = FakeNotebookLM(capacity=capacity, faults=faults, state_path=state)
     server = build_fake_server(fake, exit_on_drop=True)
-    if transport == "stdio":
-        anyio.run(server.run_stdio_async)
-        return
 
     def announce(url: str) -> None:
         sys.stdout.write(url + "\n")
         sys.stdout.flush()
 
     try:
-        anyio.run(lambda: serve_http(server, host=host, port=port, announce=announce))
+        if transport == "stdio":
+            anyio.run(server.run_stdio_async)
+        else:
+            anyio.run(lambda: serve_http(server, host=host, port=port, announce=announce))
     except OSError as exc:
         raise UsageError(f"--host/--port: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
+    finally:
+        fake.save()
 
 
 @app.command("server-info")

@@ -3,8 +3,9 @@
 `FakeNotebookLM` implements each tool of the real server we use with the same arguments, result shapes
 and in-band errors (`{"status": "error", "error": ...}`), enforces the per-notebook capacity, and logs
 every call in `.calls` (tool, arguments, whether it was applied). With a `state_path` the whole state —
-including the call log and the fault counters — is written atomically after every call, so a scripted
-run can inspect it afterwards and `--server fake` keeps its notebooks across nlmsync runs.
+including the call log and the fault counters — is written atomically after every mutating call (after
+every call when a fault counts calls) and by `save()` when the server stops, so a scripted run can inspect
+it afterwards and `--server fake` keeps its notebooks across nlmsync runs.
 It knows nothing about MCP; `fake/server.py` puts it behind an MCP server.
 """
 
@@ -129,8 +130,14 @@ class FakeNotebookLM:
         applied = result.get("status") == "success"
         self.calls.append(CallRecord(tool, _loggable(arguments), applied, str(result.get("status")),
                                      "after" if plan.drop == "after" else None))
-        self.save()
+        if tool in MUTATING_TOOLS or self._counts_matter() or self.faults.empty_sources_once:
+            self.save()
         return result
+
+    def _counts_matter(self) -> bool:
+        """Whether a fault depends on call numbers, so the counters must survive a restart at once."""
+        return bool(self.faults.drops or any(r.nth for r in self.faults.errors)
+                    or any(r.nth for r in self.faults.rate_limits))
 
     def record_dropped(self, tool: str, arguments: dict[str, Any]) -> None:
         """Log a call dropped before it was applied."""
