@@ -143,15 +143,18 @@ class NotebookLMClient:
             if not started:
                 raise TimeoutError(f"no answer from {self.target.label} within {self.settings.call_timeout:g} s")
         except Exception:
-            session.dead = True
             if not started:
                 raise
+            # Once started, a failing connection only ends this session: calls on it fail on their own, and
+            # the next call sees `dead` and opens a new one.
         finally:
             session.dead = True
             session.finished.set()
 
     async def _open(self, tool: str) -> _Session:
-        session = _Session(errlog=tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace"))  # noqa: SIM115 - closed by _retire or on failure below
+        # The stderr capture is closed by _retire, or below when opening fails.
+        errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        session = _Session(errlog=errlog)
         try:
             await self._task_group.start(self._run_session, session)
         except Exception as exc:
