@@ -137,7 +137,7 @@ def test_reads_do_not_rewrite_the_state_unless_a_fault_counts_calls(tmp_path: Pa
     fake.save()
     assert [c["tool"] for c in json.loads(path.read_text())["calls"]] == ["notebook_create", "notebook_get"]
 
-    counted = FakeNotebookLM(faults=Faults(drops=[]), state_path=tmp_path / "counted.json")
-    counted.faults = Faults(rate_limits=[RateLimitRule("notebook_get", 5)])
+    counted = FakeNotebookLM(faults=Faults(rate_limits=[RateLimitRule("notebook_get", 5)]),
+                             state_path=tmp_path / "counted.json")
     counted.apply("notebook_list", {})
     assert json.loads((tmp_path / "counted.json").read_text())["counters"] == {"*": 1, "notebook_list": 1}

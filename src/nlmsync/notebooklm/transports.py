@@ -19,7 +19,7 @@ import shlex
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 from weakref import WeakKeyDictionary
@@ -68,6 +68,7 @@ async def in_process_transport(server: MCPServer) -> AsyncIterator[Any]:
     async with create_client_server_memory_streams() as (client_streams, server_streams):
         server_read, server_write = server_streams
         server_scope = anyio.CancelScope()
+        kill = server_scope.cancel
         kills = _live_connections.setdefault(server, set())
 
         async def serve() -> None:
@@ -76,7 +77,7 @@ async def in_process_transport(server: MCPServer) -> AsyncIterator[Any]:
             await server_write.aclose()
             await server_read.aclose()
 
-        kills.add(server_scope.cancel)
+        kills.add(kill)
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(serve)
@@ -85,7 +86,7 @@ async def in_process_transport(server: MCPServer) -> AsyncIterator[Any]:
                 finally:
                     server_scope.cancel()
         finally:
-            kills.discard(server_scope.cancel)
+            kills.discard(kill)
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,6 @@ class ServerTarget:
     server: MCPServer | None = None
     params: StdioServerParameters | None = None
     url: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def transport(self, errlog: IO[str]) -> Any:
         """A fresh transport for `mcp.Client` (one per connection); `errlog` receives a subprocess's stderr."""
