@@ -131,3 +131,13 @@ def test_fixture_transcript_is_timed(vault) -> None:
     windows = chunk_by_time(text, 300)
     assert all(b.start_seconds - a.start_seconds >= 300 for a, b in pairwise(windows))
     assert not has_timestamps((vault / "algorithms/sorting/heapsort.md").read_text(encoding="utf-8"))
+
+
+def test_a_heading_above_a_window_opens_it() -> None:
+    text = ("[00:00:01] intro\ncontinued intro\n\n## Part 2\n\n[00:06:00] second part\n"
+            "[00:07:00] more\n### Late\n[00:20:00] last\n")
+    chunks = chunk_by_time(text, 300)
+    assert [c.text for c in chunks] == ["[00:00:01] intro\ncontinued intro",
+                                        "## Part 2\n\n[00:06:00] second part\n[00:07:00] more",
+                                        "### Late\n[00:20:00] last"]
+    assert all(text[c.char_offset_start:c.char_offset_end] == c.text for c in chunks)

@@ -7,12 +7,14 @@ always holds and a chunk can be highlighted or cited exactly. A chunk's id is `{
 - `parse_timestamps` / `has_timestamps` — transcript lines starting `[00:05:12]`, `00:05:12`, `[05:12]`…
 - `chunk_by_time` — the seed's segment builder: a window opens at an entry's time and takes every
   following entry that starts before `open + window_seconds`; lines without a timestamp stay with
-  the entry above them, text before the first entry joins the first window.
+  the entry above them, except headings right above a window's first entry, which open that
+  window; text before the first entry joins the first window.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import regex
 
@@ -128,11 +130,33 @@ def format_timestamp(seconds: float) -> str:
 
 
 def _line_span_end(text: str, offset: int) -> int:
-    """End of the text belonging to a window whose next entry starts at `offset` (its newline dropped)."""
+    """End of the text before `offset`, trailing whitespace and newlines dropped."""
     end = offset
     while end > 0 and text[end - 1] in "\r\n \t":
         end -= 1
     return end
+
+
+def _line_end(text: str, offset: int) -> int:
+    end = text.find("\n", offset)
+    return len(text) if end < 0 else end
+
+
+def _window_start(text: str, entry_offset: int, floor: int) -> int:
+    """Where a window whose first entry starts at `entry_offset` begins: headings (and blank lines)
+    right above the entry open the window with it; nothing before `floor` is taken."""
+    begin = entry_offset
+    pos = entry_offset
+    while pos > floor:
+        line_start = text.rfind("\n", floor, pos - 1) + 1
+        line_start = max(line_start, floor)
+        line = text[line_start:pos].strip()
+        if line and not line.startswith("#"):
+            break
+        if line:
+            begin = line_start
+        pos = line_start
+    return begin
 
 
 def chunk_by_time(text: str, window_seconds: float, timed: list[TimedLine] | None = None) -> list[Chunk]:
@@ -154,10 +178,12 @@ def chunk_by_time(text: str, window_seconds: float, timed: list[TimedLine] | Non
         else:
             groups.append([line])
             window_open = line.seconds
+    starts = [0] + [_window_start(text, group[0].offset, _line_end(text, previous[-1].offset))
+                    for previous, group in pairwise(groups)]
     chunks: list[Chunk] = []
     for i, group in enumerate(groups):
-        begin = 0 if i == 0 else group[0].offset
-        end = _line_span_end(text, groups[i + 1][0].offset) if i + 1 < len(groups) else len(text.rstrip())
+        begin = starts[i]
+        end = _line_span_end(text, starts[i + 1]) if i + 1 < len(groups) else len(text.rstrip())
         next_start = groups[i + 1][0].seconds if i + 1 < len(groups) else None
         end_seconds = max(group[-1].seconds, next_start if next_start is not None else group[-1].seconds)
         chunks.append(Chunk(i, text[begin:end], begin, end, float(group[0].seconds), float(end_seconds)))
