@@ -87,10 +87,14 @@ class CompactionMixin(StoreBase):
 
     def _canonicalize_references(self, aliases: dict[str, str]) -> None:
         """Rewrite stored ids to their resolution, so no stored reference needs an alias any more."""
-        for nb, path, part, source_id in self.db.execute(
-                "SELECT notebook_id, path, part, source_id FROM source_mappings").fetchall():
+        rows = self.db.execute("SELECT notebook_id, path, part, source_id FROM source_mappings").fetchall()
+        held = {(nb, source_id) for nb, _path, _part, source_id in rows}
+        for nb, path, part, source_id in rows:
             target = resolve_chain(aliases.get, source_id)
-            if target != source_id:
+            # A row whose resolution another row already holds keeps its id: reconcile would give
+            # the live id to that other row and mark this one stale anyway.
+            if target != source_id and (nb, target) not in held:
+                held.add((nb, target))
                 self.db.execute("UPDATE source_mappings SET source_id = ? WHERE notebook_id = ? AND path = ? "
                                 "AND part = ?", [target, nb, path, part])
         for row_id, raw in self.db.execute("SELECT id, source_ids FROM query_records").fetchall():
