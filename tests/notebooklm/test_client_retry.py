@@ -168,6 +168,7 @@ async def test_exact_wire_arguments(sleeps: Any) -> None:
         await client.source_delete(sid)
     add, query, delete = (c.arguments for c in fake.calls)
     assert add["source_type"] == "text" and add["wait"] is True and add["title"] == "t"
+    assert add["wait_timeout"] == Settings().call_timeout
     assert query["source_ids"] == [sid] and query["timeout"] == 42.0 and query["conversation_id"] is None
     assert delete["source_id"] == sid and delete["confirm"] is True
 

@@ -56,8 +56,8 @@ from nlmsync.notebooklm.transports import ServerTarget, resolve_server
 
 __all__ = ["NotebookLMClient", "connect", "result_payload"]
 
-# A query gets this much longer on the client than the budget it passes to the server, so the server's own
-# "deadline exceeded" answer arrives before the client gives up on the connection.
+# A query (or an add that waits for processing) gets this much longer on the client than the budget it passes
+# to the server, so the server's own "deadline exceeded" answer arrives before the client gives up.
 QUERY_GRACE_SECONDS = 15.0
 CLOSE_GRACE_SECONDS = 5.0
 STDERR_TAIL_CHARS = 300
@@ -257,8 +257,14 @@ class NotebookLMClient:
     async def source_add_text(self, notebook_id: str, text: str, title: str, wait: bool | None = None) -> AddedSource:
         """Upload `text` as a text source titled `title` (`wait` defaults to `Settings.wait_for_processing`)."""
         await self._add_limiter.wait_turn()
-        arguments = {"notebook_id": notebook_id, "source_type": "text", "text": text, "title": title,
-                     "wait": self.settings.wait_for_processing if wait is None else wait}
+        waiting = self.settings.wait_for_processing if wait is None else wait
+        arguments: dict[str, Any] = {"notebook_id": notebook_id, "source_type": "text", "text": text,
+                                     "title": title, "wait": waiting}
+        if waiting:
+            # The server's own processing wait ends first, so its answer arrives before the client gives up.
+            arguments["wait_timeout"] = self.settings.call_timeout
+            return await self._typed("source_add", AddedSource, arguments,
+                                     timeout=self.settings.call_timeout + QUERY_GRACE_SECONDS)
         return await self._typed("source_add", AddedSource, arguments)
 
     async def source_delete(self, source_id: str) -> DeletedSource:
