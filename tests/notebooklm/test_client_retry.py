@@ -225,3 +225,20 @@ async def test_add_rate_limiter_spaces_adds() -> None:
 
 def test_connection_problem_is_the_only_retried_family() -> None:
     assert issubclass(ServerTimeoutError, ConnectionProblem)
+
+
+async def test_concurrent_calls_on_a_dropped_connection_share_one_reconnect(sleeps: Any) -> None:
+    fake, nb, _ = _seeded(Faults(latency=0.05, drops=[DropRule(nth=4)]))
+    async with connect(build_fake_server(fake), Settings(), sleep=sleeps) as client:
+        await client.server_info()
+        results: list[int] = []
+
+        async def read() -> None:
+            results.append(len((await client.notebook_get(nb)).sources))
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                for _ in range(4):
+                    tg.start_soon(read)
+        assert results == [1, 1, 1, 1]
+        assert client.connections_opened == 2

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from nlmsync.notebooklm.fake.answers import MAX_PASSAGE_WORDS, NO_ANSWER, compose_answer, split_passages
 
 HEAPSORT = ("Heapsort builds a binary heap and repeatedly extracts the maximum.\n\n"
@@ -43,3 +46,18 @@ def test_blank_text_has_no_passages() -> None:
 def test_a_heading_alone_leads_the_paragraph_after_it() -> None:
     passages = split_passages("s", "# Heapsort\n\nIt builds a heap.\n\n## Trailing heading")
     assert [p.text for p in passages] == ["# Heapsort It builds a heap.", "## Trailing heading"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(["s1", "s2", "s3"]),
+                          st.text(alphabet="abc heap sort.\n", max_size=300)), max_size=4),
+       st.text(alphabet="abc heap sort ", max_size=30))
+def test_answers_are_always_consistently_cited(sources: list[tuple[str, str]], question: str) -> None:
+    result = compose_answer(question, sources)
+    numbers = [r["citation_number"] for r in result["references"]]
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert result["citations"] == {str(r["citation_number"]): r["source_id"] for r in result["references"]}
+    assert result["sources_used"] == list(dict.fromkeys(r["source_id"] for r in result["references"]))
+    for ref in result["references"]:
+        texts = [p.text for sid, text in sources if sid == ref["source_id"] for p in split_passages(sid, text)]
+        assert ref["cited_text"] in texts
+        assert f"[{ref['citation_number']}]" in result["answer"]
