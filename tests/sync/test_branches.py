@@ -224,3 +224,39 @@ async def test_empty_listing_is_read_again_before_concluding(make_world):
         report = await orch.refresh(["a.md"])
     assert report.notes[0].branch == Branch.REUSED
     assert world.calls("notebook_get", mark) == 2 and world.mutating_calls(mark) == []
+
+
+async def test_existing_source_with_the_exact_title_is_adopted_not_uploaded(make_world):
+    world = make_world()
+    world.write("a.md", "alpha")
+    title = source_title("a.md", content_hash("alpha"))
+    sid = world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "text", "text": "alpha",
+                                          "title": title})["source_id"]
+    world.fake.calls.clear()
+    async with world.run() as orch:
+        note = (await orch.refresh(["a.md"])).notes[0]
+    assert (note.branch, note.adopted, note.source_ids) == (Branch.ADDED, True, [sid])
+    assert world.mutating_calls() == []
+
+
+async def test_late_duplicate_of_a_live_title_is_deleted(make_world):
+    world = make_world()
+    world.write("a.md", "alpha")
+    async with world.run() as orch:
+        kept = (await orch.refresh(["a.md"])).notes[0].source_ids[0]
+    title = source_title("a.md", content_hash("alpha"))
+    world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "text", "text": "alpha",
+                                    "title": title})
+    async with world.run() as orch:
+        report = await orch.refresh(["a.md"])
+    assert report.pending_deletions_done == 1 and report.notes[0].branch == Branch.REUSED
+    assert list(world.remote()) == [kept]
+
+
+async def test_refresh_by_query_uses_the_selection(make_world):
+    world = make_world(min_k=1, cutoff_ratio=0.9)
+    world.write("sorting/heapsort.md", "# Heapsort\nmax-heap sift down\n")
+    world.write("cooking/bread.md", "# Bread\nflour water salt\n")
+    async with world.run() as orch:
+        report = await orch.refresh(query="heapsort")
+    assert [(n.path, n.branch) for n in report.notes] == [("sorting/heapsort.md", Branch.ADDED)]

@@ -180,8 +180,3 @@ async def test_every_crash_point_converges(make_world, tmp_path, mode):
         got = observe(world, state)
         assert got == expected, (f"crash at {tool} #{nth} {when} did not converge: "
                                  f"remote +{set(got[0]) - set(expected[0])} -{set(expected[0]) - set(got[0])}")
-        mark = len(world.fake.calls)
-        async with world.run(state=state) as orch:
-            again = await orch.refresh(REQUESTED)
-        assert world.mutating_calls(mark) == [] and world.calls("notebook_get", mark) == 1
-        assert set(again.counts()) == {"reused"}
