@@ -148,12 +148,12 @@ async def test_in_band_errors_are_never_retried(sleeps: Any, faults: Faults, exp
 
 async def test_slow_call_times_out_and_the_session_is_replaced(sleeps: Any) -> None:
     fake, nb, _ = _seeded()
-    async with connect(build_fake_server(fake), Settings(call_timeout=0.3, retry_attempts=1), sleep=sleeps) as client:
+    async with connect(build_fake_server(fake), Settings(retry_attempts=1), sleep=sleeps) as client:
         await client.notebook_get(nb)
         fake.faults = Faults(latency=30.0)
         with anyio.fail_after(20):
             with pytest.raises(ServerTimeoutError) as info:
-                await client.notebook_get(nb)
+                await client.call("notebook_get", {"notebook_id": nb}, timeout=0.3)
         assert exit_code_for(info.value) == 4
         fake.faults = Faults()
         await client.notebook_get(nb)
