@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from nlmsync import vault as vault_files
 from nlmsync.config import Settings
 from nlmsync.errors import InputError, NotFoundError, PartialFailure, ServerValidationError, UsageError
-from nlmsync.notebooklm.client import connect
+from nlmsync.notebooklm import connect
 from nlmsync.search.index import NoteIndex
 from nlmsync.store import StateStore
 from nlmsync.sync.carry_over import history_source_ids
@@ -282,11 +282,17 @@ class Orchestrator:
 
     async def _remove_vanished(self, notebook_id: str, remote: RemoteView, keep: set[str],
                                dry_run: bool) -> list[NoteOutcome]:
-        """`--all`: take out the sources of notes no longer in the vault (managed ones only)."""
-        gone = dict.fromkeys(m.path for m in self.store.all_mappings(notebook_id) if m.managed and m.path not in keep)
+        """`--all`: take out the sources of notes no longer in the vault, or now excluded (managed ones only)."""
+        gone: dict[str, str] = {}
+        for m in self.store.all_mappings(notebook_id):
+            if not m.managed or m.path in gone:
+                continue
+            if m.path not in keep:
+                gone[m.path] = "no longer in the vault"
+            elif self._now_excluded(m.path):
+                gone[m.path] = "excluded by configuration"
         outcomes: list[NoteOutcome] = []
-        for path in gone:
-            reason = "no longer in the vault"
+        for path, reason in gone.items():
             if dry_run:
                 ids = [self.store.resolve_source_id(m.source_id) for m in self.store.get_mappings(notebook_id, path)]
                 outcomes.append(NoteOutcome(path=path, branch=Branch.REMOVED, reason=reason,
@@ -298,6 +304,13 @@ class Orchestrator:
             if self.progress:
                 self.progress.advance(outcome)
         return outcomes
+
+    def _now_excluded(self, path: str) -> bool:
+        try:
+            text = vault_files.read_note_text(self.vault_root, path)
+        except (InputError, OSError):
+            return False
+        return vault_files.is_excluded(path, text, self.settings.exclude)
 
     # --- ask -----------------------------------------------------------------------------------
     async def ask(self, question: str, conversation_id: str | None = None, new: bool = False) -> AskResult:

@@ -204,12 +204,16 @@ async def test_mirror_removes_sources_of_vanished_notes(make_world):
     world = make_world()
     world.write("keep.md", "k")
     world.write("gone.md", "g")
+    world.write("later-private.md", "p")
     async with world.run() as orch:
         await orch.refresh(mirror=True)
     (world.vault / "gone.md").unlink()
+    world.write("later-private.md", "---\nnlmsync: false\n---\np")
     async with world.run() as orch:
         report = await orch.refresh(mirror=True)
-        assert [(n.path, n.branch) for n in report.notes] == [("gone.md", Branch.REMOVED), ("keep.md", Branch.REUSED)]
+        assert [(n.path, n.branch) for n in report.notes] == [
+            ("gone.md", Branch.REMOVED), ("later-private.md", Branch.REMOVED), ("keep.md", Branch.REUSED),
+            ("later-private.md", Branch.EXCLUDED)]
     assert [t.split(" · ")[0] for t in world.remote().values()] == ["keep.md"]
 
 
