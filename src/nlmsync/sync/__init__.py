@@ -6,5 +6,7 @@
 - `reconcile` — reading the remote listing once and reconciling the registry (§7.3);
 - `eviction` — the capacity loop of §6;
 - `prepare` — `ensure_sources_for_paths`, the service that carries the decisions out;
-- `carry_over` — `history_source_ids` (§8).
+- `carry_over` — `history_source_ids` (§8);
+- `citations` — finding cited text in a note and the heading above it;
+- `report` — the per-note outcomes a refresh reports.
 """

@@ -6,7 +6,7 @@ Nothing here touches the disk, the state file or the server, so every branch can
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, split_note
@@ -73,7 +73,8 @@ class Decision:
     - `reuse`: keep `keep` (one id per part); `canonicalize` when a stored id was an alias.
     - `replace`: upload every part first, then retire `previous` (live ids of the old version).
     - `rename`: rebind the registry rows of `rename_from` (a vanished path with the same hashes).
-    - `new`: upload every part; `previous` holds ids of a prior, no longer live, mapping to alias.
+    - `new`: upload every part.
+    `prior_part_ids` (replace, new) are the resolved ids of the note's earlier rows, aliased to the new ones.
     """
 
     kind: str
@@ -81,7 +82,7 @@ class Decision:
     previous: tuple[str, ...] = ()
     rename_from: str | None = None
     canonicalize: bool = False
-    prior_part_ids: tuple[str, ...] = field(default=())
+    prior_part_ids: tuple[str, ...] = ()
 
 
 def decide_branch(note_hashes: Sequence[str], current: Sequence[RegisteredPart], remote_ids: Collection[str],
