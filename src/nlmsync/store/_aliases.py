@@ -7,7 +7,6 @@ chain logic itself is pure and lives in `_alias_chain`; this module reads and wr
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 
 from nlmsync.store._alias_chain import plan_alias_registration, resolve_chain
 from nlmsync.store._base import StoreBase
@@ -84,18 +83,19 @@ class AliasMixin(StoreBase):
             result = ReconcileResult()
             updates: list[tuple[str, str, str, str, int]] = []
             for i in order:
-                m, target = mappings[i], resolved[i]
+                m, target = mappings[i], resolved[i]  # rows loaded for this call: updated in place
+                before = (m.source_id, m.status)
                 if target in remote and target not in claimed:
                     claimed.add(target)
-                    new = replace(m, source_id=target, status="active")
-                    result.active.append(new)
-                    if target != m.source_id:
-                        result.canonicalized.append(new)
+                    m.source_id, m.status = target, "active"
+                    result.active.append(m)
+                    if target != before[0]:
+                        result.canonicalized.append(m)
                 else:
-                    new = replace(m, status="stale")
-                    result.stale.append(new)
-                if new != m:
-                    updates.append((new.source_id, new.status, notebook_id, m.path, m.part))
+                    m.status = "stale"
+                    result.stale.append(m)
+                if (m.source_id, m.status) != before:
+                    updates.append((m.source_id, m.status, notebook_id, m.path, m.part))
             self.db.conn.executemany(
                 "UPDATE source_mappings SET source_id = ?, status = ? WHERE notebook_id = ? AND path = ? AND part = ?",
                 updates)

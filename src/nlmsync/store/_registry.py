@@ -10,7 +10,7 @@ new path moves it). Usage fields (`first_used`, `last_used`, `use_count`) change
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, replace
+from dataclasses import replace
 from typing import Any
 
 from nlmsync.store._base import StoreBase
@@ -29,10 +29,12 @@ def row_to_mapping(row: tuple[Any, ...]) -> SourceMapping:
     return SourceMapping(**values)
 
 
+def _by_path_and_part(mapping: SourceMapping) -> tuple[str, int]:
+    return mapping.path, mapping.part
+
+
 def _mapping_values(mapping: SourceMapping) -> list[Any]:
-    values = asdict(mapping)
-    values["managed"] = int(mapping.managed)
-    return [values[c] for c in MAPPING_COLUMNS]
+    return [int(mapping.managed) if c == "managed" else getattr(mapping, c) for c in MAPPING_COLUMNS]
 
 
 class RegistryMixin(StoreBase):
@@ -58,16 +60,16 @@ class RegistryMixin(StoreBase):
             ids.update(r[0] for r in self.db.execute(
                 "SELECT previous FROM source_aliases WHERE current = ?", [target]))
             marks = ", ".join("?" for _ in ids)
-            found = self._query_mappings(f"notebook_id = ? AND source_id IN ({marks}) ORDER BY path, part",
-                                         [notebook_id, *sorted(ids)])
+            found = sorted(self._query_mappings(f"notebook_id = ? AND source_id IN ({marks})",
+                                                [notebook_id, *sorted(ids)]), key=_by_path_and_part)
             exact = [m for m in found if m.source_id in (source_id, target)]
             return (exact or found or [None])[0]
 
     def mappings_by_hash(self, notebook_id: str, content_hash: str) -> list[SourceMapping]:
         """Rows whose uploaded content has `content_hash` (rename/move detection, §5.3)."""
         with self._reading():
-            return self._query_mappings("notebook_id = ? AND content_hash = ? ORDER BY path, part",
-                                        [notebook_id, content_hash])
+            return sorted(self._query_mappings("notebook_id = ? AND content_hash = ?", [notebook_id, content_hash]),
+                          key=_by_path_and_part)
 
     # --- writes -------------------------------------------------------------------------------
     def upsert_mapping(self, mapping: SourceMapping | None = None, /, **fields: Any) -> SourceMapping:
