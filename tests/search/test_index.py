@@ -221,3 +221,15 @@ def test_nfd_file_name_is_the_nfc_note(vault: Path) -> None:
     index.mark_path_modified(unicodedata.normalize("NFC", "café.md"))
     assert top_paths(index, "flat white", 1) == ["café.md"]
     assert top_paths(index, "espresso") == []
+
+
+def test_matched_terms_of_a_query_with_more_than_64_terms(tmp_path: Path) -> None:
+    from nlmsync.search.tokenize import tokenize
+    words = " ".join(f"w{i}" for i in range(70))
+    touch(tmp_path / "many.md", words)
+    touch(tmp_path / "few.md", "w1 w68 unrelated")
+    index = make_index(tmp_path)
+    hits = index.search(words)
+    assert [h.path for h in hits] == ["many.md", "few.md"]
+    assert set(hits[0].matched_terms) == set(tokenize(words))
+    assert hits[1].matched_terms == ("w1", "w68")

@@ -19,6 +19,7 @@ from array import array
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -338,8 +339,11 @@ class PostingsIndex:
         avg = self.avg_length()
         base_norm = self._base_norms(avg)
         acc = np.zeros(len(self.alive), dtype=np.float64)
-        matched = np.zeros(len(self.alive), dtype=np.int32)
-        over: dict[str, list[float]] = {}
+        # which query terms each base document matched: one bit per term for the first 64 terms,
+        # the postings kept for any further ones
+        bits = np.zeros(len(self.alive), dtype=np.uint64)
+        active: list[tuple[str, np.ndarray]] = []
+        over: dict[str, list[Any]] = {}
         k1 = self.k1
         for term in sorted(query_tf):
             slots, tfs = self._base_postings(term)
@@ -350,45 +354,48 @@ class PostingsIndex:
             weight = query_tf[term] * idf(n_docs, df)
             if len(slots):
                 acc[slots] += _contribution(weight, tfs, base_norm[slots], k1)
-                matched[slots] += 1
+                if len(active) < _MASK_BITS:
+                    bits[slots] |= np.uint64(1 << len(active))
+            active.append((term, slots))
             if over_postings:
                 paths = list(over_postings)
                 o_tf = np.array([over_postings[p] for p in paths], dtype=np.float64)
                 o_len = np.array([self.overlay[p].lengths for p in paths], dtype=np.float64)
                 contrib = _contribution(weight, o_tf, self._norms(o_len, avg), k1)
                 for path, value in zip(paths, contrib.tolist()):
-                    entry = over.setdefault(path, [0.0, 0])
+                    entry = over.setdefault(path, [0.0, 0, []])
                     entry[0] += value
                     entry[1] += 1
+                    entry[2].append(term)
         candidates: list[tuple[float, int, str, int]] = []
         hit_slots = np.flatnonzero(acc > 0)
         if limit is not None and len(hit_slots) > limit:
             kth = np.partition(acc[hit_slots], len(hit_slots) - limit)[len(hit_slots) - limit]
             hit_slots = hit_slots[acc[hit_slots] >= kth]
-        for slot, score, count in zip(hit_slots.tolist(), acc[hit_slots].tolist(), matched[hit_slots].tolist()):
+        for slot, score, mask in zip(hit_slots.tolist(), acc[hit_slots].tolist(), bits[hit_slots].tolist()):
+            count = mask.bit_count() + sum(_contains(slots, slot) for _, slots in active[_MASK_BITS:])
             candidates.append((-score, -count, self.base_paths[slot], slot))  # type: ignore[arg-type]
-        for path, (score, count) in over.items():
+        for path, (score, count, _terms) in over.items():
             if score > 0:
                 candidates.append((-score, -int(count), path, -1))
         candidates.sort()
         if limit is not None:
             candidates = candidates[:limit]
-        terms = sorted(query_tf)
-        return [RankedDoc(path, -neg_score, self._matched_terms(path, slot, terms))
-                for neg_score, _count, path, slot in candidates]
+        ranked: list[RankedDoc] = []
+        for neg_score, _count, path, slot in candidates:
+            if slot < 0:
+                terms = tuple(over[path][2])
+            else:
+                mask = int(bits[slot])
+                terms = tuple(term for i, (term, _) in enumerate(active[:_MASK_BITS]) if mask >> i & 1)
+                terms += tuple(term for term, slots in active[_MASK_BITS:] if _contains(slots, slot))
+            ranked.append(RankedDoc(path, -neg_score, terms))
+        return ranked
 
-    def _matched_terms(self, path: str, slot: int, terms: list[str]) -> tuple[str, ...]:
-        if slot < 0:
-            tf = self.overlay[path].tf
-            return tuple(t for t in terms if t in tf)
-        found: list[str] = []
-        for term in terms:
-            tid = self._term_id(term)
-            if tid is None:
-                continue
-            start, end = int(self.offsets[tid]), int(self.offsets[tid + 1])
-            pos = start + int(np.searchsorted(self.slots[start:end], slot))
-            if pos < end and int(self.slots[pos]) == slot:
-                found.append(term)
-        return tuple(found)
 
+_MASK_BITS = 64
+
+
+def _contains(sorted_slots: np.ndarray, slot: int) -> bool:
+    pos = int(np.searchsorted(sorted_slots, slot))
+    return pos < len(sorted_slots) and int(sorted_slots[pos]) == slot
