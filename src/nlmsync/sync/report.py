@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from nlmsync.sync.plan import Branch
 
@@ -20,8 +20,10 @@ class NoteOutcome(BaseModel):
     reason: str | None = None
     error: str | None = None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def split(self) -> bool:
+        """The note went up as several numbered parts."""
         return self.parts > 1
 
 
