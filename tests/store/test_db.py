@@ -82,7 +82,6 @@ def test_file_from_a_newer_nlmsync_is_refused_byte_identical(state_path: Path) -
     with StateStore.open(state_path) as store:
         add(store, "a.md", "s1")
     conn = sqlite3.connect(state_path)
-    conn.execute("PRAGMA journal_mode=delete")
     conn.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES (?, ?, 'later')",
                  [MIGRATION_SET, "0099_from_the_future"])
     conn.commit()
@@ -126,3 +125,19 @@ def test_one_store_is_safe_to_share_between_threads(store: StateStore) -> None:
         t.join()
     assert errors == []
     assert len(store.all_mappings(NB)) == 160
+
+
+def test_a_newer_step_still_in_the_wal_is_seen(state_path: Path) -> None:
+    with StateStore.open(state_path):
+        pass
+    writer = sqlite3.connect(state_path)
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES (?, ?, 'later')",
+                   [MIGRATION_SET, "0099_in_the_wal"])
+    writer.commit()
+    try:
+        assert Path(f"{state_path}-wal").stat().st_size > 0
+        with pytest.raises(StateTooNewError, match="0099_in_the_wal"):
+            StateStore.open(state_path)
+    finally:
+        writer.close()

@@ -59,8 +59,11 @@ def check_state_file(path: Path) -> None:
         return
     if header != SQLITE_HEADER:
         raise _corrupt(path, "not an SQLite file")
+    # Without a -wal file there is nothing beyond the main file to read: `immutable` then keeps SQLite
+    # from creating -wal/-shm beside a file it may be about to refuse.
+    has_wal = Path(f"{path}-wal").exists()
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{'' if has_wal else '&immutable=1'}", uri=True)
     except sqlite3.Error as exc:
         raise _corrupt(path, str(exc)) from None
     try:
