@@ -264,3 +264,16 @@ async def test_refresh_by_query_uses_the_selection(make_world):
     async with world.run() as orch:
         report = await orch.refresh(query="heapsort")
     assert [(n.path, n.branch) for n in report.notes] == [("sorting/heapsort.md", Branch.ADDED)]
+
+
+async def test_source_deleted_in_notebooklm_is_uploaded_again_and_aliased(make_world):
+    world = make_world()
+    world.write("a.md", "alpha")
+    async with world.run() as orch:
+        old = (await orch.refresh(["a.md"])).notes[0].source_ids[0]
+    world.fake.apply("source_delete", {"source_id": old, "confirm": True})
+    async with world.run() as orch:
+        note = (await orch.refresh(["a.md"])).notes[0]
+        assert note.branch == Branch.ADDED and note.source_ids != [old]
+        assert orch.store.resolve_source_id(old) == note.source_ids[0]
+        assert orch.store.get_mappings(world.notebook_id, "a.md")[0].status == "active"
