@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlite_utils import Database
 from tests.store.helpers import NB, add
 
 from nlmsync.config import Settings
 from nlmsync.store import StateStore, open_database
+from nlmsync.store.schema import migrations
 
 KILLED, FINISHED, FAILED = 17, 0, 3
 SETTINGS = Settings(max_conversations=3, max_aliases=6, max_query_records_per_conversation=4)
@@ -89,7 +91,9 @@ def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
     try:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
                                              "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
-        return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+        columns = {"_sqlite_migrations": "migration_set, name"}  # applied_at is the wall clock
+        return {t: sorted(conn.execute(f"SELECT {columns.get(t, '*')} FROM {t}").fetchall(), key=repr)
+                for t in tables}
     finally:
         conn.close()
 
@@ -105,10 +109,20 @@ def _count_statements(path: Path, step: Step) -> int:
 
 
 def _run_killed_at(path: Path, step: Step, kill_at: int) -> int:
+    """Run `step` on a store opened in a forked child that dies before its statement `kill_at`."""
+    return _in_child(lambda trace: _traced_step(path, step, trace), kill_at)
+
+
+def _traced_step(path: Path, step: Step, trace: Callable[[str], None]) -> None:
+    store = _open(path)
+    store.db.conn.set_trace_callback(trace)
+    step(store)
+
+
+def _in_child(work: Callable[[Callable[[str], None]], None], kill_at: int) -> int:
     pid = os.fork()
-    if pid == 0:  # the child: run the step, die before statement `kill_at`
+    if pid == 0:
         try:
-            store = _open(path)
             count = 0
 
             def trace(_statement: str) -> None:
@@ -117,8 +131,7 @@ def _run_killed_at(path: Path, step: Step, kill_at: int) -> int:
                 if count == kill_at:
                     os._exit(KILLED)
 
-            store.db.conn.set_trace_callback(trace)
-            step(store)
+            work(trace)
             os._exit(FINISHED)
         finally:
             os._exit(FAILED)
@@ -154,3 +167,55 @@ def test_a_step_killed_at_any_statement_leaves_before_or_after(tmp_path: Path, n
     assert outcomes["before"] >= 1
     assert _run_killed_at(base, step, total + 1) == FINISHED
     assert _dump(base) == after
+
+
+
+def _traced_open(path: Path, trace: Callable[[str], None]) -> None:
+    """`open_database` with every connection it makes traced (the check's and the migrating one)."""
+    real_connect = sqlite3.connect
+
+    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = real_connect(*args, **kwargs)
+        conn.set_trace_callback(trace)
+        return conn
+
+    sqlite3.connect = connect  # type: ignore[assignment]  # in a forked child only
+    open_database(path).close()
+
+
+def test_an_upgrade_killed_at_any_statement_leaves_the_old_or_the_new_schema(tmp_path: Path) -> None:
+    base = tmp_path / "old.db"
+    old = Database(sqlite3.connect(base))
+    old.enable_wal()
+    migrations.apply(old, stop_before="0002_state")
+    old.close()
+    before = _dump(base)
+    finished = tmp_path / "finished.db"
+    shutil.copy(base, finished)
+    statements: list[str] = []
+    assert _in_child(lambda trace: _traced_open(finished, trace), 10**9) == FINISHED
+    after = _dump(finished)
+    assert after != before and "source_mappings" in after
+
+    count_copy = tmp_path / "count.db"
+    shutil.copy(base, count_copy)
+    with pytest.MonkeyPatch.context() as patch:
+        real_connect = sqlite3.connect
+
+        def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+            conn = real_connect(*args, **kwargs)
+            conn.set_trace_callback(statements.append)
+            return conn
+
+        patch.setattr(sqlite3, "connect", connect)
+        open_database(count_copy).close()
+    assert any(s.startswith("BEGIN IMMEDIATE") for s in statements)
+
+    for kill_at in range(1, len(statements) + 1):
+        trial = tmp_path / f"kill-{kill_at}.db"
+        shutil.copy(base, trial)
+        assert _in_child(lambda trace, trial=trial: _traced_open(trial, trace), kill_at) == KILLED
+        assert _dump(trial) in (before, after), f"upgrade killed before statement {kill_at}: a mixed schema"
+        with StateStore.open(trial) as reopened:
+            assert reopened.all_mappings(NB) == []
+        assert _dump(trial) == after
