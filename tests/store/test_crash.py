@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -120,7 +121,13 @@ def _traced_step(path: Path, step: Step, trace: Callable[[str], None]) -> None:
 
 
 def _in_child(work: Callable[[Callable[[str], None]], None], kill_at: int) -> int:
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # Python >= 3.12 warns when forking while other threads exist (idle worker threads other test
+        # modules leave behind). The child only runs SQLite and store code, which needs no lock those
+        # threads could hold, and it never returns to pytest.
+        warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks",
+                                category=DeprecationWarning)
+        pid = os.fork()
     if pid == 0:
         try:
             count = 0
