@@ -117,8 +117,8 @@ def main() -> None:
         remote = {f"src-{i}-v2" for i in range(MAIN_SIZE) if i % 10} | {f"other-{i}" for i in range(40)}
         t_reconcile, result = timed(lambda: store.reconcile(MAIN, remote))
         rows.append((f"reconcile {MAIN_SIZE} entries (limit: well under 1 s)",
-                     f"{t_reconcile * 1e3:.0f} ms  (active {len(result.active)}, stale {len(result.stale)}, "
-                     f"canonicalized {len(result.canonicalized)})"))
+                     (f"{t_reconcile * 1e3:.0f} ms  (active {len(result.active)}, stale {len(result.stale)}, "
+                     f"canonicalized {len(result.canonicalized)})")))
 
         t, _ = timed(lambda: [store.mark_used(MAIN, [f"notes/{i:06d}.md"]) for i in range(0, 200, 2)])
         rows.append(("mark_used (5,000-entry queue) x100", f"{t * 10:.1f} ms each"))
@@ -148,8 +148,8 @@ def main() -> None:
         store.settings = Settings(max_aliases=args.aliases // 2, max_conversations=100)
         t, report = timed(store.compact)
         rows.append(("compact (200 conv x 200 records, alias cap to half)",
-                     f"{t * 1e3:.0f} ms  (dropped {report.conversations} conversations, {report.query_records} "
-                     f"records, {report.aliases} aliases)"))
+                     (f"{t * 1e3:.0f} ms  (dropped {report.conversations} conversations, {report.query_records} "
+                     f"records, {report.aliases} aliases)")))
         store.close()
         size = path.stat().st_size
 
