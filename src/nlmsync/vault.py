@@ -85,6 +85,12 @@ def scan_vault(root: Path) -> VaultScan:
     scan = VaultScan()
     found: list[NoteFile] = []
     visited_dirs: set[str] = {real_root}
+    suffix = NOTE_SUFFIX
+
+    def canonical(name: str) -> str:
+        if name.isascii() or unicodedata.is_normalized("NFC", name):
+            return name
+        return unicodedata.normalize("NFC", name)
 
     def add_note(rel: str, entry: os.DirEntry[str]) -> None:
         try:
@@ -100,26 +106,30 @@ def scan_vault(root: Path) -> VaultScan:
         found.append(NoteFile(rel, st.st_mtime_ns, st.st_size, entry.path))
 
     def walk(directory: str, rel_prefix: str, ancestors: frozenset[str]) -> None:
+        others: list[os.DirEntry[str]] = []
         try:
             with os.scandir(directory) as iterator:
-                entries = list(iterator)
+                for entry in iterator:
+                    name = entry.name
+                    try:
+                        plain_file = entry.is_file(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if not plain_file:
+                        others.append(entry)
+                    elif name.endswith(suffix) or name.lower().endswith(suffix):
+                        add_note(rel_prefix + canonical(name), entry)
         except OSError as exc:
             scan.skipped.append(SkippedNote(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})"))
             return
-        # plain files first (any order: notes are sorted at the end); folders and links by name, so which
-        # of two links to one folder is walked does not depend on the file system's listing order
-        entries.sort(key=lambda e: (not e.is_file(follow_symlinks=False), e.name))
-        for entry in entries:
-            name = entry.name
-            if not name.isascii() and not unicodedata.is_normalized("NFC", name):
-                name = unicodedata.normalize("NFC", name)
+        # folders and links by name, so which of two links to one folder is walked does not depend on
+        # the order the file system lists them in
+        others.sort(key=lambda e: e.name)
+        for entry in others:
+            name = canonical(entry.name)
             rel = rel_prefix + name
-            is_note = name.lower().endswith(NOTE_SUFFIX)
+            is_note = name.lower().endswith(suffix)
             try:
-                if entry.is_file(follow_symlinks=False):  # the common case: a plain file
-                    if is_note:
-                        add_note(rel, entry)
-                    continue
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir()
             except OSError:
@@ -149,7 +159,7 @@ def scan_vault(root: Path) -> VaultScan:
                 add_note(rel, entry)
 
     walk(str(root), "", frozenset({real_root}))
-    found.sort(key=lambda n: (n.path, n.fs_path or ""))
+    found.sort()
     previous = None
     for note in found:
         if note.path == previous:

@@ -191,7 +191,7 @@ class NoteIndex:
         for path in list(self._skipped):
             if path not in still_skipped:
                 del self._skipped[path]
-                changes.skipped[path] = CachedDoc(path, -1, -1, None)
+                changes.skipped[path] = CachedDoc.deleted(path)
         for note in scan.notes:
             known = self._stats.get(note.path)
             skipped = self._skipped.get(note.path)
@@ -201,7 +201,7 @@ class NoteIndex:
                 continue
             self._load(note, changes)
         for skip in scan.skipped:
-            self._skip(CachedDoc(skip.path, 0, 0, skip.reason), changes)
+            self._skip(CachedDoc.skipped(skip.path, 0, 0, skip.reason), changes)
         return changes
 
     def _rescan_paths(self, deleted: set[str], modified: set[str]) -> _Changes:
@@ -225,7 +225,7 @@ class NoteIndex:
         try:
             fs_path = resolve_in_vault(self.vault_root, path)
         except PathOutsideVaultError:
-            return CachedDoc(path, 0, 0, "outside vault (symlink)") if os.path.lexists(self.vault_root / path) \
+            return CachedDoc.skipped(path, 0, 0, "outside vault (symlink)") if os.path.lexists(self.vault_root / path) \
                 else None
         try:
             st = fs_path.stat()
@@ -234,14 +234,14 @@ class NoteIndex:
         if not fs_path.is_file():
             return None
         if st.st_size == 0:
-            return CachedDoc(path, st.st_mtime_ns, st.st_size, "empty")
+            return CachedDoc.skipped(path, st.st_mtime_ns, st.st_size, "empty")
         return NoteFile(path, st.st_mtime_ns, st.st_size, str(fs_path))
 
     def _forget(self, path: str, changes: _Changes) -> None:
         if self._stats.pop(path, None) is not None:
             changes.removed.append(path)
         if self._skipped.pop(path, None) is not None:
-            changes.skipped[path] = CachedDoc(path, -1, -1, None)
+            changes.skipped[path] = CachedDoc.deleted(path)
 
     def _skip(self, record: CachedDoc, changes: _Changes) -> None:
         if self._stats.pop(record.path, None) is not None:
@@ -254,24 +254,24 @@ class NoteIndex:
     def _load(self, note: NoteFile, changes: _Changes) -> None:
         """Read, check and tokenize one note into `changes` (as an addition or a skip)."""
         if matches_exclude(note.path, self.settings.exclude):
-            self._skip(CachedDoc(note.path, note.mtime_ns, note.size, "excluded by pattern"), changes)
+            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, "excluded by pattern"), changes)
             return
         fs_path = note.fs_path or resolve_in_vault(self.vault_root, note.path)
         try:
             with open(fs_path, "rb") as handle:
                 data = handle.read()
         except OSError as exc:
-            self._skip(CachedDoc(note.path, note.mtime_ns, note.size, f"unreadable ({exc.strerror})"), changes)
+            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, f"unreadable ({exc.strerror})"), changes)
             return
         self.notes_read += 1
         problem = note_problem(data)
         if problem is not None:
-            self._skip(CachedDoc(note.path, note.mtime_ns, note.size, problem), changes)
+            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, problem), changes)
             return
         text = decode_note(data)
         front = parse_front_matter(text)
         if front.data.get("nlmsync") is False:
-            self._skip(CachedDoc(note.path, note.mtime_ns, note.size, "excluded (nlmsync: false)"), changes)
+            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, "excluded (nlmsync: false)"), changes)
             return
         if note.path in self._stats:
             changes.updated += 1
@@ -297,39 +297,24 @@ class NoteIndex:
             return
         rows = index_cache.load_docs(self.db)
         snapshot = index_cache.load_snapshot(self.db)
-        slot_count = snapshot.slot_count if snapshot is not None else 0
-        base_paths: list[str | None] = [None] * slot_count
-        slots: list[int] = []
-        slot_lengths: list[tuple[int, int, int]] = []
-        stats = self._stats
-        for path, mtime_ns, size, slot, body_len, heading_len, path_len in rows.in_snapshot:
-            if not 0 <= slot < slot_count or base_paths[slot] is not None:
-                continue  # a row that does not fit the snapshot: the rescan re-reads the note
-            base_paths[slot] = path
-            slots.append(slot)
-            slot_lengths.append((body_len, heading_len, path_len))
-            stats[path] = (mtime_ns, size)
-        for doc in rows.skipped:
-            self._skipped[doc.path] = doc
+        overridden = {row.path for row in rows}
         overlay: list[DocTerms] = []
-        for doc in rows.overlay:
-            if doc.terms:  # an empty or unreadable term list: the rescan re-reads the note
-                overlay.append(DocTerms(doc.path, doc.terms, doc.lengths))
-                stats[doc.path] = (doc.mtime_ns, doc.size)
-        lengths = np.zeros((slot_count, 3), dtype=np.int64)
-        if slots:
-            lengths[np.array(slots)] = np.array(slot_lengths, dtype=np.int64)
+        for row in rows:
+            if row.kind == index_cache.SKIPPED:
+                self._skipped[row.path] = row
+            elif row.kind == index_cache.INDEXED and row.terms:  # empty or unreadable terms: re-read the note
+                overlay.append(DocTerms(row.path, row.terms, row.lengths))
+                self._stats[row.path] = (row.mtime_ns, row.size)
         if snapshot is not None:
+            base_paths = [p if p and p not in overridden else None for p in snapshot.paths]
+            stats = self._stats
+            for path, mtime_ns, size in zip(base_paths, snapshot.mtimes.tolist(), snapshot.sizes.tolist()):
+                if path is not None:
+                    stats[path] = (mtime_ns, size)
             self._postings.load_base(snapshot.terms, snapshot.offsets, snapshot.slots, snapshot.tfs, base_paths,
-                                     lengths)
-        for doc_t in overlay:
-            self._postings.add(doc_t)
-
-    def _cached_row(self, path: str, slot: int | None) -> CachedDoc:
-        mtime_ns, size = self._stats[path]
-        postings = self._postings
-        terms = None if slot is not None else postings.overlay[path].tf
-        return CachedDoc(path, mtime_ns, size, None, postings.lengths_of(path), slot, terms)
+                                     snapshot.lengths)
+        for doc in overlay:
+            self._postings.add(doc)
 
     def _persist(self, changes: _Changes, merged: bool) -> None:
         if self.db is None:
@@ -339,16 +324,19 @@ class NoteIndex:
                 if not merged:
                     self._postings.merge()
                 p = self._postings
-                snapshot = Snapshot(p.terms, p.offsets, p.slots, p.tfs, len(p.base_paths))
-                rows = [self._cached_row(path, slot) for path, slot in p.slot_of.items()]
-                rows.extend(self._skipped.values())
-                index_cache.write_snapshot(self.db, snapshot, rows, self._signature())
+                stats = [self._stats[path] for path in p.base_paths]  # type: ignore[index]
+                snapshot = Snapshot(p.base_paths, np.array([m for m, _ in stats], dtype=np.int64),
+                                    np.array([size for _, size in stats], dtype=np.int64), p.base_lengths,
+                                    p.terms, p.offsets, p.slots, p.tfs)
+                index_cache.write_snapshot(self.db, snapshot, self._skipped.values(), self._signature())
             else:
-                upserts = [self._cached_row(d.path, None) for d in changes.batch.docs]
-                upserts.extend(r for r in changes.skipped.values() if r.skip_reason is not None)
-                deletions = [*changes.removed, *(p for p, r in changes.skipped.items() if r.skip_reason is None)]
-                if upserts or deletions:
-                    index_cache.write_changes(self.db, upserts, deletions)
+                rows = [CachedDoc.deleted(path) for path in changes.removed]
+                rows.extend(changes.skipped.values())
+                for doc in changes.batch.docs:
+                    mtime_ns, size = self._stats[doc.path]
+                    rows.append(CachedDoc(doc.path, mtime_ns, size, None, doc.lengths, doc.tf))
+                if rows:
+                    index_cache.write_changes(self.db, rows)
             self._rewrite_cache = False
         except sqlite3.Error:
             # The cache is only a cache: keep serving from memory and rewrite it whole next time.

@@ -4,21 +4,24 @@ Three tables:
 
 - `index_meta` — key/value; `signature` says which tokenizer, weights and exclusions the cache was
   built with (a different signature means the cache is thrown away and rebuilt).
-- `index_docs` — one row per note the index knows, with the `mtime_ns` and `size` it was read at
-  (so a rescan in a new process re-reads only changed notes). A note in the snapshot has its `slot`;
-  a note indexed since has its weighted term frequencies in `terms` (JSON) and no slot; a note that
-  could not be indexed has a `skip_reason`.
-- `index_snapshot` — one row: the postings of the last merge as packed arrays (sorted vocabulary
-  joined by newlines, int64 offsets, int32 slots, float64 weighted term frequencies).
+- `index_snapshot` — one row: the index as of the last merge, as packed arrays a new process loads
+  without a per-note loop: the notes (paths joined by NUL, their `mtime_ns`, `size` and field
+  lengths), the sorted vocabulary (joined by newlines) and the postings (int64 offsets, int32
+  slots, float64 weighted term frequencies), with a CRC of the text parts.
+- `index_docs` — one row per note that changed since that merge: `kind` is `indexed` (its weighted
+  term frequencies in `terms`, JSON), `skipped` (with a `skip_reason`) or `deleted`. A row hides the
+  snapshot's entry for the same path. Skipped notes are always rows.
 
-Rows and snapshot stay consistent under any interleaving of writers: only a snapshot write assigns
-slots (and it replaces every row in the same transaction); other writes only add slot-less rows or
-delete rows, and a snapshot slot that no row names is simply dead.
+Every note keeps the `mtime_ns` and `size` it was read at, so a rescan in a new process re-reads only
+changed notes. Snapshot and rows stay consistent under any interleaving of writers: a snapshot write
+replaces every row in the same transaction, and any other write only adds or replaces rows, each of
+which describes one note completely.
 """
 
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -27,6 +30,7 @@ import numpy as np
 from sqlite_utils import Database
 
 SIGNATURE_KEY = "signature"
+INDEXED, SKIPPED, DELETED = "indexed", "skipped", "deleted"
 
 
 def create_tables(db: Database) -> None:
@@ -34,36 +38,51 @@ def create_tables(db: Database) -> None:
     db.execute("CREATE TABLE IF NOT EXISTS index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     db.execute(
         "CREATE TABLE IF NOT EXISTS index_docs ("
-        " path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, skip_reason TEXT,"
+        " path TEXT PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('indexed', 'skipped', 'deleted')),"
+        " mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, skip_reason TEXT,"
         " body_len INTEGER NOT NULL DEFAULT 0, heading_len INTEGER NOT NULL DEFAULT 0,"
-        " path_len INTEGER NOT NULL DEFAULT 0, slot INTEGER, terms BLOB)"
+        " path_len INTEGER NOT NULL DEFAULT 0, terms BLOB)"
     )
     db.execute(
         "CREATE TABLE IF NOT EXISTS index_snapshot ("
-        " id INTEGER PRIMARY KEY CHECK (id = 1), slot_count INTEGER NOT NULL, vocab BLOB NOT NULL,"
+        " id INTEGER PRIMARY KEY CHECK (id = 1), crc INTEGER NOT NULL, paths BLOB NOT NULL,"
+        " mtimes BLOB NOT NULL, sizes BLOB NOT NULL, lengths BLOB NOT NULL, vocab BLOB NOT NULL,"
         " offsets BLOB NOT NULL, slots BLOB NOT NULL, tfs BLOB NOT NULL)"
     )
 
 
 class CachedDoc(NamedTuple):
-    """One `index_docs` row. `terms` is only loaded for slot-less indexed notes."""
+    """One `index_docs` row; `terms` only for an indexed note, `skip_reason` only for a skipped one."""
 
     path: str
     mtime_ns: int
     size: int
     skip_reason: str | None = None
     lengths: tuple[int, int, int] = (0, 0, 0)
-    slot: int | None = None
     terms: dict[str, float] | None = None
+    kind: str = INDEXED
+
+    @classmethod
+    def deleted(cls, path: str) -> CachedDoc:
+        return cls(path, -1, -1, kind=DELETED)
+
+    @classmethod
+    def skipped(cls, path: str, mtime_ns: int, size: int, reason: str) -> CachedDoc:
+        return cls(path, mtime_ns, size, reason, kind=SKIPPED)
 
 
 @dataclass(frozen=True)
 class Snapshot:
+    """The index as of a merge. Slot i is note `paths[i]` (None: dead, not written)."""
+
+    paths: list[str | None]
+    mtimes: np.ndarray
+    sizes: np.ndarray
+    lengths: np.ndarray
     terms: list[str]
     offsets: np.ndarray
     slots: np.ndarray
     tfs: np.ndarray
-    slot_count: int
 
 
 def load_signature(db: Database) -> str | None:
@@ -71,64 +90,62 @@ def load_signature(db: Database) -> str | None:
     return row[0] if row else None
 
 
-class DocRows(NamedTuple):
-    """`index_docs` split the way a loader needs it: snapshot rows as plain tuples
-    `(path, mtime_ns, size, slot, body_len, heading_len, path_len)` (fast for large vaults),
-    slot-less indexed notes and skipped notes as `CachedDoc`."""
-
-    in_snapshot: list[tuple[str, int, int, int, int, int, int]]
-    overlay: list[CachedDoc]
-    skipped: list[CachedDoc]
-
-
-def load_docs(db: Database) -> DocRows:
+def load_docs(db: Database) -> list[CachedDoc]:
     """Every row; a corrupt `terms` value comes back as an empty dict (the caller re-reads that note)."""
-    in_snapshot = db.execute("SELECT path, mtime_ns, size, slot, body_len, heading_len, path_len FROM index_docs"
-                             " WHERE slot IS NOT NULL AND skip_reason IS NULL").fetchall()
-    overlay: list[CachedDoc] = []
-    skipped: list[CachedDoc] = []
-    cursor = db.execute("SELECT path, mtime_ns, size, skip_reason, body_len, heading_len, path_len, terms"
-                        " FROM index_docs WHERE slot IS NULL OR skip_reason IS NOT NULL")
-    for path, mtime_ns, size, reason, b, h, p, raw_terms in cursor:
-        if reason is not None:
-            skipped.append(CachedDoc(path, mtime_ns, size, reason, (b, h, p)))
-            continue
-        try:
-            loaded = json.loads(raw_terms) if raw_terms is not None else {}
-            terms = {str(k): float(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
-        except (ValueError, TypeError, AttributeError):
-            terms = {}
-        overlay.append(CachedDoc(path, mtime_ns, size, None, (b, h, p), None, terms))
-    return DocRows(in_snapshot, overlay, skipped)
+    docs: list[CachedDoc] = []
+    cursor = db.execute("SELECT path, kind, mtime_ns, size, skip_reason, body_len, heading_len, path_len, terms"
+                        " FROM index_docs")
+    for path, kind, mtime_ns, size, reason, b, h, p, raw_terms in cursor:
+        terms = None
+        if kind == INDEXED:
+            try:
+                loaded = json.loads(raw_terms) if raw_terms is not None else {}
+                terms = {str(k): float(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
+            except (ValueError, TypeError, AttributeError):
+                terms = {}
+        docs.append(CachedDoc(path, mtime_ns, size, reason, (b, h, p), terms, kind))
+    return docs
+
+
+def _crc(paths: bytes, vocab: bytes) -> int:
+    return zlib.crc32(vocab, zlib.crc32(paths))
 
 
 def load_snapshot(db: Database) -> Snapshot | None:
-    """The stored postings, or None when there are none or they do not fit together."""
-    row = db.execute("SELECT slot_count, vocab, offsets, slots, tfs FROM index_snapshot WHERE id = 1").fetchone()
+    """The stored snapshot, or None when there is none or its parts do not fit together."""
+    row = db.execute("SELECT crc, paths, mtimes, sizes, lengths, vocab, offsets, slots, tfs"
+                     " FROM index_snapshot WHERE id = 1").fetchone()
     if row is None:
         return None
-    slot_count, vocab, offsets_raw, slots_raw, tfs_raw = row
+    crc, paths_raw, mtimes_raw, sizes_raw, lengths_raw, vocab_raw, offsets_raw, slots_raw, tfs_raw = row
     try:
-        terms = bytes(vocab).decode("utf-8").split("\n") if vocab else []
+        if _crc(bytes(paths_raw), bytes(vocab_raw)) != crc:
+            return None
+        paths: list[str | None] = list(bytes(paths_raw).decode("utf-8").split("\0")) if paths_raw else []
+        terms = bytes(vocab_raw).decode("utf-8").split("\n") if vocab_raw else []
+        mtimes = np.frombuffer(mtimes_raw, dtype=np.int64)
+        sizes = np.frombuffer(sizes_raw, dtype=np.int64)
+        lengths = np.frombuffer(lengths_raw, dtype=np.int64).reshape(-1, 3)
         offsets = np.frombuffer(offsets_raw, dtype=np.int64)
         slots = np.frombuffer(slots_raw, dtype=np.int32)
         tfs = np.frombuffer(tfs_raw, dtype=np.float64)
     except (ValueError, TypeError, UnicodeDecodeError):
         return None
-    if (len(offsets) != len(terms) + 1 or offsets[0] != 0 or offsets[-1] != len(slots) or len(tfs) != len(slots)
-            or np.any(np.diff(offsets) < 0) or (len(slots) and (slots.min() < 0 or slots.max() >= slot_count))
-            or sorted(terms) != terms):
+    count = len(paths)
+    if (len(mtimes) != count or len(sizes) != count or len(lengths) != count or len(offsets) != len(terms) + 1
+            or offsets[0] != 0 or offsets[-1] != len(slots) or len(tfs) != len(slots)
+            or np.any(np.diff(offsets) < 0) or (len(slots) and (slots.min() < 0 or slots.max() >= count))):
         return None
-    return Snapshot(terms, offsets, slots, tfs, int(slot_count))
+    return Snapshot(paths, mtimes, sizes, lengths, terms, offsets, slots, tfs)
 
 
 def _row(doc: CachedDoc) -> tuple[object, ...]:
     terms = json.dumps(doc.terms, ensure_ascii=False, separators=(",", ":")) if doc.terms is not None else None
-    return (doc.path, doc.mtime_ns, doc.size, doc.skip_reason, *doc.lengths, doc.slot, terms)
+    return (doc.path, doc.kind, doc.mtime_ns, doc.size, doc.skip_reason, *doc.lengths, terms)
 
 
-_UPSERT = ("INSERT OR REPLACE INTO index_docs (path, mtime_ns, size, skip_reason, body_len, heading_len, path_len,"
-           " slot, terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_UPSERT = ("INSERT OR REPLACE INTO index_docs (path, kind, mtime_ns, size, skip_reason, body_len, heading_len,"
+           " path_len, terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
 def clear(db: Database, signature: str) -> None:
@@ -139,21 +156,23 @@ def clear(db: Database, signature: str) -> None:
         db.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [SIGNATURE_KEY, signature])
 
 
-def write_changes(db: Database, upserts: Iterable[CachedDoc], deletions: Iterable[str]) -> None:
-    """Add or replace slot-less rows and delete rows, in one transaction."""
+def write_changes(db: Database, rows: Iterable[CachedDoc]) -> None:
+    """Add or replace rows (indexed, skipped or deleted notes) in one transaction."""
     with db.atomic():
-        db.conn.executemany("DELETE FROM index_docs WHERE path = ?", [(p,) for p in deletions])
-        db.conn.executemany(_UPSERT, [_row(d) for d in upserts])
+        db.conn.executemany(_UPSERT, [_row(d) for d in rows])
 
 
-def write_snapshot(db: Database, snapshot: Snapshot, docs: Iterable[CachedDoc], signature: str) -> None:
-    """Replace the snapshot and every row with this consistent set, in one transaction."""
+def write_snapshot(db: Database, snapshot: Snapshot, rows: Iterable[CachedDoc], signature: str) -> None:
+    """Replace the snapshot, and every row with `rows`, in one transaction."""
+    paths = "\0".join(p or "" for p in snapshot.paths).encode("utf-8")
     vocab = "\n".join(snapshot.terms).encode("utf-8")
     with db.atomic():
         db.execute("DELETE FROM index_docs")
-        db.conn.executemany(_UPSERT, [_row(d) for d in docs])
-        db.execute("INSERT OR REPLACE INTO index_snapshot (id, slot_count, vocab, offsets, slots, tfs)"
-                   " VALUES (1, ?, ?, ?, ?, ?)",
-                   [snapshot.slot_count, vocab, snapshot.offsets.astype(np.int64).tobytes(),
-                    snapshot.slots.astype(np.int32).tobytes(), snapshot.tfs.astype(np.float64).tobytes()])
+        db.conn.executemany(_UPSERT, [_row(d) for d in rows])
+        db.execute("INSERT OR REPLACE INTO index_snapshot (id, crc, paths, mtimes, sizes, lengths, vocab, offsets,"
+                   " slots, tfs) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   [_crc(paths, vocab), paths, snapshot.mtimes.astype(np.int64).tobytes(),
+                    snapshot.sizes.astype(np.int64).tobytes(), snapshot.lengths.astype(np.int64).tobytes(), vocab,
+                    snapshot.offsets.astype(np.int64).tobytes(), snapshot.slots.astype(np.int32).tobytes(),
+                    snapshot.tfs.astype(np.float64).tobytes()])
         db.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [SIGNATURE_KEY, signature])
