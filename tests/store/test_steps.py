@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
+from sqlite_utils import Database
 from tests.store.helpers import NB, add
 
+from nlmsync.errors import StateError
 from nlmsync.store import StateStore
 
 
@@ -44,3 +47,14 @@ def test_a_caught_inner_failure_rolls_back_only_the_inner_step(store: StateStore
         add(store, "c.md", "v3")
     assert [m.path for m in store.all_mappings(NB)] == ["a.md", "c.md"]
     assert [e.path for e in store.eviction_queue(NB)] == ["a.md", "c.md"]
+
+
+def test_a_read_only_state_file_is_a_clear_state_error(state_path: Path) -> None:
+    with StateStore.open(state_path) as store:
+        add(store, "a.md", "v1")
+    read_only = StateStore(Database(sqlite3.connect(f"{state_path.resolve().as_uri()}?mode=ro", uri=True,
+                                                    check_same_thread=False)))
+    with pytest.raises(StateError, match="cannot write the state file"):
+        add(read_only, "b.md", "v2")
+    assert [m.path for m in read_only.all_mappings(NB)] == ["a.md"]
+    read_only.close()

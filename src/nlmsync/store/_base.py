@@ -19,10 +19,11 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from nlmsync.config import Settings
-from nlmsync.errors import StateCorruptError, StateLockedError
+from nlmsync.errors import StateCorruptError, StateError, StateLockedError
 from nlmsync.store._lock import WriterLock
 
 DEFAULT_WRITER_TIMEOUT = 10.0
+_STORAGE_FAILURES = ("disk is full", "disk I/O error", "readonly database")
 Clock = Callable[[], datetime]
 
 
@@ -98,6 +99,8 @@ class StoreBase:
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise StateLockedError(f"{self._name}: state file is busy ({exc})") from exc
+            if any(word in str(exc) for word in _STORAGE_FAILURES):
+                raise StateError(f"{self._name}: cannot write the state file ({exc})") from exc
             raise
         except sqlite3.DatabaseError as exc:
             if type(exc) is sqlite3.DatabaseError:
