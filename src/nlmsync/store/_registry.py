@@ -1,8 +1,9 @@
 """The source registry: vault path (and part) → NotebookLM source, per notebook; §11 rename mapping.
 
-Invariants kept here: a (notebook, path, part) has one row; a path's rows are parts
-`0..part_count-1` of one unit; a source id belongs to at most one row of a notebook (binding it to a
-new path moves it). Usage fields (`first_used`, `last_used`, `use_count`) change only through
+Invariants kept here: a (notebook, path, part) has one row; a split note's rows are parts of one
+unit (writing a part with `part_count` N drops the path's parts >= N, so write every part of a new
+version in one step); a source id belongs to at most one row of a notebook (binding it to another
+path moves it). Usage fields (`first_used`, `last_used`, `use_count`) change only through
 `mark_used`; an upsert over an existing row keeps them. A managed path joins the eviction queue
 (probation) when first registered and leaves it when its rows go.
 """
