@@ -238,6 +238,7 @@ class RankBm25(System):
 
     def query(self, text: str, k: int) -> list[str]:
         import numpy as np
+
         from nlmsync.search.tokenize import tokenize
         tokens = tokenize(text) if self.nlm else text.split()
         scores = self.bm25.get_scores(tokens)
@@ -425,7 +426,7 @@ def first_result(workdir: Path) -> float | None:
     best = math.inf
     for _ in range(3):
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False)
         elapsed = time.perf_counter() - started
         if done.returncode != 0:
             raise RuntimeError(f"first-result run failed: {done.stderr.strip().splitlines()[-1:]}")
@@ -499,7 +500,7 @@ def main() -> None:
             workdir.mkdir(parents=True)
             print(f"… {corpus}: {name}", file=sys.stderr, flush=True)
             done = subprocess.run([sys.executable, __file__, "--worker", name, corpus, str(workdir),
-                                   "--queries", str(args.queries)], capture_output=True, text=True, timeout=1800)
+                                   "--queries", str(args.queries)], capture_output=True, text=True, timeout=1800, check=False)
             if done.returncode != 0:
                 print(f"{name} on {corpus} failed: {done.stderr.strip()[-400:]}", file=sys.stderr)
                 continue

@@ -70,7 +70,7 @@ def test_broken_toml_names_the_file(tmp_path: Path) -> None:
 def test_cli_exits_2_with_the_key_named(vault: Path) -> None:
     write_config(vault, "top_n = 3\nbogus_key = 1\n")
     result = subprocess.run([sys.executable, "-m", "nlmsync", "--vault", str(vault), "search", "heap"],
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1

@@ -13,6 +13,7 @@ yields `ヒー ープ プソ ソー ート`. Bigrams come from every base token,
 from __future__ import annotations
 
 import unicodedata
+from itertools import pairwise
 
 import regex
 
@@ -37,7 +38,7 @@ def tokenize(text: str) -> list[str]:
     normalized = normalize(text)
     raw = _BASE_TOKEN.findall(normalized)
     base = [t for t in raw if len(t) <= MAX_TOKEN_LENGTH]
-    tokens = base + [left + right for left, right in zip(base, base[1:])
+    tokens = base + [left + right for left, right in pairwise(base)
                      if left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH]
     if normalized.isascii():
         return tokens
