@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from nlmsync.store._base import StoreBase
-from nlmsync.store._lru import LruEntry, apply_use, eviction_order, protected_capacity
+from nlmsync.store._lru import PROTECTED, LruEntry, apply_use, eviction_order, protected_capacity
 from nlmsync.store._models import EvictionRecord, PendingDeletion
 
 EVICTION_LOG_LIMIT = 1000
@@ -18,7 +18,7 @@ EVICTION_LOG_LIMIT = 1000
 _CANDIDATES = """
 SELECT l.path, l.segment, l.tick, max(m.use_count)
 FROM lru_entries l JOIN source_mappings m ON m.notebook_id = l.notebook_id AND m.path = l.path
-WHERE l.notebook_id = ? AND m.managed = 1 AND m.status = 'active'
+WHERE l.notebook_id = ? AND m.managed = 1 AND m.status = 'active' {extra}
 GROUP BY l.path
 """
 
@@ -29,8 +29,16 @@ class EvictionMixin(StoreBase):
         """Size of the protected LRU segment: `protected_share` of `capacity`, rounded down."""
         return protected_capacity(self.settings.capacity, self.settings.protected_share)
 
-    def _queued(self, notebook_id: str) -> dict[str, LruEntry]:
-        rows = self.db.execute(_CANDIDATES, [notebook_id]).fetchall()
+    def _queued(self, notebook_id: str, *, protected_or: list[str] | None = None) -> dict[str, LruEntry]:
+        """The notebook's candidates; with `protected_or`, only the protected ones and those paths
+        (all that a use can change, so marking stays cheap in a long queue)."""
+        if protected_or is None:
+            sql, params = _CANDIDATES.format(extra=""), [notebook_id]
+        else:
+            marks = ", ".join("?" for _ in protected_or)
+            sql = _CANDIDATES.format(extra=f"AND (l.segment = '{PROTECTED}' OR l.path IN ({marks}))")
+            params = [notebook_id, *protected_or]
+        rows = self.db.execute(sql, params).fetchall()
         return {p: LruEntry(path=p, segment=seg, tick=tick, uses=uses) for p, seg, tick, uses in rows}
 
     def mark_used(self, notebook_id: str, paths: Iterable[str]) -> None:
@@ -47,7 +55,7 @@ class EvictionMixin(StoreBase):
             known = [p for p in wanted if self.db.execute(
                 "SELECT 1 FROM source_mappings WHERE notebook_id = ? AND path = ? LIMIT 1",
                 [notebook_id, p]).fetchone()]
-            queued = self._queued(notebook_id)
+            queued = self._queued(notebook_id, protected_or=known)
             changed, next_tick = apply_use(queued, known, self._next_ticks(0), self.protected_capacity)
             self.db.conn.executemany(
                 "UPDATE source_mappings SET use_count = use_count + 1, last_used = ?, "

@@ -37,7 +37,8 @@ def apply_use(entries: Mapping[str, LruEntry], used: Iterable[str], next_tick: i
               protected_cap: int) -> tuple[dict[str, LruEntry], int]:
     """Mark `used` paths (each counted once, in order) and rebalance the segments.
 
-    `entries` holds the current entries (`uses` before this use). Returns the entries that changed
+    `entries` holds the current entries (`uses` before this use) — at least every protected entry and
+    every used one. Returns the entries that changed
     (new values) and the next free tick. Paths not in `entries` are ignored: only queued notes
     (managed, active) take part in eviction.
     """
