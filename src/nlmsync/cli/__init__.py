@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from nlmsync.cli._app import app
 from nlmsync.cli import fake_cmds, search_cmds, server_cmds, sync_cmds  # noqa: F401  (register commands)
+from nlmsync.cli._app import app
 from nlmsync.errors import EXIT_UNEXPECTED, NlmsyncError, exit_code_for
 
 __all__ = ["app", "main"]
