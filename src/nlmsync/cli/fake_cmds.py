@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
@@ -12,21 +12,15 @@ import typer
 from nlmsync.cli._app import app, cli_context
 from nlmsync.cli._output import emit_json, stdout_console
 from nlmsync.errors import UsageError
-from nlmsync.notebooklm import connect
-from nlmsync.notebooklm.fake import (
-    FakeNotebookLM,
-    Faults,
-    build_fake_server,
-    parse_drop_on,
-    parse_drop_on_call,
-    parse_error_on,
-    parse_rate_limit_on,
-)
-from nlmsync.notebooklm.fake.server import serve_http
+
+if TYPE_CHECKING:
+    from nlmsync.notebooklm.fake import Faults
 
 
 def _faults(latency: float, drop_on_call: str | None, drop_on: list[str], error_on: list[str],
             rate_limit_on: list[str], empty_sources_once: bool, auth_required: bool) -> Faults:
+    from nlmsync.notebooklm.fake import Faults, parse_drop_on, parse_drop_on_call, parse_error_on, parse_rate_limit_on
+
     try:
         drops = [parse_drop_on(spec) for spec in drop_on]
         if drop_on_call is not None:
@@ -77,6 +71,9 @@ def fake_server(
         raise UsageError(f"--transport: expected 'stdio' or 'http', got '{transport}'")
     faults = _faults(latency, drop_on_call, drop_on or [], error_on or [], rate_limit_on or [],
                      empty_sources_once, auth_required)
+    from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
+    from nlmsync.notebooklm.fake.server import serve_http
+
     fake = FakeNotebookLM(capacity=capacity, faults=faults, state_path=state)
     server = build_fake_server(fake, exit_on_drop=True)
 
@@ -102,6 +99,7 @@ def server_info(
 ) -> None:
     """Check the NotebookLM MCP server: its version, its login state, and that a notebook listing works."""
     settings = cli_context(ctx).settings()
+    from nlmsync.notebooklm import connect
 
     async def check() -> dict[str, object]:
         async with connect(settings.server, settings, state_dir=settings.state_path.parent) as client:

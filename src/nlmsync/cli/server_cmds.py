@@ -9,7 +9,6 @@ import anyio
 import typer
 
 from nlmsync.cli._app import app, cli_context
-from nlmsync.server import build_server, check_bind, run_http, run_stdio
 
 
 class Transport(str, Enum):
@@ -30,6 +29,8 @@ def serve_command(
 ) -> None:
     """Run nlmsync's MCP server: search_notes, read_note, get_chunk, ask_notebook, refresh_notebook."""
     settings = cli_context(ctx).settings()
+    from nlmsync.server import build_server, check_bind, run_http, run_stdio
+
     if transport is Transport.http:
         check_bind(host, settings.serve_token)
     server = build_server(settings)

@@ -8,21 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Self, TypeVar
 
 import anyio
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
-from nlmsync.app import AskResult, Orchestrator, ReconcileReport, StatusReport
 from nlmsync.cli._app import app, cli_context
 from nlmsync.cli._output import emit_json, interactive, stderr_console, stdout_console
 from nlmsync.config import Settings
 from nlmsync.errors import PartialFailure
 from nlmsync.sync.plan import Branch
 from nlmsync.sync.report import NoteOutcome, RefreshReport
-from nlmsync.watch import watch_vault
+
+if TYPE_CHECKING:
+    # The app layer pulls in the MCP SDK (about a second of imports); commands import it when they run.
+    from nlmsync.app import AskResult, Orchestrator, ReconcileReport, StatusReport
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else.")]
 T = TypeVar("T")
@@ -61,6 +63,7 @@ class RichProgress:
 
 def _run(settings: Settings, json_output: bool, work: Callable[[Orchestrator], Awaitable[T]]) -> T:
     """Open an orchestrator (with a progress display on a terminal) and run `work` in it."""
+    from nlmsync.app import Orchestrator
 
     async def main() -> T:
         if json_output or not interactive():
@@ -215,6 +218,8 @@ def watch_command(
 
     def report(line: str) -> None:
         stderr_console.print(escape(line))
+
+    from nlmsync.watch import watch_vault
 
     async def main() -> None:
         await watch_vault(settings, refresh=refresh, on_message=report)
