@@ -19,7 +19,13 @@ if TYPE_CHECKING:
 
 def _faults(latency: float, drop_on_call: str | None, drop_on: list[str], error_on: list[str],
             rate_limit_on: list[str], empty_sources_once: bool, auth_required: bool) -> Faults:
-    from nlmsync.notebooklm.fake import Faults, parse_drop_on, parse_drop_on_call, parse_error_on, parse_rate_limit_on
+    from nlmsync.notebooklm.fake import (
+        Faults,
+        parse_drop_on,
+        parse_drop_on_call,
+        parse_error_on,
+        parse_rate_limit_on,
+    )
 
     try:
         drops = [parse_drop_on(spec) for spec in drop_on]
