@@ -19,7 +19,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    """A writable copy of fixtures/vault (symlinks kept as links)."""
+    """A writable copy of fixtures/vault (symlinks kept as links), without any state a demo run left there."""
     target = tmp_path / "vault"
-    shutil.copytree(FIXTURE_VAULT, target, symlinks=True)
+    shutil.copytree(FIXTURE_VAULT, target, symlinks=True, ignore=shutil.ignore_patterns(".nlmsync"))
     return target

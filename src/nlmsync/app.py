@@ -196,8 +196,9 @@ class Orchestrator:
         return remote, done, left
 
     # --- paths ---------------------------------------------------------------------------------
-    def _vault_relative(self, arg: str, notes: list[str]) -> list[str]:
-        """Vault-relative note paths named by `arg` (a note or a folder, relative to the vault or cwd)."""
+    def _vault_relative(self, arg: str, notes: list[str]) -> tuple[list[str], bool]:
+        """Vault-relative note paths named by `arg` (a note or a folder, relative to the vault or cwd),
+        and whether `arg` named a folder."""
         candidate = Path(arg) if Path(arg).is_absolute() else Path.cwd() / arg
         rel: str | None = None
         if candidate.exists():
@@ -207,13 +208,13 @@ class Orchestrator:
                 rel = None
         rel = vault_files.normalize_rel_path(rel if rel is not None else arg)
         if rel in ("", "."):
-            return notes
+            return notes, True
         full = vault_files.resolve_in_vault(self.vault_root, rel)
         if full.is_dir():
-            return [n for n in notes if n.startswith(rel.rstrip("/") + "/")]
+            return [n for n in notes if n.startswith(rel.rstrip("/") + "/")], True
         if not full.is_file():
             raise InputError(f"{arg}: no such note in the vault")
-        return [rel]
+        return [rel], False
 
     def _vault_notes(self) -> list[str]:
         return sorted(n.path for n in vault_files.scan_vault(self.vault_root).notes)
@@ -241,13 +242,13 @@ class Orchestrator:
             report = RefreshReport(notebook_id=notebook_id, dry_run=dry_run, capacity=self.settings.capacity)
             remote, report.pending_deletions_done, report.pending_deletions_left = await self._prepare_run(
                 notebook_id, first, dry_run=dry_run)
-            selected = self._refresh_paths(notebook_id, paths, query, mirror)
+            selected, found = self._refresh_paths(notebook_id, paths, query, mirror)
             if mirror:
                 report.notes.extend(await self._remove_vanished(notebook_id, remote, set(selected), dry_run))
             if self.progress:
                 self.progress.start("refresh", len(selected))
             report.notes.extend(await ensure_sources_for_paths(self._deps(notebook_id), selected, remote,
-                                                               dry_run=dry_run))
+                                                               dry_run=dry_run, found=found))
             report.remote_count = len(remote)
         if report.failed:
             raise PartialFailure(f"{len(report.failed)} of {len(selected)} notes failed; the rest were done and "
@@ -266,19 +267,27 @@ class Orchestrator:
         wanted = [p for p in paths if p in synced]
         return await self.refresh(wanted) if wanted else None
 
-    def _refresh_paths(self, notebook_id: str, paths: Sequence[str], query: str | None, mirror: bool) -> list[str]:
+    def _refresh_paths(self, notebook_id: str, paths: Sequence[str], query: str | None,
+                       mirror: bool) -> tuple[list[str], set[str]]:
+        """The notes to refresh, and which of them were found by walking the vault rather than named."""
         if mirror:
-            return self._vault_notes()
+            notes = self._vault_notes()
+            return notes, set(notes)
         chosen: list[str] = []
+        named: set[str] = set()
         if paths:
             notes = self._vault_notes()
             for arg in paths:
-                chosen.extend(self._vault_relative(arg, notes))
+                expanded, folder = self._vault_relative(arg, notes)
+                chosen.extend(expanded)
+                if not folder:
+                    named.update(expanded)
         if query is not None:
             chosen.extend(hit.path for hit in self.index.selected(query))
         if not paths and query is None:
             chosen = self._synced_paths(notebook_id)
-        return list(dict.fromkeys(chosen))
+        unique = list(dict.fromkeys(chosen))
+        return unique, set(unique) - named
 
     async def _remove_vanished(self, notebook_id: str, remote: RemoteView, keep: set[str],
                                dry_run: bool) -> list[NoteOutcome]:

@@ -182,6 +182,20 @@ async def test_unreadable_note_fails_alone_with_exit_6(make_world):
     assert len(world.remote()) == 1
 
 
+async def test_unreadable_note_found_by_walking_is_excluded_not_failed(make_world):
+    world = make_world()
+    world.write("notes/good.md", "fine")
+    (world.vault / "notes" / "bad.md").write_bytes(b"\xff\xfe\x00binary")
+    for how in ({"mirror": True}, {"paths": ["notes"]}):
+        async with world.run() as orch:
+            report = await orch.refresh(**how)
+        outcome = {n.path: n for n in report.notes}
+        assert outcome["notes/bad.md"].branch == Branch.EXCLUDED
+        assert "binary" in (outcome["notes/bad.md"].reason or "")
+        assert outcome["notes/good.md"].branch in (Branch.ADDED, Branch.REUSED)
+    assert [t.split(" · ")[0] for t in world.remote().values()] == ["notes/good.md"]
+
+
 async def test_dry_run_makes_no_mutating_call_and_writes_nothing(make_world):
     world = make_world(capacity=2)
     world.write("a.md", "a")

@@ -15,7 +15,7 @@ A note that fails is reported and leaves its previous registry rows untouched; t
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,14 +92,22 @@ class _Work:
     decision: Decision
 
 
-def load_notes(deps: SyncDeps, paths: Sequence[str]) -> list[_Work | NoteOutcome]:
-    """Read and prepare each path; unreadable notes become failed outcomes, excluded ones excluded."""
+def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()) -> list[_Work | NoteOutcome]:
+    """Read and prepare each path; excluded notes become excluded outcomes.
+
+    An unreadable note (binary, invalid UTF-8) fails when the user named it, and is excluded with
+    the reason when it was only `found` by walking the vault — as the index skips it — so one stray
+    file cannot fail every mirror run.
+    """
     items: list[_Work | NoteOutcome] = []
     for path in paths:
         try:
             text = vault_files.read_note_text(deps.vault_root, path)
         except (InputError, OSError) as exc:
-            items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc)))
+            if path in found:
+                items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=f"not a readable note: {exc}"))
+            else:
+                items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc)))
             continue
         if vault_files.is_excluded(path, text, deps.settings.exclude):
             items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason="excluded by configuration"))
@@ -423,12 +431,14 @@ async def retry_pending_deletions(deps: SyncDeps, remote: RemoteView) -> tuple[i
 
 
 async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote: RemoteView, *,
-                                   protect: set[str] | None = None, dry_run: bool = False) -> list[NoteOutcome]:
+                                   protect: set[str] | None = None, dry_run: bool = False,
+                                   found: Collection[str] = ()) -> list[NoteOutcome]:
     """Make the notes at `paths` (vault-relative, normalized) live sources, in that order.
 
     Returns one outcome per path (reused, replaced, renamed, added, excluded or failed), with the
     evictions each note needed just before it. `protect` are paths never evicted by this call (the
     requested paths always are). With `dry_run`, nothing is written and no mutating call is made.
+    `found` are the paths that came from walking the vault rather than from the user (see `load_notes`).
 
     Raises:
         CapacityError: the requested notes alone exceed the capacity (before any upload), or no
@@ -436,7 +446,7 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
         AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError: the server
             cannot be used at all (what was done before is recorded).
     """
-    items = load_notes(deps, list(dict.fromkeys(paths)))
+    items = load_notes(deps, list(dict.fromkeys(paths)), found)
     works = [i for i in items if isinstance(i, _Work)]
     check_capacity_up_front(deps, works, remote)
     decide_all(deps, works, remote)
