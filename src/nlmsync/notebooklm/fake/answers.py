@@ -1,8 +1,9 @@
 """Offline answers for the fake `notebook_query`: the best passages of the asked sources, quoted and cited.
 
 `split_passages` cuts a source into paragraphs (long ones into windows of whole sentences);
-`compose_answer` ranks every passage against the question with BM25 (`search.bm25.rank_texts` over
-`search.tokenize.tokenize`) and writes an answer quoting the best few, with `citations` {"1": source_id}
+`compose_answer` ranks every passage against the question's content words (`search.snippets.query_terms`:
+stop words dropped, so "what is its …" does not pull in passages for "what") with BM25
+(`search.bm25.rank_texts` over `search.tokenize.tokenize`) and writes an answer quoting the best few, with `citations` {"1": source_id}
 and `references` [{source_id, citation_number, cited_text}] shaped like the real server's. Pure functions.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 import regex
 
 from nlmsync.search.bm25 import rank_texts
+from nlmsync.search.snippets import query_terms
 from nlmsync.search.tokenize import tokenize
 
 __all__ = ["NO_ANSWER", "Passage", "compose_answer", "split_passages"]
@@ -79,7 +81,7 @@ def compose_answer(question: str, sources: Sequence[tuple[str, str]]) -> dict[st
     `references`. With no matching passage the answer says so and cites nothing.
     """
     passages = [p for source_id, text in sources for p in split_passages(source_id, text)]
-    query_tokens = tokenize(question)
+    query_tokens = query_terms(question)
     scores = rank_texts(query_tokens, [tokenize(p.text) for p in passages]) if query_tokens else []
     ranked = sorted(((s, i) for i, s in enumerate(scores) if s > 0), key=lambda pair: (-pair[0], pair[1]))
     if not ranked:
