@@ -17,7 +17,8 @@ one query from the persisted index (interpreter start included; for nlmsync this
 mtime/size rescan of the vault). Relevance: Cranfield nDCG@10 and recall@100 (gain 5 - grade for
 grades 1..4, the -1 base documents count as not relevant), and known-item MRR@10 on the Chinese,
 Japanese and Korean tldr pages (query: the page's description line; target: that page; searched
-in the whole tldr corpus).
+in the whole tldr corpus), and the same with only the middle half of the line as the query (what a
+person remembers of it rather than the verbatim sentence).
 
 Printed: one markdown table per corpus with nlmsync/peer ratios, then the relevance table.
 """
@@ -113,13 +114,16 @@ def cranfield_judgements() -> tuple[list[tuple[str, str]], dict[str, dict[str, i
     return queries, qrels
 
 
-def known_items(docs: list[tuple[str, str]], per_lang: int) -> list[tuple[str, str]]:
+def known_items(docs: list[tuple[str, str]], per_lang: int) -> list[tuple[str, str, str]]:
+    """(target path, its description line, the middle half of that line) for sampled CJK pages."""
     rng = random.Random(11)
-    items: list[tuple[str, str]] = []
+    items: list[tuple[str, str, str]] = []
     for lang in CJK_LANGS:
         pool = [(description(text), path) for path, text in docs if path.startswith(lang + "/")]
         pool = [(q, p) for q, p in pool if q]
-        items.extend((p, q) for q, p in rng.sample(pool, min(per_lang, len(pool))))
+        for query, path in rng.sample(pool, min(per_lang, len(pool))):
+            cut = len(query) // 4
+            items.append((path, query, query[cut:len(query) - cut]))
     return items
 
 
@@ -379,11 +383,12 @@ def mrr_known_items(system: System, docs: list[tuple[str, str]], per_lang: int) 
     out: dict[str, float] = {}
     items = known_items(docs, per_lang)
     for lang in CJK_LANGS:
-        rr = []
-        for target, query in ((p, q) for p, q in items if p.startswith(lang + "/")):
-            ranked = system.query(query, 10)
-            rr.append(1.0 / (ranked.index(target) + 1) if target in ranked else 0.0)
-        out[f"mrr@10 {lang.removeprefix('pages.')}"] = sum(rr) / len(rr) if rr else 0.0
+        for variant, column in (("full", 1), ("part", 2)):
+            rr = []
+            for item in (i for i in items if i[0].startswith(lang + "/")):
+                ranked = system.query(item[column], 10)
+                rr.append(1.0 / (ranked.index(item[0]) + 1) if item[0] in ranked else 0.0)
+            out[f"mrr@10 {lang.removeprefix('pages.')} {variant}"] = sum(rr) / len(rr) if rr else 0.0
     return out
 
 
@@ -465,9 +470,12 @@ def table(corpus: str, results: dict[str, dict[str, Any]]) -> str:
 
 
 def relevance_table(all_results: dict[str, dict[str, dict[str, Any]]]) -> str:
-    keys = ["ndcg@10", "recall@100", "mrr@10 zh", "mrr@10 ja", "mrr@10 ko"]
-    lines = ["### relevance", "", "| system | Cranfield nDCG@10 | Cranfield recall@100 | tldr MRR@10 zh | ja | ko |",
-             "|---|---|---|---|---|---|"]
+    keys = ["ndcg@10", "recall@100", *(f"mrr@10 {lang} {variant}" for variant in ("full", "part")
+                                       for lang in ("zh", "ja", "ko"))]
+    lines = ["### relevance", "",
+             "| system | Cranfield nDCG@10 | recall@100 | tldr known-item MRR@10 zh | ja | ko "
+             "| same, middle half of the line: zh | ja | ko |",
+             "|---|---|---|---|---|---|---|---|---|"]
     names = {n for res in all_results.values() for n in res}
     for name in [n for n in SYSTEMS if n in names]:
         merged: dict[str, Any] = {}

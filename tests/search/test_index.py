@@ -223,7 +223,7 @@ def test_nfd_file_name_is_the_nfc_note(vault: Path) -> None:
     assert top_paths(index, "espresso") == []
 
 
-def test_matched_terms_of_a_query_with_more_than_64_terms(tmp_path: Path) -> None:
+def test_matched_terms_of_a_query_with_more_than_52_terms(tmp_path: Path) -> None:
     from nlmsync.search.tokenize import tokenize
     words = " ".join(f"w{i}" for i in range(70))
     touch(tmp_path / "many.md", words)

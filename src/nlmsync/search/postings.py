@@ -338,10 +338,13 @@ class PostingsIndex:
             return []
         avg = self.avg_length()
         base_norm = self._base_norms(avg)
-        acc = np.zeros(len(self.alive), dtype=np.float64)
-        # which query terms each base document matched: one bit per term for the first 64 terms,
-        # the postings kept for any further ones
-        bits = np.zeros(len(self.alive), dtype=np.uint64)
+        # Base postings of all query terms are scored in one pass. `np.bincount` adds each slot's
+        # contributions in array order, i.e. term by term in sorted order, exactly like the overlay below.
+        # Which terms a document matched: one bit per term (a power of two, summed exactly in float64)
+        # for the first 52 terms, the postings kept for any further ones.
+        parts_slots: list[np.ndarray] = []
+        parts_tfs: list[np.ndarray] = []
+        weights: list[float] = []
         active: list[tuple[str, np.ndarray]] = []
         over: dict[str, list[Any]] = {}
         k1 = self.k1
@@ -352,10 +355,9 @@ class PostingsIndex:
             if not df:
                 continue
             weight = query_tf[term] * idf(n_docs, df)
-            if len(slots):
-                acc[slots] += _contribution(weight, tfs, base_norm[slots], k1)
-                if len(active) < _MASK_BITS:
-                    bits[slots] |= np.uint64(1 << len(active))
+            parts_slots.append(slots)
+            parts_tfs.append(tfs)
+            weights.append(weight)
             active.append((term, slots))
             if over_postings:
                 paths = list(over_postings)
@@ -367,12 +369,26 @@ class PostingsIndex:
                     entry[0] += value
                     entry[1] += 1
                     entry[2].append(term)
+        size = len(self.alive)
+        if parts_slots:
+            all_slots = np.concatenate(parts_slots)
+            all_tfs = np.concatenate(parts_tfs)
+            sizes = [len(part) for part in parts_slots]
+            per_entry = np.repeat(np.array(weights), sizes)
+            acc = np.bincount(all_slots, weights=_contribution(per_entry, all_tfs, base_norm[all_slots], k1),
+                              minlength=size)
+            order = np.arange(len(sizes))
+            bit_values = np.where(order < _MASK_BITS, np.exp2(np.minimum(order, _MASK_BITS)), 0.0)
+            bits = np.bincount(all_slots, weights=np.repeat(bit_values, sizes), minlength=size)
+        else:
+            acc = bits = np.zeros(size, dtype=np.float64)
         candidates: list[tuple[float, int, str, int]] = []
         hit_slots = np.flatnonzero(acc > 0)
         if limit is not None and len(hit_slots) > limit:
             kth = np.partition(acc[hit_slots], len(hit_slots) - limit)[len(hit_slots) - limit]
             hit_slots = hit_slots[acc[hit_slots] >= kth]
-        for slot, score, mask in zip(hit_slots.tolist(), acc[hit_slots].tolist(), bits[hit_slots].tolist()):
+        for slot, score, mask in zip(hit_slots.tolist(), acc[hit_slots].tolist(),
+                                     bits[hit_slots].astype(np.int64).tolist()):
             count = mask.bit_count() + sum(_contains(slots, slot) for _, slots in active[_MASK_BITS:])
             candidates.append((-score, -count, self.base_paths[slot], slot))  # type: ignore[arg-type]
         for path, (score, count, _terms) in over.items():
@@ -393,7 +409,7 @@ class PostingsIndex:
         return ranked
 
 
-_MASK_BITS = 64
+_MASK_BITS = 52
 
 
 def _contains(sorted_slots: np.ndarray, slot: int) -> bool:
