@@ -64,23 +64,24 @@ class Settings(BaseModel):
     retry_on_connection_issue: bool = Field(default=True, description="Retry idempotent calls on connection trouble.")
 
     # --- compaction (spec §9) ---
-    max_conversations: int = Field(default=200, ge=1)
-    max_messages_per_conversation: int = Field(default=400, ge=1)
-    max_query_records_per_conversation: int = Field(default=200, ge=1)
-    max_aliases: int = Field(default=5000, ge=1)
+    max_conversations: int = Field(default=200, ge=1, description="Conversations kept (newest first).")
+    max_messages_per_conversation: int = Field(default=400, ge=1, description="Messages kept per conversation.")
+    max_query_records_per_conversation: int = Field(default=200, ge=1,
+                                                     description="Query records (carry-over metadata) kept per conversation.")
+    max_aliases: int = Field(default=5000, ge=1, description="Hard cap on stored source-id aliases.")
 
     # --- nlmsync's own MCP server and note reading (seeds 000, 001, 002, 004) ---
-    chunk_max_tokens: int = Field(default=400, ge=1)
-    chunk_overlap_tokens: int = Field(default=50, ge=0)
-    autoload_chars: int = Field(default=50_000, ge=0)
-    preview_chars: int = Field(default=500, ge=0)
-    time_chunk_seconds: int = Field(default=300, ge=1)
-    time_search_seconds: int = Field(default=30, ge=1)
-    snippet_length: int = Field(default=300, ge=20)
+    chunk_max_tokens: int = Field(default=400, ge=1, description="Words per chunk of a note (sliding window).")
+    chunk_overlap_tokens: int = Field(default=50, ge=0, description="Words shared by neighbouring chunks.")
+    autoload_chars: int = Field(default=50_000, ge=0, description="read_note returns whole notes up to this size.")
+    preview_chars: int = Field(default=500, ge=0, description="Preview length for larger notes.")
+    time_chunk_seconds: int = Field(default=300, ge=1, description="Transcript chunk length for paging.")
+    time_search_seconds: int = Field(default=30, ge=1, description="Transcript window length for search.")
+    snippet_length: int = Field(default=300, ge=20, description="Characters per search snippet.")
     serve_token: str | None = Field(default=None, description="Bearer token required by `serve` off loopback.")
 
     # --- watch ---
-    watch_debounce_ms: int = Field(default=500, ge=0)
+    watch_debounce_ms: int = Field(default=500, ge=0, description="watch: wait this long for changes to settle.")
 
     @field_validator("exclude", mode="before")
     @classmethod
