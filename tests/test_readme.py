@@ -17,17 +17,17 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def _section(title: str) -> str:
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", README, flags=re.S | re.M)
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", README, flags=re.DOTALL | re.MULTILINE)
     assert match, f"README has no section '## {title}'"
     return match.group(1)
 
 
 def _table_first_column(section: str) -> list[str]:
-    return [m.group(1) for m in re.finditer(r"^\| `([^`]+)`", section, flags=re.M)]
+    return [m.group(1) for m in re.finditer(r"^\| `([^`]+)`", section, flags=re.MULTILINE)]
 
 
 def test_quick_start_has_exactly_two_commands_the_second_runs_the_tests() -> None:
-    blocks = re.findall(r"```sh\n(.*?)\n```", _section("Quick start"), flags=re.S)
+    blocks = re.findall(r"```sh\n(.*?)\n```", _section("Quick start"), flags=re.DOTALL)
     assert len(blocks) == 2
     assert all("\n" not in block for block in blocks)
     assert " ask " in blocks[0] and "--server fake" in blocks[0]
@@ -39,7 +39,7 @@ def test_ci_runs_the_readme_test_command() -> None:
     extract = re.search(r"test_command=\$\((.*)\)\n", script.read_text(encoding="utf-8"))
     assert extract
     out = subprocess.run(["bash", "-c", extract.group(1)], cwd=ROOT, capture_output=True, text=True, check=True)
-    second = re.findall(r"```sh\n(.*?)\n```", _section("Quick start"), flags=re.S)[1]
+    second = re.findall(r"```sh\n(.*?)\n```", _section("Quick start"), flags=re.DOTALL)[1]
     assert out.stdout.strip() == second
 
 
@@ -51,7 +51,7 @@ def test_every_command_is_documented_and_every_documented_command_exists() -> No
 
 def test_every_setting_is_documented_with_its_default() -> None:
     rows = {m.group(1): m.group(2).strip() for m in
-            re.finditer(r"^\| `(\w+)` \| ([^|]*) \|", _section("Configuration"), flags=re.M)}
+            re.finditer(r"^\| `(\w+)` \| ([^|]*) \|", _section("Configuration"), flags=re.MULTILINE)}
     assert set(rows) == set(Settings.model_fields)
     for key, field in Settings.model_fields.items():
         if field.default_factory is None and field.default is not None and key != "vault":
@@ -59,6 +59,6 @@ def test_every_setting_is_documented_with_its_default() -> None:
 
 
 def test_exit_code_table_matches_the_error_module() -> None:
-    documented = {int(code) for code in re.findall(r"^\| (\d) \|", _section("Exit codes"), flags=re.M)}
+    documented = {int(code) for code in re.findall(r"^\| (\d) \|", _section("Exit codes"), flags=re.MULTILINE)}
     defined = {value for name, value in vars(errors).items() if name.startswith("EXIT_")}
     assert documented == defined
