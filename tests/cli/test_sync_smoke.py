@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -65,7 +66,8 @@ def run_scenario(vault: Path, server: str, *, full: bool) -> None:
 
     text = nlmsync(*common, "ask", "--new", "How does heapsort work?", cwd=vault)
     assert text.returncode == 0, text.stderr
-    assert "[1] algorithms/sorting/heapsort.md › How does it work?" in text.stdout
+    # the fake numbers citations by its own passage ranking: the number is not ours to assert
+    assert re.search(r"^  \[\d+\] algorithms/sorting/heapsort\.md › How does it work\?$", text.stdout, re.MULTILINE)
 
 
 @pytest.mark.slow

@@ -83,3 +83,14 @@ def test_citation_heading_is_nearest_above_and_ignores_code_fences():
     assert heading_above(text, text.index("last line")) == "Heapsort"
     assert heading_above(text, text.index("intro")) == "Sorting"
     assert find_cited_text(text, "not in the note") is None
+
+
+def test_citation_heading_understands_setext_headings_and_skips_front_matter():
+    from nlmsync.sync.citations import heading_above
+
+    text = ("---\ntitle: Physics\ntags: [a]\n---\nThermodynamics\n==============\n\nThe first law.\n\n"
+            "Ideal gas\n---------\n\np V = n R T\n\n---\n\nafter a thematic break\n")
+    assert heading_above(text, text.index("The first law")) == "Thermodynamics"
+    assert heading_above(text, text.index("p V")) == "Ideal gas"
+    assert heading_above(text, text.index("after a thematic")) == "Ideal gas"
+    assert heading_above(text, text.index("tags")) is None  # front matter: neither heading nor body
