@@ -17,7 +17,14 @@ from pydantic import BaseModel, Field
 
 from nlmsync import vault as vault_files
 from nlmsync.config import Settings
-from nlmsync.errors import InputError, NotFoundError, PartialFailure, ServerValidationError, UsageError
+from nlmsync.errors import (
+    InputError,
+    NlmsyncError,
+    NotFoundError,
+    PartialFailure,
+    ServerValidationError,
+    UsageError,
+)
 from nlmsync.notebooklm import connect
 from nlmsync.search.index import NoteIndex
 from nlmsync.store import StateStore
@@ -236,6 +243,9 @@ class Orchestrator:
             PartialFailure: some notes failed, the rest were done and recorded (exit 6).
             CapacityError: the requested notes cannot fit, or no managed source may be evicted (exit 3).
             InputError: a path is not a note of the vault.
+            NotebookLMError: the server cannot be used any more.
+            An error that stops the run once notes were handled carries the `RefreshReport` of what was
+            done and recorded in its `report`.
         """
         with self.store.writer():
             notebook_id, first = await self._notebook(create=not dry_run)
@@ -243,12 +253,19 @@ class Orchestrator:
             remote, report.pending_deletions_done, report.pending_deletions_left = await self._prepare_run(
                 notebook_id, first, dry_run=dry_run)
             selected, found = self._refresh_paths(notebook_id, paths, query, mirror)
-            if mirror:
-                report.notes.extend(await self._remove_vanished(notebook_id, remote, set(selected), dry_run))
-            if self.progress:
-                self.progress.start("refresh", len(selected))
-            report.notes.extend(await ensure_sources_for_paths(self._deps(notebook_id), selected, remote,
-                                                               dry_run=dry_run, found=found))
+            try:
+                if mirror:
+                    report.notes.extend(await self._remove_vanished(notebook_id, remote, set(selected), dry_run))
+                if self.progress:
+                    self.progress.start("refresh", len(selected))
+                report.notes.extend(await ensure_sources_for_paths(self._deps(notebook_id), selected, remote,
+                                                                   dry_run=dry_run, found=found))
+            except NlmsyncError as exc:
+                # Stopped part-way (capacity, server gone): say what was done and recorded before that.
+                report.notes.extend(exc.report if isinstance(exc.report, list) else [])
+                report.remote_count = len(remote)
+                exc.report = report
+                raise
             report.remote_count = len(remote)
         if report.failed:
             raise PartialFailure(f"{len(report.failed)} of {len(selected)} notes failed; the rest were done and "

@@ -47,6 +47,8 @@ class NlmsyncError(Exception):
     """Base of every error nlmsync raises deliberately; `str(err)` is a one-line message for the user."""
 
     exit_code: int = EXIT_UNEXPECTED
+    # What a run had done and recorded before this error stopped it (a refresh's per-note report), if anything.
+    report: Any = None
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)

@@ -291,3 +291,21 @@ async def test_source_deleted_in_notebooklm_is_uploaded_again_and_aliased(make_w
         assert note.branch == Branch.ADDED and note.source_ids != [old]
         assert orch.store.resolve_source_id(old) == note.source_ids[0]
         assert orch.store.get_mappings(world.notebook_id, "a.md")[0].status == "active"
+
+
+async def test_capacity_reached_mid_run_carries_what_was_done(make_world):
+    world = make_world(capacity=2)
+    world.write("a.md", "a")
+    world.write("b.md", "b")
+    async with world.run() as orch:
+        await orch.refresh(["a.md", "b.md"])
+    world.write("b.md", "b2")  # replacing b adds first: it needs a third slot
+    world.write("c.md", "c")
+    async with world.run() as orch:
+        with pytest.raises(CapacityError) as info:
+            await orch.refresh(["c.md", "b.md"])
+        report = info.value.report
+        assert [(n.path, n.branch) for n in report.notes] == [("a.md", Branch.EVICTED), ("c.md", Branch.ADDED)]
+        assert report.remote_count == 2 and info.value.exit_code == 3
+        assert orch.store.get_mappings(world.notebook_id, "c.md")[0].source_id == report.notes[1].source_ids[0]
+    assert sorted(t.split(" · ")[0] for t in world.remote().values()) == ["b.md", "c.md"]

@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from nlmsync.cli._app import app, cli_context
 from nlmsync.cli._output import emit_json, interactive, stderr_console, stdout_console
 from nlmsync.config import Settings
-from nlmsync.errors import PartialFailure
+from nlmsync.errors import NlmsyncError, PartialFailure
 from nlmsync.sync.plan import Branch
 from nlmsync.sync.report import NoteOutcome, RefreshReport
 
@@ -126,8 +126,9 @@ def refresh_command(
     try:
         report = _run(settings, json_output,
                       lambda orch: orch.refresh(paths or (), query=query, mirror=mirror, dry_run=dry_run))
-    except PartialFailure as exc:
-        if isinstance(exc.report, RefreshReport):
+    except NlmsyncError as exc:
+        # exit 6, or a run stopped part-way (exit 3, 4, 5): what was done and recorded is still printed
+        if isinstance(exc.report, RefreshReport) and (isinstance(exc, PartialFailure) or exc.report.notes):
             _print_refresh(exc.report, json_output)
         raise
     _print_refresh(report, json_output)

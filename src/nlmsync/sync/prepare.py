@@ -29,6 +29,7 @@ from nlmsync.errors import (
     CapacityError,
     ConnectionProblem,
     InputError,
+    NlmsyncError,
     NotebookLMError,
     NotFoundError,
     ServerCommandNotFoundError,
@@ -252,9 +253,12 @@ class _Runner:
                 previous = done
         if stop is None:
             stop = self.fatal
+        done = [outcome for group in results for outcome in group]
+        if isinstance(stop, NlmsyncError):
+            stop.report = done
         if stop is not None:
             raise stop
-        return [outcome for group in results for outcome in group]
+        return done
 
     async def _make_room(self, needed: int, evicted: list[NoteOutcome]) -> None:
         """Evict for `needed` uploads, first letting in-flight notes finish so the choice is deterministic."""
@@ -445,6 +449,7 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
             managed eviction candidate is left (after the notes before it were done and recorded).
         AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError: the server
             cannot be used at all (what was done before is recorded).
+        An error raised after some notes were handled carries their outcomes in `report` (a list).
     """
     items = load_notes(deps, list(dict.fromkeys(paths)), found)
     works = [i for i in items if isinstance(i, _Work)]

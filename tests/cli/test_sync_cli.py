@@ -1,0 +1,43 @@
+"""The sync commands through `nlmsync.cli.main` in-process (the fake server still runs as a subprocess):
+what a script sees on stdout, stderr and in the exit code when a run stops part-way."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nlmsync.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main([*args])
+        raise SystemExit(0)
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+def test_capacity_reached_mid_run_prints_what_was_done_then_exits_3(tmp_path: Path, capsys):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("a", encoding="utf-8")
+    (vault / "b.md").write_text("b", encoding="utf-8")
+    common = ["--vault", str(vault), "--server", "fake", "--notebook", "new:Cap"]
+    code, _, err = run(capsys, *common, "refresh", "--capacity", "2", "--json", "a.md", "b.md")
+    assert (code, err) == (0, "")  # not a terminal: no progress display either
+    (vault / "b.md").write_text("b2", encoding="utf-8")  # replacing b adds first: it needs a third slot
+    (vault / "c.md").write_text("c", encoding="utf-8")
+
+    code, out, err = run(capsys, *common, "refresh", "--capacity", "2", "--json", "c.md", "b.md")
+    assert code == 3
+    report = json.loads(out)  # exactly one JSON document: what was done and recorded before stopping
+    assert [(n["path"], n["branch"]) for n in report["notes"]] == [("a.md", "evicted"), ("c.md", "added")]
+    assert err.splitlines()[0].startswith("nlmsync: error: notebook") and "capacity 2" in err
+    assert "Traceback" not in err
+
+    code, out, _ = run(capsys, *common, "status", "--json")
+    status = json.loads(out)
+    assert code == 0 and sorted(e["path"] for e in status["active"]) == ["b.md", "c.md"]
+    assert [e["path"] for e in status["recent_evictions"]] == ["a.md"]
