@@ -14,6 +14,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from nlmsync.cli import main
 from nlmsync.config import Settings
 from nlmsync.errors import ConfigError
 from nlmsync.server import build_server, check_bind, run_http
@@ -73,3 +74,15 @@ async def test_token_is_required_and_accepted_over_http(vault: Path) -> None:
     assert missing.status_code == wrong.status_code == 401
     assert missing.headers["www-authenticate"] == "Bearer"
     assert found.structured_content["results"][0]["path"] == "algorithms/graphs/dijkstra.md"
+
+
+@pytest.mark.parametrize(("flags", "field"), [
+    (["--transport", "bogus"], "--transport"), (["--port", "70000"], "--port"), (["--port", "many"], "--port"),
+])
+def test_bad_serve_flags_are_usage_errors(vault: Path, capsys: pytest.CaptureFixture[str], flags: list[str],
+                                          field: str) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--vault", str(vault), "serve", *flags])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2
+    assert f"Invalid value for '{field}'" in err and "unexpected" not in err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 import click
+from typer.exceptions import TyperException
 
 from nlmsync.cli import fake_cmds, search_cmds, server_cmds, sync_cmds  # noqa: F401  (register commands)
 from nlmsync.cli._app import app
@@ -28,8 +29,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         _fail("aborted", 130)
-    except click.ClickException as exc:
-        exc.show()
+    except (click.ClickException, TyperException) as exc:  # typer >= 0.26 raises its own copy of click's errors
+        exc.show()  # type: ignore[union-attr]  # every TyperException typer raises is one of those copies
         sys.exit(exc.exit_code)
     except NlmsyncError as exc:
         _fail(exc.message.splitlines()[0] if exc.message else type(exc).__name__, exit_code_for(exc), exc.hint)
