@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from nlmsync import vault as vault_files
 from nlmsync.config import Settings
 from nlmsync.errors import (
+    ConnectionProblem,
     InputError,
     NlmsyncError,
     NotFoundError,
@@ -162,21 +163,22 @@ class Orchestrator:
             title = spec[len(NEW_NOTEBOOK_PREFIX):].strip()
             if not title:
                 raise UsageError("--notebook new:TITLE needs a title")
-            default = self.store.default_notebook()
-            if default is not None:
+            for known in self._recorded_notebooks(title):
                 try:
-                    details = await self.client.notebook_get(default)
+                    details = await self.client.notebook_get(known)
                 except NotFoundError:
-                    details = None
-                if details is not None and details.notebook.title == title:
-                    return default, details
+                    continue
+                if details.notebook.title == title:
+                    if create and known != self.store.default_notebook():
+                        self.store.set_default_notebook(known)
+                    return known, details
             if not create:
                 raise UsageError(f"notebook '{title}' has not been created yet (run refresh or ask first)")
-            created = await self.client.notebook_create(title)
+            notebook_id = await self._create_notebook(title)
             with self.store.step():
-                self.store.record_notebook(created.notebook_id, title)
-                self.store.set_default_notebook(created.notebook_id)
-            return created.notebook_id, None
+                self.store.record_notebook(notebook_id, title)
+                self.store.set_default_notebook(notebook_id)
+            return notebook_id, None
         if spec:
             return spec, None
         default = self.store.default_notebook()
@@ -184,6 +186,25 @@ class Orchestrator:
             raise UsageError("no notebook given: pass --notebook ID, or --notebook new:TITLE to create one",
                              hint="or set 'notebook' in .nlmsync/config.toml")
         return default, None
+
+    def _recorded_notebooks(self, title: str) -> list[str]:
+        """Notebooks this state file created or used under `title`: the default first, then newest first."""
+        default = self.store.default_notebook()
+        known = [nb for nb, known_title in reversed(self.store.notebooks().items()) if known_title == title]
+        return sorted(known, key=lambda nb: nb != default)
+
+    async def _create_notebook(self, title: str) -> str:
+        """`notebook_create`; when its answer is lost, a notebook with that title unknown to the state file
+        (the one just created) is adopted instead of creating a second one on the next run."""
+        try:
+            return (await self.client.notebook_create(title)).notebook_id
+        except ConnectionProblem:
+            known = self.store.notebooks()
+            listing = await self.client.notebook_list()
+            for nb in listing.notebooks:
+                if nb.title == title and nb.id not in known:
+                    return nb.id
+            raise
 
     async def _remote(self, notebook_id: str, first: Any) -> RemoteView:
         expect = any(m.status == "active" for m in self.store.all_mappings(notebook_id))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nlmsync.errors import UsageError
+from nlmsync.notebooklm.fake.faults import DropRule, Faults
 from nlmsync.sync.plan import Branch
 
 pytestmark = pytest.mark.anyio
@@ -98,6 +99,30 @@ async def test_new_notebook_title_is_created_once_then_reused(make_world):
         assert orch.store.default_notebook() == first.notebook_id
     assert second.notebook_id == first.notebook_id and second.notes[0].branch == Branch.REUSED
     assert world.mutating_calls().count("notebook_create") == 1
+
+
+async def test_new_notebook_title_is_found_again_after_another_one_was_used(make_world):
+    world = make_world()
+    fill(world)
+    ids = []
+    for title in ("A", "B", "A"):
+        async with world.run(notebook=f"new:{title}") as orch:
+            ids.append((await orch.refresh(["sorting/heapsort.md"])).notebook_id)
+    assert ids[0] == ids[2] != ids[1]
+    assert world.mutating_calls().count("notebook_create") == 2
+
+
+async def test_new_notebook_whose_create_answer_was_lost_is_adopted_not_created_twice(make_world):
+    # call 1 of notebook_create made the fixture's notebook
+    world = make_world(faults=Faults(drops=[DropRule(nth=2, tool="notebook_create", when="after")]))
+    fill(world)
+    async with world.run(notebook="new:Lost") as orch:
+        first = await orch.refresh(["sorting/heapsort.md"])
+    async with world.run(notebook="new:Lost") as orch:
+        second = await orch.refresh(["sorting/heapsort.md"])
+    assert first.notebook_id == second.notebook_id
+    assert any(c.tool == "notebook_create" and c.dropped == "after" for c in world.fake.calls)
+    assert [nb.title for nb in world.fake.notebooks.values()].count("Lost") == 1
 
 
 async def test_no_notebook_is_a_usage_error(make_world):
