@@ -3,8 +3,9 @@
 A registry of 50,000 mappings (5,000 of them in the notebook being reconciled) and 5,000 aliases;
 200 conversations of 200 query records each. Times: bulk registration, alias resolution, lookups by
 source id, reconcile of the 5,000-entry notebook against a remote set, usage marking + eviction
-candidate, one logical step (replace: upsert + alias + queued deletion) committed to disk, and
-compaction.
+candidate, one logical step (replace: upsert + alias + queued deletion) committed to disk, the same
+step at the alias hard cap (mean, compactions included), compaction, and opening the file (the
+integrity check that refuses damaged files, against a bare connect).
 
 Peer, measured in the same run: the reference plugin's persistence model — the whole state as one
 JSON document rewritten (and fsynced) on every change, aliases resolved in a dict — for the same
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import statistics
 import tempfile
 import time
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from nlmsync.config import Settings
-from nlmsync.store import StateStore
+from nlmsync.store import StateStore, check_state_file
 from nlmsync.store._alias_chain import resolve_chain
 
 MAIN = "nb-main"
@@ -137,6 +139,18 @@ def main() -> None:
         t_step = statistics.median(step_times)
         rows.append(("one replace step committed (median)", f"{t_step * 1e3:.2f} ms"))
 
+        store.settings = Settings(max_aliases=len(store.aliases()))
+        at_cap = []
+        for n in range(args.steps):
+            start = time.perf_counter()
+            with store.step():
+                old = store.get_mappings(OTHER, f"notes/{MAIN_SIZE + n:06d}.md")[0]
+                store.upsert_mapping(old, source_id=f"capped-{n}", content_hash=f"c{n}")
+                store.register_source_alias(old.source_id, f"capped-{n}")
+            at_cap.append(time.perf_counter() - start)
+        rows.append((f"replace step at the alias cap (mean of {args.steps})",
+                     f"{statistics.mean(at_cap) * 1e3:.2f} ms  (slowest {max(at_cap) * 1e3:.0f} ms)"))
+
         with store.step():
             for c in range(200):
                 for q in range(200):
@@ -152,6 +166,12 @@ def main() -> None:
                      f"records, {report.aliases} aliases)")))
         store.close()
         size = path.stat().st_size
+        t_check = min(timed(lambda: check_state_file(path))[0] for _ in range(3))
+        t_open = min(timed(lambda: StateStore.open(path).close())[0] for _ in range(3))
+        t_bare = min(timed(lambda: sqlite3.connect(path).close())[0] for _ in range(3))
+        rows.append(("open the state file (check + migrations)",
+                     (f"{t_open * 1e3:.1f} ms  (integrity check {t_check * 1e3:.1f} ms; bare connect "
+                      f"{t_bare * 1e3:.2f} ms)")))
 
         peer = json_peer(args.mappings, args.aliases, Path(tmp) / "peer.json", min(args.steps, 50))
         rows.append(("peer JSON file: one replace step (median)",

@@ -7,6 +7,7 @@ from pathlib import Path
 from tests.store.helpers import NB, add, open_store
 
 from nlmsync.store import StateStore
+from nlmsync.store._compaction import alias_low_water
 
 
 def _count(store: StateStore, table: str) -> int:
@@ -81,6 +82,18 @@ def test_hard_alias_cap_holds_without_losing_a_resolution(state_path: Path) -> N
             f"new{i}" for i in range(8)]
         ids = store.query_records(NB, "c")[0].source_ids
         assert [store.resolve_source_id(i) for i in ids] == [f"answer{i}" for i in range(8)]
+
+
+def test_alias_cap_trims_below_itself_so_the_next_registrations_do_not_compact(state_path: Path) -> None:
+    with open_store(state_path, max_aliases=20) as store:
+        for i in range(21):
+            add(store, f"n{i}.md", f"new{i}")
+            store.register_source_alias(f"old{i}", f"new{i}")
+        assert len(store.aliases()) == alias_low_water(20) == 18
+        before = store.aliases()
+        add(store, "late.md", "late-new")
+        store.register_source_alias("late-old", "late-new")
+        assert store.aliases() == {**before, "late-old": "late-new"}
 
 
 def test_compaction_inside_a_failed_step_is_rolled_back_with_it(state_path: Path) -> None:

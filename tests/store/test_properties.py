@@ -2,7 +2,7 @@
 reconcile / use / compact keeps the store's invariants:
 
 - every resolved id is a fixed point, and the alias map is flat (no alias points at an alias);
-- no alias cycle;
+- no alias cycle, and no more aliases than the hard cap;
 - no path maps to two live sources (one part_count per path, no active source id held twice);
 - every queued eviction candidate is a managed, active mapping, and every managed path is queued.
 """
@@ -32,6 +32,7 @@ class StoreMachine(RuleBasedStateMachine):
     def open_store(self, share: float, max_aliases: int) -> None:
         db = Database(memory=True)
         migrate(db)
+        self.max_aliases = max_aliases
         self.store = StateStore(db, Settings(capacity=4, protected_share=share, max_aliases=max_aliases,
                                              max_conversations=2, max_query_records_per_conversation=2))
         self.counter = itertools.count()
@@ -119,6 +120,7 @@ class StoreMachine(RuleBasedStateMachine):
             assert resolved not in aliases
             assert self.store.resolve_source_id(resolved) == resolved
         assert not set(aliases.values()) & set(aliases)
+        assert len(aliases) <= self.max_aliases
 
     @invariant()
     def no_alias_cycle(self) -> None:

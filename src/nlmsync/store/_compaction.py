@@ -8,7 +8,8 @@ conversation needs.
    record (their chain), and aliases leading to an active mapping's id.
 4. Hard cap of `max_aliases`: if more remain, first rewrite every stored reference (mappings, query
    records) to its resolved id — resolution gives the same answer afterwards, so nothing is lost —
-   then drop the oldest aliases.
+   then drop the oldest aliases down to `alias_low_water` (a tenth below the cap), so a busy vault at
+   the cap compacts once per few hundred registrations rather than on every one.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ class CompactionReport:
     messages: int
     query_records: int
     aliases: int
+
+
+def alias_low_water(max_aliases: int) -> int:
+    """How many aliases the hard cap trims down to: `max_aliases` less a tenth of it."""
+    return max_aliases - max_aliases // 10
 
 
 def _delete_beyond(table: str, keep: int) -> str:
@@ -81,7 +87,7 @@ class CompactionMixin(StoreBase):
             self._canonicalize_references(aliases)
             by_age = [r[0] for r in self.db.execute("SELECT previous FROM source_aliases ORDER BY registered_at, rowid")]
             kept = [a for a in by_age if a in keep]
-            drop.update(kept[: len(kept) - self.settings.max_aliases])
+            drop.update(kept[: len(kept) - alias_low_water(self.settings.max_aliases)])
         self.db.conn.executemany("DELETE FROM source_aliases WHERE previous = ?", [(a,) for a in drop])
         return len(drop)
 
