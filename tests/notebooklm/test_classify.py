@@ -38,6 +38,16 @@ REAL_AUTH_ERROR = {"status": "error", "error": AUTH_ERROR}
      ServerValidationError),
     ({"status": "error", "error": "text is required for source_type='text'"}, ServerValidationError),
     ({"status": "error", "error": "Query failed: something odd"}, ServerError),
+    # The real server's own wordings (notebooklm_tools 0.15.8: core/base.py, services/*.py).
+    ({"status": "error", "error": "RPC Error 16: Authentication expired"}, AuthenticationRequiredError),
+    ({"status": "error", "error": "Authentication expired. Run 'nlm login' in your terminal to re-authenticate."},
+     AuthenticationRequiredError),
+    ({"status": "error", "error": "Failed to get notebook: API error (code 5): NOT_FOUND"}, NotFoundError),
+    ({"status": "error", "error": "API error (code 8): You have reached your daily limit."}, RateLimitedError),
+    ({"status": "error", "error": "API error (code 3): INVALID_ARGUMENT"}, ServerValidationError),
+    ({"status": "error", "error": "NotebookLM did not respond within the configured query timeout."},
+     ServerTimeoutError),
+    ({"status": "error", "error": "The read operation timed out"}, ServerTimeoutError),
     ({"status": "error"}, ServerError),
 ])
 def test_in_band_errors_are_classified_by_message(payload: dict, expected: type) -> None:
@@ -54,6 +64,20 @@ def test_error_details_category_wins_over_the_message() -> None:
     error = classify_in_band_error("notebook_query", payload)
     assert isinstance(error, RateLimitedError)
     assert error.details["provider_code"] == 8
+
+
+def test_server_side_query_deadline_is_a_timeout_with_exit_4() -> None:
+    # What the real server answers when `notebook_query(timeout=…)` runs out (services/chat.py).
+    payload = {"status": "error", "error": "NotebookLM did not respond within the configured query timeout.",
+               "hint": "Retry with a longer timeout, such as 180 seconds.",
+               "error_details": {"category": "deadline_exceeded", "retryable": True,
+                                 "suggested_action": "retry_with_longer_timeout",
+                                 "debug_code": "query_deadline_exceeded"}}
+    error = classify_in_band_error("notebook_query", payload)
+    assert type(error) is ServerTimeoutError
+    assert exit_code_for(error) == 4
+    assert error.message == "notebook_query: NotebookLM did not respond within the configured query timeout."
+    assert error.hint is not None and "query_timeout" in error.hint
 
 
 def test_unknown_category_falls_back_to_the_message() -> None:

@@ -160,6 +160,41 @@ async def test_slow_call_times_out_and_the_session_is_replaced(sleeps: Any) -> N
         assert client.connections_opened == 2
 
 
+async def test_query_timeout_is_enforced_by_the_server_budget_and_exits_4(sleeps: Any) -> None:
+    fake, nb, _ = _seeded()
+    async with connect(build_fake_server(fake), Settings(), sleep=sleeps) as client:
+        await client.server_info()
+        client.settings.query_timeout = 0.3
+        fake.faults = Faults(latency=30.0)
+        with anyio.fail_after(10):
+            with pytest.raises(ServerTimeoutError) as info:
+                await client.notebook_query(nb, "heapsort")
+        assert exit_code_for(info.value) == 4
+        assert info.value.hint is not None and "query_timeout" in info.value.hint
+        # The server answered (in-band): the session is alive, and a query is never retried.
+        assert client.connections_opened == 1
+    assert _tools_called(fake)[-1] == ("notebook_query", False, None)
+    assert fake.calls[-1].arguments["timeout"] == 0.3
+    assert sleeps.delays == []
+
+
+async def test_call_timeout_holds_reads_but_not_queries(sleeps: Any) -> None:
+    fake, nb, _ = _seeded()
+    async with connect(build_fake_server(fake), Settings(retry_attempts=1), sleep=sleeps) as client:
+        await client.server_info()
+        client.settings.call_timeout = 0.3
+        client.settings.query_timeout = 20.0
+        fake.faults = Faults(latency=0.6)
+        with anyio.fail_after(20):
+            answer = await client.notebook_query(nb, "heapsort")
+            assert answer.sources_used
+            with pytest.raises(ServerTimeoutError) as info:
+                await client.notebook_get(nb)
+        assert exit_code_for(info.value) == 4
+        assert "0.3 s" in info.value.message
+        assert info.value.hint is not None and "call_timeout" in info.value.hint
+
+
 async def test_exact_wire_arguments(sleeps: Any) -> None:
     fake, nb, sid = _seeded()
     async with connect(build_fake_server(fake), Settings(wait_for_processing=True), sleep=sleeps) as client:

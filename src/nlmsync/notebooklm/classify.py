@@ -51,22 +51,30 @@ _CATEGORY_CLASSES: dict[str, type[NotebookLMError]] = {
     "invalid_argument": ServerValidationError,
     "validation": ServerValidationError,
     "capacity": ServerCapacityError,
+    # The real server's own query budget ran out (`notebook_query(timeout=…)`): the same event as our client
+    # giving up on a slow call, so the same class (exit 4), whichever clock expires first.
+    "deadline_exceeded": ServerTimeoutError,
 }
 
 # Checked in this order: the first pattern that matches the message decides the class.
 _MESSAGE_RULES: list[tuple[regex.Pattern[str], type[NotebookLMError]]] = [
     (regex.compile(r"no authentication found|nlm login|not authenticated|authenticat|cookie|credentials? (have|has) "
-                   r"expired|login required|sign[- ]?in required", regex.I), AuthenticationRequiredError),
-    (regex.compile(r"resource_exhausted|rate[- ]?limit|quota|too many requests|error code 8\b|usage limit",
-                   regex.I), RateLimitedError),
+                   r"expired|login required|sign[- ]?in required|\(code 16\)", regex.I), AuthenticationRequiredError),
+    # The real server words RPC failures "API error (code N): NAME" (gRPC codes: 3 invalid argument,
+    # 4 deadline exceeded, 5 not found, 8 resource exhausted, 16 unauthenticated).
+    (regex.compile(r"resource_exhausted|rate[- ]?limit|quota|too many requests|error code 8\b|\(code 8\)|"
+                   r"usage limit", regex.I), RateLimitedError),
+    (regex.compile(r"deadline[ _](exceeded|expired)|\(code 4\)|timed out|did not respond within", regex.I),
+     ServerTimeoutError),
     (regex.compile(r"source limit|sources? per notebook|maximum (number of )?sources|notebook is full|capacity|"
                    r"too many sources", regex.I), ServerCapacityError),
-    (regex.compile(r"\bnot found\b|does not exist|no such", regex.I), NotFoundError),
+    (regex.compile(r"\bnot[ _]found\b|\(code 5\)|does not exist|no such", regex.I), NotFoundError),
     (regex.compile(r"validation error|invalid|is required|must be|not confirmed|unexpected keyword|"
                    r"missing required", regex.I), ServerValidationError),
 ]
 
 _AUTH_HINT = "run 'nlm login' (or give the server NOTEBOOKLM_COOKIES), then try again"
+_QUERY_TIMEOUT_HINT = "give the query more time: query_timeout in .nlmsync/config.toml or NLMSYNC_QUERY_TIMEOUT"
 
 
 def _first_line(text: str) -> str:
@@ -89,6 +97,10 @@ def _build(cls: type[NotebookLMError], tool: str, raw: str, details: dict[str, A
         said = _first_line(raw).split(". ")[0].rstrip(".")
         message = f"{tool}: the NotebookLM server needs a Google login ({said})"
         hint = hint or _AUTH_HINT
+    elif cls is ServerTimeoutError and tool == "notebook_query":
+        # The server's own hint ("retry with a longer timeout") names no setting the user can change here.
+        message = f"{tool}: {_first_line(raw)}"
+        hint = _QUERY_TIMEOUT_HINT
     else:
         message = f"{tool}: {_first_line(raw)}"
     return cls(message, tool=tool, raw=raw, details=details, hint=hint)

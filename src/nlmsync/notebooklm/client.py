@@ -34,7 +34,7 @@ from mcp_types import CallToolResult, Implementation, TextContent
 
 from nlmsync import __version__
 from nlmsync.config import Settings
-from nlmsync.errors import ConnectionProblem, MalformedResponseError
+from nlmsync.errors import ConnectionProblem, MalformedResponseError, ServerTimeoutError
 from nlmsync.notebooklm.classify import classify_exception, classify_in_band_error, classify_tool_error_text
 from nlmsync.notebooklm.models import (
     AddedSource,
@@ -205,6 +205,10 @@ class NotebookLMClient:
                 return await action(session.client)
         except Exception as exc:
             error = classify_exception(exc, tool=tool, phase="call", server=self.target.label)
+            if isinstance(error, ServerTimeoutError):
+                setting = "query_timeout" if tool == "notebook_query" else "call_timeout"
+                error.message = f"{error.message} (gave up after {timeout:g} s)"
+                error.hint = f"a slow server needs more time: raise {setting} (config or NLMSYNC_{setting.upper()})"
             if isinstance(error, ConnectionProblem):
                 session.dead = True
             raise error from exc

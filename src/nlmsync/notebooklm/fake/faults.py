@@ -67,7 +67,10 @@ class Faults:
 
 @dataclass(frozen=True)
 class CallPlan:
-    """What to do with one call: wait, maybe drop before/after applying, or answer with an in-band error."""
+    """What to do with one call: wait, maybe drop before/after applying, or answer with an in-band error.
+
+    `deadline_exceeded` is set by the server when the latency outlasts a query's own `timeout` budget.
+    """
 
     call_number: int
     tool_call_number: int
@@ -76,6 +79,7 @@ class CallPlan:
     error: str | None = None
     rate_limited: bool = False
     auth_required: bool = False
+    deadline_exceeded: bool = False
 
 
 def plan_call(faults: Faults, counters: dict[str, int], tool: str) -> CallPlan:

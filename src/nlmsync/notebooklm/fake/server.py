@@ -3,7 +3,9 @@
 `build_fake_server(fake)` returns an `MCPServer` whose `tools/list` input schemas match the real
 `notebooklm-mcp` 0.15.8 ones (same parameters, types, defaults, required lists, and
 `additionalProperties: false`, so unknown arguments are rejected as the real server does). Each call
-goes through `FakeNotebookLM.plan` (latency, drops, in-band errors) and `FakeNotebookLM.apply`.
+goes through `FakeNotebookLM.plan` (latency, drops, in-band errors) and `FakeNotebookLM.apply`. A
+`notebook_query` whose latency outlasts its `timeout` budget answers, when the budget runs out, with the
+real server's in-band "deadline exceeded" error.
 
 Dropping a connection: in a `nlmsync fake-server` process (`exit_on_drop=True`) the process exits at once,
 after saving its state; served in-process through `transports.in_process_transport`, the connections are
@@ -16,6 +18,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Annotated, Any, NoReturn
 
 import anyio
@@ -25,7 +28,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp_types import CONNECTION_CLOSED
 from pydantic import Field
 
-from nlmsync.notebooklm.fake.state import FakeNotebookLM
+from nlmsync.notebooklm.fake.state import DEFAULT_QUERY_TIMEOUT, FakeNotebookLM
 from nlmsync.notebooklm.transports import drop_connections
 
 __all__ = ["DROP_EXIT_CODE", "FAKE_SERVER_NAME", "build_fake_server", "serve_http"]
@@ -50,9 +53,21 @@ async def _drop_connection(fake: FakeNotebookLM, server: list[MCPServer], exit_o
     raise MCPError(CONNECTION_CLOSED, "connection dropped by the fake server (fault injection)")
 
 
+def _query_budget(tool: str, arguments: dict[str, Any]) -> float | None:
+    """The wall-clock budget of a `notebook_query` (its `timeout`, else the real server's default)."""
+    if tool != "notebook_query":
+        return None
+    return arguments.get("timeout") or DEFAULT_QUERY_TIMEOUT
+
+
 def _runner(fake: FakeNotebookLM, server: list[MCPServer], exit_on_drop: bool) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]:
     async def run(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         plan = fake.plan(tool)
+        budget = _query_budget(tool, arguments)
+        if budget is not None and plan.latency > budget:
+            # Like the real server: the query gives up when its own budget runs out, and says so in-band.
+            await anyio.sleep(budget)
+            return fake.apply(tool, arguments, replace(plan, deadline_exceeded=True, drop=None))
         if plan.latency > 0:
             await anyio.sleep(plan.latency)
         if plan.drop == "before":

@@ -26,7 +26,7 @@ from nlmsync.notebooklm.fake.answers import compose_answer
 from nlmsync.notebooklm.fake.faults import CallPlan, Faults, When, plan_call
 from nlmsync.search.tokenize import tokenize
 
-__all__ = ["AUTH_ERROR", "MUTATING_TOOLS", "CallRecord", "FakeNotebook", "FakeNotebookLM", "FakeSource"]
+__all__ = ["AUTH_ERROR", "DEFAULT_QUERY_TIMEOUT", "MUTATING_TOOLS", "CallRecord", "FakeNotebook", "FakeNotebookLM", "FakeSource"]
 
 STATE_FORMAT = "nlmsync-fake-notebooklm"
 STATE_VERSION = 1
@@ -36,6 +36,8 @@ MAX_TITLE_CHARS = 500
 LOGGED_STRING_CHARS = 200
 MUTATING_TOOLS = frozenset({"notebook_create", "notebook_delete", "source_add", "source_delete", "source_rename",
                             "notebook_query"})
+# The real server's default query budget when `notebook_query` gets no `timeout` (NOTEBOOKLM_QUERY_TIMEOUT).
+DEFAULT_QUERY_TIMEOUT = 120.0
 AUTH_ERROR = ("No authentication found. Either:\n1. Run 'nlm login' to authenticate via Chrome, or\n"
               "2. Set NOTEBOOKLM_COOKIES environment variable manually")
 
@@ -121,6 +123,8 @@ class FakeNotebookLM:
         plan = plan or self.plan(tool)
         if plan.auth_required:
             result = _error(AUTH_ERROR)
+        elif plan.deadline_exceeded:
+            result = self._deadline_error()
         elif plan.rate_limited:
             result = self._rate_limit_error(tool)
         elif plan.error is not None:
@@ -162,6 +166,15 @@ class FakeNotebookLM:
                                          "suggested_action": "retry_after_delay",
                                          "debug_code": "query_resource_exhausted"})
         return _error(f"{tool} failed: RPC error code 8 (RESOURCE_EXHAUSTED): rate limit exceeded, retry later.")
+
+    @staticmethod
+    def _deadline_error() -> dict[str, Any]:
+        """The real server's answer when a query outlasts its `timeout` budget."""
+        return _error("NotebookLM did not respond within the configured query timeout.",
+                      hint="Retry with a longer timeout, such as 180 seconds.",
+                      error_details={"category": "deadline_exceeded", "retryable": True,
+                                     "suggested_action": "retry_with_longer_timeout",
+                                     "debug_code": "query_deadline_exceeded"})
 
     def to_json(self) -> dict[str, Any]:
         return {
