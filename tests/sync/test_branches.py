@@ -82,7 +82,29 @@ async def test_rename_rebinds_without_upload(make_world):
         assert (note.branch, note.renamed_from, note.source_ids) == (Branch.RENAMED, "old/name.md", [sid])
         assert orch.store.get_mappings(world.notebook_id, "old/name.md") == []
         assert orch.store.get_mappings(world.notebook_id, "new.md")[0].source_id == sid
+    assert world.mutating_calls(mark) == ["source_rename"]  # no upload; NotebookLM shows the new path
+    assert world.remote() == {sid: source_title("new.md", content_hash("same content"))}
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        assert (await orch.refresh(["new.md"])).notes[0].branch == Branch.REUSED
     assert world.mutating_calls(mark) == []
+
+
+async def test_failed_retitle_of_a_renamed_note_never_fails_it_and_is_retried(make_world):
+    world = make_world(faults=Faults(errors=[ErrorRule("source_rename", "Internal error", nth=1)]))
+    world.write("old.md", "same content")
+    async with world.run() as orch:
+        sid = (await orch.refresh(["old.md"])).notes[0].source_ids[0]
+    (world.vault / "old.md").rename(world.vault / "new.md")
+    async with world.run() as orch:
+        note = (await orch.refresh(["new.md"])).notes[0]
+        assert (note.branch, note.source_ids) == (Branch.RENAMED, [sid])
+        assert orch.store.get_mappings(world.notebook_id, "new.md")[0].title == world.remote()[sid]
+    assert world.remote()[sid].startswith("old.md · ")
+    async with world.run() as orch:
+        assert (await orch.refresh(["new.md"])).notes[0].branch == Branch.REUSED
+        assert orch.store.get_mappings(world.notebook_id, "new.md")[0].title == world.remote()[sid]
+    assert world.remote() == {sid: source_title("new.md", content_hash("same content"))}
 
 
 async def test_new_note_evicts_least_recent_managed_note(make_world):

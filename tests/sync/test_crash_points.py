@@ -7,7 +7,7 @@ Two crash models: "drop" — the fake server drops the connection (the run goes 
 whatever it had committed).
 
 Scenario (capacity 20): 18 notes live, then two edits, a rename, a deleted note and seven new notes, so the
-refresh replaces, rebinds, adds and has to evict five notes.
+refresh replaces, rebinds (and retitles), adds and has to evict five notes.
 """
 
 from __future__ import annotations
@@ -68,6 +68,9 @@ class KillingClient:
 
     async def source_delete(self, *args, **kwargs):
         return await self._call("source_delete", self._client.source_delete, *args, **kwargs)
+
+    async def source_rename(self, *args, **kwargs):
+        return await self._call("source_rename", self._client.source_rename, *args, **kwargs)
 
 
 def _contains_killed(exc: BaseException) -> bool:
@@ -143,8 +146,8 @@ async def test_every_crash_point_converges(make_world, tmp_path, mode):
     counts = report.counts()
     assert counts == {"reused": 5, "replaced": 2, "renamed": 1, "added": 7, "evicted": 5}
     expected = observe(world, state)
-    calls = {tool: world.calls(tool) for tool in ("source_add", "source_delete")}
-    assert calls == {"source_add": 9, "source_delete": 7}
+    calls = {tool: world.calls(tool) for tool in ("source_add", "source_delete", "source_rename")}
+    assert calls == {"source_add": 9, "source_delete": 7, "source_rename": 1}
 
     points = [(tool, nth, when) for tool, total in calls.items() for nth in range(1, total + 1)
               for when in ("before", "after")]

@@ -300,6 +300,8 @@ class _Runner:
                 done.set()
             for source_id in retire:
                 await self._delete_best_effort(source_id)
+            if outcome.branch in (Branch.RENAMED, Branch.REUSED):
+                await self._retitle_best_effort(work)
         finally:
             self.inflight -= 1
             self._signal()
@@ -377,6 +379,25 @@ class _Runner:
             store.upsert_mapping(notebook_id=nb, path=note.path, part=part.index, part_count=len(note.parts),
                                  source_id=source_id, content_hash=part.content_hash, title=part.title,
                                  status="active", managed=True)
+
+    async def _retitle_best_effort(self, work: _Work) -> None:
+        """Give a rebound note's sources the title of its new path (`source_rename`), so NotebookLM shows
+        where the note now lives. A failed rename changes nothing and never fails the note: the
+        registry keeps the old title, so a later run sees the difference and tries again."""
+        deps = self.deps
+        store, nb = deps.store, deps.notebook_id
+        for row, part in zip(store.get_mappings(nb, work.note.path), work.note.parts):
+            if row.title == part.title:
+                continue
+            source_id = store.resolve_source_id(row.source_id)
+            if self.remote.sources.get(source_id) != part.title:
+                try:
+                    await deps.client.source_rename(nb, source_id, part.title)
+                except NotebookLMError:
+                    continue
+                self.remote.added(source_id, part.title)
+            with store.step():
+                store.upsert_mapping(row, source_id=source_id, title=part.title)
 
     async def _delete_best_effort(self, source_id: str) -> None:
         """Delete a replaced source; on any failure it stays queued for a later run."""
