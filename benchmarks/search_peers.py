@@ -473,8 +473,8 @@ def relevance_table(all_results: dict[str, dict[str, dict[str, Any]]]) -> str:
     keys = ["ndcg@10", "recall@100", *(f"mrr@10 {lang} {variant}" for variant in ("full", "part")
                                        for lang in ("zh", "ja", "ko"))]
     lines = ["### relevance", "",
-             "| system | Cranfield nDCG@10 | recall@100 | tldr known-item MRR@10 zh | ja | ko "
-             "| same, middle half of the line: zh | ja | ko |",
+             ("| system | Cranfield nDCG@10 | recall@100 | tldr known-item MRR@10 zh | ja | ko "
+              "| same, middle half of the line: zh | ja | ko |"),
              "|---|---|---|---|---|---|---|---|---|"]
     names = {n for res in all_results.values() for n in res}
     for name in [n for n in SYSTEMS if n in names]:
