@@ -213,20 +213,37 @@ def watch_command(
     ctx: typer.Context,
     refresh: Annotated[bool, typer.Option("--refresh", help="Also keep already-synced notes current in the notebook.")] = False,
     debounce_ms: Annotated[int | None, typer.Option("--debounce-ms", help="Wait this long for changes to settle.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="When stopped, print one JSON document: what the watch did.")] = False,
 ) -> None:
     """Keep the index (and with --refresh the notebook) current from vault file events; Ctrl-C stops."""
     settings = cli_context(ctx).settings(watch_debounce_ms=debounce_ms)
+    from nlmsync.watch import WatchPlan, watch_vault
+
+    summary: dict[str, Any] = {"vault": str(Path(settings.vault)), "batches": 0, "modified": [], "deleted": [],
+                               "renamed": [], "messages": []}
+    ready: list[bool] = []
 
     def report(line: str) -> None:
+        summary["messages"].append(line)
         stderr_console.print(escape(line))
 
-    from nlmsync.watch import watch_vault
+    def on_batch(plan: WatchPlan) -> None:
+        if not ready:
+            ready.append(True)  # the first (possibly empty) batch: the watch is really running now
+            stderr_console.print(f"Watching {escape(str(Path(settings.vault)))} (Ctrl-C to stop)…")
+        if plan:
+            summary["batches"] += 1
+            summary["modified"].extend(plan.modified)
+            summary["deleted"].extend(plan.deleted)
+            summary["renamed"].extend([old, new] for old, new in plan.renamed_mappings)
+            stderr_console.print(f"index: {len(plan.modified)} changed, {len(plan.deleted)} removed")
 
     async def main() -> None:
-        await watch_vault(settings, refresh=refresh, on_message=report)
+        await watch_vault(settings, refresh=refresh, on_message=report, on_batch=on_batch)
 
-    stderr_console.print(f"Watching {escape(str(Path(settings.vault)))} (Ctrl-C to stop)…")
     try:
         anyio.run(main)
     except KeyboardInterrupt:
         stderr_console.print("Stopped; state is consistent.")
+    if json_output:
+        emit_json(summary)

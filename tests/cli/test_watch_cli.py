@@ -1,0 +1,37 @@
+"""`nlmsync watch` as a user runs it: a real process, a file change, then Ctrl-C (SIGINT)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from nlmsync.store import StateStore
+
+
+def test_ctrl_c_stops_watch_cleanly_with_one_json_document(tmp_path: Path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "old.md").write_text("# Old\n\nkept\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    with subprocess.Popen([sys.executable, "-m", "nlmsync", "--vault", str(vault), "watch", "--json",
+                           "--debounce-ms", "50"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=env) as proc:
+        assert proc.stderr is not None
+        try:
+            assert proc.stderr.readline().startswith("Watching ")  # printed once the watch is running
+            (vault / "new.md").write_text("# New\n\nzeppelin airship\n", encoding="utf-8")
+            assert proc.stderr.readline().strip() == "index: 1 changed, 0 removed"
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "Stopped; state is consistent." in err and "Traceback" not in err
+    summary = json.loads(out)  # the one JSON document on stdout
+    assert summary["modified"] == ["new.md"] and summary["batches"] == 1
+    with StateStore.open(vault / ".nlmsync" / "state.db") as store:
+        assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
