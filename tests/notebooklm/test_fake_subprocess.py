@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,14 @@ import pytest
 
 from nlmsync.cli import main
 from nlmsync.config import Settings
-from nlmsync.errors import ConnectionLostError, exit_code_for
+from nlmsync.errors import (
+    AuthenticationRequiredError,
+    ConnectionLostError,
+    RateLimitedError,
+    ServerCapacityError,
+    ServerError,
+    exit_code_for,
+)
 from nlmsync.notebooklm import FAKE_STATE_FILE, connect
 from nlmsync.notebooklm.fake import DROP_EXIT_CODE
 
@@ -58,6 +68,80 @@ async def test_http_server_exits_on_drop(spawn_http_fake: Any, sleeps: Any) -> N
                 await client.source_add_text(nb, "text", "t")
     assert spawn_http_fake.procs[0].wait(timeout=30) == DROP_EXIT_CODE
     assert sleeps.delays == []
+
+
+@pytest.fixture(params=["stdio", "http"])
+def fake_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., str]:
+    """A `--server` spec for a fake-server process with the given switches, keeping its state in tmp_path."""
+
+    def make(*switches: str) -> str:
+        if request.param == "stdio":
+            return "fake " + shlex.join(switches)
+        return request.getfixturevalue("spawn_http_fake")("--state", str(tmp_path / FAKE_STATE_FILE), *switches)
+
+    return make
+
+
+@pytest.mark.anyio
+async def test_every_fault_switch_works_over_the_transport(fake_spec: Callable[..., str], tmp_path: Path,
+                                                           sleeps: Any) -> None:
+    spec = fake_spec("--capacity", "1", "--latency", "0.2", "--error-on", "source_rename=renames are off today",
+                     "--rate-limit-on", "notebook_query:1", "--empty-sources-once",
+                     "--drop-on", "notebook_list:1:after")
+    async with connect(spec, Settings(retry_attempts=1), state_dir=tmp_path, sleep=sleeps) as client:
+        with anyio.fail_after(60):
+            await client.server_info()
+            started = time.monotonic()
+            nb = (await client.notebook_create("N")).notebook_id
+            assert time.monotonic() - started >= 0.2  # --latency
+            added = await client.source_add_text(nb, "Heapsort builds a heap.", "a.md · 01")
+            with pytest.raises(ServerCapacityError):  # --capacity
+                await client.source_add_text(nb, "Quicksort picks a pivot.", "b.md · 02")
+            assert (await client.notebook_get(nb)).sources == []  # --empty-sources-once
+            assert [s.id for s in (await client.notebook_get(nb)).sources] == [added.source_id]
+            with pytest.raises(ServerError, match="renames are off today"):  # --error-on
+                await client.source_rename(nb, added.source_id, "c")
+            with pytest.raises(RateLimitedError):  # --rate-limit-on TOOL:N
+                await client.notebook_query(nb, "heapsort")
+            assert (await client.notebook_query(nb, "heapsort")).sources_used == [added.source_id]
+            with pytest.raises(ConnectionLostError):  # --drop-on TOOL:N:after (answer lost)
+                await client.notebook_list()
+    calls = [(c["tool"], c["status"], c["dropped"]) for c in _state(tmp_path)["calls"]]
+    assert calls == [("server_info", "success", None), ("notebook_create", "success", None),
+                     ("source_add", "success", None), ("source_add", "error", None),
+                     ("notebook_get", "success", None), ("notebook_get", "success", None),
+                     ("source_rename", "error", None), ("notebook_query", "error", None),
+                     ("notebook_query", "success", None), ("notebook_list", "success", "after")]
+
+
+@pytest.mark.anyio
+async def test_drop_on_call_and_auth_required_over_the_transport(fake_spec: Callable[..., str], tmp_path: Path,
+                                                                 sleeps: Any) -> None:
+    spec = fake_spec("--auth-required", "--drop-on-call", "3")
+    async with connect(spec, Settings(retry_attempts=1), state_dir=tmp_path, sleep=sleeps) as client:
+        with anyio.fail_after(60):
+            assert (await client.server_info()).auth_status == "not_configured"
+            with pytest.raises(AuthenticationRequiredError) as info:
+                await client.notebook_list()
+            assert exit_code_for(info.value) == 5
+            with pytest.raises(ConnectionLostError):
+                await client.notebook_get("n")
+    calls = [(c["tool"], c["status"], c["dropped"]) for c in _state(tmp_path)["calls"]]
+    assert calls == [("server_info", "success", None), ("notebook_list", "error", None),
+                     ("notebook_get", "dropped", "before")]
+
+
+@pytest.mark.anyio
+async def test_http_server_saves_its_state_when_terminated(spawn_http_fake: Any, tmp_path: Path) -> None:
+    url = spawn_http_fake("--state", str(tmp_path / FAKE_STATE_FILE))
+    async with connect(url, Settings()) as client:
+        with anyio.fail_after(60):
+            await client.notebook_create("N")
+            await client.notebook_list()  # a read: logged in memory, written when the server stops
+    proc = spawn_http_fake.procs[0]
+    proc.terminate()
+    proc.wait(timeout=30)
+    assert [c["tool"] for c in _state(tmp_path)["calls"]] == ["notebook_create", "notebook_list"]
 
 
 def _nlmsync(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -45,13 +45,15 @@ def fake_server(
     port: Annotated[int, typer.Option("--port", help="HTTP: port; 0 picks a free one and prints the URL.")] = 0,
     state: Annotated[Path | None, typer.Option(
         "--state", help="Keep notebooks, sources, the call log and fault counters in this JSON file "
-                        "(rewritten atomically after every call). Default: memory only.")] = None,
+                        "(rewritten atomically after every change, before a drop, and when the server "
+                        "stops). Default: memory only.")] = None,
     capacity: Annotated[int, typer.Option("--capacity", min=1, help="Sources per notebook.")] = 50,
-    latency: Annotated[float, typer.Option("--latency", min=0.0, help="Seconds to wait before every call.")] = 0.0,
+    latency: Annotated[float, typer.Option("--latency", min=0.0, help="Seconds to wait before every call. A notebook_query whose timeout is shorter "
+                                       "answers 'deadline exceeded' when its budget runs out, like the real server.")] = 0.0,
     drop_on_call: Annotated[str | None, typer.Option(
         "--drop-on-call", metavar="N[:before|after]",
-        help="Drop the connection (exit at once) on the Nth call overall, before applying it (default) or "
-             "after applying it with the answer lost.")] = None,
+        help="Drop the connection (the server process exits at once, over stdio and http alike, with code 75) "
+             "on the Nth call overall, before applying it (default) or after applying it with the answer lost.")] = None,
     drop_on: Annotated[list[str] | None, typer.Option(
         "--drop-on", metavar="TOOL:N[:before|after]",
         help="Drop the connection on TOOL's Nth call, before or after applying it. Repeatable.")] = None,
@@ -91,7 +93,7 @@ def fake_server(
         if transport == "stdio":
             anyio.run(server.run_stdio_async)
         else:
-            anyio.run(lambda: serve_http(server, host=host, port=port, announce=announce))
+            anyio.run(lambda: serve_http(server, host=host, port=port, announce=announce, on_shutdown=fake.save))
     except OSError as exc:
         raise UsageError(f"--host/--port: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
     finally:

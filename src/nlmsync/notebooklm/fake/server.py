@@ -198,9 +198,19 @@ def build_fake_server(fake: FakeNotebookLM, *, exit_on_drop: bool = False) -> MC
     return server
 
 
-async def serve_http(server: MCPServer, *, host: str, port: int, announce: Callable[[str], None]) -> None:
-    """Serve streamable HTTP at http://host:port/mcp (port 0 = a free port); `announce` gets the URL once bound."""
+async def serve_http(server: MCPServer, *, host: str, port: int, announce: Callable[[str], None],
+                     on_shutdown: Callable[[], None] = lambda: None) -> None:
+    """Serve streamable HTTP at http://host:port/mcp (port 0 = a free port); `announce` gets the URL once bound.
+
+    `on_shutdown` runs after a graceful stop (SIGINT/SIGTERM), before uvicorn re-raises the signal and the
+    process ends without unwinding — code after this call would never run then.
+    """
     import uvicorn
+
+    class _Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().shutdown(sockets)
+            on_shutdown()
 
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -212,4 +222,4 @@ async def serve_http(server: MCPServer, *, host: str, port: int, announce: Calla
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     shown_host = f"[{host}]" if ":" in host else host
     announce(f"http://{shown_host}:{bound_port}/mcp")
-    await uvicorn.Server(config).serve(sockets=[sock])
+    await _Server(config).serve(sockets=[sock])
