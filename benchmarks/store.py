@@ -4,8 +4,9 @@ A registry of 50,000 mappings (5,000 of them in the notebook being reconciled) a
 200 conversations of 200 query records each. Times: bulk registration, alias resolution, lookups by
 source id, reconcile of the 5,000-entry notebook against a remote set, usage marking + eviction
 candidate, one logical step (replace: upsert + alias + queued deletion) committed to disk, the same
-step at the alias hard cap (mean, compactions included), compaction, and opening the file (the
-integrity check that refuses damaged files, against a bare connect).
+step at the alias hard cap (mean, compactions included), compaction, a turn past the conversation
+bound (which compacts), and opening the file (the integrity check that refuses damaged files,
+against a bare connect).
 
 Peer, measured in the same run: the reference plugin's persistence model — the whole state as one
 JSON document rewritten (and fsynced) on every change, aliases resolved in a dict — for the same
@@ -164,6 +165,13 @@ def main() -> None:
         rows.append(("compact (200 conv x 200 records, alias cap to half)",
                      (f"{t * 1e3:.0f} ms  (dropped {report.conversations} conversations, {report.query_records} "
                      f"records, {report.aliases} aliases)")))
+        turn_times = []
+        for n in range(10):
+            start = time.perf_counter()
+            store.record_turn(MAIN, f"late{n}", "q", "a", [f"src-{n}"], [], {})
+            turn_times.append(time.perf_counter() - start)
+        rows.append(("record_turn past the conversation bound (median)",
+                     f"{statistics.median(turn_times) * 1e3:.0f} ms  (compaction included)"))
         store.close()
         size = path.stat().st_size
         t_check = min(timed(lambda: check_state_file(path))[0] for _ in range(3))

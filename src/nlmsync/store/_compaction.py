@@ -35,8 +35,13 @@ def alias_low_water(max_aliases: int) -> int:
 
 
 def _delete_beyond(table: str, keep: int) -> str:
+    """Delete all but the newest `keep` rows of each conversation; only conversations over the bound are
+    ranked (found from the covering index), so a turn past a bound does not sort the whole table."""
+    over = (f"SELECT notebook_id, conversation_id FROM {table} GROUP BY notebook_id, conversation_id "
+            f"HAVING count(*) > {int(keep)}")
     return (f"DELETE FROM {table} WHERE id IN (SELECT id FROM (SELECT id, row_number() OVER "
-            f"(PARTITION BY notebook_id, conversation_id ORDER BY id DESC) AS rn FROM {table}) WHERE rn > {int(keep)})")
+            f"(PARTITION BY notebook_id, conversation_id ORDER BY id DESC) AS rn FROM {table} "
+            f"WHERE (notebook_id, conversation_id) IN ({over})) WHERE rn > {int(keep)})")
 
 
 class CompactionMixin(StoreBase):
@@ -64,18 +69,20 @@ class CompactionMixin(StoreBase):
         aliases = self._prune_aliases()
         return CompactionReport(conversations=len(gone), messages=messages, query_records=records, aliases=aliases)
 
-    def _referenced_ids(self) -> set[str]:
-        ids = {r[0] for r in self.db.execute("SELECT DISTINCT source_id FROM source_mappings")}
-        for (raw,) in self.db.execute("SELECT source_ids FROM query_records"):
-            ids.update(json.loads(raw))
-        return ids
+    def _referenced_aliases(self) -> set[str]:
+        """Alias keys that a mapping or a kept query record names directly (json_each keeps the scan of
+        every record's ids inside SQLite: a full history holds hundreds of thousands of them)."""
+        return {r[0] for r in self.db.execute(
+            "SELECT previous FROM source_aliases WHERE previous IN (SELECT source_id FROM source_mappings) "
+            "UNION SELECT j.value FROM query_records q, json_each(q.source_ids) j "
+            "WHERE j.value IN (SELECT previous FROM source_aliases)")}
 
     def _prune_aliases(self) -> int:
         aliases = dict(self.db.execute("SELECT previous, current FROM source_aliases").fetchall())
         if not aliases:
             return 0
         keep: set[str] = set()
-        for start in self._referenced_ids():
+        for start in self._referenced_aliases():
             current = start
             while current in aliases and current not in keep:
                 keep.add(current)
