@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from nlmsync.cli import main
 from nlmsync.config import Settings
 from nlmsync.errors import ConfigError
-from nlmsync.server import build_server, check_bind, run_http
+from nlmsync.server import check_bind, run_http, serving
 from nlmsync.server._http import is_loopback
 
 TOKEN = "s3cret-token"
@@ -57,9 +58,8 @@ def test_cli_refuses_to_listen_off_loopback_without_a_token(vault: Path) -> None
 
 @pytest.mark.anyio
 async def test_token_is_required_and_accepted_over_http(vault: Path) -> None:
-    with _listening_socket() as sock:
+    with _listening_socket() as sock, serving(Settings(vault=vault)) as server:
         url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-        server = build_server(Settings(vault=vault))
         with anyio.fail_after(60):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(lambda: run_http(server, "127.0.0.1", 0, TOKEN, sock=sock))
@@ -86,3 +86,42 @@ def test_bad_serve_flags_are_usage_errors(vault: Path, capsys: pytest.CaptureFix
     err = capsys.readouterr().err
     assert exited.value.code == 2
     assert f"Invalid value for '{field}'" in err and "unexpected" not in err
+
+
+def _serve_http(vault: Path, *flags: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    return subprocess.Popen([sys.executable, "-m", "nlmsync", "--vault", str(vault), "serve", "--transport", "http",
+                             *flags], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            text=True, env=env)
+
+
+@pytest.mark.anyio
+async def test_port_0_prints_the_url_and_sigterm_stops_cleanly(vault: Path) -> None:
+    process = _serve_http(vault, "--port", "0")
+    try:
+        assert process.stdout is not None
+        with anyio.fail_after(60):
+            url = (await anyio.to_thread.run_sync(process.stdout.readline)).strip()
+            assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp") and not url.endswith(":0/mcp")
+            async with Client(url) as client:
+                found = await client.call_tool("search_notes", {"query": "dijkstra", "limit": 1})
+        assert found.structured_content["results"][0]["path"] == "algorithms/graphs/dijkstra.md"
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        process.wait(timeout=60)
+    assert process.returncode == 0, err
+    assert out == "" and "Traceback" not in err
+    # SQLite removes the write-ahead log when the last connection closes: nothing left half-open
+    assert not (vault / ".nlmsync" / "state.db-wal").exists()
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(vault: Path) -> None:
+    with _listening_socket() as taken:
+        port = taken.getsockname()[1]
+        process = _serve_http(vault, "--port", str(port))
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 2 and out == ""
+    assert err.startswith(f"nlmsync: error: --host/--port: cannot listen on 127.0.0.1:{port} (")
+    assert err.count("\n") == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ from mcp import Client
 
 from nlmsync.config import Settings
 from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
-from nlmsync.server import build_server
+from nlmsync.server import serving
 
 pytestmark = pytest.mark.anyio
 
@@ -20,10 +22,16 @@ def _settings(vault: Path) -> Settings:
     return Settings(vault=vault, notebook="new:Serve tests", server="fake")
 
 
+@asynccontextmanager
+async def _client(settings: Settings, fake: FakeNotebookLM) -> AsyncIterator[Client]:
+    with serving(settings, notebook_server=build_fake_server(fake)) as server:
+        async with Client(server) as client:
+            yield client
+
+
 async def test_refresh_reports_branches_then_reuses(vault: Path) -> None:
     fake = FakeNotebookLM()
-    server = build_server(_settings(vault), notebook_server=build_fake_server(fake))
-    async with Client(server) as client:
+    async with _client(_settings(vault), fake) as client:
         first = await client.call_tool("refresh_notebook", {"paths": ["algorithms/sorting/heapsort.md",
                                                                      "cooking/kimchi-jjigae.md"]})
         second = await client.call_tool("refresh_notebook", {"paths": ["algorithms/sorting/heapsort.md"]})
@@ -37,8 +45,7 @@ async def test_refresh_reports_branches_then_reuses(vault: Path) -> None:
 
 async def test_refresh_refuses_paths_outside_or_excluded_before_any_call(vault: Path) -> None:
     fake = FakeNotebookLM()
-    server = build_server(_settings(vault), notebook_server=build_fake_server(fake))
-    async with Client(server) as client:
+    async with _client(_settings(vault), fake) as client:
         escaped = await client.call_tool("refresh_notebook", {"paths": ["../../etc/passwd"]})
         private = await client.call_tool("refresh_notebook", {"paths": ["private/diary-secret.md"]})
     assert escaped.is_error and "leaves the vault" in escaped.content[0].text
@@ -48,8 +55,7 @@ async def test_refresh_refuses_paths_outside_or_excluded_before_any_call(vault: 
 
 async def test_ask_answers_with_citations_and_continues_the_conversation(vault: Path) -> None:
     fake = FakeNotebookLM()
-    server = build_server(_settings(vault), notebook_server=build_fake_server(fake))
-    async with Client(server) as client:
+    async with _client(_settings(vault), fake) as client:
         first = await client.call_tool("ask_notebook", {"question": "How does heapsort build the heap?"})
         assert not first.is_error, first.content
         answer: dict[str, Any] = first.structured_content
@@ -64,9 +70,8 @@ async def test_ask_answers_with_citations_and_continues_the_conversation(vault: 
 
 async def test_concurrent_asks_are_serialized_and_all_succeed(vault: Path) -> None:
     fake = FakeNotebookLM()
-    server = build_server(_settings(vault), notebook_server=build_fake_server(fake))
     results: list[Any] = []
-    async with Client(server) as client:
+    async with _client(_settings(vault), fake) as client:
 
         async def ask(question: str) -> None:
             results.append(await client.call_tool("ask_notebook", {"question": question, "new": True}))
@@ -81,7 +86,6 @@ async def test_concurrent_asks_are_serialized_and_all_succeed(vault: Path) -> No
 
 
 async def test_notebook_errors_become_tool_errors(vault: Path) -> None:
-    server = build_server(Settings(vault=vault, server="fake"), notebook_server=build_fake_server(FakeNotebookLM()))
-    async with Client(server) as client:
+    async with _client(Settings(vault=vault, server="fake"), FakeNotebookLM()) as client:
         result = await client.call_tool("ask_notebook", {"question": "anything"})
     assert result.is_error and "no notebook given" in result.content[0].text

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
+from sqlite_utils import Database
 
+import nlmsync.server as server_package
 from nlmsync.config import Settings
 from nlmsync.search.index import NoteIndex
-from nlmsync.server import VaultTools, build_server
+from nlmsync.server import VaultTools, build_server, serving
 from nlmsync.server import _vault as vault_tools
+from nlmsync.store.db import open_database
 
 pytestmark = pytest.mark.anyio
 
@@ -20,8 +25,9 @@ TRANSCRIPT = "meetings/2026-04-15-q2-planning-transcript.md"
 
 
 async def _call(settings: Settings, tool: str, arguments: dict[str, Any]) -> Any:
-    async with Client(build_server(settings)) as client:
-        return await client.call_tool(tool, arguments)
+    with serving(settings) as server:
+        async with Client(server) as client:
+            return await client.call_tool(tool, arguments)
 
 
 async def _ok(settings: Settings, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -37,9 +43,27 @@ async def _error(settings: Settings, tool: str, arguments: dict[str, Any]) -> st
     return result.content[0].text
 
 
+async def test_serving_closes_the_state_file_on_the_way_out(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[Database] = []
+
+    def recording_open(path: Path) -> Database:
+        opened.append(open_database(path))
+        return opened[-1]
+
+    monkeypatch.setattr(server_package, "open_database", recording_open)
+    with pytest.raises(RuntimeError, match="client went away"), serving(Settings(vault=vault)) as server:
+        async with Client(server) as client:
+            await client.call_tool("search_notes", {"query": "heapsort"})
+        assert opened[0].execute("select 1").fetchone() == (1,)
+        raise RuntimeError("client went away")
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        opened[0].execute("select 1")
+
+
 async def test_lists_every_tool_with_typed_inputs(vault: Path) -> None:
-    async with Client(build_server(Settings(vault=vault))) as client:
-        tools = {t.name: t for t in (await client.list_tools()).tools}
+    with serving(Settings(vault=vault)) as server:
+        async with Client(server) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == {"search_notes", "read_note", "get_chunk", "ask_notebook", "refresh_notebook"}
     assert tools["search_notes"].input_schema["required"] == ["query"]
     assert tools["read_note"].input_schema["properties"]["chunk"]["anyOf"][0]["minimum"] == 0
@@ -164,17 +188,43 @@ async def test_invalid_arguments_name_the_field(vault: Path, tool: str, argument
 async def test_concurrent_searches_all_succeed(vault: Path) -> None:
     queries = ["heapsort", "kimchi", "dijkstra shortest path", "sourdough starter", "asyncio task", "京都"] * 5
     results: dict[int, Any] = {}
-    async with Client(build_server(Settings(vault=vault))) as client:
+    with serving(Settings(vault=vault)) as server:
+        async with Client(server) as client:
 
-        async def one(i: int, query: str) -> None:
-            results[i] = await client.call_tool("search_notes", {"query": query, "limit": 3})
+            async def one(i: int, query: str) -> None:
+                results[i] = await client.call_tool("search_notes", {"query": query, "limit": 3})
+
+            with anyio.fail_after(60):
+                async with anyio.create_task_group() as tg:
+                    for i, query in enumerate(queries):
+                        tg.start_soon(one, i, query)
+    assert len(results) == len(queries)
+    assert all(not r.is_error and r.structured_content["results"] for r in results.values())
+
+
+async def test_searches_run_at_the_same_time(vault: Path) -> None:
+    """Two searches meet inside the index at once: were they serialized, the first would wait alone."""
+    settings = Settings(vault=vault)
+    index = NoteIndex(vault, None, settings)
+    meet = threading.Barrier(2, timeout=30)
+    search = index.search
+
+    def meeting_search(query: str, limit: int | None = None) -> list[Any]:
+        meet.wait()
+        return search(query, limit)
+
+    index.search = meeting_search  # type: ignore[method-assign]
+    results: list[Any] = []
+    async with Client(build_server(settings, index)) as client:
+
+        async def one(query: str) -> None:
+            results.append(await client.call_tool("search_notes", {"query": query, "limit": 1}))
 
         with anyio.fail_after(60):
             async with anyio.create_task_group() as tg:
-                for i, query in enumerate(queries):
-                    tg.start_soon(one, i, query)
-    assert len(results) == len(queries)
-    assert all(not r.is_error and r.structured_content["results"] for r in results.values())
+                tg.start_soon(one, "heapsort")
+                tg.start_soon(one, "kimchi")
+    assert [r.is_error for r in results] == [False, False], [r.content for r in results]
 
 
 def _tools(vault: Path) -> VaultTools:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import Enum
+from types import FrameType
 from typing import Annotated
 
 import anyio
@@ -25,16 +31,40 @@ def serve_command(
     host: Annotated[str, typer.Option("--host", help="HTTP address to bind; off loopback a bearer token "
                                                      "(serve_token / NLMSYNC_SERVE_TOKEN) is required.")]
     = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="HTTP port.")] = 8765,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="HTTP port; 0 picks a free one. The URL "
+                                                                   "is printed on stdout once listening.")] = 8765,
 ) -> None:
     """Run nlmsync's MCP server: search_notes, read_note, get_chunk, ask_notebook, refresh_notebook."""
     settings = cli_context(ctx).settings()
-    from nlmsync.server import build_server, check_bind, run_http, run_stdio
+    from nlmsync.server import check_bind, run_http, run_stdio, serving
 
     if transport is Transport.http:
         check_bind(host, settings.serve_token)
-    server = build_server(settings)
-    if transport is Transport.http:
-        anyio.run(run_http, server, host, port, settings.serve_token)
-    else:
-        anyio.run(run_stdio, server)
+    with _stop_on_sigterm(), serving(settings) as server:
+        if transport is Transport.http:
+            anyio.run(lambda: run_http(server, host, port, settings.serve_token, announce=_announce))
+        else:
+            anyio.run(run_stdio, server)
+
+
+def _announce(url: str) -> None:
+    sys.stdout.write(url + "\n")
+    sys.stdout.flush()
+
+
+@contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM (a service manager or an MCP client stopping the server) ends the run cleanly: exit 0, the
+    state file closed on the way out. uvicorn first shuts HTTP down gracefully, then re-raises the signal."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _exit_cleanly)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_cleanly(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)

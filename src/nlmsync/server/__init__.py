@@ -10,8 +10,8 @@ by the store's cross-process writer lock the orchestrator takes.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Annotated, Any, TypeVar
 
 import anyio
@@ -35,6 +35,7 @@ from nlmsync.sync.report import RefreshReport
 
 __all__ = [
     "ChunkMatch", "NoteMatch", "SearchResult", "VaultTools", "build_server", "check_bind", "run_http", "run_stdio",
+    "serving",
 ]
 
 INSTRUCTIONS = """Tools over the user's markdown vault and their NotebookLM notebook.
@@ -85,20 +86,36 @@ class _Notebook:
                 raise _tool_error(exc) from None
 
 
-def build_server(settings: Settings, *, index: NoteIndex | None = None, notebook_server: Any = None) -> MCPServer:
-    """The MCP server over `settings.vault`.
-
-    `index` defaults to the vault's index cached in the state file; `notebook_server` overrides
-    `settings.server` for the notebook tools (an in-process server in tests).
+@contextmanager
+def serving(settings: Settings, *, notebook_server: Any = None) -> Iterator[MCPServer]:
+    """`build_server` over the vault's index cached in the state file; the file is closed on exit.
 
     Raises:
         InputError: the vault is not a directory.
         StateError: the state file cannot be used.
     """
+    _check_vault(settings)
+    db = open_database(settings.state_path)
+    try:
+        yield build_server(settings, NoteIndex(settings.vault, db, settings), notebook_server=notebook_server)
+    finally:
+        db.close()
+
+
+def _check_vault(settings: Settings) -> None:
     if not settings.vault.is_dir():
         raise InputError(f"{settings.vault}: vault folder does not exist or is not a directory")
-    if index is None:
-        index = NoteIndex(settings.vault, open_database(settings.state_path), settings)
+
+
+def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any = None) -> MCPServer:
+    """The MCP server over `settings.vault`, searching with `index` (the caller owns its state file;
+    `serving` opens and closes it). `notebook_server` overrides `settings.server` for the notebook
+    tools (an in-process server in tests).
+
+    Raises:
+        InputError: the vault is not a directory.
+    """
+    _check_vault(settings)
     vault = VaultTools(settings, index)
     notebook = _Notebook(settings, index, notebook_server)
     server = MCPServer("nlmsync", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
