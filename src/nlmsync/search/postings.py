@@ -110,6 +110,14 @@ class DocBatch:
             body, heading, path = body + doc.lengths[0], heading + doc.lengths[1], path + doc.lengths[2]
         return (body, heading, path)
 
+    def release(self) -> None:
+        """Drop the packed documents once they are in the index (a full build's biggest buffers)."""
+        self.vocab = {}
+        self.term_ids = array("i")
+        self.tfs = array("d")
+        self.sizes = array("q")
+        self.packed_lengths = array("q")
+
     def pack_all(self) -> None:
         for doc in self.docs:
             self._pack(doc)
@@ -256,6 +264,11 @@ class PostingsIndex:
             parts_s.append(np.repeat(np.arange(next_slot, next_slot + len(sizes), dtype=np.int32), sizes))
             parts_f.append(np.frombuffer(source.tfs, dtype=np.float64) if source.tfs else np.zeros(0))
             next_slot += len(sizes)
+        new_paths = [path for source in sources for path in source.packed_paths]
+        new_lengths = [np.frombuffer(source.packed_lengths, dtype=np.int64).reshape(-1, 3).copy()
+                       if source.packed_paths else np.zeros((0, 3), dtype=np.int64) for source in sources]
+        for source in sources:
+            source.release()
         terms = sorted(vocab)
         sorted_id = np.array([vocab[term] for term in terms], dtype=np.int64)
         rank_of = np.empty(len(terms), dtype=np.int32)
@@ -275,9 +288,6 @@ class PostingsIndex:
         self.slots = all_s
         self.tfs = all_f
 
-        new_paths = [path for source in sources for path in source.packed_paths]
-        new_lengths = [np.frombuffer(source.packed_lengths, dtype=np.int64).reshape(-1, 3)
-                       if source.packed_paths else np.zeros((0, 3), dtype=np.int64) for source in sources]
         self.base_lengths = np.concatenate([self.base_lengths[live_slots], *new_lengths])
         self.base_paths = [self.base_paths[s] for s in live_slots.tolist()] + new_paths
         self.alive = np.ones(len(self.base_paths), dtype=bool)

@@ -162,6 +162,11 @@ def write_changes(db: Database, rows: Iterable[CachedDoc]) -> None:
         db.conn.executemany(_UPSERT, [_row(d) for d in rows])
 
 
+def _blob(array: np.ndarray, dtype: type) -> memoryview:
+    """The array's bytes without copying them when it already has this dtype and layout."""
+    return memoryview(np.ascontiguousarray(array, dtype=dtype)).cast("B")
+
+
 def write_snapshot(db: Database, snapshot: Snapshot, rows: Iterable[CachedDoc], signature: str) -> None:
     """Replace the snapshot, and every row with `rows`, in one transaction."""
     paths = "\0".join(p or "" for p in snapshot.paths).encode("utf-8")
@@ -171,8 +176,7 @@ def write_snapshot(db: Database, snapshot: Snapshot, rows: Iterable[CachedDoc], 
         db.conn.executemany(_UPSERT, [_row(d) for d in rows])
         db.execute("INSERT OR REPLACE INTO index_snapshot (id, crc, paths, mtimes, sizes, lengths, vocab, offsets,"
                    " slots, tfs) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   [_crc(paths, vocab), paths, snapshot.mtimes.astype(np.int64).tobytes(),
-                    snapshot.sizes.astype(np.int64).tobytes(), snapshot.lengths.astype(np.int64).tobytes(), vocab,
-                    snapshot.offsets.astype(np.int64).tobytes(), snapshot.slots.astype(np.int32).tobytes(),
-                    snapshot.tfs.astype(np.float64).tobytes()])
+                   [_crc(paths, vocab), paths, _blob(snapshot.mtimes, np.int64), _blob(snapshot.sizes, np.int64),
+                    _blob(snapshot.lengths, np.int64), vocab, _blob(snapshot.offsets, np.int64),
+                    _blob(snapshot.slots, np.int32), _blob(snapshot.tfs, np.float64)])
         db.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [SIGNATURE_KEY, signature])
