@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shlex
 import sqlite3
 import threading
 from pathlib import Path
@@ -141,3 +142,36 @@ def test_a_newer_step_still_in_the_wal_is_seen(state_path: Path) -> None:
             StateStore.open(state_path)
     finally:
         writer.close()
+
+
+def _command_in(hint: str) -> list[str]:
+    return shlex.split(hint[hint.index("(") + 1: hint.rindex(")")])
+
+
+def test_the_move_aside_hint_is_a_shell_command_even_for_an_awkward_path(tmp_path: Path) -> None:
+    state_path = tmp_path / "it's my vault" / ".nlmsync" / "state.db"
+    state_path.parent.mkdir(parents=True)
+    state_path.write_bytes(b"not a database at all\n" * 10)
+    with pytest.raises(StateCorruptError) as caught:
+        StateStore.open(state_path)
+    assert caught.value.hint is not None
+    assert _command_in(caught.value.hint) == ["mv", str(state_path), f"{state_path}.broken"]
+
+
+def test_damage_found_after_opening_is_a_state_error_with_the_hint(state_path: Path) -> None:
+    with StateStore.open(state_path) as store, store.step():
+        for i in range(300):
+            add(store, f"notes/{i:04d}-{'x' * 100}.md", f"s{i}")
+    with StateStore.open(state_path) as store:
+        data = bytearray(state_path.read_bytes())
+        page = 4096
+        pages = len(data) // page
+        for n in range(pages // 2, pages):  # the registry's leaf pages, not the schema on page 1
+            data[n * page: n * page + 16] = b"\xff" * 16
+        state_path.write_bytes(bytes(data))
+        with pytest.raises(StateCorruptError) as caught:
+            store.all_mappings(NB)
+    assert str(state_path) in str(caught.value)
+    assert exit_code_for(caught.value) == EXIT_USAGE
+    assert caught.value.hint is not None
+    assert _command_in(caught.value.hint) == ["mv", str(state_path), f"{state_path}.broken"]

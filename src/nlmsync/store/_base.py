@@ -21,6 +21,7 @@ from sqlite_utils import Database
 from nlmsync.config import Settings
 from nlmsync.errors import StateCorruptError, StateError, StateLockedError
 from nlmsync.store._lock import WriterLock
+from nlmsync.store.db import move_aside_hint
 
 DEFAULT_WRITER_TIMEOUT = 10.0
 _STORAGE_FAILURES = ("disk is full", "disk I/O error", "readonly database")
@@ -104,9 +105,8 @@ class StoreBase:
             raise
         except sqlite3.DatabaseError as exc:
             if type(exc) is sqlite3.DatabaseError:
-                raise StateCorruptError(
-                    f"{self._name}: state file is damaged ({exc})",
-                    hint=f"move it aside (mv '{self._name}' '{self._name}.broken') and run again") from exc
+                raise StateCorruptError(f"{self._name}: state file is damaged ({exc})",
+                                        hint=move_aside_hint(self._name)) from exc
             raise
 
     def _at_end_of_step(self, action: Callable[[], None]) -> None:

@@ -6,6 +6,7 @@ is written to it, so it stays byte-identical.
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
 from pathlib import Path
 
@@ -18,11 +19,15 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_SECONDS = 30.0
 
 
+def move_aside_hint(path: Path | str) -> str:
+    """How to set a refused state file aside, as a command that pastes into a shell whatever the path."""
+    command = f"mv {shlex.quote(str(path))} {shlex.quote(f'{path}.broken')}"
+    return f"move it aside ({command}) and run again to start with a fresh state"
+
+
 def _corrupt(path: Path, detail: str) -> StateCorruptError:
-    return StateCorruptError(
-        f"{path}: state file is not a usable nlmsync database ({detail})",
-        hint=f"move it aside (mv '{path}' '{path}.broken') and run again to start with a fresh state",
-    )
+    return StateCorruptError(f"{path}: state file is not a usable nlmsync database ({detail})",
+                             hint=move_aside_hint(path))
 
 
 def _unknown_migrations(applied: list[str]) -> list[str]:
