@@ -186,6 +186,17 @@ def test_missing_server_command_exits_4(tmp_path: Path, capsys: pytest.CaptureFi
     assert err.startswith("nlmsync: error: MCP server command not found: no-such-mcp-server")
 
 
+def test_nothing_listening_exits_4_quickly_with_one_error_line(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _nlmsync(capsys, "--vault", str(tmp_path), "--server", "http://127.0.0.1:1/mcp", "server-info",
+                              "--json")
+    assert code == 4
+    assert out == ""
+    lines = err.splitlines()
+    assert lines[0] == "nlmsync: error: cannot connect to http://127.0.0.1:1/mcp: All connection attempts failed"
+    assert lines[1].startswith("nlmsync: hint: ") and len(lines) == 2
+
+
 @pytest.mark.parametrize(("flag", "value"), [("--drop-on", "source_add"), ("--error-on", "x"),
                                              ("--drop-on-call", "0"), ("--transport", "carrier-pigeon")])
 def test_bad_fault_switch_is_usage_error(capsys: pytest.CaptureFixture[str], flag: str, value: str) -> None:
