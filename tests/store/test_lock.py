@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,16 +20,22 @@ from pathlib import Path
 from nlmsync.store import StateStore
 store = StateStore.open(Path(sys.argv[1]))
 with store.writer():
-    print("locked", flush=True)
-    sys.stdin.readline()
+    if sys.argv[2] == "mid-step":
+        with store.step():
+            store.upsert_mapping(notebook_id="nb-1", path="uncommitted.md", source_id="s-u", content_hash="h",
+                                 title="uncommitted.md")
+            print("locked", flush=True)
+            sys.stdin.readline()
+    else:
+        print("locked", flush=True)
+        sys.stdin.readline()
 """
 
 
-@pytest.fixture
-def other_writer(state_path: Path):
-    with StateStore.open(state_path):
-        pass
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(state_path)], stdin=subprocess.PIPE,
+def _hold(state_path: Path, mode: str) -> Iterator[subprocess.Popen[str]]:
+    with StateStore.open(state_path) as store:
+        add(store, "committed.md", "s-c")
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(state_path), mode], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
     yield proc
@@ -36,6 +43,17 @@ def other_writer(state_path: Path):
     proc.stdin.close()
     proc.wait(timeout=30)
     proc.stdout.close()
+
+
+@pytest.fixture
+def other_writer(state_path: Path) -> Iterator[subprocess.Popen[str]]:
+    yield from _hold(state_path, "idle")
+
+
+@pytest.fixture
+def writer_mid_step(state_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the writer lock and an open (uncommitted) write transaction."""
+    yield from _hold(state_path, "mid-step")
 
 
 def test_second_writer_gets_a_clear_error_with_the_holders_pid(state_path: Path, other_writer) -> None:
@@ -49,7 +67,15 @@ def test_second_writer_gets_a_clear_error_with_the_holders_pid(state_path: Path,
 def test_readers_and_single_steps_do_not_wait_for_the_writer_lock(state_path: Path, other_writer) -> None:
     with StateStore.open(state_path) as store:
         add(store, "a.md", "s1")
-        assert [m.path for m in store.all_mappings(NB)] == ["a.md"]
+        assert [m.path for m in store.all_mappings(NB)] == ["a.md", "committed.md"]
+
+
+def test_a_reader_opens_and_reads_while_another_process_is_inside_a_write_step(
+        state_path: Path, writer_mid_step) -> None:
+    with StateStore.open(state_path) as reader:
+        assert [m.path for m in reader.all_mappings(NB)] == ["committed.md"]
+        assert reader.next_eviction_candidate(NB) == "committed.md"
+        assert reader.resolve_source_id("s-c") == "s-c"
 
 
 def test_lock_is_reentrant_and_released(state_path: Path) -> None:
