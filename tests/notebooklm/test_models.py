@@ -35,6 +35,15 @@ def test_malformed_details_name_the_field(payload: dict, field: str) -> None:
     assert str(info.value).startswith("notebook_get:")
 
 
+def test_a_source_without_a_title_does_not_spoil_the_listing() -> None:
+    details = parse_result("notebook_get", NotebookDetails, {
+        "notebook": {"id": "n1", "title": "T"}, "sources": [{"id": "s1", "title": None}, {"id": "s2", "title": "b"}]})
+    assert [(s.id, s.title) for s in details.sources] == [("s1", ""), ("s2", "b")]
+    with pytest.raises(MalformedResponseError, match=r"'sources\.0\.title'"):
+        parse_result("notebook_get", NotebookDetails, {"notebook": {"id": "n1", "title": "T"},
+                                                       "sources": [{"id": "s1", "title": 7}]})
+
+
 def test_query_answer_citation_keys_become_strings() -> None:
     answer = parse_result("notebook_query", QueryAnswer, {
         "answer": "A [1]", "conversation_id": "c", "citations": {1: "s1"},

@@ -53,8 +53,17 @@ class NotebookInfo(_Result):
 
 
 class SourceRef(_Result):
+    """One source of a notebook. The real server passes NotebookLM's title through unchecked, so a source
+    without one (null) reads as "" — it cannot be one of nlmsync's titled uploads — instead of making the
+    whole listing malformed."""
+
     id: str
     title: str
+
+    @field_validator("title", mode="before")
+    @classmethod
+    def _untitled(cls, value: Any) -> Any:
+        return "" if value is None else value
 
 
 class NotebookDetails(_Result):
