@@ -84,6 +84,17 @@ async def test_search_groups_chunks_by_note_with_offsets_and_snippets(vault: Pat
     assert scores == sorted(scores, reverse=True)
 
 
+async def test_a_note_matching_by_its_path_only_still_offers_its_first_chunk(vault: Path) -> None:
+    found = await _ok(Settings(vault=vault), "search_notes", {"query": "formulas"})
+    [note] = [r for r in found["results"] if r["path"] == "physics/formulas.md"]
+    text = (vault / "physics/formulas.md").read_text(encoding="utf-8")
+    assert "formulas" not in text.lower()  # the path is what matched
+    [chunk] = note["chunks"]
+    assert (chunk["chunk_id"], chunk["index"], chunk["score"]) == ("physics/formulas.md:0", 0, 0.0)
+    assert chunk["char_offset_start"] == 0 and chunk["snippet"] == note["snippet"]
+    assert chunk["snippet"].startswith("# Physics formulae") and chunk["snippet"][:40] in text
+
+
 async def test_search_in_a_transcript_points_at_30_second_windows(vault: Path) -> None:
     found = await _ok(Settings(vault=vault), "search_notes", {"query": "dead letter queue replay", "limit": 3})
     note = next(r for r in found["results"] if r["path"] == TRANSCRIPT)

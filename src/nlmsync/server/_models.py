@@ -10,7 +10,8 @@ class ChunkMatch(BaseModel):
 
     chunk_id: str = Field(description="`{path}:{index}` of the chunk holding the match.")
     index: int
-    score: float
+    score: float = Field(description="BM25 score of the span; 0 when the note matched by its path only (then the "
+                                     "note's first chunk is given).")
     char_offset_start: int = Field(description="Start of the matching span in the note's text (the chunk itself, "
                                                "or the 30-second window of a transcript).")
     char_offset_end: int

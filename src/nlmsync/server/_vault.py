@@ -142,6 +142,13 @@ class VaultTools:
                 for h in rank_segments(plan, query)[:chunks_per_note]
             ]
             snippet = matches[0].snippet if matches else extract_snippet(text, query, settings.snippet_length)
+            if not matches and plan.chunks:
+                # matched by its path only: its first chunk, so every result has a chunk to fetch
+                first = plan.chunks[0]
+                matches = [ChunkMatch(chunk_id=chunk_id(rel, 0), index=0, score=0.0,
+                                      char_offset_start=first.char_offset_start, char_offset_end=first.char_offset_end,
+                                      snippet=snippet, start_time=_time(first.start_seconds),
+                                      end_time=_time(first.end_seconds))]
             results.append(NoteMatch(path=rel, score=round(hit.score, 6), matched_terms=list(hit.matched_terms),
                                      selected=hit.path in chosen, snippet=snippet, total_chunks=len(plan.chunks),
                                      has_timestamps=plan.timed, chunks=matches))
