@@ -129,3 +129,19 @@ def test_concurrent_searches_from_threads(vault: Path) -> None:
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(worker, range(8)))
     assert all(all(r) for r in results)
+
+
+def test_a_failed_cache_write_keeps_serving_and_rewrites_later(vault: Path) -> None:
+    db = open_database(vault / ".nlmsync" / "state.db")
+    db.execute("PRAGMA query_only = ON")
+    index = NoteIndex(vault, db, Settings(vault=vault))
+    expected = ranking(NoteIndex(vault, None, Settings(vault=vault)))
+    assert ranking(index) == expected  # the write failed, the answers did not
+    db.execute("PRAGMA query_only = OFF")
+    touch(vault / "inbox.md", "A pangolin.")
+    index.mark_path_modified("inbox.md")
+    assert [h.path for h in index.search("pangolin")] == ["inbox.md"]
+    again = fresh(vault)
+    again.sync()
+    assert again.notes_read == 0
+    assert ranking(again) == ranking(index)

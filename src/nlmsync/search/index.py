@@ -159,7 +159,15 @@ class NoteIndex:
         started = time.perf_counter()
         with self._lock:
             if not self._loaded:
-                self._hydrate()
+                try:
+                    self._hydrate()
+                except sqlite3.Error:
+                    # an unreadable cache is rebuilt from the vault, and written whole when possible
+                    self._postings = PostingsIndex(self.weights, self.settings.k1, self.settings.b,
+                                                   merge_threshold=MERGE_THRESHOLD)
+                    self._stats.clear()
+                    self._skipped.clear()
+                    self._rewrite_cache = True
                 self._loaded = True
                 self._full_rescan = True
             full = self._full_rescan or self._incremental_syncs >= self.settings.full_rescan_every
