@@ -175,3 +175,33 @@ def test_damage_found_after_opening_is_a_state_error_with_the_hint(state_path: P
     assert exit_code_for(caught.value) == EXIT_USAGE
     assert caught.value.hint is not None
     assert _command_in(caught.value.hint) == ["mv", str(state_path), f"{state_path}.broken"]
+
+
+def test_a_healthy_file_rewritten_by_a_writer_during_the_check_is_not_called_damaged(
+        state_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with StateStore.open(state_path) as store, store.step():
+        for i in range(400):
+            add(store, f"notes/{i:04d}-{'x' * 200}.md", f"s{i}")
+    assert not Path(f"{state_path}-wal").exists()  # so the check reads without locks
+    real_connect = sqlite3.connect
+    interleaved: list[str] = []
+
+    def another_writer_runs(statement: str) -> None:
+        # Another nlmsync opens the file and rewrites its pages while the check is reading it.
+        if "quick_check" in statement and not interleaved:
+            interleaved.append(statement)
+            writer = real_connect(state_path)
+            writer.execute("DELETE FROM source_mappings WHERE rowid % 2 = 0")
+            writer.commit()
+            writer.execute("VACUUM")
+            writer.close()
+
+    def connect(*args: object, **kwargs: object) -> sqlite3.Connection:
+        conn = real_connect(*args, **kwargs)  # type: ignore[arg-type]
+        conn.set_trace_callback(another_writer_runs)
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    with StateStore.open(state_path) as store:
+        assert interleaved
+        assert len(store.all_mappings(NB)) == 200

@@ -64,11 +64,35 @@ def check_state_file(path: Path) -> None:
         return
     if header != SQLITE_HEADER:
         raise _corrupt(path, "not an SQLite file")
-    # Without a -wal file there is nothing beyond the main file to read: `immutable` then keeps SQLite
-    # from creating -wal/-shm beside a file it may be about to refuse.
+    # Without a -wal file no connection has the file open and there is nothing beyond the main file to
+    # read: `immutable` then keeps SQLite from creating -wal/-shm beside a file it may be about to refuse.
+    # An immutable read takes no locks, so a writer starting meanwhile can make a healthy file look
+    # damaged: a file that changed during that read is read again, with locks.
     has_wal = Path(f"{path}-wal").exists()
+    stamp = _stamp(path)
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{'' if has_wal else '&immutable=1'}", uri=True)
+        applied = _read_history(path, immutable=not has_wal)
+    except StateCorruptError:
+        if has_wal or (_stamp(path) == stamp and not Path(f"{path}-wal").exists()):
+            raise
+        applied = _read_history(path, immutable=False)
+    unknown = _unknown_migrations(applied)
+    if unknown:
+        raise _too_new(path, unknown)
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _read_history(path: Path, *, immutable: bool) -> list[str]:
+    """Integrity-check the file read-only and return the names of its applied nlmsync schema steps."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{'&immutable=1' if immutable else ''}", uri=True)
     except sqlite3.Error as exc:
         raise _corrupt(path, str(exc)) from None
     try:
@@ -78,7 +102,7 @@ def check_state_file(path: Path) -> None:
         has_history = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [migrations.migrations_table]
         ).fetchone()
-        applied = [] if not has_history else [row[0] for row in conn.execute(
+        return [] if not has_history else [row[0] for row in conn.execute(
             f"SELECT name FROM {migrations.migrations_table} WHERE migration_set = ?", [MIGRATION_SET])]
     except sqlite3.OperationalError as exc:
         if "locked" in str(exc) or "busy" in str(exc):
@@ -88,9 +112,6 @@ def check_state_file(path: Path) -> None:
         raise _corrupt(path, str(exc)) from None
     finally:
         conn.close()
-    unknown = _unknown_migrations(applied)
-    if unknown:
-        raise _too_new(path, unknown)
 
 
 def open_database(path: Path) -> Database:
