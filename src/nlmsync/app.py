@@ -269,11 +269,12 @@ class Orchestrator:
             done and recorded in its `report`.
         """
         with self.store.writer():
+            named = self._expand_args(paths)  # bad paths are refused before the server is touched
             notebook_id, first = await self._notebook(create=not dry_run)
             report = RefreshReport(notebook_id=notebook_id, dry_run=dry_run, capacity=self.settings.capacity)
             remote, report.pending_deletions_done, report.pending_deletions_left = await self._prepare_run(
                 notebook_id, first, dry_run=dry_run)
-            selected, found = self._refresh_paths(notebook_id, paths, query, mirror)
+            selected, found = self._refresh_paths(notebook_id, named, query, mirror)
             try:
                 if mirror:
                     report.notes.extend(await self._remove_vanished(notebook_id, remote, set(selected), dry_run))
@@ -305,27 +306,35 @@ class Orchestrator:
         wanted = [p for p in paths if p in synced]
         return await self.refresh(wanted) if wanted else None
 
-    def _refresh_paths(self, notebook_id: str, paths: Sequence[str], query: str | None,
+    def _expand_args(self, paths: Sequence[str]) -> list[tuple[str, bool]] | None:
+        """The vault notes the PATH arguments name, each with whether it was named itself (not found in a
+        folder); None when there are no PATH arguments.
+
+        Raises:
+            InputError: an argument is neither a note nor a folder of the vault.
+        """
+        if not paths:
+            return None
+        notes = self._vault_notes()
+        expanded: list[tuple[str, bool]] = []
+        for arg in paths:
+            found, folder = self._vault_relative(arg, notes)
+            expanded.extend((note, not folder) for note in found)
+        return expanded
+
+    def _refresh_paths(self, notebook_id: str, named: list[tuple[str, bool]] | None, query: str | None,
                        mirror: bool) -> tuple[list[str], set[str]]:
         """The notes to refresh, and which of them were found by walking the vault rather than named."""
         if mirror:
             notes = self._vault_notes()
             return notes, set(notes)
-        chosen: list[str] = []
-        named: set[str] = set()
-        if paths:
-            notes = self._vault_notes()
-            for arg in paths:
-                expanded, folder = self._vault_relative(arg, notes)
-                chosen.extend(expanded)
-                if not folder:
-                    named.update(expanded)
+        if named is None and query is None:
+            named = [(note, False) for note in self._synced_paths(notebook_id)]
+        chosen = [note for note, _ in named or ()]
         if query is not None:
             chosen.extend(hit.path for hit in self.index.selected(query))
-        if not paths and query is None:
-            chosen = self._synced_paths(notebook_id)
         unique = list(dict.fromkeys(chosen))
-        return unique, set(unique) - named
+        return unique, set(unique) - {note for note, by_name in named or () if by_name}
 
     async def _remove_vanished(self, notebook_id: str, remote: RemoteView, keep: set[str],
                                dry_run: bool) -> list[NoteOutcome]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nlmsync.errors import CapacityError, PartialFailure
+from nlmsync.errors import CapacityError, InputError, PartialFailure
 from nlmsync.notebooklm.fake.faults import ErrorRule, Faults
 from nlmsync.sync.plan import Branch
 from nlmsync.sync.titles import content_hash, source_title
@@ -331,3 +331,22 @@ async def test_capacity_reached_mid_run_carries_what_was_done(make_world):
         assert report.remote_count == 2 and info.value.exit_code == 3
         assert orch.store.get_mappings(world.notebook_id, "c.md")[0].source_id == report.notes[1].source_ids[0]
     assert sorted(t.split(" · ")[0] for t in world.remote().values()) == ["b.md", "c.md"]
+
+
+async def test_bad_path_is_refused_before_any_server_call(make_world):
+    world = make_world()
+    world.write("a.md", "a")
+    async with world.run(notebook="new:Never") as orch:
+        with pytest.raises(InputError, match="outside.md"):
+            await orch.refresh(["a.md", "../outside.md"])
+    assert world.fake.calls == [] and len(world.fake.notebooks) == 1  # no notebook created for a typo
+
+
+async def test_empty_folder_argument_refreshes_nothing_not_every_synced_note(make_world):
+    world = make_world()
+    world.write("a.md", "a")
+    (world.vault / "empty").mkdir()
+    async with world.run() as orch:
+        await orch.refresh(["a.md"])
+        assert (await orch.refresh(["empty"])).notes == []
+        assert [n.path for n in (await orch.refresh()).notes] == ["a.md"]  # no argument: the synced notes
