@@ -26,6 +26,25 @@ def test_best_passage_is_quoted_and_cited() -> None:
     assert [r["citation_number"] for r in result["references"]] == list(range(1, len(result["references"]) + 1))
 
 
+def test_a_rare_word_in_an_off_topic_source_does_not_lead_the_answer() -> None:
+    # Within the passages, "heapsort" is common (low IDF) and "work" rare: without weighting passages by
+    # their source, the physics line about "work" would be quoted first for a heapsort question.
+    paragraphs = [
+        "Heapsort sorts an array in place, in O(n log n) time, worst case included, with constant extra memory.",
+        "Heapsort first rearranges the array into a max-heap by sifting down every internal node in turn.",
+        "## How does it work?\n\nThe root holds the largest key; the sort swaps it to the end and repairs the heap.",
+        "Heapsort is not stable: equal keys can change their relative order during the sift-down steps.",
+        "Introsort falls back to heapsort when quicksort recursion gets too deep on adversarial inputs.",
+        "Heapsort has poor cache behaviour compared with quicksort, so it is usually slower in practice."]
+    heapsort = "\n\n".join(paragraphs)
+    physics = "The first law: heat and work are two ways to move energy."
+    result = compose_answer("how does heapsort work", [("s-physics", physics), ("s-heap", heapsort)])
+    assert result["references"][0]["source_id"] == "s-heap"
+    assert result["sources_used"][0] == "s-heap"
+    on_topic = compose_answer("first law of thermodynamics", [("s-physics", physics), ("s-heap", heapsort)])
+    assert on_topic["sources_used"] == ["s-physics"]
+
+
 def test_no_match_cites_nothing() -> None:
     result = compose_answer("photosynthesis chlorophyll", [("s-heap", HEAPSORT)])
     assert result == {"answer": NO_ANSWER, "sources_used": [], "citations": {}, "references": []}

@@ -3,7 +3,8 @@
 `split_passages` cuts a source into paragraphs (long ones into windows of whole sentences);
 `compose_answer` ranks every passage against the question's content words (`search.snippets.query_terms`:
 stop words dropped, so "what is its …" does not pull in passages for "what") with BM25
-(`search.bm25.rank_texts` over `search.tokenize.tokenize`) and writes an answer quoting the best few, with `citations` {"1": source_id}
+(`search.bm25.rank_texts` over `search.tokenize.tokenize`), weighted by how well the passage's whole source
+matches, and writes an answer quoting the best few, with `citations` {"1": source_id}
 and `references` [{source_id, citation_number, cited_text}] shaped like the real server's. Pure functions.
 """
 
@@ -80,9 +81,19 @@ def compose_answer(question: str, sources: Sequence[tuple[str, str]]) -> dict[st
     Returns the answer fields of a real `notebook_query` result: `answer`, `sources_used`, `citations`,
     `references`. With no matching passage the answer says so and cites nothing.
     """
-    passages = [p for source_id, text in sources for p in split_passages(source_id, text)]
+    per_source = [split_passages(source_id, text) for source_id, text in sources]
+    passages = [p for source_passages in per_source for p in source_passages]
     query_tokens = query_terms(question)
     scores = rank_texts(query_tokens, [tokenize(p.text) for p in passages]) if query_tokens else []
+    if scores:
+        # Passage-level IDF alone favours a rare word: "how does heapsort work" would quote a physics note's
+        # one line about "work" above the heapsort note, where "heapsort" is everywhere. Weighting each
+        # passage by how well its whole source matches the question keeps the answer on topic.
+        source_scores = rank_texts(query_tokens, [tokenize(text) for _, text in sources])
+        top_source = max(source_scores)
+        weights = [source_scores[i] / top_source if top_source > 0 else 1.0
+                   for i, source_passages in enumerate(per_source) for _ in source_passages]
+        scores = [score * weight for score, weight in zip(scores, weights, strict=True)]
     ranked = sorted(((s, i) for i, s in enumerate(scores) if s > 0), key=lambda pair: (-pair[0], pair[1]))
     if not ranked:
         return {"answer": NO_ANSWER, "sources_used": [], "citations": {}, "references": []}
