@@ -189,11 +189,18 @@ async def test_glob_excluded_note_is_refused(vault: Path) -> None:
     ("read_note", {"path": TRANSCRIPT, "chunk": 1, "chunks": "1-2"}, "not both"),
     ("get_chunk", {"chunk_id": "no-index-here"}, "chunk_id"),
     ("get_chunk", {"chunk_id": f"{TRANSCRIPT}:1", "surrounding": 9}, "surrounding"),
-    ("read_note", {}, "path"),
+    ("read_note", {}, "path: Field required"),
+    ("search_notes", {"query": "x", "limit": "many"}, "limit: Input should be a valid integer"),
+    ("read_note", {"path": TRANSCRIPT, "chunck": 3}, "chunck: unknown argument (read_note takes path, chunk,"),
+    ("get_chunk", {"chunk_id": f"{TRANSCRIPT}:999"}, "chunk_id: chunk 999 out of range"),
+    ("refresh_notebook", {"paths": "Home.md"}, "paths: Input should be a valid list (got 'Home.md')"),
 ])
 async def test_invalid_arguments_name_the_field(vault: Path, tool: str, arguments: dict[str, Any],
                                                 field: str) -> None:
-    assert field in await _error(Settings(vault=vault), tool, arguments)
+    message = await _error(Settings(vault=vault), tool, arguments)
+    assert field in message
+    assert message.startswith(f"Error executing tool {tool}: ") and "\n" not in message
+    assert "errors.pydantic.dev" not in message
 
 
 async def test_concurrent_searches_all_succeed(vault: Path) -> None:

@@ -297,21 +297,23 @@ def _time_range(path: str, text: str, plan: ChunkPlan, settings: Settings,
                  char_offset_start=begin, char_offset_end=begin + len(content))
 
 
-def read_chunks(path: str, text: str, settings: Settings, indices: range, *, surrounding: int = 0) -> NoteReading:
+def read_chunks(path: str, text: str, settings: Settings, indices: range, *, surrounding: int = 0,
+                field: str = "chunk") -> NoteReading:
     """Chunks `indices` of the note (role `requested`), plus `surrounding` chunks on each side.
 
     Raises:
-        InputError: an index out of range, or more than `MAX_CHUNKS_PER_READ` chunks in all.
+        InputError: an index out of range (naming `field`), or more than `MAX_CHUNKS_PER_READ` chunks in all.
     """
-    return _read_chunks(path, text, plan_chunks(text, settings), indices, surrounding)
+    return _read_chunks(path, text, plan_chunks(text, settings), indices, surrounding, field)
 
 
-def _read_chunks(path: str, text: str, plan: ChunkPlan, indices: range, surrounding: int) -> NoteReading:
+def _read_chunks(path: str, text: str, plan: ChunkPlan, indices: range, surrounding: int,
+                 field: str = "chunk") -> NoteReading:
     if surrounding < 0:
         raise InputError("surrounding: must not be negative")
     total = len(plan.chunks)
     for i in (indices.start, indices.stop - 1):
-        _check_index(i, total, "chunk")
+        _check_index(i, total, field)
     lo, hi = max(0, indices.start - surrounding), min(total, indices.stop + surrounding)
     if hi - lo > MAX_CHUNKS_PER_READ:
         raise InputError(f"surrounding: at most {MAX_CHUNKS_PER_READ} chunks per call, this asks for {hi - lo}")

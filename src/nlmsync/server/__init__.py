@@ -26,6 +26,7 @@ from nlmsync.errors import InputError, NlmsyncError, PartialFailure
 from nlmsync.notebooklm import connect
 from nlmsync.search.index import NoteIndex
 from nlmsync.search.reading import NoteReading
+from nlmsync.server._arguments import StrictToolServer
 from nlmsync.server._http import check_bind, run_http
 from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
 from nlmsync.server._vault import VaultTools
@@ -118,10 +119,10 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
     _check_vault(settings)
     vault = VaultTools(settings, index)
     notebook = _Notebook(settings, index, notebook_server)
-    server = MCPServer("nlmsync", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    server = StrictToolServer("nlmsync", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(description="Search the vault: notes ranked by BM25 (path, headings and body), each with its "
-                             "best matching chunks (ids PATH:INDEX, character offsets, scores, snippets).")
+    @server.strict_tool("Search the vault: notes ranked by BM25 (path, headings and body), each with its "
+                        "best matching chunks (ids PATH:INDEX, character offsets, scores, snippets).")
     def search_notes(
         query: Annotated[str, Field(min_length=1, max_length=2000, description="Words to look for.")],
         limit: Annotated[int, Field(ge=1, le=50, description="Most notes to return.")] = 10,
@@ -129,9 +130,9 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
     ) -> SearchResult:
         return _call(lambda: vault.search_notes(query, limit, chunks_per_note))
 
-    @server.tool(description="Read a note by its vault path. Small notes come whole; large ones as a preview "
-                             "with metadata and hints. Then: chunk=N or chunks='N-M' for pages, start_time/"
-                             "end_time for a transcript, query=… for the best chunks plus beginning/middle/end.")
+    @server.strict_tool("Read a note by its vault path. Small notes come whole; large ones as a preview "
+                        "with metadata and hints. Then: chunk=N or chunks='N-M' for pages, start_time/"
+                        "end_time for a transcript, query=… for the best chunks plus beginning/middle/end.")
     def read_note(
         path: Annotated[str, Field(min_length=1, max_length=4096, description="Vault-relative note path.")],
         chunk: Annotated[int | None, Field(ge=0, description="One chunk by index.")] = None,
@@ -145,17 +146,17 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
         return _call(lambda: vault.read_note(path, chunk=chunk, chunks=chunks, start_time=start_time,
                                              end_time=end_time, query=query, full=full, limit=limit))
 
-    @server.tool(description="Fetch one chunk by id (PATH:INDEX, as search_notes returns) with `surrounding` "
-                             "chunks on each side for context.")
+    @server.strict_tool("Fetch one chunk by id (PATH:INDEX, as search_notes returns) with `surrounding` "
+                        "chunks on each side for context.")
     def get_chunk(
         chunk_id: Annotated[str, Field(min_length=3, max_length=4200, description="PATH:INDEX")],
         surrounding: Annotated[int, Field(ge=0, le=5, description="Chunks before and after.")] = 0,
     ) -> NoteReading:
         return _call(lambda: vault.get_chunk(chunk_id, surrounding))
 
-    @server.tool(description="Ask the NotebookLM notebook a question: nlmsync picks the relevant notes, makes "
-                             "them live sources, asks, and maps citations back to vault notes. Continues the "
-                             "latest conversation unless new=true or a conversation_id is given.")
+    @server.strict_tool("Ask the NotebookLM notebook a question: nlmsync picks the relevant notes, makes "
+                        "them live sources, asks, and maps citations back to vault notes. Continues the "
+                        "latest conversation unless new=true or a conversation_id is given.")
     async def ask_notebook(
         question: Annotated[str, Field(min_length=1, max_length=10_000)],
         conversation_id: Annotated[str | None, Field(max_length=200)] = None,
@@ -163,9 +164,9 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
     ) -> AskResult:
         return await notebook.run(lambda o: o.ask(question, conversation_id=conversation_id, new=new))
 
-    @server.tool(description="Make notes live sources of the notebook: the given vault paths and/or the notes a "
-                             "query selects (none: refresh the notes already synced). Reports per note the "
-                             "branch taken: reused, replaced, renamed, added, evicted or failed.")
+    @server.strict_tool("Make notes live sources of the notebook: the given vault paths and/or the notes a "
+                        "query selects (none: refresh the notes already synced). Reports per note the "
+                        "branch taken: reused, replaced, renamed, added, evicted or failed.")
     async def refresh_notebook(
         paths: Annotated[list[str] | None, Field(max_length=500, description="Vault-relative note paths.")] = None,
         query: Annotated[str | None, Field(max_length=2000)] = None,

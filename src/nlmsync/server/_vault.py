@@ -168,7 +168,8 @@ class VaultTools:
         except ValueError as exc:
             raise InputError(f"chunk_id: {exc}") from None
         rel, text = self.open_note(path)
-        return read_chunks(rel, text, self.settings, range(index, index + 1), surrounding=surrounding)
+        return read_chunks(rel, text, self.settings, range(index, index + 1), surrounding=surrounding,
+                           field="chunk_id")
 
 
 def _time(seconds: float | None) -> str | None:

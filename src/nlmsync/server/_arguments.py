@@ -1,0 +1,71 @@
+"""Argument errors of `nlmsync serve`'s tools: one line naming the field, and unknown arguments refused.
+
+The SDK validates a tool's arguments with pydantic and reports a failure as the whole multi-line
+`ValidationError` (with a documentation URL), and it drops arguments it does not know — so a
+misspelt `chunks` would silently return the whole note. `StrictToolServer` turns the first into
+`limit: Input should be a valid integer (got 'many')` and the second into a tool error listing the
+arguments the tool takes.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from pydantic import ValidationError
+
+__all__ = ["StrictToolServer", "describe_validation_error"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+SHOWN_INPUT_CHARS = 60
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """`field: message (got value)` for each problem, `; `-joined, on one line."""
+    parts: list[str] = []
+    for problem in error.errors():
+        field = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        message = f"{field}: {problem['msg']}"
+        if problem["type"] != "missing":
+            shown = repr(problem.get("input"))
+            if len(shown) > SHOWN_INPUT_CHARS:
+                shown = shown[:SHOWN_INPUT_CHARS] + "…"
+            message += f" (got {shown})"
+        parts.append(message)
+    return "; ".join(parts).replace("\n", " ")
+
+
+class StrictToolServer(MCPServer):
+    """An `MCPServer` whose tools, registered with `strict_tool`, get one-line argument errors and refuse
+    arguments they do not take."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._accepted: dict[str, tuple[str, ...]] = {}
+
+    def strict_tool(self, description: str) -> Callable[[F], F]:
+        """Like `tool(description=…)`, recording the argument names the function takes."""
+        def register(fn: F) -> F:
+            self._accepted[fn.__name__] = tuple(inspect.signature(fn).parameters)
+            return self.tool(description=description)(fn)
+
+        return register
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context[Any, Any] | None = None) -> Any:
+        accepted = self._accepted.get(name)
+        if accepted is not None:
+            unknown = sorted(set(arguments) - set(accepted))
+            if unknown:
+                raise ToolError(f"Error executing tool {name}: {', '.join(unknown)}: unknown argument "
+                                f"({name} takes {', '.join(accepted)})")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError) and not isinstance(exc, UnexpectedToolError):
+                raise ToolError(f"Error executing tool {name}: {describe_validation_error(cause)}") from cause
+            raise
