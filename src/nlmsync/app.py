@@ -401,6 +401,8 @@ class Orchestrator:
             result.source_ids = _dedup([sid for o in live for sid in o.source_ids] + result.carried_over)
             if not result.source_ids:
                 result.notices.append("no note matched the question; asking the whole notebook")
+            if self.progress:
+                self.progress.start(f"asking NotebookLM ({len(result.source_ids)} sources)", 1)
             answer = await self._query(notebook_id, question, result.source_ids or None, conversation, result)
             result.answer = answer.answer
             result.conversation_id = answer.conversation_id or conversation

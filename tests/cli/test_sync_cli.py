@@ -41,3 +41,35 @@ def test_capacity_reached_mid_run_prints_what_was_done_then_exits_3(tmp_path: Pa
     status = json.loads(out)
     assert code == 0 and sorted(e["path"] for e in status["active"]) == ["b.md", "c.md"]
     assert [e["path"] for e in status["recent_evictions"]] == ["a.md"]
+
+
+def test_progress_display_only_on_a_terminal(vault: Path):
+    """On a terminal (stderr a pty) refresh and ask show rich progress on stderr; stdout keeps the results."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    primary, secondary = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    with subprocess.Popen([sys.executable, "-m", "nlmsync", "--vault", str(vault), "--server", "fake", "--notebook",
+                           "new:Tty", "ask", "How does heapsort work?"], stdout=subprocess.PIPE, stderr=secondary,
+                          env=env) as proc:
+        os.close(secondary)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:  # the pty closes when the process exits
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert proc.stdout is not None
+        out = proc.stdout.read().decode()
+    os.close(primary)
+    err = b"".join(chunks).decode()
+    assert proc.returncode == 0, err
+    assert "\x1b[?25l" in err  # a live display took the terminal (earlier phases may finish between refreshes;
+    assert "asking NotebookLM (" in err  # the last one is always drawn when the display stops)
+    assert "Sources:" in out and "\x1b[" not in out  # the answer itself is plain text on a pipe
