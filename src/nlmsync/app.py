@@ -23,6 +23,7 @@ from nlmsync.errors import (
     NlmsyncError,
     NotFoundError,
     PartialFailure,
+    ServerError,
     ServerValidationError,
     UsageError,
 )
@@ -403,7 +404,8 @@ class Orchestrator:
                 result.notices.append("no note matched the question; asking the whole notebook")
             if self.progress:
                 self.progress.start(f"asking NotebookLM ({len(result.source_ids)} sources)", 1)
-            answer = await self._query(notebook_id, question, result.source_ids or None, conversation, result)
+            answer, conversation = await self._query(notebook_id, question, result.source_ids or None,
+                                                     conversation, result)
             result.answer = answer.answer
             result.conversation_id = answer.conversation_id or conversation
             result.citations = self._map_citations(notebook_id, answer, live)
@@ -413,18 +415,19 @@ class Orchestrator:
         return result
 
     async def _query(self, notebook_id: str, question: str, source_ids: list[str] | None,
-                     conversation: str | None, result: AskResult) -> Any:
+                     conversation: str | None, result: AskResult) -> tuple[Any, str | None]:
+        """The answer, and the conversation it continued (None once the server rejected `conversation`)."""
         timeout = self.settings.query_timeout
         try:
             return await self.client.notebook_query(notebook_id, question, source_ids=source_ids,
-                                                    conversation_id=conversation, timeout=timeout)
-        except (NotFoundError, ServerValidationError) as exc:
-            if conversation is None:
+                                                    conversation_id=conversation, timeout=timeout), conversation
+        except (NotFoundError, ServerValidationError, ServerError) as exc:
+            if conversation is None or (isinstance(exc, ServerError) and "conversation" not in str(exc).lower()):
                 raise
             result.notices.append(f"the server rejected conversation {conversation} ({exc}); "
                                   "asked again in a new conversation")
             return await self.client.notebook_query(notebook_id, question, source_ids=source_ids,
-                                                    conversation_id=None, timeout=timeout)
+                                                    conversation_id=None, timeout=timeout), None
 
     def _map_citations(self, notebook_id: str, answer: Any, live: list[NoteOutcome]) -> list[Citation]:
         path_of = {sid: o.path for o in live for sid in o.source_ids}

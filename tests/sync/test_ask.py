@@ -149,3 +149,21 @@ async def test_status_and_reconcile_report_stale_orphans_and_pending(make_world)
         result = await orch.reconcile()
         assert result.stale == ["sorting/heapsort.md"] and result.orphans == [orphan]
         assert orch.store.get_mappings(world.notebook_id, "sorting/heapsort.md")[0].status == "stale"
+
+
+async def test_conversation_rejected_with_a_generic_error_is_retried_but_other_errors_are_not(make_world):
+    from nlmsync.errors import ServerError
+    from nlmsync.notebooklm.fake.faults import ErrorRule
+
+    world = make_world(min_k=1, faults=Faults(errors=[ErrorRule("notebook_query", "Conversation history expired", nth=2),
+                                                      ErrorRule("notebook_query", "Internal error", nth=4)]))
+    fill(world)
+    async with world.run() as orch:
+        first = await orch.ask("heapsort")
+        second = await orch.ask("heapsort")  # call 2 is rejected, call 3 starts a new conversation
+        assert second.conversation_id not in (None, first.conversation_id)
+        assert any("asked again in a new conversation" in n for n in second.notices)
+        with pytest.raises(ServerError, match="Internal error"):
+            await orch.ask("heapsort")  # call 4: a failure that is not about the conversation
+    assert [c.get("conversation_id") for c in query_calls(world)] == [None, first.conversation_id, None,
+                                                                       second.conversation_id]
