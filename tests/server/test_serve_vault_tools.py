@@ -172,6 +172,24 @@ async def test_unservable_notes_get_a_clear_error(vault: Path, path: str, why: s
     assert "Personal thoughts" not in message
 
 
+@pytest.mark.parametrize(("path", "why"), [
+    ("alias.md", "journal/2026-05-10.md: excluded from nlmsync by the exclude setting (alias.md links to it)"),
+    ("cooking/linked/2026-05-10.md", "journal/2026-05-10.md: excluded"),
+    ("settings-alias.md", ".obsidian/workspace.md: not a note of the vault"),
+    ("Journal/2026-05-10.md", "Journal/2026-05-10.md: excluded"),  # what a case-insensitive disk would open
+    (".Obsidian/workspace.md", "not a note of the vault"),
+])
+async def test_links_and_case_variants_do_not_reach_unserved_notes(vault: Path, path: str, why: str) -> None:
+    (vault / "alias.md").symlink_to(vault / "journal/2026-05-10.md")
+    (vault / "cooking/linked").symlink_to(vault / "journal", target_is_directory=True)
+    (vault / "settings-alias.md").symlink_to(vault / ".obsidian/workspace.md")
+    settings = Settings(vault=vault, exclude=["journal/**"])
+    for tool, args in (("read_note", {"path": path}), ("get_chunk", {"chunk_id": f"{path}:0"})):
+        assert why in await _error(settings, tool, args)
+    found = await _ok(settings, "search_notes", {"query": "slow sunday sourdough oven spring", "limit": 50})
+    assert not [r for r in found["results"] if "2026-05-10" in r["path"] or r["path"] == "alias.md"]
+
+
 async def test_glob_excluded_note_is_refused(vault: Path) -> None:
     message = await _error(Settings(vault=vault, exclude=["journal/**"]), "read_note",
                            {"path": "journal/2026-05-10.md"})

@@ -4,8 +4,9 @@
 searches run concurrently; `NoteIndex` is thread-safe). Every path a client gives goes through
 `open_note`: it must stay inside the vault (`resolve_in_vault`: no `..`, no absolute path, no
 symlink leading out), be a `.md` note outside the folders nlmsync never reads, and not be excluded
-(config globs or front matter `nlmsync: false`) — otherwise a `PathOutsideVaultError` naming the
-path, never the file's contents.
+(config globs or front matter `nlmsync: false`) — both for the path given and for the note a symlink
+inside the vault leads to, and regardless of letter case — otherwise a `PathOutsideVaultError` naming
+the path, never the file's contents.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class VaultTools:
     def __init__(self, settings: Settings, index: NoteIndex) -> None:
         self.settings = settings
         self.root = Path(settings.vault)
+        self._real_root = os.path.realpath(self.root)
         self.index = index
         self._plans: OrderedDict[tuple[str, int, int], tuple[str, ChunkPlan]] = OrderedDict()
         self._plans_lock = threading.Lock()
@@ -63,12 +65,22 @@ class VaultTools:
     def _confine(self, path: str) -> tuple[str, Path]:
         fs_path = resolve_in_vault(self.root, path)
         rel = normalize_rel_path(path.replace("\\", "/"))
-        if not is_note_path(rel):
-            raise PathOutsideVaultError(f"{path}: not a note of the vault (only .md files outside "
-                                        ".nlmsync/.obsidian/.trash/.git are served)")
-        if matches_exclude(rel, self.settings.exclude):
-            raise PathOutsideVaultError(f"{rel}: excluded from nlmsync by the exclude setting")
+        target = normalize_rel_path(os.path.relpath(os.path.realpath(fs_path), self._real_root))
+        for name in dict.fromkeys((rel, target)):
+            # a link inside the vault may lead into a folder never served or to an excluded note
+            leads = "" if name == rel else f" ({rel} links to it)"
+            if not is_note_path(name) or not is_note_path(name.casefold()):
+                raise PathOutsideVaultError(f"{name}: not a note of the vault (only .md files outside "
+                                            f".nlmsync/.obsidian/.trash/.git are served){leads}")
+            if self._excluded(name):
+                raise PathOutsideVaultError(f"{name}: excluded from nlmsync by the exclude setting{leads}")
         return rel, fs_path
+
+    def _excluded(self, rel: str) -> bool:
+        """The exclude globs, also compared case-insensitively: on a case-insensitive file system (macOS,
+        Windows) `Private/x.md` opens `private/x.md`, so it must not slip past `private/**`."""
+        patterns = self.settings.exclude
+        return matches_exclude(rel, patterns) or matches_exclude(rel.casefold(), [p.casefold() for p in patterns])
 
     @staticmethod
     def _read(rel: str, fs_path: Path) -> str:
