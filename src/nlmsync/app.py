@@ -291,9 +291,11 @@ class Orchestrator:
                 raise
             report.remote_count = len(remote)
         if report.failed:
+            first_failed = report.failed[0]
+            why = first_failed.error or ""
+            where = why if why.startswith(first_failed.path) else f"{first_failed.path}: {why}"
             raise PartialFailure(f"{len(report.failed)} of {len(selected)} notes failed; the rest were done and "
-                                 f"recorded (first: {report.failed[0].path}: {report.failed[0].error})",
-                                 report=report)
+                                 f"recorded (first: {where})", report=report)
         return report
 
     async def keep_current(self, paths: Sequence[str]) -> RefreshReport | None:

@@ -199,7 +199,7 @@ async def test_unreadable_note_fails_alone_with_exit_6(make_world):
         with pytest.raises(PartialFailure) as info:
             await orch.refresh(["bad.md", "good.md"])
     report = info.value.report
-    assert info.value.exit_code == 6 and "bad.md" in str(info.value)
+    assert info.value.exit_code == 6 and "(first: bad.md: cannot read note: binary)" in str(info.value)
     assert branches(report) == {"bad.md": Branch.FAILED, "good.md": Branch.ADDED}
     assert len(world.remote()) == 1
 
