@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -20,9 +21,21 @@ def _params(vault: Path, *extra: str) -> StdioServerParameters:
                                  env=env)
 
 
-async def test_every_vault_tool_over_stdio(vault: Path) -> None:
+def _readme_registration(vault: Path) -> StdioServerParameters:
+    """The client configuration the README gives, pointed at this venv's `nlmsync` and the test vault."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Use nlmsync from an MCP client", 1)[1]
+    block = section.split("```json\n", 1)[1].split("```", 1)[0]
+    entry = json.loads(block)["mcpServers"]["nlmsync"]
+    assert entry["command"] == "/path/to/.venv/bin/nlmsync" and "/path/to/vault" in entry["args"]
+    args = [str(vault) if a == "/path/to/vault" else a for a in entry["args"]]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    return StdioServerParameters(command=str(Path(sys.executable).with_name("nlmsync")), args=args, env=env)
+
+
+async def test_every_vault_tool_over_stdio_as_the_readme_registers_it(vault: Path) -> None:
     with anyio.fail_after(120):
-        async with Client(_params(vault)) as client:
+        async with Client(_readme_registration(vault)) as client:
             names = {t.name for t in (await client.list_tools()).tools}
             found = await client.call_tool("search_notes", {"query": "kimchi stew", "limit": 2})
             read = await client.call_tool("read_note", {"path": "cooking/kimchi-jjigae.md"})
