@@ -57,6 +57,11 @@ def test_large_note_gives_preview_metadata_and_hints(transcript: str) -> None:
     assert reading.chunks == []
 
 
+def test_preview_chars_0_gives_metadata_and_hints_only(transcript: str) -> None:
+    reading = read_note(TRANSCRIPT_PATH, transcript, Settings(preview_chars=0))
+    assert reading.mode == "preview" and reading.content == "" and reading.hints and reading.total_chunks > 40
+
+
 def test_full_flag_loads_a_large_note_with_a_warning(transcript: str) -> None:
     reading = read_note(TRANSCRIPT_PATH, transcript, Settings(), full=True)
     assert reading.content == transcript and "Warning" in reading.message

@@ -345,7 +345,7 @@ def read_note(path: str, text: str, settings: Settings, *, chunk: int | None = N
         warning = (f" Warning: {len(text)} characters, above the {settings.autoload_chars}-character auto-load "
                    "threshold." if len(text) > settings.autoload_chars else "")
         return _base(path, text, plan, "full", f"Full note loaded.{warning}", content=text)
-    preview = extract_snippet(text, None, settings.preview_chars)
+    preview = extract_snippet(text, None, settings.preview_chars) if settings.preview_chars else ""
     return _base(path, text, plan, "preview",
                  f"Too large to load whole ({len(text)} characters > {settings.autoload_chars}); "
                  f"showing a preview. The note has {len(plan.chunks)} chunks.",
