@@ -4,12 +4,14 @@ reconcile / use / compact keeps the store's invariants:
 - every resolved id is a fixed point, and the alias map is flat (no alias points at an alias);
 - no alias cycle, and no more aliases than the hard cap;
 - no path maps to two live sources (one part_count per path, no active source id held twice);
-- every queued eviction candidate is a managed, active mapping, and every managed path is queued.
+- every queued eviction candidate is a managed, active mapping, and every managed path is queued;
+- compaction (explicit, or due after a turn) never changes what a kept reference resolves to.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections import Counter
 
 from hypothesis import HealthCheck, settings
@@ -101,15 +103,43 @@ class StoreMachine(RuleBasedStateMachine):
         result = self.store.reconcile(nb, remote)
         assert all(self.store.resolve_source_id(m.source_id) in remote for m in result.active)
 
+    def _resolutions(self) -> dict[tuple[object, ...], str]:
+        """What every stored reference resolves to: mapping rows by (notebook, path, part), query-record
+        ids by (record, position)."""
+        found: dict[tuple[object, ...], str] = {}
+        for nb in NOTEBOOKS:
+            for m in self.store.all_mappings(nb):
+                found[("mapping", nb, m.path, m.part)] = self.store.resolve_source_id(m.source_id)
+        for row_id, raw in self.store.db.execute("SELECT id, source_ids FROM query_records"):
+            for position, source_id in enumerate(json.loads(raw)):
+                found[("record", row_id, position)] = self.store.resolve_source_id(source_id)
+        return found
+
+    def _assert_compaction_kept_what_is_needed(self, before: dict[tuple[object, ...], str]) -> None:
+        """Compaction may drop records, never change what a kept reference resolves to. (One exception
+        by design: a row whose resolution another row of its notebook holds directly may keep its own id.)"""
+        after = self._resolutions()
+        for key, resolved in after.items():
+            if key in before and resolved != before[key]:
+                assert key[0] == "mapping", f"{key}: {before[key]} became {resolved}"
+                held = {m.source_id for m in self.store.all_mappings(str(key[1]))}
+                assert before[key] in held, f"{key}: {before[key]} became {resolved}"
+
     @rule(nb=notebooks, data=st.data())
     def record_turn(self, nb: str, data: st.DataObject) -> None:
-        sent = data.draw(st.lists(st.sampled_from(self.ids), max_size=3))
+        aliased = sorted(self.store.aliases())  # ids whose alias only this record might keep alive
+        ids = st.one_of(st.sampled_from(aliased), st.sampled_from(self.ids)) if aliased else st.sampled_from(self.ids)
+        sent = data.draw(st.lists(ids, max_size=3))
         conversation = data.draw(st.sampled_from(["c1", "c2", "c3"]))
+        before = self._resolutions()
         self.store.record_turn(nb, conversation, "q", "a", sent, [], {})
+        self._assert_compaction_kept_what_is_needed(before)
 
     @rule()
     def compact(self) -> None:
+        before = self._resolutions()
         self.store.compact()
+        self._assert_compaction_kept_what_is_needed(before)
 
     # --- invariants -------------------------------------------------------------------------------
     @invariant()
