@@ -84,12 +84,19 @@ def compose_answer(question: str, sources: Sequence[tuple[str, str]]) -> dict[st
     per_source = [split_passages(source_id, text) for source_id, text in sources]
     passages = [p for source_passages in per_source for p in source_passages]
     query_tokens = query_terms(question)
-    scores = rank_texts(query_tokens, [tokenize(p.text) for p in passages]) if query_tokens else []
+    passage_tokens = [tokenize(p.text) for p in passages] if query_tokens else []
+    scores = rank_texts(query_tokens, passage_tokens) if query_tokens else []
     if scores:
         # Passage-level IDF alone favours a rare word: "how does heapsort work" would quote a physics note's
         # one line about "work" above the heapsort note, where "heapsort" is everywhere. Weighting each
         # passage by how well its whole source matches the question keeps the answer on topic.
-        source_scores = rank_texts(query_tokens, [tokenize(text) for _, text in sources])
+        # A source's tokens are its passages' tokens (the passages cover its whole text).
+        source_tokens: list[list[str]] = []
+        start = 0
+        for source_passages in per_source:
+            source_tokens.append([t for tokens in passage_tokens[start:start + len(source_passages)] for t in tokens])
+            start += len(source_passages)
+        source_scores = rank_texts(query_tokens, source_tokens)
         top_source = max(source_scores)
         weights = [source_scores[i] / top_source if top_source > 0 else 1.0
                    for i, source_passages in enumerate(per_source) for _ in source_passages]
