@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,12 +50,12 @@ class World:
         return store
 
     @asynccontextmanager
-    async def run(self, wrap: Callable[[object], object] | None = None,
+    async def run(self, wrap: Callable[[object], object] | None = None, sleep: Callable[[float], Awaitable[None]] = _no_sleep,
                   **overrides: object) -> AsyncIterator[Orchestrator]:
         settings = self.settings.model_copy(update=overrides)
         store = StateStore.open(settings.state_path, settings)
         try:
-            async with connect(build_fake_server(self.fake), settings, sleep=_no_sleep) as client:
+            async with connect(build_fake_server(self.fake), settings, sleep=sleep) as client:
                 yield Orchestrator(settings, store, wrap(client) if wrap else client)
         finally:
             store.close()

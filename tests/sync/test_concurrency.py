@@ -1,11 +1,9 @@
-"""Bounded concurrent uploads, the add rate limit, and registry writes in the order the notes were given."""
+"""Bounded concurrent uploads and registry writes in the order the notes were given."""
 
 from __future__ import annotations
 
 import anyio
 import pytest
-
-from nlmsync.sync.prepare import AddRateLimiter
 
 pytestmark = pytest.mark.anyio
 
@@ -70,18 +68,18 @@ async def test_uploads_are_bounded_and_registry_is_written_in_order(make_world):
         assert order == paths  # used (and queued) in the order given, whatever order uploads finished
 
 
-async def test_rate_limiter_spaces_adds():
-    now = [100.0]
-    slept: list[float] = []
+async def test_concurrent_uploads_honour_the_add_rate_limit(make_world):
+    world = make_world(concurrency=4, add_rate_per_minute=20)
+    paths = [f"n{i}.md" for i in range(4)]
+    for p in paths:
+        world.write(p, f"note {p}")
+    waits: list[float] = []
 
-    async def sleep(seconds: float) -> None:
-        slept.append(seconds)
-        now[0] += seconds
+    async def sleep(seconds: float) -> None:  # the client's pacing, recorded instead of waited for
+        waits.append(seconds)
 
-    limiter = AddRateLimiter(20, clock=lambda: now[0], sleep=sleep)
-    for _ in range(4):
-        await limiter.wait()
-    assert slept == [3.0, 3.0, 3.0]  # 20 per minute: one every 3 s
-    unlimited = AddRateLimiter(None, clock=lambda: now[0], sleep=sleep)
-    await unlimited.wait()
-    assert slept == [3.0, 3.0, 3.0]
+    async with world.run(sleep=sleep) as orch:
+        report = await orch.refresh(paths)
+    assert report.counts() == {"added": 4}
+    # 20 adds a minute: after the first, each of the other three waits for its 3 s slot
+    assert len(waits) == 3 and sum(waits) >= 3 + 6 + 9 - 0.5

@@ -6,7 +6,7 @@ or new (after making room, §6). Titles are deterministic, so before any add —
 answer was lost — the remote listing is searched for that exact title and a match is adopted instead
 of uploading twice.
 
-Uploads of independent notes run concurrently (bounded by `concurrency`, paced by
+Uploads of independent notes run concurrently (bounded by `concurrency`; the client paces them to
 `add_rate_per_minute`); evictions happen one by one before the uploads they make room for; the
 registry is written note by note in the order the paths were given, each note in one atomic step.
 A note that fails is reported and leaves its previous registry rows untouched; the rest go on.
@@ -14,8 +14,7 @@ A note that fails is reported and leaves its previous registry rows untouched; t
 
 from __future__ import annotations
 
-import math
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,28 +62,6 @@ class SyncDeps:
     def progress(self, outcome: NoteOutcome) -> None:
         if self.on_progress is not None:
             self.on_progress(outcome)
-
-
-class AddRateLimiter:
-    """Spaces `source_add` calls so that at most `per_minute` start in any minute (None: no limit)."""
-
-    def __init__(self, per_minute: float | None, *, clock: Callable[[], float] = anyio.current_time,
-                 sleep: Callable[[float], Awaitable[None]] = anyio.sleep) -> None:
-        self._interval = 60.0 / per_minute if per_minute else 0.0
-        self._next = -math.inf
-        self._lock = anyio.Lock()
-        self._clock = clock
-        self._sleep = sleep
-
-    async def wait(self) -> None:
-        if not self._interval:
-            return
-        async with self._lock:
-            now = self._clock()
-            if self._next > now:
-                await self._sleep(self._next - now)
-                now = self._next
-            self._next = now + self._interval
 
 
 @dataclass
@@ -210,7 +187,6 @@ class _Runner:
         self.inflight = 0
         self.changed = anyio.Event()
         self.semaphore = anyio.Semaphore(deps.settings.concurrency)
-        self.limiter = AddRateLimiter(deps.settings.add_rate_per_minute)
         self.fatal: BaseException | None = None
 
     def occupied(self) -> int:
@@ -330,7 +306,6 @@ class _Runner:
         if existing is not None:
             return existing, True
         async with self.semaphore:
-            await self.limiter.wait()
             try:
                 added = await deps.client.source_add_text(deps.notebook_id, text, title,
                                                           wait=deps.settings.wait_for_processing)
