@@ -6,6 +6,7 @@ import pytest
 from tests.store.helpers import NB, add
 
 from nlmsync.store import StateStore
+from nlmsync.store._lru import PROBATION, PROTECTED
 
 
 def test_upsert_then_lookup_by_path_id_and_hash(store: StateStore) -> None:
@@ -45,6 +46,16 @@ def test_binding_a_source_to_another_path_moves_it_with_its_usage(store: StateSt
     assert store.get_mappings(NB, "old.md") == []
     assert moved.use_count == 1
     assert [e.path for e in store.eviction_queue(NB)] == ["new.md"]
+
+
+def test_a_source_moved_to_another_path_keeps_its_place_in_the_eviction_queue(store: StateStore) -> None:
+    add(store, "fav.md", "s-fav")
+    store.mark_used(NB, ["fav.md"])
+    store.mark_used(NB, ["fav.md"])
+    add(store, "renamed/fav.md", "s-fav")
+    add(store, "later.md", "s-later")
+    assert [(e.path, e.segment) for e in store.eviction_queue(NB)] == [("later.md", PROBATION),
+                                                                        ("renamed/fav.md", PROTECTED)]
 
 
 def test_upsert_keeps_usage_of_the_existing_row(store: StateStore) -> None:

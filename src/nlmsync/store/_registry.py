@@ -3,9 +3,10 @@
 Invariants kept here: a (notebook, path, part) has one row; a split note's rows are parts of one
 unit (writing a part with `part_count` N drops the path's parts >= N, so write every part of a new
 version in one step); a source id belongs to at most one row of a notebook (binding it to another
-path moves it). Usage fields (`first_used`, `last_used`, `use_count`) change only through
-`mark_used`; an upsert over an existing row keeps them. A managed path joins the eviction queue
-(probation) when first registered and leaves it when its rows go.
+path moves it, with its usage and its place in the eviction queue). Usage fields (`first_used`,
+`last_used`, `use_count`) change only through `mark_used`; an upsert over an existing row keeps them.
+A managed path joins the eviction queue (probation) when first registered and leaves it when its
+rows go.
 """
 
 from __future__ import annotations
@@ -97,6 +98,8 @@ class RegistryMixin(StoreBase):
         if usage_from is not None:
             mapping = replace(mapping, first_used=usage_from.first_used, last_used=usage_from.last_used,
                               use_count=usage_from.use_count)
+        position = None if existing or not holders else self.db.execute(
+            "SELECT segment, tick FROM lru_entries WHERE notebook_id = ? AND path = ?", [nb, holders[0].path]).fetchone()
         for holder in holders:
             self.db.execute("DELETE FROM source_mappings WHERE notebook_id = ? AND path = ? AND part = ?",
                             [nb, holder.path, holder.part])
@@ -106,7 +109,7 @@ class RegistryMixin(StoreBase):
         marks = ", ".join("?" for _ in MAPPING_COLUMNS)
         self.db.execute(f"INSERT OR REPLACE INTO source_mappings ({', '.join(MAPPING_COLUMNS)}) VALUES ({marks})",
                         _mapping_values(mapping))
-        self._sync_queue_entry(nb, mapping.path)
+        self._sync_queue_entry(nb, mapping.path, position)
         return mapping
 
     def remove_mappings(self, notebook_id: str, path: str) -> list[SourceMapping]:
@@ -163,7 +166,9 @@ class RegistryMixin(StoreBase):
         return lost
 
     # --- queue membership (kept in step with the registry) ------------------------------------
-    def _sync_queue_entry(self, notebook_id: str, path: str) -> None:
+    def _sync_queue_entry(self, notebook_id: str, path: str, position: tuple[str, int] | None = None) -> None:
+        """Queue a managed path not yet queued (at `position`, a moved source's segment and tick, else new
+        in probation); drop the entry of a path with no managed row left."""
         managed = self.db.execute(
             "SELECT 1 FROM source_mappings WHERE notebook_id = ? AND path = ? AND managed = 1 LIMIT 1",
             [notebook_id, path]).fetchone()
@@ -173,5 +178,6 @@ class RegistryMixin(StoreBase):
         queued = self.db.execute("SELECT 1 FROM lru_entries WHERE notebook_id = ? AND path = ?",
                                  [notebook_id, path]).fetchone()
         if not queued:
+            segment, tick = position or (PROBATION, self._next_ticks(1))
             self.db.execute("INSERT INTO lru_entries (notebook_id, path, segment, tick) VALUES (?, ?, ?, ?)",
-                            [notebook_id, path, PROBATION, self._next_ticks(1)])
+                            [notebook_id, path, segment, tick])
