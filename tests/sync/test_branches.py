@@ -350,3 +350,15 @@ async def test_empty_folder_argument_refreshes_nothing_not_every_synced_note(mak
         await orch.refresh(["a.md"])
         assert (await orch.refresh(["empty"])).notes == []
         assert [n.path for n in (await orch.refresh()).notes] == ["a.md"]  # no argument: the synced notes
+
+
+async def test_only_notes_that_got_a_source_are_marked_used(make_world):
+    world = make_world(faults=Faults(errors=[ErrorRule("source_add", "Internal error", nth=1)]))
+    world.write("a.md", "a")
+    world.write("b.md", "b")
+    async with world.run(concurrency=1) as orch:
+        with pytest.raises(PartialFailure) as info:
+            await orch.refresh(["a.md", "b.md"])  # a.md's upload fails
+        assert branches(info.value.report) == {"a.md": Branch.FAILED, "b.md": Branch.ADDED}
+        queue = orch.store.eviction_queue(world.notebook_id)
+    assert [(e.path, e.uses) for e in queue] == [("b.md", 1)]
