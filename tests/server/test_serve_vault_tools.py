@@ -128,6 +128,8 @@ async def test_read_note_ranges_times_and_query(vault: Path) -> None:
     assert [c["index"] for c in ranged["chunks"]] == [20, 21, 22]
     timed = await _ok(settings, "read_note", {"path": TRANSCRIPT, "start_time": "0:10:00", "end_time": "0:12:00"})
     assert timed["mode"] == "time_range" and "[00:10:" in timed["content"] and "[00:12:" not in timed["content"]
+    in_seconds = await _ok(settings, "read_note", {"path": TRANSCRIPT, "start_time": 600, "end_time": "720"})
+    assert in_seconds["content"] == timed["content"]
     sampled = await _ok(settings, "read_note", {"path": TRANSCRIPT, "query": "certificate runbook"})
     roles = {c["role"] for c in sampled["chunks"]}
     assert {"match", "beginning"} <= roles and sampled["total_chunks"] > 40
@@ -212,6 +214,8 @@ async def test_glob_excluded_note_is_refused(vault: Path) -> None:
     ("read_note", {"path": TRANSCRIPT, "chunck": 3}, "chunck: unknown argument (read_note takes path, chunk,"),
     ("get_chunk", {"chunk_id": f"{TRANSCRIPT}:999"}, "chunk_id: chunk 999 out of range"),
     ("refresh_notebook", {"paths": "Home.md"}, "paths: Input should be a valid list (got 'Home.md')"),
+    ("refresh_notebook", {"paths": ["Home.md", 7]}, "paths.1: Input should be a valid string (got 7)"),
+    ("read_note", {"path": TRANSCRIPT, "start_time": -5}, "read_note: start_time: Input should be greater"),
 ])
 async def test_invalid_arguments_name_the_field(vault: Path, tool: str, arguments: dict[str, Any],
                                                 field: str) -> None:

@@ -46,6 +46,7 @@ get_chunk fetches a chunk by its id (PATH:INDEX) with optional neighbours. ask_n
 NotebookLM with the right notes as sources; refresh_notebook uploads notes as sources."""
 
 T = TypeVar("T")
+_Time = Annotated[str, Field(max_length=20)] | Annotated[float, Field(ge=0)]  # "0:05:00", "300" or 300
 
 
 def _tool_error(exc: NlmsyncError) -> ToolError:
@@ -137,8 +138,8 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
         path: Annotated[str, Field(min_length=1, max_length=4096, description="Vault-relative note path.")],
         chunk: Annotated[int | None, Field(ge=0, description="One chunk by index.")] = None,
         chunks: Annotated[str | None, Field(max_length=40, description="A chunk range, e.g. '20-25'.")] = None,
-        start_time: Annotated[str | None, Field(max_length=20, description="H:MM:SS, MM:SS or seconds.")] = None,
-        end_time: Annotated[str | None, Field(max_length=20, description="H:MM:SS, MM:SS or seconds.")] = None,
+        start_time: Annotated[_Time | None, Field(description="H:MM:SS, MM:SS or seconds.")] = None,
+        end_time: Annotated[_Time | None, Field(description="H:MM:SS, MM:SS or seconds.")] = None,
         query: Annotated[str | None, Field(max_length=2000, description="Search inside the note.")] = None,
         full: Annotated[bool, Field(description="Load the whole note even when it is large.")] = False,
         limit: Annotated[int, Field(ge=4, le=30, description="Most chunks a search returns.")] = 10,

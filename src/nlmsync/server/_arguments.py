@@ -24,10 +24,21 @@ SHOWN_INPUT_CHARS = 60
 
 
 def describe_validation_error(error: ValidationError) -> str:
-    """`field: message (got value)` for each problem, `; `-joined, on one line."""
-    parts: list[str] = []
+    """`field: message (got value)` for each field in error, `; `-joined, on one line.
+
+    A field typed as a union (`"0:05:00"` or `300`) fails once per member; the most telling problem is kept
+    (a broken constraint over "not a string" / "not a number").
+    """
+    chosen: dict[str, dict[str, Any]] = {}
     for problem in error.errors():
-        field = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        loc = problem["loc"]
+        # later string parts of a location name union members ("constrained-str"), not fields
+        field = ".".join(str(part) for i, part in enumerate(loc) if i == 0 or isinstance(part, int)) or "arguments"
+        mismatch = problem["type"].endswith(("_type", "_parsing"))
+        if field not in chosen or (not mismatch and chosen[field]["type"].endswith(("_type", "_parsing"))):
+            chosen[field] = problem
+    parts: list[str] = []
+    for field, problem in chosen.items():
         message = f"{field}: {problem['msg']}"
         if problem["type"] != "missing":
             shown = repr(problem.get("input"))

@@ -168,7 +168,7 @@ class VaultTools:
         return SearchResult(query=query, results=results, message=message)
 
     def read_note(self, path: str, *, chunk: int | None = None, chunks: str | None = None,
-                  start_time: str | None = None, end_time: str | None = None, query: str | None = None,
+                  start_time: str | float | None = None, end_time: str | float | None = None, query: str | None = None,
                   full: bool = False, limit: int = 10) -> NoteReading:
         rel, text = self.open_note(path)
         return read_note(rel, text, self.settings, chunk=chunk, chunks=chunks, start_time=start_time,
