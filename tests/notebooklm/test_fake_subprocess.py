@@ -85,7 +85,7 @@ def fake_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., s
 @pytest.mark.anyio
 async def test_every_fault_switch_works_over_the_transport(fake_spec: Callable[..., str], tmp_path: Path,
                                                            sleeps: Any) -> None:
-    spec = fake_spec("--capacity", "1", "--latency", "0.2", "--error-on", "source_rename=renames are off today",
+    spec = fake_spec("--capacity", "1", "--latency", "0.1", "--error-on", "source_rename=renames are off today",
                      "--rate-limit-on", "notebook_query:1", "--empty-sources-once",
                      "--drop-on", "notebook_list:1:after")
     async with connect(spec, Settings(retry_attempts=1), state_dir=tmp_path, sleep=sleeps) as client:
@@ -93,7 +93,7 @@ async def test_every_fault_switch_works_over_the_transport(fake_spec: Callable[.
             await client.server_info()
             started = time.monotonic()
             nb = (await client.notebook_create("N")).notebook_id
-            assert time.monotonic() - started >= 0.2  # --latency
+            assert time.monotonic() - started >= 0.1  # --latency
             added = await client.source_add_text(nb, "Heapsort builds a heap.", "a.md · 01")
             with pytest.raises(ServerCapacityError):  # --capacity
                 await client.source_add_text(nb, "Quicksort picks a pivot.", "b.md · 02")
