@@ -259,7 +259,15 @@ async def test_add_rate_limiter_spaces_adds() -> None:
 
 
 def test_connection_problem_is_the_only_retried_family() -> None:
-    assert issubclass(ServerTimeoutError, ConnectionProblem)
+    from nlmsync import errors
+
+    families = [cls for cls in vars(errors).values()
+                if isinstance(cls, type) and issubclass(cls, errors.NotebookLMError)]
+    assert errors.ServerCommandNotFoundError in families and errors.ServerTimeoutError in families
+    for cls in families:
+        retried = is_retryable(cls("x"), idempotent=True, retry_on_connection_issue=True)
+        assert retried is issubclass(cls, ConnectionProblem), cls.__name__
+    assert not is_retryable(errors.ServerCommandNotFoundError("x"), idempotent=True, retry_on_connection_issue=True)
 
 
 async def test_concurrent_calls_on_a_dropped_connection_share_one_reconnect(sleeps: Any) -> None:
