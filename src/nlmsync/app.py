@@ -157,8 +157,11 @@ class Orchestrator:
         return self._index
 
     # --- notebook and remote -------------------------------------------------------------------
-    async def _notebook(self, *, create: bool) -> tuple[str, Any]:
-        """The notebook of this run, and its `notebook_get` answer when reading it was needed."""
+    async def _notebook(self, *, create: bool, planned: bool = False) -> tuple[str, Any]:
+        """The notebook of this run, and its `notebook_get` answer when reading it was needed.
+
+        `planned` (a dry run): a `new:TITLE` notebook not created yet is returned as that spec itself.
+        """
         spec = (self.settings.notebook or "").strip()
         if spec.startswith(NEW_NOTEBOOK_PREFIX):
             title = spec[len(NEW_NOTEBOOK_PREFIX):].strip()
@@ -173,6 +176,8 @@ class Orchestrator:
                     if create and known != self.store.default_notebook():
                         self.store.set_default_notebook(known)
                     return known, details
+            if planned:
+                return spec, None
             if not create:
                 raise UsageError(f"notebook '{title}' has not been created yet (run refresh or ask first)")
             notebook_id = await self._create_notebook(title)
@@ -216,6 +221,8 @@ class Orchestrator:
                         on_progress=self.progress.advance if self.progress else None)
 
     async def _prepare_run(self, notebook_id: str, first: Any, *, dry_run: bool) -> tuple[RemoteView, int, int]:
+        if dry_run and notebook_id.startswith(NEW_NOTEBOOK_PREFIX):
+            return RemoteView(notebook_id, notebook_id[len(NEW_NOTEBOOK_PREFIX):].strip()), 0, 0
         remote = await self._remote(notebook_id, first)
         if dry_run:
             return remote, 0, len(self.store.pending_deletions(notebook_id))
@@ -271,7 +278,7 @@ class Orchestrator:
         """
         with self.store.writer():
             named = self._expand_args(paths)  # bad paths are refused before the server is touched
-            notebook_id, first = await self._notebook(create=not dry_run)
+            notebook_id, first = await self._notebook(create=not dry_run, planned=dry_run)
             report = RefreshReport(notebook_id=notebook_id, dry_run=dry_run, capacity=self.settings.capacity)
             remote, report.pending_deletions_done, report.pending_deletions_left = await self._prepare_run(
                 notebook_id, first, dry_run=dry_run)

@@ -167,3 +167,15 @@ async def test_conversation_rejected_with_a_generic_error_is_retried_but_other_e
             await orch.ask("heapsort")  # call 4: a failure that is not about the conversation
     assert [c.get("conversation_id") for c in query_calls(world)] == [None, first.conversation_id, None,
                                                                        second.conversation_id]
+
+
+async def test_dry_run_plans_a_new_notebook_without_creating_it(make_world):
+    world = make_world()
+    fill(world)
+    async with world.run(notebook="new:Planned") as orch:
+        plan = await orch.refresh(["sorting"], dry_run=True)
+        assert orch.store.default_notebook() is None
+    assert plan.notebook_id == "new:Planned" and plan.dry_run
+    assert [(n.path, n.branch) for n in plan.notes] == [("sorting/heapsort.md", Branch.ADDED),
+                                                        ("sorting/merge-sort.md", Branch.ADDED)]
+    assert world.fake.calls == [] and len(world.fake.notebooks) == 1
