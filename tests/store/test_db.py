@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from tests.store.helpers import NB, add
 
-from nlmsync.errors import EXIT_USAGE, StateCorruptError, StateTooNewError, exit_code_for
+from nlmsync.errors import EXIT_USAGE, StateCorruptError, StateError, StateTooNewError, exit_code_for
 from nlmsync.store import StateStore, open_database
 from nlmsync.store.schema import MIGRATION_SET, known_migration_names
 
@@ -205,3 +205,30 @@ def test_a_healthy_file_rewritten_by_a_writer_during_the_check_is_not_called_dam
     with StateStore.open(state_path) as store:
         assert interleaved
         assert len(store.all_mappings(NB)) == 200
+
+
+def test_another_programs_sqlite_database_is_refused_untouched(state_path: Path) -> None:
+    state_path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(state_path)
+    conn.execute("CREATE TABLE bookmarks (url TEXT, title TEXT)")
+    conn.execute("INSERT INTO bookmarks VALUES ('https://example.org', 'x')")
+    conn.commit()
+    conn.close()
+    before, files = _digest(state_path), _siblings(state_path)
+    with pytest.raises(StateError) as caught:
+        StateStore.open(state_path)
+    assert str(state_path) in str(caught.value) and "not an nlmsync state file" in str(caught.value)
+    assert exit_code_for(caught.value) == EXIT_USAGE
+    assert _digest(state_path) == before
+    assert _siblings(state_path) == files
+
+
+def test_an_empty_sqlite_database_becomes_a_state_file(state_path: Path) -> None:
+    state_path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(state_path)
+    conn.execute("PRAGMA user_version = 7")  # writes a header and an empty schema
+    conn.close()
+    assert state_path.read_bytes().startswith(b"SQLite format 3\x00")
+    with StateStore.open(state_path) as store:
+        add(store, "a.md", "s1")
+        assert [m.path for m in store.all_mappings(NB)] == ["a.md"]

@@ -1,7 +1,7 @@
 """Opening the state file: refusal of corrupt or newer files (checked read-only first), WAL, migrations.
 
-A file that is not SQLite, is damaged, or was written by a newer nlmsync is refused before anything
-is written to it, so it stays byte-identical.
+A file that is not SQLite, is damaged, was written by a newer nlmsync, or is another program's SQLite
+database is refused before anything is written to it, so it stays byte-identical.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def check_state_file(path: Path) -> None:
     Raises:
         StateCorruptError: not an SQLite file, or damaged (message names the file, hint says how to move it aside).
         StateTooNewError: its migration history names a step this version does not know.
-        StateError: the file cannot be read at all.
+        StateError: the file cannot be read at all, or is another program's SQLite database.
     """
     try:
         with path.open("rb") as handle:
@@ -71,11 +71,15 @@ def check_state_file(path: Path) -> None:
     has_wal = Path(f"{path}-wal").exists()
     stamp = _stamp(path)
     try:
-        applied = _read_history(path, immutable=not has_wal)
+        applied, foreign = _read_history(path, immutable=not has_wal)
     except StateCorruptError:
         if has_wal or (_stamp(path) == stamp and not Path(f"{path}-wal").exists()):
             raise
-        applied = _read_history(path, immutable=False)
+        applied, foreign = _read_history(path, immutable=False)
+    if foreign and not applied:
+        raise StateError(f"{path}: an SQLite database but not an nlmsync state file (it holds tables nlmsync "
+                         "did not create); it was not modified",
+                         hint="point --state at an nlmsync state file or at a new path")
     unknown = _unknown_migrations(applied)
     if unknown:
         raise _too_new(path, unknown)
@@ -89,8 +93,9 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def _read_history(path: Path, *, immutable: bool) -> list[str]:
-    """Integrity-check the file read-only and return the names of its applied nlmsync schema steps."""
+def _read_history(path: Path, *, immutable: bool) -> tuple[list[str], bool]:
+    """Integrity-check the file read-only; return the names of its applied nlmsync schema steps, and
+    whether it holds tables of its own (an empty database is a new state file, another one is not)."""
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{'&immutable=1' if immutable else ''}", uri=True)
     except sqlite3.Error as exc:
@@ -99,11 +104,11 @@ def _read_history(path: Path, *, immutable: bool) -> list[str]:
         problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
         if problems != ["ok"]:
             raise _corrupt(path, f"integrity check: {problems[0]}")
-        has_history = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [migrations.migrations_table]
-        ).fetchone()
-        return [] if not has_history else [row[0] for row in conn.execute(
+        tables = {row[0] for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
+        applied = [] if migrations.migrations_table not in tables else [row[0] for row in conn.execute(
             f"SELECT name FROM {migrations.migrations_table} WHERE migration_set = ?", [MIGRATION_SET])]
+        return applied, bool(tables - {migrations.migrations_table})
     except sqlite3.OperationalError as exc:
         if "locked" in str(exc) or "busy" in str(exc):
             raise StateError(f"{path}: state file is busy ({exc})") from None
