@@ -22,7 +22,7 @@ from watchfiles import Change, DefaultFilter, awatch
 
 from nlmsync.app import Orchestrator
 from nlmsync.config import STATE_DIR_NAME, Settings
-from nlmsync.errors import NlmsyncError
+from nlmsync.errors import InputError, NlmsyncError
 from nlmsync.search.index import NoteIndex
 from nlmsync.store import StateStore
 from nlmsync.vault import normalize_rel_path, scan_vault
@@ -197,7 +197,13 @@ class VaultWatcher:
 async def watch_vault(settings: Settings, *, refresh: bool = False, on_message: Callable[[str], None] = print,
                       stop_event: anyio.Event | None = None, on_batch: Callable[[WatchPlan], None] | None = None,
                       server: object = None) -> None:
-    """Watch the vault until `stop_event` is set (or the task is cancelled / Ctrl-C)."""
+    """Watch the vault until `stop_event` is set (or the task is cancelled / Ctrl-C).
+
+    Raises:
+        InputError: the vault is not a directory (nothing is created).
+    """
+    if not Path(settings.vault).is_dir():
+        raise InputError(f"{settings.vault}: the vault is not a directory")
     debounce = settings.watch_debounce_ms
     if refresh:
         async with Orchestrator.open(settings, server=server) as orch:

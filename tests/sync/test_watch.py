@@ -79,3 +79,15 @@ async def test_real_watch_keeps_index_registry_and_notebook_current(make_world):
     hits = NoteIndex(world.vault, store.db, world.settings).search("zeppelin")
     assert [h.path for h in hits] == ["moved.md"]
     store.close()
+
+
+@pytest.mark.anyio
+async def test_watching_a_missing_vault_is_an_input_error_and_creates_nothing(make_world, tmp_path):
+    from nlmsync.errors import InputError
+
+    world = make_world()
+    missing = tmp_path / "no-such-vault"
+    settings = world.settings.model_copy(update={"vault": missing, "state": missing / ".nlmsync" / "state.db"})
+    with pytest.raises(InputError, match="no-such-vault: the vault is not a directory"):
+        await watch_vault(settings)
+    assert not missing.exists()
