@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from nlmsync.cli import main
+from nlmsync.store import StateStore
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -37,10 +38,10 @@ def test_capacity_reached_mid_run_prints_what_was_done_then_exits_3(tmp_path: Pa
     assert err.splitlines()[0].startswith("nlmsync: error: notebook") and "capacity 2" in err
     assert "Traceback" not in err
 
-    code, out, _ = run(capsys, *common, "status", "--json")
-    status = json.loads(out)
-    assert code == 0 and sorted(e["path"] for e in status["active"]) == ["b.md", "c.md"]
-    assert [e["path"] for e in status["recent_evictions"]] == ["a.md"]
+    with StateStore.open(vault / ".nlmsync" / "state.db") as store:  # and it was recorded
+        nb = report["notebook_id"]
+        assert sorted(m.path for m in store.all_mappings(nb)) == ["b.md", "c.md"]
+        assert [e.path for e in store.recent_evictions(nb, 5)] == ["a.md"]
 
 
 def test_progress_display_only_on_a_terminal(vault: Path):
