@@ -14,7 +14,9 @@ from sqlite_utils import Database
 
 import nlmsync.server as server_package
 from nlmsync.config import Settings
+from nlmsync.search import reading
 from nlmsync.search.index import NoteIndex
+from nlmsync.search.reading import ChunkPlan, plan_chunks
 from nlmsync.server import VaultTools, build_server, serving
 from nlmsync.server import _vault as vault_tools
 from nlmsync.store.db import open_database
@@ -280,6 +282,25 @@ def test_an_edited_note_is_searched_as_it_is_now(vault: Path) -> None:
     tools.index.mark_path_modified("cooking/shakshuka.md")
     found = tools.search_notes("shakshuka zaatar", 1).results[0]
     assert "zaatar" in found.snippet and "zaatar" in found.chunks[0].snippet
+
+
+def test_a_large_note_is_cut_into_chunks_once_across_calls(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cuts: list[int] = []
+
+    def counting_plan(text: str, settings: Settings) -> ChunkPlan:
+        cuts.append(len(text))
+        return plan_chunks(text, settings)
+
+    monkeypatch.setattr(vault_tools, "plan_chunks", counting_plan)
+    monkeypatch.setattr(reading, "plan_chunks", counting_plan)
+    tools = _tools(vault)
+    tools.read_note(TRANSCRIPT)
+    tools.read_note(TRANSCRIPT, chunks="3-5")
+    tools.read_note(TRANSCRIPT, query="dead letter queue")
+    tools.get_chunk(f"{TRANSCRIPT}:7", 1)
+    tools.search_notes("dead letter queue replay", 3)
+    assert cuts.count(len((vault / TRANSCRIPT).read_text(encoding="utf-8"))) == 1  # other hits once each too
+    assert len(cuts) == len(set(cuts))
 
 
 def test_plan_cache_is_bounded_by_characters(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:

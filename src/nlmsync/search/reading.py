@@ -298,13 +298,15 @@ def _time_range(path: str, text: str, plan: ChunkPlan, settings: Settings,
 
 
 def read_chunks(path: str, text: str, settings: Settings, indices: range, *, surrounding: int = 0,
-                field: str = "chunk") -> NoteReading:
-    """Chunks `indices` of the note (role `requested`), plus `surrounding` chunks on each side.
+                field: str = "chunk", plan: ChunkPlan | None = None) -> NoteReading:
+    """Chunks `indices` of the note (role `requested`), plus `surrounding` chunks on each side. `plan` is
+    `plan_chunks(text, settings)` when the caller has it already.
 
     Raises:
         InputError: an index out of range (naming `field`), or more than `MAX_CHUNKS_PER_READ` chunks in all.
     """
-    return _read_chunks(path, text, plan_chunks(text, settings), indices, surrounding, field)
+    plan = plan_chunks(text, settings) if plan is None else plan
+    return _read_chunks(path, text, plan, indices, surrounding, field)
 
 
 def _read_chunks(path: str, text: str, plan: ChunkPlan, indices: range, surrounding: int,
@@ -324,23 +326,24 @@ def _read_chunks(path: str, text: str, plan: ChunkPlan, indices: range, surround
 
 def read_note(path: str, text: str, settings: Settings, *, chunk: int | None = None, chunks: str | None = None,
               start_time: str | float | None = None, end_time: str | float | None = None,
-              query: str | None = None, full: bool = False, limit: int = DEFAULT_SAMPLE_LIMIT) -> NoteReading:
+              query: str | None = None, full: bool = False, limit: int = DEFAULT_SAMPLE_LIMIT,
+              plan: ChunkPlan | None = None) -> NoteReading:
     """Read the note at vault path `path` whose text is `text` (see the module docstring for the order).
+    `plan` is `plan_chunks(text, settings)` when the caller has it already (a huge note is cut once).
 
     Raises:
         InputError: conflicting or invalid arguments, naming the field.
     """
     if chunk is not None and chunks is not None:
         raise InputError("chunk/chunks: give one of them, not both")
+    plan = plan_chunks(text, settings) if plan is None else plan
     if start_time is not None or end_time is not None:
-        return _time_range(path, text, plan_chunks(text, settings), settings, start_time, end_time)
+        return _time_range(path, text, plan, settings, start_time, end_time)
     if chunk is not None or chunks is not None:
-        plan = plan_chunks(text, settings)
         indices = parse_chunk_range(chunks, len(plan.chunks)) if chunks is not None else range(chunk, chunk + 1)
         return _read_chunks(path, text, plan, indices, 0)
     if query is not None and query.strip():
-        return _search(path, text, plan_chunks(text, settings), query, limit)
-    plan = plan_chunks(text, settings)
+        return _search(path, text, plan, query, limit)
     if full or len(text) <= settings.autoload_chars:
         warning = (f" Warning: {len(text)} characters, above the {settings.autoload_chars}-character auto-load "
                    "threshold." if len(text) > settings.autoload_chars else "")

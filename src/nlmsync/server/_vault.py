@@ -170,18 +170,18 @@ class VaultTools:
     def read_note(self, path: str, *, chunk: int | None = None, chunks: str | None = None,
                   start_time: str | float | None = None, end_time: str | float | None = None, query: str | None = None,
                   full: bool = False, limit: int = 10) -> NoteReading:
-        rel, text = self.open_note(path)
+        rel, text, plan = self._planned(path)
         return read_note(rel, text, self.settings, chunk=chunk, chunks=chunks, start_time=start_time,
-                         end_time=end_time, query=query, full=full, limit=limit)
+                         end_time=end_time, query=query, full=full, limit=limit, plan=plan)
 
     def get_chunk(self, chunk_ref: str, surrounding: int = 0) -> NoteReading:
         try:
             path, index = parse_chunk_id(chunk_ref)
         except ValueError as exc:
             raise InputError(f"chunk_id: {exc}") from None
-        rel, text = self.open_note(path)
+        rel, text, plan = self._planned(path)
         return read_chunks(rel, text, self.settings, range(index, index + 1), surrounding=surrounding,
-                           field="chunk_id")
+                           field="chunk_id", plan=plan)
 
 
 def _time(seconds: float | None) -> str | None:
