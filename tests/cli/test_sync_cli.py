@@ -74,3 +74,21 @@ def test_progress_display_only_on_a_terminal(vault: Path):
     assert "\x1b[?25l" in err  # a live display took the terminal (earlier phases may finish between refreshes;
     assert "asking NotebookLM (" in err  # the last one is always drawn when the display stops)
     assert "Sources:" in out and "\x1b[" not in out  # the answer itself is plain text on a pipe
+
+
+def test_server_down_is_one_line_exit_4_and_the_state_is_kept(tmp_path: Path, capsys):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "a.md").write_text("a", encoding="utf-8")
+    state = vault / ".nlmsync" / "state.db"
+    with StateStore.open(state) as store:
+        store.upsert_mapping(notebook_id="nb", path="a.md", part=0, part_count=1, source_id="s1",
+                             content_hash="h", title="a.md · 00000000", status="active", managed=True)
+        store.queue_deletion("nb", "s0", "replaced earlier")
+    code, out, err = run(capsys, "--vault", str(vault), "--server", "http://127.0.0.1:9/mcp", "--notebook", "nb",
+                         "refresh", "--json", "a.md")
+    assert code == 4 and out == ""
+    assert err.startswith("nlmsync: error: cannot connect to http://127.0.0.1:9/mcp") and "Traceback" not in err
+    with StateStore.open(state) as store:
+        assert [m.source_id for m in store.get_mappings("nb", "a.md")] == ["s1"]
+        assert [p.source_id for p in store.pending_deletions("nb")] == ["s0"]
