@@ -306,6 +306,8 @@ class _Runner:
         if existing is not None:
             return existing, True
         async with self.semaphore:
+            if self.fatal is not None:  # queued behind an upload that found the server unusable
+                raise type(self.fatal)(f"not tried: {self.fatal}")
             try:
                 added = await deps.client.source_add_text(deps.notebook_id, text, title,
                                                           wait=deps.settings.wait_for_processing)
