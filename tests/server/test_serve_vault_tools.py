@@ -14,6 +14,7 @@ from sqlite_utils import Database
 
 import nlmsync.server as server_package
 from nlmsync.config import Settings
+from nlmsync.errors import StateError
 from nlmsync.search import reading
 from nlmsync.search.index import NoteIndex
 from nlmsync.search.reading import ChunkPlan, plan_chunks
@@ -60,6 +61,16 @@ async def test_serving_closes_the_state_file_on_the_way_out(vault: Path, monkeyp
         raise RuntimeError("client went away")
     with pytest.raises(sqlite3.ProgrammingError, match="closed"):
         opened[0].execute("select 1")
+
+
+def test_a_damaged_state_file_is_refused_untouched(vault: Path) -> None:
+    state = vault / ".nlmsync" / "state.db"
+    state.parent.mkdir()
+    state.write_bytes(b"not a database at all")
+    with pytest.raises(StateError, match="not a usable nlmsync database"), serving(Settings(vault=vault)):
+        pass
+    assert state.read_bytes() == b"not a database at all"
+    assert not state.with_name("state.db-wal").exists()
 
 
 async def test_lists_every_tool_with_typed_inputs(vault: Path) -> None:
