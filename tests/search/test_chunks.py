@@ -73,9 +73,13 @@ def test_offsets_always_recover_the_text_and_cover_all_tokens(text: str, max_tok
     for chunk in chunks:
         assert text[chunk.char_offset_start:chunk.char_offset_end] == chunk.text
     tokens = regex.findall(r"\S+", text)
-    covered = regex.findall(r"\S+", " ".join(c.text for c in chunks))
-    assert set(covered) == set(tokens)
-    assert all(len(regex.findall(r"\S+", c.text)) <= max_tokens for c in chunks)
+    step = max_tokens - overlap
+    # window i is exactly tokens[i*step : i*step + max_tokens]; the last one ends at the last token
+    assert [regex.findall(r"\S+", c.text) for c in chunks] == [tokens[i * step:i * step + max_tokens]
+                                                              for i in range(len(chunks))]
+    assert (chunks == []) == (tokens == [])
+    if chunks:
+        assert chunks[-1].text.endswith(tokens[-1]) and len(chunks) == 1 + max(0, -(-(len(tokens) - max_tokens) // step))
 
 
 def test_chunk_ids_round_trip_with_colons_in_paths() -> None:
