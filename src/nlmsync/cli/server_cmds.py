@@ -40,10 +40,12 @@ def serve_command(
 
     if transport is Transport.http:
         check_bind(host, settings.serve_token)
-    with _stop_on_sigterm(), serving(settings) as server:
-        if transport is Transport.http:
+    if transport is Transport.http:
+        with _stop_on_sigterm(), serving(settings) as server:
             anyio.run(lambda: run_http(server, host, port, settings.serve_token, announce=_announce))
-        else:
+    else:
+        # stdio keeps SIGTERM's default (end at once): a blocking read of stdin would hold a clean exit back
+        with serving(settings) as server:
             anyio.run(run_stdio, server)
 
 
@@ -54,8 +56,8 @@ def _announce(url: str) -> None:
 
 @contextmanager
 def _stop_on_sigterm() -> Iterator[None]:
-    """SIGTERM (a service manager or an MCP client stopping the server) ends the run cleanly: exit 0, the
-    state file closed on the way out. uvicorn first shuts HTTP down gracefully, then re-raises the signal."""
+    """SIGTERM (a service manager stopping the HTTP server) ends the run cleanly: exit 0, the state file
+    closed on the way out. uvicorn first shuts HTTP down gracefully, then re-raises the signal."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
