@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +71,21 @@ def test_serve_on_a_missing_vault_is_one_line_and_exit_2(tmp_path: Path) -> None
                           capture_output=True, text=True, env=env, timeout=60, check=False, stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("nlmsync: error: ") and "nope" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_sigterm_stops_a_stdio_server_whose_client_keeps_stdin_open(vault: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    process = subprocess.Popen([sys.executable, "-m", "nlmsync", "--vault", str(vault), "serve"], env=env, text=True,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}) + "\n")
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1  # serving, and blocked reading stdin
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    finally:
+        process.kill()
+        process.communicate(timeout=30)
+    assert process.returncode == -signal.SIGTERM
