@@ -164,7 +164,7 @@ def write_changes(db: Database, rows: Iterable[CachedDoc]) -> None:
 
 def _blob(array: np.ndarray, dtype: type) -> memoryview:
     """The array's bytes without copying them when it already has this dtype and layout."""
-    return memoryview(np.ascontiguousarray(array, dtype=dtype)).cast("B")
+    return memoryview(np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8))
 
 
 def write_snapshot(db: Database, snapshot: Snapshot, rows: Iterable[CachedDoc], signature: str) -> None:
