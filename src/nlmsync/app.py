@@ -8,11 +8,13 @@ behind, and only then makes its own changes through `ensure_sources_for_paths` (
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
+import anyio
 from pydantic import BaseModel, Field
 
 from nlmsync import vault as vault_files
@@ -25,6 +27,7 @@ from nlmsync.errors import (
     PartialFailure,
     ServerError,
     ServerValidationError,
+    StateLockedError,
     UsageError,
 )
 from nlmsync.notebooklm import connect
@@ -115,6 +118,9 @@ class ReconcileReport(BaseModel):
 
 def _dedup(ids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(ids))
+
+
+WRITER_POLL_SECONDS = 0.05
 
 
 class Orchestrator:
@@ -231,6 +237,27 @@ class Orchestrator:
         done, left = await retry_pending_deletions(self._deps(notebook_id), remote)
         return remote, done, left
 
+    @asynccontextmanager
+    async def _writer(self) -> AsyncIterator[None]:
+        """The store's cross-process writer lock, waited for without blocking the event loop, so that
+        `serve` keeps answering searches while another nlmsync run finishes.
+
+        Raises:
+            StateLockedError: still held by another run after the store's `writer_timeout`.
+        """
+        deadline = time.monotonic() + self.store.writer_timeout
+        held = ExitStack()
+        while True:
+            try:
+                held.enter_context(self.store.writer(timeout=0))
+                break
+            except StateLockedError:
+                if time.monotonic() >= deadline:
+                    raise
+                await anyio.sleep(WRITER_POLL_SECONDS)
+        with held:
+            yield
+
     # --- paths ---------------------------------------------------------------------------------
     def _vault_relative(self, arg: str, notes: list[str]) -> tuple[list[str], bool]:
         """Vault-relative note paths named by `arg` (a note or a folder, relative to the vault or cwd),
@@ -276,7 +303,7 @@ class Orchestrator:
             An error that stops the run once notes were handled carries the `RefreshReport` of what was
             done and recorded in its `report`.
         """
-        with self.store.writer():
+        async with self._writer():
             named = self._expand_args(paths)  # bad paths are refused before the server is touched
             notebook_id, first = await self._notebook(create=not dry_run, planned=dry_run)
             report = RefreshReport(notebook_id=notebook_id, dry_run=dry_run, capacity=self.settings.capacity)
@@ -391,7 +418,7 @@ class Orchestrator:
         """
         if not question.strip():
             raise UsageError("the question is empty")
-        with self.store.writer():
+        async with self._writer():  # sources are prepared by one run at a time …
             notebook_id, first = await self._notebook(create=True)
             remote, _, _ = await self._prepare_run(notebook_id, first, dry_run=False)
             hits = self.index.selected(question)
@@ -409,16 +436,18 @@ class Orchestrator:
                                                          self.store.resolve_source_id, remote.ids(),
                                                          self.settings.carry_over_cap)
             result.source_ids = _dedup([sid for o in live for sid in o.source_ids] + result.carried_over)
-            if not result.source_ids:
-                result.notices.append("no note matched the question; asking the whole notebook")
-            if self.progress:
-                self.progress.start(f"asking NotebookLM ({len(result.source_ids)} sources)", 1)
-            answer, conversation = await self._query(notebook_id, question, result.source_ids or None,
-                                                     conversation, result)
-            result.answer = answer.answer
-            result.conversation_id = answer.conversation_id or conversation
-            result.citations = self._map_citations(notebook_id, answer, live)
-            if result.conversation_id:
+        # … but the query, which may take minutes, holds no lock: a scheduled refresh is not refused meanwhile.
+        if not result.source_ids:
+            result.notices.append("no note matched the question; asking the whole notebook")
+        if self.progress:
+            self.progress.start(f"asking NotebookLM ({len(result.source_ids)} sources)", 1)
+        answer, conversation = await self._query(notebook_id, question, result.source_ids or None,
+                                                 conversation, result)
+        result.answer = answer.answer
+        result.conversation_id = answer.conversation_id or conversation
+        result.citations = self._map_citations(notebook_id, answer, live)
+        if result.conversation_id:
+            async with self._writer():
                 self.store.record_turn(notebook_id, result.conversation_id, question, answer.answer,
                                        result.source_ids, [o.path for o in live], answer.citations)
         return result
@@ -496,7 +525,7 @@ class Orchestrator:
 
     async def reconcile(self) -> ReconcileReport:
         """§7.3 against one fresh listing: mark mappings active (canonical ids) or stale."""
-        with self.store.writer():
+        async with self._writer():
             notebook_id, first = await self._notebook(create=False)
             remote = await self._remote(notebook_id, first)
             result = self.store.reconcile(notebook_id, remote.ids())

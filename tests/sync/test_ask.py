@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import anyio
+import anyio.lowlevel
 import pytest
 
-from nlmsync.errors import UsageError
+from nlmsync.errors import StateLockedError, UsageError
 from nlmsync.notebooklm.fake.faults import DropRule, Faults
 from nlmsync.sync.plan import Branch
 
@@ -179,3 +181,64 @@ async def test_dry_run_plans_a_new_notebook_without_creating_it(make_world):
     assert [(n.path, n.branch) for n in plan.notes] == [("sorting/heapsort.md", Branch.ADDED),
                                                         ("sorting/merge-sort.md", Branch.ADDED)]
     assert world.fake.calls == [] and len(world.fake.notebooks) == 1
+
+
+class _QueryObserver:
+    """Wraps the client: while `notebook_query` runs, checks whether another run could take the writer lock."""
+
+    def __init__(self, client, world) -> None:
+        self._client = client
+        self._world = world
+        self.lock_free_during_query: bool | None = None
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+    async def notebook_query(self, *args, **kwargs):
+        other = self._world.store()
+        try:
+            with other.writer(timeout=0):
+                self.lock_free_during_query = True
+        except StateLockedError:
+            self.lock_free_during_query = False
+        return await self._client.notebook_query(*args, **kwargs)
+
+
+async def test_the_query_holds_no_writer_lock_so_a_scheduled_refresh_is_not_refused(make_world):
+    world = make_world()
+    fill(world)
+    observers: list[_QueryObserver] = []
+
+    def wrap(client):
+        observers.append(_QueryObserver(client, world))
+        return observers[0]
+
+    async with world.run(wrap=wrap) as orch:
+        result = await orch.ask("how does heapsort work")
+        assert result.conversation_id
+        assert orch.store.query_records(world.notebook_id, result.conversation_id)
+    assert observers[0].lock_free_during_query is True
+
+
+async def test_waiting_for_the_writer_lock_leaves_the_event_loop_running(make_world):
+    world = make_world()
+    fill(world)
+    other = world.store()
+    ticks = 0
+    async with world.run() as orch, anyio.create_task_group() as tg:
+        done = anyio.Event()
+
+        async def refresh():
+            await orch.refresh(["sorting/heapsort.md"])
+            done.set()
+
+        with other.writer():
+            tg.start_soon(refresh)
+            with anyio.fail_after(30):
+                while ticks < 5:  # the loop keeps turning while refresh waits for the lock
+                    await anyio.lowlevel.checkpoint()
+                    ticks += 1
+            assert not done.is_set()
+        with anyio.fail_after(30):
+            await done.wait()
+    assert [t.split(" · ")[0] for t in world.remote().values()] == ["sorting/heapsort.md"]

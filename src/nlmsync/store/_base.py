@@ -33,6 +33,9 @@ def _utc_now() -> datetime:
 
 
 class StoreBase:
+    writer_timeout: float = DEFAULT_WRITER_TIMEOUT
+    """How long `writer()` waits for another run to finish before giving up."""
+
     def __init__(self, db: Database, settings: Settings | None = None, *, clock: Clock = _utc_now) -> None:
         self.db = db
         self.settings = settings if settings is not None else Settings()
@@ -119,13 +122,13 @@ class StoreBase:
 
     # --- writer lock --------------------------------------------------------------------------
     @contextmanager
-    def writer(self, timeout: float = DEFAULT_WRITER_TIMEOUT) -> Iterator[None]:
+    def writer(self, timeout: float | None = None) -> Iterator[None]:
         """Hold the cross-process writer lock for the block (one nlmsync run writes at a time).
 
         Raises:
             StateLockedError: "another nlmsync is running on this vault (pid N)" after `timeout` seconds.
         """
-        self._writer.acquire(timeout)
+        self._writer.acquire(self.writer_timeout if timeout is None else timeout)
         try:
             yield
         finally:
