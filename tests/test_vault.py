@@ -9,8 +9,10 @@ import pytest
 
 from nlmsync.errors import InputError, PathOutsideVaultError
 from nlmsync.vault import (
+    excluded_by_pattern,
     is_excluded,
     is_note_path,
+    matches_exclude,
     normalize_rel_path,
     parse_front_matter,
     read_note_text,
@@ -134,3 +136,31 @@ def test_is_excluded() -> None:
     assert is_excluded("n.md", "---\nnlmsync: false\n---\nhi", [])
     assert not is_excluded("n.md", "---\nnlmsync: true\n---\nhi", [])
     assert not is_excluded("n.md", "nlmsync: false", [])
+
+
+def test_exclude_patterns_ignore_letter_case() -> None:
+    # on a case-insensitive file system Private/x.md is private/x.md: it must not slip past the pattern
+    assert matches_exclude("Private/diary.md", ["private/**"])
+    assert matches_exclude("notes/Secret.DRAFT.md", ["*.draft.md"])
+
+
+def test_a_link_does_not_carry_an_excluded_note_past_the_patterns(vault: Path) -> None:
+    (vault / "private").mkdir(exist_ok=True)
+    (vault / "private" / "plans.md").write_text("# Plans\nsecret plans\n", encoding="utf-8")
+    (vault / "public.md").symlink_to(vault / "private" / "plans.md")
+    (vault / "shared").symlink_to(vault / "private")
+    for path in ("public.md", "shared/plans.md"):
+        assert excluded_by_pattern(vault, path, ["private/**"])
+        assert is_excluded(path, "secret plans", ["private/**"], root=vault)
+    assert not excluded_by_pattern(vault, "inbox.md", ["private/**"])
+
+
+def test_scan_skips_links_into_folders_never_indexed(vault: Path) -> None:
+    (vault / ".obsidian" / "workspace.md").write_text("# ui state\n", encoding="utf-8")
+    (vault / "settings.md").symlink_to(vault / ".obsidian" / "workspace.md")
+    (vault / "config").symlink_to(vault / ".obsidian")
+    scan = scan_vault(vault)
+    reasons = {s.path: s.reason for s in scan.skipped}
+    assert reasons["settings.md"] == "symlink into .obsidian/"
+    assert reasons["config"] == "symlink into .obsidian/"
+    assert not any(n.path in ("settings.md",) or n.path.startswith("config/") for n in scan.notes)

@@ -403,7 +403,7 @@ class Orchestrator:
             text = vault_files.read_note_text(self.vault_root, path)
         except (InputError, OSError):
             return False
-        return vault_files.is_excluded(path, text, self.settings.exclude)
+        return vault_files.is_excluded(path, text, self.settings.exclude, root=self.vault_root)
 
     # --- ask -----------------------------------------------------------------------------------
     async def ask(self, question: str, conversation_id: str | None = None, new: bool = False) -> AskResult:

@@ -146,6 +146,12 @@ def scan_vault(root: Path) -> VaultScan:
                     if is_note:
                         scan.skipped.append(SkippedNote(rel, "broken symlink"))
                     continue
+                inside = os.path.relpath(target, real_root).split(os.sep)
+                if any(part in IGNORED_DIRS for part in inside):
+                    if is_dir or is_note:
+                        ignored = next(part for part in inside if part in IGNORED_DIRS)
+                        scan.skipped.append(SkippedNote(rel, f"symlink into {ignored}/"))
+                    continue
             if is_dir:
                 real = os.path.realpath(entry.path)
                 if real in ancestors:
@@ -336,17 +342,19 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 def matches_exclude(rel_path: str, patterns: list[str]) -> bool:
-    """True when a glob pattern matches the path or one of its folders.
+    """True when a glob pattern matches the path or one of its folders, ignoring letter case.
 
     A pattern with a `/` matches from the vault root (`private/**`, `journal/2025-*`); one without
-    matches any file or folder name (`*.draft.md`, `private`). `**` spans folders.
+    matches any file or folder name (`*.draft.md`, `private`). `**` spans folders. Case is ignored
+    because on a case-insensitive file system (macOS, Windows) `Private/x.md` opens `private/x.md`;
+    excluding too much is the safe side.
     """
     if not patterns:
         return False
-    rel = normalize_rel_path(rel_path)
+    rel = normalize_rel_path(rel_path).casefold()
     parts = PurePosixPath(rel).parts
     for pattern in patterns:
-        pat = normalize_rel_path(pattern)
+        pat = normalize_rel_path(pattern).casefold()
         if not pat:
             continue
         if "/" in pat:
@@ -357,9 +365,33 @@ def matches_exclude(rel_path: str, patterns: list[str]) -> bool:
     return False
 
 
-def is_excluded(rel_path: str, text: str | None, patterns: list[str]) -> bool:
-    """True for a note the user keeps out of nlmsync: a config glob matches, or front matter `nlmsync: false`."""
+def link_target(root: Path, rel_path: str) -> str | None:
+    """The vault-relative path a note really is when `rel_path` reaches it through a symlink (of the
+    note or of a folder above it); None when it is no link, or leads outside the vault."""
+    full = os.path.join(root, *normalize_rel_path(rel_path).split("/"))
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(full)
+    if not _within(real, real_root) or real == real_root:
+        return None
+    target = normalize_rel_path(os.path.relpath(real, real_root).replace(os.sep, "/"))
+    return target if target != normalize_rel_path(rel_path) else None
+
+
+def excluded_by_pattern(root: Path, rel_path: str, patterns: list[str]) -> bool:
+    """`matches_exclude` for the path and, when it is reached through a link, for the note it leads to:
+    a link must not carry an excluded note past the exclude setting."""
+    if not patterns:
+        return False
     if matches_exclude(rel_path, patterns):
+        return True
+    target = link_target(root, rel_path)
+    return target is not None and matches_exclude(target, patterns)
+
+
+def is_excluded(rel_path: str, text: str | None, patterns: list[str], *, root: Path | None = None) -> bool:
+    """True for a note the user keeps out of nlmsync: a config glob matches (with `root`, also the note
+    a link leads to), or front matter `nlmsync: false`."""
+    if excluded_by_pattern(root, rel_path, patterns) if root is not None else matches_exclude(rel_path, patterns):
         return True
     if text is not None:
         flag = parse_front_matter(text).data.get("nlmsync")

@@ -195,6 +195,14 @@ def test_exclude_patterns_keep_notes_out(vault: Path) -> None:
     assert top_paths(index, "kimchi jjigae", 1) != ["cooking/kimchi-jjigae.md"]
 
 
+def test_a_link_to_an_excluded_note_is_not_searchable(vault: Path) -> None:
+    (vault / "recipes.md").symlink_to(vault / "cooking" / "kimchi-jjigae.md")
+    index = make_index(vault, exclude=["cooking/**"])
+    assert "recipes.md" not in index.paths()
+    assert {s.path: s.reason for s in index.skipped()}["recipes.md"] == "excluded by pattern"
+    assert all(not hit.path.startswith(("cooking/", "recipes")) for hit in index.search("kimchi jjigae"))
+
+
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
 def test_symlink_loops_and_links_out_of_the_vault_are_skipped(vault: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside"

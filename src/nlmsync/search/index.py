@@ -34,8 +34,8 @@ from nlmsync.vault import (
     NoteFile,
     SkippedNote,
     decode_note,
+    excluded_by_pattern,
     is_note_path,
-    matches_exclude,
     normalize_rel_path,
     note_problem,
     parse_front_matter,
@@ -261,7 +261,7 @@ class NoteIndex:
 
     def _load(self, note: NoteFile, changes: _Changes) -> None:
         """Read, check and tokenize one note into `changes` (as an addition or a skip)."""
-        if matches_exclude(note.path, self.settings.exclude):
+        if excluded_by_pattern(self.vault_root, note.path, self.settings.exclude):
             self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, "excluded by pattern"), changes)
             return
         fs_path = note.fs_path or resolve_in_vault(self.vault_root, note.path)

@@ -77,10 +77,7 @@ class VaultTools:
         return rel, fs_path
 
     def _excluded(self, rel: str) -> bool:
-        """The exclude globs, also compared case-insensitively: on a case-insensitive file system (macOS,
-        Windows) `Private/x.md` opens `private/x.md`, so it must not slip past `private/**`."""
-        patterns = self.settings.exclude
-        return matches_exclude(rel, patterns) or matches_exclude(rel.casefold(), [p.casefold() for p in patterns])
+        return matches_exclude(rel, self.settings.exclude)
 
     @staticmethod
     def _read(rel: str, fs_path: Path) -> str:

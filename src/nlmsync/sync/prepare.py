@@ -87,7 +87,7 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
             else:
                 items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc)))
             continue
-        if vault_files.is_excluded(path, text, deps.settings.exclude):
+        if vault_files.is_excluded(path, text, deps.settings.exclude, root=deps.vault_root):
             items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason="excluded by configuration"))
             continue
         note = prepare_note(path, text, deps.max_words, deps.max_bytes)
