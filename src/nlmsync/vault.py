@@ -240,7 +240,15 @@ def read_note_text(root: Path, rel_path: str) -> str:
         PathOutsideVaultError: the path leaves the vault.
         InputError: the note is missing, unreadable, binary, or not valid UTF-8 (message names it).
     """
-    path = resolve_in_vault(root, rel_path)
+    return read_note_file(rel_path, resolve_in_vault(root, rel_path))
+
+
+def read_note_file(rel_path: str, path: Path) -> str:
+    """The text of the note `rel_path`, already resolved to `path` inside the vault.
+
+    Raises:
+        InputError: the note is missing, unreadable, binary, or not valid UTF-8 (message names it).
+    """
     try:
         data = path.read_bytes()
     except FileNotFoundError:

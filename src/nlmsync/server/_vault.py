@@ -25,12 +25,11 @@ from nlmsync.search.reading import ChunkPlan, NoteReading, plan_chunks, rank_seg
 from nlmsync.search.snippets import extract_snippet
 from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
 from nlmsync.vault import (
-    decode_note,
     is_excluded,
     is_note_path,
     matches_exclude,
     normalize_rel_path,
-    note_problem,
+    read_note_file,
     resolve_in_vault,
 )
 
@@ -81,18 +80,7 @@ class VaultTools:
 
     @staticmethod
     def _read(rel: str, fs_path: Path) -> str:
-        try:
-            data = fs_path.read_bytes()
-        except FileNotFoundError:
-            raise InputError(f"{rel}: note not found in the vault") from None
-        except IsADirectoryError:
-            raise InputError(f"{rel}: is a folder, not a note") from None
-        except OSError as exc:
-            raise InputError(f"{rel}: cannot read note ({exc.strerror})") from None
-        problem = note_problem(data)
-        if problem is not None and problem != "empty":
-            raise InputError(f"{rel}: cannot read note: {problem}")
-        text = decode_note(data)
+        text = read_note_file(rel, fs_path)
         if is_excluded(rel, text, []):
             raise PathOutsideVaultError(f"{rel}: excluded from nlmsync by its front matter (nlmsync: false)")
         return text
