@@ -94,3 +94,14 @@ def test_citation_heading_understands_setext_headings_and_skips_front_matter():
     assert heading_above(text, text.index("p V")) == "Ideal gas"
     assert heading_above(text, text.index("after a thematic")) == "Ideal gas"
     assert heading_above(text, text.index("tags")) is None  # front matter: neither heading nor body
+
+
+def test_citation_headings_and_search_fields_agree_on_what_is_code():
+    from nlmsync.search.markdown import split_markdown
+    from nlmsync.sync.citations import heading_above
+
+    # "```python" inside an open ``` fence does not close it: the line after is still code
+    text = "# Setup\n```\n```python\n# not a heading\n```\nafter the fence\n"
+    assert heading_above(text, text.index("after the fence")) == "Setup"
+    assert split_markdown(text).heading == "Setup"
+    assert "# not a heading" in split_markdown(text).body

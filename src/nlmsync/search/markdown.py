@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from nlmsync.search.tokenize import tokenize, tokenize_path
 from nlmsync.vault import FrontMatter, parse_front_matter
@@ -53,6 +54,62 @@ def _front_matter_text(value: Any) -> list[str]:
     return [str(value)]
 
 
+LineKind = Literal["heading", "setext", "code", "text", "blank"]
+
+
+@dataclass(frozen=True)
+class MarkdownLine:
+    """One line of a note as markdown sees it.
+
+    `kind` is `heading` (ATX; `text` is the title), `setext` (an underline: the `absorbed` text
+    lines just before it are the heading, `text` is their words and `offset` where they start),
+    `code` (inside or opening/closing a fence), `text` or `blank`. `offset` is where the line
+    starts in the whole note.
+    """
+
+    kind: LineKind
+    offset: int
+    text: str
+    absorbed: int = 0
+
+
+def markdown_lines(text: str, start: int = 0) -> Iterator[MarkdownLine]:
+    """Walk `text[start:]` line by line, telling headings from fenced code and body text."""
+    fence: str | None = None
+    paragraph: list[tuple[int, str]] = []  # the open paragraph's lines, for a setext underline
+    offset = start
+    for raw in text[start:].splitlines(keepends=True):
+        line = raw.splitlines()[0]  # the line without its terminator, whichever splitlines saw
+        here, offset = offset, offset + len(raw)
+        if fence is not None:
+            if line.strip().startswith(fence) and set(line.strip()) == {fence[0]}:
+                fence = None
+            yield MarkdownLine("code", here, line)
+            continue
+        opening = _FENCE_OPEN.match(line)
+        if opening:
+            fence = opening.group(1)
+            paragraph = []
+            yield MarkdownLine("code", here, line)
+            continue
+        atx = _ATX.match(line)
+        if atx:
+            paragraph = []
+            yield MarkdownLine("heading", here, atx.group(2) or "")
+            continue
+        if paragraph and _SETEXT.match(line):
+            yield MarkdownLine("setext", paragraph[0][0], " ".join(p.strip() for _, p in paragraph),
+                               absorbed=len(paragraph))
+            paragraph = []
+            continue
+        if line.strip():
+            paragraph.append((here, line))
+            yield MarkdownLine("text", here, line)
+        else:
+            paragraph = []
+            yield MarkdownLine("blank", here, line)
+
+
 def split_markdown(text: str, front: FrontMatter | None = None) -> NoteText:
     """Separate heading text from body text (front matter included as described above)."""
     if front is None:
@@ -64,38 +121,15 @@ def split_markdown(text: str, front: FrontMatter | None = None) -> NoteText:
             heading.extend(_front_matter_text(value))
         elif key.lower() not in _NOT_TEXT_KEYS:
             body.extend(_front_matter_text(value))
-
-    fence: str | None = None
-    paragraph_start: int | None = None  # index in `body` where the open paragraph begins
-    for line in text[front.body_start:].splitlines():
-        if fence is not None:
-            body.append(line)
-            if line.strip().startswith(fence) and set(line.strip()) == {fence[0]}:
-                fence = None
-            continue
-        opening = _FENCE_OPEN.match(line)
-        if opening:
-            fence = opening.group(1)
-            body.append(line)
-            paragraph_start = None
-            continue
-        atx = _ATX.match(line)
-        if atx:
-            heading.append(atx.group(2) or "")
-            paragraph_start = None
-            continue
-        if paragraph_start is not None and _SETEXT.match(line):
-            # a setext underline turns the whole paragraph above it into one heading
-            heading.append(" ".join(body[paragraph_start:]))
-            del body[paragraph_start:]
-            paragraph_start = None
-            continue
-        if line.strip():
-            if paragraph_start is None:
-                paragraph_start = len(body)
-            body.append(line)
-        else:
-            paragraph_start = None
+    for item in markdown_lines(text, front.body_start):
+        if item.kind == "heading":
+            heading.append(item.text)
+        elif item.kind == "setext":
+            # the whole paragraph above the underline is one heading
+            del body[len(body) - item.absorbed:]
+            heading.append(item.text)
+        elif item.kind != "blank":
+            body.append(item.text)
     return NoteText(heading="\n".join(heading), body="\n".join(body))
 
 

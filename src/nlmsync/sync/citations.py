@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import re
 
+from nlmsync.search.markdown import markdown_lines
 from nlmsync.vault import parse_front_matter
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _MAX_MATCH_WORDS = 12
 
 
@@ -29,29 +27,9 @@ def heading_above(text: str, offset: int) -> str | None:
     """The text of the nearest markdown heading (ATX `## X` or setext, underlined with `===`/`---`)
     starting at or before `offset`; code fences and front matter are not headings."""
     heading: str | None = None
-    fence: str | None = None
-    paragraph: list[str] = []
-    position = parse_front_matter(text).body_start
-    for line in text[position:].splitlines(keepends=True):
-        if position > offset:
+    for line in markdown_lines(text, parse_front_matter(text).body_start):
+        if line.offset > offset:
             break
-        bare = line.rstrip("\r\n")
-        fence_match = _FENCE.match(line)
-        if fence_match:
-            marker = fence_match.group(1)[0]
-            fence = None if fence == marker else (fence or marker)
-            paragraph = []
-        elif fence is None:
-            heading_match = _HEADING.match(bare)
-            if heading_match:
-                heading = heading_match.group(2)
-                paragraph = []
-            elif paragraph and _SETEXT.match(bare):
-                heading = " ".join(paragraph)
-                paragraph = []
-            elif bare.strip():
-                paragraph.append(bare.strip())
-            else:
-                paragraph = []
-        position += len(line)
+        if line.kind in ("heading", "setext") and line.text:
+            heading = line.text
     return heading
