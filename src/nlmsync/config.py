@@ -45,6 +45,8 @@ class Settings(BaseModel):
     weight_body: float = Field(default=1.0, ge=0.0, description="Weight of body tokens.")
     weight_heading: float = Field(default=2.5, ge=0.0, description="Weight of heading/title/alias/tag tokens.")
     weight_path: float = Field(default=4.0, ge=0.0, description="Weight of vault-path tokens.")
+    query_stop_words: bool = Field(default=True,
+                                   description="Leave common English words (the, of, what…) out of queries.")
     full_rescan_every: int = Field(default=50, ge=1, description="Full rescan after this many incremental syncs.")
     exclude: list[str] = Field(default_factory=list,
                                description="Glob patterns (vault-relative) of notes never uploaded or served.")

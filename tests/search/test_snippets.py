@@ -6,7 +6,8 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nlmsync.search.snippets import SEPARATOR, extract_snippet, match_terms, query_terms, segment_text
+from nlmsync.search.query import query_terms
+from nlmsync.search.snippets import SEPARATOR, extract_snippet, match_terms, segment_text
 
 INTRO = ("This document starts with a long introduction about the history of the company and its many "
          "offices around the world, which is not relevant here at all. ") * 2

@@ -27,7 +27,8 @@ from nlmsync.errors import PathOutsideVaultError
 from nlmsync.search.bm25 import select
 from nlmsync.search.markdown import note_fields
 from nlmsync.search.postings import DocBatch, DocTerms, PostingsIndex, Weights, doc_terms
-from nlmsync.search.tokenize import TOKENIZER_VERSION, tokenize
+from nlmsync.search.query import query_weights
+from nlmsync.search.tokenize import TOKENIZER_VERSION
 from nlmsync.store import index_cache
 from nlmsync.store.index_cache import CachedDoc, Snapshot
 from nlmsync.vault import (
@@ -129,11 +130,11 @@ class NoteIndex:
 
     def search(self, query: str, limit: int | None = None) -> list[SearchHit]:
         """Notes ranked for `query` (§3.3 order), syncing first when dirty."""
-        tokens = tokenize(query)
+        terms = query_weights(query, stop_words=self.settings.query_stop_words)
         with self._lock:
             if self.dirty:
                 self.sync()
-            ranked = self._postings.rank(tokens, limit)
+            ranked = self._postings.rank(terms, limit)
         return [SearchHit(r.path, r.score, r.matched_terms) for r in ranked]
 
     def selected(self, query: str) -> list[SearchHit]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -340,10 +340,14 @@ class PostingsIndex:
             slots, tfs = slots[live], tfs[live]
         return slots, tfs
 
-    def rank(self, query_tokens: list[str], limit: int | None = None) -> list[RankedDoc]:
-        """Documents with a positive score, best first: score desc, matched terms desc, path asc."""
+    def rank(self, query: Mapping[str, float], limit: int | None = None) -> list[RankedDoc]:
+        """Documents with a positive score, best first: score desc, matched terms desc, path asc.
+
+        `query` maps each query term to its weight (its frequency in the query, `search.query.query_weights`),
+        which multiplies the term's BM25 contribution.
+        """
         n_docs = len(self)
-        query_tf = Counter(query_tokens)
+        query_tf = query
         if not n_docs or not query_tf:
             return []
         avg = self.avg_length()

@@ -33,7 +33,8 @@ from nlmsync.search.chunks import (
     has_timestamps,
     parse_timestamps,
 )
-from nlmsync.search.snippets import extract_snippet, match_terms, query_terms
+from nlmsync.search.query import query_terms
+from nlmsync.search.snippets import extract_snippet, match_terms
 from nlmsync.search.tokenize import tokenize
 
 __all__ = [

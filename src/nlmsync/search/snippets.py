@@ -2,9 +2,9 @@
 
 The content is cut into segments — fenced code blocks and `def`/`class`/`function`/`func` bodies
 whole (bracket matched), the rest by paragraph, long paragraphs by sentence — each with its offsets in
-the original text. With a query, segments are scored with BM25 (`rank_texts` over `tokenize`, stop
-words removed, a query term also matching words it prefixes: `auth` → `authentication`), code gets a
-1.3x bonus and earlier text a slight one; the best segments that fit are joined with " … " in reading
+the original text. With a query, segments are scored with BM25 (`rank_texts` over `tokenize`, the
+query's terms from `search.query.query_terms` — stop words removed —, a query term also matching
+words it prefixes: `auth` → `authentication`), code gets a 1.3x bonus and earlier text a slight one; the best segments that fit are joined with " … " in reading
 order. Without a query (or with no match) the text is truncated at a sentence, word or bracket
 boundary. A snippet never exceeds `max_length` and never splits a grapheme.
 """
@@ -17,9 +17,10 @@ from dataclasses import dataclass
 import regex
 
 from nlmsync.search.bm25 import rank_texts
-from nlmsync.search.tokenize import normalize, tokenize
+from nlmsync.search.query import query_terms
+from nlmsync.search.tokenize import tokenize
 
-__all__ = ["SEPARATOR", "STOP_WORDS", "Segment", "extract_snippet", "match_terms", "query_terms", "segment_text"]
+__all__ = ["SEPARATOR", "Segment", "extract_snippet", "match_terms", "segment_text"]
 
 SEPARATOR = " … "
 TRAILER = " …"
@@ -29,21 +30,6 @@ PARAGRAPH_SPLIT_THRESHOLD = 200
 MIN_PREFIX_MATCH = 3
 SNIPPET_K1 = 1.5
 
-STOP_WORDS = frozenset({
-    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "aren",
-    "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by",
-    "can", "cannot", "could", "did", "didn", "do", "does", "doesn", "doing", "don", "down", "during",
-    "each", "few", "for", "from", "further", "had", "hadn", "has", "hasn", "have", "haven", "having",
-    "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into",
-    "is", "isn", "it", "its", "itself", "just", "let", "me", "more", "most", "my", "myself", "no",
-    "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "ought", "our", "ours",
-    "ourselves", "out", "over", "own", "same", "shan", "she", "should", "shouldn", "so", "some", "such",
-    "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they",
-    "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "wasn", "we",
-    "were", "weren", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with",
-    "won", "would", "wouldn", "you", "your", "yours", "yourself", "yourselves", "s", "t", "d", "ll",
-    "m", "re", "ve",
-})
 
 _FRONT_MATTER = regex.compile(r"\A---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", regex.DOTALL)
 _FENCE_OPEN = regex.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[^\n]*$", regex.MULTILINE)
@@ -61,7 +47,6 @@ _PARAGRAPH_BREAK = regex.compile(r"\n[ \t]*\n\s*")
 _SENTENCE_END = regex.compile(r"(?:[.!?]+[\"')\]]*(?=\s)|[。！？]+)\s*")
 _WORD_GAP = regex.compile(r"\s+")
 _GRAPHEME = regex.compile(r"\X")
-_WORD = regex.compile(r"[\p{L}\p{N}]+")
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {")", "]", "}"}
 
@@ -73,15 +58,6 @@ class Segment:
     start: int
     end: int
     code: bool = False
-
-
-def query_terms(query: str | None) -> list[str]:
-    """The query's tokens with English stop words removed (all tokens if every one is a stop word)."""
-    if not query:
-        return []
-    words = _WORD.findall(normalize(query))
-    kept = [w for w in words if w not in STOP_WORDS]
-    return tokenize(" ".join(kept or words))
 
 
 def match_terms(tokens: Iterable[str], terms: Sequence[str]) -> list[str]:

@@ -36,18 +36,34 @@ def normalize(text: str) -> str:
 def tokenize(text: str) -> list[str]:
     """All tokens of `text`: base tokens in order, then compounds and CJK bigrams (rules 1-5)."""
     normalized = normalize(text)
+    raw, base = base_tokens(normalized)
+    tokens = base + compound_tokens(base)
+    if not normalized.isascii():
+        tokens.extend(cjk_bigrams(raw))
+    return tokens
+
+
+def base_tokens(normalized: str) -> tuple[list[str], list[str]]:
+    """Rules 2-3 on normalized text: every `[\\p{L}\\p{N}]+` run, and those of them 1..80 long (the base tokens)."""
     raw = _BASE_TOKEN.findall(normalized)
-    base = [t for t in raw if len(t) <= MAX_TOKEN_LENGTH]
-    tokens = base + [left + right for left, right in pairwise(base)
-                     if left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH]
-    if normalized.isascii():
-        return tokens
+    return raw, [t for t in raw if len(t) <= MAX_TOKEN_LENGTH]
+
+
+def compound_tokens(base: list[str]) -> list[str]:
+    """Rule 4: each pair of adjacent ASCII base tokens joined (`heap` + `sort` -> `heapsort`), at most 80 long."""
+    return [left + right for left, right in pairwise(base)
+            if left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH]
+
+
+def cjk_bigrams(raw: list[str]) -> list[str]:
+    """Rule 5: the overlapping two-character pieces of every CJK/Hangul run, from tokens of any length."""
+    bigrams: list[str] = []
     for token in raw:
         if token.isascii() or _CJK_CHAR.search(token) is None:
             continue
         for run in _CJK_RUN.findall(token):
-            tokens.extend(run[i:i + 2] for i in range(len(run) - 1))
-    return tokens
+            bigrams.extend(run[i:i + 2] for i in range(len(run) - 1))
+    return bigrams
 
 
 def tokenize_path(path: str) -> list[str]:

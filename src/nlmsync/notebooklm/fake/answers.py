@@ -1,7 +1,7 @@
 """Offline answers for the fake `notebook_query`: the best passages of the asked sources, quoted and cited.
 
 `split_passages` cuts a source into paragraphs (long ones into windows of whole sentences);
-`compose_answer` ranks every passage against the question's content words (`search.snippets.query_terms`:
+`compose_answer` ranks every passage against the question's content words (`search.query.query_terms`:
 stop words dropped, so "what is its …" does not pull in passages for "what") with BM25
 (`search.bm25.rank_texts` over `search.tokenize.tokenize`), weighted by how well the passage's whole source
 matches, and writes an answer quoting the best few, with `citations` {"1": source_id}
@@ -17,7 +17,7 @@ from typing import Any
 import regex
 
 from nlmsync.search.bm25 import rank_texts
-from nlmsync.search.snippets import query_terms
+from nlmsync.search.query import query_terms
 from nlmsync.search.tokenize import tokenize
 
 __all__ = ["NO_ANSWER", "Passage", "compose_answer", "split_passages"]
