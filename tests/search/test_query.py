@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from nlmsync.config import Settings
 from nlmsync.search.index import NoteIndex
 from nlmsync.search.query import COMPOUND_QUERY_WEIGHT, query_terms, query_weights
@@ -58,3 +61,14 @@ def test_split_query_still_finds_the_joined_spelling(tmp_path: Path) -> None:
     hits = NoteIndex(vault, None, Settings(vault=vault)).search("heap sort")
     assert {hit.path for hit in hits} == {"heapsort.md", "heap.md"}
     assert next(h for h in hits if h.path == "heapsort.md").matched_terms == ("heapsort",)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200) | st.lists(
+    st.sampled_from(["the", "What", "heap", "sort", "of", "x" * 40, "y" * 41, "z" * 81, " ", "-", "?"]), max_size=30).map(
+    "".join))
+def test_ascii_queries_get_the_terms_of_the_general_path(text: str) -> None:
+    # U+00B7 is no letter or digit and NFKC keeps it: the same query, not ASCII, so down the general path
+    for stop_words in (True, False):
+        assert list(query_weights(text, stop_words=stop_words).items()) == list(
+            query_weights(text + " \u00b7", stop_words=stop_words).items())
+    assert query_terms(text) == query_terms(text + " \u00b7")

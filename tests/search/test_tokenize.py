@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from nlmsync.search.tokenize import MAX_TOKEN_LENGTH, tokenize, tokenize_path
 
 
@@ -69,3 +72,15 @@ def test_path_tokens() -> None:
 
 def test_path_compounds_do_not_cross_folders() -> None:
     assert "sortingheapsort" not in tokenize_path("sorting/heapsort.md")
+
+
+# ASCII text takes a shortcut (no NFKC, the `re` engine); a separator that is not ASCII (U+00B7, which
+# NFKC keeps and which is neither letter nor digit) sends the same text down the general path.
+_ascii_text = st.text(alphabet=st.characters(max_codepoint=127), max_size=200) | st.lists(
+    st.sampled_from(["heap", "Sort", "x" * 79, "y" * 81, "2nd", "-", " ", "_", "\n", "É", "A1"]), max_size=30).map("".join)
+
+
+@given(_ascii_text)
+def test_ascii_shortcut_gives_the_tokens_of_the_general_path(text: str) -> None:
+    assert tokenize(text) == tokenize(text + " \u00b7")
+    assert tokenize_path(text) == tokenize_path(text + " \u00b7")

@@ -47,14 +47,25 @@ def _split(query: str, stop_words: bool) -> tuple[list[str], list[str]]:
     """The query's plain terms (kept base tokens, then CJK bigrams) and its compound terms."""
     normalized = normalize(query)
     raw, base = base_tokens(normalized)
-    stops = STOP_WORDS if stop_words and any(token not in STOP_WORDS for token in base) else frozenset()
+    stops = STOP_WORDS if stop_words and not STOP_WORDS.issuperset(base) else _NO_STOP_WORDS
+    if normalized.isascii():  # every token is ASCII, and there are no CJK bigrams
+        if stops:
+            plain = [token for token in base if token not in stops]
+            compounds = [left + right for left, right in pairwise(base)
+                         if left not in stops and right not in stops and len(left) + len(right) <= MAX_TOKEN_LENGTH]
+        else:
+            plain = base
+            compounds = [left + right for left, right in pairwise(base) if len(left) + len(right) <= MAX_TOKEN_LENGTH]
+        return plain, compounds
     plain = [token for token in base if token not in stops]
     compounds = [left + right for left, right in pairwise(base)
                  if left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH
                  and left not in stops and right not in stops]
-    if not normalized.isascii():
-        plain.extend(cjk_bigrams(raw))
+    plain.extend(cjk_bigrams(raw))
     return plain, compounds
+
+
+_NO_STOP_WORDS: frozenset[str] = frozenset()
 
 
 def query_weights(query: str, *, stop_words: bool = True) -> dict[str, float]:
@@ -65,10 +76,11 @@ def query_weights(query: str, *, stop_words: bool = True) -> dict[str, float]:
     """
     plain, compounds = _split(query, stop_words)
     weights: dict[str, float] = {}
+    get = weights.get
     for term in plain:
-        weights[term] = weights.get(term, 0.0) + 1.0
+        weights[term] = get(term, 0.0) + 1.0
     for term in compounds:
-        weights[term] = weights.get(term, 0.0) + COMPOUND_QUERY_WEIGHT
+        weights[term] = get(term, 0.0) + COMPOUND_QUERY_WEIGHT
     return weights
 
 
