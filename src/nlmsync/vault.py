@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, NamedTuple
@@ -20,6 +21,9 @@ from typing import Any, NamedTuple
 from nlmsync.errors import InputError, PathOutsideVaultError
 
 IGNORED_DIRS = frozenset({".nlmsync", ".obsidian", ".trash", ".git"})
+# Walk folders through open descriptors where the platform can (each stat then resolves one name).
+_SCANDIR_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 NOTE_SUFFIX = ".md"
 _BINARY_SNIFF_BYTES = 8192
 
@@ -69,12 +73,40 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+@dataclass
+class VaultListing:
+    """What the walk found, as parallel lists (note `i` is `paths[i]`, `mtimes[i]`, `sizes[i]`, on disk at
+    `fs_paths[i]`) in walk order, without duplicates; `skipped` sorted by path. The form the index's
+    rescan compares with its cache: no object per note."""
+
+    paths: list[str] = field(default_factory=list)
+    mtimes: list[int] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=list)
+    fs_paths: list[str] = field(default_factory=list)
+    skipped: list[SkippedNote] = field(default_factory=list)
+
+    def note(self, i: int) -> NoteFile:
+        return NoteFile(self.paths[i], self.mtimes[i], self.sizes[i], self.fs_paths[i])
+
+
 def scan_vault(root: Path) -> VaultScan:
     """Every `.md` note under `root` with its mtime and size, plus what was skipped and why.
 
     Symlinks are followed only while they stay inside the vault; a directory reached twice
     (a loop, or a second link to the same folder) is skipped. Empty notes are skipped here;
-    binary and invalid UTF-8 notes are found when they are read.
+    binary and invalid UTF-8 notes are found when they are read. Notes come sorted by path.
+
+    Raises:
+        InputError: `root` is not a readable directory.
+    """
+    listing = list_vault(root)
+    notes = [NoteFile(*note) for note in zip(listing.paths, listing.mtimes, listing.sizes, listing.fs_paths)]
+    notes.sort()
+    return VaultScan(notes, listing.skipped)
+
+
+def list_vault(root: Path) -> VaultListing:
+    """The walk of `scan_vault` (same notes, same skips), as a `VaultListing` in walk order.
 
     Raises:
         InputError: `root` is not a readable directory.
@@ -82,33 +114,65 @@ def scan_vault(root: Path) -> VaultScan:
     if not root.is_dir():
         raise InputError(f"{root}: vault folder does not exist or is not a directory")
     real_root = os.path.realpath(root)
-    scan = VaultScan()
-    found: list[NoteFile] = []
+    listing = VaultListing()
+    paths, mtimes, sizes, fs_paths, skipped = (listing.paths, listing.mtimes, listing.sizes, listing.fs_paths,
+                                               listing.skipped)
     visited_dirs: set[str] = {real_root}
     suffix = NOTE_SUFFIX
+    renamed = False  # a name changed by NFC: only then can two files have one path
+    is_nfc = unicodedata.is_normalized
+    is_regular = stat.S_ISREG
 
     def canonical(name: str) -> str:
-        if name.isascii() or unicodedata.is_normalized("NFC", name):
+        nonlocal renamed
+        if name.isascii() or is_nfc("NFC", name):
             return name
+        renamed = True
         return unicodedata.normalize("NFC", name)
 
-    def add_note(rel: str, entry: os.DirEntry[str]) -> None:
+    def add_note(rel: str, full: str, entry: os.DirEntry[str]) -> None:
         try:
             st = entry.stat()
         except OSError as exc:
-            scan.skipped.append(SkippedNote(rel, f"unreadable ({exc.strerror})"))
+            skipped.append(SkippedNote(rel, f"unreadable ({exc.strerror})"))
             return
         if not stat.S_ISREG(st.st_mode):
             return
         if st.st_size == 0:
-            scan.skipped.append(SkippedNote(rel, "empty"))
+            skipped.append(SkippedNote(rel, "empty"))
             return
-        found.append(NoteFile(rel, st.st_mtime_ns, st.st_size, entry.path))
+        paths.append(rel)
+        mtimes.append(st.st_mtime_ns)
+        sizes.append(st.st_size)
+        fs_paths.append(full)
 
-    def walk(directory: str, rel_prefix: str, ancestors: frozenset[str]) -> None:
+    def walk(directory: str, real_dir: str, rel_prefix: str, ancestors: frozenset[str]) -> None:
+        """Notes of `directory` (`real_dir` once symlinks are resolved) and, recursively, its folders."""
+        dir_fd = None
+        try:
+            if _SCANDIR_FD:
+                dir_fd = os.open(directory, _DIR_FLAGS)
+            iterator = os.scandir(directory if dir_fd is None else dir_fd)
+        except OSError as exc:
+            if dir_fd is not None:
+                os.close(dir_fd)
+            skipped.append(SkippedNote(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})"))
+            return
+        # With the folder open, each stat looks up one name instead of the whole path. The folder stays
+        # open until its subfolders are walked: its links are looked at through it.
+        try:
+            walk_open(directory, real_dir, rel_prefix, ancestors, iterator)
+        finally:
+            if dir_fd is not None:
+                os.close(dir_fd)
+
+    def walk_open(directory: str, real_dir: str, rel_prefix: str, ancestors: frozenset[str],
+                  iterator: Iterator[os.DirEntry[str]]) -> None:
+        prefix = directory if directory.endswith(os.sep) else directory + os.sep
         others: list[os.DirEntry[str]] = []
         try:
-            with os.scandir(directory) as iterator:
+            with iterator:  # type: ignore[attr-defined]
+                # the hot loop (a vault of 40k notes spends its scan here): one stat per note, nothing else
                 for entry in iterator:
                     name = entry.name
                     try:
@@ -117,10 +181,25 @@ def scan_vault(root: Path) -> VaultScan:
                         continue
                     if not plain_file:
                         others.append(entry)
-                    elif name.endswith(suffix) or name.lower().endswith(suffix):
-                        add_note(rel_prefix + canonical(name), entry)
+                        continue
+                    if not (name.endswith(suffix) or name.lower().endswith(suffix)):
+                        continue
+                    try:
+                        st = entry.stat()
+                    except OSError as exc:
+                        skipped.append(SkippedNote(rel_prefix + canonical(name), f"unreadable ({exc.strerror})"))
+                        continue
+                    if not is_regular(st.st_mode):
+                        continue
+                    if not st.st_size:
+                        skipped.append(SkippedNote(rel_prefix + canonical(name), "empty"))
+                        continue
+                    paths.append(rel_prefix + (name if name.isascii() else canonical(name)))
+                    mtimes.append(st.st_mtime_ns)
+                    sizes.append(st.st_size)
+                    fs_paths.append(prefix + name)
         except OSError as exc:
-            scan.skipped.append(SkippedNote(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})"))
+            skipped.append(SkippedNote(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})"))
             return
         # folders and links by name, so which of two links to one folder is walked does not depend on
         # the order the file system lists them in
@@ -128,6 +207,7 @@ def scan_vault(root: Path) -> VaultScan:
         for entry in others:
             name = canonical(entry.name)
             rel = rel_prefix + name
+            full = prefix + entry.name
             is_note = name.lower().endswith(suffix)
             try:
                 is_link = entry.is_symlink()
@@ -137,44 +217,57 @@ def scan_vault(root: Path) -> VaultScan:
             if is_dir and name in IGNORED_DIRS:
                 continue
             if is_link:
-                target = os.path.realpath(entry.path)
+                target = os.path.realpath(full)
                 if not _within(target, real_root):
                     if is_dir or is_note:
-                        scan.skipped.append(SkippedNote(rel, "outside vault (symlink)"))
+                        skipped.append(SkippedNote(rel, "outside vault (symlink)"))
                     continue
                 if not os.path.exists(target):
                     if is_note:
-                        scan.skipped.append(SkippedNote(rel, "broken symlink"))
+                        skipped.append(SkippedNote(rel, "broken symlink"))
                     continue
                 inside = os.path.relpath(target, real_root).split(os.sep)
                 if any(part in IGNORED_DIRS for part in inside):
                     if is_dir or is_note:
                         ignored = next(part for part in inside if part in IGNORED_DIRS)
-                        scan.skipped.append(SkippedNote(rel, f"symlink into {ignored}/"))
+                        skipped.append(SkippedNote(rel, f"symlink into {ignored}/"))
                     continue
             if is_dir:
-                real = os.path.realpath(entry.path)
+                # a plain folder is where its real parent is (realpath costs a stat per path component)
+                real = target if is_link else os.path.join(real_dir, entry.name)
                 if real in ancestors:
-                    scan.skipped.append(SkippedNote(rel, "symlink loop"))
+                    skipped.append(SkippedNote(rel, "symlink loop"))
                 elif real in visited_dirs:
-                    scan.skipped.append(SkippedNote(rel, "folder already indexed through another link"))
+                    skipped.append(SkippedNote(rel, "folder already indexed through another link"))
                 else:
                     visited_dirs.add(real)
-                    walk(entry.path, rel + "/", ancestors | {real})
+                    walk(full, real, rel + "/", ancestors | {real})
             elif is_note:
-                add_note(rel, entry)
+                add_note(rel, full, entry)
 
-    walk(str(root), "", frozenset({real_root}))
-    found.sort()
+    walk(str(root), real_root, "", frozenset({real_root}))
+    if renamed:
+        _drop_duplicates(listing)
+    skipped.sort(key=lambda s: s.path)
+    return listing
+
+
+def _drop_duplicates(listing: VaultListing) -> None:
+    """Two files whose names differ only in Unicode normalization are one path: keep the first in
+    (path, mtime, size, fs path) order, report the others."""
+    notes = sorted(zip(listing.paths, listing.mtimes, listing.sizes, listing.fs_paths))
+    kept: list[tuple[str, int, int, str]] = []
     previous = None
-    for note in found:
-        if note.path == previous:
-            scan.skipped.append(SkippedNote(note.path, "duplicate name after Unicode normalization"))
+    for note in notes:
+        if note[0] == previous:
+            listing.skipped.append(SkippedNote(note[0], "duplicate name after Unicode normalization"))
             continue
-        scan.notes.append(note)
-        previous = note.path
-    scan.skipped.sort(key=lambda s: s.path)
-    return scan
+        kept.append(note)
+        previous = note[0]
+    listing.paths[:] = [n[0] for n in kept]
+    listing.mtimes[:] = [n[1] for n in kept]
+    listing.sizes[:] = [n[2] for n in kept]
+    listing.fs_paths[:] = [n[3] for n in kept]
 
 
 def _find_by_normalized_name(parent: Path, name: str) -> Path | None:

@@ -13,7 +13,8 @@ from tests.store.helpers import NB, add
 
 from nlmsync.errors import EXIT_USAGE, StateCorruptError, StateError, StateTooNewError, exit_code_for
 from nlmsync.store import StateStore, open_database
-from nlmsync.store.schema import MIGRATION_SET, known_migration_names
+from nlmsync.store.db import open_connection
+from nlmsync.store.schema import MIGRATION_SET, MIGRATIONS_TABLE, known_migration_names
 
 
 def _digest(path: Path) -> str:
@@ -232,3 +233,38 @@ def test_an_empty_sqlite_database_becomes_a_state_file(state_path: Path) -> None
     with StateStore.open(state_path) as store:
         add(store, "a.md", "s1")
         assert [m.path for m in store.all_mappings(NB)] == ["a.md"]
+
+
+def test_open_connection_is_open_database_without_sqlite_utils(state_path: Path) -> None:
+    conn = open_connection(state_path)
+    assert isinstance(conn, sqlite3.Connection)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    applied = [r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ? ORDER BY id",
+                                          [MIGRATION_SET])]
+    assert applied == known_migration_names()
+    conn.close()
+    again = open_connection(state_path)  # up to date: no step applied twice
+    assert again.execute(f"SELECT count(*) FROM {MIGRATIONS_TABLE}").fetchone()[0] == len(applied)
+    again.close()
+
+
+def test_open_connection_refuses_a_newer_file_untouched(state_path: Path) -> None:
+    open_database(state_path).close()
+    conn = sqlite3.connect(state_path)
+    conn.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES (?, ?, 'later')",
+                 [MIGRATION_SET, "9999_future"])
+    conn.commit()
+    conn.close()
+    before = _digest(state_path)
+    with pytest.raises(StateTooNewError):
+        open_connection(state_path)
+    assert _digest(state_path) == before
+
+
+def test_the_migration_history_is_the_one_sqlite_utils_applies() -> None:
+    from sqlite_utils.migrations import Migrations
+
+    from nlmsync.store.schema import migrations
+
+    assert MIGRATIONS_TABLE == Migrations.migrations_table == migrations.migrations_table
+    assert [m.name for m in migrations._migrations] == known_migration_names()

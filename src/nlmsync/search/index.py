@@ -18,11 +18,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sqlite_utils import Database
 
-from nlmsync.config import Settings
 from nlmsync.errors import PathOutsideVaultError
 from nlmsync.search.bm25 import select
 from nlmsync.search.markdown import note_fields
@@ -37,15 +36,38 @@ from nlmsync.vault import (
     decode_note,
     excluded_by_pattern,
     is_note_path,
+    list_vault,
     normalize_rel_path,
     note_problem,
     parse_front_matter,
     resolve_in_vault,
-    scan_vault,
 )
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+    from nlmsync.config import Settings
 
 CACHE_FORMAT = 1
 MERGE_THRESHOLD = 512
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """The settings a `NoteIndex` reads, at `Settings`' defaults (a test keeps them equal): what an index
+    given no `Settings` uses, so that searching needs neither pydantic nor the config module."""
+
+    k1: float = 1.2
+    b: float = 0.75
+    weight_body: float = 1.0
+    weight_heading: float = 2.5
+    weight_path: float = 4.0
+    query_stop_words: bool = True
+    full_rescan_every: int = 50
+    exclude: list[str] = field(default_factory=list)
+    top_n: int = 15
+    cutoff_ratio: float = 0.4
+    min_k: int = 3
 
 
 @dataclass(frozen=True)
@@ -86,10 +108,13 @@ class _Changes:
 class NoteIndex:
     """Field-weighted BM25 over the notes of one vault, optionally cached in a state database."""
 
-    def __init__(self, vault_root: Path, db: Database | None = None, settings: Settings | None = None) -> None:
+    def __init__(self, vault_root: Path, db: Database | sqlite3.Connection | None = None,
+                 settings: Settings | IndexSettings | None = None) -> None:
+        """`db` is the state file (`store.db.open_connection`, or `open_database`'s sqlite-utils
+        `Database`), None for an index kept only in memory; `settings` default to `IndexSettings()`."""
         self.vault_root = Path(vault_root)
         self.db = db
-        self.settings = settings if settings is not None else Settings(vault=self.vault_root)
+        self.settings = settings if settings is not None else IndexSettings()
         self.weights = Weights(self.settings.weight_body, self.settings.weight_heading, self.settings.weight_path)
         self._postings = PostingsIndex(self.weights, self.settings.k1, self.settings.b,
                                        merge_threshold=MERGE_THRESHOLD)
@@ -189,27 +214,34 @@ class NoteIndex:
                                seconds=time.perf_counter() - started)
 
     def _rescan_all(self) -> _Changes:
-        scan = scan_vault(self.vault_root)
+        """Walk the whole vault; read only the notes whose (mtime_ns, size) differ from what was indexed.
+
+        For a vault of tens of thousands of notes this is most of a fresh process's first search: the
+        comparison is made whole-dict (in C), and only what changed gets a Python loop."""
+        listing = list_vault(self.vault_root)
         changes = _Changes(DocBatch(MERGE_THRESHOLD))
-        present = {note.path for note in scan.notes}
-        for path in list(self._stats):
-            if path not in present:
-                changes.removed.append(path)
-                del self._stats[path]
-        still_skipped = present | {skip.path for skip in scan.skipped}
-        for path in list(self._skipped):
-            if path not in still_skipped:
+        stats = self._stats
+        found = dict(zip(listing.paths, zip(listing.mtimes, listing.sizes)))
+        for path in sorted(stats.keys() - found.keys()):
+            changes.removed.append(path)
+            del stats[path]
+        if self._skipped:
+            skipped_now = {skip.path for skip in listing.skipped}
+            for path in [p for p in self._skipped if p not in found and p not in skipped_now]:
                 del self._skipped[path]
                 changes.skipped[path] = CachedDoc.deleted(path)
-        for note in scan.notes:
-            known = self._stats.get(note.path)
-            skipped = self._skipped.get(note.path)
-            if known == (note.mtime_ns, note.size) or (
-                    skipped is not None and (skipped.mtime_ns, skipped.size) == (note.mtime_ns, note.size)):
-                changes.unchanged += 1
-                continue
-            self._load(note, changes)
-        for skip in scan.skipped:
+        changed = sorted(path for path, _ in found.items() - stats.items())
+        changes.unchanged = len(found) - len(changed)
+        if changed:
+            position = dict(zip(listing.paths, range(len(listing.paths))))
+            for path in changed:
+                note = listing.note(position[path])
+                skipped = self._skipped.get(path)
+                if skipped is not None and (skipped.mtime_ns, skipped.size) == (note.mtime_ns, note.size):
+                    changes.unchanged += 1
+                    continue
+                self._load(note, changes)
+        for skip in listing.skipped:
             self._skip(CachedDoc.skipped(skip.path, 0, 0, skip.reason), changes)
         return changes
 
@@ -306,24 +338,23 @@ class NoteIndex:
             return
         rows = index_cache.load_docs(self.db)
         snapshot = index_cache.load_snapshot(self.db)
-        overridden = {row.path for row in rows}
-        overlay: list[DocTerms] = []
+        stats = self._stats
+        if snapshot is not None:
+            # dead slots have no path (""); a row hides the snapshot's entry for its path
+            overridden = {row.path for row in rows}
+            base_paths = [p if p and p not in overridden else None for p in snapshot.paths] if overridden \
+                else [p or None for p in snapshot.paths]
+            stats.update(zip(snapshot.paths, zip(snapshot.mtimes.tolist(), snapshot.sizes.tolist())))
+            for path in overridden | {""}:
+                stats.pop(path, None)
+            self._postings.load_base(snapshot.terms, snapshot.offsets, snapshot.slots, snapshot.tfs, base_paths,
+                                     snapshot.lengths)
         for row in rows:
             if row.kind == index_cache.SKIPPED:
                 self._skipped[row.path] = row
             elif row.kind == index_cache.INDEXED and row.terms:  # empty or unreadable terms: re-read the note
-                overlay.append(DocTerms(row.path, row.terms, row.lengths))
-                self._stats[row.path] = (row.mtime_ns, row.size)
-        if snapshot is not None:
-            base_paths = [p if p and p not in overridden else None for p in snapshot.paths]
-            stats = self._stats
-            for path, mtime_ns, size in zip(base_paths, snapshot.mtimes.tolist(), snapshot.sizes.tolist()):
-                if path is not None:
-                    stats[path] = (mtime_ns, size)
-            self._postings.load_base(snapshot.terms, snapshot.offsets, snapshot.slots, snapshot.tfs, base_paths,
-                                     snapshot.lengths)
-        for doc in overlay:
-            self._postings.add(doc)
+                self._postings.add(DocTerms(row.path, row.terms, row.lengths))
+                stats[row.path] = (row.mtime_ns, row.size)
 
     def _persist(self, changes: _Changes, merged: bool) -> None:
         if self.db is None:

@@ -2,20 +2,43 @@
 
 `StateStore` is the API; `open_database` opens the file for modules that keep their own tables in it
 (the search index cache).
+
+The names below are imported on first use, so `import nlmsync.store.index_cache` (what a search in a
+fresh process needs) does not pay for the registry, the eviction queues and sqlite-utils.
 """
 
-from nlmsync.store._compaction import CompactionReport
-from nlmsync.store._lru import LruEntry
-from nlmsync.store._models import (
-    EvictionRecord,
-    Message,
-    PendingDeletion,
-    QueryRecord,
-    ReconcileResult,
-    SourceMapping,
-)
-from nlmsync.store.db import check_state_file, open_database
-from nlmsync.store.state import StateStore
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nlmsync.store._compaction import CompactionReport
+    from nlmsync.store._lru import LruEntry
+    from nlmsync.store._models import (
+        EvictionRecord,
+        Message,
+        PendingDeletion,
+        QueryRecord,
+        ReconcileResult,
+        SourceMapping,
+    )
+    from nlmsync.store.db import check_state_file, open_database
+    from nlmsync.store.state import StateStore
+
+_EXPORTS = {
+    "CompactionReport": "nlmsync.store._compaction",
+    "EvictionRecord": "nlmsync.store._models",
+    "LruEntry": "nlmsync.store._lru",
+    "Message": "nlmsync.store._models",
+    "PendingDeletion": "nlmsync.store._models",
+    "QueryRecord": "nlmsync.store._models",
+    "ReconcileResult": "nlmsync.store._models",
+    "SourceMapping": "nlmsync.store._models",
+    "StateStore": "nlmsync.store.state",
+    "check_state_file": "nlmsync.store.db",
+    "open_database": "nlmsync.store.db",
+}
 
 __all__ = [
     "CompactionReport",
@@ -30,3 +53,16 @@ __all__ = [
     "check_state_file",
     "open_database",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -9,11 +9,14 @@ from __future__ import annotations
 import shlex
 import sqlite3
 from pathlib import Path
-
-from sqlite_utils import Database
+from typing import TYPE_CHECKING
 
 from nlmsync.errors import StateCorruptError, StateError, StateTooNewError
-from nlmsync.store.schema import MIGRATION_SET, known_migration_names, migrations
+from nlmsync.store import schema
+from nlmsync.store.schema import MIGRATION_SET, MIGRATIONS_TABLE, known_migration_names
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_SECONDS = 30.0
@@ -106,9 +109,9 @@ def _read_history(path: Path, *, immutable: bool) -> tuple[list[str], bool]:
             raise _corrupt(path, f"integrity check: {problems[0]}")
         tables = {row[0] for row in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
-        applied = [] if migrations.migrations_table not in tables else [row[0] for row in conn.execute(
-            f"SELECT name FROM {migrations.migrations_table} WHERE migration_set = ?", [MIGRATION_SET])]
-        return applied, bool(tables - {migrations.migrations_table})
+        applied = [] if MIGRATIONS_TABLE not in tables else [row[0] for row in conn.execute(
+            f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ?", [MIGRATION_SET])]
+        return applied, bool(tables - {MIGRATIONS_TABLE})
     except sqlite3.OperationalError as exc:
         if "locked" in str(exc) or "busy" in str(exc):
             raise StateError(f"{path}: state file is busy ({exc})") from None
@@ -119,11 +122,10 @@ def _read_history(path: Path, *, immutable: bool) -> tuple[list[str], bool]:
         conn.close()
 
 
-def open_database(path: Path) -> Database:
-    """Open (creating if needed) the state database at `path` and bring its schema up to date.
-
-    The connection is made with `check_same_thread=False` (callers serialize access), WAL mode, and a
-    busy timeout so short writes by another process are waited for.
+def open_connection(path: Path) -> sqlite3.Connection:
+    """`open_database` as a plain `sqlite3` connection: the same checks, WAL and migrations, but
+    sqlite-utils is imported only when the file needs a migration step (a new or older file). What a
+    fresh process answering one search uses (the index cache needs nothing more).
 
     Raises:
         StateCorruptError, StateTooNewError, StateError: see `check_state_file`; the file is untouched.
@@ -135,9 +137,16 @@ def open_database(path: Path) -> Database:
     except (OSError, sqlite3.Error) as exc:
         raise StateError(f"{path}: cannot open state file ({exc})") from None
     try:
-        db = Database(conn)
-        db.enable_wal()
-        migrate(db, path)
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode=wal")
+        applied = _applied(conn)
+        unknown = _unknown_migrations(applied)
+        if unknown:
+            raise _too_new(path, unknown)
+        if set(known_migration_names()) - set(applied):
+            from sqlite_utils import Database
+
+            migrate(Database(conn), path)
     except sqlite3.DatabaseError as exc:
         conn.close()
         if isinstance(exc, sqlite3.OperationalError):
@@ -146,7 +155,34 @@ def open_database(path: Path) -> Database:
     except BaseException:
         conn.close()
         raise
-    return db
+    return conn
+
+
+def _applied(conn: sqlite3.Connection) -> list[str]:
+    """The names of the nlmsync schema steps recorded in the file (none for a new file)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [MIGRATIONS_TABLE]).fetchone():
+        return [row[0] for row in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ?",
+                                               [MIGRATION_SET])]
+    return []
+
+
+def open_database(path: Path) -> Database:
+    """Open (creating if needed) the state database at `path` and bring its schema up to date.
+
+    The connection is made with `check_same_thread=False` (callers serialize access), WAL mode, and a
+    busy timeout so short writes by another process are waited for.
+
+    Raises:
+        StateCorruptError, StateTooNewError, StateError: see `check_state_file`; the file is untouched.
+    """
+    from sqlite_utils import Database
+
+    conn = open_connection(path)
+    try:
+        return Database(conn)
+    except BaseException:
+        conn.close()
+        raise
 
 
 def migrate(db: Database, path: Path | str = "state file") -> None:
@@ -155,6 +191,7 @@ def migrate(db: Database, path: Path | str = "state file") -> None:
     Raises:
         StateTooNewError: the history names a step this version does not know (nothing is written).
     """
+    migrations = schema.migrations
     applied = [m.name for m in migrations.applied(db)]
     unknown = _unknown_migrations(applied)
     if unknown:

@@ -20,21 +20,69 @@ which describes one note completely.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
+import sqlite3
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 import numpy as np
-from sqlite_utils import Database
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 SIGNATURE_KEY = "signature"
 INDEXED, SKIPPED, DELETED = "indexed", "skipped", "deleted"
 
+# Every function takes the state file as a plain `sqlite3` connection (what `store.db.open_connection`
+# gives, and all a search needs) or as the sqlite-utils `Database` around one (what `StateStore` has).
+Connection: TypeAlias = "sqlite3.Connection | Database"
 
-def create_tables(db: Database) -> None:
+
+_savepoint_ids = itertools.count()
+
+
+def _conn(db: Connection) -> sqlite3.Connection:
+    return db if isinstance(db, sqlite3.Connection) else db.conn
+
+
+@contextlib.contextmanager
+def _atomic(conn: sqlite3.Connection) -> Iterator[None]:
+    """One transaction, or a savepoint inside the caller's (sqlite-utils' `Database.atomic`, on a plain
+    connection)."""
+    if conn.in_transaction:
+        savepoint = f"index_cache_{next(_savepoint_ids)}"
+        conn.execute(f"SAVEPOINT {savepoint}")
+        try:
+            yield
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute(f"ROLLBACK TO SAVEPOINT {savepoint}")
+                conn.execute(f"RELEASE SAVEPOINT {savepoint}")
+            raise
+        else:
+            conn.execute(f"RELEASE SAVEPOINT {savepoint}")
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        conn.rollback()
+        raise
+    else:
+        try:
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.rollback()
+            raise
+
+
+def create_tables(db: Connection) -> None:
     """Create the index cache tables (migration 0001)."""
+    db = _conn(db)
     db.execute("CREATE TABLE IF NOT EXISTS index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     db.execute(
         "CREATE TABLE IF NOT EXISTS index_docs ("
@@ -85,15 +133,15 @@ class Snapshot:
     tfs: np.ndarray
 
 
-def load_signature(db: Database) -> str | None:
-    row = db.execute("SELECT value FROM index_meta WHERE key = ?", [SIGNATURE_KEY]).fetchone()
+def load_signature(db: Connection) -> str | None:
+    row = _conn(db).execute("SELECT value FROM index_meta WHERE key = ?", [SIGNATURE_KEY]).fetchone()
     return row[0] if row else None
 
 
-def load_docs(db: Database) -> list[CachedDoc]:
+def load_docs(db: Connection) -> list[CachedDoc]:
     """Every row; a corrupt `terms` value comes back as an empty dict (the caller re-reads that note)."""
     docs: list[CachedDoc] = []
-    cursor = db.execute("SELECT path, kind, mtime_ns, size, skip_reason, body_len, heading_len, path_len, terms"
+    cursor = _conn(db).execute("SELECT path, kind, mtime_ns, size, skip_reason, body_len, heading_len, path_len, terms"
                         " FROM index_docs")
     for path, kind, mtime_ns, size, reason, b, h, p, raw_terms in cursor:
         terms = None
@@ -111,9 +159,9 @@ def _crc(paths: bytes, vocab: bytes) -> int:
     return zlib.crc32(vocab, zlib.crc32(paths))
 
 
-def load_snapshot(db: Database) -> Snapshot | None:
+def load_snapshot(db: Connection) -> Snapshot | None:
     """The stored snapshot, or None when there is none or its parts do not fit together."""
-    row = db.execute("SELECT crc, paths, mtimes, sizes, lengths, vocab, offsets, slots, tfs"
+    row = _conn(db).execute("SELECT crc, paths, mtimes, sizes, lengths, vocab, offsets, slots, tfs"
                      " FROM index_snapshot WHERE id = 1").fetchone()
     if row is None:
         return None
@@ -148,18 +196,20 @@ _UPSERT = ("INSERT OR REPLACE INTO index_docs (path, kind, mtime_ns, size, skip_
            " path_len, terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
-def clear(db: Database, signature: str) -> None:
+def clear(db: Connection, signature: str) -> None:
     """Drop the whole cache and record the signature the next build will have."""
-    with db.atomic():
+    db = _conn(db)
+    with _atomic(db):
         db.execute("DELETE FROM index_docs")
         db.execute("DELETE FROM index_snapshot")
         db.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [SIGNATURE_KEY, signature])
 
 
-def write_changes(db: Database, rows: Iterable[CachedDoc]) -> None:
+def write_changes(db: Connection, rows: Iterable[CachedDoc]) -> None:
     """Add or replace rows (indexed, skipped or deleted notes) in one transaction."""
-    with db.atomic():
-        db.conn.executemany(_UPSERT, [_row(d) for d in rows])
+    db = _conn(db)
+    with _atomic(db):
+        db.executemany(_UPSERT, [_row(d) for d in rows])
 
 
 def _blob(array: np.ndarray, dtype: type) -> memoryview:
@@ -167,13 +217,14 @@ def _blob(array: np.ndarray, dtype: type) -> memoryview:
     return memoryview(np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8))
 
 
-def write_snapshot(db: Database, snapshot: Snapshot, rows: Iterable[CachedDoc], signature: str) -> None:
+def write_snapshot(db: Connection, snapshot: Snapshot, rows: Iterable[CachedDoc], signature: str) -> None:
     """Replace the snapshot, and every row with `rows`, in one transaction."""
     paths = "\0".join(p or "" for p in snapshot.paths).encode("utf-8")
     vocab = "\n".join(snapshot.terms).encode("utf-8")
-    with db.atomic():
+    db = _conn(db)
+    with _atomic(db):
         db.execute("DELETE FROM index_docs")
-        db.conn.executemany(_UPSERT, [_row(d) for d in rows])
+        db.executemany(_UPSERT, [_row(d) for d in rows])
         db.execute("INSERT OR REPLACE INTO index_snapshot (id, crc, paths, mtimes, sizes, lengths, vocab, offsets,"
                    " slots, tfs) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    [_crc(paths, vocab), paths, _blob(snapshot.mtimes, np.int64), _blob(snapshot.sizes, np.int64),

@@ -7,17 +7,22 @@ deletions, conversations and query records.
 
 from __future__ import annotations
 
-from sqlite_utils import Database
-from sqlite_utils.migrations import Migrations
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from nlmsync.store import index_cache
 
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+    from sqlite_utils.migrations import Migrations
+
 MIGRATION_SET = "nlmsync"
+# sqlite-utils' `Migrations.migrations_table`; a test checks they agree. Named here so that reading a
+# file's history (every open) does not import sqlite-utils.
+MIGRATIONS_TABLE = "_sqlite_migrations"
 
-migrations = Migrations(MIGRATION_SET)
 
-
-@migrations(name="0001_index_cache")
 def _index_cache_tables(db: Database) -> None:
     index_cache.create_tables(db)
 
@@ -106,12 +111,36 @@ CREATE INDEX query_records_by_conversation ON query_records (notebook_id, conver
 """
 
 
-@migrations(name="0002_state")
 def _state_tables(db: Database) -> None:
     for statement in _STATE_TABLES.split(";"):
         if statement.strip():
             db.execute(statement)
 
 
+# The history, in order: (name, step).
+_STEPS: list[tuple[str, Callable[[Database], None]]] = [
+    ("0001_index_cache", _index_cache_tables),
+    ("0002_state", _state_tables),
+]
+
+
 def known_migration_names() -> list[str]:
-    return [m.name for m in migrations._migrations]
+    return [name for name, _ in _STEPS]
+
+
+@functools.cache
+def _migrations() -> Migrations:
+    from sqlite_utils.migrations import Migrations
+
+    built = Migrations(MIGRATION_SET)
+    for name, step in _STEPS:
+        built(name=name)(step)
+    return built
+
+
+def __getattr__(name: str) -> Any:
+    # `migrations` (the sqlite-utils object that applies the steps) is built on first use: only a file
+    # that needs a step pays for importing sqlite-utils
+    if name == "migrations":
+        return _migrations()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
