@@ -17,6 +17,7 @@ import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,7 @@ from nlmsync.store.index_cache import CachedDoc, Snapshot
 from nlmsync.vault import (
     NoteFile,
     SkippedNote,
+    VaultListing,
     decode_note,
     excluded_by_pattern,
     is_note_path,
@@ -119,7 +121,8 @@ class NoteIndex:
         self._postings = PostingsIndex(self.weights, self.settings.k1, self.settings.b,
                                        merge_threshold=MERGE_THRESHOLD)
         self._lock = threading.RLock()
-        self._stats: dict[str, tuple[int, int]] = {}
+        self._stats_dict: dict[str, tuple[int, int]] = {}
+        self._base_stats: tuple[list[str | None], np.ndarray, np.ndarray] | None = None
         self._skipped: dict[str, CachedDoc] = {}
         self._loaded = False
         self._full_rescan = True
@@ -128,6 +131,22 @@ class NoteIndex:
         self._incremental_syncs = 0
         self._rewrite_cache = False
         self.notes_read = 0
+
+    @property
+    def _stats(self) -> dict[str, tuple[int, int]]:
+        """(mtime_ns, size) of every indexed note, by path.
+
+        Right after hydration the snapshot's part of it is still the snapshot's arrays (`_base_stats`): a
+        new process whose vault did not change compares them whole and never needs them as a dict. The
+        first use of the dict fills it in."""
+        if self._base_stats is not None:
+            paths, mtimes, sizes = self._base_stats
+            self._base_stats = None
+            stats = dict(zip(paths, zip(mtimes.tolist(), sizes.tolist())))
+            stats.pop(None, None)  # type: ignore[call-overload]
+            stats.update(self._stats_dict)
+            self._stats_dict = stats  # type: ignore[assignment]
+        return self._stats_dict
 
     # --- dirty model (§4.1) ---
 
@@ -191,7 +210,8 @@ class NoteIndex:
                     # an unreadable cache is rebuilt from the vault, and written whole when possible
                     self._postings = PostingsIndex(self.weights, self.settings.k1, self.settings.b,
                                                    merge_threshold=MERGE_THRESHOLD)
-                    self._stats.clear()
+                    self._stats_dict = {}
+                    self._base_stats = None
                     self._skipped.clear()
                     self._rewrite_cache = True
                 self._loaded = True
@@ -216,34 +236,69 @@ class NoteIndex:
     def _rescan_all(self) -> _Changes:
         """Walk the whole vault; read only the notes whose (mtime_ns, size) differ from what was indexed.
 
-        For a vault of tens of thousands of notes this is most of a fresh process's first search: the
-        comparison is made whole-dict (in C), and only what changed gets a Python loop."""
+        For a vault of tens of thousands of notes this is most of a fresh process's first search, so
+        the notes are compared whole (numpy against the snapshot, or dict against dict), and only what
+        changed gets a Python loop."""
         listing = list_vault(self.vault_root)
         changes = _Changes(DocBatch(MERGE_THRESHOLD))
-        stats = self._stats
-        found = dict(zip(listing.paths, zip(listing.mtimes, listing.sizes)))
-        for path in sorted(stats.keys() - found.keys()):
+        if self._base_stats is not None:
+            candidates, gone = self._compare_with_snapshot(listing)
+        else:
+            candidates, gone = self._compare_with_stats(listing)
+        for path in gone:
             changes.removed.append(path)
-            del stats[path]
+            del self._stats[path]
         if self._skipped:
-            skipped_now = {skip.path for skip in listing.skipped}
-            for path in [p for p in self._skipped if p not in found and p not in skipped_now]:
+            found = set(listing.paths)
+            found.update(skip.path for skip in listing.skipped)
+            for path in [p for p in self._skipped if p not in found]:
                 del self._skipped[path]
                 changes.skipped[path] = CachedDoc.deleted(path)
-        changed = sorted(path for path, _ in found.items() - stats.items())
-        changes.unchanged = len(found) - len(changed)
-        if changed:
-            position = dict(zip(listing.paths, range(len(listing.paths))))
-            for path in changed:
-                note = listing.note(position[path])
-                skipped = self._skipped.get(path)
-                if skipped is not None and (skipped.mtime_ns, skipped.size) == (note.mtime_ns, note.size):
-                    changes.unchanged += 1
-                    continue
-                self._load(note, changes)
+        changes.unchanged = len(listing.paths) - len(candidates)
+        # while the snapshot's stats are arrays, a candidate is either a snapshot note that changed or one
+        # that is not in the snapshot: only the dict can know the latter (and the dict stays unfilled)
+        stats = self._stats_dict if self._base_stats is not None else self._stats
+        for i in sorted(candidates, key=listing.paths.__getitem__):
+            note = listing.note(i)
+            skipped = self._skipped.get(note.path)
+            if stats.get(note.path) == (note.mtime_ns, note.size) or (
+                    skipped is not None and (skipped.mtime_ns, skipped.size) == (note.mtime_ns, note.size)):
+                changes.unchanged += 1
+                continue
+            self._load(note, changes)
         for skip in listing.skipped:
             self._skip(CachedDoc.skipped(skip.path, 0, 0, skip.reason), changes)
         return changes
+
+    def _compare_with_snapshot(self, listing: VaultListing) -> tuple[list[int], list[str]]:
+        """`_compare_with_stats` while the snapshot's stats are still arrays: the listed notes that are not
+        in the snapshot with the same (mtime_ns, size), and the indexed notes the walk did not find."""
+        assert self._base_stats is not None
+        base_paths, base_mtimes, base_sizes = self._base_stats
+        count = len(listing.paths)
+        slots = np.fromiter(map(self._postings.slot_of.get, listing.paths, repeat(-1)), dtype=np.int64, count=count)
+        in_base = slots >= 0
+        at = np.where(in_base, slots, 0)
+        same = (in_base & (base_mtimes[at] == np.array(listing.mtimes, dtype=np.int64))
+                & (base_sizes[at] == np.array(listing.sizes, dtype=np.int64)))
+        seen = np.zeros(len(base_paths), dtype=bool)
+        seen[slots[in_base]] = True
+        gone = [base_paths[slot] for slot in np.flatnonzero(self._postings.alive & ~seen).tolist()]
+        if self._stats_dict:  # notes indexed since the snapshot (rows of the cache)
+            found = set(listing.paths)
+            gone.extend(path for path in self._stats_dict if path not in found)
+        return np.flatnonzero(~same).tolist(), sorted(gone)  # type: ignore[arg-type]
+
+    def _compare_with_stats(self, listing: VaultListing) -> tuple[list[int], list[str]]:
+        """The listed notes whose (mtime_ns, size) differ from what was indexed (or were not indexed),
+        as positions in `listing`, and the indexed notes the walk did not find."""
+        stats = self._stats
+        found = dict(zip(listing.paths, zip(listing.mtimes, listing.sizes)))
+        changed = found.items() - stats.items()
+        if not changed:
+            return [], sorted(stats.keys() - found.keys())
+        position = dict(zip(listing.paths, range(len(listing.paths))))
+        return [position[path] for path, _ in changed], sorted(stats.keys() - found.keys())
 
     def _rescan_paths(self, deleted: set[str], modified: set[str]) -> _Changes:
         changes = _Changes(DocBatch(MERGE_THRESHOLD))
@@ -338,23 +393,20 @@ class NoteIndex:
             return
         rows = index_cache.load_docs(self.db)
         snapshot = index_cache.load_snapshot(self.db)
-        stats = self._stats
         if snapshot is not None:
             # dead slots have no path (""); a row hides the snapshot's entry for its path
             overridden = {row.path for row in rows}
             base_paths = [p if p and p not in overridden else None for p in snapshot.paths] if overridden \
                 else [p or None for p in snapshot.paths]
-            stats.update(zip(snapshot.paths, zip(snapshot.mtimes.tolist(), snapshot.sizes.tolist())))
-            for path in overridden | {""}:
-                stats.pop(path, None)
             self._postings.load_base(snapshot.terms, snapshot.offsets, snapshot.slots, snapshot.tfs, base_paths,
                                      snapshot.lengths)
+            self._base_stats = (list(base_paths), snapshot.mtimes, snapshot.sizes)
         for row in rows:
             if row.kind == index_cache.SKIPPED:
                 self._skipped[row.path] = row
             elif row.kind == index_cache.INDEXED and row.terms:  # empty or unreadable terms: re-read the note
                 self._postings.add(DocTerms(row.path, row.terms, row.lengths))
-                stats[row.path] = (row.mtime_ns, row.size)
+                self._stats_dict[row.path] = (row.mtime_ns, row.size)
 
     def _persist(self, changes: _Changes, merged: bool) -> None:
         if self.db is None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,7 +146,8 @@ class PostingsIndex:
         self.k1 = k1
         self.b = b
         self.merge_threshold = merge_threshold
-        self.terms: list[str] = []  # sorted: a term's id is its position (looked up by bisection)
+        # sorted: a term's id is its position (looked up by bisection, or by `find` on a cache's Vocabulary)
+        self.terms: Sequence[str] = []
         self.offsets = np.zeros(1, dtype=np.int64)
         self.slots = np.zeros(0, dtype=np.int32)
         self.tfs = np.zeros(0, dtype=np.float64)
@@ -297,17 +298,22 @@ class PostingsIndex:
         self.overlay_postings = {}
         self._norm_cache = None
 
-    def load_base(self, terms: list[str], offsets: np.ndarray, slots: np.ndarray, tfs: np.ndarray,
+    def load_base(self, terms: Sequence[str], offsets: np.ndarray, slots: np.ndarray, tfs: np.ndarray,
                   base_paths: list[str | None], base_lengths: np.ndarray) -> None:
-        """Install a persisted base (slots whose path is None are dead)."""
+        """Install a persisted base (slots whose path is None are dead). `terms` may be any sorted sequence
+        with a `find(term) -> id | None` (the cache's `Vocabulary`) or a list."""
         self.terms = terms
         self.offsets, self.slots, self.tfs = offsets, slots, tfs
         self.base_paths = base_paths
         self.base_lengths = base_lengths
-        self.alive = np.array([p is not None for p in base_paths], dtype=bool)
-        self.dead = int(len(base_paths) - self.alive.sum())
-        self.slot_of = {p: i for i, p in enumerate(base_paths) if p is not None}
-        live_totals = base_lengths[self.alive].sum(axis=0) if len(base_paths) else np.zeros(3, dtype=np.int64)
+        slot_of: dict[str | None, int] = dict(zip(base_paths, range(len(base_paths))))
+        slot_of.pop(None, None)
+        self.slot_of = slot_of  # type: ignore[assignment]
+        self.dead = len(base_paths) - len(slot_of)
+        self.alive = np.array([p is not None for p in base_paths], dtype=bool) if self.dead \
+            else np.ones(len(base_paths), dtype=bool)
+        live_lengths = base_lengths[self.alive] if self.dead else base_lengths
+        live_totals = live_lengths.sum(axis=0) if len(base_paths) else np.zeros(3, dtype=np.int64)
         self.totals = [int(live_totals[0]), int(live_totals[1]), int(live_totals[2])]
         for doc in self.overlay.values():
             self._count(doc.lengths, +1)
@@ -326,6 +332,8 @@ class PostingsIndex:
         return self._norm_cache[1]
 
     def _term_id(self, term: str) -> int | None:
+        if type(self.terms) is not list:  # a cache's Vocabulary (see load_base): no Python call per probe
+            return self.terms.find(term)  # type: ignore[attr-defined]
         pos = bisect_left(self.terms, term)
         return pos if pos < len(self.terms) and self.terms[pos] == term else None
 
