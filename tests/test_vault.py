@@ -12,6 +12,7 @@ from nlmsync.vault import (
     excluded_by_pattern,
     is_excluded,
     is_note_path,
+    list_vault,
     matches_exclude,
     normalize_rel_path,
     parse_front_matter,
@@ -164,3 +165,25 @@ def test_scan_skips_links_into_folders_never_indexed(vault: Path) -> None:
     assert reasons["settings.md"] == "symlink into .obsidian/"
     assert reasons["config"] == "symlink into .obsidian/"
     assert not any(n.path in ("settings.md",) or n.path.startswith("config/") for n in scan.notes)
+
+
+def test_walk_finds_notes_under_nfd_names_on_disk_and_one_of_two_that_normalize_alike(vault: Path) -> None:
+    nfd_folder, nfd_note = unicodedata.normalize("NFD", "café"), unicodedata.normalize("NFD", "crème.md")
+    (vault / nfd_folder).mkdir()
+    (vault / nfd_folder / "menu.md").write_text("espresso")
+    (vault / nfd_folder / nfd_note).write_text("brûlée")
+    (vault / "twin").mkdir()
+    (vault / "twin" / unicodedata.normalize("NFC", "é.md")).write_text("composed")
+    (vault / "twin" / unicodedata.normalize("NFD", "é.md")).write_text("decomposed")
+    listing = list_vault(vault)
+    notes = {listing.note(i).path: listing.note(i) for i in range(len(listing.paths))}
+    cafe = unicodedata.normalize("NFC", "café")
+    for rel in (f"{cafe}/menu.md", f"{cafe}/{unicodedata.normalize('NFC', 'crème.md')}"):
+        assert Path(notes[rel].fs_path).is_file(), rel  # the NFD name on disk, found by its NFC path
+    twin = unicodedata.normalize("NFC", "twin/é.md")
+    assert Path(notes[twin].fs_path).is_file()
+    assert [s.reason for s in listing.skipped if s.path == twin] == ["duplicate name after Unicode normalization"]
+    assert sorted(listing.paths) == [n.path for n in scan_vault(vault).notes]
+    assert len(listing.paths) == len(set(listing.paths))
+    plain = notes["cooking/sourdough.md"]
+    assert Path(plain.fs_path).samefile(vault / "cooking" / "sourdough.md")

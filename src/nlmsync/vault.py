@@ -75,18 +75,23 @@ def _within(path: str, root: str) -> bool:
 
 @dataclass
 class VaultListing:
-    """What the walk found, as parallel lists (note `i` is `paths[i]`, `mtimes[i]`, `sizes[i]`, on disk at
-    `fs_paths[i]`) in walk order, without duplicates; `skipped` sorted by path. The form the index's
-    rescan compares with its cache: no object per note."""
+    """What the walk found, as parallel lists (note `i` is `paths[i]`, `mtimes[i]`, `sizes[i]`) in walk
+    order, without duplicates; `skipped` sorted by path. The form the index's rescan compares with its
+    cache: no object per note."""
 
+    root: str
     paths: list[str] = field(default_factory=list)
     mtimes: list[int] = field(default_factory=list)
     sizes: list[int] = field(default_factory=list)
-    fs_paths: list[str] = field(default_factory=list)
     skipped: list[SkippedNote] = field(default_factory=list)
+    # where note i is on disk when that is not `root`/`paths[i]` (a name that is not NFC on disk)
+    renamed: dict[int, str] = field(default_factory=dict)
+
+    def fs_path(self, i: int) -> str:
+        return self.renamed.get(i) or os.path.join(self.root, self.paths[i])
 
     def note(self, i: int) -> NoteFile:
-        return NoteFile(self.paths[i], self.mtimes[i], self.sizes[i], self.fs_paths[i])
+        return NoteFile(self.paths[i], self.mtimes[i], self.sizes[i], self.fs_path(i))
 
 
 def scan_vault(root: Path) -> VaultScan:
@@ -100,7 +105,7 @@ def scan_vault(root: Path) -> VaultScan:
         InputError: `root` is not a readable directory.
     """
     listing = list_vault(root)
-    notes = [NoteFile(*note) for note in zip(listing.paths, listing.mtimes, listing.sizes, listing.fs_paths)]
+    notes = [listing.note(i) for i in range(len(listing.paths))]
     notes.sort()
     return VaultScan(notes, listing.skipped)
 
@@ -114,23 +119,21 @@ def list_vault(root: Path) -> VaultListing:
     if not root.is_dir():
         raise InputError(f"{root}: vault folder does not exist or is not a directory")
     real_root = os.path.realpath(root)
-    listing = VaultListing()
-    paths, mtimes, sizes, fs_paths, skipped = (listing.paths, listing.mtimes, listing.sizes, listing.fs_paths,
-                                               listing.skipped)
+    listing = VaultListing(str(root))
+    paths, mtimes, sizes, skipped, renamed = (listing.paths, listing.mtimes, listing.sizes, listing.skipped,
+                                              listing.renamed)
+    add_path, add_mtime, add_size = paths.append, mtimes.append, sizes.append
     visited_dirs: set[str] = {real_root}
     suffix = NOTE_SUFFIX
-    renamed = False  # a name changed by NFC: only then can two files have one path
     is_nfc = unicodedata.is_normalized
     is_regular = stat.S_ISREG
 
     def canonical(name: str) -> str:
-        nonlocal renamed
         if name.isascii() or is_nfc("NFC", name):
             return name
-        renamed = True
         return unicodedata.normalize("NFC", name)
 
-    def add_note(rel: str, full: str, entry: os.DirEntry[str]) -> None:
+    def add_note(rel: str, full: str, entry: os.DirEntry[str], renamed_dir: bool) -> None:
         try:
             st = entry.stat()
         except OSError as exc:
@@ -141,13 +144,15 @@ def list_vault(root: Path) -> VaultListing:
         if st.st_size == 0:
             skipped.append(SkippedNote(rel, "empty"))
             return
-        paths.append(rel)
-        mtimes.append(st.st_mtime_ns)
-        sizes.append(st.st_size)
-        fs_paths.append(full)
+        if renamed_dir or not rel.endswith(entry.name):
+            renamed[len(paths)] = full
+        add_path(rel)
+        add_mtime(st.st_mtime_ns)
+        add_size(st.st_size)
 
-    def walk(directory: str, real_dir: str, rel_prefix: str, ancestors: frozenset[str]) -> None:
-        """Notes of `directory` (`real_dir` once symlinks are resolved) and, recursively, its folders."""
+    def walk(directory: str, real_dir: str, rel_prefix: str, ancestors: frozenset[str], renamed_dir: bool) -> None:
+        """Notes of `directory` (`real_dir` once symlinks are resolved) and, recursively, its folders;
+        `renamed_dir`: `rel_prefix` is not the folder's name on disk (NFC)."""
         dir_fd = None
         try:
             if _SCANDIR_FD:
@@ -161,18 +166,18 @@ def list_vault(root: Path) -> VaultListing:
         # With the folder open, each stat looks up one name instead of the whole path. The folder stays
         # open until its subfolders are walked: its links are looked at through it.
         try:
-            walk_open(directory, real_dir, rel_prefix, ancestors, iterator)
+            walk_open(directory, real_dir, rel_prefix, ancestors, renamed_dir, iterator)
         finally:
             if dir_fd is not None:
                 os.close(dir_fd)
 
-    def walk_open(directory: str, real_dir: str, rel_prefix: str, ancestors: frozenset[str],
+    def walk_open(directory: str, real_dir: str, rel_prefix: str, ancestors: frozenset[str], renamed_dir: bool,
                   iterator: Iterator[os.DirEntry[str]]) -> None:
         prefix = directory if directory.endswith(os.sep) else directory + os.sep
         others: list[os.DirEntry[str]] = []
         try:
             with iterator:  # type: ignore[attr-defined]
-                # the hot loop (a vault of 40k notes spends its scan here): one stat per note, nothing else
+                # the hot loop (a vault of 40k notes spends its scan here): one stat per note, little else
                 for entry in iterator:
                     name = entry.name
                     try:
@@ -191,13 +196,21 @@ def list_vault(root: Path) -> VaultListing:
                         continue
                     if not is_regular(st.st_mode):
                         continue
-                    if not st.st_size:
+                    size = st.st_size
+                    if not size:
                         skipped.append(SkippedNote(rel_prefix + canonical(name), "empty"))
                         continue
-                    paths.append(rel_prefix + (name if name.isascii() else canonical(name)))
-                    mtimes.append(st.st_mtime_ns)
-                    sizes.append(st.st_size)
-                    fs_paths.append(prefix + name)
+                    if name.isascii():
+                        if renamed_dir:
+                            renamed[len(paths)] = prefix + name
+                        add_path(rel_prefix + name)
+                    else:
+                        rel = rel_prefix + canonical(name)
+                        if renamed_dir or not rel.endswith(name):
+                            renamed[len(paths)] = prefix + name
+                        add_path(rel)
+                    add_mtime(st.st_mtime_ns)
+                    add_size(size)
         except OSError as exc:
             skipped.append(SkippedNote(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})"))
             return
@@ -241,12 +254,12 @@ def list_vault(root: Path) -> VaultListing:
                     skipped.append(SkippedNote(rel, "folder already indexed through another link"))
                 else:
                     visited_dirs.add(real)
-                    walk(full, real, rel + "/", ancestors | {real})
+                    walk(full, real, rel + "/", ancestors | {real}, renamed_dir or name != entry.name)
             elif is_note:
-                add_note(rel, full, entry)
+                add_note(rel, full, entry, renamed_dir)
 
-    walk(str(root), real_root, "", frozenset({real_root}))
-    if renamed:
+    walk(str(root), real_root, "", frozenset({real_root}), False)
+    if renamed:  # two files can have one path only when a name was changed to NFC
         _drop_duplicates(listing)
     skipped.sort(key=lambda s: s.path)
     return listing
@@ -255,19 +268,22 @@ def list_vault(root: Path) -> VaultListing:
 def _drop_duplicates(listing: VaultListing) -> None:
     """Two files whose names differ only in Unicode normalization are one path: keep the first in
     (path, mtime, size, fs path) order, report the others."""
-    notes = sorted(zip(listing.paths, listing.mtimes, listing.sizes, listing.fs_paths))
-    kept: list[tuple[str, int, int, str]] = []
+    notes = sorted(listing.note(i) for i in range(len(listing.paths)))
+    kept: list[NoteFile] = []
     previous = None
     for note in notes:
-        if note[0] == previous:
-            listing.skipped.append(SkippedNote(note[0], "duplicate name after Unicode normalization"))
+        if note.path == previous:
+            listing.skipped.append(SkippedNote(note.path, "duplicate name after Unicode normalization"))
             continue
         kept.append(note)
-        previous = note[0]
-    listing.paths[:] = [n[0] for n in kept]
-    listing.mtimes[:] = [n[1] for n in kept]
-    listing.sizes[:] = [n[2] for n in kept]
-    listing.fs_paths[:] = [n[3] for n in kept]
+        previous = note.path
+    listing.paths[:] = [n.path for n in kept]
+    listing.mtimes[:] = [n.mtime_ns for n in kept]
+    listing.sizes[:] = [n.size for n in kept]
+    listing.renamed.clear()
+    for i, note in enumerate(kept):
+        if note.fs_path != os.path.join(listing.root, note.path):
+            listing.renamed[i] = note.fs_path  # type: ignore[assignment]
 
 
 def _find_by_normalized_name(parent: Path, name: str) -> Path | None:

@@ -4,12 +4,17 @@ result), and the same answers as with `Settings`."""
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from nlmsync.config import Settings
+from nlmsync.search import index as index_module
 from nlmsync.search.index import IndexSettings, NoteIndex
+from nlmsync.store import index_cache
 from nlmsync.store.db import open_connection, open_database
 
 
@@ -44,3 +49,60 @@ def test_a_plain_connection_and_default_settings_answer_like_settings_and_sqlite
     assert [[(h.path, h.score) for h in plain.search(q)] for q in queries] == expected
     assert plain.notes_read == 0
     assert [h.path for h in plain.selected("heapsort")] == [h.path for h in with_settings.selected("heapsort")]
+
+
+def _snapshot_parts(snapshot: index_cache.Snapshot | None) -> tuple[object, ...]:
+    assert snapshot is not None
+    return (snapshot.paths, list(snapshot.terms), snapshot.mtimes.tolist(), snapshot.sizes.tolist(),
+            snapshot.lengths.tolist(), snapshot.offsets.tolist(), snapshot.slots.tolist(), snapshot.tfs.tolist())
+
+
+def _state_with_snapshot_and_rows(vault: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)  # every sync merges: a snapshot, then rows
+    state = vault / ".nlmsync" / "state.db"
+    NoteIndex(vault, open_database(state)).sync()
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 512)
+    index = NoteIndex(vault, open_database(state))
+    (vault / "inbox.md").write_text("A tapir in the inbox.", encoding="utf-8")
+    index.mark_path_modified("inbox.md")
+    index.sync()
+    return state
+
+
+def test_the_cache_read_in_the_background_is_the_cache(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state = _state_with_snapshot_and_rows(vault, monkeypatch)
+    conn = open_connection(state)
+    rows, snapshot = index_cache.start_read(conn).result()  # a thread, on a connection of its own
+    assert rows == index_cache.load_docs(conn) and any(row.path == "inbox.md" for row in rows)
+    assert _snapshot_parts(snapshot) == _snapshot_parts(index_cache.load_snapshot(conn))
+
+
+def test_the_cache_is_read_on_the_callers_connection_inside_its_transaction(vault: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    state = _state_with_snapshot_and_rows(vault, monkeypatch)
+    conn = open_connection(state)
+    conn.execute("BEGIN")
+    conn.execute("DELETE FROM index_docs")  # not committed: only this connection sees it
+    rows, snapshot = index_cache.start_read(conn).result()
+    assert rows == [] and snapshot is not None
+    conn.rollback()
+
+
+def test_a_cache_the_background_cannot_read_is_read_on_the_callers_connection(
+        vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state = _state_with_snapshot_and_rows(vault, monkeypatch)
+    conn = open_connection(state)
+    expected = (index_cache.load_docs(conn), _snapshot_parts(index_cache.load_snapshot(conn)))
+
+    def refuse(*args: object, **kwargs: object) -> sqlite3.Connection:
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(index_cache.sqlite3, "connect", refuse)
+    rows, snapshot = index_cache.start_read(conn).result()
+    assert (rows, _snapshot_parts(snapshot)) == expected
+
+
+def test_an_index_in_memory_reads_at_once(vault: Path) -> None:
+    conn = sqlite3.connect(":memory:")
+    index_cache.create_tables(conn)
+    assert index_cache.start_read(conn).result() == ([], None)

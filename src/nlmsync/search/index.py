@@ -203,22 +203,12 @@ class NoteIndex:
         """Bring the index up to date with the vault and persist what changed."""
         started = time.perf_counter()
         with self._lock:
+            listing = None
             if not self._loaded:
-                try:
-                    self._hydrate()
-                except sqlite3.Error:
-                    # an unreadable cache is rebuilt from the vault, and written whole when possible
-                    self._postings = PostingsIndex(self.weights, self.settings.k1, self.settings.b,
-                                                   merge_threshold=MERGE_THRESHOLD)
-                    self._stats_dict = {}
-                    self._base_stats = None
-                    self._skipped.clear()
-                    self._rewrite_cache = True
-                self._loaded = True
-                self._full_rescan = True
+                listing = self._hydrate_walking()
             full = self._full_rescan or self._incremental_syncs >= self.settings.full_rescan_every
             if full:
-                changes = self._rescan_all()
+                changes = self._rescan_all(listing)
                 self._incremental_syncs = 0
             else:
                 changes = self._rescan_paths(self._deleted, self._modified)
@@ -233,13 +223,15 @@ class NoteIndex:
                                skipped=self.skipped(), full_rescan=full,
                                seconds=time.perf_counter() - started)
 
-    def _rescan_all(self) -> _Changes:
-        """Walk the whole vault; read only the notes whose (mtime_ns, size) differ from what was indexed.
+    def _rescan_all(self, listing: VaultListing | None = None) -> _Changes:
+        """Walk the whole vault (unless `listing` is a walk just made); read only the notes whose
+        (mtime_ns, size) differ from what was indexed.
 
         For a vault of tens of thousands of notes this is most of a fresh process's first search, so
         the notes are compared whole (numpy against the snapshot, or dict against dict), and only what
         changed gets a Python loop."""
-        listing = list_vault(self.vault_root)
+        if listing is None:
+            listing = list_vault(self.vault_root)
         changes = _Changes(DocBatch(MERGE_THRESHOLD))
         if self._base_stats is not None:
             candidates, gone = self._compare_with_snapshot(listing)
@@ -384,15 +376,49 @@ class NoteIndex:
                            "weights": [s.weight_body, s.weight_heading, s.weight_path],
                            "exclude": sorted(s.exclude)}, sort_keys=True)
 
-    def _hydrate(self) -> None:
+    def _hydrate_walking(self) -> VaultListing:
+        """Load the cache (the first sync of a process) and walk the vault meanwhile: the cache is read in
+        a background thread where it can be (`index_cache.start_read`), the walk is returned for the full
+        rescan that follows. An unreadable cache is rebuilt from the vault, and written whole when possible.
+
+        Raises:
+            InputError: the vault is not a readable folder (the cache is loaded all the same).
+        """
+        reading = None
+        try:
+            reading = self._start_hydrate()
+        except sqlite3.Error:
+            self._forget_cache()
+        try:
+            return list_vault(self.vault_root)
+        finally:
+            if reading is not None:
+                try:
+                    self._hydrate(*reading.result())
+                except sqlite3.Error:
+                    self._forget_cache()
+            self._loaded = True
+            self._full_rescan = True
+
+    def _forget_cache(self) -> None:
+        self._postings = PostingsIndex(self.weights, self.settings.k1, self.settings.b,
+                                       merge_threshold=MERGE_THRESHOLD)
+        self._stats_dict = {}
+        self._base_stats = None
+        self._skipped.clear()
+        self._rewrite_cache = True
+
+    def _start_hydrate(self) -> index_cache.CacheRead | None:
+        """Start reading a cache built with these settings; clear one built otherwise (None: nothing to load)."""
         if self.db is None:
-            return
+            return None
         signature = self._signature()
         if index_cache.load_signature(self.db) != signature:
             index_cache.clear(self.db, signature)
-            return
-        rows = index_cache.load_docs(self.db)
-        snapshot = index_cache.load_snapshot(self.db)
+            return None
+        return index_cache.start_read(self.db)
+
+    def _hydrate(self, rows: list[CachedDoc], snapshot: Snapshot | None) -> None:
         if snapshot is not None:
             # dead slots have no path (""); a row hides the snapshot's entry for its path
             overridden = {row.path for row in rows}

@@ -24,11 +24,12 @@ import contextlib
 import itertools
 import json
 import sqlite3
+import threading
 import zlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, overload
 
 import numpy as np
 
@@ -231,18 +232,39 @@ def _crc(paths: bytes, vocab: bytes) -> int:
 _SNAPSHOT_MMAP_BYTES = 1 << 30
 
 
-def load_snapshot(db: Connection) -> Snapshot | None:
-    """The stored snapshot, or None when there is none or its parts do not fit together."""
+_SNAPSHOT_COLUMNS = ("paths", "mtimes", "sizes", "lengths", "vocab", "offsets", "slots", "tfs")
+
+
+def _snapshot_row(conn: sqlite3.Connection, by_blob: bool) -> tuple[Any, ...] | None:
+    if not by_blob:
+        return conn.execute(f"SELECT crc, {', '.join(_SNAPSHOT_COLUMNS)} FROM index_snapshot WHERE id = 1").fetchone()
+    # incremental blob reads copy without holding the GIL (a SELECT's values are copied while holding it);
+    # they are of one moment only inside the caller's transaction
+    crc = conn.execute("SELECT crc FROM index_snapshot WHERE id = 1").fetchone()
+    if crc is None:
+        return None
+    parts: list[Any] = [crc[0]]
+    for column in _SNAPSHOT_COLUMNS:
+        with conn.blobopen("index_snapshot", column, 1, readonly=True) as blob:
+            parts.append(blob.read())
+    return tuple(parts)
+
+
+def load_snapshot(db: Connection, *, by_blob: bool = False) -> Snapshot | None:
+    """The stored snapshot, or None when there is none or its parts do not fit together.
+
+    `by_blob`: read the arrays as incremental blobs (the GIL is free meanwhile); only inside a transaction.
+    """
     conn = _conn(db)
-    mmap_before = conn.execute("PRAGMA mmap_size").fetchone()[0]
-    if mmap_before < _SNAPSHOT_MMAP_BYTES:
+    mmap = conn.execute("PRAGMA mmap_size").fetchone()  # no row: a database in memory
+    remap = mmap is not None and mmap[0] < _SNAPSHOT_MMAP_BYTES
+    if remap:
         conn.execute(f"PRAGMA mmap_size = {_SNAPSHOT_MMAP_BYTES}")
     try:
-        row = conn.execute("SELECT crc, paths, mtimes, sizes, lengths, vocab, offsets, slots, tfs"
-                           " FROM index_snapshot WHERE id = 1").fetchone()
+        row = _snapshot_row(conn, by_blob)
     finally:
-        if mmap_before < _SNAPSHOT_MMAP_BYTES:
-            conn.execute(f"PRAGMA mmap_size = {int(mmap_before)}")
+        if remap:
+            conn.execute(f"PRAGMA mmap_size = {int(mmap[0])}")
     if row is None:
         return None
     crc, paths_raw, mtimes_raw, sizes_raw, lengths_raw, vocab_raw, offsets_raw, slots_raw, tfs_raw = row
@@ -265,6 +287,68 @@ def load_snapshot(db: Connection) -> Snapshot | None:
             or np.any(np.diff(offsets) < 0) or (len(slots) and (slots.min() < 0 or slots.max() >= count))):
         return None
     return Snapshot(paths, mtimes, sizes, lengths, terms, offsets, slots, tfs)
+
+
+class CacheRead:
+    """The rows and the snapshot of a cache, being read (`start_read`); `result()` waits for them."""
+
+    def __init__(self, conn: sqlite3.Connection, path: str | None) -> None:
+        self._conn = conn
+        self._result: tuple[list[CachedDoc], Snapshot | None] | None = None
+        self._error: Exception | None = None
+        self._thread: threading.Thread | None = None
+        if path is None:
+            self._read(conn)
+        else:
+            self._thread = threading.Thread(target=self._read_apart, args=(path,), name="nlmsync-cache-read",
+                                            daemon=True)
+            self._thread.start()
+
+    def _read(self, conn: sqlite3.Connection, *, by_blob: bool = False) -> None:
+        self._result = (load_docs(conn), load_snapshot(conn, by_blob=by_blob))
+
+    def _read_apart(self, path: str) -> None:
+        try:
+            conn = sqlite3.connect(path, timeout=30.0)
+            try:
+                conn.execute("BEGIN")  # rows and snapshot of one moment
+                self._read(conn, by_blob=True)
+            finally:
+                conn.close()
+        except Exception as exc:  # noqa: BLE001 — handed to the caller of result()
+            self._error = exc
+
+    def result(self) -> tuple[list[CachedDoc], Snapshot | None]:
+        """Every row (`load_docs`) and the snapshot (`load_snapshot`).
+
+        Raises:
+            sqlite3.Error: the cache could not be read.
+        """
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+            if self._error is not None:
+                if isinstance(self._error, sqlite3.Error):
+                    self._error = None
+                    self._read(self._conn)  # the file's own connection decides (locked, damaged, …)
+                else:
+                    raise self._error
+        assert self._result is not None
+        return self._result
+
+
+def start_read(db: Connection) -> CacheRead:
+    """Start reading the rows and the snapshot; `result()` returns them.
+
+    A file-backed cache with no transaction open on `db` is read in a background thread on a connection
+    of its own, in one read transaction: SQLite copies the snapshot's tens of MB without holding the GIL,
+    so the caller can walk the vault meanwhile. Otherwise it is read at once, on `db`."""
+    conn = _conn(db)
+    path = None
+    if not conn.in_transaction:
+        main = [row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"]
+        path = main[0] if main and main[0] else None
+    return CacheRead(conn, path)
 
 
 def _row(doc: CachedDoc) -> tuple[object, ...]:
