@@ -18,7 +18,7 @@ from nlmsync.errors import InputError, UsageError
 from nlmsync.search.bm25 import select
 from nlmsync.search.index import NoteIndex, SearchHit
 from nlmsync.search.snippets import extract_snippet
-from nlmsync.store.db import open_database
+from nlmsync.store.db import open_connection
 from nlmsync.vault import read_note_text
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else.")]
@@ -28,7 +28,7 @@ def open_index(settings: Settings) -> NoteIndex:
     """The note index of the configured vault, cached in the configured state file."""
     if not settings.vault.is_dir():
         raise InputError(f"{settings.vault}: vault folder does not exist or is not a directory")
-    return NoteIndex(settings.vault, open_database(settings.state_path), settings)
+    return NoteIndex(settings.vault, open_connection(settings.state_path), settings)
 
 
 @contextlib.contextmanager
