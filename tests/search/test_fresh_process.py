@@ -4,6 +4,7 @@ result), and the same answers as with `Settings`."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import sqlite3
 import subprocess
 import sys
@@ -106,3 +107,60 @@ def test_an_index_in_memory_reads_at_once(vault: Path) -> None:
     conn = sqlite3.connect(":memory:")
     index_cache.create_tables(conn)
     assert index_cache.start_read(conn).result() == ([], None)
+
+
+def _bump(path: Path, *, mtime: bool = True) -> None:
+    st = path.stat()
+    later = st.st_mtime_ns + 10_000_000 if mtime else st.st_mtime_ns
+    os.utime(path, ns=(later, later))
+
+
+def _write_keeping(path: Path, text: str, *, keep_mtime: bool) -> None:
+    st = path.stat()
+    path.write_text(text, encoding="utf-8")
+    if keep_mtime:
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    else:
+        _bump(path)
+
+
+CHANGES_WHILE_NOTHING_RAN = {
+    "modified, same size": lambda v: _write_keeping(v / "inbox.md", "A tapir! " + (v / "inbox.md").read_text()[9:],
+                                                    keep_mtime=False),
+    "modified, same mtime": lambda v: _write_keeping(v / "inbox.md", "A tapir in the inbox, longer than before.",
+                                                     keep_mtime=True),
+    "new note": lambda v: (v / "notes" / "tapir.md").parent.mkdir() or (v / "notes" / "tapir.md").write_text("tapir"),
+    "deleted note": lambda v: (v / "cooking" / "shakshuka.md").unlink(),
+    "renamed note": lambda v: (v / "cooking" / "sourdough.md").rename(v / "cooking" / "tapir-bread.md"),
+    "renamed folder": lambda v: (v / "cooking").rename(v / "kitchen"),
+    "note became empty": lambda v: _write_keeping(v / "inbox.md", "", keep_mtime=False),
+    "note became binary": lambda v: (v / "inbox.md").write_bytes(b"\x00\x01tapir"),
+    "moved into the trash": lambda v: (v / ".trash").mkdir() or (v / "cooking").rename(v / ".trash" / "cooking"),
+    "link to a folder": lambda v: (v / "linked").symlink_to(v / "cooking"),
+    "link to outside": lambda v: (v / "outside.md").symlink_to(v.parent / "elsewhere.md"),
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES_WHILE_NOTHING_RAN))
+def test_a_new_process_finds_what_changed_while_nothing_ran(vault: Path, change: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a snapshot in the cache (the arrays the first rescan compares with), every kind of change is
+    found and the answers are those of an index built from scratch."""
+    (vault.parent / "elsewhere.md").write_text("tapir from outside")
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)  # the build is written as a snapshot
+    state = vault / ".nlmsync" / "state.db"
+    NoteIndex(vault, open_connection(state)).sync()
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 512)
+    assert index_cache.load_snapshot(open_connection(state)) is not None
+    CHANGES_WHILE_NOTHING_RAN[change](vault)
+    index = NoteIndex(vault, open_connection(state))
+    queries = ["tapir", "sourdough bread", "kimchi", "heapsort"]
+    got = [[(h.path, h.score, h.matched_terms) for h in index.search(q)] for q in queries]
+    scratch = NoteIndex(vault, None)
+    assert got == [[(h.path, h.score, h.matched_terms) for h in scratch.search(q)] for q in queries]
+    assert index.paths() == scratch.paths()
+    assert index.skipped() == scratch.skipped()
+    assert index.notes_read <= 4  # the notes that changed (a renamed folder: its 4), not the vault's 30
+    again = NoteIndex(vault, open_connection(state))  # and what it wrote back is right too
+    assert [[(h.path, h.score, h.matched_terms) for h in again.search(q)] for q in queries] == got
+    assert again.notes_read == 0
