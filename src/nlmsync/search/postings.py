@@ -11,15 +11,25 @@ Scores are bit-for-bit independent of that history: a document's weighted term f
 average weighted length comes from integer token totals; each term's contribution is computed
 by one numpy expression for base and overlay alike, and added in sorted term order. So an index
 maintained incrementally ranks exactly like one built from scratch.
+
+Queries reuse each (term, query weight)'s contributions (`PostingsIndex._term_cache`): they are the
+floats that expression gives for the index as it is, and any change to the index drops them all
+(`add` and `remove` count their in-place changes in `_changes`; `merge` and `load_base` install new
+arrays and dicts, which the cache compares by identity), so a cached contribution is always the one
+a fresh computation would give. An edit only drops the cache; the terms of the next query are
+computed again, nothing else. A method that changes any of these structures in place must bump
+`_changes`.
 """
 
 from __future__ import annotations
 
+import operator
 from array import array
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from itertools import accumulate
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -46,8 +56,7 @@ class DocTerms:
     lengths: tuple[int, int, int]
 
 
-@dataclass(frozen=True)
-class RankedDoc:
+class RankedDoc(NamedTuple):  # a named tuple: cheaper to make than a frozen dataclass, as immutable
     path: str
     score: float
     matched_terms: tuple[str, ...]
@@ -160,6 +169,11 @@ class PostingsIndex:
         self.overlay_postings: dict[str, dict[str, float]] = {}
         self.totals = [0, 0, 0]
         self._norm_cache: tuple[float, np.ndarray] | None = None
+        self._changes = 0  # counts the changes made in place (add, remove); see `_term_cache`
+        self._cache_key: tuple[Any, ...] = ()
+        self._cache_objects: tuple[Any, ...] = ()
+        self._cache: dict[tuple[str, float], _TermScores | None] = {}
+        self._cache_entries = 0
 
     # --- size and membership ---
 
@@ -193,6 +207,7 @@ class PostingsIndex:
         """Forget a document; True when it was indexed."""
         slot = self.slot_of.pop(path, None)
         if slot is not None:
+            self._changes += 1
             self.alive[slot] = False
             self.base_paths[slot] = None
             self.dead += 1
@@ -201,6 +216,7 @@ class PostingsIndex:
         doc = self.overlay.pop(path, None)
         if doc is None:
             return False
+        self._changes += 1
         for term in doc.tf:
             postings = self.overlay_postings[term]
             del postings[path]
@@ -216,6 +232,7 @@ class PostingsIndex:
     def add(self, doc: DocTerms) -> None:
         """Index (or re-index) one document through the overlay."""
         self.remove(doc.path)
+        self._changes += 1
         self.overlay[doc.path] = doc
         for term, value in doc.tf.items():
             self.overlay_postings.setdefault(term, {})[doc.path] = value
@@ -338,102 +355,194 @@ class PostingsIndex:
         return pos if pos < len(self.terms) and self.terms[pos] == term else None
 
     def _base_postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """The live base postings of `term`: slots (ascending) and weighted tfs."""
         tid = self._term_id(term)
         if tid is None:
             return self.slots[:0], self.tfs[:0]
-        start, end = int(self.offsets[tid]), int(self.offsets[tid + 1])
+        start, end = self.offsets[tid:tid + 2].tolist()
         slots, tfs = self.slots[start:end], self.tfs[start:end]
         if self.dead:
             live = self.alive[slots]
             slots, tfs = slots[live], tfs[live]
         return slots, tfs
 
+    def _term_cache(self, n_docs: int) -> dict[tuple[str, float], _TermScores | None]:
+        """The per-term scores of the index as it is now, emptied whenever the index has changed.
+
+        A term's scores depend on N, the average length, the live base slots and the overlay, so any
+        change drops them all: an in-place change bumps `_changes` (`add`, `remove`), and `merge` and
+        `load_base` install new arrays and dicts, which the identity check sees. Dropping them is all an
+        edit costs here; a term's scores are computed again when a query next asks for it."""
+        key = (self._changes, n_docs, self.totals[0], self.totals[1], self.totals[2], self.dead)
+        objects = (self.terms, self.offsets, self.slots, self.tfs, self.alive, self.base_lengths, self.base_paths,
+                   self.overlay, self.overlay_postings)
+        if key != self._cache_key or not all(map(operator.is_, objects, self._cache_objects)):
+            self._cache = {}
+            self._cache_entries = 0
+            self._cache_key = key
+            self._cache_objects = objects
+        return self._cache
+
+    def _score_terms(self, query: Mapping[str, float], terms: list[str], n_docs: int,
+                     cache: dict[tuple[str, float], _TermScores | None]) -> list[_TermScores | None]:
+        """Each term's contributions to the documents containing it (None when none does), from the cache,
+        or computed (all missing terms' base postings in one numpy pass) and kept there."""
+        found = [cache.get((term, query[term]), _MISSING) for term in terms]
+        if _MISSING not in found:
+            return found  # type: ignore[return-value]
+        missing = [i for i, entry in enumerate(found) if entry is _MISSING]
+        overlay_postings = self.overlay_postings
+        postings = [self._base_postings(terms[i]) for i in missing]
+        sizes = [len(slots) for slots, _ in postings]
+        over = [overlay_postings.get(terms[i]) for i in missing] if overlay_postings else [None] * len(missing)
+        dfs = [size + len(o) if o else size for size, o in zip(sizes, over)]
+        weights = [query[terms[i]] * idf(n_docs, df) if df else 0.0 for i, df in zip(missing, dfs)]
+        avg = self.avg_length()
+        k1 = self.k1
+        if len(postings) == 1:
+            all_slots, all_tfs = postings[0]
+            per_entry: float | np.ndarray = weights[0]
+        else:
+            all_slots = np.concatenate([slots for slots, _ in postings])
+            all_tfs = np.concatenate([tfs for _, tfs in postings])
+            per_entry = np.repeat(weights, sizes)
+        contribs = _contribution(per_entry, all_tfs, self._base_norms(avg).take(all_slots), k1)
+        start = 0
+        for i, (slots, _tfs), weight, df, size, over_postings in zip(missing, postings, weights, dfs, sizes, over):
+            term = terms[i]
+            entry: _TermScores | None = None
+            if df:
+                overlay: tuple[tuple[str, float], ...] = ()
+                if over_postings:
+                    paths = list(over_postings)
+                    o_tf = np.array([over_postings[p] for p in paths], dtype=np.float64)
+                    o_len = np.array([self.overlay[p].lengths for p in paths], dtype=np.float64)
+                    overlay = tuple(zip(paths, _contribution(weight, o_tf, self._norms(o_len, avg), k1).tolist()))
+                entry = (slots if size else None, contribs[start:start + size], overlay)
+                start += size
+            found[i] = entry
+            # kept while the cache holds at most CACHE_ENTRIES postings (the oldest terms make room)
+            cost = 1 + size + len(entry[2]) if entry is not None else 1
+            if cost <= CACHE_ENTRIES:
+                while self._cache_entries + cost > CACHE_ENTRIES:
+                    old = cache.pop(next(iter(cache)))
+                    self._cache_entries -= 1 + len(old[1]) + len(old[2]) if old is not None else 1
+                cache[term, query[term]] = entry
+                self._cache_entries += cost
+        return found  # type: ignore[return-value]
+
     def rank(self, query: Mapping[str, float], limit: int | None = None) -> list[RankedDoc]:
         """Documents with a positive score, best first: score desc, matched terms desc, path asc.
 
         `query` maps each query term to its weight (its frequency in the query, `search.query.query_weights`),
         which multiplies the term's BM25 contribution.
+
+        Each (term, weight)'s contributions are computed once and kept (`_term_cache`, bounded by
+        `CACHE_ENTRIES` postings) until the index changes; they are the very floats a fresh computation
+        gives. A document's score adds them up term by term in sorted term order, for base documents
+        (`np.bincount` adds in array order) and overlay documents alike.
         """
         n_docs = len(self)
-        query_tf = query
-        if not n_docs or not query_tf:
+        if not n_docs or not query:
             return []
-        avg = self.avg_length()
-        base_norm = self._base_norms(avg)
-        # Base postings of all query terms are scored in one pass. `np.bincount` adds each slot's
-        # contributions in array order, i.e. term by term in sorted order, exactly like the overlay below.
-        # Which terms a document matched: one bit per term (a power of two, summed exactly in float64)
-        # for the first 52 terms, the postings kept for any further ones.
-        parts_slots: list[np.ndarray] = []
-        parts_tfs: list[np.ndarray] = []
-        weights: list[float] = []
-        active: list[tuple[str, np.ndarray]] = []
-        over: dict[str, list[Any]] = {}
-        k1 = self.k1
-        for term in sorted(query_tf):
-            slots, tfs = self._base_postings(term)
-            over_postings = self.overlay_postings.get(term, {})
-            df = len(slots) + len(over_postings)
-            if not df:
-                continue
-            weight = query_tf[term] * idf(n_docs, df)
-            parts_slots.append(slots)
-            parts_tfs.append(tfs)
-            weights.append(weight)
-            active.append((term, slots))
-            if over_postings:
-                paths = list(over_postings)
-                o_tf = np.array([over_postings[p] for p in paths], dtype=np.float64)
-                o_len = np.array([self.overlay[p].lengths for p in paths], dtype=np.float64)
-                contrib = _contribution(weight, o_tf, self._norms(o_len, avg), k1)
-                for path, value in zip(paths, contrib.tolist()):
-                    entry = over.setdefault(path, [0.0, 0, []])
-                    entry[0] += value
-                    entry[1] += 1
-                    entry[2].append(term)
-        size = len(self.alive)
-        if parts_slots:
-            all_slots = np.concatenate(parts_slots)
-            all_tfs = np.concatenate(parts_tfs)
-            sizes = [len(part) for part in parts_slots]
-            per_entry = np.repeat(np.array(weights), sizes)
-            acc = np.bincount(all_slots, weights=_contribution(per_entry, all_tfs, base_norm[all_slots], k1),
-                              minlength=size)
-            order = np.arange(len(sizes))
-            bit_values = np.where(order < _MASK_BITS, np.exp2(np.minimum(order, _MASK_BITS)), 0.0)
-            bits = np.bincount(all_slots, weights=np.repeat(bit_values, sizes), minlength=size)
-        else:
-            acc = bits = np.zeros(size, dtype=np.float64)
-        candidates: list[tuple[float, int, str, int]] = []
-        hit_slots = np.flatnonzero(acc > 0)
-        if limit is not None and len(hit_slots) > limit:
-            kth = np.partition(acc[hit_slots], len(hit_slots) - limit)[len(hit_slots) - limit]
-            hit_slots = hit_slots[acc[hit_slots] >= kth]
-        for slot, score, mask in zip(hit_slots.tolist(), acc[hit_slots].tolist(),
-                                     bits[hit_slots].astype(np.int64).tolist()):
-            count = mask.bit_count() + sum(_contains(slots, slot) for _, slots in active[_MASK_BITS:])
-            candidates.append((-score, -count, self.base_paths[slot], slot))  # type: ignore[arg-type]
-        for path, (score, count, _terms) in over.items():
-            if score > 0:
-                candidates.append((-score, -int(count), path, -1))
+        terms = sorted(query)
+        entries = self._score_terms(query, terms, n_docs, self._term_cache(n_docs))
+        base = [(term, entry[0], entry[1]) for term, entry in zip(terms, entries)
+                if entry is not None and entry[0] is not None]
+        active: tuple[str, ...] = ()
+        candidates = []
+        if base:
+            active, parts_slots, parts_scores = zip(*base)
+            candidates = self._base_candidates(active, parts_slots, parts_scores, limit)
+        if self.overlay:
+            over: dict[str, list[Any]] = {}
+            for term, entry in zip(terms, entries):
+                for path, value in entry[2] if entry is not None else ():
+                    scored = over.get(path)
+                    if scored is None:
+                        over[path] = scored = [0.0, []]
+                    scored[0] += value
+                    scored[1].append(term)
+            candidates.extend((-score, -len(matched), path, matched)
+                              for path, (score, matched) in over.items() if score > 0)
         candidates.sort()
         if limit is not None:
-            candidates = candidates[:limit]
-        ranked: list[RankedDoc] = []
-        for neg_score, _count, path, slot in candidates:
-            if slot < 0:
-                terms = tuple(over[path][2])
+            del candidates[limit:]
+        return [_new_tuple(RankedDoc, (path, -neg_score, _terms_of(matched, active)))
+                for neg_score, _count, path, matched in candidates]
+
+    def _base_candidates(self, active: tuple[str, ...], parts_slots: tuple[np.ndarray, ...],
+                         parts_scores: tuple[np.ndarray, ...], limit: int | None) -> list[tuple[float, int, str, Any]]:
+        """(-score, -matched term count, path, matched terms) of the base documents that can be among
+        the first `limit` (all of them with a positive score when `limit` is None). The matched terms are
+        a bit mask over `active` (bit i: `active[i]`) for up to `_MASK_BITS` terms, else a list of terms."""
+        if len(parts_slots) == 1:
+            all_slots, all_scores = parts_slots[0], parts_scores[0]
+        else:
+            all_slots = np.concatenate(parts_slots, dtype=np.intp)
+            all_scores = np.concatenate(parts_scores)
+        acc = np.bincount(all_slots, weights=all_scores)
+        size = len(acc)
+        kth = 0.0  # with `limit`, the limit-th best score when positive: the least a candidate needs
+        if limit is not None and size > limit:
+            if size <= DENSE_TOP * len(all_slots):  # select among all slots, zeros included
+                kth = np.partition(acc, size - limit)[size - limit]
             else:
-                mask = int(bits[slot])
-                terms = tuple(term for i, (term, _) in enumerate(active[:_MASK_BITS]) if mask >> i & 1)
-                terms += tuple(term for term, slots in active[_MASK_BITS:] if _contains(slots, slot))
-            ranked.append(RankedDoc(path, -neg_score, terms))
-        return ranked
+                positive = acc.take((acc > 0).nonzero()[0])
+                if len(positive) > limit:
+                    kth = np.partition(positive, len(positive) - limit)[len(positive) - limit]
+        is_hit = (acc >= kth) if kth > 0 else (acc > 0)
+        hit_slots = is_hit.nonzero()[0]
+        hits = hit_slots.tolist()
+        paths = self.base_paths
+        scores = acc.take(hit_slots).tolist()
+        if len(active) == 1:
+            return [(-score, -1, paths[slot], active) for slot, score in zip(hits, scores)]  # type: ignore[misc]
+        sizes = [len(part) for part in parts_slots]
+        if len(active) <= _MASK_BITS:
+            # one bit per term (powers of two add up exactly in float64), summed per slot like the scores
+            bits = np.bincount(all_slots, weights=np.repeat(_BIT_VALUES[:len(active)], sizes))
+            return [(-score, -mask.bit_count(), paths[slot], mask)  # type: ignore[misc]
+                    for slot, score, mask in zip(hits, scores, bits.take(hit_slots).astype(np.int64).tolist())]
+        # more terms than bits: the candidates' entries among all postings, term by term
+        hit_entries = is_hit.take(all_slots)
+        entry_slots = all_slots[hit_entries].tolist()
+        counts = np.add.reduceat(hit_entries, [0, *accumulate(sizes[:-1])], dtype=np.intp).tolist()  # no part is empty
+        matched: dict[int, list[str]] = {slot: [] for slot in hits}
+        start = 0
+        for term, count in zip(active, counts):
+            if count:
+                for slot in entry_slots[start:start + count]:
+                    matched[slot].append(term)
+                start += count
+        return [(-score, -len(terms), paths[slot], terms)  # type: ignore[misc]
+                for (slot, terms), score in zip(matched.items(), scores)]
 
 
+def _terms_of(matched: Any, active: tuple[str, ...]) -> tuple[str, ...]:
+    """The matched terms of a candidate: a bit mask over `active`, or the terms themselves."""
+    if type(matched) is not int:
+        return tuple(matched)
+    positions = _BYTE_POSITIONS[0][matched & 255]
+    chunk = 0
+    while matched := matched >> 8:
+        chunk += 1
+        if chunk == len(_BYTE_POSITIONS):
+            _BYTE_POSITIONS.append([tuple(8 * chunk + i for i in bits) for bits in _BYTE_POSITIONS[0]])
+        positions += _BYTE_POSITIONS[chunk][matched & 255]
+    return operator.itemgetter(*positions)(active) if len(positions) > 1 else (active[positions[0]],)
+
+
+_new_tuple = tuple.__new__  # builds a RankedDoc without going through its Python-level __new__
 _MASK_BITS = 52
+_BIT_VALUES = np.exp2(np.arange(_MASK_BITS))
+# _BYTE_POSITIONS[k][b]: the positions of the bits set in byte b of a mask, counting from bit 8k
+_BYTE_POSITIONS: list[list[tuple[int, ...]]] = [[tuple(i for i in range(8) if b >> i & 1) for b in range(256)]]
 
 
-def _contains(sorted_slots: np.ndarray, slot: int) -> bool:
-    pos = int(np.searchsorted(sorted_slots, slot))
-    return pos < len(sorted_slots) and int(sorted_slots[pos]) == slot
+# Postings whose contributions the per-term cache keeps at most (~12 bytes each: 8 for the contribution,
+# 4 for the slot when dead documents make it a filtered copy): 16 MB at most.
+CACHE_ENTRIES = 1 << 20
+DENSE_TOP = 4
+_MISSING = object()
+_TermScores = tuple[np.ndarray | None, np.ndarray, tuple[tuple[str, float], ...]]

@@ -52,8 +52,8 @@ def tokenize(text: str) -> list[str]:
 def base_tokens(normalized: str) -> tuple[list[str], list[str]]:
     """Rules 2-3 on normalized text: every `[\\p{L}\\p{N}]+` run, and those of them 1..80 long (the base tokens)."""
     raw = (_ASCII_BASE_TOKEN if normalized.isascii() else _BASE_TOKEN).findall(normalized)
-    if len(normalized) <= MAX_TOKEN_LENGTH:  # no token can be too long
-        return raw, raw[:]
+    if len(normalized) <= MAX_TOKEN_LENGTH or max(map(len, raw), default=0) <= MAX_TOKEN_LENGTH:
+        return raw, raw[:]  # no token is too long
     return raw, [t for t in raw if len(t) <= MAX_TOKEN_LENGTH]
 
 
