@@ -164,3 +164,22 @@ def test_a_new_process_finds_what_changed_while_nothing_ran(vault: Path, change:
     again = NoteIndex(vault, open_connection(state))  # and what it wrote back is right too
     assert [[(h.path, h.score, h.matched_terms) for h in again.search(q)] for q in queries] == got
     assert again.notes_read == 0
+
+
+def test_a_note_added_to_a_vault_whose_snapshot_is_empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for name in ("a.md", "b.md"):
+        (vault / name).write_text("heap")
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
+    state = tmp_path / "state.db"
+    index = NoteIndex(vault, open_connection(state))
+    index.sync()
+    for name in ("a.md", "b.md"):
+        (vault / name).unlink()
+        index.mark_path_deleted(name)
+    index.sync()  # both dead: merged into a snapshot of no notes
+    snapshot = index_cache.load_snapshot(open_connection(state))
+    assert snapshot is not None and snapshot.paths == []
+    (vault / "c.md").write_text("heap sort")
+    assert [h.path for h in NoteIndex(vault, open_connection(state)).search("heap")] == ["c.md"]

@@ -270,9 +270,12 @@ class NoteIndex:
         count = len(listing.paths)
         slots = np.fromiter(map(self._postings.slot_of.get, listing.paths, repeat(-1)), dtype=np.int64, count=count)
         in_base = slots >= 0
-        at = np.where(in_base, slots, 0)
-        same = (in_base & (base_mtimes[at] == np.array(listing.mtimes, dtype=np.int64))
-                & (base_sizes[at] == np.array(listing.sizes, dtype=np.int64)))
+        if len(base_paths):
+            at = np.where(in_base, slots, 0)
+            same = (in_base & (base_mtimes[at] == np.array(listing.mtimes, dtype=np.int64))
+                    & (base_sizes[at] == np.array(listing.sizes, dtype=np.int64)))
+        else:  # a snapshot of a vault emptied down to nothing
+            same = in_base
         seen = np.zeros(len(base_paths), dtype=bool)
         seen[slots[in_base]] = True
         gone = [base_paths[slot] for slot in np.flatnonzero(self._postings.alive & ~seen).tolist()]
