@@ -289,6 +289,9 @@ def load_snapshot(db: Connection, *, by_blob: bool = False) -> Snapshot | None:
     return Snapshot(paths, mtimes, sizes, lengths, terms, offsets, slots, tfs)
 
 
+_BACKGROUND_BUSY_SECONDS = 2.0
+
+
 class CacheRead:
     """The rows and the snapshot of a cache, being read (`start_read`); `result()` waits for them."""
 
@@ -309,7 +312,9 @@ class CacheRead:
 
     def _read_apart(self, path: str) -> None:
         try:
-            conn = sqlite3.connect(path, timeout=30.0)
+            # a reader of a WAL file waits only on a rare exclusive lock: then the file's own connection
+            # (and its own busy timeout) decides, soon
+            conn = sqlite3.connect(path, timeout=_BACKGROUND_BUSY_SECONDS)
             try:
                 conn.execute("BEGIN")  # rows and snapshot of one moment
                 self._read(conn, by_blob=True)
