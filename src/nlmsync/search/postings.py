@@ -383,20 +383,17 @@ class PostingsIndex:
             self._cache_objects = objects
         return self._cache
 
-    def _score_terms(self, query: Mapping[str, float], terms: list[str], n_docs: int,
+    def _score_terms(self, keys: list[tuple[str, float]], found: list[Any], n_docs: int,
                      cache: dict[tuple[str, float], _TermScores | None]) -> list[_TermScores | None]:
-        """Each term's contributions to the documents containing it (None when none does), from the cache,
-        or computed (all missing terms' base postings in one numpy pass) and kept there."""
-        found = [cache.get((term, query[term]), _MISSING) for term in terms]
-        if _MISSING not in found:
-            return found  # type: ignore[return-value]
+        """`found` (the cache's entries for `keys`, `_MISSING` where it has none) with the missing ones
+        computed (all their base postings in one numpy pass) and kept in the cache."""
         missing = [i for i, entry in enumerate(found) if entry is _MISSING]
         overlay_postings = self.overlay_postings
-        postings = [self._base_postings(terms[i]) for i in missing]
+        postings = [self._base_postings(keys[i][0]) for i in missing]
         sizes = [len(slots) for slots, _ in postings]
-        over = [overlay_postings.get(terms[i]) for i in missing] if overlay_postings else [None] * len(missing)
+        over = [overlay_postings.get(keys[i][0]) for i in missing] if overlay_postings else [None] * len(missing)
         dfs = [size + len(o) if o else size for size, o in zip(sizes, over)]
-        weights = [query[terms[i]] * idf(n_docs, df) if df else 0.0 for i, df in zip(missing, dfs)]
+        weights = [keys[i][1] * idf(n_docs, df) if df else 0.0 for i, df in zip(missing, dfs)]
         avg = self.avg_length()
         k1 = self.k1
         if len(postings) == 1:
@@ -409,7 +406,6 @@ class PostingsIndex:
         contribs = _contribution(per_entry, all_tfs, self._base_norms(avg).take(all_slots), k1)
         start = 0
         for i, (slots, _tfs), weight, df, size, over_postings in zip(missing, postings, weights, dfs, sizes, over):
-            term = terms[i]
             entry: _TermScores | None = None
             if df:
                 overlay: tuple[tuple[str, float], ...] = ()
@@ -418,18 +414,18 @@ class PostingsIndex:
                     o_tf = np.array([over_postings[p] for p in paths], dtype=np.float64)
                     o_len = np.array([self.overlay[p].lengths for p in paths], dtype=np.float64)
                     overlay = tuple(zip(paths, _contribution(weight, o_tf, self._norms(o_len, avg), k1).tolist()))
-                entry = (slots if size else None, contribs[start:start + size], overlay)
+                entry = (keys[i][0], slots, contribs[start:start + size], size, overlay)
                 start += size
             found[i] = entry
             # kept while the cache holds at most CACHE_ENTRIES postings (the oldest terms make room)
-            cost = 1 + size + len(entry[2]) if entry is not None else 1
+            cost = 1 + size + len(entry[4]) if entry is not None else 1
             if cost <= CACHE_ENTRIES:
                 while self._cache_entries + cost > CACHE_ENTRIES:
                     old = cache.pop(next(iter(cache)))
-                    self._cache_entries -= 1 + len(old[1]) + len(old[2]) if old is not None else 1
-                cache[term, query[term]] = entry
+                    self._cache_entries -= 1 + old[3] + len(old[4]) if old is not None else 1
+                cache[keys[i]] = entry
                 self._cache_entries += cost
-        return found  # type: ignore[return-value]
+        return found
 
     def rank(self, query: Mapping[str, float], limit: int | None = None) -> list[RankedDoc]:
         """Documents with a positive score, best first: score desc, matched terms desc, path asc.
@@ -445,19 +441,24 @@ class PostingsIndex:
         n_docs = len(self)
         if not n_docs or not query:
             return []
-        terms = sorted(query)
-        entries = self._score_terms(query, terms, n_docs, self._term_cache(n_docs))
-        base = [(term, entry[0], entry[1]) for term, entry in zip(terms, entries)
-                if entry is not None and entry[0] is not None]
+        cache = self._term_cache(n_docs)
+        keys = sorted(query.items())  # (term, weight): in term order, and the cache's keys
+        entries = [cache.get(key, _MISSING) for key in keys]
+        if _MISSING in entries:
+            entries = self._score_terms(keys, entries, n_docs, cache)
+        base = [entry for entry in entries if entry is not None and entry[3]]  # terms with base postings
         active: tuple[str, ...] = ()
         candidates = []
         if base:
-            active, parts_slots, parts_scores = zip(*base)
-            candidates = self._base_candidates(active, parts_slots, parts_scores, limit)
+            active, parts_slots, parts_scores, sizes, _overlays = zip(*base)
+            candidates = self._base_candidates(active, parts_slots, parts_scores, sizes, limit)
         if self.overlay:
             over: dict[str, list[Any]] = {}
-            for term, entry in zip(terms, entries):
-                for path, value in entry[2] if entry is not None else ():
+            for entry in entries:
+                if entry is None:
+                    continue
+                term = entry[0]
+                for path, value in entry[4]:
                     scored = over.get(path)
                     if scored is None:
                         over[path] = scored = [0.0, []]
@@ -468,11 +469,17 @@ class PostingsIndex:
         candidates.sort()
         if limit is not None:
             del candidates[limit:]
+        if len(active) <= 16 and not self.overlay:  # masks of two bytes at most: decoded inline
+            low, high, getter = _BYTE_POSITIONS[0], _BYTE_POSITIONS[1], operator.itemgetter
+            return [_new_tuple(RankedDoc, (path, -neg_score, getter(*positions)(active)
+                                           if len(positions := low[mask & 255] + high[mask >> 8]) > 1
+                                           else (active[positions[0]],)))
+                    for neg_score, _count, path, mask in candidates]
         return [_new_tuple(RankedDoc, (path, -neg_score, _terms_of(matched, active)))
                 for neg_score, _count, path, matched in candidates]
 
     def _base_candidates(self, active: tuple[str, ...], parts_slots: tuple[np.ndarray, ...],
-                         parts_scores: tuple[np.ndarray, ...], limit: int | None) -> list[tuple[float, int, str, Any]]:
+                         parts_scores: tuple[np.ndarray, ...], sizes: tuple[int, ...], limit: int | None) -> list[tuple[float, int, str, Any]]:
         """(-score, -matched term count, path, matched terms) of the base documents that can be among
         the first `limit` (all of them with a positive score when `limit` is None). The matched terms are
         a bit mask over `active` (bit i: `active[i]`) for up to `_MASK_BITS` terms, else a list of terms."""
@@ -497,8 +504,7 @@ class PostingsIndex:
         paths = self.base_paths
         scores = acc.take(hit_slots).tolist()
         if len(active) == 1:
-            return [(-score, -1, paths[slot], active) for slot, score in zip(hits, scores)]  # type: ignore[misc]
-        sizes = [len(part) for part in parts_slots]
+            return [(-score, -1, paths[slot], 1) for slot, score in zip(hits, scores)]
         if len(active) <= _MASK_BITS:
             # one bit per term (powers of two add up exactly in float64), summed per slot like the scores
             bits = np.bincount(all_slots, weights=np.repeat(_BIT_VALUES[:len(active)], sizes))
@@ -538,6 +544,7 @@ _MASK_BITS = 52
 _BIT_VALUES = np.exp2(np.arange(_MASK_BITS))
 # _BYTE_POSITIONS[k][b]: the positions of the bits set in byte b of a mask, counting from bit 8k
 _BYTE_POSITIONS: list[list[tuple[int, ...]]] = [[tuple(i for i in range(8) if b >> i & 1) for b in range(256)]]
+_BYTE_POSITIONS.append([tuple(8 + i for i in bits) for bits in _BYTE_POSITIONS[0]])
 
 
 # Postings whose contributions the per-term cache keeps at most (~12 bytes each: 8 for the contribution,
@@ -545,4 +552,4 @@ _BYTE_POSITIONS: list[list[tuple[int, ...]]] = [[tuple(i for i in range(8) if b 
 CACHE_ENTRIES = 1 << 20
 DENSE_TOP = 4
 _MISSING = object()
-_TermScores = tuple[np.ndarray | None, np.ndarray, tuple[tuple[str, float], ...]]
+_TermScores = tuple[str, np.ndarray, np.ndarray, int, tuple[tuple[str, float], ...]]

@@ -74,11 +74,25 @@ def query_weights(query: str, *, stop_words: bool = True) -> dict[str, float]:
     `stop_words=False` keeps every word (the reference plugin's plain term frequencies, but for the
     compound weight).
     """
-    plain, compounds = _split(query, stop_words)
     weights: dict[str, float] = {}
     get = weights.get
-    for term in plain:
-        weights[term] = get(term, 0.0) + 1.0
+    if query.isascii():  # what `_split` gives, in one pass: ASCII text has compounds of any pair and no bigrams
+        base = base_tokens(normalize(query))[1]
+        stops = STOP_WORDS if stop_words and not STOP_WORDS.issuperset(base) else _NO_STOP_WORDS
+        compounds = []
+        previous = None  # the token before, unless it is a stop word
+        for token in base:
+            if token in stops:
+                previous = None
+                continue
+            weights[token] = get(token, 0.0) + 1.0
+            if previous is not None and len(previous) + len(token) <= MAX_TOKEN_LENGTH:
+                compounds.append(previous + token)
+            previous = token
+    else:
+        plain, compounds = _split(query, stop_words)
+        for term in plain:
+            weights[term] = get(term, 0.0) + 1.0
     for term in compounds:
         weights[term] = get(term, 0.0) + COMPOUND_QUERY_WEIGHT
     return weights
