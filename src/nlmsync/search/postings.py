@@ -492,7 +492,7 @@ class PostingsIndex:
         size = len(acc)
         kth = 0.0  # with `limit`, the limit-th best score when positive: the least a candidate needs
         if limit is not None and size > limit:
-            if size <= DENSE_TOP * len(all_slots):  # select among all slots, zeros included
+            if size <= len(all_slots):  # most slots are hit: select among all of them, zeros included
                 kth = np.partition(acc, size - limit)[size - limit]
             else:
                 positive = acc.take((acc > 0).nonzero()[0])
@@ -550,6 +550,5 @@ _BYTE_POSITIONS.append([tuple(8 + i for i in bits) for bits in _BYTE_POSITIONS[0
 # Postings whose contributions the per-term cache keeps at most (~12 bytes each: 8 for the contribution,
 # 4 for the slot when dead documents make it a filtered copy): 16 MB at most.
 CACHE_ENTRIES = 1 << 20
-DENSE_TOP = 4
 _MISSING = object()
 _TermScores = tuple[str, np.ndarray, np.ndarray, int, tuple[tuple[str, float], ...]]
