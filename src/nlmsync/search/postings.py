@@ -174,6 +174,7 @@ class PostingsIndex:
         self._cache_objects: tuple[Any, ...] = ()
         self._cache: dict[tuple[str, float], _TermScores | None] = {}
         self._cache_entries = 0
+        self._offsets = memoryview(self.offsets)
 
     # --- size and membership ---
 
@@ -354,18 +355,6 @@ class PostingsIndex:
         pos = bisect_left(self.terms, term)
         return pos if pos < len(self.terms) and self.terms[pos] == term else None
 
-    def _base_postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
-        """The live base postings of `term`: slots (ascending) and weighted tfs."""
-        tid = self._term_id(term)
-        if tid is None:
-            return self.slots[:0], self.tfs[:0]
-        start, end = self.offsets[tid:tid + 2].tolist()
-        slots, tfs = self.slots[start:end], self.tfs[start:end]
-        if self.dead:
-            live = self.alive[slots]
-            slots, tfs = slots[live], tfs[live]
-        return slots, tfs
-
     def _term_cache(self, n_docs: int) -> dict[tuple[str, float], _TermScores | None]:
         """The per-term scores of the index as it is now, emptied whenever the index has changed.
 
@@ -379,6 +368,7 @@ class PostingsIndex:
         if key != self._cache_key or not all(map(operator.is_, objects, self._cache_objects)):
             self._cache = {}
             self._cache_entries = 0
+            self._offsets = memoryview(self.offsets)  # a term's postings bounds as Python ints, cheaply
             self._cache_key = key
             self._cache_objects = objects
         return self._cache
@@ -388,43 +378,75 @@ class PostingsIndex:
         """`found` (the cache's entries for `keys`, `_MISSING` where it has none) with the missing ones
         computed (all their base postings in one numpy pass) and kept in the cache."""
         missing = [i for i, entry in enumerate(found) if entry is _MISSING]
+        terms = self.terms
+        find = None if type(terms) is list else self._term_id  # a list is bisected right here
+        n_terms = len(terms)
+        offsets = self._offsets
+        all_slots, all_tfs, dead = self.slots, self.tfs, self.dead
         overlay_postings = self.overlay_postings
-        postings = [self._base_postings(keys[i][0]) for i in missing]
-        sizes = [len(slots) for slots, _ in postings]
-        over = [overlay_postings.get(keys[i][0]) for i in missing] if overlay_postings else [None] * len(missing)
-        dfs = [size + len(o) if o else size for size, o in zip(sizes, over)]
-        weights = [keys[i][1] * idf(n_docs, df) if df else 0.0 for i, df in zip(missing, dfs)]
+        parts_slots = []
+        parts_tfs = []
+        weights = []
+        dfs = []
+        for i in missing:
+            term, query_weight = keys[i]
+            if find is None:
+                tid = bisect_left(terms, term)
+                known = tid < n_terms and terms[tid] == term
+            else:
+                tid = find(term)
+                known = tid is not None
+            if known:
+                start, end = offsets[tid], offsets[tid + 1]
+                slots, tfs = all_slots[start:end], all_tfs[start:end]
+                if dead:
+                    live = self.alive[slots]
+                    slots, tfs = slots[live], tfs[live]
+                df = len(slots)
+            else:
+                slots, tfs, df = all_slots[:0], all_tfs[:0], 0
+            if overlay_postings and term in overlay_postings:
+                df += len(overlay_postings[term])
+            parts_slots.append(slots)
+            parts_tfs.append(tfs)
+            dfs.append(df)
+            weights.append(query_weight * idf(n_docs, df) if df else 0.0)
         avg = self.avg_length()
         k1 = self.k1
-        if len(postings) == 1:
-            all_slots, all_tfs = postings[0]
+        if len(missing) == 1:
+            batch_slots, batch_tfs = parts_slots[0], parts_tfs[0]
             per_entry: float | np.ndarray = weights[0]
         else:
-            all_slots = np.concatenate([slots for slots, _ in postings])
-            all_tfs = np.concatenate([tfs for _, tfs in postings])
-            per_entry = np.repeat(weights, sizes)
-        contribs = _contribution(per_entry, all_tfs, self._base_norms(avg).take(all_slots), k1)
+            batch_slots, batch_tfs = np.concatenate(parts_slots), np.concatenate(parts_tfs)
+            per_entry = np.repeat(weights, [len(slots) for slots in parts_slots])
+        contribs = _contribution(per_entry, batch_tfs, self._base_norms(avg).take(batch_slots), k1)
         start = 0
-        for i, (slots, _tfs), weight, df, size, over_postings in zip(missing, postings, weights, dfs, sizes, over):
+        added = 0
+        new: dict[tuple[str, float], _TermScores | None] = {}
+        for i, slots, weight, df in zip(missing, parts_slots, weights, dfs):
+            key = keys[i]
             entry: _TermScores | None = None
             if df:
+                size = len(slots)
                 overlay: tuple[tuple[str, float], ...] = ()
-                if over_postings:
-                    paths = list(over_postings)
-                    o_tf = np.array([over_postings[p] for p in paths], dtype=np.float64)
+                over = overlay_postings.get(key[0]) if overlay_postings else None
+                if over:
+                    paths = list(over)
+                    o_tf = np.array([over[p] for p in paths], dtype=np.float64)
                     o_len = np.array([self.overlay[p].lengths for p in paths], dtype=np.float64)
                     overlay = tuple(zip(paths, _contribution(weight, o_tf, self._norms(o_len, avg), k1).tolist()))
-                entry = (keys[i][0], slots, contribs[start:start + size], size, overlay)
+                entry = (key[0], slots, contribs[start:start + size], size, overlay)
                 start += size
-            found[i] = entry
-            # kept while the cache holds at most CACHE_ENTRIES postings (the oldest terms make room)
-            cost = 1 + size + len(entry[4]) if entry is not None else 1
-            if cost <= CACHE_ENTRIES:
-                while self._cache_entries + cost > CACHE_ENTRIES:
-                    old = cache.pop(next(iter(cache)))
-                    self._cache_entries -= 1 + old[3] + len(old[4]) if old is not None else 1
-                cache[keys[i]] = entry
-                self._cache_entries += cost
+                added += size + len(overlay)
+            found[i] = new[key] = entry
+        # kept while the cache holds at most CACHE_ENTRIES postings (the oldest terms make room)
+        added += len(new)
+        if added <= CACHE_ENTRIES:
+            while self._cache_entries + added > CACHE_ENTRIES:
+                old = cache.pop(next(iter(cache)))
+                self._cache_entries -= 1 + old[3] + len(old[4]) if old is not None else 1
+            cache.update(new)
+            self._cache_entries += added
         return found
 
     def rank(self, query: Mapping[str, float], limit: int | None = None) -> list[RankedDoc]:
