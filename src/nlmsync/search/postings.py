@@ -174,6 +174,7 @@ class PostingsIndex:
         self._cache_objects: tuple[Any, ...] = ()
         self._cache: dict[tuple[str, float], _TermScores | None] = {}
         self._cache_entries = 0
+        self._stale: list[dict[tuple[str, float], _TermScores | None]] = []
         self._offsets = memoryview(self.offsets)
 
     # --- size and membership ---
@@ -360,12 +361,20 @@ class PostingsIndex:
 
         A term's scores depend on N, the average length, the live base slots and the overlay, so any
         change drops them all: an in-place change bumps `_changes` (`add`, `remove`), and `merge` and
-        `load_base` install new arrays and dicts, which the identity check sees. Dropping them is all an
-        edit costs here; a term's scores are computed again when a query next asks for it."""
+        `load_base` install new arrays and dicts, which the identity check sees. Setting them aside is all
+        an edit costs here (freeing thousands of entries at once would take milliseconds: they are freed a
+        few at a time by the queries that compute new ones, `_free_stale`); a term's scores are computed
+        again when a query next asks for it. After a merge or a reload they go at once, with the old arrays
+        their views would keep alive."""
         key = (self._changes, n_docs, self.totals[0], self.totals[1], self.totals[2], self.dead)
         objects = (self.terms, self.offsets, self.slots, self.tfs, self.alive, self.base_lengths, self.base_paths,
                    self.overlay, self.overlay_postings)
-        if key != self._cache_key or not all(map(operator.is_, objects, self._cache_objects)):
+        same_arrays = all(map(operator.is_, objects, self._cache_objects))
+        if key != self._cache_key or not same_arrays:
+            if same_arrays and self._cache and sum(map(len, self._stale)) < _STALE_ENTRIES:
+                self._stale.append(self._cache)
+            else:
+                self._stale = []
             self._cache = {}
             self._cache_entries = 0
             self._offsets = memoryview(self.offsets)  # a term's postings bounds as Python ints, cheaply
@@ -447,7 +456,22 @@ class PostingsIndex:
                 self._cache_entries -= 1 + old[3] + len(old[4]) if old is not None else 1
             cache.update(new)
             self._cache_entries += added
+        if self._stale:
+            self._free_stale(2 * len(missing) + 8)
         return found
+
+    def _free_stale(self, count: int) -> None:
+        """Free about `count` entries of the caches set aside by earlier changes."""
+        stale = self._stale
+        while count > 0 and stale:
+            entries = stale[-1]
+            if len(entries) <= count:
+                count -= len(entries)
+                stale.pop()
+            else:
+                for _ in range(count):
+                    entries.popitem()
+                count = 0
 
     def rank(self, query: Mapping[str, float], limit: int | None = None) -> list[RankedDoc]:
         """Documents with a positive score, best first: score desc, matched terms desc, path asc.
@@ -572,5 +596,6 @@ _BYTE_POSITIONS.append([tuple(8 + i for i in bits) for bits in _BYTE_POSITIONS[0
 # Postings whose contributions the per-term cache keeps at most (~12 bytes each: 8 for the contribution,
 # 4 for the slot when dead documents make it a filtered copy): 16 MB at most.
 CACHE_ENTRIES = 1 << 20
+_STALE_ENTRIES = 1 << 16  # (term, weight) entries set aside at most before they go at once
 _MISSING = object()
 _TermScores = tuple[str, np.ndarray, np.ndarray, int, tuple[tuple[str, float], ...]]
