@@ -422,11 +422,12 @@ class PostingsIndex:
             weights.append(query_weight * idf(n_docs, df) if df else 0.0)
         avg = self.avg_length()
         k1 = self.k1
+        # the slots are kept as intp, what `np.bincount` counts with, so that no query converts them again
         if len(missing) == 1:
-            batch_slots, batch_tfs = parts_slots[0], parts_tfs[0]
+            batch_slots, batch_tfs = parts_slots[0].astype(np.intp), parts_tfs[0]
             per_entry: float | np.ndarray = weights[0]
         else:
-            batch_slots, batch_tfs = np.concatenate(parts_slots), np.concatenate(parts_tfs)
+            batch_slots, batch_tfs = np.concatenate(parts_slots, dtype=np.intp), np.concatenate(parts_tfs)
             per_entry = np.repeat(weights, [len(slots) for slots in parts_slots])
         contribs = _contribution(per_entry, batch_tfs, self._base_norms(avg).take(batch_slots), k1)
         start = 0
@@ -444,7 +445,7 @@ class PostingsIndex:
                     o_tf = np.array([over[p] for p in paths], dtype=np.float64)
                     o_len = np.array([self.overlay[p].lengths for p in paths], dtype=np.float64)
                     overlay = tuple(zip(paths, _contribution(weight, o_tf, self._norms(o_len, avg), k1).tolist()))
-                entry = (key[0], slots, contribs[start:start + size], size, overlay)
+                entry = (key[0], batch_slots[start:start + size], contribs[start:start + size], size, overlay)
                 start += size
                 added += size + len(overlay)
             found[i] = new[key] = entry
@@ -532,7 +533,7 @@ class PostingsIndex:
         if len(parts_slots) == 1:
             all_slots, all_scores = parts_slots[0], parts_scores[0]
         else:
-            all_slots = np.concatenate(parts_slots, dtype=np.intp)
+            all_slots = np.concatenate(parts_slots)
             all_scores = np.concatenate(parts_scores)
         acc = np.bincount(all_slots, weights=all_scores)
         size = len(acc)
@@ -593,8 +594,8 @@ _BYTE_POSITIONS: list[list[tuple[int, ...]]] = [[tuple(i for i in range(8) if b 
 _BYTE_POSITIONS.append([tuple(8 + i for i in bits) for bits in _BYTE_POSITIONS[0]])
 
 
-# Postings whose contributions the per-term cache keeps at most (~12 bytes each: 8 for the contribution,
-# 4 for the slot when dead documents make it a filtered copy): 16 MB at most.
+# Postings whose contributions the per-term cache keeps at most (16 bytes each: the contribution and the
+# slot as intp): 16 MB at most.
 CACHE_ENTRIES = 1 << 20
 _STALE_ENTRIES = 1 << 16  # (term, weight) entries set aside at most before they go at once
 _MISSING = object()
