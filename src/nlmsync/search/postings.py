@@ -13,12 +13,12 @@ by one numpy expression for base and overlay alike, and added in sorted term ord
 maintained incrementally ranks exactly like one built from scratch.
 
 Queries reuse each (term, query weight)'s contributions (`PostingsIndex._term_cache`): they are the
-floats that expression gives for the index as it is, and any change to the index drops them all
+floats that expression gives for the index as it is, and any change to the index retires them all
 (`add` and `remove` count their in-place changes in `_changes`; `merge` and `load_base` install new
 arrays and dicts, which the cache compares by identity), so a cached contribution is always the one
-a fresh computation would give. An edit only drops the cache; the terms of the next query are
-computed again, nothing else. A method that changes any of these structures in place must bump
-`_changes`.
+a fresh computation would give. An edit only retires the cache (never read again, freed a little at a
+time); the terms of the next query are computed again, nothing else. A method that changes any of
+these structures in place must bump `_changes`.
 """
 
 from __future__ import annotations
