@@ -48,15 +48,6 @@ def _split(query: str, stop_words: bool) -> tuple[list[str], list[str]]:
     normalized = normalize(query)
     raw, base = base_tokens(normalized)
     stops = STOP_WORDS if stop_words and not STOP_WORDS.issuperset(base) else _NO_STOP_WORDS
-    if normalized.isascii():  # every token is ASCII, and there are no CJK bigrams
-        if stops:
-            plain = [token for token in base if token not in stops]
-            compounds = [left + right for left, right in pairwise(base)
-                         if left not in stops and right not in stops and len(left) + len(right) <= MAX_TOKEN_LENGTH]
-        else:
-            plain = base
-            compounds = [left + right for left, right in pairwise(base) if len(left) + len(right) <= MAX_TOKEN_LENGTH]
-        return plain, compounds
     plain = [token for token in base if token not in stops]
     compounds = [left + right for left, right in pairwise(base)
                  if left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH
