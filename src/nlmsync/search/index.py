@@ -25,7 +25,6 @@ import numpy as np
 
 from nlmsync.errors import PathOutsideVaultError
 from nlmsync.search.bm25 import select
-from nlmsync.search.markdown import note_fields
 from nlmsync.search.postings import DocBatch, DocTerms, PostingsIndex, RankedDoc, Weights, doc_terms
 from nlmsync.search.query import query_weights
 from nlmsync.search.tokenize import TOKENIZER_VERSION
@@ -342,6 +341,9 @@ class NoteIndex:
 
     def _load(self, note: NoteFile, changes: _Changes) -> None:
         """Read, check and tokenize one note into `changes` (as an addition or a skip)."""
+        # imported here: a process whose vault did not change reads no note and never needs markdown
+        from nlmsync.search.markdown import note_fields
+
         if excluded_by_pattern(self.vault_root, note.path, self.settings.exclude):
             self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, "excluded by pattern"), changes)
             return

@@ -29,12 +29,14 @@ from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from nlmsync.search.bm25 import idf
-from nlmsync.search.markdown import NoteFields
+
+if TYPE_CHECKING:
+    from nlmsync.search.markdown import NoteFields
 
 
 @dataclass(frozen=True)

@@ -12,24 +12,39 @@ yields `ヒー ープ プソ ソー ート`. Bigrams come from every base token,
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from itertools import pairwise
+from typing import TYPE_CHECKING, NamedTuple
 
-import regex
+if TYPE_CHECKING:
+    import regex
 
 MIN_TOKEN_LENGTH = 1
 MAX_TOKEN_LENGTH = 80
 TOKENIZER_VERSION = 2
 
-_BASE_TOKEN = regex.compile(r"[\p{L}\p{N}]+")
-# The same on ASCII text (the letters and digits of ASCII are exactly its \p{L} and \p{N}), with the
-# standard library's faster engine.
+# Base tokens of ASCII text (the letters and digits of ASCII are exactly its \p{L} and \p{N}), with the
+# standard library's engine: faster, and a process that only meets ASCII never imports `regex` (~15 ms).
 _ASCII_BASE_TOKEN = re.compile(r"[A-Za-z0-9]+")
+_PATH_SEPARATORS = re.compile(r"[/\\]+")
 _CJK_CLASS = r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc\u3005\u3006]"
-_CJK_CHAR = regex.compile(_CJK_CLASS)
-_CJK_RUN = regex.compile(_CJK_CLASS + "{2,}")
-_PATH_SEPARATORS = regex.compile(r"[/\\]+")
+
+
+class _UnicodePatterns(NamedTuple):
+    base_token: regex.Pattern[str]
+    cjk_char: regex.Pattern[str]
+    cjk_run: regex.Pattern[str]
+
+
+@functools.cache
+def _unicode() -> _UnicodePatterns:
+    """The `regex` patterns for text beyond ASCII, compiled on first use."""
+    import regex
+
+    return _UnicodePatterns(regex.compile(r"[\p{L}\p{N}]+"), regex.compile(_CJK_CLASS),
+                            regex.compile(_CJK_CLASS + "{2,}"))
 
 
 def normalize(text: str) -> str:
@@ -51,7 +66,7 @@ def tokenize(text: str) -> list[str]:
 
 def base_tokens(normalized: str) -> tuple[list[str], list[str]]:
     """Rules 2-3 on normalized text: every `[\\p{L}\\p{N}]+` run, and those of them 1..80 long (the base tokens)."""
-    raw = (_ASCII_BASE_TOKEN if normalized.isascii() else _BASE_TOKEN).findall(normalized)
+    raw = (_ASCII_BASE_TOKEN if normalized.isascii() else _unicode().base_token).findall(normalized)
     if len(normalized) <= MAX_TOKEN_LENGTH or max(map(len, raw), default=0) <= MAX_TOKEN_LENGTH:
         return raw, raw[:]  # no token is too long
     return raw, [t for t in raw if len(t) <= MAX_TOKEN_LENGTH]
@@ -66,10 +81,14 @@ def compound_tokens(base: list[str]) -> list[str]:
 def cjk_bigrams(raw: list[str]) -> list[str]:
     """Rule 5: the overlapping two-character pieces of every CJK/Hangul run, from tokens of any length."""
     bigrams: list[str] = []
+    patterns = None
     for token in raw:
-        if token.isascii() or _CJK_CHAR.search(token) is None:
+        if token.isascii():
             continue
-        for run in _CJK_RUN.findall(token):
+        patterns = patterns or _unicode()
+        if patterns.cjk_char.search(token) is None:
+            continue
+        for run in patterns.cjk_run.findall(token):
             bigrams.extend(run[i:i + 2] for i in range(len(run) - 1))
     return bigrams
 
