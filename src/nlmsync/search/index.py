@@ -423,13 +423,12 @@ class NoteIndex:
 
     def _hydrate(self, rows: list[CachedDoc], snapshot: Snapshot | None) -> None:
         if snapshot is not None:
-            # dead slots have no path (""); a row hides the snapshot's entry for its path
-            overridden = {row.path for row in rows}
-            base_paths = [p if p and p not in overridden else None for p in snapshot.paths] if overridden \
-                else [p or None for p in snapshot.paths]
-            self._postings.load_base(snapshot.terms, snapshot.offsets, snapshot.slots, snapshot.tfs, base_paths,
-                                     snapshot.lengths)
-            self._base_stats = (list(base_paths), snapshot.mtimes, snapshot.sizes)
+            postings = self._postings
+            postings.load_base(snapshot.terms, snapshot.offsets, snapshot.slots, snapshot.tfs, snapshot.paths,
+                               snapshot.lengths)
+            for row in rows:  # a row hides the snapshot's entry for its path
+                postings.remove(row.path)
+            self._base_stats = (list(postings.base_paths), snapshot.mtimes, snapshot.sizes)
         for row in rows:
             if row.kind == index_cache.SKIPPED:
                 self._skipped[row.path] = row

@@ -271,7 +271,9 @@ def load_snapshot(db: Connection, *, by_blob: bool = False) -> Snapshot | None:
     try:
         if _crc(bytes(paths_raw), bytes(vocab_raw)) != crc:
             return None
-        paths: list[str | None] = list(bytes(paths_raw).decode("utf-8").split("\0")) if paths_raw else []
+        paths: list[str | None] = bytes(paths_raw).decode("utf-8").split("\0") if paths_raw else []  # type: ignore[assignment]
+        if "" in paths:  # dead slots (a merge leaves none, so this is rare)
+            paths = [path or None for path in paths]
         terms = Vocabulary(bytes(vocab_raw))
         mtimes = np.frombuffer(mtimes_raw, dtype=np.int64)
         sizes = np.frombuffer(sizes_raw, dtype=np.int64)
