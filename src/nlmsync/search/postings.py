@@ -393,14 +393,13 @@ class PostingsIndex:
         find = None if type(terms) is list else self._term_id  # a list is bisected right here
         n_terms = len(terms)
         offsets = self._offsets
-        all_slots, all_tfs, dead = self.slots, self.tfs, self.dead
+        all_slots, all_tfs = self.slots, self.tfs
         overlay_postings = self.overlay_postings
         parts_slots = []
         parts_tfs = []
-        weights = []
-        dfs = []
+        sizes = []  # each term's base postings, dead slots included until filtered below
         for i in missing:
-            term, query_weight = keys[i]
+            term = keys[i][0]
             if find is None:
                 tid = bisect_left(terms, term)
                 known = tid < n_terms and terms[tid] == term
@@ -409,37 +408,41 @@ class PostingsIndex:
                 known = tid is not None
             if known:
                 start, end = offsets[tid], offsets[tid + 1]
-                slots, tfs = all_slots[start:end], all_tfs[start:end]
-                if dead:
-                    live = self.alive[slots]
-                    slots, tfs = slots[live], tfs[live]
-                df = len(slots)
+                parts_slots.append(all_slots[start:end])
+                parts_tfs.append(all_tfs[start:end])
+                sizes.append(end - start)
             else:
-                slots, tfs, df = all_slots[:0], all_tfs[:0], 0
-            if overlay_postings and term in overlay_postings:
-                df += len(overlay_postings[term])
-            parts_slots.append(slots)
-            parts_tfs.append(tfs)
+                sizes.append(0)
+        # the slots are kept as intp, what `np.bincount` counts with, so that no query converts them again
+        if len(parts_slots) == 1:
+            batch_slots, batch_tfs = parts_slots[0].astype(np.intp), parts_tfs[0]
+        elif parts_slots:
+            batch_slots, batch_tfs = np.concatenate(parts_slots, dtype=np.intp), np.concatenate(parts_tfs)
+        else:
+            batch_slots, batch_tfs = np.zeros(0, dtype=np.intp), all_tfs[:0]
+        if self.dead and len(batch_slots):  # drop the postings of dead slots, for all the terms at once
+            live = self.alive.take(batch_slots)
+            live_before = np.concatenate([[0], np.cumsum(live)])
+            sizes = np.diff(live_before.take(np.concatenate([[0], np.cumsum(sizes)]))).tolist()
+            batch_slots, batch_tfs = batch_slots[live], batch_tfs[live]
+        weights = []
+        dfs = []
+        for i, size in zip(missing, sizes):
+            term, query_weight = keys[i]
+            df = size + len(overlay_postings[term]) if overlay_postings and term in overlay_postings else size
             dfs.append(df)
             weights.append(query_weight * idf(n_docs, df) if df else 0.0)
         avg = self.avg_length()
         k1 = self.k1
-        # the slots are kept as intp, what `np.bincount` counts with, so that no query converts them again
-        if len(missing) == 1:
-            batch_slots, batch_tfs = parts_slots[0].astype(np.intp), parts_tfs[0]
-            per_entry: float | np.ndarray = weights[0]
-        else:
-            batch_slots, batch_tfs = np.concatenate(parts_slots, dtype=np.intp), np.concatenate(parts_tfs)
-            per_entry = np.repeat(weights, [len(slots) for slots in parts_slots])
+        per_entry: float | np.ndarray = weights[0] if len(missing) == 1 else np.repeat(weights, sizes)
         contribs = _contribution(per_entry, batch_tfs, self._base_norms(avg).take(batch_slots), k1)
         start = 0
         added = 0
         new: dict[tuple[str, float], _TermScores | None] = {}
-        for i, slots, weight, df in zip(missing, parts_slots, weights, dfs):
+        for i, size, weight, df in zip(missing, sizes, weights, dfs):
             key = keys[i]
             entry: _TermScores | None = None
             if df:
-                size = len(slots)
                 overlay: tuple[tuple[str, float], ...] = ()
                 over = overlay_postings.get(key[0]) if overlay_postings else None
                 if over:
