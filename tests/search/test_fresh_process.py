@@ -41,6 +41,25 @@ def test_the_search_path_imports_neither_pydantic_nor_sqlite_utils(vault: Path, 
     assert done.stdout.strip() == "[]"
 
 
+def test_an_unchanged_vault_is_searched_without_the_note_reading_modules(vault: Path, tmp_path: Path) -> None:
+    """A new process whose vault did not change reads no note: neither the markdown parser nor, for an
+    ASCII query, the `regex` engine (the vault has Korean and Japanese notes) is imported."""
+    state = tmp_path / "state.db"
+    NoteIndex(vault, open_connection(state)).sync()  # the cache a previous process left
+    code = (
+        "import sys\nfrom pathlib import Path\n"
+        "from nlmsync.search.index import NoteIndex\nfrom nlmsync.store.db import open_connection\n"
+        f"index = NoteIndex(Path({str(vault)!r}), open_connection(Path({str(state)!r})))\n"
+        "assert index.search('How does heapsort work?'), 'no hit'\n"
+        "assert index.notes_read == 0, index.notes_read\n"
+        "print(sorted(m for m in sys.modules if m in {'regex', 'nlmsync.search.markdown'}))\n"
+        "assert index.search('김치찌개'), 'no hit for a Korean query'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 def test_a_plain_connection_and_default_settings_answer_like_settings_and_sqlite_utils(vault: Path) -> None:
     state = vault / ".nlmsync" / "state.db"
     queries = ["How does heapsort work?", "김치찌개", "sourdough"]
