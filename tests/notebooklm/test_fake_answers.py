@@ -62,9 +62,15 @@ def test_blank_text_has_no_passages() -> None:
     assert split_passages("s", " \n\n \n") == []
 
 
-def test_a_heading_alone_leads_the_paragraph_after_it() -> None:
-    passages = split_passages("s", "# Heapsort\n\nIt builds a heap.\n\n## Trailing heading")
-    assert [p.text for p in passages] == ["# Heapsort It builds a heap.", "## Trailing heading"]
+def test_headings_are_the_context_of_the_paragraphs_under_them_not_passages() -> None:
+    text = ("---\ntitle: Heap notes\ntags: [algorithms]\n---\n# Heapsort\n\nIt builds a heap.\n\n"
+            "Sifting\n-------\nEach node sinks.\n\n```python\ndef sift():\n\n    pass\n```\n\n## Trailing heading\n")
+    passages = split_passages("s", text)
+    assert [(p.text, p.context) for p in passages] == [
+        ("It builds a heap.", ("Heap notes", "Heapsort")),  # the front matter title and a heading before any text
+        ("Each node sinks.", ("Heap notes", "Heapsort", "Sifting")),
+        ("```python def sift(): pass ```", ("Heap notes", "Heapsort", "Sifting")),  # a fence stays whole
+    ]
 
 
 @given(st.lists(st.tuples(st.sampled_from(["s1", "s2", "s3"]),
