@@ -17,7 +17,7 @@ from nlmsync.notebooklm.fake import FakeNotebookLM
 from nlmsync.notebooklm.fake.answers import compose_answer, split_passages
 from nlmsync.vault import parse_front_matter
 
-FIXTURE_VAULT = Path(__file__).resolve().parent.parent / "fixtures" / "vault"
+FIXTURE_VAULT = Path(__file__).resolve().parents[2] / "fixtures" / "vault"
 HEAPSORT = "algorithms/sorting/heapsort.md"
 THERMODYNAMICS = "physics/thermodynamics.md"
 # The notes the quick start's question selects from the fixture vault (`ask` uploads them as the sources).
