@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-import click
 from typer.exceptions import TyperException
 
 from nlmsync.cli import fake_cmds, search_cmds, server_cmds, sync_cmds  # noqa: F401  (register commands)
@@ -12,6 +11,18 @@ from nlmsync.cli._app import app
 from nlmsync.errors import EXIT_UNEXPECTED, NlmsyncError, exit_code_for
 
 __all__ = ["app", "main"]
+
+
+class _NeverRaised(Exception):
+    """Stands in for click's exceptions while click is not imported: nothing can have raised them then."""
+
+
+def _click_error(name: str) -> type[BaseException]:
+    """click's exception class `name` (Exit, Abort, ClickException), looked up only once an exception is
+    being handled. typer >= 0.26 runs on its own copy of click, so a command never imports click itself
+    (about 10 ms); an older typer runs on click and has imported it."""
+    click = sys.modules.get("click")
+    return getattr(click.exceptions, name) if click is not None else _NeverRaised
 
 
 def _fail(message: str, code: int, hint: str | None = None) -> None:
@@ -25,11 +36,11 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point of the `nlmsync` console script."""
     try:
         app(args=argv, prog_name="nlmsync", standalone_mode=False)
-    except click.exceptions.Exit as exc:
+    except _click_error("Exit") as exc:
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
+    except _click_error("Abort"):
         _fail("aborted", 130)
-    except (click.ClickException, TyperException) as exc:  # typer >= 0.26 raises its own copy of click's errors
+    except (_click_error("ClickException"), TyperException) as exc:  # typer >= 0.26: its own copy of click's
         exc.show()  # type: ignore[union-attr]  # every TyperException typer raises is one of those copies
         sys.exit(exc.exit_code)
     except NlmsyncError as exc:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nlmsync.config import Settings, load_settings
+if TYPE_CHECKING:
+    from nlmsync.config import Settings
 
 app = typer.Typer(
     name="nlmsync",
@@ -31,6 +32,8 @@ class CliContext:
 
     def settings(self, **overrides: Any) -> Settings:
         """Settings for this run; keyword arguments are command flags (None = not given)."""
+        from nlmsync.config import load_settings  # pydantic: imported by the commands that run, not by --help
+
         return load_settings(vault=self.vault, config_file=self.config, env=os.environ,
                              overrides={**self.global_overrides, **overrides})
 

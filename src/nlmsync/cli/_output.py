@@ -1,19 +1,54 @@
-"""Terminal output: one JSON document on stdout for --json, rich text otherwise, errors on stderr."""
+"""Terminal output: one JSON document on stdout for --json, rich text otherwise, errors on stderr.
+
+rich and pydantic are imported on first use, not with the module: `search --json` prints without rich,
+and `--help` needs neither.
+"""
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-from rich.console import Console
+if TYPE_CHECKING:
+    from rich.console import Console
 
-stdout_console = Console(highlight=False, soft_wrap=True)
-stderr_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+@functools.cache
+def stdout_console() -> Console:
+    """The rich console for readable output on stdout (made on first use)."""
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+@functools.cache
+def stderr_console() -> Console:
+    """The rich console for progress and notes on stderr (made on first use)."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def escape(text: str) -> str:
+    """`text` with rich markup escaped (`rich.markup.escape`, imported on first use)."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _plain(document: Any) -> Any:
+    # imported here, not with the module (--help needs no pydantic); every command that prints has
+    # loaded its settings, so pydantic is imported already then
+    from pydantic import BaseModel
+
+    return document.model_dump(mode="json") if isinstance(document, BaseModel) else document
 
 
 def _default(obj: Any) -> Any:
+    from pydantic import BaseModel
+
     if isinstance(obj, BaseModel):
         return obj.model_dump(mode="json")
     if isinstance(obj, (set, frozenset)):
@@ -23,19 +58,15 @@ def _default(obj: Any) -> Any:
 
 def emit_json(document: Any) -> None:
     """Write exactly one JSON document to stdout."""
-    if isinstance(document, BaseModel):
-        document = document.model_dump(mode="json")
-    sys.stdout.write(json.dumps(document, ensure_ascii=False, default=_default) + "\n")
+    sys.stdout.write(json.dumps(_plain(document), ensure_ascii=False, default=_default) + "\n")
     sys.stdout.flush()
 
 
 def json_line(document: Any) -> str:
     """One compact JSON line (for JSON-lines output such as `search --queries`)."""
-    if isinstance(document, BaseModel):
-        document = document.model_dump(mode="json")
-    return json.dumps(document, ensure_ascii=False, default=_default)
+    return json.dumps(_plain(document), ensure_ascii=False, default=_default)
 
 
 def interactive() -> bool:
     """True when progress displays are wanted: stderr is a terminal."""
-    return stderr_console.is_terminal
+    return stderr_console().is_terminal

@@ -1,4 +1,7 @@
-"""`nlmsync fake-server` (the offline NotebookLM twin, with fault switches) and `nlmsync server-info`."""
+"""`nlmsync fake-server` (the offline NotebookLM twin, with fault switches) and `nlmsync server-info`.
+
+The fake server, the MCP client and anyio are imported when these commands run, not with the module.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import anyio
 import typer
 
 from nlmsync.cli._app import app, cli_context
@@ -79,6 +81,8 @@ def fake_server(
         raise UsageError(f"--transport: expected 'stdio' or 'http', got '{transport}'")
     faults = _faults(latency, drop_on_call, drop_on or [], error_on or [], rate_limit_on or [],
                      empty_sources_once, auth_required)
+    import anyio
+
     from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
     from nlmsync.notebooklm.fake.server import serve_http
 
@@ -107,6 +111,8 @@ def server_info(
 ) -> None:
     """Check the NotebookLM MCP server: its version, its login state, and that a notebook listing works."""
     settings = cli_context(ctx).settings()
+    import anyio
+
     from nlmsync.notebooklm import connect
 
     async def check() -> dict[str, object]:
@@ -120,7 +126,8 @@ def server_info(
     if json_output:
         emit_json(report)
         return
-    stdout_console.print(f"server:      {report['server']}")
-    stdout_console.print(f"version:     {report['version']}")
-    stdout_console.print(f"auth status: {report['auth_status']}")
-    stdout_console.print(f"notebooks:   {report['notebooks']}")
+    out = stdout_console()
+    out.print(f"server:      {report['server']}")
+    out.print(f"version:     {report['version']}")
+    out.print(f"auth status: {report['auth_status']}")
+    out.print(f"notebooks:   {report['notebooks']}")

@@ -1,4 +1,8 @@
-"""`nlmsync index` and `nlmsync search`: build the BM25 index and query it from the command line."""
+"""`nlmsync index` and `nlmsync search`: build the BM25 index and query it from the command line.
+
+The index (numpy), the state file and rich are imported when a command runs, not with the module, so
+that `--help` and the other commands do not pay for them; `search --json` never imports rich.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +10,26 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from nlmsync.cli._app import app, cli_context
-from nlmsync.cli._output import emit_json, interactive, json_line, stderr_console, stdout_console
-from nlmsync.config import Settings
+from nlmsync.cli._output import emit_json, escape, interactive, json_line, stderr_console, stdout_console
 from nlmsync.errors import InputError, UsageError
-from nlmsync.search.bm25 import select
-from nlmsync.search.index import NoteIndex, SearchHit
-from nlmsync.search.snippets import extract_snippet
-from nlmsync.store.db import open_connection
-from nlmsync.vault import read_note_text
+
+if TYPE_CHECKING:
+    from nlmsync.config import Settings
+    from nlmsync.search.index import NoteIndex, SearchHit
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else.")]
 
 
 def open_index(settings: Settings) -> NoteIndex:
     """The note index of the configured vault, cached in the configured state file."""
+    from nlmsync.search.index import NoteIndex
+    from nlmsync.store.db import open_connection
+
     if not settings.vault.is_dir():
         raise InputError(f"{settings.vault}: vault folder does not exist or is not a directory")
     return NoteIndex(settings.vault, open_connection(settings.state_path), settings)
@@ -36,7 +40,7 @@ def _progress(message: str, quiet: bool) -> Iterator[None]:
     if quiet or not interactive():
         yield
         return
-    with stderr_console.status(message):
+    with stderr_console().status(message):
         yield
 
 
@@ -50,16 +54,20 @@ def index_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     if json_output:
         emit_json(report.as_dict())
         return
-    stdout_console.print(
+    out = stdout_console()
+    out.print(
         f"Indexed {report.indexed} notes in {report.seconds:.2f} s: {report.added} added, {report.updated} updated, "
         f"{report.removed} removed, {report.unchanged} unchanged.")
     if report.skipped:
-        stdout_console.print(f"Skipped {len(report.skipped)}:")
+        out.print(f"Skipped {len(report.skipped)}:")
         for skip in report.skipped:
-            stdout_console.print(f"  {escape(skip.path)} — {escape(skip.reason)}")
+            out.print(f"  {escape(skip.path)} — {escape(skip.reason)}")
 
 
 def _snippet(settings: Settings, path: str, query: str) -> str:
+    from nlmsync.search.snippets import extract_snippet
+    from nlmsync.vault import read_note_text
+
     try:
         text = read_note_text(settings.vault, path)
     except InputError:
@@ -68,6 +76,8 @@ def _snippet(settings: Settings, path: str, query: str) -> str:
 
 
 def _results(index: NoteIndex, settings: Settings, query: str, limit: int) -> dict[str, Any]:
+    from nlmsync.search.bm25 import select
+
     hits = index.search(query, limit=max(limit, settings.top_n))
     chosen = {hit.path for hit in select(hits, settings.top_n, settings.cutoff_ratio, settings.min_k)}
     return {"query": query, "results": [_hit_dict(hit, hit.path in chosen, _snippet(settings, hit.path, query))
@@ -125,17 +135,18 @@ def search_command(
 
 
 def _print_results(document: dict[str, Any]) -> None:
+    out = stdout_console()
     results = document["results"]
     if not results:
-        stdout_console.print(f"No notes match {escape(document['query'])!r}.")
+        out.print(f"No notes match {escape(document['query'])!r}.")
         return
     width = len(str(len(results)))
     for rank, hit in enumerate(results, start=1):
         mark = "[bold green]✓[/]" if hit["selected"] else " "
         terms = ", ".join(hit["matched_terms"])
-        stdout_console.print(f"{rank:>{width}}. {mark} [bold]{escape(hit['path'])}[/]  "
-                             f"[cyan]{hit['score']:.3f}[/]  [dim]{escape(terms)}[/]")
+        out.print(f"{rank:>{width}}. {mark} [bold]{escape(hit['path'])}[/]  "
+                  f"[cyan]{hit['score']:.3f}[/]  [dim]{escape(terms)}[/]")
         if hit["snippet"]:
-            stdout_console.print("   " + " " * width + escape(" ".join(hit["snippet"].split())), style="dim")
+            out.print("   " + " " * width + escape(" ".join(hit["snippet"].split())), style="dim")
     chosen = sum(1 for hit in results if hit["selected"])
-    stdout_console.print(f"[dim]✓ = selected for NotebookLM ({chosen} of {len(results)} shown)[/]")
+    out.print(f"[dim]✓ = selected for NotebookLM ({chosen} of {len(results)} shown)[/]")

@@ -1,4 +1,7 @@
-"""`nlmsync serve`: nlmsync's own MCP server over stdio (default) or streamable HTTP."""
+"""`nlmsync serve`: nlmsync's own MCP server over stdio (default) or streamable HTTP.
+
+The server (the MCP SDK) and anyio are imported when `serve` runs, not with the module.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,6 @@ from enum import Enum
 from types import FrameType
 from typing import Annotated
 
-import anyio
 import typer
 
 from nlmsync.cli._app import app, cli_context
@@ -36,6 +38,8 @@ def serve_command(
 ) -> None:
     """Run nlmsync's MCP server: search_notes, read_note, get_chunk, ask_notebook, refresh_notebook."""
     settings = cli_context(ctx).settings()
+    import anyio
+
     from nlmsync.server import check_bind, run_http, run_stdio, serving
 
     if transport is Transport.http:

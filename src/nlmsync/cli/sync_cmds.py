@@ -2,43 +2,49 @@
 
 Each command builds its settings, opens an `Orchestrator` and prints the result: one JSON document
 with `--json`, readable lines otherwise, and a rich progress display on stderr when it is a terminal.
+The orchestrator, the sync reports, anyio and rich are imported when a command runs, not with the module.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Self, TypeVar
 
-import anyio
 import typer
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
 from nlmsync.cli._app import app, cli_context
-from nlmsync.cli._output import emit_json, interactive, stderr_console, stdout_console
-from nlmsync.config import Settings
+from nlmsync.cli._output import emit_json, escape, interactive, stderr_console, stdout_console
 from nlmsync.errors import NlmsyncError, PartialFailure
-from nlmsync.sync.plan import Branch
-from nlmsync.sync.report import NoteOutcome, RefreshReport
 
 if TYPE_CHECKING:
     # The app layer pulls in the MCP SDK (about a second of imports); commands import it when they run.
     from nlmsync.app import AskResult, Orchestrator, ReconcileReport, StatusReport
+    from nlmsync.config import Settings
+    from nlmsync.sync.plan import Branch
+    from nlmsync.sync.report import NoteOutcome, RefreshReport
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else.")]
 T = TypeVar("T")
 
-_BRANCH_STYLE = {Branch.ADDED: "green", Branch.REPLACED: "cyan", Branch.RENAMED: "blue", Branch.REUSED: "dim",
-                 Branch.EVICTED: "yellow", Branch.REMOVED: "yellow", Branch.EXCLUDED: "dim", Branch.FAILED: "red"}
+
+@functools.cache
+def _branch_style() -> dict[Branch, str]:
+    from nlmsync.sync.plan import Branch
+
+    return {Branch.ADDED: "green", Branch.REPLACED: "cyan", Branch.RENAMED: "blue", Branch.REUSED: "dim",
+            Branch.EVICTED: "yellow", Branch.REMOVED: "yellow", Branch.EXCLUDED: "dim", Branch.FAILED: "red"}
 
 
 class RichProgress:
     """The terminal progress display (a `ProgressSink`): one bar per phase, the last note shown."""
 
     def __init__(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+
         self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                  MofNCompleteColumn(), console=stderr_console, transient=True)
+                                  MofNCompleteColumn(), console=stderr_console(), transient=True)
         self._task: Any = None
 
     def __enter__(self) -> Self:
@@ -54,6 +60,8 @@ class RichProgress:
         self._task = self._progress.add_task(label, total=total)
 
     def advance(self, outcome: NoteOutcome) -> None:
+        from nlmsync.sync.plan import Branch
+
         if self._task is None:
             return
         counts = outcome.branch not in (Branch.EVICTED, Branch.REMOVED)
@@ -63,6 +71,8 @@ class RichProgress:
 
 def _run(settings: Settings, json_output: bool, work: Callable[[Orchestrator], Awaitable[T]]) -> T:
     """Open an orchestrator (with a progress display on a terminal) and run `work` in it."""
+    import anyio
+
     from nlmsync.app import Orchestrator
 
     async def main() -> T:
@@ -77,7 +87,9 @@ def _run(settings: Settings, json_output: bool, work: Callable[[Orchestrator], A
 
 
 def _note_line(note: NoteOutcome) -> str:
-    style = _BRANCH_STYLE.get(note.branch, "")
+    from nlmsync.sync.plan import Branch
+
+    style = _branch_style().get(note.branch, "")
     extra = ""
     if note.renamed_from:
         extra += f" (from {escape(note.renamed_from)})"
@@ -99,15 +111,16 @@ def _print_refresh(report: RefreshReport, json_output: bool) -> None:
     if json_output:
         emit_json(report)
         return
+    out = stdout_console()
     for note in report.notes:
-        stdout_console.print(_note_line(note))
+        out.print(_note_line(note))
     counts = ", ".join(f"{n} {b}" for b, n in sorted(report.counts().items())) or "nothing to do"
     prefix = "Dry run — would do: " if report.dry_run else ""
-    stdout_console.print(f"{prefix}{counts}. Notebook {report.notebook_id}: {report.remote_count}/"
-                         f"{report.capacity} sources.")
+    out.print(f"{prefix}{counts}. Notebook {report.notebook_id}: {report.remote_count}/"
+              f"{report.capacity} sources.")
     if report.pending_deletions_done or report.pending_deletions_left:
-        stdout_console.print(f"Pending deletions: {report.pending_deletions_done} done, "
-                             f"{report.pending_deletions_left} still pending.")
+        out.print(f"Pending deletions: {report.pending_deletions_done} done, "
+                  f"{report.pending_deletions_left} still pending.")
 
 
 @app.command("refresh")
@@ -127,6 +140,8 @@ def refresh_command(
         report = _run(settings, json_output,
                       lambda orch: orch.refresh(paths or (), query=query, mirror=mirror, dry_run=dry_run))
     except NlmsyncError as exc:
+        from nlmsync.sync.report import RefreshReport
+
         # exit 6, or a run stopped part-way (exit 3, 4, 5): what was done and recorded is still printed
         if isinstance(exc.report, RefreshReport) and (isinstance(exc, PartialFailure) or exc.report.notes):
             _print_refresh(exc.report, json_output)
@@ -138,18 +153,19 @@ def _print_ask(result: AskResult, json_output: bool) -> None:
     if json_output:
         emit_json(result)
         return
+    out = stdout_console()
     for notice in result.notices:
-        stderr_console.print(f"nlmsync: note: {escape(notice)}")
-    stdout_console.print(escape(result.answer))
+        stderr_console().print(f"nlmsync: note: {escape(notice)}")
+    out.print(escape(result.answer))
     if result.citations:
-        stdout_console.print("\nSources:")
+        out.print("\nSources:")
         for c in result.citations:
             where = escape(c.path) if c.path else f"source {c.source_id}"
             heading = f" › {escape(c.heading)}" if c.heading else ""
-            stdout_console.print(f"  [{c.number}] {where}{heading}")
+            out.print(f"  [{c.number}] {where}{heading}")
     if result.conversation_id:
-        stdout_console.print(f"\n[dim]conversation {result.conversation_id} · {len(result.source_ids)} sources"
-                             f" ({len(result.carried_over)} carried over)[/dim]")
+        out.print(f"\n[dim]conversation {result.conversation_id} · {len(result.source_ids)} sources"
+                  f" ({len(result.carried_over)} carried over)[/dim]")
 
 
 @app.command("ask")
@@ -172,7 +188,7 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
     if json_output:
         emit_json(report)
         return
-    out = stdout_console.print
+    out = stdout_console().print
     out(f"Notebook {report.notebook_id} ({escape(report.title)}): {report.remote_count}/{report.capacity} sources")
     out(f"  active {len(report.active)}, stale {len(report.stale)}, orphans {len(report.orphans)}, "
         f"unmanaged {report.unmanaged}, pending deletions {len(report.pending_deletions)}")
@@ -195,10 +211,11 @@ def _print_reconcile(report: ReconcileReport, json_output: bool) -> None:
     if json_output:
         emit_json(report)
         return
-    stdout_console.print(f"Notebook {report.notebook_id}: {report.active} active, {len(report.stale)} stale, "
-                         f"{len(report.canonicalized)} canonicalized, {len(report.orphans)} orphans.")
+    out = stdout_console()
+    out.print(f"Notebook {report.notebook_id}: {report.active} active, {len(report.stale)} stale, "
+              f"{len(report.canonicalized)} canonicalized, {len(report.orphans)} orphans.")
     for path in report.stale:
-        stdout_console.print(f"  stale {escape(path)}")
+        out.print(f"  stale {escape(path)}")
 
 
 @app.command("reconcile")
@@ -217,6 +234,8 @@ def watch_command(
 ) -> None:
     """Keep the index (and with --refresh the notebook) current from vault file events; Ctrl-C stops."""
     settings = cli_context(ctx).settings(watch_debounce_ms=debounce_ms)
+    import anyio
+
     from nlmsync.watch import WatchPlan, watch_vault
 
     summary: dict[str, Any] = {"vault": str(Path(settings.vault)), "batches": 0, "modified": [], "deleted": [],
@@ -225,18 +244,18 @@ def watch_command(
 
     def report(line: str) -> None:
         summary["messages"].append(line)
-        stderr_console.print(escape(line))
+        stderr_console().print(escape(line))
 
     def on_batch(plan: WatchPlan) -> None:
         if not ready:
             ready.append(True)  # the first (possibly empty) batch: the watch is really running now
-            stderr_console.print(f"Watching {escape(str(Path(settings.vault)))} (Ctrl-C to stop)…")
+            stderr_console().print(f"Watching {escape(str(Path(settings.vault)))} (Ctrl-C to stop)…")
         if plan:
             summary["batches"] += 1
             summary["modified"].extend(plan.modified)
             summary["deleted"].extend(plan.deleted)
             summary["renamed"].extend([old, new] for old, new in plan.renamed_mappings)
-            stderr_console.print(f"index: {len(plan.modified)} changed, {len(plan.deleted)} removed")
+            stderr_console().print(f"index: {len(plan.modified)} changed, {len(plan.deleted)} removed")
 
     async def main() -> None:
         await watch_vault(settings, refresh=refresh, on_message=report, on_batch=on_batch)
@@ -244,6 +263,6 @@ def watch_command(
     try:
         anyio.run(main)
     except KeyboardInterrupt:
-        stderr_console.print("Stopped; state is consistent.")
+        stderr_console().print("Stopped; state is consistent.")
     if json_output:
         emit_json(summary)

@@ -1,0 +1,71 @@
+"""What a fresh `nlmsync` process imports: each command loads what it needs when it runs, so `search`,
+`index` and `--help` never pay for the MCP SDK, the fake server, the sync service or the async stack."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Run `main(argv)` in a new interpreter and write down the modules it imported beyond typer's own (an
+# older typer imports rich by itself; that is not the CLI's doing).
+_PROBE = """
+import json, sys
+import typer
+before = set(sys.modules)
+from nlmsync.cli import main
+try:
+    main(sys.argv[2:])
+    code = 0
+except SystemExit as exc:
+    code = exc.code or 0
+with open(sys.argv[1], "w", encoding="utf-8") as report:
+    json.dump({"code": code, "imported": sorted(set(sys.modules) - before)}, report)
+"""
+
+# The notebook side of nlmsync: only the commands that talk to a notebook or serve MCP load these.
+NOTEBOOK_SIDE = ("mcp", "anyio", "httpx", "uvicorn", "starlette", "watchfiles", "nlmsync.notebooklm",
+                 "nlmsync.app", "nlmsync.sync", "nlmsync.server", "nlmsync.watch")
+# What --help needs none of: the index (numpy), the settings (pydantic), the state file, rich.
+INDEX_SIDE = ("numpy", "pydantic", "rich", "regex", "sqlite3", "nlmsync.config", "nlmsync.search",
+              "nlmsync.store", "nlmsync.vault")
+
+
+def _imports(tmp_path: Path, *argv: str) -> tuple[int, str, set[str]]:
+    report = tmp_path / "imports.json"
+    done = subprocess.run([sys.executable, "-c", _PROBE, str(report), *argv], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert report.exists(), done.stderr
+    result = json.loads(report.read_text(encoding="utf-8"))
+    return result["code"], done.stdout, set(result["imported"])
+
+
+def _among(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes))
+
+
+@pytest.mark.parametrize("json_flag", [False, True], ids=["text", "json"])
+def test_search_imports_nothing_of_the_notebook_side(vault: Path, tmp_path: Path, json_flag: bool) -> None:
+    code, out, imported = _imports(tmp_path, "--vault", str(vault), "search", "How does heapsort work?",
+                                   *(["--json"] if json_flag else []))
+    assert code == 0
+    assert "algorithms/sorting/heapsort.md" in out  # it really searched
+    assert "nlmsync.search.index" in imported
+    assert _among(imported, NOTEBOOK_SIDE) == []
+    if json_flag:
+        assert _among(imported, ("rich",)) == []  # one JSON document needs no terminal rendering
+
+
+def test_index_imports_nothing_of_the_notebook_side(vault: Path, tmp_path: Path) -> None:
+    code, out, imported = _imports(tmp_path, "--vault", str(vault), "index", "--json")
+    assert code == 0 and json.loads(out)["indexed"] > 0
+    assert _among(imported, NOTEBOOK_SIDE) == []
+
+
+def test_help_imports_neither_side(tmp_path: Path) -> None:
+    code, out, imported = _imports(tmp_path, "--help")
+    assert code == 0 and "search" in out and "fake-server" in out
+    assert _among(imported, NOTEBOOK_SIDE + INDEX_SIDE) == []
