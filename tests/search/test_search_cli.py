@@ -99,3 +99,17 @@ def test_missing_vault_and_corrupt_state(vault: Path, tmp_path: Path, capsys: py
     assert code == 2 and out == ""
     assert str(state) in err
     assert state.read_bytes() == b"this is not sqlite at all" * 100
+
+
+def test_ctrl_c_during_a_search_exits_130_and_says_so(vault: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """typer hands a KeyboardInterrupt back as the return value 130; a script must not see success (0)."""
+    from nlmsync.search.index import NoteIndex
+
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(NoteIndex, "search", interrupted)
+    code, out, err = run(capsys, "--vault", str(vault), "search", "heapsort", "--json")
+    assert (code, out) == (130, "")
+    assert err == "nlmsync: error: interrupted\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from typer.exceptions import TyperException
+from typer.exceptions import Abort, TyperException
 
 from nlmsync.cli import fake_cmds, search_cmds, server_cmds, sync_cmds  # noqa: F401  (register commands)
 from nlmsync.cli._app import app
@@ -35,10 +35,12 @@ def _fail(message: str, code: int, hint: str | None = None) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `nlmsync` console script."""
     try:
-        app(args=argv, prog_name="nlmsync", standalone_mode=False)
+        # Outside standalone mode typer hands back the exit code of a `typer.Exit` and, as 130, of a
+        # KeyboardInterrupt (Ctrl-C) instead of raising them: a code dropped here would exit 0.
+        code = app(args=argv, prog_name="nlmsync", standalone_mode=False)
     except _click_error("Exit") as exc:
         sys.exit(exc.exit_code)
-    except _click_error("Abort"):
+    except (_click_error("Abort"), Abort):  # typer >= 0.26 raises its own Abort (end of input at a prompt)
         _fail("aborted", 130)
     except (_click_error("ClickException"), TyperException) as exc:  # typer >= 0.26: its own copy of click's
         exc.show()  # type: ignore[union-attr]  # every TyperException typer raises is one of those copies
@@ -52,3 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
         _fail(f"unexpected {type(exc).__name__}: {exc}", EXIT_UNEXPECTED,
               "please report this with the command you ran")
+    if code == 130:
+        _fail("interrupted", 130)
+    if isinstance(code, int) and code:
+        sys.exit(code)
