@@ -7,20 +7,50 @@ query's terms from `search.query.query_terms` — stop words removed —, a quer
 words it prefixes: `auth` → `authentication`), code gets a 1.3x bonus and earlier text a slight one; the best segments that fit are joined with " … " in reading
 order. Without a query (or with no match) the text is truncated at a sentence, word or bracket
 boundary. A snippet never exceeds `max_length` and never splits a grapheme.
+
+Cost. A note of up to `EXACT_LIMIT` characters (after front matter) is segmented and scored whole,
+exactly as described above; the work is linear in its size (the snippet's length is kept up to date
+as segments are added, instead of re-joining the chosen segments for every candidate).
+
+A longer note (exports, logs, transcripts) is first narrowed by a linear pre-pass, and only the
+narrowed text is segmented and scored:
+
+1. The note is cut into fixed windows of `max(WINDOW, 4 * max_length)` characters, each normalized
+   like `tokenize` does (NFKC, lower case). A window's score is BM25 over windows, with each query
+   term's tf the number of times it occurs in the window as a substring (`str.count`, no
+   tokenizing); a term with a shorter query term of 3+ characters as its prefix (the compound
+   `heapsort` of `heap sort`) is not counted on its own, its prefix counts it. Earlier windows get
+   the same slight bonus as earlier segments.
+2. In score order (ties: the earlier window), the first `WINDOWS` windows where some term starts a
+   word (any occurrence, for a term beyond ASCII such as a CJK bigram; a whole word, for a term
+   shorter than 3 characters) are kept — so a window full of `cheap` does not stand for `heap`.
+3. Each kept window is widened by up to half a window on both sides, to a blank line, else a line
+   break, else a space; overlapping ones merge. Their segments (cut as above, each widened window
+   on its own) are scored with BM25 statistics from these segments only; selection and joining are
+   as above, positions counted in the whole note.
+
+If no window qualifies, the note is treated as having no match (its beginning). So on a long note
+the snippet may differ from what scoring the whole note would give — different BM25 statistics,
+and a match only through a compound of words written apart (`heapsort` in a note that writes
+`heap sort`) is not found — but it is drawn from the best windows and costs a few passes of
+`str.count` over the note instead of tokenizing all of it.
 """
 
 from __future__ import annotations
 
+import functools
+from bisect import bisect_left
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import regex
 
-from nlmsync.search.bm25 import rank_texts
+from nlmsync.search.bm25 import idf, rank_texts, term_score
 from nlmsync.search.query import query_terms
-from nlmsync.search.tokenize import tokenize
+from nlmsync.search.tokenize import normalize, tokenize
 
-__all__ = ["SEPARATOR", "Segment", "extract_snippet", "match_terms", "segment_text"]
+__all__ = ["EXACT_LIMIT", "SEPARATOR", "Segment", "extract_snippet", "match_terms", "segment_text"]
 
 SEPARATOR = " … "
 TRAILER = " …"
@@ -29,6 +59,10 @@ POSITION_PENALTY = 0.2
 PARAGRAPH_SPLIT_THRESHOLD = 200
 MIN_PREFIX_MATCH = 3
 SNIPPET_K1 = 1.5
+EXACT_LIMIT = 65_536  # characters: a longer note is narrowed to its best windows first (module docstring)
+WINDOW = 2048
+WINDOWS = 4
+JOIN_LIMIT = 10  # a gap shorter than this, all whitespace, joins two segments as it is; others are " … "
 
 
 _FRONT_MATTER = regex.compile(r"\A---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", regex.DOTALL)
@@ -97,9 +131,19 @@ def _skip_string(text: str, i: int) -> int:
     return j
 
 
-def _match_bracket(text: str, open_at: int) -> int | None:
-    """Index just past the bracket that closes the one at `open_at`, or None if it never closes."""
-    stack: list[str] = []
+def _match_bracket(text: str, open_at: int, known: dict[int, int | None] | None = None) -> int | None:
+    """Index just past the bracket that closes the one at `open_at`, or None if it never closes.
+
+    `known` (one dict per text) remembers the answer for every opening bracket a scan passes: where
+    the scan goes from a position does not depend on where it started, so a scan from a bracket it
+    passed would see the same closing bracket, the same mismatch, or the same end of the text. Many
+    `function f() {` that never close then cost one scan, not one scan each to the end of the text.
+    """
+    if known is None:
+        known = {}
+    elif open_at in known:
+        return known[open_at]
+    stack: list[tuple[str, int]] = []
     i = open_at
     while i < len(text):
         ch = text[i]
@@ -107,13 +151,20 @@ def _match_bracket(text: str, open_at: int) -> int | None:
             i = _skip_string(text, i)
             continue
         if ch in _OPENERS:
-            stack.append(_OPENERS[ch])
+            stack.append((_OPENERS[ch], i))
         elif ch in _CLOSERS:
-            if not stack or stack.pop() != ch:
-                return None
+            if not stack:
+                break
+            closer, at = stack.pop()
+            if closer != ch:
+                stack.append((closer, at))
+                break
+            known[at] = i + 1
             if not stack:
                 return i + 1
         i += 1
+    for _, at in stack:  # a mismatch or the end of the text, with these brackets open
+        known[at] = None
     return None
 
 
@@ -142,7 +193,7 @@ def _indented_body_end(text: str, header_line_start: int, body_start: int) -> in
     return end
 
 
-def _code_block_end(text: str, header_start: int) -> int:
+def _code_block_end(text: str, header_start: int, known: dict[int, int | None] | None = None) -> int:
     """Where a def/class/function starting at `header_start` ends (brackets matched, or indentation)."""
     i = header_start
     depth = 0
@@ -152,7 +203,7 @@ def _code_block_end(text: str, header_start: int) -> int:
             i = _skip_string(text, i)
             continue
         if ch == "{" and depth == 0:
-            close = _match_bracket(text, i)
+            close = _match_bracket(text, i, known)
             return close if close is not None else _line_end(text, i)
         if ch in "([":
             depth += 1
@@ -166,6 +217,12 @@ def _code_block_end(text: str, header_start: int) -> int:
     return len(text)
 
 
+@functools.cache
+def _fence_close(char: str, length: int) -> regex.Pattern[str]:
+    """The line that closes a fence opened by `length` times `char`."""
+    return regex.compile(rf"^[ \t]{{0,3}}{regex.escape(char)}{{{length},}}[ \t]*$", regex.MULTILINE)
+
+
 def _code_spans(text: str) -> list[tuple[int, int]]:
     """Fenced code blocks and def/class/function blocks outside fences, in order, non-overlapping."""
     spans: list[tuple[int, int]] = []
@@ -173,11 +230,11 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
     pos = 0
     while (opening := _FENCE_OPEN.search(text, pos)) is not None:
         marker = opening.group(1)
-        closing = regex.compile(rf"^[ \t]{{0,3}}{regex.escape(marker[0])}{{{len(marker)},}}[ \t]*$",
-                                regex.MULTILINE).search(text, opening.end())
+        closing = _fence_close(marker[0], len(marker)).search(text, opening.end())
         end = closing.end() if closing is not None else len(text)
         fences.append((opening.start(), end))
         pos = end
+    known: dict[int, int | None] = {}  # bracket matches, for `_match_bracket`
     fence_iter = iter(fences + [(len(text) + 1, len(text) + 1)])
     next_fence = next(fence_iter)
     pos = 0
@@ -192,7 +249,7 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
             break
         if header.start() < pos:
             continue
-        end = _code_block_end(text, header.start())
+        end = _code_block_end(text, header.start(), known)
         end = min(end, next_fence[0])
         spans.append((header.start(), end))
         pos = max(end, header.end())
@@ -221,7 +278,7 @@ def _split_long(text: str, start: int, end: int, limit: int) -> list[tuple[int, 
     """Cut a span longer than `limit` into pieces at boundaries (see `_cut_point`)."""
     pieces: list[tuple[int, int]] = []
     while end - start > limit:
-        cut = start + _cut_point(text[start:end], limit)
+        cut = start + _cut_point(text[start:start + limit + 1], limit)  # it reads no further
         piece = _stripped(text, start, cut)
         if piece[0] < piece[1]:
             pieces.append(piece)
@@ -308,22 +365,69 @@ def _cut_point(text: str, limit: int) -> int:
 
 # --- selection -----------------------------------------------------------------------------------
 
+def _join(text: str, first: Segment, second: Segment) -> str:
+    """What stands between two segments in a snippet: their own gap if short and blank, else " … "."""
+    if second.start - first.end < JOIN_LIMIT:  # the length first: a gap may be megabytes long
+        gap = text[first.end:second.start]
+        if not gap.strip():
+            return gap
+    return SEPARATOR
+
+
 def _assemble(text: str, chosen: list[Segment]) -> str:
     """Join segments in reading order: adjacent ones with their own whitespace, others with " … "."""
     parts: list[str] = []
     previous: Segment | None = None
     for seg in sorted(chosen, key=lambda s: s.start):
         if previous is not None:
-            gap = text[previous.end:seg.start]
-            parts.append(gap if not gap.strip() and len(gap) < 10 else SEPARATOR)
+            parts.append(_join(text, previous, seg))
         parts.append(text[seg.start:seg.end])
         previous = seg
     return "".join(parts)
 
 
+class _Layout:
+    """Segments chosen so far and `len(_assemble(text, chosen))`, kept up to date as segments are added.
+
+    Adding a segment changes the length by its own length and the joins on either side of it, less
+    the join it replaces — so trying a candidate costs a bisection, not a join of all chosen text.
+    """
+
+    __slots__ = ("_segments", "_starts", "_text", "length")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._starts: list[int] = []
+        self._segments: list[Segment] = []
+        self.length = 0
+
+    def _join_length(self, first: Segment, second: Segment) -> int:
+        return len(_join(self._text, first, second))
+
+    def length_with(self, seg: Segment) -> int:
+        """The snippet's length if `seg` (not yet chosen) were added."""
+        k = bisect_left(self._starts, seg.start)
+        before = self._segments[k - 1] if k > 0 else None
+        after = self._segments[k] if k < len(self._segments) else None
+        length = self.length + seg.end - seg.start
+        if before is not None:
+            length += self._join_length(before, seg)
+        if after is not None:
+            length += self._join_length(seg, after)
+        if before is not None and after is not None:
+            length -= self._join_length(before, after)
+        return length
+
+    def add(self, seg: Segment, length: int) -> None:
+        """Add `seg`, whose `length_with` was `length`."""
+        k = bisect_left(self._starts, seg.start)
+        self._starts.insert(k, seg.start)
+        self._segments.insert(k, seg)
+        self.length = length
+
+
 def _query_snippet(text: str, segments: list[Segment], terms: list[str], max_length: int) -> str | None:
-    docs = [match_terms(tokenize(text[s.start:s.end]), terms) for s in segments]
-    scores = rank_texts(terms, docs, k1=SNIPPET_K1)
+    scores = _segment_scores(text, segments, terms)
     weighted: list[tuple[float, int]] = []
     for i, (seg, score) in enumerate(zip(segments, scores)):
         if score <= 0:
@@ -333,30 +437,62 @@ def _query_snippet(text: str, segments: list[Segment], terms: list[str], max_len
     if not weighted:
         return None
     weighted.sort(key=lambda pair: (-pair[0], pair[1]))
+    layout = _Layout(text)
     chosen: list[int] = []
     for _, i in weighted:
-        if len(_assemble(text, [segments[j] for j in chosen + [i]])) <= max_length:
+        length = layout.length_with(segments[i])
+        if length <= max_length:
             chosen.append(i)
-    return _assemble(text, [segments[j] for j in _with_context(text, segments, chosen, max_length)])
+            layout.add(segments[i], length)
+    return _assemble(text, [segments[j] for j in _with_context(text, segments, chosen, layout, max_length)])
 
 
-def _with_context(text: str, segments: list[Segment], chosen: list[int], max_length: int) -> list[int]:
+def _segment_scores(text: str, segments: list[Segment], terms: list[str]) -> list[float]:
+    """`rank_texts` of the segments' tokens (mapped by `match_terms`) against `terms`.
+
+    A segment none of whose tokens contains a query term cannot score: `match_terms` leaves its
+    tokens as they are and BM25 only needs how many there are, so it is passed as that many empty
+    strings (never a term) — the same scores, without mapping or counting its words.
+    """
+    distinct = set(terms)
+    docs: list[list[str]] = []
+    for seg in segments:
+        tokens = tokenize(text[seg.start:seg.end])
+        joined = " ".join(tokens)  # a term within a token is within this, and the other way round
+        if any(term in joined for term in distinct):
+            docs.append(match_terms(tokens, terms))
+        else:
+            docs.append([""] * len(tokens))
+    return rank_texts(terms, docs, k1=SNIPPET_K1)
+
+
+def _with_context(text: str, segments: list[Segment], chosen: list[int], layout: _Layout,
+                  max_length: int) -> list[int]:
     """Grow the chosen segments (best first) with the segments right after, then right before them,
-    within their paragraph and while the snippet still fits: context around a match, no new gap."""
+    within their paragraph and while the snippet still fits: context around a match, no new gap.
+
+    `layout` holds the chosen segments and is grown with them.
+    """
     taken = list(chosen)
+    in_taken = set(taken)
     grown = True
     while grown:
         grown = False
         for i in list(taken):
             for j in (i + 1, i - 1):
-                if j < 0 or j >= len(segments) or j in taken:
+                if j < 0 or j >= len(segments) or j in in_taken or segments[j].code:
                     continue
                 first, second = sorted((segments[i], segments[j]), key=lambda s: s.start)
-                gap = text[first.end:second.start]
-                if gap.strip() or len(gap) >= 10 or _PARAGRAPH_BREAK.search(gap) or segments[j].code:
+                if second.start - first.end >= JOIN_LIMIT:
                     continue
-                if len(_assemble(text, [segments[k] for k in taken + [j]])) <= max_length:
+                gap = text[first.end:second.start]
+                if gap.strip() or _PARAGRAPH_BREAK.search(gap):
+                    continue
+                length = layout.length_with(segments[j])
+                if length <= max_length:
                     taken.append(j)
+                    in_taken.add(j)
+                    layout.add(segments[j], length)
                     grown = True
     return taken
 
@@ -365,16 +501,108 @@ def _leading_snippet(text: str, max_length: int, *, more_follows: bool) -> str:
     """Whole segments from the start, then " …" when text was left out (room is kept for it)."""
     room = max(1, max_length - len(TRAILER))
     segments = segment_text(text, room)
+    layout = _Layout(text)
     chosen: list[Segment] = []
     for seg in segments:
-        candidate = chosen + [seg]
-        if len(_assemble(text, candidate)) > room:
+        length = layout.length_with(seg)
+        if length > room:
             break
-        chosen = candidate
+        chosen.append(seg)
+        layout.add(seg, length)
     snippet = _assemble(text, chosen)
     if (len(chosen) < len(segments) or more_follows) and len(snippet) + len(TRAILER) <= max_length:
         snippet += TRAILER
     return snippet
+
+
+# --- long notes: the windows worth scoring -------------------------------------------------------
+
+def _probe_terms(terms: list[str]) -> dict[str, int]:
+    """The terms the pre-pass counts, with how often the query has them: all but those that a
+    shorter term of 3+ characters prefixes (its occurrences are that term's too)."""
+    weights = Counter(terms)
+    prefixes = [t for t in weights if len(t) >= MIN_PREFIX_MATCH]
+    return {term: qtf for term, qtf in weights.items()
+            if not any(p != term and term.startswith(p) for p in prefixes)}
+
+
+def _starts_a_word(window: str, term: str) -> bool:
+    """Whether `term` occurs in `window` where a token matching it could start (see the docstring).
+
+    A window has the character before it and the one after it at its ends (a space at the note's
+    ends), so a word cut by the window's edge is not taken for one starting there.
+    """
+    if not term.isascii():
+        return term in window
+    whole = len(term) < MIN_PREFIX_MATCH
+    i = window.find(term, 1)
+    while i >= 0:
+        end = i + len(term)
+        if not window[i - 1].isalnum() and (not whole or (end < len(window) and not window[end].isalnum())):
+            return True
+        i = window.find(term, i + 1)
+    return False
+
+
+def _snap(text: str, pos: int, limit: int, *, back: bool) -> int:
+    """`pos` moved towards `limit` (at most) to just after a blank line, else a line break, else a space
+    (`back`), or to just before one (forward); `pos` itself if there is none."""
+    for mark in ("\n\n", "\n", " "):
+        if back:
+            found = text.rfind(mark, limit, pos)
+            if found >= 0:
+                return found + len(mark)
+        else:
+            found = text.find(mark, pos, limit)
+            if found >= 0:
+                return found
+    return pos
+
+
+def _window_segments(text: str, terms: list[str], max_length: int) -> list[Segment]:
+    """The segments of the best windows of a long `text` for `terms` (module docstring), in order."""
+    size = max(WINDOW, 4 * max_length)
+    probes = _probe_terms(terms)
+    padded = f" {text} "  # window k is text[k * size - 1:(k + 1) * size + 1], see `_starts_a_word`
+    if text.isascii():  # normalizing is lowering: once, then cut
+        lowered = padded.lower()
+        windows = [lowered[a:a + size + 2] for a in range(0, len(text), size)]
+    else:
+        windows = [normalize(padded[a:a + size + 2]) for a in range(0, len(text), size)]
+    n = len(windows)
+    counts = {term: [w.count(term) for w in windows] for term in probes}
+    totals = [0.0] * n
+    for term, tfs in counts.items():
+        term_idf = idf(n, n - tfs.count(0))
+        score_of: dict[int, float] = {}
+        for k, tf in enumerate(tfs):
+            if tf:
+                if tf not in score_of:
+                    score_of[tf] = probes[term] * term_score(tf, 1.0, 1.0, term_idf, SNIPPET_K1, 0.0)
+                totals[k] += score_of[tf]
+    scored = [(score * (1.0 - POSITION_PENALTY * (k * size / len(text))), k)
+              for k, score in enumerate(totals) if score > 0]
+    scored.sort(key=lambda pair: (-pair[0], pair[1]))
+    kept: list[int] = []
+    for _, k in scored:
+        if any(counts[term][k] and _starts_a_word(windows[k], term) for term in probes):
+            kept.append(k)
+            if len(kept) == WINDOWS:
+                break
+    spans: list[tuple[int, int]] = []
+    for k in sorted(kept):
+        start, end = k * size, min(len(text), (k + 1) * size)
+        start = _snap(text, start, max(0, start - size // 2), back=True)
+        end = _snap(text, end, min(len(text), end + size // 2), back=False)
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+    segments: list[Segment] = []
+    for start, end in spans:
+        segments.extend(Segment(start + s.start, start + s.end, s.code)
+                        for s in segment_text(text[start:end], max_length))
+    return segments
 
 
 def extract_snippet(content: str, query: str | None = None, max_length: int = 300) -> str:
@@ -382,6 +610,7 @@ def extract_snippet(content: str, query: str | None = None, max_length: int = 30
 
     With query terms that occur in the content: the best-scoring segments joined with " … ".
     Otherwise: the beginning of the content, cut at a boundary. Leading YAML front matter is skipped.
+    A note longer than `EXACT_LIMIT` characters is scored in its best windows only (module docstring).
 
     Raises:
         ValueError: `max_length` is smaller than 1.
@@ -392,7 +621,11 @@ def extract_snippet(content: str, query: str | None = None, max_length: int = 30
     text = content[front.end():] if front is not None else content
     terms = query_terms(query)
     if terms:
-        snippet = _query_snippet(text, segment_text(text, max_length), terms, max_length)
+        if len(text) <= EXACT_LIMIT:
+            segments = segment_text(text, max_length)
+        else:
+            segments = _window_segments(text, terms, max_length)
+        snippet = _query_snippet(text, segments, terms, max_length) if segments else None
         if snippet is not None:
             return snippet
     # Only the beginning can matter: segment a bounded prefix, not a whole huge note.
