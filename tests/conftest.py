@@ -9,7 +9,14 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_VAULT = REPO_ROOT / "fixtures" / "vault"
-SHARED_CORPORA = REPO_ROOT.parent / "shared" / "corpora"
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    from tests.notebooklm.protocol import REAL_DISTRIBUTION, real_server_version
+
+    version = real_server_version()
+    found = f"{REAL_DISTRIBUTION} {version}" if version else f"{REAL_DISTRIBUTION} is not installed"
+    return f"real NotebookLM MCP server compared with the fake: {found}"
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Fixtures for the NotebookLM client and fake-server tests: an in-process fake and a no-wait sleep recorder."""
+"""Fixtures for the NotebookLM client and fake-server tests: an in-process fake, a no-wait sleep recorder, the
+real server's published tools."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tests.notebooklm.protocol import RealTools, list_real_tools
 
 from nlmsync.notebooklm.fake import FakeNotebookLM
 
@@ -25,6 +27,12 @@ class SleepRecorder:
 @pytest.fixture
 def sleeps() -> SleepRecorder:
     return SleepRecorder()
+
+
+@pytest.fixture(scope="session")
+def real_tools(tmp_path_factory: pytest.TempPathFactory) -> RealTools:
+    """The installed real server's version and input schemas, listed once per session (no login needed)."""
+    return list_real_tools(tmp_path_factory.mktemp("real-server"))
 
 
 @pytest.fixture

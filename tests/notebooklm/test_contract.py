@@ -1,7 +1,8 @@
 """One contract suite, run against the fake in-process, as a stdio subprocess and over streamable HTTP.
 
 The same client code and the same assertions for every transport: the fake behaves the same wherever it
-runs. The fake's published input schemas are checked against the real server's (`../shared/protocol/`).
+runs. The fake's published input schemas are checked against the ones the installed real server lists
+(`notebooklm-mcp-cli`, pinned by the test extra; its version is named in every failure and in pytest's header).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from tests.notebooklm.protocol import real_input_schemas, without_descriptions
+from tests.notebooklm.protocol import USED_TOOLS, RealTools, without_descriptions
 
 from nlmsync.config import Settings
 from nlmsync.errors import NotFoundError, ServerCapacityError, ServerValidationError, exit_code_for
@@ -22,14 +23,16 @@ from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
 CAPACITY = 3
 
 
+@pytest.mark.real_server
 @pytest.mark.anyio
-async def test_fake_input_schemas_equal_the_real_ones() -> None:
-    real = real_input_schemas()
+async def test_fake_input_schemas_equal_the_real_ones(real_tools: RealTools) -> None:
     async with Client(build_fake_server(FakeNotebookLM())) as client:
         listed = {tool.name: without_descriptions(tool.input_schema) for tool in (await client.list_tools()).tools}
-    assert set(listed) == set(real)
+    assert set(listed) == USED_TOOLS
+    missing = sorted(USED_TOOLS - set(real_tools.schemas))
+    assert missing == [], f"not listed by {real_tools.compared}"
     for name, schema in listed.items():
-        assert schema == real[name], name
+        assert schema == real_tools.schemas[name], f"{name}: the fake's input schema differs from {real_tools.compared}"
         assert schema["additionalProperties"] is False
 
 

@@ -3,46 +3,40 @@
 It runs with HOME and the XDG folders in a temporary directory, so it finds no login, opens no browser and
 writes nothing outside the test's folder. It must connect, `server_info` must parse, a Google-backed call
 must surface as "authentication required" (exit code 5, one line, no traceback), and its published input
-schemas must be the ones the fake copies.
+schemas must be the ones the fake copies. The server compared is the installed `notebooklm-mcp-cli` (pinned by
+the test extra); its version comes from the package metadata and is named in the failures.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from tests.notebooklm.protocol import real_input_schemas, without_descriptions
+from mcp import Client
+from tests.notebooklm.protocol import (
+    REAL_DISTRIBUTION,
+    USED_TOOLS,
+    private_home,
+    real_server_command,
+    real_server_version,
+    without_descriptions,
+)
 
 from nlmsync.cli import main
 from nlmsync.config import Settings
 from nlmsync.errors import AuthenticationRequiredError, ServerValidationError, exit_code_for
 from nlmsync.notebooklm import connect
+from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
 
 pytestmark = pytest.mark.real_server
-
-REAL_SERVER = Path(sys.executable).parent / "notebooklm-mcp"
-
-
-def _private_home(root: Path) -> dict[str, str]:
-    home = root / "home"
-    home.mkdir()
-    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
-            "XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".local/state"),
-            "NOTEBOOKLM_COOKIES": "", "BROWSER": "true"}
 
 
 @pytest.fixture
 def real_server(tmp_path: Path) -> tuple[str, dict[str, str]]:
-    if not REAL_SERVER.exists():
-        found = shutil.which("notebooklm-mcp")
-        assert found, "notebooklm-mcp is not installed (pip install 'nlmsync[test]')"
-        return f"{found} --transport stdio", _private_home(tmp_path)
-    return f"{REAL_SERVER} --transport stdio", _private_home(tmp_path)
+    return real_server_command(), private_home(tmp_path)
 
 
 @pytest.mark.anyio
@@ -51,7 +45,7 @@ async def test_real_server_without_login(real_server: tuple[str, dict[str, str]]
     async with connect(spec, Settings(), env=env) as client:
         with anyio.fail_after(120):
             info = await client.server_info()
-            assert info.version == "0.15.8"
+            assert info.version == real_server_version(), f"the server runs, but is not the installed {REAL_DISTRIBUTION}"
             assert info.auth_status == "not_configured"
             with pytest.raises(AuthenticationRequiredError) as info_get:
                 await client.notebook_get("00000000-0000-0000-0000-000000000000")
@@ -64,8 +58,10 @@ async def test_real_server_without_login(real_server: tuple[str, dict[str, str]]
             tools = {name: without_descriptions(schema)
                      for name, schema in (await client.tool_input_schemas()).items()}
         assert client.connections_opened == 1
-    real = real_input_schemas()
-    assert {name: tools[name] for name in real} == real
+    async with Client(build_fake_server(FakeNotebookLM())) as fake:
+        published = {tool.name: without_descriptions(tool.input_schema) for tool in (await fake.list_tools()).tools}
+    assert set(published) == USED_TOOLS
+    assert {name: tools.get(name) for name in USED_TOOLS} == published, f"compared with {REAL_DISTRIBUTION} {info.version}"
     written = {p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*")}
     assert written <= {"home"}
 
