@@ -1,14 +1,32 @@
-"""Fixtures shared by every test package: a private copy of the fixture vault, the anyio backend."""
+"""Fixtures shared by every test package (a private copy of the fixture vault, the anyio backend) and the
+hypothesis profiles.
+
+Profiles: `dev` (small, the default on a workstation) and `ci` (thorough: every property test runs the number
+of examples it names; the default when `CI` is set, as CI services do). `NLMSYNC_HYPOTHESIS_PROFILE=dev|ci`
+chooses explicitly. Property tests that name their own count write `max_examples=examples(N)`
+(`tests/hypothesis_profiles.py`): N under `ci`, scaled down like the default under `dev`.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from tests.hypothesis_profiles import chosen_profile
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_VAULT = REPO_ROOT / "fixtures" / "vault"
+
+# deadline=None in both: speed is measured in benchmarks/, never by a timed test.
+settings.register_profile("ci", max_examples=100, deadline=None, print_blob=True)
+settings.register_profile("dev", max_examples=10, deadline=None)
+try:
+    settings.load_profile(chosen_profile(os.environ))
+except ValueError as exc:
+    raise pytest.UsageError(str(exc)) from None
 
 
 def pytest_report_header(config: pytest.Config) -> str:

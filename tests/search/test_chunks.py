@@ -8,6 +8,7 @@ import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.hypothesis_profiles import examples
 
 from nlmsync.search.chunks import (
     chunk_by_time,
@@ -65,7 +66,7 @@ def test_invalid_window_is_refused(max_tokens: int, overlap: int) -> None:
         chunk_text("a b c", max_tokens, overlap)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(text=st.text(max_size=400), max_tokens=st.integers(1, 12), data=st.data())
 def test_offsets_always_recover_the_text_and_cover_all_tokens(text: str, max_tokens: int, data: st.DataObject) -> None:
     overlap = data.draw(st.integers(0, max_tokens - 1))

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.hypothesis_profiles import examples
 
 from nlmsync.config import Settings
 from nlmsync.search import index as index_module
@@ -68,7 +69,7 @@ def rankings(index: NoteIndex) -> list[list[tuple[str, float, tuple[str, ...]]]]
 
 
 @pytest.mark.parametrize("merge_threshold", [1, 512])
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(initial=st.lists(st.tuples(st.sampled_from(PATHS), texts), max_size=5), steps=events)
 def test_incremental_equals_from_scratch(merge_threshold: int, initial: list[tuple[str, str]],
                                          steps: list[tuple[str, str, str]],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.hypothesis_profiles import examples
 
 from nlmsync.search.postings import DocBatch, DocTerms, PostingsIndex, Weights
 
@@ -42,7 +43,7 @@ def _ranks(index: PostingsIndex) -> list[list[tuple[str, float, tuple[str, ...]]
     return [[(r.path, r.score, r.matched_terms) for r in index.rank(q, limit)] for q in QUERIES for limit in (None, 2)]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(ops)
 def test_cached_ranking_equals_a_fresh_index(steps: list[tuple[str, object]]) -> None:
     index = PostingsIndex(Weights(), 1.2, 0.75, merge_threshold=3)

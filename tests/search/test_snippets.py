@@ -5,6 +5,7 @@ from __future__ import annotations
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.hypothesis_profiles import examples
 
 from nlmsync.search.query import query_terms
 from nlmsync.search.snippets import SEPARATOR, extract_snippet, match_terms, segment_text
@@ -116,7 +117,7 @@ def test_grapheme_clusters_are_never_split() -> None:
     assert kept and kept == "".join(graphemes[:len(regex.findall(r"\X", kept))])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(content=st.lists(st.sampled_from(list("abc xyz.!?()[]{}\n\t:;\"'`é日本👍") + ["def f(x):\n  y", "\n\n"]),
                         max_size=400).map("".join),
        query=st.one_of(st.none(), st.sampled_from(["abc", "xyz f", "日本", "the", "y x"])),

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.hypothesis_profiles import examples
 
 from nlmsync.search.bm25 import rank_texts
 from nlmsync.search.query import query_terms
@@ -451,14 +452,14 @@ queries = st.one_of(st.none(), st.sampled_from(QUERY_WORDS),
 lengths = st.one_of(st.just(300), st.integers(min_value=1, max_value=700))
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(content=notes(), query=queries, max_length=lengths)
 def test_ordinary_notes_get_exactly_the_old_snippet(content: str, query: str | None, max_length: int) -> None:
     assert len(content) <= EXACT_LIMIT
     assert extract_snippet(content, query, max_length) == reference_extract_snippet(content, query, max_length)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(content=st.lists(st.sampled_from(list("abc xyz.!?()[]{}\n\t:;\"'`é日本👍") + ["def f(x):\n  y", "\n\n",
                                                                                     "function f() {"]),
                         max_size=400).map("".join),
@@ -500,7 +501,7 @@ def test_a_note_just_under_the_limit_gets_exactly_the_old_snippet() -> None:
                 reference_extract_snippet(content, query, max_length), (query, max_length)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=st.lists(st.sampled_from(list("{}()[]\"'` \nx")), max_size=120).map("".join), data=st.data())
 def test_remembered_bracket_matches_are_what_a_fresh_scan_finds(text: str, data: st.DataObject) -> None:
     openers = [i for i, ch in enumerate(text) if ch in "{(["]

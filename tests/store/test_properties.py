@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from sqlite_utils import Database
+from tests.hypothesis_profiles import examples
 
 from nlmsync.config import Settings
 from nlmsync.store import StateStore
@@ -193,6 +194,6 @@ class StoreMachine(RuleBasedStateMachine):
         self.store.close()
 
 
-StoreMachine.TestCase.settings = settings(max_examples=40, stateful_step_count=25, deadline=None,
+StoreMachine.TestCase.settings = settings(max_examples=examples(40), stateful_step_count=25, deadline=None,
                                           suppress_health_check=[HealthCheck.too_slow])
 test_store_invariants = StoreMachine.TestCase

@@ -7,6 +7,7 @@ from bisect import bisect_left
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.hypothesis_profiles import examples
 
 from nlmsync.store.index_cache import Vocabulary
 
@@ -14,7 +15,7 @@ terms_lists = st.lists(st.text(st.characters(blacklist_characters="\n", blacklis
                                max_size=12), max_size=60, unique=True).map(sorted)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(terms=terms_lists, block_bytes=st.integers(min_value=1, max_value=64), probes=st.lists(st.text(max_size=6)))
 def test_vocabulary_is_the_sorted_list(terms: list[str], block_bytes: int, probes: list[str]) -> None:
     vocabulary = Vocabulary("\n".join(terms).encode("utf-8"), block_bytes)

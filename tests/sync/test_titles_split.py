@@ -7,6 +7,7 @@ import itertools
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.hypothesis_profiles import examples
 
 from nlmsync.sync.split import split_note
 from nlmsync.sync.titles import MAX_TITLE_CHARS, content_hash, looks_managed, short_hash, source_title
@@ -62,7 +63,7 @@ def test_split_cuts_a_single_giant_word():
     assert "".join(parts) == text and all(len(p) <= 3000 for p in parts)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab #\n\té한")), max_size=600),
        st.integers(min_value=1, max_value=40), st.integers(min_value=8, max_value=200))
 def test_split_is_lossless_and_within_limits(text, max_words, max_bytes):
