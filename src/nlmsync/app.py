@@ -35,9 +35,9 @@ from nlmsync.search.index import NoteIndex
 from nlmsync.store import StateStore
 from nlmsync.sync.carry_over import history_source_ids
 from nlmsync.sync.citations import find_cited_text, heading_above
-from nlmsync.sync.eviction import evict_path
 from nlmsync.sync.plan import Branch
 from nlmsync.sync.prepare import (
+    MirrorScope,
     SyncDeps,
     ensure_sources_for_paths,
     queue_duplicate_sources,
@@ -259,9 +259,9 @@ class Orchestrator:
             yield
 
     # --- paths ---------------------------------------------------------------------------------
-    def _vault_relative(self, arg: str, notes: list[str]) -> tuple[list[str], bool]:
-        """Vault-relative note paths named by `arg` (a note or a folder, relative to the vault or cwd),
-        and whether `arg` named a folder."""
+    def _vault_relative(self, arg: str, notes: list[str], *, gone_ok: bool = False) -> tuple[str, list[str], bool]:
+        """`arg` (a note or a folder, relative to the vault or cwd) as a vault-relative path ("" for the
+        vault itself), the note paths it names, and whether it named a folder."""
         candidate = Path(arg) if Path(arg).is_absolute() else Path.cwd() / arg
         rel: str | None = None
         if candidate.exists():
@@ -271,13 +271,31 @@ class Orchestrator:
                 rel = None
         rel = vault_files.normalize_rel_path(rel if rel is not None else arg)
         if rel in ("", "."):
-            return notes, True
+            return "", notes, True
         full = vault_files.resolve_in_vault(self.vault_root, rel)
         if full.is_dir():
-            return [n for n in notes if n.startswith(rel.rstrip("/") + "/")], True
-        if not full.is_file():
-            raise InputError(f"{arg}: no such note in the vault")
-        return [rel], False
+            return rel, [n for n in notes if n.startswith(rel.rstrip("/") + "/")], True
+        if full.is_file():
+            return rel, [rel], False
+        if gone_ok and not full.exists():
+            return rel, [], True
+        raise InputError(f"{arg}: no such note in the vault")
+
+    def _mirror_scope(self, notebook_id: str, args: Sequence[str], roots: list[str], selected: list[str]) -> MirrorScope:
+        """What `refresh --all [PATH…]` mirrors: the whole vault, or only under the given paths.
+
+        Raises:
+            InputError: a path names neither a note of the vault nor a synced note.
+        """
+        if not roots:
+            return MirrorScope()
+        scope = MirrorScope(tuple(roots))
+        registered = {m.path for m in self.store.all_mappings(notebook_id)}
+        for arg, root in zip(args, roots):
+            one = MirrorScope((root,))
+            if not any(one.covers(p) for p in selected) and not any(one.covers(p) for p in registered):
+                raise InputError(f"{arg}: no such note in the vault, and none synced under it")
+        return scope
 
     def _vault_notes(self) -> list[str]:
         return sorted(n.path for n in vault_files.scan_vault(self.vault_root).notes)
@@ -290,8 +308,8 @@ class Orchestrator:
     async def refresh(self, paths: Sequence[str] = (), *, query: str | None = None, mirror: bool = False,
                       dry_run: bool = False) -> RefreshReport:
         """Make notes live sources: the given paths, the notes `query` selects, the whole vault
-        (`mirror`, which also removes the sources of notes that left the vault), or — with none of
-        these — the notes already synced.
+        (`mirror`, which also removes the sources of notes that left the vault — only under the given
+        paths when there are some), or — with none of these — the notes already synced.
 
         Returns the report; when some notes failed, raises `PartialFailure` carrying it instead.
 
@@ -304,19 +322,19 @@ class Orchestrator:
             done and recorded in its `report`.
         """
         async with self._writer():
-            named = self._expand_args(paths)  # bad paths are refused before the server is touched
+            # bad paths are refused before the server is touched; `--all` also takes paths no longer in the vault
+            named, roots = self._expand_args(paths, gone_ok=mirror)
             notebook_id, first = await self._notebook(create=not dry_run, planned=dry_run)
             report = RefreshReport(notebook_id=notebook_id, dry_run=dry_run, capacity=self.settings.capacity)
             remote, report.pending_deletions_done, report.pending_deletions_left = await self._prepare_run(
                 notebook_id, first, dry_run=dry_run)
             selected, found = self._refresh_paths(notebook_id, named, query, mirror)
+            scope = self._mirror_scope(notebook_id, paths, roots, selected) if mirror else None
             try:
-                if mirror:
-                    report.notes.extend(await self._remove_vanished(notebook_id, remote, set(selected), dry_run))
                 if self.progress:
                     self.progress.start("refresh", len(selected))
                 report.notes.extend(await ensure_sources_for_paths(self._deps(notebook_id), selected, remote,
-                                                                   dry_run=dry_run, found=found))
+                                                                   dry_run=dry_run, found=found, mirror=scope))
             except NlmsyncError as exc:
                 # Stopped part-way (capacity, server gone): say what was done and recorded before that.
                 report.notes.extend(exc.report if isinstance(exc.report, list) else [])
@@ -343,26 +361,30 @@ class Orchestrator:
         wanted = [p for p in paths if p in synced]
         return await self.refresh(wanted) if wanted else None
 
-    def _expand_args(self, paths: Sequence[str]) -> list[tuple[str, bool]] | None:
+    def _expand_args(self, paths: Sequence[str], *, gone_ok: bool = False) -> tuple[list[tuple[str, bool]] | None,
+                                                                                  list[str]]:
         """The vault notes the PATH arguments name, each with whether it was named itself (not found in a
-        folder); None when there are no PATH arguments.
+        folder), or None when there are no PATH arguments; and the arguments as vault-relative paths.
+        With `gone_ok`, an argument inside the vault that is no longer there names no note.
 
         Raises:
-            InputError: an argument is neither a note nor a folder of the vault.
+            InputError: an argument is neither a note nor a folder of the vault (nor, with `gone_ok`, inside it).
         """
         if not paths:
-            return None
+            return None, []
         notes = self._vault_notes()
         expanded: list[tuple[str, bool]] = []
+        roots: list[str] = []
         for arg in paths:
-            found, folder = self._vault_relative(arg, notes)
+            root, found, folder = self._vault_relative(arg, notes, gone_ok=gone_ok)
+            roots.append(root)
             expanded.extend((note, not folder) for note in found)
-        return expanded
+        return expanded, roots
 
     def _refresh_paths(self, notebook_id: str, named: list[tuple[str, bool]] | None, query: str | None,
                        mirror: bool) -> tuple[list[str], set[str]]:
         """The notes to refresh, and which of them were found by walking the vault rather than named."""
-        if mirror:
+        if mirror and named is None:
             notes = self._vault_notes()
             return notes, set(notes)
         if named is None and query is None:
@@ -372,38 +394,6 @@ class Orchestrator:
             chosen.extend(hit.path for hit in self.index.selected(query))
         unique = list(dict.fromkeys(chosen))
         return unique, set(unique) - {note for note, by_name in named or () if by_name}
-
-    async def _remove_vanished(self, notebook_id: str, remote: RemoteView, keep: set[str],
-                               dry_run: bool) -> list[NoteOutcome]:
-        """`--all`: take out the sources of notes no longer in the vault, or now excluded (managed ones only)."""
-        gone: dict[str, str] = {}
-        for m in self.store.all_mappings(notebook_id):
-            if not m.managed or m.path in gone:
-                continue
-            if m.path not in keep:
-                gone[m.path] = "no longer in the vault"
-            elif self._now_excluded(m.path):
-                gone[m.path] = "excluded by configuration"
-        outcomes: list[NoteOutcome] = []
-        for path, reason in gone.items():
-            if dry_run:
-                ids = [self.store.resolve_source_id(m.source_id) for m in self.store.get_mappings(notebook_id, path)]
-                outcomes.append(NoteOutcome(path=path, branch=Branch.REMOVED, reason=reason,
-                                            source_ids=[i for i in ids if i in remote]))
-                continue
-            outcome = await evict_path(self.client, self.store, notebook_id, remote, path, reason=reason,
-                                       branch=Branch.REMOVED)
-            outcomes.append(outcome)
-            if self.progress:
-                self.progress.advance(outcome)
-        return outcomes
-
-    def _now_excluded(self, path: str) -> bool:
-        try:
-            text = vault_files.read_note_text(self.vault_root, path)
-        except (InputError, OSError):
-            return False
-        return vault_files.is_excluded(path, text, self.settings.exclude, root=self.vault_root)
 
     # --- ask -----------------------------------------------------------------------------------
     async def ask(self, question: str, conversation_id: str | None = None, new: bool = False) -> AskResult:

@@ -253,6 +253,64 @@ async def test_mirror_removes_sources_of_vanished_notes(make_world):
     assert [t.split(" · ")[0] for t in world.remote().values()] == ["keep.md"]
 
 
+async def test_mirror_takes_the_rename_branch_for_a_moved_note(make_world):
+    """`--all` decides its removals after renames are matched by content hash: a moved, unchanged note
+    keeps its source (retitled), it is neither removed nor uploaded again."""
+    world = make_world()
+    for i in range(12):
+        world.write(f"notes/n{i:02}.md", f"# Note {i}\n\nbody {i}\n")
+    async with world.run() as orch:
+        first = await orch.refresh(mirror=True)
+    sid = next(n.source_ids[0] for n in first.notes if n.path == "notes/n02.md")
+    (world.vault / "moved").mkdir()
+    (world.vault / "notes/n02.md").rename(world.vault / "moved/n02-renamed.md")
+    world.write("notes/n03.md", "# Note 3\n\nedited\n")
+    world.write("notes/n04.md", "# Note 4\n\nedited\n")
+    world.write("notes/n12.md", "# Note 12\n")
+    world.write("notes/n13.md", "# Note 13\n")
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        report = await orch.refresh(mirror=True)
+        assert orch.store.get_mappings(world.notebook_id, "notes/n02.md") == []
+        assert orch.store.get_mappings(world.notebook_id, "moved/n02-renamed.md")[0].source_id == sid
+    outcome = {n.path: n for n in report.notes}
+    assert report.counts() == {"renamed": 1, "replaced": 2, "added": 2, "reused": 9}
+    assert (outcome["moved/n02-renamed.md"].renamed_from, outcome["moved/n02-renamed.md"].source_ids) == (
+        "notes/n02.md", [sid])
+    assert "notes/n02.md" not in outcome
+    assert world.calls("source_add", mark) == 4
+    assert world.remote()[sid] == source_title("moved/n02-renamed.md", content_hash("# Note 2\n\nbody 2\n"))
+    assert len(world.remote()) == 14
+
+
+async def test_mirror_under_paths_prunes_only_there(make_world):
+    """`refresh --all PATH…` mirrors only under the given paths: a deleted note's source is pruned without
+    planning the rest of a vault that would not fit, and synced notes elsewhere are left alone."""
+    world = make_world(capacity=3)
+    world.write("notes/a.md", "a")
+    world.write("notes/b.md", "b")
+    world.write("other/c.md", "c")
+    async with world.run() as orch:
+        await orch.refresh(["notes/a.md", "notes/b.md", "other/c.md"])
+    for i in range(5):
+        world.write(f"big/n{i}.md", f"never synced {i}")
+    (world.vault / "notes/b.md").unlink()
+    (world.vault / "other/c.md").unlink()
+    async with world.run() as orch:
+        with pytest.raises(CapacityError):
+            await orch.refresh(mirror=True, dry_run=True)
+        mark = len(world.fake.calls)
+        report = await orch.refresh(["notes"], mirror=True)
+        assert [(n.path, n.branch) for n in report.notes] == [("notes/b.md", Branch.REMOVED),
+                                                              ("notes/a.md", Branch.REUSED)]
+        assert world.mutating_calls(mark) == ["source_delete"]
+        pruned = await orch.refresh(["other/c.md"], mirror=True)  # a note no longer in the vault
+        assert [(n.path, n.branch) for n in pruned.notes] == [("other/c.md", Branch.REMOVED)]
+        with pytest.raises(InputError, match="nowhere.md: no such note in the vault, and none synced"):
+            await orch.refresh(["nowhere.md"], mirror=True)
+    assert [t.split(" · ")[0] for t in world.remote().values()] == ["notes/a.md"]
+
+
 async def test_empty_listing_is_read_again_before_concluding(make_world):
     world = make_world()
     world.write("a.md", "a")

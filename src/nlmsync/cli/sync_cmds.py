@@ -128,7 +128,8 @@ def refresh_command(
     ctx: typer.Context,
     paths: Annotated[list[str] | None, typer.Argument(help="Notes or folders (default: the notes already synced).")] = None,
     query: Annotated[str | None, typer.Option("--query", "-q", help="Refresh the notes this query selects.")] = None,
-    mirror: Annotated[bool, typer.Option("--all", help="Mirror the whole vault; remove sources of vanished notes.")] = False,
+    mirror: Annotated[bool, typer.Option("--all", help="Mirror the whole vault (or only the given PATHs): upload every note, "
+                                                 "remove the sources of notes that left it.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; make no change anywhere.")] = False,
     capacity: Annotated[int | None, typer.Option("--capacity", help="Sources the notebook may hold.")] = None,
     concurrency: Annotated[int | None, typer.Option("--concurrency", help="Concurrent uploads.")] = None,

@@ -34,13 +34,14 @@ from nlmsync.errors import (
     ServerCommandNotFoundError,
     ServerUnreachableError,
 )
-from nlmsync.sync.eviction import CAPACITY_HINT, make_room, plan_evictions, strict_delete
+from nlmsync.sync.eviction import CAPACITY_HINT, evict_path, make_room, plan_evictions, strict_delete
 from nlmsync.sync.plan import Branch, Decision, PreparedNote, RegisteredPart, decide_branch, prepare_note
 from nlmsync.sync.reconcile import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS
 
 ProgressCallback = Callable[[NoteOutcome], None]
+EXCLUDED_BY_CONFIGURATION = "excluded by configuration"
 
 # Errors that doom every remaining call of the run: stop instead of failing note after note.
 FATAL_ERRORS = (AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError)
@@ -62,6 +63,18 @@ class SyncDeps:
     def progress(self, outcome: NoteOutcome) -> None:
         if self.on_progress is not None:
             self.on_progress(outcome)
+
+
+@dataclass(frozen=True)
+class MirrorScope:
+    """What a mirroring run (`refresh --all [PATH…]`) answers for: the registered notes under `roots`
+    (vault-relative folders or notes; "" is the whole vault). Their sources are removed when the note
+    left the vault or became excluded; registered notes outside the scope are left alone."""
+
+    roots: tuple[str, ...] = ("",)
+
+    def covers(self, path: str) -> bool:
+        return any(root in ("", path) or path.startswith(root.rstrip("/") + "/") for root in self.roots)
 
 
 @dataclass
@@ -88,7 +101,7 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
                 items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc)))
             continue
         if vault_files.is_excluded(path, text, deps.settings.exclude, root=deps.vault_root):
-            items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason="excluded by configuration"))
+            items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=EXCLUDED_BY_CONFIGURATION))
             continue
         note = prepare_note(path, text, deps.max_words, deps.max_bytes)
         items.append(_Work(note, Decision("pending")))
@@ -434,13 +447,17 @@ async def retry_pending_deletions(deps: SyncDeps, remote: RemoteView) -> tuple[i
 
 async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote: RemoteView, *,
                                    protect: set[str] | None = None, dry_run: bool = False,
-                                   found: Collection[str] = ()) -> list[NoteOutcome]:
+                                   found: Collection[str] = (), mirror: MirrorScope | None = None) -> list[NoteOutcome]:
     """Make the notes at `paths` (vault-relative, normalized) live sources, in that order.
 
     Returns one outcome per path (reused, replaced, renamed, added, excluded or failed), with the
     evictions each note needed just before it. `protect` are paths never evicted by this call (the
     requested paths always are). With `dry_run`, nothing is written and no mutating call is made.
     `found` are the paths that came from walking the vault rather than from the user (see `load_notes`).
+    With `mirror`, the registered notes in its scope that are neither among `paths` nor claimed by a
+    rename of this run, or that are now excluded by configuration, have their sources removed first
+    (`removed` outcomes, before the others): renames are matched by content hash before any removal is
+    decided, so a moved note keeps its source.
 
     Raises:
         CapacityError: the requested notes alone exceed the capacity (before any upload), or no
@@ -454,9 +471,58 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
     check_capacity_up_front(deps, works, remote)
     decide_all(deps, works, remote)
     protected = set(protect or ()) | set(paths)
+    vanished = {} if mirror is None else vanished_paths(deps, items, mirror)
+    removed = await remove_vanished(deps, remote, vanished, dry_run=dry_run)
     if dry_run:
-        return _simulate(deps, items, remote, protected)
-    return await _Runner(deps, remote, protected).run(items)
+        return removed + _simulate(deps, items, remote, protected)
+    try:
+        return removed + await _Runner(deps, remote, protected).run(items)
+    except NlmsyncError as exc:
+        exc.report = removed + (exc.report if isinstance(exc.report, list) else [])
+        raise
+
+
+def vanished_paths(deps: SyncDeps, items: list[_Work | NoteOutcome], scope: MirrorScope) -> dict[str, str]:
+    """The managed registered notes in `scope` whose sources a mirroring run removes, with the reason:
+    not among the notes of the run and not the old path of one of its renames, or excluded by configuration."""
+    requested = {i.note.path if isinstance(i, _Work) else i.path for i in items}
+    renamed_from = {i.decision.rename_from for i in items if isinstance(i, _Work)}
+    excluded = {i.path for i in items if isinstance(i, NoteOutcome) and i.branch == Branch.EXCLUDED
+                and i.reason == EXCLUDED_BY_CONFIGURATION}
+    gone: dict[str, str] = {}
+    for m in deps.store.all_mappings(deps.notebook_id):
+        if not m.managed or m.path in gone or m.path in renamed_from or not scope.covers(m.path):
+            continue
+        if m.path in excluded:
+            gone[m.path] = EXCLUDED_BY_CONFIGURATION
+        elif m.path not in requested:
+            gone[m.path] = "no longer in the vault"
+    return gone
+
+
+async def remove_vanished(deps: SyncDeps, remote: RemoteView, vanished: dict[str, str], *,
+                          dry_run: bool) -> list[NoteOutcome]:
+    """Take out the sources of `vanished` paths (path -> reason), each with its registry rows in one step.
+
+    Raises:
+        NotebookLMError: a strict delete failed (what was removed before carries in `report`).
+    """
+    store, nb = deps.store, deps.notebook_id
+    outcomes: list[NoteOutcome] = []
+    for path, reason in vanished.items():
+        if dry_run:
+            ids = [store.resolve_source_id(m.source_id) for m in store.get_mappings(nb, path)]
+            outcomes.append(NoteOutcome(path=path, branch=Branch.REMOVED, reason=reason,
+                                        source_ids=[i for i in ids if i in remote]))
+            continue
+        try:
+            outcome = await evict_path(deps.client, store, nb, remote, path, reason=reason, branch=Branch.REMOVED)
+        except NlmsyncError as exc:
+            exc.report = outcomes
+            raise
+        outcomes.append(outcome)
+        deps.progress(outcome)
+    return outcomes
 
 
 def _simulate(deps: SyncDeps, items: list[_Work | NoteOutcome], remote: RemoteView,
