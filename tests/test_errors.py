@@ -32,6 +32,8 @@ def test_every_error_class_is_in_the_documented_tree_with_its_exit_code() -> Non
     (errors.ConnectionLostError("gone"), 4),
     (errors.AuthenticationRequiredError("login"), 5),
     (errors.PartialFailure("some failed"), 6),
+    (errors.StateLockedError("another nlmsync is running on this vault (pid 7)"), 7),
+    (errors.NotebookNotFoundError("notebook nb-x not found"), 2),
     (ValueError("boom"), 1),
 ])
 def test_exit_codes_follow_the_design_table(exc: BaseException, code: int) -> None:

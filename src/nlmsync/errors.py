@@ -6,11 +6,13 @@ The tree (exit code in brackets)::
     ├── UsageError [2]                    bad command-line usage
     ├── ConfigError [2]                   unknown or invalid setting (names the key and where it came from)
     ├── InputError [2]                    bad input: a vault, a note, a path, a queries file
-    │   └── PathOutsideVaultError [2]     a path that escapes the vault or names an excluded note
+    │   ├── PathOutsideVaultError [2]     a path that escapes the vault or names an excluded note
+    │   └── NotebookNotFoundError [2]     the notebook given (or recorded) is not on the server
     ├── StateError [2]                    the state file cannot be used as it is
     │   ├── StateCorruptError [2]         not an SQLite file, or damaged
     │   └── StateTooNewError [2]          written by a newer nlmsync; never modified
-    ├── StateLockedError [1]              another nlmsync holds the writer lock on this vault
+    ├── StateLockedError [7]              busy: another nlmsync holds this vault's writer lock, or another
+    │                                     process kept the state file locked past the wait (safe to run again)
     ├── CapacityError [3]                 notebook full and no managed source may be evicted
     ├── PartialFailure [6]                some notes failed, the rest were done and recorded
     └── NotebookLMError [1]               the NotebookLM MCP server failed a call
@@ -41,6 +43,7 @@ EXIT_CAPACITY = 3
 EXIT_CONNECTION = 4
 EXIT_AUTH = 5
 EXIT_PARTIAL = 6
+EXIT_BUSY = 7
 
 
 class NlmsyncError(Exception):
@@ -83,6 +86,10 @@ class PathOutsideVaultError(InputError):
     pass
 
 
+class NotebookNotFoundError(InputError):
+    """The notebook id of the run (from --notebook, the config or the state file) is not on the server."""
+
+
 class StateError(NlmsyncError):
     exit_code = EXIT_USAGE
 
@@ -96,7 +103,9 @@ class StateTooNewError(StateError):
 
 
 class StateLockedError(NlmsyncError):
-    exit_code = EXIT_UNEXPECTED
+    """Busy: the message says who holds the lock when that is known (pid and command of another nlmsync)."""
+
+    exit_code = EXIT_BUSY
 
     def __init__(self, message: str, *, pid: int | None = None, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)

@@ -18,9 +18,11 @@ HOLDER = """
 import sys
 from pathlib import Path
 from nlmsync.store import StateStore
-store = StateStore.open(Path(sys.argv[1]))
+state, mode = sys.argv[1:3]
+sys.argv = ["nlmsync", "refresh", "--all"]  # what the lock records: the holder's command line
+store = StateStore.open(Path(state))
 with store.writer():
-    if sys.argv[2] == "mid-step":
+    if mode == "mid-step":
         with store.step():
             store.upsert_mapping(notebook_id="nb-1", path="uncommitted.md", source_id="s-u", content_hash="h",
                                  title="uncommitted.md")
@@ -56,12 +58,13 @@ def writer_mid_step(state_path: Path) -> Iterator[subprocess.Popen[str]]:
     yield from _hold(state_path, "mid-step")
 
 
-def test_second_writer_gets_a_clear_error_with_the_holders_pid(state_path: Path, other_writer) -> None:
+def test_second_writer_gets_a_clear_error_with_the_holders_pid_and_command(state_path: Path, other_writer) -> None:
     with StateStore.open(state_path) as store:
         with pytest.raises(StateLockedError) as caught, store.writer(timeout=0.2):
             pass
-        assert str(caught.value) == f"another nlmsync is running on this vault (pid {other_writer.pid})"
-        assert caught.value.pid == other_writer.pid
+        assert str(caught.value) == (f"another nlmsync is running on this vault "
+                                     f"(pid {other_writer.pid}: nlmsync refresh --all)")
+        assert caught.value.pid == other_writer.pid and caught.value.exit_code == 7
 
 
 def test_readers_and_single_steps_do_not_wait_for_the_writer_lock(state_path: Path, other_writer) -> None:
@@ -83,7 +86,7 @@ def test_lock_is_reentrant_and_released(state_path: Path) -> None:
         with first.writer(timeout=0.1):
             with first.writer(timeout=0.1):
                 pass
-            assert (state_path.parent / "state.db.lock").read_text().strip() == str(os.getpid())
+            assert (state_path.parent / "state.db.lock").read_text().splitlines()[0] == str(os.getpid())
         with second.writer(timeout=0.1):
             pass
 
@@ -93,3 +96,37 @@ def test_a_killed_holder_releases_the_lock(state_path: Path, other_writer) -> No
     other_writer.wait(timeout=30)
     with StateStore.open(state_path) as store, store.writer(timeout=5):
         add(store, "a.md", "s1")
+
+
+SQLITE_HOLDER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN EXCLUSIVE")
+conn.execute("INSERT INTO meta (key, value) VALUES ('held', '1') ON CONFLICT (key) DO UPDATE SET value = '2'")
+print("locked", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_a_state_file_another_process_keeps_locked_is_busy_naming_the_process(
+        state_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not another nlmsync (no writer lock): a program holding SQLite's own lock. nlmsync waits the busy
+    timeout (shortened here), then stops as busy — exit 7 — naming the holder when the system can tell."""
+    monkeypatch.setattr("nlmsync.store.db.BUSY_TIMEOUT_SECONDS", 0.2)
+    with StateStore.open(state_path) as store:
+        add(store, "committed.md", "s-c")
+    with subprocess.Popen([sys.executable, "-c", SQLITE_HOLDER, str(state_path)], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as holder:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        try:
+            with StateStore.open(state_path) as store, pytest.raises(StateLockedError) as caught:
+                add(store, "a.md", "s1")
+        finally:
+            assert holder.stdin is not None
+            holder.stdin.close()
+            holder.wait(timeout=30)
+    message = str(caught.value)
+    assert message.startswith(f"{state_path}: state file is locked by another process (")
+    assert "gave up after 0.2 s" in message and caught.value.exit_code == 7
+    if Path("/proc/locks").exists():
+        assert f"(pid {holder.pid}: " in message and "import sqlite3" in message

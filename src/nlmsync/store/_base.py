@@ -19,10 +19,12 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from nlmsync.config import Settings
-from nlmsync.errors import StateCorruptError, StateError, StateLockedError
-from nlmsync.store._lock import WriterLock
-from nlmsync.store.db import move_aside_hint
+from nlmsync.errors import StateCorruptError, StateError
+from nlmsync.store import db as state_db
+from nlmsync.store._lock import WriterLock, state_file_busy
+from nlmsync.store.db import is_busy, move_aside_hint
 
+# How long a run waits for another nlmsync run on the same vault before stopping as busy (exit 7).
 DEFAULT_WRITER_TIMEOUT = 10.0
 _STORAGE_FAILURES = ("disk is full", "disk I/O error", "readonly database")
 Clock = Callable[[], datetime]
@@ -101,8 +103,8 @@ class StoreBase:
         try:
             yield
         except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise StateLockedError(f"{self._name}: state file is busy ({exc})") from exc
+            if is_busy(exc):
+                raise state_file_busy(self.path, str(exc), state_db.BUSY_TIMEOUT_SECONDS) from exc
             if any(word in str(exc) for word in _STORAGE_FAILURES):
                 raise StateError(f"{self._name}: cannot write the state file ({exc})") from exc
             raise

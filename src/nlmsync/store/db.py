@@ -13,13 +13,17 @@ from typing import TYPE_CHECKING
 
 from nlmsync.errors import StateCorruptError, StateError, StateTooNewError
 from nlmsync.store import schema
+from nlmsync.store._lock import state_file_busy
 from nlmsync.store.schema import MIGRATION_SET, MIGRATIONS_TABLE, known_migration_names
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
 SQLITE_HEADER = b"SQLite format 3\x00"
-BUSY_TIMEOUT_SECONDS = 30.0
+# How long a statement waits for a lock another process holds on the state file before the run stops as busy
+# (exit 7). nlmsync's own writes hold it for milliseconds (one note per step), an index save of a large vault
+# for a few seconds; anything longer is another program keeping the file locked.
+BUSY_TIMEOUT_SECONDS = 10.0
 # The integrity check reads every page. Through a memory map the kernel maps the page cache in runs of
 # pages instead of answering one read call per page: ~1.5 ms instead of ~15 ms for a 48 MB state file.
 _CHECK_MMAP_BYTES = 1 << 30
@@ -49,6 +53,11 @@ def _too_new(path: Path, unknown: list[str]) -> StateTooNewError:
     )
 
 
+def is_busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite gave up waiting for a lock another connection holds."""
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
 def check_state_file(path: Path) -> None:
     """Refuse a state file this version must not touch; a missing or empty file is fine.
 
@@ -56,6 +65,7 @@ def check_state_file(path: Path) -> None:
         StateCorruptError: not an SQLite file, or damaged (message names the file, hint says how to move it aside).
         StateTooNewError: its migration history names a step this version does not know.
         StateError: the file cannot be read at all, or is another program's SQLite database.
+        StateLockedError: another process kept the file locked for longer than `BUSY_TIMEOUT_SECONDS`.
     """
     try:
         with path.open("rb") as handle:
@@ -103,7 +113,8 @@ def _read_history(path: Path, *, immutable: bool) -> tuple[list[str], bool]:
     """Integrity-check the file read-only; return the names of its applied nlmsync schema steps, and
     whether it holds tables of its own (an empty database is a new state file, another one is not)."""
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{'&immutable=1' if immutable else ''}", uri=True)
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{'&immutable=1' if immutable else ''}", uri=True,
+                               timeout=BUSY_TIMEOUT_SECONDS)
     except sqlite3.Error as exc:
         raise _corrupt(path, str(exc)) from None
     try:
@@ -117,8 +128,8 @@ def _read_history(path: Path, *, immutable: bool) -> tuple[list[str], bool]:
             f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ?", [MIGRATION_SET])]
         return applied, bool(tables - {MIGRATIONS_TABLE})
     except sqlite3.OperationalError as exc:
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise StateError(f"{path}: state file is busy ({exc})") from None
+        if is_busy(exc):
+            raise state_file_busy(path, str(exc), BUSY_TIMEOUT_SECONDS) from None
         raise _corrupt(path, str(exc)) from None
     except sqlite3.DatabaseError as exc:
         raise _corrupt(path, str(exc)) from None
@@ -132,7 +143,8 @@ def open_connection(path: Path) -> sqlite3.Connection:
     fresh process answering one search uses (the index cache needs nothing more).
 
     Raises:
-        StateCorruptError, StateTooNewError, StateError: see `check_state_file`; the file is untouched.
+        StateCorruptError, StateTooNewError, StateError, StateLockedError: see `check_state_file`; the
+            file is untouched.
     """
     check_state_file(path)
     try:
@@ -153,6 +165,8 @@ def open_connection(path: Path) -> sqlite3.Connection:
             migrate(Database(conn), path)
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if isinstance(exc, sqlite3.OperationalError) and is_busy(exc):
+            raise state_file_busy(path, str(exc), BUSY_TIMEOUT_SECONDS) from None
         if isinstance(exc, sqlite3.OperationalError):
             raise StateError(f"{path}: cannot prepare state file ({exc})") from None
         raise _corrupt(path, str(exc)) from None
