@@ -13,6 +13,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -452,6 +453,7 @@ queries = st.one_of(st.none(), st.sampled_from(QUERY_WORDS),
 lengths = st.one_of(st.just(300), st.integers(min_value=1, max_value=700))
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(600), deadline=None)
 @given(content=notes(), query=queries, max_length=lengths)
 def test_ordinary_notes_get_exactly_the_old_snippet(content: str, query: str | None, max_length: int) -> None:

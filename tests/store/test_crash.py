@@ -2,7 +2,8 @@
 
 After reopening, the file must hold the state from before the step or after it, never a mix. The
 kill is `os._exit` from SQLite's statement trace hook, so every statement of the step — the COMMIT
-included — is a kill point.
+included — is a kill point. Each kill point is its own test (`[STEP-kill@N]`; the statement counts are taken
+at collection), all from one seeded base file per module.
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import tempfile
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -146,35 +149,79 @@ def _in_child(work: Callable[[Callable[[str], None]], None], kill_at: int) -> in
     return os.waitstatus_to_exitcode(status)
 
 
-@pytest.mark.parametrize("name", list(STEPS))
-def test_a_step_killed_at_any_statement_leaves_before_or_after(tmp_path: Path, name: str) -> None:
-    step = STEPS[name]
-    base = tmp_path / "base.db"
-    with _open(base) as store:
+def _seeded_base(path: Path) -> None:
+    with _open(path) as store:
         _seed(store)
-    before = _dump(base)
-    finished = tmp_path / "finished.db"
-    shutil.copy(base, finished)
-    total = _count_statements(finished, step)
-    after = _dump(finished)
-    assert after != before, "the step must change something"
 
-    outcomes = {"before": 0, "after": 0}
-    for kill_at in range(1, total + 1):
-        trial = tmp_path / f"kill-{kill_at}.db"
-        shutil.copy(base, trial)
-        assert _run_killed_at(trial, step, kill_at) == KILLED
-        state = _dump(trial)
-        assert state in (before, after), f"{name}: killed before statement {kill_at} of {total}: a mixed state"
-        outcomes["before" if state == before else "after"] += 1
-        with _open(trial) as reopened:
-            reopened.compact()
-        for suffix in ("", "-wal", "-shm", ".lock"):
-            Path(f"{trial}{suffix}").unlink(missing_ok=True)
-    assert outcomes["before"] >= 1
-    assert _run_killed_at(base, step, total + 1) == FINISHED
-    assert _dump(base) == after
 
+def _statement_counts() -> dict[str, int]:
+    """How many SQL statements each step runs on the seeded base: its kill points, known at collection."""
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "base.db"
+        _seeded_base(base)
+        counts = {}
+        for name, step in STEPS.items():
+            trial = Path(tmp) / f"{name}.db"
+            shutil.copy(base, trial)
+            counts[name] = _count_statements(trial, step)
+        return counts
+
+
+STATEMENTS = _statement_counts()
+# Statement 1 and the last (the COMMIT) of every step run in the fast loop; all of them are `slow`.
+KILL_POINTS = [pytest.param(name, kill_at, id=f"{name}-kill@{kill_at}",
+                            marks=() if kill_at in (1, total) else pytest.mark.slow)
+               for name, total in STATEMENTS.items() for kill_at in range(1, total + 1)]
+
+
+@dataclass
+class Seeded:
+    """The seeded base file, its contents, and each step's statement count and contents once run to the end."""
+
+    base: Path
+    before: dict[str, list[tuple[Any, ...]]]
+    totals: dict[str, int]
+    after: dict[str, dict[str, list[tuple[Any, ...]]]]
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
+    root = tmp_path_factory.mktemp("crash")
+    base = root / "base.db"
+    _seeded_base(base)
+    totals, after = {}, {}
+    for name, step in STEPS.items():
+        finished = root / f"{name}-finished.db"
+        shutil.copy(base, finished)
+        totals[name] = _count_statements(finished, step)
+        after[name] = _dump(finished)
+    return Seeded(base, _dump(base), totals, after)
+
+
+@pytest.mark.parametrize(("name", "kill_at"), KILL_POINTS)
+def test_a_step_killed_at_any_statement_leaves_before_or_after(seeded: Seeded, tmp_path: Path, name: str,
+                                                               kill_at: int) -> None:
+    total = seeded.totals[name]
+    assert total == STATEMENTS[name], f"{name}: {total} statements now, {STATEMENTS[name]} at collection"
+    trial = tmp_path / "trial.db"
+    shutil.copy(seeded.base, trial)
+    assert _run_killed_at(trial, STEPS[name], kill_at) == KILLED
+    state = _dump(trial)
+    assert state in (seeded.before, seeded.after[name]), \
+        f"{name}: killed before statement {kill_at} of {total}: a mixed state"
+    if kill_at == 1:
+        assert state == seeded.before
+    with _open(trial) as reopened:
+        reopened.compact()
+
+
+@pytest.mark.parametrize("name", list(STEPS))
+def test_a_step_run_to_its_end_leaves_after(seeded: Seeded, tmp_path: Path, name: str) -> None:
+    assert seeded.after[name] != seeded.before, "the step must change something"
+    trial = tmp_path / "trial.db"
+    shutil.copy(seeded.base, trial)
+    assert _run_killed_at(trial, STEPS[name], seeded.totals[name] + 1) == FINISHED
+    assert _dump(trial) == seeded.after[name]
 
 
 def _traced_open(path: Path, trace: Callable[[str], None]) -> None:
@@ -190,23 +237,20 @@ def _traced_open(path: Path, trace: Callable[[str], None]) -> None:
     open_database(path).close()
 
 
-def test_an_upgrade_killed_at_any_statement_leaves_the_old_or_the_new_schema(tmp_path: Path) -> None:
-    base = tmp_path / "old.db"
-    old = Database(sqlite3.connect(base))
+def _old_schema(path: Path) -> None:
+    """A state file written before `0002_state`."""
+    old = Database(sqlite3.connect(path))
     old.enable_wal()
     migrations.apply(old, stop_before="0002_state")
     old.close()
-    before = _dump(base)
-    finished = tmp_path / "finished.db"
-    shutil.copy(base, finished)
-    statements: list[str] = []
-    assert _in_child(lambda trace: _traced_open(finished, trace), 10**9) == FINISHED
-    after = _dump(finished)
-    assert after != before and "source_mappings" in after
 
-    count_copy = tmp_path / "count.db"
-    shutil.copy(base, count_copy)
-    with pytest.MonkeyPatch.context() as patch:
+
+def _upgrade_statements() -> list[str]:
+    """The SQL statements `open_database` runs to upgrade an old file (every connection it makes)."""
+    statements: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
+        old = Path(tmp) / "old.db"
+        _old_schema(old)
         real_connect = sqlite3.connect
 
         def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
@@ -215,14 +259,48 @@ def test_an_upgrade_killed_at_any_statement_leaves_the_old_or_the_new_schema(tmp
             return conn
 
         patch.setattr(sqlite3, "connect", connect)
-        open_database(count_copy).close()
-    assert any(s.startswith("BEGIN IMMEDIATE") for s in statements)
+        open_database(old).close()
+    return statements
 
-    for kill_at in range(1, len(statements) + 1):
-        trial = tmp_path / f"kill-{kill_at}.db"
-        shutil.copy(base, trial)
-        assert _in_child(lambda trace, trial=trial: _traced_open(trial, trace), kill_at) == KILLED
-        assert _dump(trial) in (before, after), f"upgrade killed before statement {kill_at}: a mixed schema"
-        with StateStore.open(trial) as reopened:
-            assert reopened.all_mappings(NB) == []
-        assert _dump(trial) == after
+
+UPGRADE_STATEMENTS = len(_upgrade_statements())
+
+
+@dataclass
+class Upgrade:
+    """An old-schema file, its contents, and its contents once upgraded."""
+
+    base: Path
+    before: dict[str, list[tuple[Any, ...]]]
+    after: dict[str, list[tuple[Any, ...]]]
+
+
+@pytest.fixture(scope="module")
+def upgrade(tmp_path_factory: pytest.TempPathFactory) -> Upgrade:
+    root = tmp_path_factory.mktemp("upgrade")
+    base = root / "old.db"
+    _old_schema(base)
+    finished = root / "finished.db"
+    shutil.copy(base, finished)
+    assert _in_child(lambda trace: _traced_open(finished, trace), 10**9) == FINISHED
+    return Upgrade(base, _dump(base), _dump(finished))
+
+
+def test_an_upgrade_runs_in_one_immediate_transaction_to_the_new_schema(upgrade: Upgrade) -> None:
+    assert upgrade.after != upgrade.before and "source_mappings" in upgrade.after
+    assert any(s.startswith("BEGIN IMMEDIATE") for s in _upgrade_statements())
+
+
+# Statement 1 and the last run in the fast loop; all of them are `slow`.
+@pytest.mark.parametrize("kill_at", [
+    pytest.param(n, id=f"kill@{n}", marks=() if n in (1, UPGRADE_STATEMENTS) else pytest.mark.slow)
+    for n in range(1, UPGRADE_STATEMENTS + 1)])
+def test_an_upgrade_killed_at_any_statement_leaves_the_old_or_the_new_schema(upgrade: Upgrade, tmp_path: Path,
+                                                                            kill_at: int) -> None:
+    trial = tmp_path / "trial.db"
+    shutil.copy(upgrade.base, trial)
+    assert _in_child(lambda trace: _traced_open(trial, trace), kill_at) == KILLED
+    assert _dump(trial) in (upgrade.before, upgrade.after), f"upgrade killed before statement {kill_at}: a mixed schema"
+    with StateStore.open(trial) as reopened:
+        assert reopened.all_mappings(NB) == []
+    assert _dump(trial) == upgrade.after

@@ -1,89 +1,25 @@
-"""An in-process world for source-preparation tests: a small vault, the fake server, a real state store."""
+"""Fixtures for source-preparation tests: `make_world` builds an in-process world (`tests/sync/world.py`) and
+closes every store a world handed out (`World.store()`) when the test ends."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tests.sync.world import World, new_world
 
-from nlmsync.app import Orchestrator
-from nlmsync.config import Settings
-from nlmsync.notebooklm.client import connect
 from nlmsync.notebooklm.fake.faults import Faults
-from nlmsync.notebooklm.fake.server import build_fake_server
-from nlmsync.notebooklm.fake.state import FakeNotebookLM
-from nlmsync.store import StateStore
-
-MUTATING_TOOLS = frozenset({"source_add", "source_delete", "notebook_create", "notebook_query", "source_rename",
-                            "notebook_delete"})
-
-
-async def _no_sleep(_: float) -> None:
-    return None
-
-
-@dataclass
-class World:
-    """A vault folder, a fake NotebookLM holding one notebook, and a state file; `run()` opens an Orchestrator."""
-
-    root: Path
-    fake: FakeNotebookLM
-    notebook_id: str
-    settings: Settings
-    stores: list[StateStore] = field(default_factory=list)
-
-    @property
-    def vault(self) -> Path:
-        return self.root / "vault"
-
-    def write(self, rel: str, text: str) -> None:
-        path = self.vault / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-
-    def store(self) -> StateStore:
-        store = StateStore.open(self.settings.state_path, self.settings)
-        self.stores.append(store)
-        return store
-
-    @asynccontextmanager
-    async def run(self, wrap: Callable[[object], object] | None = None, sleep: Callable[[float], Awaitable[None]] = _no_sleep,
-                  **overrides: object) -> AsyncIterator[Orchestrator]:
-        settings = self.settings.model_copy(update=overrides)
-        store = StateStore.open(settings.state_path, settings)
-        try:
-            async with connect(build_fake_server(self.fake), settings, sleep=sleep) as client:
-                yield Orchestrator(settings, store, wrap(client) if wrap else client)
-        finally:
-            store.close()
-
-    def remote(self) -> dict[str, str]:
-        """Source id -> title of the notebook, straight from the fake."""
-        return {s.id: s.title for s in self.fake.notebooks[self.notebook_id].sources.values()}
-
-    def remote_texts(self) -> dict[str, str]:
-        return {s.title: s.text for s in self.fake.notebooks[self.notebook_id].sources.values()}
-
-    def mutating_calls(self, since: int = 0) -> list[str]:
-        return [c.tool for c in self.fake.calls[since:] if c.tool in MUTATING_TOOLS]
-
-    def calls(self, tool: str, since: int = 0) -> int:
-        return sum(1 for c in self.fake.calls[since:] if c.tool == tool)
 
 
 @pytest.fixture
-def make_world(tmp_path: Path) -> Callable[..., World]:
-    def make(capacity: int = 50, faults: Faults | None = None, **settings: object) -> World:
-        fake = FakeNotebookLM(capacity=capacity, faults=faults or Faults())
-        notebook_id = fake.apply("notebook_create", {"title": "Test"})["notebook_id"]
-        fake.calls.clear()
-        vault = tmp_path / "vault"
-        vault.mkdir(exist_ok=True)
-        values = {"vault": vault, "state": tmp_path / "state.db", "notebook": notebook_id, "capacity": capacity,
-                  **settings}
-        return World(tmp_path, fake, notebook_id, Settings(**values))
+def make_world(tmp_path: Path) -> Iterator[Callable[..., World]]:
+    worlds: list[World] = []
 
-    return make
+    def make(capacity: int = 50, faults: Faults | None = None, **settings: object) -> World:
+        worlds.append(new_world(tmp_path, capacity, faults, **settings))
+        return worlds[-1]
+
+    yield make
+    for world in worlds:
+        world.close()
