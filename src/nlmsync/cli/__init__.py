@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from typer.exceptions import Abort, TyperException
 
-from nlmsync.cli import fake_cmds, search_cmds, server_cmds, sync_cmds  # noqa: F401  (register commands)
+from nlmsync.cli import completion_cmds, fake_cmds, search_cmds, server_cmds, sync_cmds  # noqa: F401  (register commands)
 from nlmsync.cli._app import app
+from nlmsync.cli.completion_cmds import COMPLETE_VAR
 from nlmsync.errors import EXIT_UNEXPECTED, NlmsyncError, exit_code_for
 
 __all__ = ["app", "main"]
@@ -34,6 +36,10 @@ def _fail(message: str, code: int, hint: str | None = None) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `nlmsync` console script."""
+    if COMPLETE_VAR in os.environ:  # a shell asking for completions (see `nlmsync completion`)
+        from typer.completion import completion_init
+
+        completion_init()
     try:
         # Outside standalone mode typer hands back the exit code of a `typer.Exit` and, as 130, of a
         # KeyboardInterrupt (Ctrl-C) instead of raising them: a code dropped here would exit 0.

@@ -1,25 +1,28 @@
-"""The Typer application, its global options and the per-run context every command reads."""
+"""The Typer application, its global options and the per-run context every command reads.
+
+The global options (`--vault`, `--config`, `--state`, `--server`, `--notebook`, `--quiet`) are accepted before
+the command and after it alike (`nlmsync search tar --vault ~/notes`): `GlobalOptionsGroup` gives every
+command a copy of them that writes into the same `CliContext`; given twice, the one after the command wins.
+"""
 
 from __future__ import annotations
 
+import copy
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 if TYPE_CHECKING:
     from nlmsync.config import Settings
 
-app = typer.Typer(
-    name="nlmsync",
-    help="Keep a NotebookLM notebook stocked with the right notes from a markdown vault, and ask it questions.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+# Where each global option's value goes in `CliContext`: the attribute, or the settings key of an override.
+_GLOBAL_TARGETS = {"vault": "vault", "config": "config", "quiet": "quiet",
+                   "state": "state", "server": "server", "notebook": "notebook"}
+_PATH_OPTIONS = frozenset({"vault", "config", "state"})
 
 
 @dataclass
@@ -28,6 +31,7 @@ class CliContext:
 
     vault: Path | None = None
     config: Path | None = None
+    quiet: bool = False
     global_overrides: dict[str, Any] = field(default_factory=dict)
 
     def settings(self, **overrides: Any) -> Settings:
@@ -36,6 +40,15 @@ class CliContext:
 
         return load_settings(vault=self.vault, config_file=self.config, env=os.environ,
                              overrides={**self.global_overrides, **overrides})
+
+    def set_global(self, name: str, value: Any) -> None:
+        """Record global option `name` (a parameter name of `_global_options`)."""
+        if name in _PATH_OPTIONS and value is not None:
+            value = Path(value)
+        if name in ("vault", "config", "quiet"):
+            setattr(self, name, value)
+        else:
+            self.global_overrides[name] = value
 
 
 def cli_context(ctx: typer.Context) -> CliContext:
@@ -46,6 +59,58 @@ def cli_context(ctx: typer.Context) -> CliContext:
     return obj
 
 
+def _store_global(ctx: Any, param: Any, value: Any) -> Any:
+    """Callback of a global option given after the command: it overrides the one given before."""
+    if value is not None and value is not False and not ctx.resilient_parsing:
+        cli_context(ctx).set_global(param.name, value)
+    return value
+
+
+class GlobalOptionsGroup(TyperGroup):
+    """The root command: each subcommand also accepts the global options (unless it has a flag of that name,
+    as `fake-server --state` has), so they may follow the command as users of git, gh or restic expect."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        globals_ = [p for p in self.params if p.name in _GLOBAL_TARGETS]
+        for command in self.commands.values():
+            taken = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
+            for param in globals_:
+                if taken.intersection(param.opts):
+                    continue
+                twin = copy.copy(param)
+                twin.expose_value = False
+                twin.callback = _store_global
+                command.params.append(twin)
+
+
+def examples(*lines: str) -> str:
+    """A command's help epilog: its example command lines, kept as written (click's `\\b` stops rewrapping)."""
+    return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from nlmsync import __version__
+
+        typer.echo(f"nlmsync {__version__}")
+        raise typer.Exit()
+
+
+app = typer.Typer(
+    name="nlmsync",
+    cls=GlobalOptionsGroup,
+    help="Keep a NotebookLM notebook stocked with the right notes from a markdown vault, and ask it questions.",
+    epilog="Global options may also follow the command (nlmsync search tar --vault ~/notes). "
+           "'nlmsync COMMAND -h' shows a command's options and examples.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
 @app.callback()
 def _global_options(
     ctx: typer.Context,
@@ -54,6 +119,10 @@ def _global_options(
     state: Annotated[Path | None, typer.Option("--state", help="State file (default: <vault>/.nlmsync/state.db).")] = None,
     server: Annotated[str | None, typer.Option("--server", help="NotebookLM MCP server: 'fake', a command line, or an http://…/mcp URL.")] = None,
     notebook: Annotated[str | None, typer.Option("--notebook", help="Notebook id, or new:TITLE to create one.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display and no per-note lines: "
+                                        "the summary and errors only (for cron).")] = False,
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
+                                          help="Print nlmsync's version and exit.")] = False,
 ) -> None:
-    ctx.obj = CliContext(vault=vault, config=config,
+    ctx.obj = CliContext(vault=vault, config=config, quiet=quiet,
                          global_overrides={"state": state, "server": server, "notebook": notebook})

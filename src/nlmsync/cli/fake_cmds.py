@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nlmsync.cli._app import app, cli_context
+from nlmsync.cli._app import app, cli_context, examples
 from nlmsync.cli._output import emit_json, stdout_console
 from nlmsync.errors import UsageError
 
@@ -40,7 +40,10 @@ def _faults(latency: float, drop_on_call: str | None, drop_on: list[str], error_
         raise UsageError(str(exc)) from None
 
 
-@app.command("fake-server")
+@app.command("fake-server", epilog=examples(
+    "nlmsync fake-server --transport http --port 0 --state fake.json   # prints http://127.0.0.1:PORT/mcp",
+    'nlmsync --server "fake --capacity 5 --drop-on source_add:2:after" refresh notes/',
+))
 def fake_server(
     transport: Annotated[str, typer.Option("--transport", help="stdio, or http (streamable HTTP at /mcp).")] = "stdio",
     host: Annotated[str, typer.Option("--host", help="HTTP: address to listen on.")] = "127.0.0.1",
@@ -104,7 +107,10 @@ def fake_server(
         fake.save()
 
 
-@app.command("server-info")
+@app.command("server-info", epilog=examples(
+    'nlmsync --server "notebooklm-mcp --transport stdio" server-info',
+    "nlmsync --server http://127.0.0.1:8765/mcp server-info --json",
+))
 def server_info(
     ctx: typer.Context,
     json_output: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,

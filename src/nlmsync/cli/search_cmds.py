@@ -6,21 +6,19 @@ that `--help` and the other commands do not pay for them; `search --json` never 
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nlmsync.cli._app import app, cli_context
-from nlmsync.cli._output import emit_json, escape, interactive, json_line, stderr_console, stdout_console
+from nlmsync.cli._app import app, cli_context, examples
+from nlmsync.cli._output import emit_json, escape, interactive, json_line, stdout_console
 from nlmsync.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from nlmsync.config import Settings
-    from nlmsync.search.index import NoteIndex, SearchHit
+    from nlmsync.search.index import IndexReport, NoteIndex, SearchHit
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else.")]
 
@@ -35,22 +33,26 @@ def open_index(settings: Settings) -> NoteIndex:
     return NoteIndex(settings.vault, open_connection(settings.state_path), settings)
 
 
-@contextlib.contextmanager
-def _progress(message: str, quiet: bool) -> Iterator[None]:
+def _sync_index(index: NoteIndex, label: str, quiet: bool) -> IndexReport:
+    """`index.sync()`, showing the notes read as done/total with an ETA on a terminal unless `quiet`."""
     if quiet or not interactive():
-        yield
-        return
-    with stderr_console().status(message):
-        yield
+        return index.sync()
+    from nlmsync.cli._progress import index_progress
+
+    with index_progress(label) as on_progress:
+        return index.sync(on_progress=on_progress)
 
 
-@app.command("index")
+@app.command("index", epilog=examples(
+    "nlmsync --vault ~/notes index",
+    "nlmsync index --vault ~/notes --json   # counts and skipped notes as one JSON document",
+))
 def index_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     """Build or update the BM25 index; print counts, skipped notes with reasons, and timing."""
-    settings = cli_context(ctx).settings()
+    cli = cli_context(ctx)
+    settings = cli.settings()
     index = open_index(settings)
-    with _progress("Indexing the vault…", json_output):
-        report = index.sync()
+    report = _sync_index(index, "indexing", json_output or cli.quiet)
     if json_output:
         emit_json(report.as_dict())
         return
@@ -58,7 +60,9 @@ def index_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     out.print(
         f"Indexed {report.indexed} notes in {report.seconds:.2f} s: {report.added} added, {report.updated} updated, "
         f"{report.removed} removed, {report.unchanged} unchanged.")
-    if report.skipped:
+    if report.skipped and cli.quiet:
+        out.print(f"Skipped {len(report.skipped)} (run without -q to list them).")
+    elif report.skipped:
         out.print(f"Skipped {len(report.skipped)}:")
         for skip in report.skipped:
             out.print(f"  {escape(skip.path)} — {escape(skip.reason)}")
@@ -80,8 +84,9 @@ def _results(index: NoteIndex, settings: Settings, query: str, limit: int) -> di
 
     hits = index.search(query, limit=max(limit, settings.top_n))
     chosen = {hit.path for hit in select(hits, settings.top_n, settings.cutoff_ratio, settings.min_k)}
-    return {"query": query, "results": [_hit_dict(hit, hit.path in chosen, _snippet(settings, hit.path, query))
-                                        for hit in hits[:limit]]}
+    return {"query": query, "selected_count": len(chosen),
+            "results": [_hit_dict(hit, hit.path in chosen, _snippet(settings, hit.path, query))
+                        for hit in hits[:limit]]}
 
 
 def _hit_dict(hit: SearchHit, selected: bool, snippet: str) -> dict[str, Any]:
@@ -103,7 +108,10 @@ def _read_queries(path: Path) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-@app.command("search")
+@app.command("search", epilog=examples(
+    'nlmsync search "heap sort" --vault ~/notes --limit 5',
+    "nlmsync search --queries questions.txt   # one JSON line per query",
+))
 def search_command(
     ctx: typer.Context,
     query: Annotated[str | None, typer.Argument(help="What to look for.")] = None,
@@ -115,7 +123,8 @@ def search_command(
     """Rank the vault's notes for QUERY with scores, matched terms, snippets, and the notes the selection rule picks."""
     if (query is None) == (queries is None):
         raise UsageError("give either a QUERY or --queries FILE")
-    settings = cli_context(ctx).settings()
+    cli = cli_context(ctx)
+    settings = cli.settings()
     batch = _read_queries(queries) if queries is not None else None
     if query is not None and not query.strip():
         raise UsageError("the query is empty")
@@ -126,8 +135,9 @@ def search_command(
         sys.stdout.flush()
         return
     assert query is not None
-    with _progress("Searching…", json_output):
-        document = _results(index, settings, query, limit)
+    if index.dirty and not json_output:
+        _sync_index(index, "indexing before the search", cli.quiet)  # a first search of a big vault takes a while
+    document = _results(index, settings, query, limit)
     if json_output:
         emit_json(document)
         return
@@ -148,5 +158,4 @@ def _print_results(document: dict[str, Any]) -> None:
                   f"[cyan]{hit['score']:.3f}[/]  [dim]{escape(terms)}[/]")
         if hit["snippet"]:
             out.print("   " + " " * width + escape(" ".join(hit["snippet"].split())), style="dim")
-    chosen = sum(1 for hit in results if hit["selected"])
-    out.print(f"[dim]✓ = selected for NotebookLM ({chosen} of {len(results)} shown)[/]")
+    out.print(f"[dim]✓ = selected for NotebookLM: {document['selected_count']} selected, {len(results)} shown[/]")

@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from nlmsync.cli._app import app, cli_context
+from nlmsync.cli._app import app, cli_context, examples
 
 
 class Transport(str, Enum):
@@ -24,7 +24,10 @@ class Transport(str, Enum):
     http = "http"
 
 
-@app.command("serve")
+@app.command("serve", epilog=examples(
+    "nlmsync --vault ~/notes serve                              # stdio, for a client that starts it",
+    "nlmsync --vault ~/notes serve --transport http --port 0    # prints http://127.0.0.1:PORT/mcp",
+))
 def serve_command(
     ctx: typer.Context,
     transport: Annotated[Transport, typer.Option("--transport", help="stdio (for a client that starts nlmsync) "

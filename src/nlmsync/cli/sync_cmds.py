@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Self, TypeVar
 
 import typer
 
-from nlmsync.cli._app import app, cli_context
+from nlmsync.cli._app import app, cli_context, examples
 from nlmsync.cli._output import emit_json, escape, interactive, stderr_console, stdout_console
 from nlmsync.errors import NlmsyncError, PartialFailure
 
@@ -38,14 +38,15 @@ def _branch_style() -> dict[Branch, str]:
 
 
 class RichProgress:
-    """The terminal progress display (a `ProgressSink`): one bar per phase, the last note shown."""
+    """The terminal progress display (a `ProgressSink`): `label` until the first phase starts (connecting,
+    reading the notebook), then one bar per phase with done/total, an ETA and the last note."""
 
-    def __init__(self) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+    def __init__(self, label: str) -> None:
+        from nlmsync.cli._progress import new_progress
 
-        self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                  MofNCompleteColumn(), console=stderr_console(), transient=True)
-        self._task: Any = None
+        self._progress = new_progress()
+        self._label = label
+        self._task: Any = self._progress.add_task(f"{label}: connecting to the NotebookLM server…", total=None)
 
     def __enter__(self) -> Self:
         self._progress.start()
@@ -54,33 +55,36 @@ class RichProgress:
     def __exit__(self, *exc: object) -> None:
         self._progress.stop()
 
+    def connected(self) -> None:
+        """The server answered: the work itself (reading the notebook, comparing) is under way."""
+        self._progress.update(self._task, description=f"{self._label}: reading the notebook…")
+
     def start(self, label: str, total: int) -> None:
-        if self._task is not None:
-            self._progress.remove_task(self._task)
+        self._progress.remove_task(self._task)
         self._task = self._progress.add_task(label, total=total)
 
     def advance(self, outcome: NoteOutcome) -> None:
         from nlmsync.sync.plan import Branch
 
-        if self._task is None:
-            return
         counts = outcome.branch not in (Branch.EVICTED, Branch.REMOVED)
         self._progress.update(self._task, advance=1 if counts else 0,
                               description=f"{outcome.branch.value} {escape(outcome.path)}")
 
 
-def _run(settings: Settings, json_output: bool, work: Callable[[Orchestrator], Awaitable[T]]) -> T:
-    """Open an orchestrator (with a progress display on a terminal) and run `work` in it."""
+def _run(settings: Settings, work: Callable[[Orchestrator], Awaitable[T]], *, label: str, quiet: bool) -> T:
+    """Open an orchestrator and run `work` in it; on a terminal, unless `quiet` (or --json), with a progress
+    display on stderr that says what it waits for (`label`: the command)."""
     import anyio
 
     from nlmsync.app import Orchestrator
 
     async def main() -> T:
-        if json_output or not interactive():
+        if quiet or not interactive():
             async with Orchestrator.open(settings) as orch:
                 return await work(orch)
-        with RichProgress() as progress:
+        with RichProgress(label) as progress:
             async with Orchestrator.open(settings, progress=progress) as orch:
+                progress.connected()
                 return await work(orch)
 
     return anyio.run(main)
@@ -107,13 +111,16 @@ def _note_line(note: NoteOutcome) -> str:
         f"{note.branch.value:<9} {escape(note.path)}{extra}"
 
 
-def _print_refresh(report: RefreshReport, json_output: bool) -> None:
+def _print_refresh(report: RefreshReport, json_output: bool, quiet: bool) -> None:
+    from nlmsync.sync.plan import Branch
+
     if json_output:
         emit_json(report)
         return
     out = stdout_console()
     for note in report.notes:
-        out.print(_note_line(note))
+        if not quiet or note.branch is Branch.FAILED:
+            out.print(_note_line(note))
     counts = ", ".join(f"{n} {b}" for b, n in sorted(report.counts().items())) or "nothing to do"
     prefix = "Dry run — would do: " if report.dry_run else ""
     out.print(f"{prefix}{counts}. Notebook {report.notebook_id}: {report.remote_count}/"
@@ -123,11 +130,15 @@ def _print_refresh(report: RefreshReport, json_output: bool) -> None:
                   f"{report.pending_deletions_left} still pending.")
 
 
-@app.command("refresh")
+@app.command("refresh", epilog=examples(
+    "nlmsync --vault ~/notes --notebook new:Notes refresh algorithms/   # create the notebook, upload a folder",
+    "nlmsync --vault ~/notes refresh -q                  # cron: the summary line only",
+    'nlmsync refresh --query "heap sort" --dry-run       # what the notes a question selects would need',
+))
 def refresh_command(
     ctx: typer.Context,
     paths: Annotated[list[str] | None, typer.Argument(help="Notes or folders (default: the notes already synced).")] = None,
-    query: Annotated[str | None, typer.Option("--query", "-q", help="Refresh the notes this query selects.")] = None,
+    query: Annotated[str | None, typer.Option("--query", help="Refresh the notes this query selects.")] = None,
     mirror: Annotated[bool, typer.Option("--all", help="Mirror the whole vault (or only the given PATHs): upload every note, "
                                                  "remove the sources of notes that left it.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; make no change anywhere.")] = False,
@@ -136,18 +147,19 @@ def refresh_command(
     json_output: JsonFlag = False,
 ) -> None:
     """Make notes live sources: per note the branch taken (reused, replaced, renamed, added, evicted, …)."""
-    settings = cli_context(ctx).settings(capacity=capacity, concurrency=concurrency)
+    cli = cli_context(ctx)
+    settings = cli.settings(capacity=capacity, concurrency=concurrency)
     try:
-        report = _run(settings, json_output,
-                      lambda orch: orch.refresh(paths or (), query=query, mirror=mirror, dry_run=dry_run))
+        report = _run(settings, lambda orch: orch.refresh(paths or (), query=query, mirror=mirror, dry_run=dry_run),
+                      label="refresh", quiet=json_output or cli.quiet)
     except NlmsyncError as exc:
         from nlmsync.sync.report import RefreshReport
 
         # exit 6, or a run stopped part-way (exit 3, 4, 5): what was done and recorded is still printed
         if isinstance(exc.report, RefreshReport) and (isinstance(exc, PartialFailure) or exc.report.notes):
-            _print_refresh(exc.report, json_output)
+            _print_refresh(exc.report, json_output, cli.quiet)
         raise
-    _print_refresh(report, json_output)
+    _print_refresh(report, json_output, cli.quiet)
 
 
 def _print_ask(result: AskResult, json_output: bool) -> None:
@@ -169,7 +181,11 @@ def _print_ask(result: AskResult, json_output: bool) -> None:
                   f" ({len(result.carried_over)} carried over)[/dim]")
 
 
-@app.command("ask")
+@app.command("ask", epilog=examples(
+    'nlmsync --vault ~/notes ask "How does heapsort work?"',
+    'nlmsync ask "And its worst case?"                   # follows up in the latest conversation',
+    'nlmsync ask --new "What did I write about kimchi?"',
+))
 def ask_command(
     ctx: typer.Context,
     question: Annotated[str, typer.Argument(help="The question to ask the notebook.")],
@@ -180,8 +196,9 @@ def ask_command(
     """Select notes (BM25), make them live sources, ask with carry-over, print the answer with citations."""
     if new and conversation:
         raise typer.BadParameter("--new and --conversation cannot be used together")
-    settings = cli_context(ctx).settings()
-    result = _run(settings, json_output, lambda orch: orch.ask(question, conversation_id=conversation, new=new))
+    cli = cli_context(ctx)
+    result = _run(cli.settings(), lambda orch: orch.ask(question, conversation_id=conversation, new=new),
+                  label="ask", quiet=json_output or cli.quiet)
     _print_ask(result, json_output)
 
 
@@ -201,32 +218,43 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
         out(f"  evicted  {escape(ev['path'])} at {ev['evicted_at']} ({escape(ev['reason'])})")
 
 
-@app.command("status")
+@app.command("status", epilog=examples(
+    "nlmsync --vault ~/notes status",
+    "nlmsync status --json",
+))
 def status_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     """The registry against the notebook: active, stale, orphans, capacity used, pending deletions, evictions."""
-    settings = cli_context(ctx).settings()
-    _print_status(_run(settings, json_output, lambda orch: orch.status()), json_output)
+    cli = cli_context(ctx)
+    _print_status(_run(cli.settings(), lambda orch: orch.status(), label="status", quiet=json_output or cli.quiet),
+                  json_output)
 
 
-def _print_reconcile(report: ReconcileReport, json_output: bool) -> None:
+def _print_reconcile(report: ReconcileReport, json_output: bool, quiet: bool) -> None:
     if json_output:
         emit_json(report)
         return
     out = stdout_console()
     out.print(f"Notebook {report.notebook_id}: {report.active} active, {len(report.stale)} stale, "
               f"{len(report.canonicalized)} canonicalized, {len(report.orphans)} orphans.")
-    for path in report.stale:
+    for path in [] if quiet else report.stale:
         out.print(f"  stale {escape(path)}")
 
 
-@app.command("reconcile")
+@app.command("reconcile", epilog=examples(
+    "nlmsync --vault ~/notes reconcile",
+    "nlmsync reconcile -q   # the summary line only",
+))
 def reconcile_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
-    """Reconcile the registry with the notebook (§7.3): mark mappings active or stale, canonicalize ids."""
-    settings = cli_context(ctx).settings()
-    _print_reconcile(_run(settings, json_output, lambda orch: orch.reconcile()), json_output)
+    """Reconcile the registry with the notebook: mark mappings active or stale, canonicalize source ids."""
+    cli = cli_context(ctx)
+    _print_reconcile(_run(cli.settings(), lambda orch: orch.reconcile(), label="reconcile",
+                          quiet=json_output or cli.quiet), json_output, cli.quiet)
 
 
-@app.command("watch")
+@app.command("watch", epilog=examples(
+    "nlmsync --vault ~/notes watch             # keep the search index current",
+    "nlmsync --vault ~/notes watch --refresh   # and the notes already in the notebook",
+))
 def watch_command(
     ctx: typer.Context,
     refresh: Annotated[bool, typer.Option("--refresh", help="Also keep already-synced notes current in the notebook.")] = False,
@@ -234,7 +262,8 @@ def watch_command(
     json_output: Annotated[bool, typer.Option("--json", help="When stopped, print one JSON document: what the watch did.")] = False,
 ) -> None:
     """Keep the index (and with --refresh the notebook) current from vault file events; Ctrl-C stops."""
-    settings = cli_context(ctx).settings(watch_debounce_ms=debounce_ms)
+    cli = cli_context(ctx)
+    settings = cli.settings(watch_debounce_ms=debounce_ms)
     import anyio
 
     from nlmsync.watch import WatchPlan, watch_vault
@@ -250,13 +279,15 @@ def watch_command(
     def on_batch(plan: WatchPlan) -> None:
         if not ready:
             ready.append(True)  # the first (possibly empty) batch: the watch is really running now
-            stderr_console().print(f"Watching {escape(str(Path(settings.vault)))} (Ctrl-C to stop)…")
+            if not cli.quiet:
+                stderr_console().print(f"Watching {escape(str(Path(settings.vault)))} (Ctrl-C to stop)…")
         if plan:
             summary["batches"] += 1
             summary["modified"].extend(plan.modified)
             summary["deleted"].extend(plan.deleted)
             summary["renamed"].extend([old, new] for old, new in plan.renamed_mappings)
-            stderr_console().print(f"index: {len(plan.modified)} changed, {len(plan.deleted)} removed")
+            if not cli.quiet:
+                stderr_console().print(f"index: {len(plan.modified)} changed, {len(plan.deleted)} removed")
 
     async def main() -> None:
         await watch_vault(settings, refresh=refresh, on_message=report, on_batch=on_batch)

@@ -45,6 +45,8 @@ from nlmsync.vault import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sqlite_utils import Database
 
     from nlmsync.config import Settings
@@ -196,8 +198,11 @@ class NoteIndex:
 
     # --- sync (§4.2) ---
 
-    def sync(self) -> IndexReport:
-        """Bring the index up to date with the vault and persist what changed."""
+    def sync(self, on_progress: Callable[[int, int], None] | None = None) -> IndexReport:
+        """Bring the index up to date with the vault and persist what changed.
+
+        `on_progress(done, total)` is called as a full rescan reads the notes that changed: once before the
+        first (0, total), after each, and last with (total, total) before the index is merged and saved."""
         started = time.perf_counter()
         with self._lock:
             listing = None
@@ -205,7 +210,7 @@ class NoteIndex:
                 listing = self._hydrate_walking()
             full = self._full_rescan or self._incremental_syncs >= self.settings.full_rescan_every
             if full:
-                changes = self._rescan_all(listing)
+                changes = self._rescan_all(listing, on_progress)
                 self._incremental_syncs = 0
             else:
                 changes = self._rescan_paths(self._deleted, self._modified)
@@ -220,7 +225,8 @@ class NoteIndex:
                                skipped=self.skipped(), full_rescan=full,
                                seconds=time.perf_counter() - started)
 
-    def _rescan_all(self, listing: VaultListing | None = None) -> _Changes:
+    def _rescan_all(self, listing: VaultListing | None = None,
+                    on_progress: Callable[[int, int], None] | None = None) -> _Changes:
         """Walk the whole vault (unless `listing` is a walk just made); read only the notes whose
         (mtime_ns, size) differ from what was indexed.
 
@@ -247,14 +253,19 @@ class NoteIndex:
         # while the snapshot's stats are arrays, a candidate is either a snapshot note that changed or one
         # that is not in the snapshot: only the dict can know the latter (and the dict stays unfilled)
         stats = self._stats_dict if self._base_stats is not None else self._stats
-        for i in sorted(candidates, key=listing.paths.__getitem__):
+        total = len(candidates)
+        if on_progress is not None:
+            on_progress(0, total)
+        for done, i in enumerate(sorted(candidates, key=listing.paths.__getitem__), start=1):
             note = listing.note(i)
             skipped = self._skipped.get(note.path)
             if stats.get(note.path) == (note.mtime_ns, note.size) or (
                     skipped is not None and (skipped.mtime_ns, skipped.size) == (note.mtime_ns, note.size)):
                 changes.unchanged += 1
-                continue
-            self._load(note, changes)
+            else:
+                self._load(note, changes)
+            if on_progress is not None:
+                on_progress(done, total)
         for skip in listing.skipped:
             self._skip(CachedDoc.skipped(skip.path, 0, 0, skip.reason), changes)
         return changes

@@ -26,7 +26,7 @@ class NoteMatch(BaseModel):
     path: str
     score: float
     matched_terms: list[str]
-    selected: bool = Field(description="Picked by the selection rule nlmsync uses for `ask` (§3.3).")
+    selected: bool = Field(description="Picked by the selection rule nlmsync uses for `ask`.")
     snippet: str
     total_chunks: int
     has_timestamps: bool

@@ -1,0 +1,89 @@
+"""What users of gh, rclone or restic expect of a command line: --version, -h, examples in every command's
+help, global options after the command, shell completion, no spec section numbers in help text."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from nlmsync.cli import app, main
+
+COMMANDS = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exited:
+        main(list(argv))
+        raise SystemExit(0)
+    out, err = capsys.readouterr()
+    return int(exited.value.code or 0), out, err
+
+
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--version")
+    assert (code, out, err) == (0, f"nlmsync {version('nlmsync')}\n", "")
+
+
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_short_and_long_help(capsys: pytest.CaptureFixture[str], flag: str) -> None:
+    code, out, _ = run(capsys, flag)
+    assert code == 0 and out.startswith("Usage: nlmsync [OPTIONS] COMMAND")
+    code, out, _ = run(capsys, "search", flag)
+    assert code == 0 and out.startswith("Usage: nlmsync search")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_help_has_examples_and_no_section_numbers(capsys: pytest.CaptureFixture[str],
+                                                                 command: str) -> None:
+    code, out, _ = run(capsys, command, "-h")
+    assert code == 0
+    examples = out.split("Examples:", 1)[1].strip().splitlines()
+    assert examples and all(line.strip().startswith(("nlmsync ", 'eval "$(nlmsync')) for line in examples)
+    assert "§" not in out
+
+
+def test_root_help_has_no_section_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "§" not in run(capsys, "-h")[1]
+
+
+def test_global_options_after_the_command(vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # given twice, the one after the command wins; --state after the command is honoured too
+    state = tmp_path / "elsewhere.db"
+    code, out, _ = run(capsys, "--vault", str(tmp_path / "missing"), "index", "--vault", str(vault),
+                       "--state", str(state), "--json")
+    assert code == 0 and json.loads(out)["indexed"] == 26
+    assert state.exists() and not (vault / ".nlmsync" / "state.db").exists()
+    code, out, err = run(capsys, "search", "heapsort", "--vault", str(vault), "--json", "--limit", "1")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["results"][0]["path"] == "algorithms/sorting/heapsort.md"
+
+
+def test_fake_server_keeps_its_own_state_option() -> None:
+    params = typer.main.get_command(app).commands["fake-server"].params  # type: ignore[attr-defined]
+    state = [p for p in params if "--state" in p.opts]
+    assert len(state) == 1 and "JSON file" in (state[0].help or "")  # no global twin shadows it
+    assert any("--vault" in p.opts for p in typer.main.get_command(app).commands["search"].params)  # type: ignore[attr-defined]
+
+
+def test_completion_script_and_candidates(capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _ = run(capsys, "completion", "bash")
+    assert code == 0 and "_NLMSYNC_COMPLETE=complete_bash" in out and "complete " in out
+    monkeypatch.setenv("_NLMSYNC_COMPLETE", "complete_bash")
+    monkeypatch.setenv("COMP_WORDS", "nlmsync se")
+    monkeypatch.setenv("COMP_CWORD", "1")
+    code, out, _ = run(capsys)
+    assert code == 0 and out.split() == ["server-info", "search", "serve"]
+    monkeypatch.setenv("COMP_WORDS", "nlmsync serve --transport ")
+    monkeypatch.setenv("COMP_CWORD", "3")
+    code, out, _ = run(capsys)
+    assert code == 0 and out.split() == ["stdio", "http"]
+
+
+def test_query_has_no_short_flag_and_q_means_quiet(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run(capsys, "refresh", "-h")[1]
+    assert "-q, --quiet" in out and "--query <str>" in out and "-q, --query" not in out

@@ -1,0 +1,106 @@
+"""Feedback on long work: labelled progress lines with done/total and an ETA on a terminal, and `-q` for cron
+(the summary line and errors only)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from nlmsync.cli import _progress, main, search_cmds, sync_cmds
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exited:
+        main(list(argv))
+        raise SystemExit(0)
+    out, err = capsys.readouterr()
+    return int(exited.value.code or 0), out, err
+
+
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
+    """Progress displays go to a fake terminal; returns what was drawn on it."""
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=120)
+    monkeypatch.setattr(_progress, "stderr_console", lambda: console)
+    monkeypatch.setattr(search_cmds, "interactive", lambda: True)
+    monkeypatch.setattr(sync_cmds, "interactive", lambda: True)
+    return screen
+
+
+def frames(screen: io.StringIO) -> list[str]:
+    """The lines drawn on the terminal, escape sequences removed, blank ones dropped."""
+    text = ANSI.sub("", screen.getvalue())
+    return [line.strip() for line in re.split(r"[\r\n]", text) if line.strip()]
+
+
+def test_counts_column_shows_done_total_and_an_eta() -> None:
+    now = [0.0]
+    progress = _progress.new_progress(get_time=lambda: now[0])
+    task = progress.add_task("reading notes", total=100)
+    column = _progress.CountsColumn()
+    assert column.render(progress.tasks[0]).plain == "0/100"
+    progress.update(task, completed=10)
+    now[0] = 10.0
+    progress.update(task, completed=30)  # 20 notes in 10 s: 70 left take 35 s
+    assert column.render(progress.tasks[0]).plain == "30/100 · ETA 0:35"
+    unknown = progress.add_task("connecting", total=None)
+    assert column.render(progress.tasks[unknown]).plain == ""
+    assert _progress.duration(3725) == "1:02:05"
+
+
+def test_index_on_a_terminal_shows_each_phase_with_counts(vault: Path, terminal: io.StringIO,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--vault", str(vault), "index")
+    assert code == 0 and out.startswith("Indexed 26 notes")
+    drawn = frames(terminal)
+    assert "indexing: scanning the vault" in drawn[0]
+    assert any(re.search(r"indexing: reading notes .* 0/30$", line) for line in drawn)
+    assert "indexing: saving the index" in drawn[-1]
+
+
+def test_status_on_a_terminal_says_what_it_waits_for(vault: Path, terminal: io.StringIO,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    common = ["--vault", str(vault), "--server", "fake", "--notebook", "new:Labels"]
+    assert run(capsys, *common, "refresh", "--json", "cooking/")[0] == 0
+    terminal.truncate(0)
+    code, out, _ = run(capsys, *common, "status")
+    assert code == 0 and "sources" in out
+    drawn = frames(terminal)
+    assert drawn, "nothing was drawn"
+    assert all(re.search(r"status: (connecting to the NotebookLM server|reading the notebook)…", line)
+               for line in drawn), drawn
+
+
+def test_quiet_refresh_prints_the_summary_only(vault: Path, capsys: pytest.CaptureFixture[str],
+                                               terminal: io.StringIO) -> None:
+    common = ["--vault", str(vault), "--server", "fake", "--notebook", "new:Quiet"]
+    code, out, err = run(capsys, *common, "refresh", "-q", "cooking/")
+    assert (code, err) == (0, "")
+    assert len(out.splitlines()) == 1 and out.startswith("4 added. Notebook ")  # no line per note
+    assert terminal.getvalue() == ""  # no progress display either
+    code, out, _ = run(capsys, *common, "-q", "reconcile")  # before the command or after it
+    assert code == 0 and len(out.splitlines()) == 1
+
+
+def test_quiet_index_counts_the_skipped_notes_without_listing_them(vault: Path, terminal: io.StringIO,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--vault", str(vault), "index", "-q")
+    assert code == 0
+    assert out.splitlines() == [out.splitlines()[0], "Skipped 5 (run without -q to list them)."]
+    assert terminal.getvalue() == ""
+
+
+def test_search_footer_counts_selected_and_shown_apart(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--vault", str(vault), "search", "heapsort sorting", "--limit", "1", "--json")
+    selected = json.loads(out)["selected_count"]
+    assert code == 0 and selected > 1
+    code, out, _ = run(capsys, "--vault", str(vault), "search", "heapsort sorting", "--limit", "1")
+    assert out.splitlines()[-1] == f"✓ = selected for NotebookLM: {selected} selected, 1 shown"
