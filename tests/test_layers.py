@@ -1,4 +1,11 @@
-"""Imports point down the layers of DESIGN.md: base < state < domain < app < interfaces."""
+"""Imports point down the layers of DESIGN.md (base < state < domain < app < interfaces), and the domain
+packages use each other only in the directions written in DOMAIN_USES.
+
+DESIGN.md draws the three domain packages side by side under the app, which alone puts them together. The
+uses between them that the code has are written down here with their reason; any other (a new direction, or
+a cycle) fails until it is added here on purpose. Every import counts: relative ones, `import nlmsync.x`,
+and those under `if TYPE_CHECKING:`.
+"""
 
 from __future__ import annotations
 
@@ -14,41 +21,110 @@ LAYER_OF_TOP = {
     "app": 3,
     "cli": 4, "server": 4, "watch": 4, "__main__": 4,
 }
+DOMAIN = {top for top, layer in LAYER_OF_TOP.items() if layer == 2}
+
+# Importing part (a domain package or a subpackage of one; the longest match applies) -> the domain
+# packages it may import.
+DOMAIN_USES: dict[str, frozenset[str]] = {
+    # The selector stands alone: it knows nothing of notebooks or sources.
+    "search": frozenset(),
+    # Citations map an answer's passages to the headings of the vault notes, read with search's markdown fields.
+    # sync drives the NotebookLM client it is handed and imports none of notebooklm.
+    "sync": frozenset({"search"}),
+    # The client knows nothing of search or sync...
+    "notebooklm": frozenset(),
+    # ...but the bundled fake answers questions by ranking passages with search's tokenizer and BM25.
+    "notebooklm.fake": frozenset({"search"}),
+}
 
 
-def _module_top(path: Path) -> str:
-    rel = path.relative_to(SRC)
-    return rel.parts[0].removesuffix(".py")
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(("nlmsync", *parts[:-1])) if parts[-1] == "__init__" else ".".join(("nlmsync", *parts))
 
 
-def _imported_tops(tree: ast.AST) -> set[str]:
-    tops: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            parts = node.module.split(".")
-            if parts[0] == "nlmsync" and len(parts) > 1:
-                tops.add(parts[1])
-            elif parts == ["nlmsync"]:
-                tops.update(alias.name for alias in node.names)
+def _is_package(path: Path) -> bool:
+    return path.name == "__init__.py"
+
+
+def imported_modules(source: str, module: str, is_package: bool = False) -> set[str]:
+    """The nlmsync modules `source` (the text of `module`) imports, relative imports resolved."""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            if target == "nlmsync" or (node.level and not node.module):
+                found.update(f"{target}.{alias.name}" for alias in node.names)
+            else:
+                found.add(target)
         elif isinstance(node, ast.Import):
-            for alias in node.names:
-                parts = alias.name.split(".")
-                if parts[0] == "nlmsync" and len(parts) > 1:
-                    tops.add(parts[1])
-    return tops
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name.split(".")[0] == "nlmsync" and name != "nlmsync"}
+
+
+def _top(module: str) -> str:
+    return module.split(".")[1]
+
+
+def violations(module: str, imported: set[str]) -> list[str]:
+    """What is wrong with `module` importing `imported` (nlmsync module names), one line each."""
+    mine = _top(module)
+    wrong = []
+    for name in sorted(imported):
+        top = _top(name)
+        if top == "__version__" or top == mine:
+            continue
+        if LAYER_OF_TOP.get(top, -1) > LAYER_OF_TOP[mine]:
+            wrong.append(f"{module} imports {name}: a higher layer")
+        elif mine in DOMAIN and top in DOMAIN:
+            rule = max((part for part in DOMAIN_USES if f"{module}.".startswith(f"nlmsync.{part}.")), key=len)
+            if top not in DOMAIN_USES[rule]:
+                wrong.append(f"{module} imports {name}: nlmsync.{rule} may use "
+                             f"{sorted(DOMAIN_USES[rule]) or 'no other domain package'} (DOMAIN_USES)")
+    return wrong
 
 
 def test_no_module_imports_from_a_higher_layer() -> None:
-    violations = []
+    found = []
     for path in SRC.rglob("*.py"):
-        top = _module_top(path)
-        if top == "__init__":
+        module = _module_name(path)
+        if module == "nlmsync":
             continue
-        assert top in LAYER_OF_TOP, f"{path.relative_to(SRC)}: module not placed in a layer (add it to LAYER_OF_TOP)"
-        mine = LAYER_OF_TOP[top]
-        for imported in _imported_tops(ast.parse(path.read_text(encoding="utf-8"))):
-            if imported == "__version__":
-                continue
-            if LAYER_OF_TOP.get(imported, -1) > mine:
-                violations.append(f"{path.relative_to(SRC)} imports nlmsync.{imported}")
-    assert violations == []
+        assert _top(module) in LAYER_OF_TOP, f"{module}: not placed in a layer (add it to LAYER_OF_TOP)"
+        found += violations(module, imported_modules(path.read_text(encoding="utf-8"), module, _is_package(path)))
+    assert found == []
+
+
+def test_the_domain_uses_have_no_cycle_and_every_domain_package_has_a_rule() -> None:
+    assert {part.split(".")[0] for part in DOMAIN_USES} == DOMAIN
+    uses = {top: set().union(*(allowed for part, allowed in DOMAIN_USES.items() if part.split(".")[0] == top))
+            for top in DOMAIN}
+    for top in DOMAIN:
+        reached, frontier = set(), set(uses[top])
+        while frontier:
+            reached |= frontier
+            frontier = set().union(*(uses[t] for t in frontier)) - reached
+        assert top not in reached, f"nlmsync.{top} reaches itself through DOMAIN_USES"
+
+
+def test_the_check_sees_every_kind_of_import_and_every_wrong_direction() -> None:
+    source = ("from __future__ import annotations\nfrom typing import TYPE_CHECKING\n"
+              "import nlmsync.sync.plan\nfrom nlmsync import app\nfrom ..notebooklm import client\n"
+              "from .bm25 import idf\nfrom . import tokenize\nif TYPE_CHECKING:\n    from nlmsync.cli import main\n")
+    imported = imported_modules(source, "nlmsync.search.snippets")
+    assert imported == {"nlmsync.sync.plan", "nlmsync.app", "nlmsync.notebooklm", "nlmsync.search.bm25",
+                        "nlmsync.search.tokenize", "nlmsync.cli"}
+    assert [line.split(":")[0] for line in violations("nlmsync.search.snippets", imported)] == [
+        "nlmsync.search.snippets imports nlmsync.app", "nlmsync.search.snippets imports nlmsync.cli",
+        "nlmsync.search.snippets imports nlmsync.notebooklm", "nlmsync.search.snippets imports nlmsync.sync.plan"]
+    assert imported_modules("from . import fake\n", "nlmsync.notebooklm", is_package=True) == {"nlmsync.notebooklm.fake"}
+    assert violations("nlmsync.notebooklm.fake.answers", {"nlmsync.search.bm25"}) == []
+    assert violations("nlmsync.notebooklm.client", {"nlmsync.search.bm25"}) != []
+    assert violations("nlmsync.sync.citations", {"nlmsync.search.markdown", "nlmsync.store", "nlmsync.vault"}) == []
+    assert violations("nlmsync.sync.prepare", {"nlmsync.notebooklm.client"}) != []
+    assert violations("nlmsync.app", {"nlmsync.sync", "nlmsync.search", "nlmsync.notebooklm"}) == []
