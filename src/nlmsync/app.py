@@ -23,6 +23,8 @@ from nlmsync.errors import (
     ConnectionProblem,
     InputError,
     NlmsyncError,
+    NotebookLMError,
+    NotebookNotFoundError,
     NotFoundError,
     PartialFailure,
     ServerError,
@@ -48,6 +50,7 @@ from nlmsync.sync.report import NoteOutcome, RefreshReport
 from nlmsync.sync.titles import looks_managed
 
 NEW_NOTEBOOK_PREFIX = "new:"
+NOTEBOOKS_IN_HINT = 5
 
 
 class ProgressSink(Protocol):
@@ -219,8 +222,35 @@ class Orchestrator:
             raise
 
     async def _remote(self, notebook_id: str, first: Any) -> RemoteView:
+        """The run's picture of the notebook.
+
+        Raises:
+            NotebookNotFoundError: the server has no notebook `notebook_id` (bad input, exit 2).
+        """
         expect = any(m.status == "active" for m in self.store.all_mappings(notebook_id))
-        return await read_remote(self.client, notebook_id, expect_sources=expect, first=first)
+        try:
+            return await read_remote(self.client, notebook_id, expect_sources=expect, first=first)
+        except NotFoundError:
+            raise await self._notebook_not_found(notebook_id) from None
+
+    async def _notebook_not_found(self, notebook_id: str) -> NotebookNotFoundError:
+        """The bad-input error for a notebook id the server does not know, with the notebooks it does know."""
+        given = (self.settings.notebook or "").strip()
+        where = "" if given else " (the notebook this state file used last)"
+        create = f"--notebook {NEW_NOTEBOOK_PREFIX}TITLE creates one"
+        try:
+            listing = (await self.client.notebook_list(NOTEBOOKS_IN_HINT + 1)).notebooks
+        except NotebookLMError:
+            hint = f"'nlmsync server-info' checks the server and counts its notebooks; {create}"
+        else:
+            if listing:
+                shown = ", ".join(f"{nb.id} ({nb.title})" for nb in listing[:NOTEBOOKS_IN_HINT])
+                more = ", …" if len(listing) > NOTEBOOKS_IN_HINT else ""
+                hint = f"this server has: {shown}{more}; pass one with --notebook ID, or {create}"
+            else:
+                hint = f"this server has no notebook yet; {create}"
+        return NotebookNotFoundError(f"notebook {notebook_id}{where} not found on the NotebookLM server",
+                                     hint=hint)
 
     def _deps(self, notebook_id: str) -> SyncDeps:
         return SyncDeps(self.client, self.store, self.vault_root, self.settings, notebook_id,
@@ -317,6 +347,7 @@ class Orchestrator:
             PartialFailure: some notes failed, the rest were done and recorded (exit 6).
             CapacityError: the requested notes cannot fit, or no managed source may be evicted (exit 3).
             InputError: a path is not a note of the vault.
+            NotebookNotFoundError: the server has no such notebook (exit 2; the hint lists its notebooks).
             NotebookLMError: the server cannot be used any more.
             An error that stops the run once notes were handled carries the `RefreshReport` of what was
             done and recorded in its `report`.
