@@ -36,12 +36,14 @@ async def test_fake_input_schemas_equal_the_real_ones(real_tools: RealTools) -> 
         assert schema["additionalProperties"] is False
 
 
-@pytest.fixture(params=["in-process", "stdio", "http"])
+@pytest.fixture(params=["in-process", "fake", "stdio", "http"])
 def server_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     if request.param == "in-process":
         return build_fake_server(FakeNotebookLM(capacity=CAPACITY))
-    if request.param == "stdio":
+    if request.param == "fake":
         return f"fake --capacity {CAPACITY}"
+    if request.param == "stdio":
+        return f"fake-stdio --capacity {CAPACITY}"
     return request.getfixturevalue("spawn_http_fake")("--capacity", str(CAPACITY))
 
 

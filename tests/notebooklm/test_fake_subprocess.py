@@ -34,7 +34,7 @@ def _state(tmp_path: Path) -> dict[str, Any]:
 
 @pytest.mark.anyio
 async def test_stdio_drop_on_read_is_retried_by_a_new_process(tmp_path: Path, sleeps: Any) -> None:
-    async with connect("fake --drop-on notebook_list:1", Settings(), state_dir=tmp_path, sleep=sleeps) as client:
+    async with connect("fake-stdio --drop-on notebook_list:1", Settings(), state_dir=tmp_path, sleep=sleeps) as client:
         with anyio.fail_after(60):
             await client.notebook_create("N")
             listed = await client.notebook_list()
@@ -47,7 +47,7 @@ async def test_stdio_drop_on_read_is_retried_by_a_new_process(tmp_path: Path, sl
 
 @pytest.mark.anyio
 async def test_stdio_add_applied_but_answer_lost(tmp_path: Path, sleeps: Any) -> None:
-    async with connect("fake --drop-on source_add:1:after", Settings(), state_dir=tmp_path, sleep=sleeps) as client:
+    async with connect("fake-stdio --drop-on source_add:1:after", Settings(), state_dir=tmp_path, sleep=sleeps) as client:
         with anyio.fail_after(60):
             nb = (await client.notebook_create("N")).notebook_id
             with pytest.raises(ConnectionLostError) as info:
@@ -70,13 +70,16 @@ async def test_http_server_exits_on_drop(spawn_http_fake: Any, sleeps: Any) -> N
     assert sleeps.delays == []
 
 
-@pytest.fixture(params=["stdio", "http"])
+@pytest.fixture(params=["in-process", "stdio", "http"])
 def fake_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., str]:
-    """A `--server` spec for a fake-server process with the given switches, keeping its state in tmp_path."""
+    """A `--server` spec for the fake with the given switches, keeping its state in tmp_path: served in this
+    process (`fake`), or by a fake-server process over stdio (`fake-stdio`) or HTTP."""
 
     def make(*switches: str) -> str:
-        if request.param == "stdio":
+        if request.param == "in-process":
             return "fake " + shlex.join(switches)
+        if request.param == "stdio":
+            return "fake-stdio " + shlex.join(switches)
         return request.getfixturevalue("spawn_http_fake")("--state", str(tmp_path / FAKE_STATE_FILE), *switches)
 
     return make
@@ -212,3 +215,14 @@ def test_every_fault_switch_is_documented(capsys: pytest.CaptureFixture[str]) ->
     for switch in ("--latency", "--drop-on-call", "--drop-on", "--error-on", "--empty-sources-once",
                    "--auth-required", "--rate-limit-on", "--capacity", "--state", "--transport", "--port"):
         assert switch in out
+
+
+def test_in_process_fake_takes_the_same_switches_as_the_fake_server_command() -> None:
+    import typer.main
+
+    from nlmsync.cli import app
+    from nlmsync.notebooklm.fake.options import FAKE_SWITCHES
+
+    command = typer.main.get_command(app).commands["fake-server"]  # type: ignore[attr-defined]
+    options = {opt for param in command.params for opt in param.opts if opt.startswith("--")}
+    assert FAKE_SWITCHES == options - {"--transport", "--host", "--port", "--help"}

@@ -15,17 +15,42 @@ from nlmsync.notebooklm import FAKE_STATE_FILE, connect, resolve_server
 from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
 
 
-def test_fake_spec_runs_this_python_with_a_state_file(tmp_path: Path) -> None:
-    target = resolve_server("fake --capacity 5", state_dir=tmp_path)
+def test_fake_stdio_spec_runs_this_python_with_a_state_file(tmp_path: Path) -> None:
+    target = resolve_server("fake-stdio --capacity 5", state_dir=tmp_path)
     assert target.kind == "stdio" and target.params is not None
     assert target.params.command == sys.executable
     assert target.params.args == ["-m", "nlmsync", "fake-server", "--transport", "stdio",
                                   "--state", str(tmp_path / FAKE_STATE_FILE), "--capacity", "5"]
 
 
-def test_fake_spec_without_state_dir_keeps_memory_only() -> None:
-    target = resolve_server("fake")
+def test_fake_stdio_spec_without_state_dir_keeps_memory_only() -> None:
+    target = resolve_server("fake-stdio")
     assert target.params is not None and "--state" not in target.params.args
+
+
+@pytest.mark.anyio
+async def test_fake_spec_serves_the_fake_in_this_process_and_keeps_its_state(tmp_path: Path) -> None:
+    """`--server fake` starts no second process: the fake runs in-process with the switches given, and what
+    it was given is in its state file once the client closes, for the next run to find."""
+    target = resolve_server("fake --capacity 1 --error-on source_rename=off", state_dir=tmp_path)
+    assert target.kind == "in-process" and target.params is None
+    async with connect("fake --capacity 1", Settings(), state_dir=tmp_path) as client:
+        with anyio.fail_after(30):
+            nb = (await client.notebook_create("N")).notebook_id
+            await client.source_add_text(nb, "Heapsort builds a heap.", "a.md · 01")
+            await client.notebook_list()
+    async with connect("fake-stdio --capacity 1", Settings(), state_dir=tmp_path) as client:  # the same file
+        with anyio.fail_after(60):
+            assert [s.title for s in (await client.notebook_get(nb)).sources] == ["a.md · 01"]
+    saved = (tmp_path / FAKE_STATE_FILE).read_text(encoding="utf-8")
+    assert saved.count('"tool": "notebook_list"') == 1  # a read-only call is kept too: saved on close
+
+
+@pytest.mark.parametrize("spec", ["fake --transport http", "fake --capacity 0", "fake --drop-on source_add",
+                                  "fake --latency=-1"])
+def test_bad_in_process_fake_switches_are_usage_errors(spec: str) -> None:
+    with pytest.raises(UsageError, match=f"^--server '{spec}': .*"):
+        resolve_server(spec)
 
 
 def test_command_line_is_split_like_a_shell_and_keeps_the_environment() -> None:

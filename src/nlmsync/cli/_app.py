@@ -117,7 +117,7 @@ def _global_options(
     vault: Annotated[Path | None, typer.Option("--vault", help="The markdown vault folder (default: .).")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="Config file (default: <vault>/.nlmsync/config.toml).")] = None,
     state: Annotated[Path | None, typer.Option("--state", help="State file (default: <vault>/.nlmsync/state.db).")] = None,
-    server: Annotated[str | None, typer.Option("--server", help="NotebookLM MCP server: 'fake', a command line, or an http://…/mcp URL.")] = None,
+    server: Annotated[str | None, typer.Option("--server", help="NotebookLM MCP server: 'fake' (in-process), 'fake-stdio', a command line, or an http://…/mcp URL.")] = None,
     notebook: Annotated[str | None, typer.Option("--notebook", help="Notebook id, or new:TITLE to create one.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display and no per-note lines: "
                                         "the summary and errors only (for cron).")] = False,

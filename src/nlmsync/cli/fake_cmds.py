@@ -21,21 +21,12 @@ if TYPE_CHECKING:
 
 def _faults(latency: float, drop_on_call: str | None, drop_on: list[str], error_on: list[str],
             rate_limit_on: list[str], empty_sources_once: bool, auth_required: bool) -> Faults:
-    from nlmsync.notebooklm.fake import (
-        Faults,
-        parse_drop_on,
-        parse_drop_on_call,
-        parse_error_on,
-        parse_rate_limit_on,
-    )
+    from nlmsync.notebooklm.fake.options import build_faults
 
     try:
-        drops = [parse_drop_on(spec) for spec in drop_on]
-        if drop_on_call is not None:
-            drops.insert(0, parse_drop_on_call(drop_on_call))
-        return Faults(latency=latency, drops=drops, errors=[parse_error_on(spec) for spec in error_on],
-                      rate_limits=[parse_rate_limit_on(spec) for spec in rate_limit_on],
-                      empty_sources_once=empty_sources_once, auth_required=auth_required)
+        return build_faults(latency=latency, drop_on_call=drop_on_call, drop_on=drop_on, error_on=error_on,
+                            rate_limit_on=rate_limit_on, empty_sources_once=empty_sources_once,
+                            auth_required=auth_required)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

@@ -319,5 +319,6 @@ async def connect(spec: str | MCPServer, settings: Settings | None = None, *, st
         finally:
             await client.aclose()
             tg.cancel_scope.cancel()
+            target.close()
     if body_error is not None:
         raise body_error

@@ -1,8 +1,12 @@
 """Where the NotebookLM MCP server is: one `--server SPEC` resolved to a transport for `mcp.Client`.
 
 `resolve_server(spec, state_dir=..., env=...)` understands
-- `"fake"` (optionally followed by fake-server flags, e.g. `"fake --capacity 5"`): the bundled fake run as
-  `python -m nlmsync fake-server --transport stdio --state <state_dir>/fake-notebooklm.json …`;
+- `"fake"` (optionally followed by fake-server flags, e.g. `"fake --capacity 5"`): the bundled fake served
+  in this process, keeping its notebooks in `<state_dir>/fake-notebooklm.json` (saved again when the client
+  closes); no second process, no second import of the MCP SDK;
+- `"fake-stdio"` (same flags): the same fake run as a separate process over stdio,
+  `python -m nlmsync fake-server --transport stdio --state <state_dir>/fake-notebooklm.json …` — the real
+  server's transport, for tests of that boundary (a dropped connection is that process exiting);
 - an `http://…/mcp` or `https://…/mcp` URL: streamable HTTP;
 - any other string: a command line run as a stdio subprocess (the environment is passed through);
 - an in-process `MCPServer` object (tests): served over memory streams by `in_process_transport`.
@@ -42,6 +46,8 @@ __all__ = [
 ]
 
 FAKE_STATE_FILE = "fake-notebooklm.json"
+FAKE_SPEC = "fake"
+FAKE_STDIO_SPEC = "fake-stdio"
 
 # The kill switches of the in-process connections each server is serving right now.
 _live_connections: WeakKeyDictionary[MCPServer, set[Callable[[], None]]] = WeakKeyDictionary()
@@ -98,6 +104,12 @@ class ServerTarget:
     server: MCPServer | None = None
     params: StdioServerParameters | None = None
     url: str | None = None
+    on_close: Callable[[], None] | None = None
+
+    def close(self) -> None:
+        """Run when the client is done with the server (the in-process fake saves its state file)."""
+        if self.on_close is not None:
+            self.on_close()
 
     def transport(self, errlog: IO[str]) -> Any:
         """A fresh transport for `mcp.Client` (one per connection); `errlog` receives a subprocess's stderr."""
@@ -109,6 +121,22 @@ class ServerTarget:
             return streamable_http_client(self.url)
         assert self.params is not None
         return stdio_client(self.params, errlog=errlog)
+
+
+def _in_process_fake(words: list[str], spec: str, state_dir: Path | None) -> ServerTarget:
+    """The bundled fake served in this process, with the switches `words` ask for."""
+    # imported here: the fake's server module imports this one (its tools drop connections through it)
+    from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
+    from nlmsync.notebooklm.fake.options import parse_fake_options
+
+    try:
+        options = parse_fake_options(words)
+    except ValueError as exc:
+        raise UsageError(f"--server '{spec}': {exc}") from None
+    state = options.state if options.state is not None else (state_dir / FAKE_STATE_FILE if state_dir else None)
+    fake = FakeNotebookLM(capacity=options.capacity, faults=options.faults, state_path=state)
+    return ServerTarget(kind="in-process", label="the fake NotebookLM server", server=build_fake_server(fake),
+                        on_close=fake.save)
 
 
 def _fake_command(extra_args: list[str], state_dir: Path | None) -> list[str]:
@@ -123,20 +151,23 @@ def resolve_server(spec: str | MCPServer, *, state_dir: Path | None = None,
     """Resolve a server spec (see the module docstring).
 
     Raises:
-        UsageError: an empty spec or a command line that cannot be split.
+        UsageError: an empty spec, a command line that cannot be split, or a fake switch that cannot be read.
+        InputError: the in-process fake's state file cannot be read.
     """
     if isinstance(spec, MCPServer):
         return ServerTarget(kind="in-process", label="the in-process server", server=spec)
     text = spec.strip()
     if not text:
-        raise UsageError("--server is empty: give 'fake', a command line, or an http://…/mcp URL")
+        raise UsageError("--server is empty: give 'fake', 'fake-stdio', a command line, or an http://…/mcp URL")
     if text.startswith(("http://", "https://")):
         return ServerTarget(kind="http", label=text, url=text)
     try:
         words = shlex.split(text)
     except ValueError as exc:
         raise UsageError(f"--server '{text}': cannot split the command line ({exc})") from None
-    if words[0] == "fake":
+    if words[0] == FAKE_SPEC:
+        return _in_process_fake(words[1:], text, state_dir)
+    if words[0] == FAKE_STDIO_SPEC:
         words = _fake_command(words[1:], state_dir)
         label = "the fake NotebookLM server"
     else:
