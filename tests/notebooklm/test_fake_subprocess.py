@@ -223,6 +223,8 @@ def test_in_process_fake_takes_the_same_switches_as_the_fake_server_command() ->
     from nlmsync.cli import app
     from nlmsync.notebooklm.fake.options import FAKE_SWITCHES
 
-    command = typer.main.get_command(app).commands["fake-server"]  # type: ignore[attr-defined]
+    root = typer.main.get_command(app)
+    command = root.commands["fake-server"]  # type: ignore[attr-defined]
+    global_options = {opt for param in root.params for opt in param.opts} - {"--state"}  # fake-server's own --state
     options = {opt for param in command.params for opt in param.opts if opt.startswith("--")}
-    assert FAKE_SWITCHES == options - {"--transport", "--host", "--port", "--help"}
+    assert FAKE_SWITCHES == options - global_options - {"--transport", "--host", "--port", "--help"}
