@@ -60,6 +60,30 @@ def test_unknown_or_invalid_keys_name_the_key(tmp_path: Path, text: str, env: di
     assert caught.value.exit_code == 2
 
 
+@pytest.mark.parametrize(("text", "env", "message"), [
+    ('exclude = "private/**"\n', {}, "invalid value for 'exclude': a list is wanted (exclude = [\"private/**\"])"),
+    ("query_timeout = 1e400\n", {}, "invalid value for 'query_timeout': Input should be a finite number"),
+    ("k1 = nan\n", {}, "invalid value for 'k1'"),
+    ("weight_path = inf\n", {}, "invalid value for 'weight_path'"),
+    ("", {"NLMSYNC_CALL_TIMEOUT": "inf"}, "invalid value for 'NLMSYNC_CALL_TIMEOUT'"),
+    ("", {"NLMSYNC_ADD_RATE_PER_MINUTE": "Infinity"}, "invalid value for 'NLMSYNC_ADD_RATE_PER_MINUTE'"),
+])
+def test_a_bare_string_for_a_list_or_a_number_that_is_not_finite_is_refused(
+        tmp_path: Path, text: str, env: dict[str, str], message: str) -> None:
+    write_config(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(vault=tmp_path, env=env)
+    assert message in str(caught.value) and caught.value.exit_code == 2
+
+
+def test_every_float_setting_refuses_infinity() -> None:
+    floats = [name for name, field in Settings.model_fields.items() if "float" in str(field.annotation)]
+    assert "query_timeout" in floats
+    for name in floats:
+        with pytest.raises(ValueError, match="finite"):
+            Settings(**{name: float("inf")})
+
+
 def test_broken_toml_names_the_file(tmp_path: Path) -> None:
     path = write_config(tmp_path, "top_n = = 3")
     with pytest.raises(ConfigError, match="invalid TOML") as caught:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from pathlib import Path
 
@@ -9,7 +10,9 @@ import pytest
 
 from nlmsync.errors import InputError, PathOutsideVaultError
 from nlmsync.vault import (
+    decode_note,
     excluded_by_pattern,
+    is_blank,
     is_excluded,
     is_note_path,
     list_vault,
@@ -187,3 +190,53 @@ def test_walk_finds_notes_under_nfd_names_on_disk_and_one_of_two_that_normalize_
     assert len(listing.paths) == len(set(listing.paths))
     plain = notes["cooking/sourdough.md"]
     assert Path(plain.fs_path).samefile(vault / "cooking" / "sourdough.md")
+
+
+def test_a_name_that_is_not_utf8_is_skipped_with_its_bytes_shown(vault: Path) -> None:
+    # os.fsdecode gives a name's stray byte 0xE9 as the lone surrogate U+DCE9: what the walk meets on disk
+    (vault / "latin1-\udce9.md").write_text("# Latin\nheapsort")
+    (vault / "dir-\udce9").mkdir()
+    (vault / "dir-\udce9" / "inside.md").write_text("# Inside")
+    (vault / "valid-link.md").symlink_to(vault / "latin1-\udce9.md")
+    scan = scan_vault(vault)
+    reasons = {s.path: s.reason for s in scan.skipped}
+    assert reasons["latin1-\\xe9.md"] == "invalid file name encoding"
+    assert reasons["dir-\\xe9"] == "invalid file name encoding"
+    paths = [n.path for n in scan.notes]
+    assert "valid-link.md" in paths and "inbox.md" in paths
+    for path in [*paths, *reasons]:
+        path.encode("utf-8")  # every path the walk hands over can be stored and printed
+
+
+def test_a_symlink_loop_between_two_notes_is_reported(vault: Path) -> None:
+    (vault / "a.md").symlink_to(vault / "b.md")
+    (vault / "b.md").symlink_to(vault / "a.md")
+    reasons = {s.path: s.reason for s in scan_vault(vault).skipped}
+    assert (reasons["a.md"], reasons["b.md"]) == ("symlink loop", "symlink loop")
+
+
+@pytest.mark.parametrize(("path", "why"), [
+    ("notes/a\x00.md", "NUL byte"),
+    ("latin1-\udce9.md", "latin1-\\xe9.md: invalid file name encoding"),
+    ("lone-\ud800.md", "lone-\\ud800.md: invalid file name encoding"),
+])
+def test_resolve_in_vault_refuses_nul_bytes_and_names_that_are_not_utf8(vault: Path, path: str, why: str) -> None:
+    with pytest.raises(PathOutsideVaultError, match=re.escape(why)) as caught:
+        resolve_in_vault(vault, path)
+    str(caught.value).encode("utf-8")
+
+
+@pytest.mark.parametrize(("data", "text", "problem"), [
+    (b"# Title\n", "# Title\n", None),
+    (b"\xef\xbb\xbf# Title", "# Title", None),
+    (b"", "", "empty"),
+    (b" \n\t\r\n\xe2\x80\x83", " \n\t\r\n\u2003", "empty"),
+    (b"\xef\xbb\xbf \n", " \n", "empty"),
+    (b"ok\x00", "", "binary"),
+    (b"\xef\xbb\xbfab\xff", "", "invalid utf-8 (byte 5)"),
+])
+def test_decode_note_is_the_one_rule_for_unreadable_and_empty_notes(data: bytes, text: str,
+                                                                   problem: str | None) -> None:
+    assert decode_note(data) == (text, problem)
+    if problem in (None, "empty"):
+        assert is_blank(text) == (problem == "empty")

@@ -2,7 +2,9 @@
 
 Precedence is defaults < `<vault>/.nlmsync/config.toml` (or `--config FILE`) < environment < flags.
 Every key is flat (``top_n = 10`` in TOML, ``NLMSYNC_TOP_N=10`` in the environment). An unknown key
-or an invalid value is a `ConfigError` naming the key and where it came from (exit 2).
+or an invalid value is a `ConfigError` naming the key and where it came from (exit 2): among them a number
+that is not finite (`1e400`, `inf`, `nan`) and, in the config file, a string where a list is wanted
+(`exclude = "x"`; the environment's comma-separated form is a list on purpose).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -27,7 +29,8 @@ STATE_FILE_NAME = "state.db"
 class Settings(BaseModel):
     """Every tunable of nlmsync with the reference plugin's defaults."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
+    # allow_inf_nan: no setting is meaningful at infinity (`query_timeout = 1e400` would never time out)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False, allow_inf_nan=False)
 
     # --- where things are (usually given as global flags) ---
     vault: Path = Field(default=Path("."), description="The markdown vault folder.")
@@ -129,6 +132,23 @@ def _read_config_file(path: Path, *, required: bool) -> dict[str, Any]:
     return data
 
 
+def _list_keys() -> frozenset[str]:
+    return frozenset(name for name, field in Settings.model_fields.items() if get_origin(field.annotation) is list)
+
+
+def _check_lists(path: Path, data: dict[str, Any]) -> None:
+    """A config file's string where a list is wanted is a mistake (`exclude = "x"` reads as one pattern by
+    chance, `"a, b"` as a pattern with a comma in it): refused.
+
+    Raises:
+        ConfigError: naming the key.
+    """
+    for key in _list_keys().intersection(data):
+        if isinstance(data[key], str):
+            raise ConfigError(f"{path}: invalid value for '{key}': a list is wanted ({key} = [{json.dumps(data[key])}]), "
+                              "not a string", key=key, source=str(path))
+
+
 def _env_value(raw: str) -> Any:
     """Environment values are strings; JSON lists/numbers/booleans are accepted too."""
     stripped = raw.strip()
@@ -185,6 +205,7 @@ def load_settings(*, vault: Path | None = None, config_file: Path | None = None,
     env_values.pop("config", None)
     path = explicit_config or default_config_path(vault_path)
     file_values = _read_config_file(path, required=explicit_config is not None)
+    _check_lists(path, file_values)
 
     key_source: dict[str, str] = {}
     merged = _validate_layer({}, file_values, str(path), key_source)

@@ -3,12 +3,16 @@
 Paths inside nlmsync are vault-relative, POSIX, Unicode NFC (`normalize_rel_path`), so a note saved
 with an NFD name on macOS is the same note. The walk (`scan_vault`) never enters `.nlmsync/`,
 `.obsidian/`, `.trash/` or `.git/`, never follows a symlink out of the vault or around a loop, and
-reports what it skipped instead of failing. Reading (`read_note_text`) refuses binary files and
-invalid UTF-8 with an `InputError` naming the note.
+reports what it skipped instead of failing — a name that is not valid UTF-8 (`invalid file name
+encoding`) included: such a name never becomes a vault path, and `printable_path` shows it with its bytes
+escaped. Reading (`read_note_text`) refuses binary files and invalid UTF-8 with an `InputError` naming the
+note; `decode_note` is the one rule for what is not a readable note (whitespace only is `empty`).
 """
 
 from __future__ import annotations
 
+import codecs
+import errno
 import os
 import re
 import stat
@@ -26,6 +30,7 @@ _SCANDIR_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 NOTE_SUFFIX = ".md"
 _BINARY_SNIFF_BYTES = 8192
+INVALID_NAME_ENCODING = "invalid file name encoding"
 
 
 class NoteFile(NamedTuple):
@@ -61,6 +66,30 @@ def normalize_rel_path(p: str) -> str:
     """A vault-relative path in canonical form: `/` separators, NFC, no `./`, no empty parts."""
     parts = [part for part in p.replace("\\", "/").split("/") if part not in ("", ".")]
     return unicodedata.normalize("NFC", "/".join(parts))
+
+
+def is_valid_name(name: str) -> bool:
+    """False for a file name (or path) that is not valid UTF-8 on disk: Python hands such a name over with
+    the bad bytes as lone surrogates, which no UTF-8 output (the state file, JSON, a terminal) can take."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable_path(path: str) -> str:
+    """`path` as it can be shown or stored: bytes that are not UTF-8 as `\\xe9`, other lone surrogates as
+    `\\udc80`; a valid path comes back as it is."""
+    if is_valid_name(path):
+        return path
+    try:
+        raw = path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = path.encode("utf-8", "backslashreplace")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def is_note_path(rel_path: str) -> bool:
@@ -189,6 +218,9 @@ def list_vault(root: Path) -> VaultListing:
                         continue
                     if not (name.endswith(suffix) or name.lower().endswith(suffix)):
                         continue
+                    if not name.isascii() and not is_valid_name(name):
+                        skipped.append(SkippedNote(rel_prefix + printable_path(name), INVALID_NAME_ENCODING))
+                        continue
                     try:
                         st = entry.stat()
                     except OSError as exc:
@@ -218,15 +250,22 @@ def list_vault(root: Path) -> VaultListing:
         # the order the file system lists them in
         others.sort(key=lambda e: e.name)
         for entry in others:
-            name = canonical(entry.name)
-            rel = rel_prefix + name
             full = prefix + entry.name
-            is_note = name.lower().endswith(suffix)
+            is_note = entry.name.lower().endswith(suffix)
             try:
                 is_link = entry.is_symlink()
                 is_dir = entry.is_dir()
-            except OSError:
+            except OSError as exc:
+                if is_note or is_link:
+                    reason = "symlink loop" if exc.errno == errno.ELOOP else f"unreadable ({exc.strerror})"
+                    skipped.append(SkippedNote(rel_prefix + printable_path(canonical(entry.name)), reason))
                 continue
+            if not is_valid_name(entry.name):
+                if is_dir or is_note:
+                    skipped.append(SkippedNote(rel_prefix + printable_path(entry.name), INVALID_NAME_ENCODING))
+                continue
+            name = canonical(entry.name)
+            rel = rel_prefix + name
             if is_dir and name in IGNORED_DIRS:
                 continue
             if is_link:
@@ -302,8 +341,13 @@ def resolve_in_vault(root: Path, rel_path: str) -> Path:
     """The file system path of a vault-relative path, refusing anything that leaves the vault.
 
     Raises:
-        PathOutsideVaultError: an absolute path, a `..` component, or a symlink leading out.
+        PathOutsideVaultError: an absolute path, a `..` component, a symlink leading out, a NUL byte, or a
+            name that is not valid UTF-8 (no note of the vault has one).
     """
+    if "\0" in rel_path:
+        raise PathOutsideVaultError(f"{printable_path(rel_path)!r}: a path cannot contain a NUL byte")
+    if not is_valid_name(rel_path):
+        raise PathOutsideVaultError(f"{printable_path(rel_path)}: {INVALID_NAME_ENCODING} (not valid UTF-8)")
     raw = rel_path.replace("\\", "/")
     if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
         raise PathOutsideVaultError(f"{rel_path}: absolute paths are not allowed; give a vault-relative path")
@@ -324,22 +368,24 @@ def resolve_in_vault(root: Path, rel_path: str) -> Path:
     return candidate
 
 
-def note_problem(data: bytes) -> str | None:
-    """Why these bytes are not a readable note (`binary`, `invalid utf-8 …`, `empty`), or None."""
+def decode_note(data: bytes) -> tuple[str, str | None]:
+    """The text of a note's bytes (a UTF-8 BOM dropped) and why they are not a readable note — `binary`,
+    `invalid utf-8 …` (the text is then empty) or `empty` (see `is_blank`) — or None. Decodes once and
+    copies nothing else, however large the note."""
     if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
-        return "binary"
+        return "", "binary"
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return f"invalid utf-8 (byte {exc.start})"
-    if not text.strip():
-        return "empty"
-    return None
+        bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+        return "", f"invalid utf-8 (byte {exc.start + bom})"
+    return text, "empty" if is_blank(text) else None
 
 
-def decode_note(data: bytes) -> str:
-    """Note bytes as text (a UTF-8 BOM dropped); call `note_problem` first."""
-    return data.decode("utf-8").removeprefix("\ufeff")
+def is_blank(text: str) -> bool:
+    """True for a note with nothing but white space in it: `empty`, the one rule for the index and for
+    uploads alike."""
+    return not text or text.isspace()
 
 
 def read_note_text(root: Path, rel_path: str) -> str:
@@ -366,10 +412,10 @@ def read_note_file(rel_path: str, path: Path) -> str:
         raise InputError(f"{rel_path}: is a folder, not a note") from None
     except OSError as exc:
         raise InputError(f"{rel_path}: cannot read note ({exc.strerror})") from None
-    problem = note_problem(data)
+    text, problem = decode_note(data)
     if problem is not None and problem != "empty":
         raise InputError(f"{rel_path}: cannot read note: {problem}")
-    return decode_note(data)
+    return text
 
 
 # --- front matter: a safe subset of YAML (scalars, inline and block lists) ---

@@ -25,7 +25,7 @@ from nlmsync.config import STATE_DIR_NAME, Settings
 from nlmsync.errors import InputError, NlmsyncError
 from nlmsync.search.index import NoteIndex
 from nlmsync.store import StateStore
-from nlmsync.vault import normalize_rel_path, scan_vault
+from nlmsync.vault import is_valid_name, normalize_rel_path, scan_vault
 
 MARKDOWN_SUFFIX = ".md"
 IGNORED_DIRS = frozenset({STATE_DIR_NAME, ".obsidian", ".trash", ".git"})
@@ -106,8 +106,8 @@ def _relative(root: Path, raw: str) -> str | None:
         rel = Path(raw).relative_to(root)
     except ValueError:
         return None
-    if not rel.parts or rel.parts[0] in IGNORED_DIRS:
-        return None
+    if not rel.parts or rel.parts[0] in IGNORED_DIRS or not is_valid_name(raw):
+        return None  # a name that is not UTF-8 is no vault path: the walk reports it as skipped
     return normalize_rel_path(rel.as_posix())
 
 

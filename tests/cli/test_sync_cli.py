@@ -92,3 +92,19 @@ def test_server_down_is_one_line_exit_4_and_the_state_is_kept(tmp_path: Path, ca
     with StateStore.open(state) as store:
         assert [m.source_id for m in store.get_mappings("nb", "a.md")] == ["s1"]
         assert [p.source_id for p in store.pending_deletions("nb")] == ["s0"]
+
+
+def test_refresh_all_skips_a_name_that_is_not_utf8_and_escapes_control_characters(tmp_path: Path, capsys):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "good.md").write_text("good", encoding="utf-8")
+    (vault / "latin1-\udce9.md").write_text("latin", encoding="utf-8")  # the name's byte 0xE9 on disk
+    (vault / "evil\x1b[2J\nname.md").write_text("evil", encoding="utf-8")
+    common = ["--vault", str(vault), "--server", "fake", "--notebook", "new:Odd names"]
+    code, out, err = run(capsys, *common, "refresh", "--all")
+    assert (code, err) == (0, "")
+    assert "\x1b" not in out
+    assert "added     evil\\x1b[2J\\nname.md" in out and "added     good.md" in out and "latin1" not in out
+    code, _, err = run(capsys, *common, "refresh", "missing\x1b[2J\nnote.md")
+    assert code == 2 and err.count("\n") == 1 and "\x1b" not in err
+    assert err.startswith("nlmsync: error: missing\\x1b[2J\\nnote.md")

@@ -113,3 +113,28 @@ def test_ctrl_c_during_a_search_exits_130_and_says_so(vault: Path, capsys: pytes
     code, out, err = run(capsys, "--vault", str(vault), "search", "heapsort", "--json")
     assert (code, out) == (130, "")
     assert err == "nlmsync: error: interrupted\n"
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_and_the_vault_still_works(
+        vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (vault / "latin1-\udce9.md").write_text("# Latin\nheapsort")  # the name's byte 0xE9 on disk
+    code, out, err = run(capsys, "--vault", str(vault), "index", "--json")
+    assert (code, err) == (0, "")
+    assert {"path": "latin1-\\xe9.md", "reason": "invalid file name encoding"} in json.loads(out)["skipped"]
+    code, out, err = run(capsys, "--vault", str(vault), "search", "heapsort", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["results"][0]["path"] == "algorithms/sorting/heapsort.md"
+    code, out, _ = run(capsys, "--vault", str(vault), "index")
+    assert code == 0 and "latin1-\\xe9.md — invalid file name encoding" in out
+
+
+def test_control_characters_in_file_names_are_shown_escaped(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (vault / "evil\x1b[2J\nname.md").write_text("# Evil\nzanzibar")
+    (vault / "blank\x1b[31m.md").write_text(" \n")
+    code, out, _ = run(capsys, "--vault", str(vault), "search", "zanzibar")
+    assert code == 0 and "\x1b" not in out
+    assert out.splitlines()[0].startswith("1. ✓ evil\\x1b[2J\\nname.md")
+    code, out, _ = run(capsys, "--vault", str(vault), "index")
+    assert code == 0 and "\x1b" not in out and "  blank\\x1b[31m.md — empty" in out
+    code, out, _ = run(capsys, "--vault", str(vault), "search", "zanzibar", "--json")
+    assert json.loads(out)["results"][0]["path"] == "evil\x1b[2J\nname.md"

@@ -175,6 +175,23 @@ async def test_paths_leaving_the_vault_are_refused(vault: Path, tmp_path: Path, 
 
 
 @pytest.mark.parametrize(("path", "why"), [
+    ("inbox.md\x00.txt", "'inbox.md\\x00.txt': a path cannot contain a NUL byte"),
+    ("\x00", "a path cannot contain a NUL byte"),
+    ("latin1-\udce9.md", "Input should be a valid string"),  # refused as an argument already
+])
+async def test_a_nul_byte_or_a_name_that_is_not_utf8_is_refused_like_any_bad_path(
+        vault: Path, path: str, why: str, caplog: pytest.LogCaptureFixture) -> None:
+    (vault / "latin1-\udce9.md").write_text("TOP-SECRET-CONTENT")
+    for tool, args in (("read_note", {"path": path}), ("get_chunk", {"chunk_id": f"{path}:0"})):
+        message = await _error(Settings(vault=vault), tool, args)
+        assert message.startswith(f"Error executing tool {tool}: ") and why in message, message
+        assert "TOP-SECRET" not in message
+    assert not [r for r in caplog.records if r.exc_info], "the server logged a traceback"
+    found = await _ok(Settings(vault=vault), "search_notes", {"query": "inbox"})
+    assert found["results"]
+
+
+@pytest.mark.parametrize(("path", "why"), [
     ("private/diary-secret.md", "front matter"),
     (".nlmsync/state.db", "not a note"),
     (".obsidian/workspace.md", "not a note"),

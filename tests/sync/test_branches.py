@@ -218,6 +218,28 @@ async def test_unreadable_note_found_by_walking_is_excluded_not_failed(make_worl
     assert [t.split(" · ")[0] for t in world.remote().values()] == ["notes/good.md"]
 
 
+async def test_a_whitespace_only_note_is_empty_for_uploads_as_for_the_index(make_world):
+    world = make_world()
+    world.write("notes/good.md", "fine")
+    world.write("notes/blank.md", "  \n\t\n")
+    async with world.run() as orch:
+        report = await orch.refresh(mirror=True)
+        named = await orch.refresh(["notes/blank.md"])
+    assert {n.path: (n.branch, n.reason) for n in report.notes}["notes/blank.md"] == (Branch.EXCLUDED, "empty")
+    assert [(n.branch, n.reason) for n in named.notes] == [(Branch.EXCLUDED, "empty")]
+    assert [t.split(" · ")[0] for t in world.remote().values()] == ["notes/good.md"]
+
+
+async def test_a_file_name_that_is_not_utf8_is_left_out_of_a_mirror(make_world):
+    world = make_world()
+    world.write("good.md", "fine")
+    (world.vault / "latin1-\udce9.md").write_bytes(b"caf\xc3\xa9")  # the name's byte is 0xE9, not UTF-8
+    async with world.run() as orch:
+        report = await orch.refresh(mirror=True)
+    assert branches(report) == {"good.md": Branch.ADDED}
+    assert [t.split(" · ")[0] for t in world.remote().values()] == ["good.md"]
+
+
 async def test_dry_run_makes_no_mutating_call_and_writes_nothing(make_world):
     world = make_world(capacity=2)
     world.write("a.md", "a")

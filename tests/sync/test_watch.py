@@ -6,10 +6,11 @@ from functools import partial
 
 import anyio
 import pytest
+from watchfiles import Change
 
 from nlmsync.notebooklm.fake.server import build_fake_server
 from nlmsync.search.index import NoteIndex
-from nlmsync.watch import FileEvent, WatchPlan, plan_watch_actions, watch_vault
+from nlmsync.watch import FileEvent, WatchPlan, plan_watch_actions, to_events, watch_vault
 
 
 def test_create_modify_delete_map_to_index_marks():
@@ -17,6 +18,13 @@ def test_create_modify_delete_map_to_index_marks():
                                FileEvent("deleted", "gone.md"), FileEvent("modified", "image.png", 3)], {})
     assert plan.modified == ["new.md", "old.md"] and plan.deleted == ["gone.md"]
     assert plan.renamed_mappings == [] and plan.removed_mappings == []
+
+
+def test_a_file_name_that_is_not_utf8_makes_no_event(tmp_path):
+    (tmp_path / "latin1-\udce9.md").write_text("x")
+    (tmp_path / "ok.md").write_text("x")
+    changes = [(Change.added, str(tmp_path / "latin1-\udce9.md")), (Change.added, str(tmp_path / "ok.md"))]
+    assert [e.path for e in to_events(tmp_path, changes)] == ["ok.md"]
 
 
 def test_rename_md_to_md_moves_the_mapping():

@@ -9,6 +9,7 @@ from typer.exceptions import Abort, TyperException
 
 from nlmsync.cli import completion_cmds, fake_cmds, search_cmds, server_cmds, sync_cmds  # noqa: F401  (register commands)
 from nlmsync.cli._app import app
+from nlmsync.cli._output import visible
 from nlmsync.cli.completion_cmds import COMPLETE_VAR
 from nlmsync.errors import EXIT_UNEXPECTED, NlmsyncError, exit_code_for
 
@@ -28,9 +29,10 @@ def _click_error(name: str) -> type[BaseException]:
 
 
 def _fail(message: str, code: int, hint: str | None = None) -> None:
-    sys.stderr.write(f"nlmsync: error: {message}\n")
+    # one line, whatever it names: control characters (a newline or ESC in a file name) are shown as escapes
+    sys.stderr.write(f"nlmsync: error: {visible(message)}\n")
     if hint:
-        sys.stderr.write(f"nlmsync: hint: {hint}\n")
+        sys.stderr.write(f"nlmsync: hint: {visible(hint)}\n")
     sys.exit(code)
 
 
@@ -52,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
         exc.show()  # type: ignore[union-attr]  # every TyperException typer raises is one of those copies
         sys.exit(exc.exit_code)
     except NlmsyncError as exc:
-        _fail(exc.message.splitlines()[0] if exc.message else type(exc).__name__, exit_code_for(exc), exc.hint)
+        _fail(exc.message or type(exc).__name__, exit_code_for(exc), exc.hint)
     except KeyboardInterrupt:
         _fail("interrupted", 130)
     except BrokenPipeError:

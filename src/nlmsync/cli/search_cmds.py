@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nlmsync.cli._app import app, cli_context, examples
-from nlmsync.cli._output import emit_json, escape, interactive, json_line, stdout_console
+from nlmsync.cli._output import emit_json, escape_path, interactive, json_line, stdout_console
 from nlmsync.errors import InputError, UsageError
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def index_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     elif report.skipped:
         out.print(f"Skipped {len(report.skipped)}:")
         for skip in report.skipped:
-            out.print(f"  {escape(skip.path)} — {escape(skip.reason)}")
+            out.print(f"  {escape_path(skip.path)} — {escape_path(skip.reason)}")
 
 
 def _snippet(settings: Settings, path: str, query: str) -> str:
@@ -148,14 +148,14 @@ def _print_results(document: dict[str, Any]) -> None:
     out = stdout_console()
     results = document["results"]
     if not results:
-        out.print(f"No notes match {escape(document['query'])!r}.")
+        out.print(f"No notes match {escape_path(repr(document['query']))}.")
         return
     width = len(str(len(results)))
     for rank, hit in enumerate(results, start=1):
         mark = "[bold green]✓[/]" if hit["selected"] else " "
         terms = ", ".join(hit["matched_terms"])
-        out.print(f"{rank:>{width}}. {mark} [bold]{escape(hit['path'])}[/]  "
-                  f"[cyan]{hit['score']:.3f}[/]  [dim]{escape(terms)}[/]")
+        out.print(f"{rank:>{width}}. {mark} [bold]{escape_path(hit['path'])}[/]  "
+                  f"[cyan]{hit['score']:.3f}[/]  [dim]{escape_path(terms)}[/]")
         if hit["snippet"]:
-            out.print("   " + " " * width + escape(" ".join(hit["snippet"].split())), style="dim")
+            out.print("   " + " " * width + escape_path(" ".join(hit["snippet"].split())), style="dim")
     out.print(f"[dim]✓ = selected for NotebookLM: {document['selected_count']} selected, {len(results)} shown[/]")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Self, TypeVar
 import typer
 
 from nlmsync.cli._app import app, cli_context, examples
-from nlmsync.cli._output import emit_json, escape, interactive, stderr_console, stdout_console
+from nlmsync.cli._output import emit_json, escape, escape_path, interactive, stderr_console, stdout_console
 from nlmsync.errors import NlmsyncError, PartialFailure
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class RichProgress:
 
         counts = outcome.branch not in (Branch.EVICTED, Branch.REMOVED)
         self._progress.update(self._task, advance=1 if counts else 0,
-                              description=f"{outcome.branch.value} {escape(outcome.path)}")
+                              description=f"{outcome.branch.value} {escape_path(outcome.path)}")
 
 
 def _run(settings: Settings, work: Callable[[Orchestrator], Awaitable[T]], *, label: str, quiet: bool) -> T:
@@ -96,7 +96,7 @@ def _note_line(note: NoteOutcome) -> str:
     style = _branch_style().get(note.branch, "")
     extra = ""
     if note.renamed_from:
-        extra += f" (from {escape(note.renamed_from)})"
+        extra += f" (from {escape_path(note.renamed_from)})"
     if note.split:
         extra += f" (split into {note.parts} parts)"
     if note.adopted:
@@ -104,11 +104,11 @@ def _note_line(note: NoteOutcome) -> str:
     if note.source_ids:
         extra += f" → {', '.join(note.source_ids)}"
     if note.reason and note.branch in (Branch.EVICTED, Branch.REMOVED, Branch.EXCLUDED):
-        extra += f" — {escape(note.reason)}"
+        extra += f" — {escape_path(note.reason)}"
     if note.error:
-        extra += f" — {escape(note.error)}"
-    return f"[{style}]{note.branch.value:<9}[/{style}] {escape(note.path)}{extra}" if style else \
-        f"{note.branch.value:<9} {escape(note.path)}{extra}"
+        extra += f" — {escape_path(note.error)}"
+    return f"[{style}]{note.branch.value:<9}[/{style}] {escape_path(note.path)}{extra}" if style else \
+        f"{note.branch.value:<9} {escape_path(note.path)}{extra}"
 
 
 def _print_refresh(report: RefreshReport, json_output: bool, quiet: bool) -> None:
@@ -168,13 +168,13 @@ def _print_ask(result: AskResult, json_output: bool) -> None:
         return
     out = stdout_console()
     for notice in result.notices:
-        stderr_console().print(f"nlmsync: note: {escape(notice)}")
+        stderr_console().print(f"nlmsync: note: {escape_path(notice)}")
     out.print(escape(result.answer))
     if result.citations:
         out.print("\nSources:")
         for c in result.citations:
-            where = escape(c.path) if c.path else f"source {c.source_id}"
-            heading = f" › {escape(c.heading)}" if c.heading else ""
+            where = escape_path(c.path) if c.path else f"source {c.source_id}"
+            heading = f" › {escape_path(c.heading)}" if c.heading else ""
             out.print(f"  [{c.number}] {where}{heading}")
     if result.conversation_id:
         out.print(f"\n[dim]conversation {result.conversation_id} · {len(result.source_ids)} sources"
@@ -211,11 +211,11 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
     out(f"  active {len(report.active)}, stale {len(report.stale)}, orphans {len(report.orphans)}, "
         f"unmanaged {report.unmanaged}, pending deletions {len(report.pending_deletions)}")
     for entry in report.stale:
-        out(f"  stale    {escape(entry.path)} ({entry.source_id})")
+        out(f"  stale    {escape_path(entry.path)} ({entry.source_id})")
     for source_id in report.orphans:
         out(f"  orphan   {source_id}")
     for ev in report.recent_evictions:
-        out(f"  evicted  {escape(ev['path'])} at {ev['evicted_at']} ({escape(ev['reason'])})")
+        out(f"  evicted  {escape_path(ev['path'])} at {ev['evicted_at']} ({escape_path(ev['reason'])})")
 
 
 @app.command("status", epilog=examples(
@@ -237,7 +237,7 @@ def _print_reconcile(report: ReconcileReport, json_output: bool, quiet: bool) ->
     out.print(f"Notebook {report.notebook_id}: {report.active} active, {len(report.stale)} stale, "
               f"{len(report.canonicalized)} canonicalized, {len(report.orphans)} orphans.")
     for path in [] if quiet else report.stale:
-        out.print(f"  stale {escape(path)}")
+        out.print(f"  stale {escape_path(path)}")
 
 
 @app.command("reconcile", epilog=examples(
@@ -274,13 +274,13 @@ def watch_command(
 
     def report(line: str) -> None:
         summary["messages"].append(line)
-        stderr_console().print(escape(line))
+        stderr_console().print(escape_path(line))
 
     def on_batch(plan: WatchPlan) -> None:
         if not ready:
             ready.append(True)  # the first (possibly empty) batch: the watch is really running now
             if not cli.quiet:
-                stderr_console().print(f"Watching {escape(str(Path(settings.vault)))} (Ctrl-C to stop)…")
+                stderr_console().print(f"Watching {escape_path(str(Path(settings.vault)))} (Ctrl-C to stop)…")
         if plan:
             summary["batches"] += 1
             summary["modified"].extend(plan.modified)

@@ -37,9 +37,9 @@ from nlmsync.vault import (
     decode_note,
     excluded_by_pattern,
     is_note_path,
+    is_valid_name,
     list_vault,
     normalize_rel_path,
-    note_problem,
     parse_front_matter,
     resolve_in_vault,
 )
@@ -319,7 +319,7 @@ class NoteIndex:
 
     def _stat_note(self, path: str) -> NoteFile | CachedDoc | None:
         """The note at `path` as the walk would see it, a skip record, or None when it is gone."""
-        if not is_note_path(path):
+        if not is_note_path(path) or not is_valid_name(path):
             return None
         try:
             fs_path = resolve_in_vault(self.vault_root, path)
@@ -366,11 +366,11 @@ class NoteIndex:
             self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, f"unreadable ({exc.strerror})"), changes)
             return
         self.notes_read += 1
-        problem = note_problem(data)
+        text, problem = decode_note(data)
+        del data
         if problem is not None:
             self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, problem), changes)
             return
-        text = decode_note(data)
         front = parse_front_matter(text)
         if front.data.get("nlmsync") is False:
             self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, "excluded (nlmsync: false)"), changes)

@@ -88,7 +88,8 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
 
     An unreadable note (binary, invalid UTF-8) fails when the user named it, and is excluded with
     the reason when it was only `found` by walking the vault — as the index skips it — so one stray
-    file cannot fail every mirror run.
+    file cannot fail every mirror run. An empty note (white space only, `vault.is_blank`, the index's
+    rule) is excluded as `empty`.
     """
     items: list[_Work | NoteOutcome] = []
     for path in paths:
@@ -99,6 +100,9 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
                 items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=f"not a readable note: {exc}"))
             else:
                 items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc)))
+            continue
+        if vault_files.is_blank(text):  # the index's rule: nothing but white space is no note to upload
+            items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason="empty"))
             continue
         if vault_files.is_excluded(path, text, deps.settings.exclude, root=deps.vault_root):
             items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=EXCLUDED_BY_CONFIGURATION))
