@@ -106,25 +106,42 @@ def server_info(
     ctx: typer.Context,
     json_output: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
 ) -> None:
-    """Check the NotebookLM MCP server: its version, its login state, and that a notebook listing works."""
+    """Check the NotebookLM MCP server: its version, its login state, and that a notebook listing works.
+
+    A server that answers but is not logged in is reported as such (its version, "not logged in"), then the
+    command exits 5 with the way to log in.
+    """
     settings = cli_context(ctx).settings()
     import anyio
 
+    from nlmsync.errors import AuthenticationRequiredError
     from nlmsync.notebooklm import connect
+
+    login_error: list[AuthenticationRequiredError] = []
 
     async def check() -> dict[str, object]:
         async with connect(settings.server, settings, state_dir=settings.state_path.parent) as client:
             info = await client.server_info()
-            notebooks = await client.notebook_list()
-        return {"server": settings.server, "version": info.version, "auth_status": info.auth_status,
-                "notebooks": len(notebooks.notebooks)}
+            report: dict[str, object] = {"server": settings.server, "version": info.version,
+                                         "auth_status": info.auth_status, "logged_in": True, "notebooks": None}
+            try:
+                report["notebooks"] = len((await client.notebook_list()).notebooks)
+            except AuthenticationRequiredError as exc:
+                report["logged_in"] = False
+                login_error.append(exc)
+        return report
 
     report = anyio.run(check)
     if json_output:
         emit_json(report)
-        return
-    out = stdout_console()
-    out.print(f"server:      {report['server']}")
-    out.print(f"version:     {report['version']}")
-    out.print(f"auth status: {report['auth_status']}")
-    out.print(f"notebooks:   {report['notebooks']}")
+    else:
+        out = stdout_console()
+        out.print(f"server:      {report['server']}")
+        out.print(f"version:     {report['version']}")
+        if report["logged_in"]:
+            out.print(f"auth status: {report['auth_status']}")
+            out.print(f"notebooks:   {report['notebooks']}")
+        else:
+            out.print(f"auth status: not logged in ({report['auth_status']})")
+    if login_error:
+        raise login_error[0]

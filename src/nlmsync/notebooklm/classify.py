@@ -12,6 +12,7 @@ Pure functions, no I/O:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import PurePath
 from typing import Any, Literal
 
 import anyio
@@ -73,6 +74,8 @@ _MESSAGE_RULES: list[tuple[regex.Pattern[str], type[NotebookLMError]]] = [
                    r"missing required", regex.I), ServerValidationError),
 ]
 
+# The commands of the real server's package (PyPI notebooklm-mcp-cli).
+REAL_SERVER_COMMANDS = frozenset({"notebooklm-mcp", "nlm"})
 _AUTH_HINT = "run 'nlm login' (or give the server NOTEBOOKLM_COOKIES), then try again"
 _QUERY_TIMEOUT_HINT = "give the query more time: query_timeout in .nlmsync/config.toml or NLMSYNC_QUERY_TIMEOUT"
 
@@ -155,6 +158,13 @@ def _pick_leaf(exc: BaseException) -> BaseException:
     return leaves[0]
 
 
+def _missing_command_hint(command: str) -> str:
+    if PurePath(command).name in REAL_SERVER_COMMANDS:
+        return ("the real NotebookLM server is not installed here: pip install notebooklm-mcp-cli (or uv tool "
+                "install notebooklm-mcp-cli), then nlm login; or try nlmsync offline with --server fake")
+    return "check --server (or NLMSYNC_SERVER); is the server installed?"
+
+
 def classify_exception(exc: BaseException, *, tool: str, phase: Phase, server: str = "the server") -> NotebookLMError:
     """The `NotebookLMError` for an exception raised while connecting (`phase="connect"`) or calling a tool.
 
@@ -168,7 +178,7 @@ def classify_exception(exc: BaseException, *, tool: str, phase: Phase, server: s
         name = leaf.filename or server
         what = "not found" if isinstance(leaf, FileNotFoundError) else "not executable"
         return ServerCommandNotFoundError(f"MCP server command {what}: {name}", tool=tool, raw=str(leaf),
-                                          hint="check --server (or NLMSYNC_SERVER); is the server installed?")
+                                          hint=_missing_command_hint(str(name)))
     if isinstance(leaf, TimeoutError | httpx2.TimeoutException) or (
             isinstance(leaf, MCPError) and leaf.code == REQUEST_TIMEOUT):
         return ServerTimeoutError(f"{tool}: {server} did not answer in time", tool=tool, raw=str(leaf))

@@ -1,0 +1,61 @@
+"""`nlmsync server-info`: what a new user learns from it before logging in, and the way to install the real
+server when its command is missing (the real server's own run is in tests/notebooklm/test_real_server.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from nlmsync.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exited:
+        main(list(argv))
+        raise SystemExit(0)
+    out, err = capsys.readouterr()
+    return int(exited.value.code or 0), out, err
+
+
+@pytest.fixture(autouse=True)
+def _no_nlmsync_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [n for n in os.environ if n.startswith("NLMSYNC_")]:
+        monkeypatch.delenv(name)
+
+
+def test_not_logged_in_prints_the_version_then_exits_5(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--vault", str(vault), "--server", "fake --auth-required", "server-info")
+    assert code == 5
+    assert out.splitlines()[1].startswith("version:     ") and len(out.splitlines()[1]) > len("version:     ")
+    assert out.splitlines()[2].startswith("auth status: not logged in")
+    assert err.splitlines() == [
+        "nlmsync: error: notebook_list: the NotebookLM server needs a Google login (No authentication found)",
+        "nlmsync: hint: run 'nlm login' (or give the server NOTEBOOKLM_COOKIES), then try again"]
+
+
+def test_not_logged_in_json_is_one_document(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--vault", str(vault), "--server", "fake --auth-required", "server-info", "--json")
+    assert code == 5 and err.startswith("nlmsync: error: notebook_list: ")
+    report = json.loads(out)
+    assert report["logged_in"] is False and report["notebooks"] is None and report["version"]
+
+
+def test_logged_in_lists_the_notebook_count(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--vault", str(vault), "--server", "fake", "server-info", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["logged_in"] is True and report["notebooks"] == 0
+
+
+def test_missing_default_server_says_how_to_install_it(vault: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no notebooklm-mcp on it
+    code, out, err = run(capsys, "--vault", str(vault), "server-info")
+    assert (code, out) == (4, "")
+    assert err.splitlines()[0] == "nlmsync: error: MCP server command not found: notebooklm-mcp"
+    assert "pip install notebooklm-mcp-cli" in err.splitlines()[1]
+    code, _, err = run(capsys, "--vault", str(vault), "--server", "other-mcp --stdio", "server-info")
+    assert code == 4 and "pip install" not in err
