@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from nlmsync.cli import main
 from nlmsync.config import Settings, load_settings
 from nlmsync.errors import ConfigError
 
@@ -91,11 +90,12 @@ def test_broken_toml_names_the_file(tmp_path: Path) -> None:
     assert str(path) in str(caught.value)
 
 
-def test_cli_exits_2_with_the_key_named(vault: Path) -> None:
+def test_cli_exits_2_with_the_key_named(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_config(vault, "top_n = 3\nbogus_key = 1\n")
-    result = subprocess.run([sys.executable, "-m", "nlmsync", "--vault", str(vault), "search", "heap"],
-                            capture_output=True, text=True, timeout=120, check=False)
-    assert result.returncode == 2
-    assert result.stdout == ""
-    assert result.stderr.count("\n") == 1
-    assert "bogus_key" in result.stderr and "Traceback" not in result.stderr
+    with pytest.raises(SystemExit) as exited:
+        main(["--vault", str(vault), "search", "heap"])
+    out, err = capsys.readouterr()
+    assert exited.value.code == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "bogus_key" in err and "Traceback" not in err

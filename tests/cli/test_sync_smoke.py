@@ -1,5 +1,5 @@
-"""End to end through the real CLI in subprocesses: refresh and ask over the fixture vault, against the fake
-server over stdio (`--server fake`) and over streamable HTTP (`nlmsync fake-server --transport http`)."""
+"""End to end through the real CLI in subprocesses: refresh and ask over the fixture vault, against the bundled
+fake (`--server fake`) and over streamable HTTP (`nlmsync fake-server --transport http`); a bad path in-process."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from nlmsync.cli import main
 
 TIMEOUT = 120
 
@@ -80,8 +82,13 @@ def test_refresh_and_ask_over_http(vault: Path, http_server: str):
     run_scenario(vault, http_server, full=False)
 
 
-def test_bad_path_is_one_line_exit_2(vault: Path):
-    result = nlmsync("--vault", str(vault), "--server", "fake", "--notebook", "new:Smoke", "refresh", "../outside.md",
-                     cwd=vault)
-    assert result.returncode == 2
-    assert result.stderr.startswith("nlmsync: error:") and "Traceback" not in result.stderr
+def test_bad_path_is_one_line_exit_2(vault: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    """In-process (`nlmsync.cli.main`): the refusal needs no process boundary."""
+    for name in [n for n in os.environ if n.startswith("NLMSYNC_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(vault)
+    with pytest.raises(SystemExit) as exited:
+        main(["--vault", str(vault), "--server", "fake", "--notebook", "new:Smoke", "refresh", "../outside.md"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2
+    assert err.startswith("nlmsync: error:") and "Traceback" not in err

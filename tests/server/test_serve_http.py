@@ -46,14 +46,16 @@ def test_binding_elsewhere_needs_a_token() -> None:
         check_bind("0.0.0.0", None)
 
 
-def test_cli_refuses_to_listen_off_loopback_without_a_token(vault: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
-    done = subprocess.run([sys.executable, "-m", "nlmsync", "--vault", str(vault), "serve", "--transport", "http",
-                           "--host", "0.0.0.0", "--port", "0"], capture_output=True, text=True, env=env, timeout=60,
-                          check=False)
-    assert done.returncode == 2
-    assert done.stderr.startswith("nlmsync: error: serve: binding to 0.0.0.0 needs a bearer token")
-    assert "Traceback" not in done.stderr
+def test_cli_refuses_to_listen_off_loopback_without_a_token(vault: Path, capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [n for n in os.environ if n.startswith("NLMSYNC_")]:
+        monkeypatch.delenv(name)
+    with pytest.raises(SystemExit) as exited:
+        main(["--vault", str(vault), "serve", "--transport", "http", "--host", "0.0.0.0", "--port", "0"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2
+    assert err.startswith("nlmsync: error: serve: binding to 0.0.0.0 needs a bearer token")
+    assert "Traceback" not in err
 
 
 @pytest.mark.anyio

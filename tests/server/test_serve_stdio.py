@@ -1,4 +1,5 @@
-"""`nlmsync --vault … serve` as a real stdio subprocess, the way an MCP client starts it."""
+"""`nlmsync --vault … serve` as a real stdio subprocess, the way an MCP client starts it (and, in-process, its
+refusal to start on a missing vault)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+
+from nlmsync.cli import main
 
 pytestmark = pytest.mark.anyio
 
@@ -65,12 +68,16 @@ async def test_ask_over_stdio_with_the_bundled_fake_server(vault: Path) -> None:
     assert (vault / ".nlmsync" / "fake-notebooklm.json").is_file()
 
 
-def test_serve_on_a_missing_vault_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
-    done = subprocess.run([sys.executable, "-m", "nlmsync", "--vault", str(tmp_path / "nope"), "serve"],
-                          capture_output=True, text=True, env=env, timeout=60, check=False, stdin=subprocess.DEVNULL)
-    assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.startswith("nlmsync: error: ") and "nope" in done.stderr and done.stderr.count("\n") == 1
+def test_serve_on_a_missing_vault_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process: the error comes before anything is served, so no process boundary is involved."""
+    for name in [n for n in os.environ if n.startswith("NLMSYNC_")]:
+        monkeypatch.delenv(name)
+    with pytest.raises(SystemExit) as exited:
+        main(["--vault", str(tmp_path / "nope"), "serve"])
+    out, err = capsys.readouterr()
+    assert exited.value.code == 2 and out == ""
+    assert err.startswith("nlmsync: error: ") and "nope" in err and err.count("\n") == 1
 
 
 def test_sigterm_stops_a_stdio_server_whose_client_keeps_stdin_open(vault: Path) -> None:
