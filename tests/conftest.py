@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,11 @@ from hypothesis import settings
 from tests.hypothesis_profiles import chosen_profile
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# nlmsync's pytest plugin (the fake_notebooklm fixture) comes in through its pytest11 entry point; an editable
+# install made before that entry point was declared lacks it until reinstalled, so it is loaded by name then.
+if not entry_points(group="pytest11", name="nlmsync"):
+    pytest_plugins = ["nlmsync.testing"]
 FIXTURE_VAULT = REPO_ROOT / "fixtures" / "vault"
 
 # deadline=None in both: speed is measured in benchmarks/, never by a timed test.

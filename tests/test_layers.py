@@ -19,7 +19,7 @@ LAYER_OF_TOP = {
     "store": 1,
     "search": 2, "notebooklm": 2, "sync": 2,
     "app": 3,
-    "cli": 4, "server": 4, "watch": 4, "__main__": 4,
+    "cli": 4, "server": 4, "watch": 4, "__main__": 4, "testing": 4,
 }
 DOMAIN = {top for top, layer in LAYER_OF_TOP.items() if layer == 2}
 

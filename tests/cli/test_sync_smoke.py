@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,23 +28,8 @@ def as_json(result: subprocess.CompletedProcess[str]) -> dict:
     return json.loads(result.stdout)
 
 
-@pytest.fixture
-def http_server(tmp_path: Path) -> Iterator[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
-    with subprocess.Popen([sys.executable, "-m", "nlmsync", "fake-server", "--transport", "http", "--port", "0",
-                           "--state", str(tmp_path / "http-fake.json")],
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env) as proc:
-        try:
-            assert proc.stdout is not None
-            url = proc.stdout.readline().strip()  # blocks until the server announces where it listens
-            assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), (url, proc.poll())
-            yield url
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
-
-
-def run_scenario(vault: Path, server: str, *, full: bool) -> None:
+def run_scenario(vault: Path, server: str, *, full: bool) -> dict:
+    """refresh then ask (then, `full`, a follow-up in text mode); the first answer's JSON document."""
     common = ["--vault", str(vault), "--server", server, "--notebook", "new:Smoke"]
     first = as_json(nlmsync(*common, "refresh", "--json", "algorithms", cwd=vault))
     added = {n["path"] for n in first["notes"] if n["branch"] == "added"}
@@ -60,7 +44,7 @@ def run_scenario(vault: Path, server: str, *, full: bool) -> None:
     heapsort = next(n for n in answer["notes"] if n["path"] == "algorithms/sorting/heapsort.md")
     assert heapsort["branch"] == "reused"
     if not full:
-        return
+        return answer
 
     # a follow-up in text mode: same conversation, the first turn's sources carried over, citations by heading
     text = nlmsync(*common, "ask", "What does sift down cost in heapsort?", cwd=vault)
@@ -70,16 +54,27 @@ def run_scenario(vault: Path, server: str, *, full: bool) -> None:
                      text.stdout, re.MULTILINE), text.stdout
     # the fake numbers citations by its own passage ranking: the number is not ours to assert
     assert re.search(r"^  \[\d+\] algorithms/sorting/heapsort\.md( › .+)?$", text.stdout, re.MULTILINE), text.stdout
+    return answer
 
 
 @pytest.mark.slow
-def test_refresh_and_ask_over_stdio(vault: Path):
-    run_scenario(vault, "fake", full=True)
+def test_refresh_and_ask_over_stdio_then_in_process(vault: Path):
+    """The stdio fake process and the in-process fake keep the same notebooks in the vault's state folder."""
+    first = run_scenario(vault, "fake-stdio", full=True)
+    second = run_scenario(vault, "fake", full=True)
+    assert second["notebook_id"] == first["notebook_id"]
 
 
-@pytest.mark.slow
-def test_refresh_and_ask_over_http(vault: Path, http_server: str):
-    run_scenario(vault, http_server, full=False)
+def test_refresh_and_ask_over_http(vault: Path, fake_notebooklm):
+    """Through the pytest plugin's fake (nlmsync.testing) over HTTP: what the commands did is in the fake."""
+    answer = run_scenario(vault, fake_notebooklm.url, full=False)
+    notebook = fake_notebooklm.notebooks[answer["notebook_id"]]
+    assert notebook.title == "Smoke"
+    titles = fake_notebooklm.source_titles(notebook.id)
+    assert any(t.startswith("algorithms/sorting/heapsort.md · ") for t in titles)
+    tools = fake_notebooklm.tools_called()
+    assert tools.count("notebook_create") == 1 and tools.count("source_add") == len(titles)
+    assert tools[-1] == "notebook_query"
 
 
 def test_bad_path_is_one_line_exit_2(vault: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):

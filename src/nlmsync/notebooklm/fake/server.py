@@ -199,11 +199,13 @@ def build_fake_server(fake: FakeNotebookLM, *, exit_on_drop: bool = False) -> MC
 
 
 async def serve_http(server: MCPServer, *, host: str, port: int, announce: Callable[[str], None],
-                     on_shutdown: Callable[[], None] = lambda: None) -> None:
+                     on_shutdown: Callable[[], None] = lambda: None,
+                     on_serving: Callable[[Callable[[], None]], None] = lambda stop: None) -> None:
     """Serve streamable HTTP at http://host:port/mcp (port 0 = a free port); `announce` gets the URL once bound.
 
     `on_shutdown` runs after a graceful stop (SIGINT/SIGTERM), before uvicorn re-raises the signal and the
-    process ends without unwinding — code after this call would never run then.
+    process ends without unwinding — code after this call would never run then. `on_serving` gets a function
+    that stops the server gracefully from any thread (how `nlmsync.testing` ends a server it runs in a thread).
     """
     import uvicorn
 
@@ -221,5 +223,11 @@ async def serve_http(server: MCPServer, *, host: str, port: int, announce: Calla
     app = server.streamable_http_app(host=host)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     shown_host = f"[{host}]" if ":" in host else host
+    http_server = _Server(config)
+
+    def stop() -> None:
+        http_server.should_exit = True
+
+    on_serving(stop)
     announce(f"http://{shown_host}:{bound_port}/mcp")
-    await _Server(config).serve(sockets=[sock])
+    await http_server.serve(sockets=[sock])
