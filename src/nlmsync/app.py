@@ -126,6 +126,26 @@ def _dedup(ids: Sequence[str]) -> list[str]:
 WRITER_POLL_SECONDS = 0.05
 
 
+def partial_failure_message(report: RefreshReport, requested: int) -> str:
+    """One line for a refresh where some notes failed, saying truly what else happened (exit 6)."""
+    failed = report.failed
+    first = failed[0]
+    why = first.error or ""
+    where = why if why.startswith(first.path) else f"{first.path}: {why}"
+    done = [n for n in report.notes if n.branch not in (Branch.FAILED, Branch.EXCLUDED)]
+    if len(failed) == requested:
+        said = "the one note failed" if requested == 1 else f"all {requested} notes failed"
+    else:
+        said = f"{len(failed)} of {requested} notes failed"
+    if not done:
+        rest = "nothing was done"
+    elif all(n.branch in (Branch.EVICTED, Branch.REMOVED) for n in done):
+        rest = "only the removals before them were done and recorded"
+    else:
+        rest = "the rest were done and recorded"
+    return f"{said}; {rest} (first: {where})"
+
+
 class Orchestrator:
     """`refresh`, `ask`, `status`, `reconcile` over one vault, state file and notebook server."""
 
@@ -352,11 +372,26 @@ class Orchestrator:
             An error that stops the run once notes were handled carries the `RefreshReport` of what was
             done and recorded in its `report`.
         """
+        report = RefreshReport(notebook_id=(self.settings.notebook or "").strip(), dry_run=dry_run,
+                               capacity=self.settings.capacity)
+        try:
+            selected = await self._refresh_into(report, paths, query, mirror, dry_run)
+        except NlmsyncError as exc:
+            # Stopped (capacity, server gone, login needed …): the report says what was done and recorded before.
+            exc.report = report
+            raise
+        if report.failed:
+            raise PartialFailure(partial_failure_message(report, len(selected)), report=report)
+        return report
+
+    async def _refresh_into(self, report: RefreshReport, paths: Sequence[str], query: str | None, mirror: bool,
+                            dry_run: bool) -> list[str]:
+        """The work of `refresh`, recorded in `report` as it goes; returns the notes it was asked to refresh."""
         async with self._writer():
             # bad paths are refused before the server is touched; `--all` also takes paths no longer in the vault
             named, roots = self._expand_args(paths, gone_ok=mirror)
             notebook_id, first = await self._notebook(create=not dry_run, planned=dry_run)
-            report = RefreshReport(notebook_id=notebook_id, dry_run=dry_run, capacity=self.settings.capacity)
+            report.notebook_id = notebook_id
             remote, report.pending_deletions_done, report.pending_deletions_left = await self._prepare_run(
                 notebook_id, first, dry_run=dry_run)
             selected, found = self._refresh_paths(notebook_id, named, query, mirror)
@@ -367,19 +402,11 @@ class Orchestrator:
                 report.notes.extend(await ensure_sources_for_paths(self._deps(notebook_id), selected, remote,
                                                                    dry_run=dry_run, found=found, mirror=scope))
             except NlmsyncError as exc:
-                # Stopped part-way (capacity, server gone): say what was done and recorded before that.
                 report.notes.extend(exc.report if isinstance(exc.report, list) else [])
-                report.remote_count = len(remote)
-                exc.report = report
                 raise
-            report.remote_count = len(remote)
-        if report.failed:
-            first_failed = report.failed[0]
-            why = first_failed.error or ""
-            where = why if why.startswith(first_failed.path) else f"{first_failed.path}: {why}"
-            raise PartialFailure(f"{len(report.failed)} of {len(selected)} notes failed; the rest were done and "
-                                 f"recorded (first: {where})", report=report)
-        return report
+            finally:
+                report.remote_count = len(remote)
+        return selected
 
     async def keep_current(self, paths: Sequence[str]) -> RefreshReport | None:
         """Refresh those of `paths` that are already synced to the notebook (watch mode); None if none are.

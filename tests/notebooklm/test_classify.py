@@ -139,3 +139,14 @@ def test_pydantic_validation_failure_is_malformed() -> None:
     with pytest.raises(ValidationError) as info:
         M.model_validate({"x": "no"})
     assert isinstance(classify_exception(info.value, tool="notebook_get", phase="call"), MalformedResponseError)
+
+
+@pytest.mark.parametrize(("said", "message"), [
+    ("source_add failed: RPC error code 8 (RESOURCE_EXHAUSTED): rate limit exceeded, retry later.",
+     "source_add failed: RPC error code 8 (RESOURCE_EXHAUSTED): rate limit exceeded, retry later."),
+    ("source_add: quota", "source_add: quota"),
+    ("Source limit reached", "source_add: Source limit reached"),
+    ("source_added twice", "source_add: source_added twice"),
+])
+def test_the_tool_is_named_once_in_the_message(said: str, message: str) -> None:
+    assert classify_in_band_error("source_add", {"status": "error", "error": said}).message == message

@@ -16,7 +16,14 @@ import typer
 
 from nlmsync.cli._app import app, cli_context, examples
 from nlmsync.cli._output import emit_json, escape, escape_path, interactive, stderr_console, stdout_console
-from nlmsync.errors import NlmsyncError, PartialFailure
+from nlmsync.errors import (
+    EXIT_AUTH,
+    EXIT_CAPACITY,
+    EXIT_CONNECTION,
+    EXIT_PARTIAL,
+    NlmsyncError,
+    PartialFailure,
+)
 
 if TYPE_CHECKING:
     # The app layer pulls in the MCP SDK (about a second of imports); commands import it when they run.
@@ -27,6 +34,8 @@ if TYPE_CHECKING:
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else.")]
 T = TypeVar("T")
+# A refresh stopped with one of these still prints its report (what was done and recorded before it stopped).
+REPORTED_EXIT_CODES = frozenset({EXIT_CAPACITY, EXIT_CONNECTION, EXIT_AUTH, EXIT_PARTIAL})
 
 
 @functools.cache
@@ -155,8 +164,10 @@ def refresh_command(
     except NlmsyncError as exc:
         from nlmsync.sync.report import RefreshReport
 
-        # exit 6, or a run stopped part-way (exit 3, 4, 5): what was done and recorded is still printed
-        if isinstance(exc.report, RefreshReport) and (isinstance(exc, PartialFailure) or exc.report.notes):
+        # exit 6, or a run stopped part-way (exit 3, 4, 5): what was done and recorded is still printed — with
+        # --json always (a script reads one document whatever happened), on a terminal when there is something
+        if isinstance(exc.report, RefreshReport) and exc.exit_code in REPORTED_EXIT_CODES and (
+                json_output or isinstance(exc, PartialFailure) or exc.report.notes):
             _print_refresh(exc.report, json_output, cli.quiet)
         raise
     _print_refresh(report, json_output, cli.quiet)

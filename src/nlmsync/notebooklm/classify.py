@@ -105,8 +105,14 @@ def _build(cls: type[NotebookLMError], tool: str, raw: str, details: dict[str, A
         message = f"{tool}: {_first_line(raw)}"
         hint = _QUERY_TIMEOUT_HINT
     else:
-        message = f"{tool}: {_first_line(raw)}"
+        message = _naming_the_tool(tool, _first_line(raw))
     return cls(message, tool=tool, raw=raw, details=details, hint=hint)
+
+
+def _naming_the_tool(tool: str, said: str) -> str:
+    """`said`, led by the tool's name unless the server's message already starts with it
+    ("source_add failed: …" stays as it is rather than becoming "source_add: source_add failed: …")."""
+    return said if said.startswith((f"{tool} ", f"{tool}:")) else f"{tool}: {said}"
 
 
 def classify_in_band_error(tool: str, payload: dict[str, Any]) -> NotebookLMError:
