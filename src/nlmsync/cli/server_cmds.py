@@ -11,6 +11,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
+from pathlib import Path
 from types import FrameType
 from typing import Annotated
 
@@ -39,7 +40,12 @@ def serve_command(
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="HTTP port; 0 picks a free one. The URL "
                                                                    "is printed on stdout once listening.")] = 8765,
 ) -> None:
-    """Run nlmsync's MCP server: search_notes, read_note, get_chunk, ask_notebook, refresh_notebook."""
+    """Run nlmsync's MCP server: search_notes, read_note, get_chunk, ask_notebook, refresh_notebook.
+
+    The search index is brought up to date in the background as the server starts; a search that comes
+    before it is ready waits, with progress notifications. Warnings (no --vault, a vault without notes) go
+    to stderr, which an MCP client keeps in its log.
+    """
     settings = cli_context(ctx).settings()
     import anyio
 
@@ -47,13 +53,21 @@ def serve_command(
 
     if transport is Transport.http:
         check_bind(host, settings.serve_token)
+    if settings.vault == Path("."):
+        _warn(f"no --vault given: serving the current folder, {Path.cwd()} (an MCP client starts nlmsync in "
+              "a folder of its choosing: give --vault with an absolute path)")
     if transport is Transport.http:
-        with _stop_on_sigterm(), serving(settings) as server:
+        with _stop_on_sigterm(), serving(settings, warn=_warn) as server:
             anyio.run(lambda: run_http(server, host, port, settings.serve_token, announce=_announce))
     else:
         # stdio keeps SIGTERM's default (end at once): a blocking read of stdin would hold a clean exit back
-        with serving(settings) as server:
+        with serving(settings, warn=_warn) as server:
             anyio.run(run_stdio, server)
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"nlmsync: warning: {message}\n")
+    sys.stderr.flush()
 
 
 def _announce(url: str) -> None:

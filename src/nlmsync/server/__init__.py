@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Annotated, Any, TypeVar
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
@@ -30,13 +30,14 @@ from nlmsync.server._arguments import StrictToolServer
 from nlmsync.server._http import check_bind, run_http
 from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
 from nlmsync.server._vault import VaultTools
+from nlmsync.server._warmup import IndexWarmup
 from nlmsync.store import StateStore
 from nlmsync.store.db import open_database
 from nlmsync.sync.report import RefreshReport
 
 __all__ = [
-    "ChunkMatch", "NoteMatch", "SearchResult", "VaultTools", "build_server", "check_bind", "run_http", "run_stdio",
-    "serving",
+    "ChunkMatch", "IndexWarmup", "NoteMatch", "SearchResult", "VaultTools", "build_server", "check_bind", "run_http",
+    "run_stdio", "serving",
 ]
 
 INSTRUCTIONS = """Tools over the user's markdown vault and their NotebookLM notebook.
@@ -89,8 +90,11 @@ class _Notebook:
 
 
 @contextmanager
-def serving(settings: Settings, *, notebook_server: Any = None) -> Iterator[MCPServer]:
-    """`build_server` over the vault's index cached in the state file; the file is closed on exit.
+def serving(settings: Settings, *, notebook_server: Any = None,
+            warn: Callable[[str], None] | None = None) -> Iterator[MCPServer]:
+    """`build_server` over the vault's index cached in the state file, which starts being brought up to date
+    at once in the background (`IndexWarmup`; `warn` hears of a vault without notes); the build is stopped
+    and the file closed on exit.
 
     Raises:
         InputError: the vault is not a directory.
@@ -99,7 +103,14 @@ def serving(settings: Settings, *, notebook_server: Any = None) -> Iterator[MCPS
     _check_vault(settings)
     db = open_database(settings.state_path)
     try:
-        yield build_server(settings, NoteIndex(settings.vault, db, settings), notebook_server=notebook_server)
+        index = NoteIndex(settings.vault, db, settings)
+        warmup = IndexWarmup(index, warn)
+        server = build_server(settings, index, notebook_server=notebook_server, warmup=warmup)
+        warmup.start()
+        try:
+            yield server
+        finally:
+            warmup.stop()
     finally:
         db.close()
 
@@ -109,10 +120,12 @@ def _check_vault(settings: Settings) -> None:
         raise InputError(f"{settings.vault}: vault folder does not exist or is not a directory")
 
 
-def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any = None) -> MCPServer:
+def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any = None,
+                 warmup: IndexWarmup | None = None) -> MCPServer:
     """The MCP server over `settings.vault`, searching with `index` (the caller owns its state file;
     `serving` opens and closes it). `notebook_server` overrides `settings.server` for the notebook
-    tools (an in-process server in tests).
+    tools (an in-process server in tests). With `warmup` (the index being built in the background), a
+    search waits for it to finish, sending progress notifications to a client that asked for them.
 
     Raises:
         InputError: the vault is not a directory.
@@ -124,12 +137,15 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
 
     @server.strict_tool("Search the vault: notes ranked by BM25 (path, headings and body), each with its "
                         "best matching chunks (ids PATH:INDEX, character offsets, scores, snippets).")
-    def search_notes(
+    async def search_notes(
+        ctx: Context,
         query: Annotated[str, Field(min_length=1, max_length=2000, description="Words to look for.")],
         limit: Annotated[int, Field(ge=1, le=50, description="Most notes to return.")] = 10,
         chunks_per_note: Annotated[int, Field(ge=1, le=10, description="Most chunks per note.")] = 3,
     ) -> SearchResult:
-        return _call(lambda: vault.search_notes(query, limit, chunks_per_note))
+        if warmup is not None:
+            await warmup.wait(ctx.report_progress)
+        return await anyio.to_thread.run_sync(lambda: _call(lambda: vault.search_notes(query, limit, chunks_per_note)))
 
     @server.strict_tool("Read a note by its vault path. Small notes come whole; large ones as a preview "
                         "with metadata and hints. Then: chunk=N or chunks='N-M' for pages, start_time/"

@@ -60,7 +60,8 @@ class StrictToolServer(MCPServer):
     def strict_tool(self, description: str) -> Callable[[F], F]:
         """Like `tool(description=…)`, recording the argument names the function takes."""
         def register(fn: F) -> F:
-            self._accepted[fn.__name__] = tuple(inspect.signature(fn).parameters)
+            self._accepted[fn.__name__] = tuple(name for name, param in inspect.signature(fn).parameters.items()
+                                                if param.annotation not in (Context, "Context"))
             return self.tool(description=description)(fn)
 
         return register
