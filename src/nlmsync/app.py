@@ -37,6 +37,7 @@ from nlmsync.search.index import NoteIndex
 from nlmsync.store import StateStore
 from nlmsync.sync.carry_over import history_source_ids
 from nlmsync.sync.citations import find_cited_text, heading_above
+from nlmsync.sync.identity import lookalike_notice
 from nlmsync.sync.plan import Branch
 from nlmsync.sync.prepare import (
     MirrorScope,
@@ -283,7 +284,7 @@ class Orchestrator:
         if dry_run:
             return remote, 0, len(self.store.pending_deletions(notebook_id))
         self.store.reconcile(notebook_id, remote.ids())
-        queue_duplicate_sources(self._deps(notebook_id), remote)
+        await queue_duplicate_sources(self._deps(notebook_id), remote)
         done, left = await retry_pending_deletions(self._deps(notebook_id), remote)
         return remote, done, left
 
@@ -406,6 +407,7 @@ class Orchestrator:
                 raise
             finally:
                 report.remote_count = len(remote)
+                report.notices.extend(lookalike_notice(i, t) for i, t in remote.foreign.items())
         return selected
 
     async def keep_current(self, paths: Sequence[str]) -> RefreshReport | None:
@@ -477,6 +479,7 @@ class Orchestrator:
                                selected=[SelectedNote(path=h.path, score=h.score) for h in hits], notes=outcomes)
             live = [o for o in outcomes if o.branch in (Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED)]
             result.notices.extend(f"{o.path}: {o.error}" for o in outcomes if o.branch == Branch.FAILED)
+            result.notices.extend(lookalike_notice(i, t) for i, t in remote.foreign.items())
             conversation = None if new else (conversation_id or self.store.latest_conversation(notebook_id))
             if conversation is not None:
                 records = self.store.query_records(notebook_id, conversation)

@@ -141,3 +141,13 @@ def test_reads_do_not_rewrite_the_state_unless_a_fault_counts_calls(tmp_path: Pa
                              state_path=tmp_path / "counted.json")
     counted.apply("notebook_list", {})
     assert json.loads((tmp_path / "counted.json").read_text())["counters"] == {"*": 1, "notebook_list": 1}
+
+
+def test_content_comes_back_as_indexed_blocks_not_the_bytes_sent() -> None:
+    """Like the real server: paragraphs re-joined by one blank line, whitespace around them dropped."""
+    fake = FakeNotebookLM()
+    nb = _notebook(fake)
+    sid = _add(fake, nb, "# Title\n\n\n  First paragraph\nstill first.  \n\n\nSecond.\n", "t")["source_id"]
+    content = fake.apply("source_get_content", {"source_id": sid})
+    assert content["content"] == "# Title\n\nFirst paragraph\nstill first.\n\nSecond."
+    assert content["char_count"] == len(content["content"])

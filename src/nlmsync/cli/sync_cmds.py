@@ -126,6 +126,8 @@ def _print_refresh(report: RefreshReport, json_output: bool, quiet: bool) -> Non
     if json_output:
         emit_json(report)
         return
+    for notice in report.notices:
+        stderr_console().print(f"nlmsync: note: {escape(notice)}")
     out = stdout_console()
     for note in report.notes:
         if not quiet or note.branch is Branch.FAILED:

@@ -35,6 +35,7 @@ from nlmsync.errors import (
     ServerUnreachableError,
 )
 from nlmsync.sync.eviction import CAPACITY_HINT, evict_path, make_room, plan_evictions, strict_delete
+from nlmsync.sync.identity import holds_text, screen_title_matches
 from nlmsync.sync.plan import Branch, Decision, PreparedNote, RegisteredPart, decide_branch, prepare_note
 from nlmsync.sync.reconcile import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome
@@ -167,7 +168,7 @@ def check_capacity_up_front(deps: SyncDeps, works: list[_Work], remote: RemoteVi
     own_titles = {p.title for w in works for p in w.note.parts}
     untouchable = 0
     for source_id, title in remote.sources.items():
-        if title in own_titles:
+        if title in own_titles and source_id not in remote.foreign:
             continue
         row = deps.store.mapping_by_source_id(deps.notebook_id, source_id)
         if row is None or not row.managed:
@@ -310,7 +311,7 @@ class _Runner:
 
     def _adoptable(self, path: str, title: str, listing: dict[str, str]) -> str | None:
         for source_id, source_title in listing.items():
-            if source_title != title:
+            if source_title != title or source_id in self.remote.foreign:
                 continue
             row = self.deps.store.mapping_by_source_id(self.deps.notebook_id, source_id)
             if row is None or row.path == path:
@@ -404,23 +405,43 @@ class _Runner:
             deps.store.deletion_done(deps.notebook_id, source_id)
 
 
-def queue_duplicate_sources(deps: SyncDeps, remote: RemoteView) -> int:
-    """Queue for deletion every unregistered remote source titled exactly like a live registered one.
+async def queue_duplicate_sources(deps: SyncDeps, remote: RemoteView) -> int:
+    """Queue for deletion every unregistered remote source that is a copy of a live registered one: titled
+    exactly like it and holding its text (`identity`).
 
-    Titles are unique to a path and its content, so such a source is a duplicate left by an add whose
-    answer was lost and which landed after the run had looked for it. Returns how many were queued.
+    Titles are unique to a path and its content, so such a source is a duplicate left by an add whose answer
+    was lost and which landed after the run had looked for it. A source with the title but other text was
+    added by someone else: it is marked foreign and left alone. Returns how many were queued.
     """
     store, nb = deps.store, deps.notebook_id
-    live_titles = {m.title: store.resolve_source_id(m.source_id) for m in store.all_mappings(nb)
-                   if m.status == "active"}
-    queued = 0
-    with store.step():
-        for source_id, title in remote.sources.items():
-            owner = live_titles.get(title)
-            if owner is not None and owner != source_id and store.mapping_by_source_id(nb, source_id) is None:
+    live = {m.title: m for m in store.all_mappings(nb) if m.status == "active"}
+    duplicates: list[tuple[str, str]] = []
+    for source_id, title in list(remote.sources.items()):
+        row = live.get(title)
+        if (row is None or store.resolve_source_id(row.source_id) == source_id
+                or store.mapping_by_source_id(nb, source_id) is not None):
+            continue
+        if await holds_text(deps.client, source_id, _uploaded_text(deps, row), row.content_hash):
+            duplicates.append((source_id, title))
+        else:
+            remote.foreign[source_id] = title
+    if duplicates:
+        with store.step():
+            for source_id, title in duplicates:
                 store.queue_deletion(nb, source_id, f"duplicate of {title}")
-                queued += 1
-    return queued
+    return len(duplicates)
+
+
+def _uploaded_text(deps: SyncDeps, row: Any) -> str | None:
+    """The text nlmsync uploaded for a registry row: the note's part as it is now, when it still hashes the
+    same; None when the note changed since (only the hash is known then)."""
+    try:
+        text = vault_files.read_note_text(deps.vault_root, row.path)
+    except (InputError, OSError):
+        return None
+    parts = prepare_note(row.path, text, deps.max_words, deps.max_bytes).parts
+    part = parts[row.part] if row.part < len(parts) else None
+    return part.text if part is not None and part.content_hash == row.content_hash else None
 
 
 async def retry_pending_deletions(deps: SyncDeps, remote: RemoteView) -> tuple[int, int]:
@@ -472,6 +493,8 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
     """
     items = load_notes(deps, list(dict.fromkeys(paths)), found)
     works = [i for i in items if isinstance(i, _Work)]
+    await screen_title_matches(deps.client, deps.store, deps.notebook_id, remote,
+                               {p.title: p.text for w in works for p in w.note.parts})
     check_capacity_up_front(deps, works, remote)
     decide_all(deps, works, remote)
     protected = set(protect or ()) | set(paths)

@@ -16,10 +16,14 @@ from nlmsync.sync.titles import looks_managed
 
 @dataclass
 class RemoteView:
+    """The notebook's sources (id -> title). `foreign` are sources titled like nlmsync's uploads that are not
+    its own (see `identity`): never adopted by title, deleted or evicted."""
+
     notebook_id: str
     title: str = ""
     sources: dict[str, str] = field(default_factory=dict)
     reads: int = 0
+    foreign: dict[str, str] = field(default_factory=dict)
 
     def ids(self) -> set[str]:
         return set(self.sources)
@@ -31,9 +35,9 @@ class RemoteView:
         return len(self.sources)
 
     def find_title(self, title: str) -> str | None:
-        """The id of a source with exactly this title (the first one listed), if any."""
+        """The id of a source with exactly this title (the first one listed, look-alikes aside), if any."""
         for source_id, source_title in self.sources.items():
-            if source_title == title:
+            if source_title == title and source_id not in self.foreign:
                 return source_id
         return None
 

@@ -35,6 +35,8 @@ class RefreshReport(BaseModel):
     pending_deletions_left: int = 0
     remote_count: int = 0
     capacity: int = 0
+    notices: list[str] = Field(default_factory=list, description="What the user should know beyond the notes: "
+                               "sources left alone as unmanaged, pauses the server's rate limit imposed.")
 
     def by_branch(self, branch: Branch) -> list[NoteOutcome]:
         return [n for n in self.notes if n.branch == branch]

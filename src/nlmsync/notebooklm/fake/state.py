@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import time
 import uuid
@@ -90,6 +91,14 @@ def _as_list(value: str | list[str] | None) -> list[str] | None:
         if isinstance(parsed, list):
             return [str(item) for item in parsed]
     return [part.strip() for part in stripped.split(",") if part.strip()]
+
+
+def indexed_text(text: str) -> str:
+    """What `source_get_content` hands back for an uploaded text. The real server does not return the bytes it
+    was sent but NotebookLM's indexed blocks re-joined by a blank line; the fake takes paragraphs as blocks,
+    so runs of blank lines and the whitespace around paragraphs differ from the upload, as they do there."""
+    blocks = (block.strip() for block in re.split(r"\n[ \t]*\n", text))
+    return "\n\n".join(block for block in blocks if block)
 
 
 def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -343,8 +352,9 @@ class FakeNotebookLM:
         source = self.source(source_id)
         if source is None:
             return _not_found("Source", source_id)
-        return {"status": "success", "content": source.text, "title": source.title,
-                "source_type": source.source_type, "char_count": len(source.text)}
+        content = indexed_text(source.text)
+        return {"status": "success", "content": content, "title": source.title,
+                "source_type": source.source_type, "char_count": len(content)}
 
     def _tool_notebook_query(self, notebook_id: str, query: str, source_ids: str | list[str] | None = None,
                              conversation_id: str | None = None, timeout: float | None = None,
