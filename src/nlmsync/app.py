@@ -33,7 +33,7 @@ from nlmsync.errors import (
     UsageError,
 )
 from nlmsync.notebooklm import connect
-from nlmsync.search.index import NoteIndex
+from nlmsync.search.index import NoteIndex, SearchHit
 from nlmsync.store import StateStore
 from nlmsync.sync.carry_over import history_source_ids
 from nlmsync.sync.citations import find_cited_text, heading_above
@@ -60,6 +60,9 @@ class ProgressSink(Protocol):
     def start(self, label: str, total: int) -> None: ...
 
     def advance(self, outcome: NoteOutcome) -> None: ...
+
+    def indexing(self, done: int, total: int) -> None:
+        """The search index is being brought up to date: `done` of `total` changed notes read."""
 
 
 class Citation(BaseModel):
@@ -185,6 +188,13 @@ class Orchestrator:
         if self._index is None:
             self._index = NoteIndex(self.vault_root, self.store.db, self.settings)
         return self._index
+
+    def _selected(self, query: str) -> list[SearchHit]:
+        """The notes the selection rule picks for `query`; an index that must be brought up to date first (a
+        fresh vault of thousands of notes takes a while) reports its progress."""
+        if self.progress is not None and self.index.dirty:
+            self.index.sync(on_progress=self.progress.indexing)
+        return self.index.selected(query)
 
     # --- notebook and remote -------------------------------------------------------------------
     async def _notebook(self, *, create: bool, planned: bool = False) -> tuple[str, Any]:
@@ -451,7 +461,7 @@ class Orchestrator:
             named = [(note, False) for note in self._synced_paths(notebook_id)]
         chosen = [note for note, _ in named or ()]
         if query is not None:
-            chosen.extend(hit.path for hit in self.index.selected(query))
+            chosen.extend(hit.path for hit in self._selected(query))
         unique = list(dict.fromkeys(chosen))
         return unique, set(unique) - {note for note, by_name in named or () if by_name}
 
@@ -471,7 +481,7 @@ class Orchestrator:
         async with self._writer():  # sources are prepared by one run at a time …
             notebook_id, first = await self._notebook(create=True)
             remote, _, _ = await self._prepare_run(notebook_id, first, dry_run=False)
-            hits = self.index.selected(question)
+            hits = self._selected(question)
             if self.progress:
                 self.progress.start("preparing sources", len(hits))
             outcomes = await ensure_sources_for_paths(self._deps(notebook_id), [h.path for h in hits], remote)

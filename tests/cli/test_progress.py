@@ -104,3 +104,13 @@ def test_search_footer_counts_selected_and_shown_apart(vault: Path, capsys: pyte
     assert code == 0 and selected > 1
     code, out, _ = run(capsys, "--vault", str(vault), "search", "heapsort sorting", "--limit", "1")
     assert out.splitlines()[-1] == f"✓ = selected for NotebookLM: {selected} selected, 1 shown"
+
+
+def test_ask_on_a_fresh_vault_shows_the_index_being_built(vault: Path, terminal: io.StringIO,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Fresh", "ask",
+                       "How does heapsort work?")
+    assert code == 0 and "heapsort" in out.lower()
+    drawn = frames(terminal)
+    assert any(re.search(r"ask: indexing the vault .* 0/30$", line) for line in drawn), drawn
+    assert any("preparing sources" in line for line in drawn)

@@ -102,6 +102,6 @@ def test_serve_without_vault_warns_on_stderr(tmp_path: Path, monkeypatch: pytest
     out, err = capsys.readouterr()
     assert (exited.value.code or 0, out) == (0, "")
     assert err.splitlines() == [
-        f"nlmsync: warning: no --vault given: serving the current folder, {tmp_path} (an MCP client starts "
-        "nlmsync in a folder of its choosing: give --vault with an absolute path)",
+        (f"nlmsync: warning: no --vault given: serving the current folder, {tmp_path} (an MCP client starts "
+         "nlmsync in a folder of its choosing: give --vault with an absolute path)"),
         f"nlmsync: warning: {tmp_path.resolve()} has no markdown notes: search_notes will find nothing"]

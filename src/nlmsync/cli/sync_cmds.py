@@ -56,6 +56,7 @@ class RichProgress:
         self._progress = new_progress()
         self._label = label
         self._task: Any = self._progress.add_task(f"{label}: connecting to the NotebookLM server…", total=None)
+        self._phase = "connecting"
 
     def __enter__(self) -> Self:
         self._progress.start()
@@ -69,8 +70,16 @@ class RichProgress:
         self._progress.update(self._task, description=f"{self._label}: reading the notebook…")
 
     def start(self, label: str, total: int) -> None:
+        self._phase = label
         self._progress.remove_task(self._task)
         self._task = self._progress.add_task(label, total=total)
+        self._progress.refresh()
+
+    def indexing(self, done: int, total: int) -> None:
+        if self._phase != "indexing":
+            self.start(f"{self._label}: indexing the vault", total)
+            self._phase = "indexing"
+        self._progress.update(self._task, completed=done)
 
     def advance(self, outcome: NoteOutcome) -> None:
         from nlmsync.sync.plan import Branch
