@@ -7,7 +7,14 @@ import sys
 
 from typer.exceptions import Abort, TyperException
 
-from nlmsync.cli import completion_cmds, fake_cmds, search_cmds, server_cmds, sync_cmds  # noqa: F401  (register commands)
+from nlmsync.cli import (  # noqa: F401  (register commands)
+    completion_cmds,
+    fake_cmds,
+    notebook_cmds,
+    search_cmds,
+    server_cmds,
+    sync_cmds,
+)
 from nlmsync.cli._app import app
 from nlmsync.cli._output import visible
 from nlmsync.cli.completion_cmds import COMPLETE_VAR

@@ -13,6 +13,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from rich.console import Console
 
 
@@ -75,15 +77,59 @@ def _default(obj: Any) -> Any:
     return str(obj)
 
 
+# The version of every JSON document's layout; raised when a field is renamed, removed or changes meaning.
+SCHEMA_VERSION = 1
+
+
+def _versioned(document: Any) -> Any:
+    plain = _plain(document)
+    return {"schema_version": SCHEMA_VERSION, **plain} if isinstance(plain, dict) else plain
+
+
 def emit_json(document: Any) -> None:
-    """Write exactly one JSON document to stdout."""
-    sys.stdout.write(json.dumps(_plain(document), ensure_ascii=False, default=_default) + "\n")
+    """Write exactly one JSON document to stdout, `schema_version` first."""
+    sys.stdout.write(json.dumps(_versioned(document), ensure_ascii=False, default=_default) + "\n")
     sys.stdout.flush()
 
 
 def json_line(document: Any) -> str:
-    """One compact JSON line (for JSON-lines output such as `search --queries`)."""
-    return json.dumps(_plain(document), ensure_ascii=False, default=_default)
+    """One compact JSON line, `schema_version` first (for JSON-lines output such as `search --queries`)."""
+    return json.dumps(_versioned(document), ensure_ascii=False, default=_default)
+
+
+def when(iso: str | None, *, now: datetime | None = None) -> str:
+    """A stored ISO-8601 time for a person: relative on a terminal ("5 min ago"), ISO to the second otherwise."""
+    from datetime import UTC, datetime
+
+    if not iso:
+        return "never"
+    try:
+        moment = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    if not stdout_console().is_terminal:
+        return moment.astimezone(UTC).isoformat(timespec="seconds")
+    return relative_time(moment, now or datetime.now(UTC))
+
+
+def relative_time(moment: datetime, now: datetime) -> str:
+    """"just now", "12 s ago", "5 min ago", "3 h ago", "2 days ago", then the date."""
+    from datetime import UTC
+
+    seconds = (now - moment).total_seconds()
+    if seconds < 0:
+        return moment.astimezone(UTC).isoformat(timespec="seconds")
+    if seconds < 5:
+        return "just now"
+    for limit, unit, size in ((60, "s", 1), (3600, "min", 60), (86400, "h", 3600)):
+        if seconds < limit:
+            return f"{int(seconds // size)} {unit} ago"
+    days = int(seconds // 86400)
+    if days < 30:
+        return f"{days} day{'s' if days > 1 else ''} ago"
+    return moment.astimezone(UTC).date().isoformat()
 
 
 def interactive() -> bool:

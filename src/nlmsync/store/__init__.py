@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from nlmsync.store._compaction import CompactionReport
     from nlmsync.store._lru import LruEntry
     from nlmsync.store._models import (
+        ConversationSummary,
         EvictionRecord,
         Message,
         PendingDeletion,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "CompactionReport": "nlmsync.store._compaction",
+    "ConversationSummary": "nlmsync.store._models",
     "EvictionRecord": "nlmsync.store._models",
     "LruEntry": "nlmsync.store._lru",
     "Message": "nlmsync.store._models",
@@ -42,6 +44,7 @@ _EXPORTS = {
 
 __all__ = [
     "CompactionReport",
+    "ConversationSummary",
     "EvictionRecord",
     "LruEntry",
     "Message",

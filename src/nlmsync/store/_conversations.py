@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from nlmsync.store._base import StoreBase
-from nlmsync.store._models import Message, QueryRecord
+from nlmsync.store._models import ConversationSummary, Message, QueryRecord
 
 DEFAULT_NOTEBOOK_KEY = "default_notebook"
 
@@ -107,3 +107,24 @@ class ConversationMixin(StoreBase):
             return [r[0] for r in self.db.execute(
                 "SELECT conversation_id FROM conversations WHERE notebook_id = ? ORDER BY last_turn DESC",
                 [notebook_id])]
+
+    def conversation_summaries(self, notebook_id: str | None = None) -> list[ConversationSummary]:
+        """The conversations of one notebook (or of all), most recent first, with their kept turns."""
+        where = "WHERE c.notebook_id = ?" if notebook_id is not None else ""
+        with self._reading():
+            rows = self.db.execute(
+                "SELECT c.notebook_id, c.conversation_id, count(m.id), min(m.asked_at), max(m.asked_at), "
+                "(SELECT question FROM messages f WHERE f.notebook_id = c.notebook_id "
+                " AND f.conversation_id = c.conversation_id ORDER BY f.id LIMIT 1) "
+                "FROM conversations c JOIN messages m ON m.notebook_id = c.notebook_id "
+                f"AND m.conversation_id = c.conversation_id {where} "
+                "GROUP BY c.notebook_id, c.conversation_id ORDER BY c.last_turn DESC",
+                [notebook_id] if notebook_id is not None else []).fetchall()
+        return [ConversationSummary(*row) for row in rows]
+
+    def find_conversations(self, prefix: str) -> list[tuple[str, str]]:
+        """(notebook id, conversation id) of every conversation whose id starts with `prefix`."""
+        with self._reading():
+            return [(nb, conv) for nb, conv in self.db.execute(
+                "SELECT notebook_id, conversation_id FROM conversations WHERE substr(conversation_id, 1, ?) = ? "
+                "ORDER BY last_turn DESC", [len(prefix), prefix])]

@@ -77,6 +77,18 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
+class ConversationSummary:
+    """One conversation as a listing shows it: its notebook, how many turns are kept, when, and how it began."""
+
+    notebook_id: str
+    conversation_id: str
+    turn_count: int
+    started_at: str
+    last_asked_at: str
+    first_question: str
+
+
+@dataclass(frozen=True, slots=True)
 class QueryRecord:
     """What carry-over (§8) needs from one query: the source ids sent, the notes selected, citations."""
 

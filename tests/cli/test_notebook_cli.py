@@ -1,0 +1,145 @@
+"""`nlmsync notebooks` and `nlmsync conversations` in process: how a user finds a notebook id, and reads back
+what was asked, with the notes each answer relied on."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from nlmsync.cli import main
+from nlmsync.cli._output import relative_time
+from nlmsync.notebooklm import FAKE_STATE_FILE
+from nlmsync.notebooklm.fake import FakeNotebookLM
+from nlmsync.store import SourceMapping, StateStore
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(autouse=True)
+def _no_nlmsync_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [n for n in os.environ if n.startswith("NLMSYNC_")]:
+        monkeypatch.delenv(name)
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    (root / ".nlmsync").mkdir(parents=True)
+    (root / "heapsort.md").write_text("# Heapsort\nA max-heap.", encoding="utf-8")
+    return root
+
+
+def _fake_with_notebooks(vault: Path) -> tuple[str, str]:
+    fake = FakeNotebookLM(state_path=vault / ".nlmsync" / FAKE_STATE_FILE)
+    first = fake.apply("notebook_create", {"title": "Algorithms"})["notebook_id"]
+    for n in range(3):
+        fake.apply("source_add", {"notebook_id": first, "source_type": "text", "text": f"t{n}", "title": f"n{n}"})
+    second = fake.apply("notebook_create", {"title": "Physics"})["notebook_id"]
+    fake.save()
+    return first, second
+
+
+def test_notebooks_lists_id_title_and_source_count(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, second = _fake_with_notebooks(vault)
+    code, out, err = run(capsys, "--vault", str(vault), "--server", "fake", "notebooks", "--json")
+    assert (code, err) == (0, "")
+    document = json.loads(out)
+    assert document["schema_version"] == 1 and document["notebook_count"] == 2
+    assert {(nb["id"], nb["title"], nb["source_count"], nb["default"]) for nb in document["notebooks"]} == {
+        (first, "Algorithms", 3, False), (second, "Physics", 0, False)}
+
+    with StateStore.open(vault / ".nlmsync" / "state.db") as store:  # the vault's notebook is marked
+        store.set_default_notebook(second)
+    code, out, _ = run(capsys, "notebooks", "--vault", str(vault), "--server", "fake")
+    assert code == 0
+    lines = out.splitlines()
+    assert any(line.startswith(f"  {first}") and "3 sources" in line and line.endswith("Algorithms")
+               for line in lines), out
+    assert any(line.startswith(f"* {second}") and line.endswith("Physics") for line in lines), out
+
+
+def test_notebooks_with_none_says_how_to_create_one(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--vault", str(vault), "--server", "fake", "notebooks")
+    assert code == 0 and "--notebook new:TITLE" in out
+
+
+def _conversations(vault: Path) -> None:
+    with StateStore.open(vault / ".nlmsync" / "state.db") as store:
+        store.upsert_mapping(SourceMapping(notebook_id="nb1", path="heapsort.md", source_id="s-heap",
+                                           content_hash="h", title="heapsort.md · 01"))
+        store.record_turn("nb1", "c0ffee-1", "How does heapsort work?", "It builds a max-heap [1].",
+                          ["s-heap", "s-other"], ["heapsort.md", "gone.md"], {"1": "s-heap"})
+        store.record_turn("nb1", "c0ffee-1", "And its cost?", "n log n.", ["s-heap"], ["heapsort.md"], {})
+        store.record_turn("nb1", "c0ffee-2", "What is entropy?", "Disorder.", [], [], {})
+
+
+def test_conversations_lists_newest_first(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _conversations(vault)
+    code, out, err = run(capsys, "--vault", str(vault), "conversations", "--json")
+    assert (code, err) == (0, "")
+    document = json.loads(out)
+    assert document["schema_version"] == 1 and document["conversation_count"] == 2
+    assert [(c["conversation_id"], c["turn_count"], c["first_question"]) for c in document["conversations"]] == [
+        ("c0ffee-2", 1, "What is entropy?"), ("c0ffee-1", 2, "How does heapsort work?")]
+    first = document["conversations"][1]
+    assert first["started_at"] < first["last_asked_at"]
+
+    code, out, _ = run(capsys, "--vault", str(vault), "conversations")
+    assert code == 0
+    assert out.splitlines()[1].startswith("c0ffee-1") and "2 turns" in out and "How does heapsort work?" in out
+
+
+def test_conversations_show_gives_each_turn_and_the_notes_it_relied_on(vault: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    _conversations(vault)
+    code, out, err = run(capsys, "--vault", str(vault), "conversations", "show", "c0ffee-1", "--json")
+    assert (code, err) == (0, "")
+    document = json.loads(out)
+    assert (document["notebook_id"], document["conversation_id"], document["turn_count"]) == ("nb1", "c0ffee-1", 2)
+    first, second = document["turns"]
+    assert (first["question"], first["answer"]) == ("How does heapsort work?", "It builds a max-heap [1].")
+    assert first["cited_paths"] == ["heapsort.md"] and first["selected_paths"] == ["heapsort.md", "gone.md"]
+    assert first["source_ids"] == ["s-heap", "s-other"] and second["cited_paths"] == []
+
+    code, out, _ = run(capsys, "conversations", "show", "c0ffee-1", "--vault", str(vault))
+    assert code == 0
+    assert "1. How does heapsort work?" in out and "2. And its cost?" in out and "cited: heapsort.md" in out
+
+
+@pytest.mark.parametrize(("words", "message"), [
+    (["show", "c0ffee"], "'c0ffee' starts 2 conversation ids"),
+    (["show", "nope"], "no conversation 'nope'"),
+    (["remove", "c0ffee-1"], "expected 'list' or 'show ID'"),
+])
+def test_conversations_bad_request_is_one_line_exit_2(vault: Path, capsys: pytest.CaptureFixture[str],
+                                                      words: list[str], message: str) -> None:
+    _conversations(vault)
+    code, out, err = run(capsys, "--vault", str(vault), "conversations", *words)
+    assert code == 2 and out == ""
+    assert err.splitlines()[0].startswith("nlmsync: error: ") and message in err.splitlines()[0]
+
+
+def test_conversations_without_a_state_file_creates_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--vault", str(tmp_path), "conversations")
+    assert code == 0 and "No conversations yet" in out
+    assert not (tmp_path / ".nlmsync").exists()
+
+
+def test_relative_time() -> None:
+    now = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+    assert [relative_time(now - delta, now) for delta in (
+        timedelta(seconds=2), timedelta(seconds=40), timedelta(minutes=5), timedelta(hours=3), timedelta(days=1),
+        timedelta(days=9), timedelta(days=90))] == [
+        "just now", "40 s ago", "5 min ago", "3 h ago", "1 day ago", "9 days ago", "2026-08-25"]
