@@ -8,6 +8,7 @@ behind, and only then makes its own changes through `ensure_sources_for_paths` (
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import ExitStack, asynccontextmanager
@@ -38,6 +39,7 @@ from nlmsync.store import StateStore
 from nlmsync.sync.carry_over import history_source_ids
 from nlmsync.sync.citations import find_cited_text, heading_above
 from nlmsync.sync.identity import lookalike_notice
+from nlmsync.sync.local_changes import local_changes
 from nlmsync.sync.plan import Branch
 from nlmsync.sync.prepare import (
     MirrorScope,
@@ -102,25 +104,95 @@ class RegistryEntry(BaseModel):
     managed: bool
 
 
+class LocalChangeEntry(BaseModel):
+    """A synced note that changed in the vault: modified, renamed (to `renamed_to`), deleted or excluded."""
+
+    path: str
+    change: str
+    renamed_to: str | None = None
+    command: str = Field(description="The command that brings its source up to date.")
+
+
+class EvictionCandidate(BaseModel):
+    path: str
+    use_count: int
+    last_used: str | None = None
+
+
+class EvictionEntry(BaseModel):
+    path: str
+    source_id: str
+    reason: str
+    evicted_at: str
+
+
+class NextStep(BaseModel):
+    """Something `status` found to do, and the command that does it."""
+
+    why: str
+    command: str
+
+
 class StatusReport(BaseModel):
     notebook_id: str
     title: str
     capacity: int
-    remote_count: int
-    active: list[RegistryEntry] = Field(default_factory=list)
-    stale: list[RegistryEntry] = Field(default_factory=list)
-    orphans: list[str] = Field(default_factory=list, description="Remote sources titled by nlmsync, unregistered.")
-    unmanaged: int = Field(0, description="Remote sources nlmsync did not upload.")
-    pending_deletions: list[str] = Field(default_factory=list)
-    recent_evictions: list[dict[str, str]] = Field(default_factory=list)
+    source_count: int = Field(description="Sources the notebook holds now.")
+    active_sources: list[RegistryEntry] = Field(default_factory=list)
+    stale_sources: list[RegistryEntry] = Field(default_factory=list,
+                                               description="Synced notes whose source is gone from the notebook.")
+    orphan_source_ids: list[str] = Field(default_factory=list,
+                                         description="Remote sources titled by nlmsync, unregistered.")
+    unmanaged_count: int = Field(0, description="Remote sources nlmsync did not upload (never evicted).")
+    local_changes: list[LocalChangeEntry] = Field(default_factory=list,
+                                                  description="Synced notes changed in the vault, not synced yet.")
+    next_evictions: list[EvictionCandidate] = Field(default_factory=list,
+                                                    description="The first notes evicted when room is needed.")
+    pending_deletions: list[str] = Field(default_factory=list, description="Source ids still to delete.")
+    recent_evictions: list[EvictionEntry] = Field(default_factory=list)
+    next_steps: list[NextStep] = Field(default_factory=list)
 
 
 class ReconcileReport(BaseModel):
     notebook_id: str
-    active: int
-    stale: list[str] = Field(default_factory=list)
-    canonicalized: list[str] = Field(default_factory=list)
-    orphans: list[str] = Field(default_factory=list)
+    active_count: int
+    stale_paths: list[str] = Field(default_factory=list)
+    canonicalized_paths: list[str] = Field(default_factory=list)
+    orphan_source_ids: list[str] = Field(default_factory=list)
+
+
+NEXT_EVICTIONS_SHOWN = 5
+
+
+def _next_steps(report: StatusReport) -> list[NextStep]:
+    """What to do about what `status` found, most pressing first."""
+    steps: list[NextStep] = []
+    if report.source_count > report.capacity:
+        steps.append(NextStep(
+            why=f"the notebook holds {report.source_count} sources, capacity is {report.capacity}",
+            command="set 'capacity' to your plan's limit (50 free, 100 Plus, 300 Pro, 600 Ultra) in "
+                    ".nlmsync/config.toml or NLMSYNC_CAPACITY"))
+    changed = [c for c in report.local_changes if c.change in ("modified", "renamed")]
+    if changed:
+        targets = " ".join(dict.fromkeys(c.command.removeprefix("nlmsync refresh ") for c in changed))
+        steps.append(NextStep(why=f"{len(changed)} synced notes changed in the vault",
+                              command=f"nlmsync refresh {targets}"))
+    gone = [c for c in report.local_changes if c.change in ("deleted", "excluded")]
+    if gone:
+        steps.append(NextStep(why=f"{len(gone)} synced notes were deleted or excluded; their sources stay",
+                              command="nlmsync refresh --all (mirrors the vault: also uploads notes not synced yet)"))
+    if report.stale_sources:
+        paths = " ".join(shlex.quote(p) for p in dict.fromkeys(e.path for e in report.stale_sources))
+        steps.append(NextStep(why=f"{len(report.stale_sources)} synced sources are missing from the notebook",
+                              command=f"nlmsync refresh {paths}"))
+    if report.orphan_source_ids:
+        steps.append(NextStep(why=f"{len(report.orphan_source_ids)} sources titled by nlmsync are not in the "
+                                  "state file; refreshing their notes adopts them",
+                              command="nlmsync refresh --all"))
+    if report.pending_deletions:
+        steps.append(NextStep(why=f"{len(report.pending_deletions)} sources wait to be deleted",
+                              command="nlmsync refresh (retries them first)"))
+    return steps
 
 
 def _dedup(ids: Sequence[str]) -> list[str]:
@@ -403,7 +475,7 @@ class Orchestrator:
             named, roots = self._expand_args(paths, gone_ok=mirror)
             notebook_id, first = await self._notebook(create=not dry_run, planned=dry_run)
             report.notebook_id = notebook_id
-            remote, report.pending_deletions_done, report.pending_deletions_left = await self._prepare_run(
+            remote, report.pending_deletions_done_count, report.pending_deletions_left_count = await self._prepare_run(
                 notebook_id, first, dry_run=dry_run)
             selected, found = self._refresh_paths(notebook_id, named, query, mirror)
             scope = self._mirror_scope(notebook_id, paths, roots, selected) if mirror else None
@@ -416,7 +488,7 @@ class Orchestrator:
                 report.notes.extend(exc.report if isinstance(exc.report, list) else [])
                 raise
             finally:
-                report.remote_count = len(remote)
+                report.source_count = len(remote)
                 report.notices.extend(lookalike_notice(i, t) for i, t in remote.foreign.items())
         return selected
 
@@ -565,23 +637,35 @@ class Orchestrator:
 
     # --- status and reconcile ------------------------------------------------------------------
     async def status(self) -> StatusReport:
-        """The registry against the remote listing; changes nothing."""
+        """The registry against the remote listing and the vault, with the next steps; changes nothing."""
         notebook_id, first = await self._notebook(create=False)
         remote = await self._remote(notebook_id, first)
         report = StatusReport(notebook_id=notebook_id, title=remote.title, capacity=self.settings.capacity,
-                              remote_count=len(remote))
+                              source_count=len(remote))
         registered: set[str] = set()
-        for m in self.store.all_mappings(notebook_id):
+        mappings = self.store.all_mappings(notebook_id)
+        for m in mappings:
             resolved = self.store.resolve_source_id(m.source_id)
             registered.update((m.source_id, resolved))
             entry = RegistryEntry(path=m.path, part=m.part, part_count=m.part_count, source_id=resolved,
                                   title=m.title, managed=m.managed)
-            (report.active if resolved in remote else report.stale).append(entry)
-        report.orphans = orphan_ids(remote, registered)
-        report.unmanaged = sum(1 for i, t in remote.sources.items() if i not in registered and not looks_managed(t))
+            (report.active_sources if resolved in remote else report.stale_sources).append(entry)
+        report.orphan_source_ids = orphan_ids(remote, registered)
+        report.unmanaged_count = sum(1 for i, t in remote.sources.items()
+                                     if i not in registered and not looks_managed(t))
+        report.local_changes = [
+            LocalChangeEntry(path=c.path, change=c.change.value, renamed_to=c.renamed_to, command=c.command)
+            for c in local_changes(self.vault_root, mappings, self.settings.exclude)]
+        used = {m.path: m for m in mappings}
+        report.next_evictions = [
+            EvictionCandidate(path=e.path, use_count=used[e.path].use_count if e.path in used else e.uses,
+                              last_used=used[e.path].last_used if e.path in used else None)
+            for e in self.store.eviction_queue(notebook_id)[:NEXT_EVICTIONS_SHOWN]]
         report.pending_deletions = [p.source_id for p in self.store.pending_deletions(notebook_id)]
-        report.recent_evictions = [{"path": e.path, "source_id": e.source_id, "reason": e.reason,
-                                    "evicted_at": e.evicted_at} for e in self.store.recent_evictions(notebook_id, 10)]
+        report.recent_evictions = [EvictionEntry(path=e.path, source_id=e.source_id, reason=e.reason,
+                                                 evicted_at=e.evicted_at)
+                                   for e in self.store.recent_evictions(notebook_id, 10)]
+        report.next_steps = _next_steps(report)
         return report
 
     async def reconcile(self) -> ReconcileReport:
@@ -591,7 +675,7 @@ class Orchestrator:
             remote = await self._remote(notebook_id, first)
             result = self.store.reconcile(notebook_id, remote.ids())
             registered = {self.store.resolve_source_id(m.source_id) for m in self.store.all_mappings(notebook_id)}
-        return ReconcileReport(notebook_id=notebook_id, active=len(result.active),
-                               stale=[m.path for m in result.stale],
-                               canonicalized=[m.path for m in result.canonicalized],
-                               orphans=orphan_ids(remote, registered))
+        return ReconcileReport(notebook_id=notebook_id, active_count=len(result.active),
+                               stale_paths=[m.path for m in result.stale],
+                               canonicalized_paths=[m.path for m in result.canonicalized],
+                               orphan_source_ids=orphan_ids(remote, registered))

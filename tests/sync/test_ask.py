@@ -146,10 +146,15 @@ async def test_status_and_reconcile_report_stale_orphans_and_pending(make_world)
                                              "text": "x", "title": "lost.md · 0123abcd"})["source_id"]
     async with world.run() as orch:
         status = await orch.status()
-        assert [e.path for e in status.stale] == ["sorting/heapsort.md"]
-        assert status.orphans == [orphan] and status.remote_count == 2
+        assert [e.path for e in status.stale_sources] == ["sorting/heapsort.md"]
+        assert status.orphan_source_ids == [orphan] and status.source_count == 2
+        assert [(s.why, s.command) for s in status.next_steps] == [
+            ("1 synced sources are missing from the notebook", "nlmsync refresh sorting/heapsort.md"),
+            ("1 sources titled by nlmsync are not in the state file; refreshing their notes adopts them",
+             "nlmsync refresh --all")]
         result = await orch.reconcile()
-        assert result.stale == ["sorting/heapsort.md"] and result.orphans == [orphan]
+        assert result.stale_paths == ["sorting/heapsort.md"] and result.orphan_source_ids == [orphan]
+        assert result.active_count == 1
         assert orch.store.get_mappings(world.notebook_id, "sorting/heapsort.md")[0].status == "stale"
 
 

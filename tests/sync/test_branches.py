@@ -65,7 +65,7 @@ async def test_replace_with_failing_delete_keeps_note_and_queues_old(make_world)
     assert old in world.remote()
     async with world.run() as orch:
         report = await orch.refresh(["a.md"])
-        assert report.pending_deletions_done == 1 and report.notes[0].branch == Branch.REUSED
+        assert report.pending_deletions_done_count == 1 and report.notes[0].branch == Branch.REUSED
         assert orch.store.pending_deletions(world.notebook_id) == []
     assert list(world.remote()) == [note.source_ids[0]]
 
@@ -369,7 +369,7 @@ async def test_late_duplicate_of_a_live_title_is_deleted(make_world):
                                     "title": title})
     async with world.run() as orch:
         report = await orch.refresh(["a.md"])
-    assert report.pending_deletions_done == 1 and report.notes[0].branch == Branch.REUSED
+    assert report.pending_deletions_done_count == 1 and report.notes[0].branch == Branch.REUSED
     assert list(world.remote()) == [kept]
 
 
@@ -408,7 +408,7 @@ async def test_capacity_reached_mid_run_carries_what_was_done(make_world):
             await orch.refresh(["c.md", "b.md"])
         report = info.value.report
         assert [(n.path, n.branch) for n in report.notes] == [("a.md", Branch.EVICTED), ("c.md", Branch.ADDED)]
-        assert report.remote_count == 2 and info.value.exit_code == 3
+        assert report.source_count == 2 and info.value.exit_code == 3
         assert orch.store.get_mappings(world.notebook_id, "c.md")[0].source_id == report.notes[1].source_ids[0]
     assert sorted(t.split(" · ")[0] for t in world.remote().values()) == ["b.md", "c.md"]
 

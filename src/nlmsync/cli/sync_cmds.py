@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Self, TypeVar
 import typer
 
 from nlmsync.cli._app import app, cli_context, examples
-from nlmsync.cli._output import emit_json, escape, escape_path, interactive, stderr_console, stdout_console
+from nlmsync.cli._output import (
+    emit_json,
+    escape,
+    escape_path,
+    interactive,
+    stderr_console,
+    stdout_console,
+    when,
+)
 from nlmsync.errors import (
     EXIT_AUTH,
     EXIT_CAPACITY,
@@ -143,11 +151,11 @@ def _print_refresh(report: RefreshReport, json_output: bool, quiet: bool) -> Non
             out.print(_note_line(note))
     counts = ", ".join(f"{n} {b}" for b, n in sorted(report.counts().items())) or "nothing to do"
     prefix = "Dry run — would do: " if report.dry_run else ""
-    out.print(f"{prefix}{counts}. Notebook {report.notebook_id}: {report.remote_count}/"
+    out.print(f"{prefix}{counts}. Notebook {report.notebook_id}: {report.source_count}/"
               f"{report.capacity} sources.")
-    if report.pending_deletions_done or report.pending_deletions_left:
-        out.print(f"Pending deletions: {report.pending_deletions_done} done, "
-                  f"{report.pending_deletions_left} still pending.")
+    if report.pending_deletions_done_count or report.pending_deletions_left_count:
+        out.print(f"Pending deletions: {report.pending_deletions_done_count} done, "
+                  f"{report.pending_deletions_left_count} still pending.")
 
 
 @app.command("refresh", epilog=examples(
@@ -229,15 +237,42 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
         emit_json(report)
         return
     out = stdout_console().print
-    out(f"Notebook {report.notebook_id} ({escape(report.title)}): {report.remote_count}/{report.capacity} sources")
-    out(f"  active {len(report.active)}, stale {len(report.stale)}, orphans {len(report.orphans)}, "
-        f"unmanaged {report.unmanaged}, pending deletions {len(report.pending_deletions)}")
-    for entry in report.stale:
-        out(f"  stale    {escape_path(entry.path)} ({entry.source_id})")
-    for source_id in report.orphans:
-        out(f"  orphan   {source_id}")
-    for ev in report.recent_evictions:
-        out(f"  evicted  {escape_path(ev['path'])} at {ev['evicted_at']} ({escape_path(ev['reason'])})")
+    free = report.capacity - report.source_count
+    room = f"{free} free" if free >= 0 else f"[red]{-free} over capacity[/red]"
+    out(f"Notebook {report.notebook_id} ({escape_path(report.title)}): {report.source_count}/{report.capacity} "
+        f"sources, {room}")
+    out(f"  {len(report.active_sources)} synced, {len(report.stale_sources)} missing from the notebook, "
+        f"{len(report.orphan_source_ids)} orphans, {report.unmanaged_count} not uploaded by nlmsync")
+    if report.local_changes:
+        out("\nChanged in the vault, not synced yet:")
+        for c in report.local_changes:
+            what = f"{escape_path(c.path)} → {escape_path(c.renamed_to)}" if c.renamed_to else escape_path(c.path)
+            out(f"  {c.change + ':':<10} {what}")
+    if report.stale_sources:
+        out("\nSynced, but the source is gone from the notebook:")
+        for entry in report.stale_sources:
+            out(f"  {escape_path(entry.path)} ({entry.source_id})")
+    if report.orphan_source_ids:
+        out("\nIn the notebook with an nlmsync title, unknown to the state file:")
+        for source_id in report.orphan_source_ids:
+            out(f"  {source_id}")
+    if report.next_evictions:
+        out("\nEvicted first when room is needed:")
+        for e in report.next_evictions:
+            uses = f"used {e.use_count}×" if e.use_count else "never asked about"
+            out(f"  {escape_path(e.path)} ({uses}, last {when(e.last_used)})")
+    if report.pending_deletions:
+        out(f"\nWaiting to be deleted: {len(report.pending_deletions)} sources")
+    if report.recent_evictions:
+        out("\nRecently evicted:")
+        for ev in report.recent_evictions:
+            out(f"  {escape_path(ev.path)} {when(ev.evicted_at)} ({escape_path(ev.reason)})")
+    if report.next_steps:
+        out("\nNext steps:")
+        for step in report.next_steps:
+            out(f"  {escape(step.why)}: [bold]{escape(step.command)}[/bold]")
+    elif not report.local_changes:
+        out("\nUp to date: nothing to do.")
 
 
 @app.command("status", epilog=examples(
@@ -245,7 +280,7 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
     "nlmsync status --json",
 ))
 def status_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
-    """The registry against the notebook: active, stale, orphans, capacity used, pending deletions, evictions."""
+    """What changed locally, what the notebook lacks, what goes next, capacity used — and what to run."""
     cli = cli_context(ctx)
     _print_status(_run(cli.settings(), lambda orch: orch.status(), label="status", quiet=json_output or cli.quiet),
                   json_output)
@@ -256,9 +291,9 @@ def _print_reconcile(report: ReconcileReport, json_output: bool, quiet: bool) ->
         emit_json(report)
         return
     out = stdout_console()
-    out.print(f"Notebook {report.notebook_id}: {report.active} active, {len(report.stale)} stale, "
-              f"{len(report.canonicalized)} canonicalized, {len(report.orphans)} orphans.")
-    for path in [] if quiet else report.stale:
+    out.print(f"Notebook {report.notebook_id}: {report.active_count} active, {len(report.stale_paths)} stale, "
+              f"{len(report.canonicalized_paths)} canonicalized, {len(report.orphan_source_ids)} orphans.")
+    for path in [] if quiet else report.stale_paths:
         out.print(f"  stale {escape_path(path)}")
 
 

@@ -174,6 +174,9 @@ def check_capacity_up_front(deps: SyncDeps, works: list[_Work], remote: RemoteVi
         if row is None or not row.managed:
             untouchable += 1
     if required + untouchable > capacity:
+        if len(remote) > capacity:  # the setting, not the notes, is what is wrong: say so first
+            raise CapacityError(f"notebook {deps.notebook_id} holds {len(remote)} sources, capacity is {capacity}: "
+                                f"set 'capacity' to your plan's limit; nothing was uploaded", hint=CAPACITY_HINT)
         taken = f" ({untouchable} taken by sources nlmsync did not upload)" if untouchable else ""
         raise CapacityError(
             f"the {len(works)} requested notes need {required} sources but notebook {deps.notebook_id} "

@@ -31,9 +31,9 @@ class RefreshReport(BaseModel):
     notebook_id: str
     dry_run: bool = False
     notes: list[NoteOutcome] = Field(default_factory=list)
-    pending_deletions_done: int = 0
-    pending_deletions_left: int = 0
-    remote_count: int = 0
+    pending_deletions_done_count: int = 0
+    pending_deletions_left_count: int = 0
+    source_count: int = 0
     capacity: int = 0
     notices: list[str] = Field(default_factory=list, description="What the user should know beyond the notes: "
                                "sources left alone as unmanaged, pauses the server's rate limit imposed.")

@@ -1,0 +1,88 @@
+"""What changed in the vault since notes were synced, as `status` shows it: edits, renames, deletions and
+notes now excluded — each with the command that brings the notebook up to date.
+
+A synced note is compared by the content hashes of its parts (the hashes its sources were uploaded with); a
+synced path that is gone is a rename when a vault note nlmsync has not synced has the same hashes (the
+rename branch of §5 would rebind it), else a deletion. Reads the notes, changes nothing.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from nlmsync import vault as vault_files
+from nlmsync.errors import InputError
+from nlmsync.store import SourceMapping
+from nlmsync.sync.plan import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, prepare_note
+
+__all__ = ["Change", "LocalChange", "local_changes"]
+
+
+class Change(StrEnum):
+    MODIFIED = "modified"
+    RENAMED = "renamed"
+    DELETED = "deleted"
+    EXCLUDED = "excluded"
+
+
+@dataclass(frozen=True)
+class LocalChange:
+    """One synced note whose notebook source no longer matches the vault."""
+
+    path: str
+    change: Change
+    renamed_to: str | None = None
+
+    @property
+    def command(self) -> str:
+        """The command that brings this note's source up to date."""
+        if self.change is Change.MODIFIED:
+            return f"nlmsync refresh {shlex.quote(self.path)}"
+        if self.change is Change.RENAMED:
+            return f"nlmsync refresh {shlex.quote(self.renamed_to or self.path)}"
+        return "nlmsync refresh --all"
+
+
+def _hashes(root: Path, path: str, exclude: list[str]) -> tuple[str, ...] | None:
+    """The part hashes of the note at `path`; None when it is unreadable or excluded."""
+    try:
+        text = vault_files.read_note_text(root, path)
+    except (InputError, OSError):
+        return None
+    if vault_files.is_excluded(path, text, exclude, root=root):
+        return None
+    return prepare_note(path, text, MAX_SOURCE_WORDS, MAX_SOURCE_BYTES).hashes
+
+
+def local_changes(root: Path, mappings: Iterable[SourceMapping], exclude: list[str]) -> list[LocalChange]:
+    """The synced notes (registry rows of one notebook) that differ from the vault, in path order."""
+    synced: dict[str, list[SourceMapping]] = {}
+    for m in mappings:
+        synced.setdefault(m.path, []).append(m)
+    changes: list[LocalChange] = []
+    missing: dict[tuple[str, ...], str] = {}
+    for path, rows in sorted(synced.items()):
+        registered = tuple(r.content_hash for r in sorted(rows, key=lambda r: r.part))
+        if not (root / path).is_file():
+            missing[registered] = path
+            continue
+        current = _hashes(root, path, exclude)
+        if current is None:
+            changes.append(LocalChange(path, Change.EXCLUDED))
+        elif current != registered:
+            changes.append(LocalChange(path, Change.MODIFIED))
+    if missing:
+        for note in vault_files.scan_vault(root).notes:
+            if note.path in synced:
+                continue
+            found = missing.pop(_hashes(root, note.path, exclude) or (), None)
+            if found is not None:
+                changes.append(LocalChange(found, Change.RENAMED, renamed_to=note.path))
+            if not missing:
+                break
+        changes.extend(LocalChange(path, Change.DELETED) for path in missing.values())
+    return sorted(changes, key=lambda c: c.path)

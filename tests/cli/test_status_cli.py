@@ -1,0 +1,95 @@
+"""`nlmsync status` reads like `git status`: what changed in the vault since the last sync, what the notebook
+lacks, what goes next, capacity as used/limit — each with the command that fixes it. In process."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from nlmsync.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(autouse=True)
+def _no_nlmsync_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [n for n in os.environ if n.startswith("NLMSYNC_")]:
+        monkeypatch.delenv(name)
+
+
+@pytest.fixture
+def synced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """A vault of five notes, all synced to a fake notebook; the common arguments."""
+    vault = tmp_path / "vault"
+    (vault / "notes").mkdir(parents=True)
+    for name in ("a", "b", "c", "d", "e"):
+        (vault / "notes" / f"{name}.md").write_text(f"# {name}\nNote {name} about topic {name}.\n", encoding="utf-8")
+    common = ["--vault", str(vault), "--server", "fake", "--notebook", "new:Status"]
+    code, _, err = run(capsys, *common, "refresh", "--json", "notes")
+    assert code == 0, err
+    return common
+
+
+def test_status_shows_local_changes_with_the_command_for_each(synced: list[str], tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    notes = tmp_path / "vault" / "notes"
+    (notes / "a.md").write_text("# a\nEdited since the sync.\n", encoding="utf-8")
+    (notes / "b.md").rename(notes / "b-moved.md")
+    (notes / "c.md").unlink()
+
+    code, out, err = run(capsys, *synced, "status", "--json")
+    assert (code, err) == (0, "")
+    report = json.loads(out)
+    assert report["schema_version"] == 1
+    assert [(c["path"], c["change"], c["renamed_to"], c["command"]) for c in report["local_changes"]] == [
+        ("notes/a.md", "modified", None, "nlmsync refresh notes/a.md"),
+        ("notes/b.md", "renamed", "notes/b-moved.md", "nlmsync refresh notes/b-moved.md"),
+        ("notes/c.md", "deleted", None, "nlmsync refresh --all")]
+    assert report["source_count"] == 5 and report["capacity"] == 50 and len(report["active_sources"]) == 5
+    assert [e["path"] for e in report["next_evictions"]][:1] == ["notes/a.md"]  # least recently used first
+    assert [s["command"] for s in report["next_steps"]] == [
+        "nlmsync refresh notes/a.md notes/b-moved.md",
+        "nlmsync refresh --all (mirrors the vault: also uploads notes not synced yet)"]
+
+    code, out, _ = run(capsys, *synced, "status")
+    assert code == 0
+    assert "5/50 sources, 45 free" in out.splitlines()[0]
+    assert "Changed in the vault, not synced yet:" in out
+    assert "  modified:  notes/a.md" in out and "  renamed:   notes/b.md → notes/b-moved.md" in out
+    assert "  deleted:   notes/c.md" in out
+    assert "2 synced notes changed in the vault: nlmsync refresh notes/a.md notes/b-moved.md" in out
+
+    # the advice works: after it, status has nothing left but the deletion
+    assert run(capsys, *synced, "refresh", "notes/a.md", "notes/b-moved.md")[0] == 0
+    code, out, _ = run(capsys, *synced, "status", "--json")
+    assert [(c["path"], c["change"]) for c in json.loads(out)["local_changes"]] == [("notes/c.md", "deleted")]
+
+
+def test_status_up_to_date(synced: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, *synced, "status")
+    assert code == 0 and "Up to date: nothing to do." in out and "Next steps" not in out
+
+
+def test_over_capacity_names_the_setting(synced: list[str], monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("NLMSYNC_CAPACITY", "3")
+    code, out, _ = run(capsys, *synced, "status")
+    assert code == 0
+    assert "5/3 sources, 2 over capacity" in out.splitlines()[0]
+    assert "the notebook holds 5 sources, capacity is 3: set 'capacity'" in out
+
+    code, _, err = run(capsys, *synced, "refresh")  # the synced notes alone are over the setting
+    assert code == 3
+    assert err.splitlines()[0].startswith("nlmsync: error: notebook ") and \
+        "holds 5 sources, capacity is 3: set 'capacity'" in err.splitlines()[0]
