@@ -418,6 +418,25 @@ def read_note_file(rel_path: str, path: Path) -> str:
     return text
 
 
+def iter_lines(text: str, start: int = 0, block: int = 1 << 16) -> Iterator[str]:
+    """The lines of `text[start:]` with their line breaks, as `str.splitlines(keepends=True)` gives them, one
+    block of about `block` characters split at a time: a note of many megabytes is never copied whole."""
+    end = len(text)
+    while start < end:
+        stop = start + block
+        while True:
+            if stop >= end:
+                yield from text[start:].splitlines(keepends=True)
+                return
+            lines = text[start:stop].splitlines(keepends=True)
+            if len(lines) > 1:
+                break
+            stop += stop - start  # one line longer than the block: take more
+        lines.pop()  # it may go on past the block (or be a \r whose \n comes next)
+        yield from lines
+        start += sum(map(len, lines))
+
+
 # --- front matter: a safe subset of YAML (scalars, inline and block lists) ---
 
 _FENCE = re.compile(r"^---[ \t]*\r?$")
@@ -457,13 +476,14 @@ def parse_front_matter(text: str) -> FrontMatter:
 
     Lines that are not `key: value` or list items are ignored, so odd YAML degrades to less data.
     """
-    lines = text.splitlines(keepends=True)
-    if not lines or not _FENCE.match(lines[0].removeprefix("\ufeff")):
+    lines = iter_lines(text)
+    first = next(lines, None)
+    if first is None or not _FENCE.match(first.removeprefix("\ufeff")):
         return FrontMatter({}, 0)
     data: dict[str, Any] = {}
-    offset = len(lines[0])
+    offset = len(first)
     current: str | None = None
-    for line in lines[1:]:
+    for line in lines:
         offset += len(line)
         stripped = line.rstrip("\r\n")
         if _CLOSE.match(stripped):

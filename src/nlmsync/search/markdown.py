@@ -4,6 +4,10 @@ Heading text is every ATX heading (`## Title`) and setext heading (a line underl
 or `---`) outside fenced code, plus the front matter's `title`, `aliases` and `tags`. Body text
 is everything else, fenced code included, and the values of the other front matter keys
 (the `nlmsync` switch itself is not text). The path field is the vault-relative path.
+
+`split_markdown` gives the two fields as text; `note_fields` counts their tokens without building that
+text: body lines are tokenized straight from the note in bounded pieces (`count_tokens`), so indexing a
+note of many megabytes takes little more memory than the note itself.
 """
 
 from __future__ import annotations
@@ -14,8 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from nlmsync.search.tokenize import tokenize, tokenize_path
-from nlmsync.vault import FrontMatter, parse_front_matter
+from nlmsync.search.tokenize import count_tokens, text_pieces, tokenize_path
+from nlmsync.vault import FrontMatter, iter_lines, parse_front_matter
 
 HEADING_KEYS = ("title", "aliases", "tags")
 _NOT_TEXT_KEYS = frozenset({"nlmsync"})
@@ -64,50 +68,55 @@ class MarkdownLine:
     `kind` is `heading` (ATX; `text` is the title), `setext` (an underline: the `absorbed` text
     lines just before it are the heading, `text` is their words and `offset` where they start),
     `code` (inside or opening/closing a fence), `text` or `blank`. `offset` is where the line
-    starts in the whole note.
+    starts in the whole note, `end` where it ends (after its line break).
     """
 
     kind: LineKind
     offset: int
     text: str
     absorbed: int = 0
+    end: int = 0
 
 
 def markdown_lines(text: str, start: int = 0) -> Iterator[MarkdownLine]:
     """Walk `text[start:]` line by line, telling headings from fenced code and body text."""
     fence: str | None = None
-    paragraph: list[tuple[int, str]] = []  # the open paragraph's lines, for a setext underline
+    # the open paragraph (for a setext underline): where it starts and its number of lines; its text is
+    # read back from the note only when an underline makes it a heading
+    paragraph_start, paragraph_lines = 0, 0
     offset = start
-    for raw in text[start:].splitlines(keepends=True):
+    for raw in iter_lines(text, start):
         line = raw.splitlines()[0]  # the line without its terminator, whichever splitlines saw
         here, offset = offset, offset + len(raw)
         if fence is not None:
             if line.strip().startswith(fence) and set(line.strip()) == {fence[0]}:
                 fence = None
-            yield MarkdownLine("code", here, line)
+            yield MarkdownLine("code", here, line, end=offset)
             continue
         opening = _FENCE_OPEN.match(line)
         if opening:
             fence = opening.group(1)
-            paragraph = []
-            yield MarkdownLine("code", here, line)
+            paragraph_lines = 0
+            yield MarkdownLine("code", here, line, end=offset)
             continue
         atx = _ATX.match(line)
         if atx:
-            paragraph = []
-            yield MarkdownLine("heading", here, atx.group(2) or "")
+            paragraph_lines = 0
+            yield MarkdownLine("heading", here, atx.group(2) or "", end=offset)
             continue
-        if paragraph and _SETEXT.match(line):
-            yield MarkdownLine("setext", paragraph[0][0], " ".join(p.strip() for _, p in paragraph),
-                               absorbed=len(paragraph))
-            paragraph = []
+        if paragraph_lines and _SETEXT.match(line):
+            words = " ".join(p.strip() for p in text[paragraph_start:here].splitlines())
+            yield MarkdownLine("setext", paragraph_start, words, absorbed=paragraph_lines, end=offset)
+            paragraph_lines = 0
             continue
         if line.strip():
-            paragraph.append((here, line))
-            yield MarkdownLine("text", here, line)
+            if not paragraph_lines:
+                paragraph_start = here
+            paragraph_lines += 1
+            yield MarkdownLine("text", here, line, end=offset)
         else:
-            paragraph = []
-            yield MarkdownLine("blank", here, line)
+            paragraph_lines = 0
+            yield MarkdownLine("blank", here, line, end=offset)
 
 
 def split_markdown(text: str, front: FrontMatter | None = None) -> NoteText:
@@ -134,7 +143,42 @@ def split_markdown(text: str, front: FrontMatter | None = None) -> NoteText:
 
 
 def note_fields(rel_path: str, text: str, front: FrontMatter | None = None) -> NoteFields:
-    """Tokenized fields of the note at `rel_path` with this text (`front`: its front matter, if parsed)."""
-    parts = split_markdown(text, front)
-    return NoteFields(body=Counter(tokenize(parts.body)), heading=Counter(tokenize(parts.heading)),
-                      path=Counter(tokenize_path(rel_path)))
+    """Tokenized fields of the note at `rel_path` with this text (`front`: its front matter, if parsed): the
+    token counts of `split_markdown`'s two texts, counted without building them."""
+    if front is None:
+        front = parse_front_matter(text)
+    headings: list[str] = []
+    body_values: list[str] = []
+    for key, value in front.data.items():
+        if key.lower() in HEADING_KEYS:
+            headings.extend(_front_matter_text(value))
+        elif key.lower() not in _NOT_TEXT_KEYS:
+            body_values.extend(_front_matter_text(value))
+    body = count_tokens(_body_pieces(text, front.body_start, body_values, headings))
+    heading = count_tokens(piece for line in headings for piece in text_pieces(line + "\n"))
+    return NoteFields(body=body, heading=heading, path=Counter(tokenize_path(rel_path)))
+
+
+def _body_pieces(text: str, start: int, values: list[str], headings: list[str]) -> Iterator[str]:
+    """The body field in pieces for `count_tokens`: the front matter `values`, then each run of body lines
+    read straight from `text` (their line breaks separate words as the `\\n` of `split_markdown` does).
+    The headings met on the way are appended to `headings`."""
+    for value in values:
+        yield value + "\n"
+    run_start, run_end = -1, -1
+    for item in markdown_lines(text, start):
+        if item.kind in ("text", "code"):
+            if run_start < 0:
+                run_start = item.offset
+            run_end = item.end
+            continue
+        if item.kind == "setext":  # the paragraph above the underline is a heading, not body
+            run_end = item.offset
+            headings.append(item.text)
+        elif item.kind == "heading":
+            headings.append(item.text)
+        if run_start >= 0 and run_end > run_start:
+            yield from text_pieces(text, run_start, run_end)
+        run_start = -1
+    if run_start >= 0:
+        yield from text_pieces(text, run_start, run_end)

@@ -8,6 +8,8 @@ CJK runs include the marks that belong to Japanese words though Unicode puts the
 Common script: the prolonged sound mark `ー` and the iteration mark `々`, so `ヒープソート`
 yields `ヒー ープ プソ ソー ート`. Bigrams come from every base token, also one longer than
 80 characters (unspaced Japanese sentences easily are).
+
+`count_tokens` counts the tokens of a text given in pieces (`text_pieces`), for notes of many megabytes.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from itertools import pairwise
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -24,6 +28,7 @@ if TYPE_CHECKING:
 MIN_TOKEN_LENGTH = 1
 MAX_TOKEN_LENGTH = 80
 TOKENIZER_VERSION = 2
+PIECE_CHARS = 1 << 16  # `text_pieces`: characters tokenized at once when a large text is counted
 
 # Base tokens of ASCII text (the letters and digits of ASCII are exactly its \p{L} and \p{N}), with the
 # standard library's engine: faster, and a process that only meets ASCII never imports `regex` (~15 ms).
@@ -101,3 +106,42 @@ def tokenize_path(path: str) -> list[str]:
         if part:
             tokens.extend(tokenize(part))
     return tokens
+
+
+def count_tokens(pieces: Iterable[str]) -> Counter[str]:
+    """`Counter(tokenize("".join(pieces)))` without ever holding every token of the text at once: what a
+    note of many megabytes is counted with (its tokens as a list take ~30x its size).
+
+    Each piece must end where the text may be cut without changing a token: after white space (a space,
+    tab or line break; `text_pieces` cuts so). A compound made across a cut (rule 4) is counted too."""
+    counts: Counter[str] = Counter()
+    previous: list[str] = []  # the last base token so far, for the compound it makes with the next one
+    for piece in pieces:
+        normalized = normalize(piece)
+        raw, base = base_tokens(normalized)
+        if base:
+            counts.update(base)
+            counts.update(compound_tokens(previous + base[:1]))
+            counts.update(compound_tokens(base))
+            previous = base[-1:]
+        if not normalized.isascii():
+            counts.update(cjk_bigrams(raw))
+    return counts
+
+
+def text_pieces(text: str, start: int = 0, end: int | None = None, size: int = PIECE_CHARS) -> Iterator[str]:
+    """`text[start:end]` in pieces of about `size` characters for `count_tokens`, each cut just after white
+    space (a piece grows past `size` only while no white space comes)."""
+    end = len(text) if end is None else end
+    while start < end:
+        stop = start + size
+        if stop >= end:
+            yield text[start:end]
+            return
+        cut = max(text.rfind(" ", start, stop), text.rfind("\n", start, stop), text.rfind("\t", start, stop),
+                  text.rfind("\r", start, stop))
+        if cut < 0:  # no white space in this stretch: up to the next one
+            found = [i for i in (text.find(c, stop, end) for c in " \n\t\r") if i >= 0]
+            cut = min(found) if found else end - 1
+        yield text[start:cut + 1]
+        start = cut + 1

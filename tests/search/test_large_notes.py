@@ -1,0 +1,77 @@
+"""Notes of many megabytes: indexing and reading take memory bounded by a small multiple of the note's size
+(tracemalloc peaks, deterministic), and the bounded code paths give what the plain ones give."""
+
+from __future__ import annotations
+
+import tracemalloc
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from nlmsync.search.index import NoteIndex
+from nlmsync.search.markdown import note_fields, split_markdown
+from nlmsync.search.tokenize import count_tokens, text_pieces, tokenize
+
+FIXTURE_VAULT = Path(__file__).resolve().parents[2] / "fixtures" / "vault"
+MEMORY_FACTOR = 5  # the issue's bound: peak memory while indexing or reading one note <= 5x its size
+
+
+def fixture_texts() -> list[str]:
+    texts = []
+    for path in sorted(FIXTURE_VAULT.rglob("*.md")):
+        data = path.read_bytes()
+        if b"\x00" not in data:
+            texts.append(data.decode("utf-8", "replace"))
+    return texts
+
+
+def large_note(megabytes: float) -> str:
+    """Ordinary notes (headings, lists, code, CJK, front matter) one after another, `megabytes` of UTF-8."""
+    texts = fixture_texts()
+    parts, size, i = [], 0, 0
+    while size < megabytes * 1_000_000:
+        parts.append(f"\n\n## Part {i}\n\n{texts[i % len(texts)]}")
+        size += len(parts[-1].encode("utf-8"))
+        i += 1
+    return "".join(parts)
+
+
+def peak_of(work: object) -> int:
+    tracemalloc.start()
+    try:
+        work()  # type: ignore[operator]
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("size", [1, 2, 7, 64, 4096])
+def test_counting_tokens_in_pieces_equals_tokenizing_the_whole_text(size: int) -> None:
+    text = "".join(fixture_texts()) + " heap\nsort Σ ΣΑΣ\r\nヒープ\tソート " + "x" * 300 + " tail"
+    pieces = list(text_pieces(text, size=size))
+    assert "".join(pieces) == text
+    assert count_tokens(pieces) == Counter(tokenize(text))
+
+
+@pytest.mark.parametrize("variant", ["as is", "crlf", "setext around"])
+def test_note_fields_count_the_tokens_of_split_markdowns_texts(variant: str) -> None:
+    for text in fixture_texts():
+        if variant == "crlf":
+            text = text.replace("\n", "\r\n")
+        elif variant == "setext around":
+            text = f"first line\nsecond line\n===\n{text}\nlast paragraph\ngoes on\n---\nafter"
+        fields, parts = note_fields("n.md", text), split_markdown(text)
+        assert fields.body == Counter(tokenize(parts.body))
+        assert fields.heading == Counter(tokenize(parts.heading))
+
+
+def test_indexing_a_large_note_takes_memory_within_5x_its_size(tmp_path: Path) -> None:
+    text = large_note(3) + "\n\nzanzibar at the very end\n"
+    (tmp_path / "big.md").write_text(text, encoding="utf-8")
+    size = (tmp_path / "big.md").stat().st_size
+    NoteIndex(tmp_path).sync()  # imports and first-use compilations are not the note's cost
+    index = NoteIndex(tmp_path)
+    peak = peak_of(index.sync)
+    assert peak <= MEMORY_FACTOR * size, f"indexing took {peak / size:.1f}x the note's size"
+    assert [hit.path for hit in index.search("zanzibar")] == ["big.md"]
