@@ -355,6 +355,12 @@ class Orchestrator:
         return NotebookNotFoundError(f"notebook {notebook_id}{where} not found on the NotebookLM server",
                                      hint=hint)
 
+    def _notices(self, remote: RemoteView) -> list[str]:
+        """What a run tells the user beyond its notes: look-alike sources left alone, rate-limit pauses."""
+        notices = [lookalike_notice(i, t) for i, t in remote.foreign.items()]
+        paced = self.client.add_rate_notice()
+        return [*notices, paced] if paced else notices
+
     def _deps(self, notebook_id: str) -> SyncDeps:
         return SyncDeps(self.client, self.store, self.vault_root, self.settings, notebook_id,
                         on_progress=self.progress.advance if self.progress else None)
@@ -489,7 +495,7 @@ class Orchestrator:
                 raise
             finally:
                 report.source_count = len(remote)
-                report.notices.extend(lookalike_notice(i, t) for i, t in remote.foreign.items())
+                report.notices.extend(self._notices(remote))
         return selected
 
     async def keep_current(self, paths: Sequence[str]) -> RefreshReport | None:
@@ -561,7 +567,7 @@ class Orchestrator:
                                selected=[SelectedNote(path=h.path, score=h.score) for h in hits], notes=outcomes)
             live = [o for o in outcomes if o.branch in (Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED)]
             result.notices.extend(f"{o.path}: {o.error}" for o in outcomes if o.branch == Branch.FAILED)
-            result.notices.extend(lookalike_notice(i, t) for i, t in remote.foreign.items())
+            result.notices.extend(self._notices(remote))
             conversation = None if new else (conversation_id or self.store.latest_conversation(notebook_id))
             if conversation is not None:
                 records = self.store.query_records(notebook_id, conversation)

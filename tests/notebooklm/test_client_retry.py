@@ -285,3 +285,24 @@ async def test_concurrent_calls_on_a_dropped_connection_share_one_reconnect(slee
                     tg.start_soon(read)
         assert results == [1, 1, 1, 1]
         assert client.connections_opened == 2
+
+
+async def test_rate_limited_adds_pause_once_per_burst_slow_down_and_give_up_after_the_bound() -> None:
+    now = [0.0]
+    waited: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        waited.append(seconds)
+        now[0] += seconds
+
+    limiter = AddRateLimiter(None, clock=lambda: now[0], sleep=fake_sleep, pauses=(10.0, 30.0))
+    first, second = await limiter.wait_turn(), await limiter.wait_turn()  # two adds in flight, both refused
+    assert waited == [] and limiter.limited(first) and limiter.limited(second)
+    assert limiter.pauses_taken == [10.0] and limiter.per_minute == 20  # one pause for the burst; the published rate
+    burst = await limiter.wait_turn()
+    await limiter.wait_turn()
+    assert waited == pytest.approx([10.0, 3.0])  # the pause, then 60/20 s between adds
+    assert limiter.limited(burst) and limiter.per_minute == 10 and limiter.pauses_taken == [10.0, 30.0]
+    assert not limiter.limited(await limiter.wait_turn()) and limiter.exhausted
+    assert limiter.summary() == ("NotebookLM kept rate-limiting source_add: paused 2 times (40 s in all), then gave up "
+                                 "on the remaining adds")

@@ -34,7 +34,7 @@ from mcp_types import CallToolResult, Implementation, TextContent
 
 from nlmsync import __version__
 from nlmsync.config import Settings
-from nlmsync.errors import ConnectionProblem, MalformedResponseError, ServerTimeoutError
+from nlmsync.errors import ConnectionProblem, MalformedResponseError, RateLimitedError, ServerTimeoutError
 from nlmsync.notebooklm.classify import classify_exception, classify_in_band_error, classify_tool_error_text
 from nlmsync.notebooklm.models import (
     AddedSource,
@@ -259,8 +259,31 @@ class NotebookLMClient:
         return await self._typed("notebook_delete", DeletedNotebook, {"notebook_id": notebook_id, "confirm": True})
 
     async def source_add_text(self, notebook_id: str, text: str, title: str, wait: bool | None = None) -> AddedSource:
-        """Upload `text` as a text source titled `title` (`wait` defaults to `Settings.wait_for_processing`)."""
-        await self._add_limiter.wait_turn()
+        """Upload `text` as a text source titled `title` (`wait` defaults to `Settings.wait_for_processing`).
+
+        An add the server refuses as rate-limited was not applied: it is sent again after a pause, at a
+        lower rate (`AddRateLimiter`), a bounded number of times.
+
+        Raises:
+            RateLimitedError: still rate-limited after the last pause (or refused at once after that).
+        """
+        limiter = self._add_limiter
+        while True:
+            if limiter.exhausted:
+                raise RateLimitedError(f"source_add not tried: {limiter.summary()}", tool="source_add")
+            burst = await limiter.wait_turn()
+            try:
+                return await self._add_once(notebook_id, text, title, wait)
+            except RateLimitedError as exc:
+                if not limiter.limited(burst):
+                    exc.message = f"{exc.message} ({limiter.summary()})"
+                    raise
+
+    def add_rate_notice(self) -> str | None:
+        """What the server's rate limit on adds did to this run, in one line (None when it never limited)."""
+        return self._add_limiter.summary()
+
+    async def _add_once(self, notebook_id: str, text: str, title: str, wait: bool | None) -> AddedSource:
         waiting = self.settings.wait_for_processing if wait is None else wait
         arguments: dict[str, Any] = {"notebook_id": notebook_id, "source_type": "text", "text": text,
                                      "title": title, "wait": waiting}
