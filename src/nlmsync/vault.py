@@ -356,16 +356,21 @@ def resolve_in_vault(root: Path, rel_path: str) -> Path:
     rel = normalize_rel_path(raw)
     if not rel:
         raise PathOutsideVaultError(f"{rel_path!r}: empty path")
-    candidate = root
+    candidate = os.fspath(root)
+    linked = False  # only a symlink below the root can lead out: without one, no realpath is needed
     for part in rel.split("/"):
-        nxt = candidate / part
-        if not os.path.lexists(nxt):
-            nxt = _find_by_normalized_name(candidate, part) or nxt
+        nxt = os.path.join(candidate, part)
+        try:
+            linked = stat.S_ISLNK(os.lstat(nxt).st_mode) or linked
+        except OSError:
+            found = _find_by_normalized_name(Path(candidate), part)
+            if found is not None:
+                nxt = os.fspath(found)
+                linked = linked or os.path.islink(nxt)
         candidate = nxt
-    real_root = os.path.realpath(root)
-    if not _within(os.path.realpath(candidate), real_root):
+    if linked and not _within(os.path.realpath(candidate), os.path.realpath(root)):
         raise PathOutsideVaultError(f"{rel_path}: symlink leads outside the vault")
-    return candidate
+    return Path(candidate)
 
 
 def decode_note(data: bytes) -> tuple[str, str | None]:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.hypothesis_profiles import examples
 from tests.store.helpers import NB, add, open_store
 
 from nlmsync.store import StateStore
@@ -141,3 +144,41 @@ def test_pending_deletions_queue(store: StateStore) -> None:
                                                                             ("old-2", "replaced")]
     store.deletion_done(NB, "old-1")
     assert [d.source_id for d in store.pending_deletions(NB)] == ["old-2"]
+
+
+@given(st.data())
+@settings(max_examples=examples(200), deadline=None)
+def test_marking_with_only_the_least_recent_protected_entries_equals_marking_with_all(data) -> None:
+    """`apply_use` given the used entries and the least recent protected ones, with the rest counted in
+    `unseen_protected`, changes exactly what it changes when given every entry (what `mark_used` relies
+    on to mark a few notes without loading a long protected segment)."""
+    count = data.draw(st.integers(1, 30))
+    entries = {f"n{i}": LruEntry(f"n{i}", data.draw(st.sampled_from([PROBATION, PROTECTED])), tick, uses)
+               for i, (tick, uses) in enumerate(zip(data.draw(st.permutations(range(1, count + 1))),
+                                                    data.draw(st.lists(st.integers(0, 3), min_size=count,
+                                                                       max_size=count))))}
+    used = data.draw(st.lists(st.sampled_from(sorted(entries)), max_size=5))
+    cap = data.draw(st.integers(0, count))
+    full = apply_use(entries, used, count + 1, cap)
+    protected = sorted((e for e in entries.values() if e.segment == PROTECTED), key=lambda e: e.tick)
+    given_used = {p: entries[p] for p in used}
+    promoted = sum(1 for e in given_used.values() if e.segment != PROTECTED)
+    overflow = max(0, len(protected) + promoted - cap)
+    oldest = {e.path: e for e in protected[: overflow + len(given_used)]}
+    partial_entries = {**oldest, **given_used}
+    unseen = len(protected) - sum(1 for e in partial_entries.values() if e.segment == PROTECTED)
+    assert apply_use(partial_entries, used, count + 1, cap, unseen) == full
+
+
+def test_marking_a_few_notes_in_a_long_protected_segment_keeps_the_order(state_path: Path) -> None:
+    with open_store(state_path, capacity=10, protected_share=0.5) as store:
+        names = [f"n{i}.md" for i in range(8)]
+        for name in names:
+            add(store, name, f"s-{name}")
+        store.mark_used(NB, names)
+        store.mark_used(NB, names)  # n3..n7 protected (cap 5), n0..n2 demoted
+        store.mark_used(NB, ["n0.md"])  # back to protected: n3 (least recent protected) is demoted
+        assert [(e.path, e.segment) for e in store.eviction_queue(NB)] == [
+            ("n1.md", PROBATION), ("n2.md", PROBATION), ("n3.md", PROBATION),
+            ("n4.md", PROTECTED), ("n5.md", PROTECTED), ("n6.md", PROTECTED), ("n7.md", PROTECTED),
+            ("n0.md", PROTECTED)]

@@ -333,6 +333,44 @@ async def test_mirror_under_paths_prunes_only_there(make_world):
     assert [t.split(" · ")[0] for t in world.remote().values()] == ["notes/a.md"]
 
 
+async def test_idle_refresh_writes_the_state_file_once_whatever_the_number_of_notes(make_world):
+    """The bookkeeping of reused notes (their use, their place in the eviction queue) is one step per run,
+    not one per note, and nothing else is written: no commit that changes nothing."""
+    world = make_world()
+    for i in range(30):
+        world.write(f"n{i:02}.md", f"note {i}")
+    async with world.run() as orch:
+        await orch.refresh(mirror=True)
+        before = [(e.path, e.segment) for e in orch.store.eviction_queue(world.notebook_id)]
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        statements: list[str] = []
+        orch.store.db.conn.set_trace_callback(statements.append)
+        report = await orch.refresh(mirror=True)
+        orch.store.db.conn.set_trace_callback(None)
+        assert report.counts() == {"reused": 30}
+        assert sum(1 for s in statements if s.startswith("BEGIN")) == 1
+        assert {m.use_count for m in orch.store.all_mappings(world.notebook_id)} == {2}
+        after = [(e.path, e.segment) for e in orch.store.eviction_queue(world.notebook_id)]
+    assert world.mutating_calls(mark) == [] and world.calls("notebook_get", mark) == 1
+    assert [p for p, _ in after] == [p for p, _ in before]  # used again in the same order
+    assert {segment for _, segment in after} == {"protected"}
+
+
+async def test_reused_notes_keep_their_order_of_use_among_uploads(make_world):
+    """A reused note's use is recorded after the uploads before it, as if each note were recorded alone."""
+    world = make_world()
+    for name in "abcd":
+        world.write(f"{name}.md", f"note {name}")
+    async with world.run() as orch:
+        await orch.refresh(["a.md", "b.md", "c.md", "d.md"])
+    world.write("b.md", "note b, edited")
+    async with world.run() as orch:
+        report = await orch.refresh(["d.md", "b.md", "a.md", "c.md"])
+        assert [n.branch for n in report.notes] == [Branch.REUSED, Branch.REPLACED, Branch.REUSED, Branch.REUSED]
+        assert [e.path for e in orch.store.eviction_queue(world.notebook_id)] == ["d.md", "b.md", "a.md", "c.md"]
+
+
 async def test_empty_listing_is_read_again_before_concluding(make_world):
     world = make_world()
     world.write("a.md", "a")

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from nlmsync.store._alias_chain import plan_alias_registration, resolve_chain
 from nlmsync.store._base import StoreBase
-from nlmsync.store._models import ReconcileResult
+from nlmsync.store._models import ReconcileResult, SourceMapping
 from nlmsync.store._registry import MAPPING_COLUMNS, row_to_mapping
 
 
@@ -69,36 +69,56 @@ class AliasMixin(StoreBase):
         keeps it and the others are marked stale.
         """
         remote = set(remote_ids)
-        with self.step():
-            aliases = self._alias_map()
-            rows = self.db.execute(
-                f"SELECT {', '.join(MAPPING_COLUMNS)} FROM source_mappings WHERE notebook_id = ?",
-                [notebook_id]).fetchall()
-            mappings = [row_to_mapping(r) for r in rows]
-            resolved = [resolve_chain(aliases.get, m.source_id) for m in mappings]
-            order = sorted(range(len(mappings)), key=lambda i: (mappings[i].path, mappings[i].part))
-            order.sort(key=lambda i: mappings[i].last_used or "", reverse=True)
-            order.sort(key=lambda i: mappings[i].source_id != resolved[i])
-            claimed: set[str] = set()
-            result = ReconcileResult()
-            updates: list[tuple[str, str, str, str, int]] = []
-            for i in order:
-                m, target = mappings[i], resolved[i]  # rows loaded for this call: updated in place
-                before = (m.source_id, m.status)
-                if target in remote and target not in claimed:
-                    claimed.add(target)
-                    m.source_id, m.status = target, "active"
-                    result.active.append(m)
-                    if target != before[0]:
-                        result.canonicalized.append(m)
-                else:
-                    m.status = "stale"
-                    result.stale.append(m)
-                if (m.source_id, m.status) != before:
-                    updates.append((m.source_id, m.status, notebook_id, m.path, m.part))
+        with self._reading():
+            result, updates = self._reconciled(notebook_id, remote)
+        if not updates:  # nothing to write: no transaction, no commit
+            return result
+        with self.step():  # decided again inside the step, against the rows as they are now
+            result, updates = self._reconciled(notebook_id, remote)
             self.db.conn.executemany(
                 "UPDATE source_mappings SET source_id = ?, status = ? WHERE notebook_id = ? AND path = ? AND part = ?",
                 updates)
-            for bucket in (result.active, result.stale, result.canonicalized):
-                bucket.sort(key=lambda m: (m.path, m.part))
             return result
+
+    def _reconciled(self, notebook_id: str, remote: set[str]) -> tuple[ReconcileResult, list[tuple[str, str, str, str, int]]]:
+        """§7.3 decided on the current rows: the result, and the row updates it takes."""
+        aliases = self._alias_map()
+        rows = self.db.execute(
+            f"SELECT {', '.join(MAPPING_COLUMNS)} FROM source_mappings WHERE notebook_id = ?",
+            [notebook_id]).fetchall()
+        mappings = [row_to_mapping(r) for r in rows]
+        resolved = [resolve_chain(aliases.get, m.source_id) for m in mappings]
+        order = sorted(range(len(mappings)), key=lambda i: (mappings[i].path, mappings[i].part))
+        order.sort(key=lambda i: mappings[i].last_used or "", reverse=True)
+        order.sort(key=lambda i: mappings[i].source_id != resolved[i])
+        claimed: set[str] = set()
+        result = ReconcileResult()
+        updates: list[tuple[str, str, str, str, int]] = []
+        for i in order:
+            m, target = mappings[i], resolved[i]  # rows loaded for this call: updated in place
+            before = (m.source_id, m.status)
+            if target in remote and target not in claimed:
+                claimed.add(target)
+                m.source_id, m.status = target, "active"
+                result.active.append(m)
+                if target != before[0]:
+                    result.canonicalized.append(m)
+            else:
+                m.status = "stale"
+                result.stale.append(m)
+            if (m.source_id, m.status) != before:
+                updates.append((m.source_id, m.status, notebook_id, m.path, m.part))
+        for bucket in (result.active, result.stale, result.canonicalized):
+            bucket.sort(key=lambda m: (m.path, m.part))
+        return result, updates
+
+    def mappings_with_resolved_ids(self, notebook_id: str) -> list[tuple[SourceMapping, str]]:
+        """Every registry row of the notebook (by path, part) with its source id resolved (§7.1), in one
+        read: what a run decides its notes' branches from without a query per note."""
+        with self._reading():
+            aliases = self._alias_map()
+            rows = self.db.execute(
+                f"SELECT {', '.join(MAPPING_COLUMNS)} FROM source_mappings WHERE notebook_id = ? ORDER BY path, part",
+                [notebook_id]).fetchall()
+            mappings = [row_to_mapping(r) for r in rows]
+            return [(m, resolve_chain(aliases.get, m.source_id)) for m in mappings]

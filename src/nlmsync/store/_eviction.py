@@ -14,12 +14,20 @@ from nlmsync.store._lru import PROTECTED, LruEntry, apply_use, eviction_order, p
 from nlmsync.store._models import EvictionRecord, PendingDeletion
 
 EVICTION_LOG_LIMIT = 1000
+# Up to this many paths are looked up one by one (or bound in one IN list); more, and the notebook's
+# whole queue or registry is read once instead: one query, and never past SQLite's bound-parameter limit.
+_FEW_PATHS = 200
 
 _CANDIDATES = """
 SELECT l.path, l.segment, l.tick, max(m.use_count)
 FROM lru_entries l JOIN source_mappings m ON m.notebook_id = l.notebook_id AND m.path = l.path
 WHERE l.notebook_id = ? AND m.managed = 1 AND m.status = 'active' {extra}
-GROUP BY l.path
+GROUP BY l.path {order}
+"""
+_PROTECTED_COUNT = f"""
+SELECT count(*) FROM lru_entries l
+WHERE l.notebook_id = ? AND l.segment = '{PROTECTED}' AND EXISTS (SELECT 1 FROM source_mappings m
+    WHERE m.notebook_id = l.notebook_id AND m.path = l.path AND m.managed = 1 AND m.status = 'active')
 """
 
 
@@ -29,34 +37,60 @@ class EvictionMixin(StoreBase):
         """Size of the protected LRU segment: `protected_share` of `capacity`, rounded down."""
         return protected_capacity(self.settings.capacity, self.settings.protected_share)
 
-    def _queued(self, notebook_id: str, *, protected_or: list[str] | None = None) -> dict[str, LruEntry]:
-        """The notebook's candidates; with `protected_or`, only the protected ones and those paths
-        (all that a use can change, so marking stays cheap in a long queue)."""
-        if protected_or is None:
-            sql, params = _CANDIDATES.format(extra=""), [notebook_id]
+    def _queued(self, notebook_id: str, *, only: list[str] | None = None) -> dict[str, LruEntry]:
+        """The notebook's candidates; with `only`, just those of these paths."""
+        if only is None:
+            sql, params = _CANDIDATES.format(extra="", order=""), [notebook_id]
         else:
-            marks = ", ".join("?" for _ in protected_or)
-            sql = _CANDIDATES.format(extra=f"AND (l.segment = '{PROTECTED}' OR l.path IN ({marks}))")
-            params = [notebook_id, *protected_or]
+            marks = ", ".join("?" for _ in only)
+            sql, params = _CANDIDATES.format(extra=f"AND l.path IN ({marks})", order=""), [notebook_id, *only]
+        return self._entries(sql, params)
+
+    def _entries(self, sql: str, params: list[object]) -> dict[str, LruEntry]:
         rows = self.db.execute(sql, params).fetchall()
         return {p: LruEntry(path=p, segment=seg, tick=tick, uses=uses) for p, seg, tick, uses in rows}
+
+    def _queued_for_use(self, notebook_id: str, used: list[str]) -> tuple[dict[str, LruEntry], int]:
+        """What `apply_use` needs to mark `used`: their entries and the least recent protected ones that an
+        overflow could demote, with the count of the protected ones left out — so marking a few notes does
+        not load a long protected segment."""
+        if len(used) > _FEW_PATHS:
+            return self._queued(notebook_id), 0
+        entries = self._queued(notebook_id, only=used)
+        protected = self.db.execute(_PROTECTED_COUNT, [notebook_id]).fetchone()[0]
+        promoted = sum(1 for e in entries.values() if e.segment != PROTECTED)
+        overflow = protected + promoted - self.protected_capacity
+        if overflow > 0:
+            oldest = self._entries(_CANDIDATES.format(extra=f"AND l.segment = '{PROTECTED}'", order="ORDER BY l.tick LIMIT ?"),
+                                   [notebook_id, overflow + len(entries)])
+            entries = {**oldest, **entries}
+        given = sum(1 for e in entries.values() if e.segment == PROTECTED)
+        return entries, protected - given
+
+    def _registered_paths(self, notebook_id: str, paths: list[str]) -> list[str]:
+        """Those of `paths` with a registry row in the notebook, in their order."""
+        if len(paths) > _FEW_PATHS:
+            known = {r[0] for r in self.db.execute("SELECT DISTINCT path FROM source_mappings WHERE notebook_id = ?",
+                                                    [notebook_id])}
+            return [p for p in paths if p in known]
+        return [p for p in paths if self.db.execute(
+            "SELECT 1 FROM source_mappings WHERE notebook_id = ? AND path = ? LIMIT 1", [notebook_id, p]).fetchone()]
 
     def mark_used(self, notebook_id: str, paths: Iterable[str]) -> None:
         """§5.5: the given paths produced a source id for a query: count the use, promote in the LRU.
 
         Pass only paths that really produced a source id; unregistered paths are ignored. Every part
-        of a path is marked.
+        of a path is marked. The paths are one use, in their order (a refresh marks all the notes it
+        reused with one call): one step, whatever their number.
         """
         wanted = list(dict.fromkeys(paths))
         if not wanted:
             return
         with self.step():
             now = self._now()
-            known = [p for p in wanted if self.db.execute(
-                "SELECT 1 FROM source_mappings WHERE notebook_id = ? AND path = ? LIMIT 1",
-                [notebook_id, p]).fetchone()]
-            queued = self._queued(notebook_id, protected_or=known)
-            changed, next_tick = apply_use(queued, known, self._next_ticks(0), self.protected_capacity)
+            known = self._registered_paths(notebook_id, wanted)
+            queued, unseen = self._queued_for_use(notebook_id, known)
+            changed, next_tick = apply_use(queued, known, self._next_ticks(0), self.protected_capacity, unseen)
             self.db.conn.executemany(
                 "UPDATE source_mappings SET use_count = use_count + 1, last_used = ?, "
                 "first_used = coalesce(first_used, ?) WHERE notebook_id = ? AND path = ?",

@@ -34,12 +34,13 @@ def protected_capacity(capacity: int, protected_share: float) -> int:
 
 
 def apply_use(entries: Mapping[str, LruEntry], used: Iterable[str], next_tick: int,
-              protected_cap: int) -> tuple[dict[str, LruEntry], int]:
+              protected_cap: int, unseen_protected: int = 0) -> tuple[dict[str, LruEntry], int]:
     """Mark `used` paths (each counted once, in order) and rebalance the segments.
 
-    `entries` holds the current entries (`uses` before this use) — at least every protected entry and
-    every used one. Returns the entries that changed
-    (new values) and the next free tick. Paths not in `entries` are ignored: only queued notes
+    `entries` holds the current entries (`uses` before this use): every used one, and the protected
+    ones — all of them, or only the least recent ones with `unseen_protected` counting the more recent
+    others (enough of the least recent must be given to cover any overflow). Returns the entries that
+    changed (new values) and the next free tick. Paths not in `entries` are ignored: only queued notes
     (managed, active) take part in eviction.
     """
     current = dict(entries)
@@ -56,7 +57,7 @@ def apply_use(entries: Mapping[str, LruEntry], used: Iterable[str], next_tick: i
         next_tick += 1
         current[path] = changed[path] = updated
     protected = sorted((e for e in current.values() if e.segment == PROTECTED), key=lambda e: e.tick)
-    for entry in protected[: max(0, len(protected) - protected_cap)]:
+    for entry in protected[: max(0, len(protected) + unseen_protected - protected_cap)]:
         demoted = replace(entry, segment=PROBATION, tick=next_tick)
         next_tick += 1
         current[entry.path] = changed[entry.path] = demoted

@@ -13,7 +13,7 @@ established; it is left alone, and a later run looks again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from nlmsync.errors import (
@@ -49,16 +49,16 @@ async def holds_text(client: Any, source_id: str, text: str | None, text_hash: s
     return same_text(held, text) if text is not None else content_hash(held) == text_hash
 
 
-async def screen_title_matches(client: Any, store: Any, notebook_id: str, remote: Any,
+async def screen_title_matches(client: Any, registered: Callable[[str], bool], remote: Any,
                                uploads: Mapping[str, str]) -> None:
-    """Mark as look-alikes (`remote.foreign`) the unregistered sources titled like one of `uploads`
-    (title -> the text nlmsync uploads under it) that do not hold that text. Costs one
+    """Mark as look-alikes (`remote.foreign`) the unregistered sources (`registered(source_id)` false) titled
+    like one of `uploads` (title -> the text nlmsync uploads under it) that do not hold that text. Costs one
     `source_get_content` per unregistered title match, and nothing when there is none (the usual case)."""
     for source_id, title in list(remote.sources.items()):
         text = uploads.get(title)
         if text is None or source_id in remote.foreign:
             continue
-        if store.mapping_by_source_id(notebook_id, source_id) is not None:
+        if registered(source_id):
             continue  # the registry says whose it is
         if not await holds_text(client, source_id, text):
             remote.foreign[source_id] = title

@@ -14,8 +14,8 @@ A note that fails is reported and leaves its previous registry rows untouched; t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,40 @@ class MirrorScope:
 class _Work:
     note: PreparedNote
     decision: Decision
+    titles: tuple[str, ...] = ()
+    """The registry titles of the note's rows as the run found them."""
+
+
+@dataclass
+class RegistryView:
+    """The notebook's registry rows as a run finds them, read once (`StateStore.mappings_with_resolved_ids`),
+    so deciding N notes' branches costs one query, not a few per note."""
+
+    store: Any
+    notebook_id: str
+    by_path: dict[str, list[tuple[Any, str]]] = field(default_factory=dict)
+    by_source: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, store: Any, notebook_id: str) -> RegistryView:
+        view = cls(store, notebook_id)
+        for row, resolved in store.mappings_with_resolved_ids(notebook_id):
+            view.by_path.setdefault(row.path, []).append((row, resolved))
+            held = view.by_source.get(resolved)
+            if held is None or (held.source_id != resolved and row.source_id == resolved):
+                view.by_source[resolved] = row
+        return view
+
+    def parts(self, path: str) -> list[RegisteredPart]:
+        return [RegisteredPart(r.part, resolved, r.content_hash, r.source_id) for r, resolved in self.by_path.get(path, ())]
+
+    def row_of_source(self, source_id: str) -> Any:
+        """The row holding `source_id` or an id on its alias chain (as `StateStore.mapping_by_source_id`)."""
+        row = self.by_source.get(source_id)
+        if row is None:
+            resolved = self.store.resolve_source_id(source_id)
+            row = self.by_source.get(resolved) if resolved != source_id else None
+        return row
 
 
 def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()) -> list[_Work | NoteOutcome]:
@@ -113,19 +147,15 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
     return items
 
 
-def _registered(store: Any, notebook_id: str, path: str) -> list[RegisteredPart]:
-    return [RegisteredPart(r.part, store.resolve_source_id(r.source_id), r.content_hash, r.source_id)
-            for r in store.get_mappings(notebook_id, path)]
-
-
-def decide_all(deps: SyncDeps, works: list[_Work], remote: RemoteView) -> None:
+def decide_all(deps: SyncDeps, works: list[_Work], remote: RemoteView, registry: RegistryView) -> None:
     """Fill in each note's decision; a vanished path is claimed by at most one rename."""
     store, nb = deps.store, deps.notebook_id
     requested = {w.note.path for w in works}
     claimed: set[str] = set()
     remote_ids = remote.ids()
     for work in works:
-        current = _registered(store, nb, work.note.path)
+        current = registry.parts(work.note.path)
+        work.titles = tuple(r.title for r, _ in registry.by_path.get(work.note.path, ()))
         candidates: list[tuple[str, list[RegisteredPart]]] = []
         if not any(p.source_id in remote_ids for p in current):
             seen: set[str] = set()
@@ -134,7 +164,7 @@ def decide_all(deps: SyncDeps, works: list[_Work], remote: RemoteView) -> None:
                 if old in seen or old in claimed or old in requested or _exists(deps.vault_root, old):
                     continue
                 seen.add(old)
-                candidates.append((old, _registered(store, nb, old)))
+                candidates.append((old, registry.parts(old)))
         work.decision = decide_branch(work.note.hashes, current, remote_ids, candidates)
         if work.decision.rename_from is not None:
             claimed.add(work.decision.rename_from)
@@ -156,7 +186,12 @@ def _slots_needed(work: _Work, remote: RemoteView) -> int:
     return sum(1 for p in work.note.parts if remote.find_title(p.title) is None)
 
 
-def check_capacity_up_front(deps: SyncDeps, works: list[_Work], remote: RemoteView) -> None:
+def _needs_retitle(work: _Work) -> bool:
+    """Whether a kept note's registry titles differ from its parts' (renamed, or an earlier retitle failed)."""
+    return work.titles != tuple(p.title for p in work.note.parts)
+
+
+def check_capacity_up_front(deps: SyncDeps, works: list[_Work], remote: RemoteView, registry: RegistryView) -> None:
     """Refuse before any upload when the requested notes alone cannot fit in the notebook.
 
     Raises:
@@ -170,7 +205,7 @@ def check_capacity_up_front(deps: SyncDeps, works: list[_Work], remote: RemoteVi
     for source_id, title in remote.sources.items():
         if title in own_titles and source_id not in remote.foreign:
             continue
-        row = deps.store.mapping_by_source_id(deps.notebook_id, source_id)
+        row = registry.row_of_source(source_id)
         if row is None or not row.managed:
             untouchable += 1
     if required + untouchable > capacity:
@@ -209,6 +244,9 @@ class _Runner:
         self.changed = anyio.Event()
         self.semaphore = anyio.Semaphore(deps.settings.concurrency)
         self.fatal: BaseException | None = None
+        self.unmarked: list[str] = []
+        """Reused notes whose use is not recorded yet: recorded together, in order, with the next registry
+        write or at the end of the run (one step for all of an idle run's notes, not one per note)."""
 
     def occupied(self) -> int:
         return len(self.remote) + self.reserved
@@ -218,11 +256,26 @@ class _Runner:
         self.changed = anyio.Event()
 
     async def run(self, items: list[_Work | NoteOutcome]) -> list[NoteOutcome]:
+        try:
+            outcomes = await self._run(items)
+        except Exception:
+            self._mark_reused()
+            raise
+        self._mark_reused()
+        return outcomes
+
+    def _mark_reused(self) -> None:
+        if self.unmarked:
+            self.deps.store.mark_used(self.deps.notebook_id, self.unmarked)
+            self.unmarked = []
+
+    async def _run(self, items: list[_Work | NoteOutcome]) -> list[NoteOutcome]:
         results: list[list[NoteOutcome]] = [[] for _ in items]
         stop: BaseException | None = None
         async with anyio.create_task_group() as tg:
             previous = anyio.Event()
             previous.set()
+            trailing: list[str] = []  # reused notes after the last task started: recorded once it committed
             for index, item in enumerate(items):
                 if isinstance(item, NoteOutcome):
                     results[index].append(item)
@@ -230,6 +283,12 @@ class _Runner:
                     continue
                 if self.fatal is not None:
                     break
+                if self._reused_as_is(item):  # no task: its use is recorded after the notes before it
+                    outcome = _outcome(item, list(item.decision.keep), False)
+                    (self.unmarked if previous.is_set() else trailing).append(item.note.path)
+                    results[index].append(outcome)
+                    self.deps.progress(outcome)
+                    continue
                 needed = _slots_needed(item, self.remote) if _needs_upload(item) else 0
                 if needed:
                     try:
@@ -246,7 +305,8 @@ class _Runner:
                 self.reserved += needed
                 self.inflight += 1
                 done = anyio.Event()
-                tg.start_soon(self._process, item, needed, previous, done, results[index])
+                trailing = []
+                tg.start_soon(self._process, item, needed, previous, done, results[index], trailing)
                 previous = done
         if stop is None:
             stop = self.fatal
@@ -256,6 +316,11 @@ class _Runner:
         if stop is not None:
             raise stop
         return done
+
+    @staticmethod
+    def _reused_as_is(work: _Work) -> bool:
+        """A reused note with nothing to write but its use: no alias to canonicalize, no retitle."""
+        return work.decision.kind == "reuse" and not work.decision.canonicalize and not _needs_retitle(work)
 
     async def _make_room(self, needed: int, evicted: list[NoteOutcome]) -> None:
         """Evict for `needed` uploads, first letting in-flight notes finish so the choice is deterministic."""
@@ -271,7 +336,7 @@ class _Runner:
                 self.deps.progress(outcome)
 
     async def _process(self, work: _Work, needed: int, previous: anyio.Event, done: anyio.Event,
-                       out: list[NoteOutcome]) -> None:
+                       out: list[NoteOutcome], trailing: list[str]) -> None:
         retire: list[str] = []
         try:
             try:
@@ -294,10 +359,11 @@ class _Runner:
                 out.append(outcome)
                 self.deps.progress(outcome)
             finally:
+                self.unmarked.extend(trailing)
                 done.set()
             for source_id in retire:
                 await self._delete_best_effort(source_id)
-            if outcome.branch in (Branch.RENAMED, Branch.REUSED):
+            if outcome.branch == Branch.RENAMED or (outcome.branch == Branch.REUSED and _needs_retitle(work)):
                 await self._retitle_best_effort(work)
         finally:
             self.inflight -= 1
@@ -312,9 +378,11 @@ class _Runner:
             adopted_any = adopted_any or adopted
         return ids, adopted_any
 
-    def _adoptable(self, path: str, title: str, listing: dict[str, str]) -> str | None:
-        for source_id, source_title in listing.items():
-            if source_title != title or source_id in self.remote.foreign:
+    def _adoptable(self, path: str, candidates: Iterable[str]) -> str | None:
+        """The first of `candidates` (ids of sources titled as a part of `path`) that is nlmsync's upload of
+        this note: registered to `path`, or to nothing (and not a look-alike)."""
+        for source_id in candidates:
+            if source_id in self.remote.foreign:
                 continue
             row = self.deps.store.mapping_by_source_id(self.deps.notebook_id, source_id)
             if row is None or row.path == path:
@@ -323,7 +391,7 @@ class _Runner:
 
     async def _add_part(self, path: str, text: str, title: str) -> tuple[str, bool]:
         deps = self.deps
-        existing = self._adoptable(path, title, self.remote.sources)
+        existing = self._adoptable(path, self.remote.titled(title))
         if existing is not None:
             return existing, True
         async with self.semaphore:
@@ -336,7 +404,8 @@ class _Runner:
                 # The answer was lost: the listing says whether the add happened. Absent means it did
                 # not, so one more add cannot duplicate; a source that appears later under the same
                 # title is swept by `queue_duplicate_sources` on the next run.
-                found = self._adoptable(path, title, await lookup_after_lost_answer(deps.client, deps.notebook_id))
+                listing = await lookup_after_lost_answer(deps.client, deps.notebook_id)
+                found = self._adoptable(path, [sid for sid, listed in listing.items() if listed == title])
                 if found is not None:
                     self.remote.added(found, title)
                     return found, True
@@ -346,10 +415,15 @@ class _Runner:
         return added.source_id, False
 
     def _commit(self, work: _Work, outcome: NoteOutcome) -> list[str]:
-        """Record one note in one step; returns the old source ids to delete best-effort afterwards."""
+        """Record one note in one step (with the uses of the reused notes before it); returns the old source
+        ids to delete best-effort afterwards."""
         store, nb, note, decision = self.deps.store, self.deps.notebook_id, work.note, work.decision
         retire: list[str] = []
+        if decision.kind == "reuse" and not decision.canonicalize:
+            self.unmarked.append(note.path)
+            return retire
         with store.step():
+            self._mark_reused()
             if decision.kind == "rename":
                 store.rename_mapping(nb, decision.rename_from, note.path)
             elif decision.kind == "reuse":
@@ -414,15 +488,17 @@ async def queue_duplicate_sources(deps: SyncDeps, remote: RemoteView) -> int:
 
     Titles are unique to a path and its content, so such a source is a duplicate left by an add whose answer
     was lost and which landed after the run had looked for it. A source with the title but other text was
-    added by someone else: it is marked foreign and left alone. Returns how many were queued.
+    added by someone else: it is marked foreign and left alone. Returns how many were queued (nothing is
+    written when there are none).
     """
     store, nb = deps.store, deps.notebook_id
-    live = {m.title: m for m in store.all_mappings(nb) if m.status == "active"}
+    registry = RegistryView.read(store, nb)
+    live = {m.title: (m, resolved) for rows in registry.by_path.values() for m, resolved in rows
+            if m.status == "active"}
     duplicates: list[tuple[str, str]] = []
     for source_id, title in list(remote.sources.items()):
-        row = live.get(title)
-        if (row is None or store.resolve_source_id(row.source_id) == source_id
-                or store.mapping_by_source_id(nb, source_id) is not None):
+        row, resolved = live.get(title, (None, source_id))
+        if row is None or resolved == source_id or registry.row_of_source(source_id) is not None:
             continue
         if await holds_text(deps.client, source_id, _uploaded_text(deps, row), row.content_hash):
             duplicates.append((source_id, title))
@@ -496,12 +572,13 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
     """
     items = load_notes(deps, list(dict.fromkeys(paths)), found)
     works = [i for i in items if isinstance(i, _Work)]
-    await screen_title_matches(deps.client, deps.store, deps.notebook_id, remote,
-                               {p.title: p.text for w in works for p in w.note.parts})
-    check_capacity_up_front(deps, works, remote)
-    decide_all(deps, works, remote)
+    registry = RegistryView.read(deps.store, deps.notebook_id)
+    await screen_title_matches(deps.client, lambda source_id: registry.row_of_source(source_id) is not None,
+                               remote, {p.title: p.text for w in works for p in w.note.parts})
+    check_capacity_up_front(deps, works, remote, registry)
+    decide_all(deps, works, remote, registry)
     protected = set(protect or ()) | set(paths)
-    vanished = {} if mirror is None else vanished_paths(deps, items, mirror)
+    vanished = {} if mirror is None else vanished_paths(items, mirror, registry)
     removed = await remove_vanished(deps, remote, vanished, dry_run=dry_run)
     if dry_run:
         return removed + _simulate(deps, items, remote, protected)
@@ -512,7 +589,7 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
         raise
 
 
-def vanished_paths(deps: SyncDeps, items: list[_Work | NoteOutcome], scope: MirrorScope) -> dict[str, str]:
+def vanished_paths(items: list[_Work | NoteOutcome], scope: MirrorScope, registry: RegistryView) -> dict[str, str]:
     """The managed registered notes in `scope` whose sources a mirroring run removes, with the reason:
     not among the notes of the run and not the old path of one of its renames, or excluded by configuration."""
     requested = {i.note.path if isinstance(i, _Work) else i.path for i in items}
@@ -520,13 +597,13 @@ def vanished_paths(deps: SyncDeps, items: list[_Work | NoteOutcome], scope: Mirr
     excluded = {i.path for i in items if isinstance(i, NoteOutcome) and i.branch == Branch.EXCLUDED
                 and i.reason == EXCLUDED_BY_CONFIGURATION}
     gone: dict[str, str] = {}
-    for m in deps.store.all_mappings(deps.notebook_id):
-        if not m.managed or m.path in gone or m.path in renamed_from or not scope.covers(m.path):
+    for path, rows in registry.by_path.items():
+        if not any(m.managed for m, _ in rows) or path in renamed_from or not scope.covers(path):
             continue
-        if m.path in excluded:
-            gone[m.path] = EXCLUDED_BY_CONFIGURATION
-        elif m.path not in requested:
-            gone[m.path] = "no longer in the vault"
+        if path in excluded:
+            gone[path] = EXCLUDED_BY_CONFIGURATION
+        elif path not in requested:
+            gone[path] = "no longer in the vault"
     return gone
 
 

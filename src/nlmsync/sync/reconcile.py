@@ -24,6 +24,11 @@ class RemoteView:
     sources: dict[str, str] = field(default_factory=dict)
     reads: int = 0
     foreign: dict[str, str] = field(default_factory=dict)
+    _by_title: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for source_id, title in self.sources.items():
+            self._by_title.setdefault(title, []).append(source_id)
 
     def ids(self) -> set[str]:
         return set(self.sources)
@@ -36,16 +41,30 @@ class RemoteView:
 
     def find_title(self, title: str) -> str | None:
         """The id of a source with exactly this title (the first one listed, look-alikes aside), if any."""
-        for source_id, source_title in self.sources.items():
-            if source_title == title and source_id not in self.foreign:
-                return source_id
-        return None
+        return next((source_id for source_id in self._by_title.get(title, ()) if source_id not in self.foreign), None)
+
+    def titled(self, title: str) -> list[str]:
+        """The ids of every source with exactly this title, in listing order, look-alikes aside."""
+        return [source_id for source_id in self._by_title.get(title, ()) if source_id not in self.foreign]
 
     def added(self, source_id: str, title: str) -> None:
+        """A source added (or retitled: it keeps its place in the listing)."""
+        previous = self.sources.get(source_id)
+        if previous is not None:
+            self._unindex(source_id, previous)
         self.sources[source_id] = title
+        self._by_title.setdefault(title, []).append(source_id)
 
     def deleted(self, source_id: str) -> None:
-        self.sources.pop(source_id, None)
+        title = self.sources.pop(source_id, None)
+        if title is not None:
+            self._unindex(source_id, title)
+
+    def _unindex(self, source_id: str, title: str) -> None:
+        ids = self._by_title[title]
+        ids.remove(source_id)
+        if not ids:
+            del self._by_title[title]
 
 
 def _listing(details: Any) -> dict[str, str]:

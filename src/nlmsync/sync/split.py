@@ -27,7 +27,12 @@ def _size(text: str) -> int:
 
 
 def _fits(text: str, max_words: int, max_bytes: int) -> bool:
-    return _size(text) <= max_bytes and _words(text) <= max_words
+    # A character is at most 4 bytes, and a word is at least one character and one separator: an
+    # ordinary note fits without being encoded or cut into words.
+    length = len(text)
+    if 4 * length > max_bytes and _size(text) > max_bytes:
+        return False
+    return (length + 1) // 2 <= max_words or _words(text) <= max_words
 
 
 def _hard_cut(text: str, max_bytes: int) -> list[str]:
