@@ -61,7 +61,7 @@ def test_search_imports_nothing_of_the_notebook_side(vault: Path, tmp_path: Path
 
 def test_index_imports_nothing_of_the_notebook_side(vault: Path, tmp_path: Path) -> None:
     code, out, imported = _imports(tmp_path, "--vault", str(vault), "index", "--json")
-    assert code == 0 and json.loads(out)["indexed"] > 0
+    assert code == 0 and json.loads(out)["indexed_count"] > 0
     assert _among(imported, NOTEBOOK_SIDE) == []
 
 

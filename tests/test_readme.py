@@ -62,3 +62,11 @@ def test_exit_code_table_matches_the_error_module() -> None:
     documented = {int(code) for code in re.findall(r"^\| (\d) \|", _section("Exit codes"), flags=re.MULTILINE)}
     defined = {value for name, value in vars(errors).items() if name.startswith("EXIT_")}
     assert documented == defined
+
+
+def test_every_command_with_json_output_has_its_document_described() -> None:
+    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    with_json = {name for name, command in commands.items()
+                 if any("--json" in param.opts for param in command.params)}
+    documented = {name.split()[0] for name in _table_first_column(_section("JSON output"))}
+    assert documented == with_json

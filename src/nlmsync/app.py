@@ -87,9 +87,9 @@ class AskResult(BaseModel):
     question: str
     answer: str
     conversation_id: str | None
-    selected: list[SelectedNote] = Field(default_factory=list)
+    selected_notes: list[SelectedNote] = Field(default_factory=list)
     source_ids: list[str] = Field(default_factory=list, description="Selected notes' sources, then carry-over.")
-    carried_over: list[str] = Field(default_factory=list)
+    carried_over_source_ids: list[str] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
     notes: list[NoteOutcome] = Field(default_factory=list, description="What source preparation did.")
     notices: list[str] = Field(default_factory=list)
@@ -564,17 +564,17 @@ class Orchestrator:
                 self.progress.start("preparing sources", len(hits))
             outcomes = await ensure_sources_for_paths(self._deps(notebook_id), [h.path for h in hits], remote)
             result = AskResult(notebook_id=notebook_id, question=question, answer="", conversation_id=None,
-                               selected=[SelectedNote(path=h.path, score=h.score) for h in hits], notes=outcomes)
+                               selected_notes=[SelectedNote(path=h.path, score=h.score) for h in hits], notes=outcomes)
             live = [o for o in outcomes if o.branch in (Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED)]
             result.notices.extend(f"{o.path}: {o.error}" for o in outcomes if o.branch == Branch.FAILED)
             result.notices.extend(self._notices(remote))
             conversation = None if new else (conversation_id or self.store.latest_conversation(notebook_id))
             if conversation is not None:
                 records = self.store.query_records(notebook_id, conversation)
-                result.carried_over = history_source_ids([r.source_ids for r in records],
+                result.carried_over_source_ids = history_source_ids([r.source_ids for r in records],
                                                          self.store.resolve_source_id, remote.ids(),
                                                          self.settings.carry_over_cap)
-            result.source_ids = _dedup([sid for o in live for sid in o.source_ids] + result.carried_over)
+            result.source_ids = _dedup([sid for o in live for sid in o.source_ids] + result.carried_over_source_ids)
         # … but the query, which may take minutes, holds no lock: a scheduled refresh is not refused meanwhile.
         if not result.source_ids:
             result.notices.append("no note matched the question; asking the whole notebook")

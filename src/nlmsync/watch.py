@@ -34,6 +34,30 @@ EventKind = Literal["added", "modified", "deleted"]
 
 
 @dataclass(frozen=True)
+class WatchEvent:
+    """One thing the watch did to the registry or the notebook, for a person (`str()`) or a script (fields).
+
+    `kind`: `renamed` (a synced note moved: `path` → `renamed_to`), `mapping_removed` (a synced note renamed to
+    something that is not a note), `refreshed` (`--refresh` took `branch` for `path`), `refresh_failed` (`error`).
+    """
+
+    kind: Literal["renamed", "mapping_removed", "refreshed", "refresh_failed"]
+    path: str | None = None
+    renamed_to: str | None = None
+    branch: str | None = None
+    error: str | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "renamed":
+            return f"renamed {self.path} → {self.renamed_to}"
+        if self.kind == "mapping_removed":
+            return f"removed mapping of {self.path} (renamed to {self.renamed_to})"
+        if self.kind == "refresh_failed":
+            return f"refresh failed: {self.error}"
+        return f"{self.branch} {self.path}"
+
+
+@dataclass(frozen=True)
 class FileEvent:
     kind: EventKind
     path: str
@@ -152,7 +176,7 @@ class VaultWatcher:
     """Applies watch plans to the index, the registry and (optionally) the notebook."""
 
     def __init__(self, settings: Settings, store: StateStore, orchestrator: Orchestrator | None,
-                 on_message: Callable[[str], None]) -> None:
+                 on_message: Callable[[WatchEvent], None]) -> None:
         self.root = Path(settings.vault).resolve()
         self.store = store
         self.index = NoteIndex(self.root, store.db, settings)
@@ -173,10 +197,10 @@ class VaultWatcher:
         with self.store.writer():
             for old, new in plan.renamed_mappings:
                 self.store.apply_vault_rename(old, new)
-                self.on_message(f"renamed {old} → {new}")
+                self.on_message(WatchEvent("renamed", path=old, renamed_to=new))
             for old, new in plan.removed_mappings:
                 self.store.apply_vault_rename(old, new)
-                self.on_message(f"removed mapping of {old} (renamed to {new})")
+                self.on_message(WatchEvent("mapping_removed", path=old, renamed_to=new))
         if plan:
             self.index.sync()
         if self.orchestrator is not None and plan.modified:
@@ -188,13 +212,14 @@ class VaultWatcher:
         try:
             report = await self.orchestrator.keep_current(modified)
         except NlmsyncError as exc:
-            self.on_message(f"refresh failed: {exc}")
+            self.on_message(WatchEvent("refresh_failed", error=str(exc)))
             return
         for note in report.notes if report else ():
-            self.on_message(f"{note.branch.value} {note.path}")
+            self.on_message(WatchEvent("refreshed", path=note.path, branch=note.branch.value,
+                                       error=note.error))
 
 
-async def watch_vault(settings: Settings, *, refresh: bool = False, on_message: Callable[[str], None] = print,
+async def watch_vault(settings: Settings, *, refresh: bool = False, on_message: Callable[[WatchEvent], None] = print,
                       stop_event: anyio.Event | None = None, on_batch: Callable[[WatchPlan], None] | None = None,
                       server: object = None) -> None:
     """Watch the vault until `stop_event` is set (or the task is cancelled / Ctrl-C).
@@ -216,7 +241,8 @@ async def watch_vault(settings: Settings, *, refresh: bool = False, on_message: 
         store.close()
 
 
-async def _loop(settings: Settings, store: StateStore, orch: Orchestrator | None, on_message: Callable[[str], None],
+async def _loop(settings: Settings, store: StateStore, orch: Orchestrator | None,
+                on_message: Callable[[WatchEvent], None],
                 stop_event: anyio.Event | None, on_batch: Callable[[WatchPlan], None] | None, debounce: int) -> None:
     watcher = VaultWatcher(settings, store, orch, on_message)
     watcher.index.sync()

@@ -55,7 +55,7 @@ def test_global_options_after_the_command(vault: Path, tmp_path: Path, capsys: p
     state = tmp_path / "elsewhere.db"
     code, out, _ = run(capsys, "--vault", str(tmp_path / "missing"), "index", "--vault", str(vault),
                        "--state", str(state), "--json")
-    assert code == 0 and json.loads(out)["indexed"] == 26
+    assert code == 0 and json.loads(out)["indexed_count"] == 26
     assert state.exists() and not (vault / ".nlmsync" / "state.db").exists()
     code, out, err = run(capsys, "search", "heapsort", "--vault", str(vault), "--json", "--limit", "1")
     assert (code, err) == (0, "")

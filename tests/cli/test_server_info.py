@@ -40,13 +40,13 @@ def test_not_logged_in_json_is_one_document(vault: Path, capsys: pytest.CaptureF
     code, out, err = run(capsys, "--vault", str(vault), "--server", "fake --auth-required", "server-info", "--json")
     assert code == 5 and err.startswith("nlmsync: error: notebook_list: ")
     report = json.loads(out)
-    assert report["logged_in"] is False and report["notebooks"] is None and report["version"]
+    assert report["logged_in"] is False and report["notebook_count"] is None and report["version"]
 
 
 def test_logged_in_lists_the_notebook_count(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--vault", str(vault), "--server", "fake", "server-info", "--json")
     report = json.loads(out)
-    assert code == 0 and report["logged_in"] is True and report["notebooks"] == 0
+    assert code == 0 and report["logged_in"] is True and report["notebook_count"] == 0
 
 
 def test_missing_default_server_says_how_to_install_it(vault: Path, tmp_path: Path,

@@ -32,6 +32,8 @@ def test_ctrl_c_stops_watch_cleanly_with_one_json_document(tmp_path: Path):
     assert proc.returncode == 0, err
     assert "Stopped; state is consistent." in err and "Traceback" not in err
     summary = json.loads(out)  # the one JSON document on stdout
-    assert summary["modified"] == ["new.md"] and summary["batches"] == 1
+    assert summary["schema_version"] == 1
+    assert summary["modified_paths"] == ["new.md"] and summary["batch_count"] == 1
+    assert summary["events"] == [{"kind": "indexed", "modified_paths": ["new.md"], "deleted_paths": []}]
     with StateStore.open(vault / ".nlmsync" / "state.db") as store:
         assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -170,7 +170,7 @@ def test_server_info_survives_a_drop_through_the_cli(tmp_path: Path, capsys: pyt
                               "server-info", "--json")
     assert code == 0, err
     report = json.loads(out)
-    assert report["auth_status"] == "configured" and report["notebooks"] == 0
+    assert report["auth_status"] == "configured" and report["notebook_count"] == 0
     assert (tmp_path / ".nlmsync" / FAKE_STATE_FILE).exists()
 
 

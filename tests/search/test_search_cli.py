@@ -22,11 +22,11 @@ def test_index_json_reports_counts_and_skipped(vault: Path, capsys: pytest.Captu
     code, out, err = run(capsys, "--vault", str(vault), "index", "--json")
     assert code == 0 and err == ""
     report = json.loads(out)
-    assert report["indexed"] == 26 and report["added"] == 26
-    assert {"path": "quirks/latin1.md", "reason": "invalid utf-8 (byte 5)"} in report["skipped"]
+    assert report["indexed_count"] == 26 and report["added_count"] == 26
+    assert {"path": "quirks/latin1.md", "reason": "invalid utf-8 (byte 5)"} in report["skipped_notes"]
     code, out, _ = run(capsys, "--vault", str(vault), "index", "--json")
     again = json.loads(out)
-    assert (again["added"], again["updated"], again["unchanged"]) == (0, 0, 30)
+    assert (again["added_count"], again["updated_count"], again["unchanged_count"]) == (0, 0, 30)
 
 
 def test_index_text_lists_skipped_notes(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -120,7 +120,7 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_the_vault_still_works(
     (vault / "latin1-\udce9.md").write_text("# Latin\nheapsort")  # the name's byte 0xE9 on disk
     code, out, err = run(capsys, "--vault", str(vault), "index", "--json")
     assert (code, err) == (0, "")
-    assert {"path": "latin1-\\xe9.md", "reason": "invalid file name encoding"} in json.loads(out)["skipped"]
+    assert {"path": "latin1-\\xe9.md", "reason": "invalid file name encoding"} in json.loads(out)["skipped_notes"]
     code, out, err = run(capsys, "--vault", str(vault), "search", "heapsort", "--json")
     assert (code, err) == (0, "")
     assert json.loads(out)["results"][0]["path"] == "algorithms/sorting/heapsort.md"

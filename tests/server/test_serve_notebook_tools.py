@@ -62,7 +62,7 @@ async def test_ask_answers_with_citations_and_continues_the_conversation(vault: 
         follow = await client.call_tool("ask_notebook", {"question": "And its worst case?"})
         fresh = await client.call_tool("ask_notebook", {"question": "Kimchi stew recipe?", "new": True})
     assert answer["answer"] and answer["conversation_id"]
-    assert "algorithms/sorting/heapsort.md" in [s["path"] for s in answer["selected"]]
+    assert "algorithms/sorting/heapsort.md" in [s["path"] for s in answer["selected_notes"]]
     assert any(c["path"] == "algorithms/sorting/heapsort.md" for c in answer["citations"])
     assert follow.structured_content["conversation_id"] == answer["conversation_id"]
     assert fresh.structured_content["conversation_id"] != answer["conversation_id"]

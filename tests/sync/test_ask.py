@@ -39,10 +39,10 @@ async def test_ask_selects_ensures_queries_and_maps_citations(make_world):
     fill(world)
     async with world.run() as orch:
         result = await orch.ask("How does heapsort sift down a max-heap?")
-        assert result.selected[0].path == "sorting/heapsort.md"
+        assert result.selected_notes[0].path == "sorting/heapsort.md"
         assert {n.path: n.branch for n in result.notes}["sorting/heapsort.md"] == Branch.ADDED
         heap_ids = next(n.source_ids for n in result.notes if n.path == "sorting/heapsort.md")
-        assert result.source_ids[: len(heap_ids)] == heap_ids and result.carried_over == []
+        assert result.source_ids[: len(heap_ids)] == heap_ids and result.carried_over_source_ids == []
         assert "max-heap" in result.answer
         first = result.citations[0]
         assert (first.number, first.path, first.heading) == (1, "sorting/heapsort.md", "How does it work?")
@@ -59,10 +59,10 @@ async def test_follow_up_carries_over_newest_first_and_new_starts_fresh(make_wor
         first = await orch.ask("heapsort max-heap")
         second = await orch.ask("sourdough starter loaf")
         assert second.conversation_id == first.conversation_id
-        assert set(first.source_ids) <= set(second.carried_over)
+        assert set(first.source_ids) <= set(second.carried_over_source_ids)
         assert second.source_ids[0] not in first.source_ids  # the newly selected note comes first
         fresh = await orch.ask("sourdough starter loaf", new=True)
-        assert fresh.carried_over == [] and fresh.conversation_id != first.conversation_id
+        assert fresh.carried_over_source_ids == [] and fresh.conversation_id != first.conversation_id
         assert orch.store.latest_conversation(world.notebook_id) == fresh.conversation_id
 
 
@@ -77,7 +77,7 @@ async def test_carry_over_follows_aliases_to_the_current_source(make_world):
         replaced = await orch.refresh(["sorting/heapsort.md"])
         new_id = replaced.notes[0].source_ids[0]
         follow = await orch.ask("sourdough starter loaf")
-    assert new_id in follow.carried_over and not (old_ids & set(follow.carried_over))
+    assert new_id in follow.carried_over_source_ids and not (old_ids & set(follow.carried_over_source_ids))
 
 
 async def test_rejected_conversation_is_retried_once_without_it(make_world):

@@ -10,7 +10,7 @@ from watchfiles import Change
 
 from nlmsync.notebooklm.fake.server import build_fake_server
 from nlmsync.search.index import NoteIndex
-from nlmsync.watch import FileEvent, WatchPlan, plan_watch_actions, to_events, watch_vault
+from nlmsync.watch import FileEvent, WatchEvent, WatchPlan, plan_watch_actions, to_events, watch_vault
 
 
 def test_create_modify_delete_map_to_index_marks():
@@ -54,7 +54,7 @@ async def test_real_watch_keeps_index_registry_and_notebook_current(make_world):
     world.write("other.md", "# Other\nunsynced\n")
     async with world.run() as orch:
         await orch.refresh(["a.md"])
-    messages: list[str] = []
+    events: list[WatchEvent] = []
     ready, replaced, renamed, stop = anyio.Event(), anyio.Event(), anyio.Event(), anyio.Event()
 
     def on_batch(plan: WatchPlan) -> None:
@@ -62,9 +62,10 @@ async def test_real_watch_keeps_index_registry_and_notebook_current(make_world):
         if ("a.md", "moved.md") in plan.renamed_mappings:
             renamed.set()
 
-    def on_message(line: str) -> None:
-        messages.append(line)
-        if line == "replaced a.md":
+    def on_message(event: WatchEvent) -> None:
+        events.append(event)
+        if (event.kind, event.branch, event.path) == ("refreshed", "replaced", "a.md"):
+            assert str(event) == "replaced a.md"
             replaced.set()
 
     async with anyio.create_task_group() as tg:
@@ -78,7 +79,8 @@ async def test_real_watch_keeps_index_registry_and_notebook_current(make_world):
             await renamed.wait()
         stop.set()
 
-    assert not any(m.endswith("other.md") for m in messages)  # only already-synced notes are refreshed
+    assert not any(e.path == "other.md" for e in events)  # only already-synced notes are refreshed
+    assert WatchEvent("renamed", path="a.md", renamed_to="moved.md") in events
     store = world.store()
     rows = store.get_mappings(world.notebook_id, "moved.md")
     assert rows and store.get_mappings(world.notebook_id, "a.md") == []

@@ -123,9 +123,9 @@ def server_info(
         async with connect(settings.server, settings, state_dir=settings.state_path.parent) as client:
             info = await client.server_info()
             report: dict[str, object] = {"server": settings.server, "version": info.version,
-                                         "auth_status": info.auth_status, "logged_in": True, "notebooks": None}
+                                         "auth_status": info.auth_status, "logged_in": True, "notebook_count": None}
             try:
-                report["notebooks"] = len((await client.notebook_list()).notebooks)
+                report["notebook_count"] = len((await client.notebook_list()).notebooks)
             except AuthenticationRequiredError as exc:
                 report["logged_in"] = False
                 login_error.append(exc)
@@ -140,7 +140,7 @@ def server_info(
         out.print(f"version:     {report['version']}")
         if report["logged_in"]:
             out.print(f"auth status: {report['auth_status']}")
-            out.print(f"notebooks:   {report['notebooks']}")
+            out.print(f"notebooks:   {report['notebook_count']}")
         else:
             out.print(f"auth status: not logged in ({report['auth_status']})")
     if login_error:

@@ -124,7 +124,7 @@ def _note_line(note: NoteOutcome) -> str:
     if note.renamed_from:
         extra += f" (from {escape_path(note.renamed_from)})"
     if note.split:
-        extra += f" (split into {note.parts} parts)"
+        extra += f" (split into {note.part_count} parts)"
     if note.adopted:
         extra += " (adopted existing source)"
     if note.source_ids:
@@ -208,7 +208,7 @@ def _print_ask(result: AskResult, json_output: bool) -> None:
             out.print(f"  [{c.number}] {where}{heading}")
     if result.conversation_id:
         out.print(f"\n[dim]conversation {result.conversation_id} · {len(result.source_ids)} sources"
-                  f" ({len(result.carried_over)} carried over)[/dim]")
+                  f" ({len(result.carried_over_source_ids)} carried over)[/dim]")
 
 
 @app.command("ask", epilog=examples(
@@ -321,17 +321,19 @@ def watch_command(
     """Keep the index (and with --refresh the notebook) current from vault file events; Ctrl-C stops."""
     cli = cli_context(ctx)
     settings = cli.settings(watch_debounce_ms=debounce_ms)
+    from dataclasses import asdict
+
     import anyio
 
-    from nlmsync.watch import WatchPlan, watch_vault
+    from nlmsync.watch import WatchEvent, WatchPlan, watch_vault
 
-    summary: dict[str, Any] = {"vault": str(Path(settings.vault)), "batches": 0, "modified": [], "deleted": [],
-                               "renamed": [], "messages": []}
+    summary: dict[str, Any] = {"vault": str(Path(settings.vault)), "batch_count": 0, "modified_paths": [],
+                               "deleted_paths": [], "renames": [], "events": []}
     ready: list[bool] = []
 
-    def report(line: str) -> None:
-        summary["messages"].append(line)
-        stderr_console().print(escape_path(line))
+    def report(event: WatchEvent) -> None:
+        summary["events"].append(asdict(event))
+        stderr_console().print(escape_path(str(event)))
 
     def on_batch(plan: WatchPlan) -> None:
         if not ready:
@@ -339,10 +341,12 @@ def watch_command(
             if not cli.quiet:
                 stderr_console().print(f"Watching {escape_path(str(Path(settings.vault)))} (Ctrl-C to stop)…")
         if plan:
-            summary["batches"] += 1
-            summary["modified"].extend(plan.modified)
-            summary["deleted"].extend(plan.deleted)
-            summary["renamed"].extend([old, new] for old, new in plan.renamed_mappings)
+            summary["batch_count"] += 1
+            summary["modified_paths"].extend(plan.modified)
+            summary["deleted_paths"].extend(plan.deleted)
+            summary["renames"].extend({"from": old, "to": new} for old, new in plan.renamed_mappings)
+            summary["events"].append({"kind": "indexed", "modified_paths": list(plan.modified),
+                                      "deleted_paths": list(plan.deleted)})
             if not cli.quiet:
                 stderr_console().print(f"index: {len(plan.modified)} changed, {len(plan.deleted)} removed")
 

@@ -93,9 +93,10 @@ class IndexReport:
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
-        return {"indexed": self.indexed, "added": self.added, "updated": self.updated, "removed": self.removed,
-                "unchanged": self.unchanged, "full_rescan": self.full_rescan, "seconds": round(self.seconds, 4),
-                "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped]}
+        return {"indexed_count": self.indexed, "added_count": self.added, "updated_count": self.updated,
+                "removed_count": self.removed, "unchanged_count": self.unchanged, "full_rescan": self.full_rescan,
+                "seconds": round(self.seconds, 4),
+                "skipped_notes": [{"path": s.path, "reason": s.reason} for s in self.skipped]}
 
 
 @dataclass

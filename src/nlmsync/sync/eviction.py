@@ -60,7 +60,7 @@ async def evict_path(client: Any, store: Any, notebook_id: str, remote: RemoteVi
         for source_id in resolved:
             store.record_eviction(notebook_id, path, source_id, reason)
         store.remove_mappings(notebook_id, path)
-    return NoteOutcome(path=path, branch=branch, source_ids=live, parts=max(1, len(rows)), reason=reason)
+    return NoteOutcome(path=path, branch=branch, source_ids=live, part_count=max(1, len(rows)), reason=reason)
 
 
 def plan_evictions(store: Any, notebook_id: str, remote: RemoteView, occupied: int, needed: int,

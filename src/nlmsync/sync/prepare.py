@@ -219,7 +219,7 @@ def check_capacity_up_front(deps: SyncDeps, works: list[_Work], remote: RemoteVi
 
 
 def _failed(work: _Work, message: str) -> NoteOutcome:
-    return NoteOutcome(path=work.note.path, branch=Branch.FAILED, parts=len(work.note.parts), error=message)
+    return NoteOutcome(path=work.note.path, branch=Branch.FAILED, part_count=len(work.note.parts), error=message)
 
 
 _BRANCH_OF = {"reuse": Branch.REUSED, "replace": Branch.REPLACED, "rename": Branch.RENAMED, "new": Branch.ADDED}
@@ -228,7 +228,7 @@ _BRANCH_OF = {"reuse": Branch.REUSED, "replace": Branch.REPLACED, "rename": Bran
 def _outcome(work: _Work, ids: list[str], adopted: bool) -> NoteOutcome:
     decision = work.decision
     return NoteOutcome(path=work.note.path, branch=_BRANCH_OF[decision.kind], source_ids=ids,
-                       previous_source_ids=list(decision.previous), parts=len(work.note.parts),
+                       previous_source_ids=list(decision.previous), part_count=len(work.note.parts),
                        renamed_from=decision.rename_from, adopted=adopted)
 
 

@@ -14,7 +14,7 @@ class NoteOutcome(BaseModel):
     branch: Branch
     source_ids: list[str] = Field(default_factory=list)
     previous_source_ids: list[str] = Field(default_factory=list)
-    parts: int = 1
+    part_count: int = 1
     renamed_from: str | None = None
     adopted: bool = Field(default=False, description="An existing remote source with the exact title was taken.")
     reason: str | None = None
@@ -24,7 +24,7 @@ class NoteOutcome(BaseModel):
     @property
     def split(self) -> bool:
         """The note went up as several numbered parts."""
-        return self.parts > 1
+        return self.part_count > 1
 
 
 class RefreshReport(BaseModel):
