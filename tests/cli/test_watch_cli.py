@@ -1,4 +1,5 @@
-"""`nlmsync watch` as a user runs it: a real process, a file change, then Ctrl-C (SIGINT)."""
+"""`nlmsync watch` as a user or a service manager runs it: a real process, a file change, then Ctrl-C (SIGINT)
+or SIGTERM — both stop it cleanly: exit 0, the summary, a consistent state file."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from nlmsync.store import StateStore
 
 
-def test_ctrl_c_stops_watch_cleanly_with_one_json_document(tmp_path: Path):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_signal_stops_watch_cleanly_with_one_json_document(tmp_path: Path, stop: signal.Signals):
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "old.md").write_text("# Old\n\nkept\n", encoding="utf-8")
@@ -25,7 +29,7 @@ def test_ctrl_c_stops_watch_cleanly_with_one_json_document(tmp_path: Path):
             assert proc.stderr.readline().startswith("Watching ")  # printed once the watch is running
             (vault / "new.md").write_text("# New\n\nzeppelin airship\n", encoding="utf-8")
             assert proc.stderr.readline().strip() == "index: 1 changed, 0 removed"
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(stop)
             out, err = proc.communicate(timeout=60)
         finally:
             proc.kill()
@@ -37,3 +41,4 @@ def test_ctrl_c_stops_watch_cleanly_with_one_json_document(tmp_path: Path):
     assert summary["events"] == [{"kind": "indexed", "modified_paths": ["new.md"], "deleted_paths": []}]
     with StateStore.open(vault / ".nlmsync" / "state.db") as store:
         assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert {row[0] for row in store.db.execute("SELECT path FROM index_docs")} == {"old.md", "new.md"}

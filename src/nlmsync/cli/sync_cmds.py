@@ -318,7 +318,7 @@ def watch_command(
     debounce_ms: Annotated[int | None, typer.Option("--debounce-ms", help="Wait this long for changes to settle.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="When stopped, print one JSON document: what the watch did.")] = False,
 ) -> None:
-    """Keep the index (and with --refresh the notebook) current from vault file events; Ctrl-C stops."""
+    """Keep the index (and with --refresh the notebook) current from vault file events; Ctrl-C or SIGTERM stops."""
     cli = cli_context(ctx)
     settings = cli.settings(watch_debounce_ms=debounce_ms)
     from dataclasses import asdict
@@ -351,11 +351,30 @@ def watch_command(
                 stderr_console().print(f"index: {len(plan.modified)} changed, {len(plan.deleted)} removed")
 
     async def main() -> None:
-        await watch_vault(settings, refresh=refresh, on_message=report, on_batch=on_batch)
+        stop = anyio.Event()
+        async with anyio.create_task_group() as tasks:
+            await tasks.start(_stop_on_sigterm, stop)
+            await watch_vault(settings, refresh=refresh, on_message=report, on_batch=on_batch, stop_event=stop)
+            tasks.cancel_scope.cancel()
 
     try:
         anyio.run(main)
     except KeyboardInterrupt:
-        stderr_console().print("Stopped; state is consistent.")
+        pass
+    stderr_console().print("Stopped; state is consistent.")
     if json_output:
         emit_json(summary)
+
+
+async def _stop_on_sigterm(stop: Any, *, task_status: Any) -> None:
+    """Set `stop` on SIGTERM (a service manager, `kill`): the watch then ends after the batch it is applying,
+    as Ctrl-C ends it, instead of the process dying with the default action (exit 143, no summary)."""
+    import signal
+
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        task_status.started()
+        async for _ in signals:
+            stop.set()
+            return
