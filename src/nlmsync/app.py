@@ -344,12 +344,13 @@ class Orchestrator:
         try:
             listing = (await self.client.notebook_list(NOTEBOOKS_IN_HINT + 1)).notebooks
         except NotebookLMError:
-            hint = f"'nlmsync server-info' checks the server and counts its notebooks; {create}"
+            hint = f"'nlmsync notebooks' lists the notebooks this server has; {create}"
         else:
             if listing:
                 shown = ", ".join(f"{nb.id} ({nb.title})" for nb in listing[:NOTEBOOKS_IN_HINT])
                 more = ", …" if len(listing) > NOTEBOOKS_IN_HINT else ""
-                hint = f"this server has: {shown}{more}; pass one with --notebook ID, or {create}"
+                hint = (f"this server has: {shown}{more} ('nlmsync notebooks' lists them); pass one with --notebook ID, "
+                        f"or {create}")
             else:
                 hint = f"this server has no notebook yet; {create}"
         return NotebookNotFoundError(f"notebook {notebook_id}{where} not found on the NotebookLM server",

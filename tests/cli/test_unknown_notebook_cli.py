@@ -34,5 +34,6 @@ def test_unknown_notebook_id_is_exit_2_with_a_hint_naming_the_servers_notebooks(
         assert (code, out) == (2, ""), command
         assert err.splitlines() == [
             "nlmsync: error: notebook no-such-notebook not found on the NotebookLM server",
-            (f"nlmsync: hint: this server has: {real} (Real); pass one with --notebook ID, "
+            (f"nlmsync: hint: this server has: {real} (Real) ('nlmsync notebooks' lists them); "
+             "pass one with --notebook ID, "
             "or --notebook new:TITLE creates one")], command

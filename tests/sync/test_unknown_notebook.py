@@ -28,7 +28,8 @@ async def test_unknown_notebook_is_bad_input_with_the_servers_notebooks_in_the_h
             await run(orch)
     assert caught.value.exit_code == 2
     assert str(caught.value) == "notebook nb-gone not found on the NotebookLM server"
-    assert caught.value.hint == (f"this server has: {world.notebook_id} (Test); pass one with --notebook ID, "
+    assert caught.value.hint == (f"this server has: {world.notebook_id} (Test) ('nlmsync notebooks' lists them); "
+                                 "pass one with --notebook ID, "
                                  "or --notebook new:TITLE creates one")
     assert world.mutating_calls(calls) == []
 
@@ -44,5 +45,6 @@ async def test_a_vanished_default_notebook_says_it_came_from_the_state_file(make
             await orch.status()
     assert str(caught.value) == (f"notebook {mine} (the notebook this state file used last) not found "
                                  "on the NotebookLM server")
-    assert caught.value.hint == (f"this server has: {world.notebook_id} (Test); pass one with --notebook ID, "
+    assert caught.value.hint == (f"this server has: {world.notebook_id} (Test) ('nlmsync notebooks' lists them); "
+                                 "pass one with --notebook ID, "
                                  "or --notebook new:TITLE creates one")
