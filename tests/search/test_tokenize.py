@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -83,4 +85,33 @@ _ascii_text = st.text(alphabet=st.characters(max_codepoint=127), max_size=200) |
 @given(_ascii_text)
 def test_ascii_shortcut_gives_the_tokens_of_the_general_path(text: str) -> None:
     assert tokenize(text) == tokenize(text + " \u00b7")
-    assert tokenize_path(text) == tokenize_path(text + " \u00b7")
+    assert tokenize_path(text + ".md") == tokenize_path(text + " \u00b7.md")  # the suffix goes either way
+
+
+def _reference_tokens(text: str) -> list[str]:
+    """Rules 1-5 spelled out token by token, as they were first written: the fast paths must agree."""
+    import unicodedata
+
+    import regex
+
+    normalized = unicodedata.normalize("NFKC", text).lower()
+    raw = regex.findall(r"[\p{L}\p{N}]+", normalized)
+    base = [t for t in raw if len(t) <= MAX_TOKEN_LENGTH]
+    compounds = [left + right for left, right in pairwise(base)
+                 if left.isascii() and right.isascii() and len(left + right) <= MAX_TOKEN_LENGTH]
+    bigrams = [run[i:i + 2] for token in raw
+               for run in regex.findall(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc\u3005\u3006]{2,}", token)
+               for i in range(len(run) - 1)]
+    return base + compounds + bigrams
+
+
+# CJK letters beside CJK symbols that are not letters (a radical, the Korean standard symbol), long and
+# short words, marks and scripts without bigrams
+_mixed_text = st.lists(st.sampled_from(["서울", "여행", "今日は", "ヒープソート", "々", "ー", "\u2e80", "\u327f", "\u3007",
+                                        "python", "入門", "x" * 41, "y" * 39, "é", "Ωμέγα", "-", " ", "\n", "·", "²"]),
+                       max_size=30).map("".join) | st.text(max_size=100)
+
+
+@given(_mixed_text)
+def test_tokens_agree_with_the_rules_applied_token_by_token(text: str) -> None:
+    assert tokenize(text) == _reference_tokens(text)

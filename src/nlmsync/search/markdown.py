@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from nlmsync.search.tokenize import count_tokens, text_pieces, tokenize_path
 from nlmsync.vault import FrontMatter, iter_lines, parse_front_matter
@@ -61,8 +61,7 @@ def _front_matter_text(value: Any) -> list[str]:
 LineKind = Literal["heading", "setext", "code", "text", "blank"]
 
 
-@dataclass(frozen=True)
-class MarkdownLine:
+class MarkdownLine(NamedTuple):  # a named tuple: one per line of every note read, cheap to make
     """One line of a note as markdown sees it.
 
     `kind` is `heading` (ATX; `text` is the title), `setext` (an underline: the `absorbed` text

@@ -23,6 +23,7 @@ these structures in place must bump `_changes`.
 
 from __future__ import annotations
 
+import itertools
 import operator
 from array import array
 from bisect import bisect_left
@@ -83,13 +84,17 @@ def doc_terms(path: str, fields: NoteFields, weights: Weights) -> DocTerms:
 class DocBatch:
     """Documents on their way into the index. Kept whole while few (they may go to the overlay);
     past `limit` they are packed into flat arrays with a batch-local vocabulary, which keeps a full
-    build of a large vault small in memory."""
+    build of a large vault small in memory.
+
+    A packed term's id is unique but not dense: the number of (document, term) entries packed before its
+    first one (`dict.setdefault` over a running count, so packing runs no Python code per term)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.docs: list[DocTerms] = []
         self.packed = False
         self.vocab: dict[str, int] = {}
+        self._entry_count = itertools.count()
         self.term_ids = array("i")
         self.tfs = array("d")
         self.sizes = array("q")
@@ -136,9 +141,7 @@ class DocBatch:
         self.packed = True
 
     def _pack(self, doc: DocTerms) -> None:
-        setdefault = self.vocab.setdefault
-        vocab = self.vocab
-        self.term_ids.extend([setdefault(term, len(vocab)) for term in doc.tf])
+        self.term_ids.extend(map(self.vocab.setdefault, doc.tf, self._entry_count))
         self.tfs.extend(doc.tf.values())
         self.sizes.append(len(doc.tf))
         self.packed_paths.append(doc.path)
@@ -271,18 +274,28 @@ class PostingsIndex:
         live_slots = np.flatnonzero(self.alive)
         remap = np.full(len(self.alive), -1, dtype=np.int64)
         remap[live_slots] = np.arange(len(live_slots))
+        # every term gets a unique id (dense for the base's terms, the sources' are not: see DocBatch)
         vocab = dict(zip(self.terms, range(len(self.terms))))
-        entry_terms = np.repeat(np.arange(len(self.terms), dtype=np.int32), np.diff(self.offsets))
+        next_id = itertools.count(len(vocab))
+        entry_terms = np.repeat(np.arange(len(self.terms), dtype=np.int64), np.diff(self.offsets))
         keep = self.alive[self.slots] if len(self.slots) else np.zeros(0, dtype=bool)
         parts_t = [entry_terms[keep]]
         parts_s = [remap[self.slots[keep]].astype(np.int32)]
         parts_f = [self.tfs[keep]]
         next_slot = len(live_slots)
         for source in sources:
-            global_ids = np.array([vocab.setdefault(term, len(vocab)) for term in source.vocab], dtype=np.int32)
-            sizes = np.frombuffer(source.sizes, dtype=np.int64) if source.sizes else np.zeros(0, np.int64)
             local = np.frombuffer(source.term_ids, dtype=np.int32) if source.term_ids else np.zeros(0, np.int32)
-            parts_t.append(global_ids[local] if len(local) else local)
+            if len(local) and not vocab:  # the first terms (a full build): the source's own ids serve
+                vocab = source.vocab
+                next_id = itertools.count(int(local.max()) + 1)
+            elif len(local):
+                local_ids = np.fromiter(source.vocab.values(), dtype=np.int64, count=len(source.vocab))
+                global_of = np.zeros(int(local_ids.max()) + 1, dtype=np.int64)
+                global_of[local_ids] = np.fromiter(map(vocab.setdefault, source.vocab, next_id), dtype=np.int64,
+                                                   count=len(source.vocab))
+                local = global_of[local]
+            parts_t.append(local)
+            sizes = np.frombuffer(source.sizes, dtype=np.int64) if source.sizes else np.zeros(0, np.int64)
             parts_s.append(np.repeat(np.arange(next_slot, next_slot + len(sizes), dtype=np.int32), sizes))
             parts_f.append(np.frombuffer(source.tfs, dtype=np.float64) if source.tfs else np.zeros(0))
             next_slot += len(sizes)
@@ -292,9 +305,9 @@ class PostingsIndex:
         for source in sources:
             source.release()
         terms = sorted(vocab)
-        sorted_id = np.array([vocab[term] for term in terms], dtype=np.int64)
-        rank_of = np.empty(len(terms), dtype=np.int32)
-        rank_of[sorted_id] = np.arange(len(terms), dtype=np.int32)
+        rank_of = np.zeros(next(next_id), dtype=np.int32)  # a term's id -> its position in `terms`
+        rank_of[np.fromiter(map(vocab.__getitem__, terms), dtype=np.int64, count=len(terms))] = np.arange(
+            len(terms), dtype=np.int32)
         del vocab
         all_t = rank_of[np.concatenate(parts_t)] if len(terms) else np.zeros(0, np.int32)
         all_s, all_f = np.concatenate(parts_s), np.concatenate(parts_f)

@@ -46,13 +46,13 @@ STOP_WORDS = frozenset({
 def _split(query: str, stop_words: bool) -> tuple[list[str], list[str]]:
     """The query's plain terms (kept base tokens, then CJK bigrams) and its compound terms."""
     normalized = normalize(query)
-    raw, base = base_tokens(normalized)
+    base = base_tokens(normalized)
     stops = STOP_WORDS if stop_words and not STOP_WORDS.issuperset(base) else _NO_STOP_WORDS
     plain = [token for token in base if token not in stops]
     compounds = [left + right for left, right in pairwise(base)
                  if left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH
                  and left not in stops and right not in stops]
-    plain.extend(cjk_bigrams(raw))
+    plain.extend(cjk_bigrams(normalized))
     return plain, compounds
 
 
@@ -68,7 +68,7 @@ def query_weights(query: str, *, stop_words: bool = True) -> dict[str, float]:
     weights: dict[str, float] = {}
     get = weights.get
     if query.isascii():  # what `_split` gives, in one pass: ASCII text has compounds of any pair and no bigrams
-        base = base_tokens(normalize(query))[1]
+        base = base_tokens(normalize(query))
         stops = STOP_WORDS if stop_words and not STOP_WORDS.issuperset(base) else _NO_STOP_WORDS
         compounds = []
         previous = None  # the token before, unless it is a stop word

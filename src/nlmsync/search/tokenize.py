@@ -15,11 +15,12 @@ yields `ヒー ープ プソ ソー ート`. Bigrams come from every base token,
 from __future__ import annotations
 
 import functools
+import operator
 import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from itertools import pairwise
+from itertools import compress
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -39,17 +40,19 @@ _CJK_CLASS = r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc\u3005\u3006]"
 
 class _UnicodePatterns(NamedTuple):
     base_token: regex.Pattern[str]
-    cjk_char: regex.Pattern[str]
     cjk_run: regex.Pattern[str]
 
 
 @functools.cache
 def _unicode() -> _UnicodePatterns:
-    """The `regex` patterns for text beyond ASCII, compiled on first use."""
+    """The `regex` patterns for text beyond ASCII, compiled on first use.
+
+    `cjk_run` finds the CJK runs of base tokens in the whole text at once: its characters are CJK *and*
+    letters or numbers, so a run never spans two base tokens (a CJK symbol such as a radical ends one)."""
     import regex
 
-    return _UnicodePatterns(regex.compile(r"[\p{L}\p{N}]+"), regex.compile(_CJK_CLASS),
-                            regex.compile(_CJK_CLASS + "{2,}"))
+    return _UnicodePatterns(regex.compile(r"[\p{L}\p{N}]+"),
+                            regex.compile(rf"(?V1)[{_CJK_CLASS}&&[\p{{L}}\p{{N}}]]{{2,}}"))
 
 
 def normalize(text: str) -> str:
@@ -62,40 +65,40 @@ def normalize(text: str) -> str:
 def tokenize(text: str) -> list[str]:
     """All tokens of `text`: base tokens in order, then compounds and CJK bigrams (rules 1-5)."""
     normalized = normalize(text)
-    raw, base = base_tokens(normalized)
+    base = base_tokens(normalized)
     tokens = base + compound_tokens(base)
     if not normalized.isascii():
-        tokens.extend(cjk_bigrams(raw))
+        tokens.extend(cjk_bigrams(normalized))
     return tokens
 
 
-def base_tokens(normalized: str) -> tuple[list[str], list[str]]:
-    """Rules 2-3 on normalized text: every `[\\p{L}\\p{N}]+` run, and those of them 1..80 long (the base tokens)."""
+def base_tokens(normalized: str) -> list[str]:
+    """Rules 2-3 on normalized text: the `[\\p{L}\\p{N}]+` runs 1..80 long (the base tokens)."""
     raw = (_ASCII_BASE_TOKEN if normalized.isascii() else _unicode().base_token).findall(normalized)
     if len(normalized) <= MAX_TOKEN_LENGTH or max(map(len, raw), default=0) <= MAX_TOKEN_LENGTH:
-        return raw, raw[:]  # no token is too long
-    return raw, [t for t in raw if len(t) <= MAX_TOKEN_LENGTH]
+        return raw  # no token is too long
+    return [t for t in raw if len(t) <= MAX_TOKEN_LENGTH]
 
 
 def compound_tokens(base: list[str]) -> list[str]:
-    """Rule 4: each pair of adjacent ASCII base tokens joined (`heap` + `sort` -> `heapsort`), at most 80 long."""
-    return [left + right for left, right in pairwise(base)
-            if left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH]
+    """Rule 4: each pair of adjacent ASCII base tokens joined (`heap` + `sort` -> `heapsort`), at most 80 long.
+
+    Built by `map` over the pairs rather than a loop: a full build makes millions of them."""
+    compounds: Iterator[str] = map(operator.add, base, base[1:])
+    if not all(map(str.isascii, base)):
+        is_ascii = list(map(str.isascii, base))
+        compounds = compress(compounds, map(operator.and_, is_ascii, is_ascii[1:]))
+    if max(map(len, base), default=0) <= MAX_TOKEN_LENGTH // 2:  # no pair can be too long
+        return list(compounds)
+    return [token for token in compounds if len(token) <= MAX_TOKEN_LENGTH]
 
 
-def cjk_bigrams(raw: list[str]) -> list[str]:
-    """Rule 5: the overlapping two-character pieces of every CJK/Hangul run, from tokens of any length."""
-    bigrams: list[str] = []
-    patterns = None
-    for token in raw:
-        if token.isascii():
-            continue
-        patterns = patterns or _unicode()
-        if patterns.cjk_char.search(token) is None:
-            continue
-        for run in patterns.cjk_run.findall(token):
-            bigrams.extend(run[i:i + 2] for i in range(len(run) - 1))
-    return bigrams
+def cjk_bigrams(normalized: str) -> list[str]:
+    """Rule 5 on normalized text: the overlapping two-character pieces of every CJK/Hangul run of its base
+    tokens (of any length), in text order."""
+    if normalized.isascii():
+        return []
+    return [run[i:i + 2] for run in _unicode().cjk_run.findall(normalized) for i in range(len(run) - 1)]
 
 
 def tokenize_path(path: str) -> list[str]:
@@ -118,14 +121,13 @@ def count_tokens(pieces: Iterable[str]) -> Counter[str]:
     previous: list[str] = []  # the last base token so far, for the compound it makes with the next one
     for piece in pieces:
         normalized = normalize(piece)
-        raw, base = base_tokens(normalized)
+        base = base_tokens(normalized)
         if base:
             counts.update(base)
             counts.update(compound_tokens(previous + base[:1]))
             counts.update(compound_tokens(base))
             previous = base[-1:]
-        if not normalized.isascii():
-            counts.update(cjk_bigrams(raw))
+        counts.update(cjk_bigrams(normalized))
     return counts
 
 
