@@ -38,9 +38,9 @@ from nlmsync.search.index import NoteIndex, SearchHit
 from nlmsync.store import StateStore
 from nlmsync.sync.carry_over import history_source_ids
 from nlmsync.sync.citations import find_cited_text, heading_above
-from nlmsync.sync.identity import lookalike_notice
+from nlmsync.sync.identity import holds_text, lookalike_notice
 from nlmsync.sync.local_changes import local_changes
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.plan import Branch, prepare_note
 from nlmsync.sync.prepare import (
     MirrorScope,
     SyncDeps,
@@ -50,7 +50,7 @@ from nlmsync.sync.prepare import (
 )
 from nlmsync.sync.reconcile import RemoteView, orphan_ids, read_remote
 from nlmsync.sync.report import NoteOutcome, RefreshReport
-from nlmsync.sync.titles import looks_managed
+from nlmsync.sync.titles import parse_title
 
 NEW_NOTEBOOK_PREFIX = "new:"
 NOTEBOOKS_IN_HINT = 5
@@ -657,9 +657,10 @@ class Orchestrator:
             entry = RegistryEntry(path=m.path, part=m.part, part_count=m.part_count, source_id=resolved,
                                   title=m.title, managed=m.managed)
             (report.active_sources if resolved in remote else report.stale_sources).append(entry)
-        report.orphan_source_ids = orphan_ids(remote, registered)
-        report.unmanaged_count = sum(1 for i, t in remote.sources.items()
-                                     if i not in registered and not looks_managed(t))
+        report.orphan_source_ids = [i for i in orphan_ids(remote, registered)
+                                    if await self._own_upload(i, remote.sources[i])]
+        report.unmanaged_count = sum(1 for i in remote.sources
+                                     if i not in registered and i not in report.orphan_source_ids)
         report.local_changes = [
             LocalChangeEntry(path=c.path, change=c.change.value, renamed_to=c.renamed_to, command=c.command)
             for c in local_changes(self.vault_root, mappings, self.settings.exclude)]
@@ -675,6 +676,22 @@ class Orchestrator:
         report.next_steps = _next_steps(report)
         return report
 
+    async def _own_upload(self, source_id: str, title: str) -> bool:
+        """Whether an unregistered source with an nlmsync title holds what nlmsync uploads under that title (the
+        note's part as it is now, or a text whose hash the title carries); a look-alike is unmanaged."""
+        parsed = parse_title(title)
+        if parsed is None:
+            return False
+        path, short = parsed
+        text = None
+        try:
+            note = prepare_note(path, vault_files.read_note_text(self.vault_root, path))
+        except (InputError, OSError, ValueError):  # gone, unreadable, or not a path of this vault at all
+            note = None
+        if note is not None:
+            text = next((p.text for p in note.parts if p.title == title), None)
+        return await holds_text(self.client, source_id, text, short)
+
     async def reconcile(self) -> ReconcileReport:
         """§7.3 against one fresh listing: mark mappings active (canonical ids) or stale."""
         async with self._writer():
@@ -682,7 +699,8 @@ class Orchestrator:
             remote = await self._remote(notebook_id, first)
             result = self.store.reconcile(notebook_id, remote.ids())
             registered = {self.store.resolve_source_id(m.source_id) for m in self.store.all_mappings(notebook_id)}
+            orphans = [i for i in orphan_ids(remote, registered) if await self._own_upload(i, remote.sources[i])]
         return ReconcileReport(notebook_id=notebook_id, active_count=len(result.active),
                                stale_paths=[m.path for m in result.stale],
                                canonicalized_paths=[m.path for m in result.canonicalized],
-                               orphan_source_ids=orphan_ids(remote, registered))
+                               orphan_source_ids=orphans)

@@ -59,7 +59,8 @@ async def test_a_lookalike_of_a_synced_note_is_not_deleted_as_a_duplicate(make_w
     assert report.pending_deletions_done_count == 0 and [n.branch for n in report.notes] == [Branch.REUSED]
     assert set(world.remote()) == {kept, mine}
     assert len(report.notices) == 1 and report.notices[0].startswith(f"source {mine} is titled like")
-    assert status.source_count == 2
+    assert status.source_count == 2 and status.orphan_source_ids == [] and status.unmanaged_count == 1
+    assert status.next_steps == []  # nothing to adopt: the look-alike is simply not nlmsync's
 
 
 async def test_a_lookalike_is_never_evicted_and_counts_against_capacity(make_world):

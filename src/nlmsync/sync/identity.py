@@ -35,7 +35,8 @@ def same_text(held: str, uploaded: str) -> bool:
 
 async def holds_text(client: Any, source_id: str, text: str | None, text_hash: str = "") -> bool:
     """Whether the remote source `source_id` holds `text` — or, when the text is not at hand any more, the
-    exact text whose content hash is `text_hash`. False when the server cannot say.
+    exact text whose content hash is (or, for the short hash of a title, starts with) `text_hash`. False when
+    the server cannot say.
 
     Raises:
         AuthenticationRequiredError, ConnectionProblem, ServerCommandNotFoundError: the server cannot be used.
@@ -46,7 +47,7 @@ async def holds_text(client: Any, source_id: str, text: str | None, text_hash: s
         raise
     except NotebookLMError:
         return False
-    return same_text(held, text) if text is not None else content_hash(held) == text_hash
+    return same_text(held, text) if text is not None else content_hash(held).startswith(text_hash or "-")
 
 
 async def screen_title_matches(client: Any, registered: Callable[[str], bool], remote: Any,

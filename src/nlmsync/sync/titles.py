@@ -44,3 +44,10 @@ def source_title(path: str, part_hash: str, part: int = 0, part_count: int = 1) 
 def looks_managed(title: str) -> bool:
     """True when `title` has the shape of a title nlmsync gives its uploads."""
     return _TITLE_PATTERN.match(title) is not None
+
+
+def parse_title(title: str) -> tuple[str, str] | None:
+    """The vault path (as shown: a long one starts with an ellipsis) and the short content hash of a title
+    nlmsync gives its uploads; None for any other title."""
+    match = _TITLE_PATTERN.match(title)
+    return (match.group("path"), match.group("hash")) if match else None
