@@ -13,9 +13,11 @@ a shared machine does not distort them): full build time (reading the files incl
 second answered one at a time (the query's tokenization included; rank_bm25 gets a fifth of the queries: it scans every
 document per query term), the same counting only each distinct query's first time (Cranfield's 225 questions are
 repeated to make 1,000, and nlmsync answers a repeated one from its per-term cache), peak RSS, the cost of one edited note until the next query is answered
-(a full rebuild for peers that cannot update), and the wall time of a fresh process that answers
-one query from the persisted index (interpreter start included, best of 5 after an untimed run; for
-nlmsync this includes the mtime/size rescan of the vault). Relevance: Cranfield nDCG@10 and recall@100 (gain 5 - grade for
+(a full rebuild for peers that cannot update), and the wall and CPU time of a fresh process that
+answers one query from the persisted index (interpreter start included, best of 5 after an untimed
+run; for nlmsync this includes the mtime/size rescan of the vault). For nlmsync the fresh process is
+timed twice: the library's search path, and the command line `nlmsync search --json QUERY` (typer,
+the config model and the snippets included), whose CPU time is printed against each peer's. Relevance: Cranfield nDCG@10 and recall@100 (gain 5 - grade for
 grades 1..4, the -1 base documents count as not relevant), and known-item MRR@10 on the Chinese,
 Japanese and Korean tldr pages (query: the page's description line; target: that page; searched
 in the whole tldr corpus), and the same with only the middle half of the line as the query (what a
@@ -434,38 +436,48 @@ def worker(name: str, corpus: str, n_queries: int, workdir: Path) -> dict[str, A
         code = (Nlmsync.first_result_code(workdir, corpus, queries[0]) if isinstance(system, Nlmsync)
                 else system.first_result_code(queries[0]))  # type: ignore[attr-defined]
         (workdir / "first_result.py").write_text(code)
+        if isinstance(system, Nlmsync):
+            cli = [str(Path(sys.executable).with_name("nlmsync")), "--vault", str(vault_dir(corpus)),
+                   "--state", str(workdir / "state.db"), "search", "--json", queries[0]]
+            (workdir / "first_result_cli.json").write_text(json.dumps(cli))
     return result
 
 
-def first_result(workdir: Path, runs: int = 5) -> float | None:
-    """Best wall time of `runs` fresh processes answering one query, after one untimed run.
+def first_result(workdir: Path, command: list[str] | None = None, runs: int = 5) -> tuple[float, float] | None:
+    """Best wall time and best CPU time (user + system, all its threads) of `runs` fresh processes
+    answering one query, after one untimed run: `first_result.py` in `workdir`, or `command`.
 
     The untimed run warms the page cache and, for every system alike, writes the bytecode of its modules
     (PYTHONDONTWRITEBYTECODE is dropped for these runs): an installed package has it, and a shell that
     sets the variable would otherwise charge an editable nlmsync, and no peer, for compiling its source
     in every run."""
     script = workdir / "first_result.py"
-    if not script.exists():
-        return None
+    if command is None:
+        if not script.exists():
+            return None
+        command = [sys.executable, str(script)]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    best = math.inf
+    best, best_cpu = math.inf, math.inf
     for run in range(runs + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, check=False,
-                              env=env)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False, env=env)
         elapsed = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0:
             raise RuntimeError(f"first-result run failed: {done.stderr.strip().splitlines()[-1:]}")
         if run:
             best = min(best, elapsed)
-    return best
+            best_cpu = min(best_cpu, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return best, best_cpu
 
 
 # --- report ------------------------------------------------------------------------------------
 
 METRICS = [("build_s", "build s", False), ("qps", "queries/s", True), ("qps_new", "new queries/s", True),
            ("peak_mb", "peak MB", False),
-           ("update_ms", "edit→answer ms", False), ("first_s", "fresh process s", False)]
+           ("update_ms", "edit→answer ms", False), ("first_s", "fresh process s", False),
+           ("first_cpu_s", "fresh process CPU s", False)]
 
 
 def fmt(value: float | None) -> str:
@@ -487,8 +499,16 @@ def table(corpus: str, results: dict[str, dict[str, Any]]) -> str:
                 cell += f" ({ours[key] / value:.2g})"
             cells.append(cell)
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        if name == "nlmsync" and res.get("cli_first_s"):
+            cli = {"first_s": fmt(res["cli_first_s"]), "first_cpu_s": fmt(res["cli_first_cpu_s"])}
+            lines.append("| nlmsync search --json | " + " | ".join(cli.get(key, "") for key, _l, _h in METRICS) + " |")
     lines.append("")
     lines.append("In brackets: nlmsync / peer (queries/s: higher is better for nlmsync; the others: lower).")
+    cli_cpu = ours.get("cli_first_cpu_s")
+    if cli_cpu:
+        ratios = [f"{name} {cli_cpu / res['first_cpu_s']:.2g}" for name, res in results.items()
+                  if name != "nlmsync" and res.get("first_cpu_s")]
+        lines.append("Fresh process CPU, `nlmsync search --json` / peer: " + ", ".join(ratios) + ".")
     return "\n".join(lines)
 
 
@@ -536,7 +556,11 @@ def main() -> None:
                 print(f"{name} on {corpus} failed: {done.stderr.strip()[-400:]}", file=sys.stderr)
                 continue
             result = json.loads(done.stdout.strip().splitlines()[-1])
-            result["first_s"] = first_result(workdir)
+            timed = first_result(workdir)
+            result["first_s"], result["first_cpu_s"] = timed if timed else (None, None)
+            cli = workdir / "first_result_cli.json"
+            if cli.exists():
+                result["cli_first_s"], result["cli_first_cpu_s"] = first_result(workdir, json.loads(cli.read_text()))
             all_results[corpus][name] = result
             print(f"  {json.dumps(result)}", file=sys.stderr, flush=True)
         print(table(corpus, all_results[corpus]) + "\n", flush=True)
