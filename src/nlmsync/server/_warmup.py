@@ -67,17 +67,26 @@ class IndexWarmup:
         self.done, self.total = done, total
 
     async def wait(self, report: ProgressReport) -> None:
-        """Return once the build is over; meanwhile `report(done, total, message)` whenever it moved."""
+        """Return once the build is over; meanwhile `report(progress, total, message)` whenever it moved.
+
+        Progress counts the notes read, plus one for saving the index, so it only ever increases (as MCP asks
+        of progress notifications): `total` is unknown while the vault is walked, then the notes to read + 1.
+        """
         if self.finished.is_set():
             return
-        shown: tuple[int, int | None] | None = None
+        shown = -1.0
         while True:
-            now = (self.done, self.total)
-            if now != shown:
-                shown = now
-                what = "scanning the vault" if now[1] is None else f"reading notes {now[0]}/{now[1]}"
-                await report(now[0], now[1], f"building the search index: {what}")
+            done, total = self.done, self.total
+            if done > shown:
+                shown = done
+                if total is None:
+                    what = "scanning the vault"
+                elif done < total:
+                    what = f"reading notes {done}/{total}"
+                else:
+                    what = "saving it"
+                await report(done, None if total is None else total + 1, f"building the search index: {what}")
             if await anyio.to_thread.run_sync(self.finished.wait, PROGRESS_EVERY_SECONDS):
                 break
-        total = self.total or 0
-        await report(total, total, "search index ready")
+        steps = (self.total or 0) + 1
+        await report(steps, steps, "search index ready")
