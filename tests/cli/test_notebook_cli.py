@@ -143,3 +143,13 @@ def test_relative_time() -> None:
         timedelta(seconds=2), timedelta(seconds=40), timedelta(minutes=5), timedelta(hours=3), timedelta(days=1),
         timedelta(days=9), timedelta(days=90))] == [
         "just now", "40 s ago", "5 min ago", "3 h ago", "1 day ago", "9 days ago", "2026-08-25"]
+
+
+def test_an_unknown_notebook_id_points_at_the_listing(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fake = FakeNotebookLM(state_path=vault / ".nlmsync" / FAKE_STATE_FILE)
+    for n in range(6):
+        fake.apply("notebook_create", {"title": f"N{n}"})
+    fake.save()
+    code, out, err = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "nb-typo", "status")
+    assert code == 2 and out == ""
+    assert "('nlmsync notebooks' lists them)" in err.splitlines()[1]
