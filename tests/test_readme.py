@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import typer.main
 
 from nlmsync import errors
-from nlmsync.cli import app
+from nlmsync.cli import app, main
 from nlmsync.config import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,3 +71,31 @@ def test_every_command_with_json_output_has_its_document_described() -> None:
                  if any("--json" in param.opts for param in command.params)}
     documented = {name.split()[0] for name in _table_first_column(_section("JSON output"))}
     assert documented == with_json
+
+
+def test_the_ci_example_runs_against_the_fake(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Every `nlmsync` step of the README's GitHub Actions job, run as written on a copy of the fixture vault."""
+    import json
+    import shlex
+    import shutil
+
+    yaml = re.search(r"```yaml\n(.*?)\n```", _section("CI smoke runs against the fake"), flags=re.DOTALL)
+    assert yaml
+    steps = [line.split("run: ", 1)[1] for line in yaml.group(1).splitlines() if "run: nlmsync " in line]
+    assert len(steps) == 3 and any("refresh --all --dry-run" in s for s in steps) and any(" ask " in s for s in steps)
+    shutil.copytree(ROOT / "fixtures" / "vault", tmp_path / "notes", ignore=shutil.ignore_patterns(".nlmsync"))
+    monkeypatch.chdir(tmp_path)
+    for name in [n for n in os.environ if n.startswith("NLMSYNC_")]:
+        monkeypatch.delenv(name)
+    for step in steps:
+        words = shlex.split(step.split(" > ")[0])
+        assert words[0] == "nlmsync"
+        try:
+            main(words[1:])
+            code = 0
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        assert code == 0, (step, err)
+        document = json.loads(out)
+        assert document["schema_version"] == 1, step
