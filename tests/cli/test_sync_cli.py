@@ -44,6 +44,7 @@ def test_capacity_reached_mid_run_prints_what_was_done_then_exits_3(tmp_path: Pa
         assert [e.path for e in store.recent_evictions(nb, 5)] == ["a.md"]
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 def test_progress_display_only_on_a_terminal(vault: Path):
     """On a terminal (stderr a pty) refresh and ask show rich progress on stderr; stdout keeps the results."""
     import os

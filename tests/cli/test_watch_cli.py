@@ -15,6 +15,7 @@ import pytest
 from nlmsync.store import StateStore
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_a_signal_stops_watch_cleanly_with_one_json_document(tmp_path: Path, stop: signal.Signals):
     vault = tmp_path / "vault"

@@ -23,6 +23,7 @@ from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
 CAPACITY = 3
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 @pytest.mark.real_server
 @pytest.mark.anyio
 async def test_fake_input_schemas_equal_the_real_ones(real_tools: RealTools) -> None:
@@ -36,7 +37,8 @@ async def test_fake_input_schemas_equal_the_real_ones(real_tools: RealTools) -> 
         assert schema["additionalProperties"] is False
 
 
-@pytest.fixture(params=["in-process", "fake", "stdio", "http"])
+@pytest.fixture(params=["in-process", "fake", pytest.param("stdio", marks=pytest.mark.slow),
+                        pytest.param("http", marks=pytest.mark.slow)])
 def server_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     if request.param == "in-process":
         return build_fake_server(FakeNotebookLM(capacity=CAPACITY))

@@ -32,6 +32,7 @@ def _state(tmp_path: Path) -> dict[str, Any]:
     return json.loads((tmp_path / FAKE_STATE_FILE).read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 @pytest.mark.anyio
 async def test_stdio_drop_on_read_is_retried_by_a_new_process(tmp_path: Path, sleeps: Any) -> None:
     async with connect("fake-stdio --drop-on notebook_list:1", Settings(), state_dir=tmp_path, sleep=sleeps) as client:
@@ -45,6 +46,7 @@ async def test_stdio_drop_on_read_is_retried_by_a_new_process(tmp_path: Path, sl
     assert calls == [("notebook_create", "success"), ("notebook_list", "dropped"), ("notebook_list", "success")]
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 @pytest.mark.anyio
 async def test_stdio_add_applied_but_answer_lost(tmp_path: Path, sleeps: Any) -> None:
     async with connect("fake-stdio --drop-on source_add:1:after", Settings(), state_dir=tmp_path, sleep=sleeps) as client:
@@ -58,6 +60,7 @@ async def test_stdio_add_applied_but_answer_lost(tmp_path: Path, sleeps: Any) ->
     assert [c["tool"] for c in _state(tmp_path)["calls"]].count("source_add") == 1
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 @pytest.mark.anyio
 async def test_http_server_exits_on_drop(spawn_http_fake: Any, sleeps: Any) -> None:
     url = spawn_http_fake("--drop-on", "source_add:1:before")
@@ -70,7 +73,8 @@ async def test_http_server_exits_on_drop(spawn_http_fake: Any, sleeps: Any) -> N
     assert sleeps.delays == []
 
 
-@pytest.fixture(params=["in-process", "stdio", "http"])
+@pytest.fixture(params=["in-process", pytest.param("stdio", marks=pytest.mark.slow),
+                        pytest.param("http", marks=pytest.mark.slow)])
 def fake_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., str]:
     """A `--server` spec for the fake with the given switches, keeping its state in tmp_path: served in this
     process (`fake`), or by a fake-server process over stdio (`fake-stdio`) or HTTP."""
@@ -134,6 +138,7 @@ async def test_drop_on_call_and_auth_required_over_the_transport(fake_spec: Call
                      ("notebook_get", "dropped", "before")]
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 @pytest.mark.anyio
 async def test_http_server_saves_its_state_when_terminated(spawn_http_fake: Any, tmp_path: Path) -> None:
     url = spawn_http_fake("--state", str(tmp_path / FAKE_STATE_FILE))

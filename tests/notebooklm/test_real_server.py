@@ -31,7 +31,7 @@ from nlmsync.errors import AuthenticationRequiredError, ServerValidationError, e
 from nlmsync.notebooklm import connect
 from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
 
-pytestmark = pytest.mark.real_server
+pytestmark = [pytest.mark.real_server, pytest.mark.slow]  # each test starts the real server
 
 
 @pytest.fixture

@@ -97,6 +97,7 @@ def _serve_http(vault: Path, *flags: str) -> subprocess.Popen[str]:
                             text=True, env=env)
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 @pytest.mark.anyio
 async def test_port_0_prints_the_url_and_sigterm_stops_cleanly(vault: Path) -> None:
     process = _serve_http(vault, "--port", "0")
@@ -119,6 +120,7 @@ async def test_port_0_prints_the_url_and_sigterm_stops_cleanly(vault: Path) -> N
     assert not (vault / ".nlmsync" / "state.db-wal").exists()
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 def test_a_port_in_use_is_one_line_and_exit_2(vault: Path) -> None:
     with _listening_socket() as taken:
         port = taken.getsockname()[1]

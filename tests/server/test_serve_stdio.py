@@ -37,6 +37,7 @@ def _readme_registration(vault: Path) -> StdioServerParameters:
     return StdioServerParameters(command=str(Path(sys.executable).with_name("nlmsync")), args=args, env=env)
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 async def test_every_vault_tool_over_stdio_as_the_readme_registers_it(vault: Path) -> None:
     with anyio.fail_after(120):
         async with Client(_readme_registration(vault)) as client:
@@ -56,6 +57,7 @@ async def test_every_vault_tool_over_stdio_as_the_readme_registers_it(vault: Pat
     assert invalid.is_error and "limit" in invalid.content[0].text
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 async def test_ask_over_stdio_with_the_bundled_fake_server(vault: Path) -> None:
     with anyio.fail_after(120):
         async with Client(_params(vault, "--server", "fake", "--notebook", "new:Stdio")) as client:
@@ -80,6 +82,7 @@ def test_serve_on_a_missing_vault_is_one_line_and_exit_2(tmp_path: Path, capsys:
     assert err.startswith("nlmsync: error: ") and "nope" in err and err.count("\n") == 1
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 def test_sigterm_stops_a_stdio_server_whose_client_keeps_stdin_open(vault: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
     process = subprocess.Popen([sys.executable, "-m", "nlmsync", "--vault", str(vault), "serve"], env=env, text=True,
