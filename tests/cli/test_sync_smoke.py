@@ -28,12 +28,13 @@ def as_json(result: subprocess.CompletedProcess[str]) -> dict:
     return json.loads(result.stdout)
 
 
-def run_scenario(vault: Path, server: str, *, full: bool) -> dict:
-    """refresh then ask (then, `full`, a follow-up in text mode); the first answer's JSON document."""
+def run_scenario(vault: Path, server: str, *, full: bool, refresh_branch: str = "added") -> dict:
+    """refresh (every note takes `refresh_branch`) then ask (then, `full`, a follow-up in text mode); the first
+    answer's JSON document."""
     common = ["--vault", str(vault), "--server", server, "--notebook", "new:Smoke"]
     first = as_json(nlmsync(*common, "refresh", "--json", "algorithms", cwd=vault))
-    added = {n["path"] for n in first["notes"] if n["branch"] == "added"}
-    assert "algorithms/sorting/heapsort.md" in added and len(added) == len(first["notes"]) >= 5
+    taken = {n["path"] for n in first["notes"] if n["branch"] == refresh_branch}
+    assert "algorithms/sorting/heapsort.md" in taken and len(taken) == len(first["notes"]) >= 5
 
     answer = as_json(nlmsync(*common, "ask", "--json", "How does heapsort work?", cwd=vault))
     assert answer["notebook_id"] == first["notebook_id"]  # new:TITLE was recorded and reused
@@ -61,7 +62,7 @@ def run_scenario(vault: Path, server: str, *, full: bool) -> dict:
 def test_refresh_and_ask_over_stdio_then_in_process(vault: Path):
     """The stdio fake process and the in-process fake keep the same notebooks in the vault's state folder."""
     first = run_scenario(vault, "fake-stdio", full=True)
-    second = run_scenario(vault, "fake", full=True)
+    second = run_scenario(vault, "fake", full=True, refresh_branch="reused")
     assert second["notebook_id"] == first["notebook_id"]
 
 
