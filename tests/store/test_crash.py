@@ -1,4 +1,4 @@
-"""Crash safety: each store step runs in a forked child killed before its Nth SQL statement, for every N.
+"""Crash safety: each store step runs in a child process killed before its Nth SQL statement, for every N.
 
 After reopening, the file must hold the state from before the step or after it, never a mix. The
 kill is `os._exit` from SQLite's statement trace hook, so every statement of the step — the COMMIT
@@ -8,86 +8,30 @@ at collection), all from one seeded base file per module.
 
 from __future__ import annotations
 
-import os
+import multiprocessing
 import shutil
 import sqlite3
 import tempfile
-import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlite_utils import Database
-from tests.store.helpers import NB, add
+from tests.store.crash_steps import (
+    FINISHED,
+    KILLED,
+    STEPS,
+    UPGRADE,
+    Step,
+    die_before_statement,
+    open_at,
+    seed,
+)
+from tests.store.helpers import NB
 
-from nlmsync.config import Settings
 from nlmsync.store import StateStore, open_database
 from nlmsync.store.schema import migrations
-
-KILLED, FINISHED, FAILED = 17, 0, 3
-SETTINGS = Settings(max_conversations=3, max_aliases=6, max_query_records_per_conversation=4)
-Step = Callable[[StateStore], Any]
-
-
-def _fixed_clock() -> datetime:
-    return datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-
-
-def _open(path: Path) -> StateStore:
-    return StateStore(open_database(path), SETTINGS, clock=_fixed_clock)
-
-
-def _seed(store: StateStore) -> None:
-    add(store, "a.md", "a-v1")
-    add(store, "big.md", "big-0", part=0, part_count=2)
-    add(store, "big.md", "big-1", part=1, part_count=2)
-    add(store, "c.md", "c-v1", managed=False)
-    store.register_source_alias("a-v0", "a-v1")
-    store.register_source_alias("c-v0", "c-v1")
-    store.mark_used(NB, ["a.md", "big.md"])
-    for i in range(3):
-        store.record_turn(NB, f"conv{i}", f"q{i}", f"a{i}", [f"a-v{i}"], ["a.md"], {"1": "a-v1"})
-    store.queue_deletion(NB, "stale-1", "replaced")
-
-
-def _replace_step(store: StateStore) -> None:
-    with store.step():
-        add(store, "a.md", "a-v2")
-        store.register_source_alias("a-v1", "a-v2")
-        store.queue_deletion(NB, "a-v1", "replaced by a new version of a.md")
-        store.mark_used(NB, ["a.md"])
-
-
-def _evict_step(store: StateStore) -> None:
-    with store.step():
-        for m in store.get_mappings(NB, "big.md"):
-            store.record_eviction(NB, "big.md", m.source_id, "capacity")
-        store.remove_mappings(NB, "big.md")
-
-
-def _turn_with_compaction(store: StateStore) -> None:
-    store.record_turn(NB, "conv-new", "why?", "because", ["a-v1", "big-0"], ["a.md", "big.md"], {"1": "a-v1"})
-
-
-def _alias_with_compaction(store: StateStore) -> None:
-    with store.step():
-        for i in range(6):
-            add(store, f"x{i}.md", f"x{i}")
-            store.register_source_alias(f"x{i}", f"y{i}")
-
-
-STEPS: dict[str, Step] = {
-    "replace": _replace_step,
-    "evict": _evict_step,
-    "reconcile": lambda s: s.reconcile(NB, {"a-v1", "big-1", "c-v1"}),
-    "record_turn+compaction": _turn_with_compaction,
-    "alias+compaction": _alias_with_compaction,
-    "vault_rename_out": lambda s: s.apply_vault_rename("a.md", "a.txt"),
-    "vault_rename": lambda s: s.apply_vault_rename("big.md", "moved/big.md"),
-}
 
 
 def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
@@ -103,7 +47,7 @@ def _dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
 
 
 def _count_statements(path: Path, step: Step) -> int:
-    store = _open(path)
+    store = open_at(path)
     seen: list[str] = []
     store.db.conn.set_trace_callback(seen.append)
     step(store)
@@ -112,46 +56,25 @@ def _count_statements(path: Path, step: Step) -> int:
     return len(seen)
 
 
-def _run_killed_at(path: Path, step: Step, kill_at: int) -> int:
-    """Run `step` on a store opened in a forked child that dies before its statement `kill_at`."""
-    return _in_child(lambda trace: _traced_step(path, step, trace), kill_at)
+# Children are forked by a forkserver, a single-threaded process that has imported `crash_steps` once.
+_CHILDREN = multiprocessing.get_context("forkserver")
+_CHILDREN.set_forkserver_preload(["tests.store.crash_steps"])
 
 
-def _traced_step(path: Path, step: Step, trace: Callable[[str], None]) -> None:
-    store = _open(path)
-    store.db.conn.set_trace_callback(trace)
-    step(store)
-
-
-def _in_child(work: Callable[[Callable[[str], None]], None], kill_at: int) -> int:
-    with warnings.catch_warnings():
-        # Python >= 3.12 warns when forking while other threads exist (idle worker threads other test
-        # modules leave behind). The child only runs SQLite and store code, which needs no lock those
-        # threads could hold, and it never returns to pytest.
-        warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks",
-                                category=DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:
-        try:
-            count = 0
-
-            def trace(_statement: str) -> None:
-                nonlocal count
-                count += 1
-                if count == kill_at:
-                    os._exit(KILLED)
-
-            work(trace)
-            os._exit(FINISHED)
-        finally:
-            os._exit(FAILED)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
+def _in_child(path: Path, work: str, kill_at: int) -> int:
+    """Run `work` (a step's name, or UPGRADE) on `path` in a child process that dies before statement `kill_at`."""
+    child = _CHILDREN.Process(target=die_before_statement, args=(str(path), work, kill_at))
+    child.start()
+    child.join(timeout=120)
+    code = child.exitcode
+    assert code is not None, f"{work}: the child killed before statement {kill_at} did not finish"
+    child.close()
+    return code
 
 
 def _seeded_base(path: Path) -> None:
-    with _open(path) as store:
-        _seed(store)
+    with open_at(path) as store:
+        seed(store)
 
 
 def _statement_counts() -> dict[str, int]:
@@ -205,13 +128,13 @@ def test_a_step_killed_at_any_statement_leaves_before_or_after(seeded: Seeded, t
     assert total == STATEMENTS[name], f"{name}: {total} statements now, {STATEMENTS[name]} at collection"
     trial = tmp_path / "trial.db"
     shutil.copy(seeded.base, trial)
-    assert _run_killed_at(trial, STEPS[name], kill_at) == KILLED
+    assert _in_child(trial, name, kill_at) == KILLED
     state = _dump(trial)
     assert state in (seeded.before, seeded.after[name]), \
         f"{name}: killed before statement {kill_at} of {total}: a mixed state"
     if kill_at == 1:
         assert state == seeded.before
-    with _open(trial) as reopened:
+    with open_at(trial) as reopened:
         reopened.compact()
 
 
@@ -220,21 +143,8 @@ def test_a_step_run_to_its_end_leaves_after(seeded: Seeded, tmp_path: Path, name
     assert seeded.after[name] != seeded.before, "the step must change something"
     trial = tmp_path / "trial.db"
     shutil.copy(seeded.base, trial)
-    assert _run_killed_at(trial, STEPS[name], seeded.totals[name] + 1) == FINISHED
+    assert _in_child(trial, name, seeded.totals[name] + 1) == FINISHED
     assert _dump(trial) == seeded.after[name]
-
-
-def _traced_open(path: Path, trace: Callable[[str], None]) -> None:
-    """`open_database` with every connection it makes traced (the check's and the migrating one)."""
-    real_connect = sqlite3.connect
-
-    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
-        conn = real_connect(*args, **kwargs)
-        conn.set_trace_callback(trace)
-        return conn
-
-    sqlite3.connect = connect  # type: ignore[assignment]  # in a forked child only
-    open_database(path).close()
 
 
 def _old_schema(path: Path) -> None:
@@ -282,7 +192,7 @@ def upgrade(tmp_path_factory: pytest.TempPathFactory) -> Upgrade:
     _old_schema(base)
     finished = root / "finished.db"
     shutil.copy(base, finished)
-    assert _in_child(lambda trace: _traced_open(finished, trace), 10**9) == FINISHED
+    assert _in_child(finished, UPGRADE, 10**9) == FINISHED
     return Upgrade(base, _dump(base), _dump(finished))
 
 
@@ -299,7 +209,7 @@ def test_an_upgrade_killed_at_any_statement_leaves_the_old_or_the_new_schema(upg
                                                                             kill_at: int) -> None:
     trial = tmp_path / "trial.db"
     shutil.copy(upgrade.base, trial)
-    assert _in_child(lambda trace: _traced_open(trial, trace), kill_at) == KILLED
+    assert _in_child(trial, UPGRADE, kill_at) == KILLED
     assert _dump(trial) in (upgrade.before, upgrade.after), f"upgrade killed before statement {kill_at}: a mixed schema"
     with StateStore.open(trial) as reopened:
         assert reopened.all_mappings(NB) == []
