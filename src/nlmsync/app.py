@@ -164,8 +164,13 @@ class ReconcileReport(BaseModel):
 NEXT_EVICTIONS_SHOWN = 5
 
 
-def _next_steps(report: StatusReport) -> list[NextStep]:
-    """What to do about what `status` found, most pressing first."""
+def _counted(count: int, singular: str, plural: str) -> str:
+    return f"{count} {singular if count == 1 else plural}"
+
+
+def _next_steps(report: StatusReport, orphan_paths: Sequence[str]) -> list[NextStep]:
+    """What to do about what `status` found, most pressing first (`orphan_paths`: the vault notes the orphans'
+    titles name; an orphan of a note that left the vault is listed by `status`, and only NotebookLM removes it)."""
     steps: list[NextStep] = []
     if report.source_count > report.capacity:
         steps.append(NextStep(
@@ -175,22 +180,27 @@ def _next_steps(report: StatusReport) -> list[NextStep]:
     changed = [c for c in report.local_changes if c.change in ("modified", "renamed")]
     if changed:
         targets = " ".join(dict.fromkeys(c.command.removeprefix("nlmsync refresh ") for c in changed))
-        steps.append(NextStep(why=f"{len(changed)} synced notes changed in the vault",
+        steps.append(NextStep(why=f"{_counted(len(changed), 'synced note', 'synced notes')} changed in the vault",
                               command=f"nlmsync refresh {targets}"))
     gone = [c for c in report.local_changes if c.change in ("deleted", "excluded")]
     if gone:
-        steps.append(NextStep(why=f"{len(gone)} synced notes were deleted or excluded; their sources stay",
+        steps.append(NextStep(why=f"{_counted(len(gone), 'synced note was', 'synced notes were')} deleted or "
+                                  "excluded; their sources stay",
                               command="nlmsync refresh --all (mirrors the vault: also uploads notes not synced yet)"))
     if report.stale_sources:
         paths = " ".join(shlex.quote(p) for p in dict.fromkeys(e.path for e in report.stale_sources))
-        steps.append(NextStep(why=f"{len(report.stale_sources)} synced sources are missing from the notebook",
+        missing = _counted(len(report.stale_sources), "synced source is", "synced sources are")
+        steps.append(NextStep(why=f"{missing} missing from the notebook",
                               command=f"nlmsync refresh {paths}"))
-    if report.orphan_source_ids:
-        steps.append(NextStep(why=f"{len(report.orphan_source_ids)} sources titled by nlmsync are not in the "
-                                  "state file; refreshing their notes adopts them",
-                              command="nlmsync refresh --all"))
+    if orphan_paths:
+        orphans = _counted(len(orphan_paths), "source titled by nlmsync for a note of the vault is",
+                           "sources titled by nlmsync for notes of the vault are")
+        paths = " ".join(shlex.quote(p) for p in dict.fromkeys(orphan_paths))
+        steps.append(NextStep(why=f"{orphans} not in the state file; refreshing the notes adopts them",
+                              command=f"nlmsync refresh {paths}"))
     if report.pending_deletions:
-        steps.append(NextStep(why=f"{len(report.pending_deletions)} sources wait to be deleted",
+        waiting = _counted(len(report.pending_deletions), "source waits", "sources wait")
+        steps.append(NextStep(why=f"{waiting} to be deleted",
                               command="nlmsync refresh (retries them first)"))
     return steps
 
@@ -673,7 +683,10 @@ class Orchestrator:
         report.recent_evictions = [EvictionEntry(path=e.path, source_id=e.source_id, reason=e.reason,
                                                  evicted_at=e.evicted_at)
                                    for e in self.store.recent_evictions(notebook_id, 10)]
-        report.next_steps = _next_steps(report)
+        orphan_paths = [parsed[0] for i in report.orphan_source_ids
+                        if (parsed := parse_title(remote.sources[i])) is not None
+                        and (self.vault_root / parsed[0]).is_file()]
+        report.next_steps = _next_steps(report, orphan_paths)
         return report
 
     async def _own_upload(self, source_id: str, title: str) -> bool:

@@ -93,3 +93,32 @@ def test_over_capacity_names_the_setting(synced: list[str], monkeypatch: pytest.
     assert code == 3
     assert err.splitlines()[0].startswith("nlmsync: error: notebook ") and \
         "holds 5 sources, capacity is 3: set 'capacity'" in err.splitlines()[0]
+
+
+def test_an_orphan_of_a_vault_note_is_adopted_by_the_refresh_status_names(synced: list[str], tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from nlmsync.notebooklm import FAKE_STATE_FILE
+    from nlmsync.notebooklm.fake import FakeNotebookLM
+    from nlmsync.sync.plan import prepare_note
+
+    vault = tmp_path / "vault"
+    text = "# f\nA note uploaded by a run whose state file was lost.\n"
+    (vault / "notes" / "f.md").write_text(text, encoding="utf-8")
+    fake = FakeNotebookLM(state_path=vault / ".nlmsync" / FAKE_STATE_FILE)
+    (notebook_id,) = fake.notebooks
+    (part,) = prepare_note("notes/f.md", text).parts
+    orphan = fake.apply("source_add", {"notebook_id": notebook_id, "source_type": "text", "text": part.text,
+                                       "title": part.title})["source_id"]
+    fake.save()
+
+    code, out, _ = run(capsys, *synced, "status", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["orphan_source_ids"] == [orphan]
+    assert [(s["why"], s["command"]) for s in report["next_steps"]] == [
+        (("1 source titled by nlmsync for a note of the vault is not in the state file; refreshing the notes "
+         "adopts them"), "nlmsync refresh notes/f.md")]
+
+    code, out, _ = run(capsys, *synced, "refresh", "--json", "notes/f.md")
+    assert code == 0 and json.loads(out)["notes"][0]["adopted"] is True
+    code, out, _ = run(capsys, *synced, "status", "--json")
+    assert json.loads(out)["orphan_source_ids"] == [] and json.loads(out)["next_steps"] == []

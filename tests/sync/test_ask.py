@@ -153,10 +153,9 @@ async def test_status_and_reconcile_report_stale_orphans_and_pending(make_world)
         status = await orch.status()
         assert [e.path for e in status.stale_sources] == ["sorting/heapsort.md"]
         assert status.orphan_source_ids == [orphan] and status.source_count == 3 and status.unmanaged_count == 1
+        # the orphan's note left the vault: status lists it, but no refresh can adopt it
         assert [(s.why, s.command) for s in status.next_steps] == [
-            ("1 synced sources are missing from the notebook", "nlmsync refresh sorting/heapsort.md"),
-            ("1 sources titled by nlmsync are not in the state file; refreshing their notes adopts them",
-             "nlmsync refresh --all")]
+            ("1 synced source is missing from the notebook", "nlmsync refresh sorting/heapsort.md")]
         result = await orch.reconcile()
         assert result.stale_paths == ["sorting/heapsort.md"] and result.orphan_source_ids == [orphan]
         assert result.active_count == 1
