@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from nlmsync.search import tokenize as tokenize_module
 from nlmsync.search.index import NoteIndex
 from nlmsync.search.markdown import note_fields, split_markdown
-from nlmsync.search.tokenize import count_tokens, text_pieces, tokenize
+from nlmsync.search.tokenize import PIECE_CHARS, count_tokens, text_pieces, tokenize
 
 FIXTURE_VAULT = Path(__file__).resolve().parents[2] / "fixtures" / "vault"
 MEMORY_FACTOR = 5  # the bound: peak memory while indexing or reading one note <= 5x its size
@@ -47,7 +48,10 @@ def peak_of(work: object) -> int:
 
 
 @pytest.mark.parametrize("size", [1, 2, 7, 64, 4096])
-def test_counting_tokens_in_pieces_equals_tokenizing_the_whole_text(size: int) -> None:
+@pytest.mark.parametrize("joined", [1, PIECE_CHARS])  # 1: each piece tokenized on its own, no joining
+def test_counting_tokens_in_pieces_equals_tokenizing_the_whole_text(size: int, joined: int,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tokenize_module, "PIECE_CHARS", joined)
     text = "".join(fixture_texts()) + " heap\nsort Σ ΣΑΣ\r\nヒープ\tソート " + "x" * 300 + " tail"
     pieces = list(text_pieces(text, size=size))
     assert "".join(pieces) == text

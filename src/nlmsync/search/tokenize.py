@@ -116,19 +116,33 @@ def count_tokens(pieces: Iterable[str]) -> Counter[str]:
     note of many megabytes is counted with (its tokens as a list take ~30x its size).
 
     Each piece must end where the text may be cut without changing a token: after white space (a space,
-    tab or line break; `text_pieces` cuts so). A compound made across a cut (rule 4) is counted too."""
+    tab or line break; `text_pieces` cuts so). A compound made across a cut (rule 4) is counted too.
+    Consecutive small pieces (a note's sections) are tokenized together, up to `PIECE_CHARS` at a time."""
     counts: Counter[str] = Counter()
     previous: list[str] = []  # the last base token so far, for the compound it makes with the next one
-    for piece in pieces:
+    for piece in _joined(pieces, PIECE_CHARS):
         normalized = normalize(piece)
         base = base_tokens(normalized)
+        tokens = cjk_bigrams(normalized)
         if base:
-            counts.update(base)
-            counts.update(compound_tokens(previous + base[:1]))
-            counts.update(compound_tokens(base))
+            tokens += base + compound_tokens(previous + base[:1]) + compound_tokens(base)
             previous = base[-1:]
-        counts.update(cjk_bigrams(normalized))
+        counts.update(tokens)
     return counts
+
+
+def _joined(pieces: Iterable[str], size: int) -> Iterator[str]:
+    """`pieces` joined in order into strings of at least `size` characters (the last one may be shorter)."""
+    batch: list[str] = []
+    length = 0
+    for piece in pieces:
+        batch.append(piece)
+        length += len(piece)
+        if length >= size:
+            yield "".join(batch)
+            batch, length = [], 0
+    if batch:
+        yield "".join(batch)
 
 
 def text_pieces(text: str, start: int = 0, end: int | None = None, size: int = PIECE_CHARS) -> Iterator[str]:
