@@ -1,5 +1,6 @@
 """`refresh --json` prints its one JSON document whenever it stops with exit 3, 4, 5 or 6 — what was done and
-recorded, even when that is nothing — and the error stays one line on stderr (`nlmsync.cli.main` in-process)."""
+recorded, even when that is nothing — and the error stays one line on stderr; what a run notes beyond its notes
+goes to stderr on a terminal and into the document with --json (`nlmsync.cli.main` in-process)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,23 @@ def test_refresh_json_reports_what_was_done_on_every_stop(tmp_path: Path, capsys
     report = json.loads(out)  # exactly one JSON document
     assert [(n["path"], n["branch"]) for n in report["notes"]] == notes
     assert err.startswith("nlmsync: error: ") and "Traceback" not in err
+
+
+def test_a_lookalike_left_alone_is_said_on_stderr_and_in_the_json_report(tmp_path: Path, capsys):
+    from nlmsync.notebooklm.fake import FakeNotebookLM
+    from nlmsync.sync.titles import content_hash, source_title
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "inbox.md").write_text("Buy milk.\n", encoding="utf-8")
+    fake = FakeNotebookLM(state_path=vault / ".nlmsync" / "fake-notebooklm.json")
+    nb = fake.apply("notebook_create", {"title": "Mine"})["notebook_id"]
+    title = source_title("inbox.md", content_hash("Buy milk.\n"))
+    mine = fake.apply("source_add", {"notebook_id": nb, "source_type": "text", "text": "my list", "title": title})
+    notice = (f"source {mine['source_id']} is titled like an nlmsync upload ({title}) but does not hold that text; "
+              "left alone as unmanaged")
+    common = ["--vault", str(vault), "--server", "fake", "--notebook", nb, "refresh", "inbox.md"]
+    code, out, err = run(capsys, *common)
+    assert (code, err) == (0, f"nlmsync: note: {notice}\n") and out.startswith("added")
+    code, out, err = run(capsys, *common, "--json")
+    assert (code, err) == (0, "") and json.loads(out)["notices"] == [notice]
