@@ -9,6 +9,7 @@ import pytest
 
 from nlmsync.errors import InputError
 from nlmsync.notebooklm.fake import FakeNotebookLM, Faults, RateLimitRule
+from nlmsync.notebooklm.fake.persistence import journal_path
 
 
 def _notebook(fake: FakeNotebookLM, title: str = "N") -> str:
@@ -128,19 +129,67 @@ def test_bad_state_file_is_an_input_error_naming_it(tmp_path: Path, content: str
         FakeNotebookLM(state_path=path)
 
 
-def test_reads_do_not_rewrite_the_state_unless_a_fault_counts_calls(tmp_path: Path) -> None:
+def test_reads_do_not_write_the_state_unless_a_fault_counts_calls(tmp_path: Path) -> None:
     path = tmp_path / "fake.json"
     fake = FakeNotebookLM(state_path=path)
     nb = _notebook(fake)
     fake.apply("notebook_get", {"notebook_id": nb})
-    assert [c["tool"] for c in json.loads(path.read_text())["calls"]] == ["notebook_create"]
+    assert [c.tool for c in FakeNotebookLM(state_path=path).calls] == ["notebook_create"]
     fake.save()
     assert [c["tool"] for c in json.loads(path.read_text())["calls"]] == ["notebook_create", "notebook_get"]
 
     counted = FakeNotebookLM(faults=Faults(rate_limits=[RateLimitRule("notebook_get", 5)]),
                              state_path=tmp_path / "counted.json")
     counted.apply("notebook_list", {})
-    assert json.loads((tmp_path / "counted.json").read_text())["counters"] == {"*": 1, "notebook_list": 1}
+    assert FakeNotebookLM(state_path=tmp_path / "counted.json").counters == {"*": 1, "notebook_list": 1}
+
+
+def test_a_call_appends_its_change_instead_of_rewriting_the_state(tmp_path: Path) -> None:
+    """A call costs the size of its own change, not of the notebook: the snapshot is written only by `save()`,
+    and the journal line of the 200th upload is no longer than the first's."""
+    path = tmp_path / "fake.json"
+    fake = FakeNotebookLM(capacity=500, state_path=path)
+    nb = _notebook(fake)
+    journal = journal_path(path)
+    lines = []
+    for i in range(200):
+        _add(fake, nb, f"text of note {i:03}", f"note {i:03}")
+        lines.append(journal.read_text(encoding="utf-8").splitlines()[-1])
+    assert not path.exists()
+    assert len(lines[-1]) <= len(lines[0]) + 10
+    again = FakeNotebookLM(state_path=path)
+    assert len(again.notebooks[nb].sources) == 200 and len(again.calls) == 201
+    fake.save()
+    assert journal.read_text(encoding="utf-8") == ""
+    assert len(json.loads(path.read_text())["notebooks"][0]["sources"]) == 200
+
+
+def test_replaying_the_journal_over_a_snapshot_that_holds_it_changes_nothing(tmp_path: Path) -> None:
+    """A stop between writing the snapshot and emptying the journal: every change is a put or a delete, so
+    replaying what the snapshot already holds leaves the same state (no call logged twice)."""
+    path = tmp_path / "fake.json"
+    fake = FakeNotebookLM(state_path=path)
+    nb = _notebook(fake)
+    sid = _add(fake, nb, "alpha", "a")["source_id"]
+    fake.apply("source_rename", {"notebook_id": nb, "source_id": sid, "new_title": "b"})
+    gone = _add(fake, nb, "beta", "c")["source_id"]
+    fake.apply("source_delete", {"source_id": gone, "confirm": True})
+    fake.apply("notebook_query", {"notebook_id": nb, "query": "alpha"})
+    kept = journal_path(path).read_text(encoding="utf-8")
+    fake.save()
+    journal_path(path).write_text(kept + '[{"op": "call", "ind', encoding="utf-8")  # and a line cut short
+    again = FakeNotebookLM(state_path=path)
+    assert again.to_json() == fake.to_json()
+    assert {s.id: s.title for s in again.notebooks[nb].sources.values()} == {sid: "b"}
+
+
+def test_a_damaged_journal_line_is_an_input_error_naming_the_state_file(tmp_path: Path) -> None:
+    path = tmp_path / "fake.json"
+    fake = FakeNotebookLM(state_path=path)
+    _notebook(fake)
+    journal_path(path).write_text("garbage\n" + journal_path(path).read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(InputError, match=r"fake.json: cannot read fake server state: fake.json.journal line 1"):
+        FakeNotebookLM(state_path=path)
 
 
 def test_content_comes_back_as_indexed_blocks_not_the_bytes_sent() -> None:

@@ -1,20 +1,19 @@
-"""The fake NotebookLM: notebooks, sources and conversations in memory or in a JSON file, and the tool logic.
+"""The fake NotebookLM: notebooks, sources and conversations in memory or in a state file, and the tool logic.
 
 `FakeNotebookLM` implements each tool of the real server we use with the same arguments, result shapes
 and in-band errors (`{"status": "error", "error": ...}`), enforces the per-notebook capacity, and logs
-every call in `.calls` (tool, arguments, whether it was applied). With a `state_path` the whole state —
-including the call log and the fault counters — is written atomically after every mutating call (after
-every call when a fault counts calls) and by `save()` when the server stops, so a scripted run can inspect
-it afterwards and `--server fake` keeps its notebooks across nlmsync runs.
+every call in `.calls` (tool, arguments, whether it was applied). With a `state_path` the state — including
+the call log and the fault counters — is kept on disk: every mutating call (every call when a fault counts
+calls) appends what it changed to a journal beside the JSON snapshot, and `save()` (when the server stops)
+rewrites the snapshot (`persistence.py`), so a scripted run can inspect it afterwards and `--server fake`
+keeps its notebooks across nlmsync runs at a cost per call that does not grow with the notebook.
 It knows nothing about MCP; `fake/server.py` puts it behind an MCP server.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 import time
 import uuid
 from collections import Counter
@@ -25,6 +24,7 @@ from typing import Any
 from nlmsync.errors import InputError
 from nlmsync.notebooklm.fake.answers import compose_answer
 from nlmsync.notebooklm.fake.faults import CallPlan, Faults, When, plan_call
+from nlmsync.notebooklm.fake.persistence import Journal, journal_path, write_snapshot
 from nlmsync.search.tokenize import tokenize
 
 __all__ = ["AUTH_ERROR", "DEFAULT_QUERY_TIMEOUT", "MUTATING_TOOLS", "CallRecord", "FakeNotebook", "FakeNotebookLM", "FakeSource"]
@@ -118,7 +118,8 @@ class FakeNotebookLM:
         self.counters: dict[str, int] = {}
         self.empty_sources_served = False
         self.calls: list[CallRecord] = []
-        if state_path is not None and state_path.exists():
+        self._journal = Journal(state_path) if state_path is not None else None
+        if state_path is not None and (state_path.exists() or journal_path(state_path).exists()):
             self._load(state_path)
 
     # ----- calls, faults and persistence -----
@@ -144,8 +145,66 @@ class FakeNotebookLM:
         self.calls.append(CallRecord(tool, _loggable(arguments), applied, str(result.get("status")),
                                      "after" if plan.drop == "after" else None))
         if tool in MUTATING_TOOLS or self._counts_matter() or self.faults.empty_sources_once:
-            self.save()
+            self._persist(self._changes(tool, arguments, result) if applied else [])
         return result
+
+    def _persist(self, changes: list[dict[str, Any]]) -> None:
+        """Journal one call: what it changed, its entry in the call log and the fault counters."""
+        if self._journal is None:
+            return
+        call = {"op": "call", "index": len(self.calls) - 1, "call": asdict(self.calls[-1])}
+        self._journal.append([*changes, {"op": "counters", "counters": self.counters},
+                              {"op": "empty_sources_served", "value": self.empty_sources_served}, call])
+
+    def _changes(self, tool: str, arguments: dict[str, Any], result: dict[str, Any]) -> list[dict[str, Any]]:
+        """What a successful call of `tool` changed, as journal entries (each puts or deletes one thing)."""
+        if tool == "notebook_create":
+            nb = self.notebooks[result["notebook_id"]]
+            return [{"op": "notebook", "id": nb.id, "title": nb.title, "created_at": nb.created_at}]
+        if tool == "notebook_delete":
+            return [{"op": "notebook_deleted", "id": arguments["notebook_id"]}]
+        if tool in ("source_add", "source_rename"):
+            notebook = self._notebook_of(result["source_id"])
+            source = self.source(result["source_id"])
+            if notebook is None or source is None:
+                return []
+            return [{"op": "source", "notebook_id": notebook.id, "source": asdict(source)}]
+        if tool == "source_delete":
+            targets = _as_list(arguments.get("source_ids")) or [arguments.get("source_id")]
+            return [{"op": "source_deleted", "id": sid} for sid in targets if sid]
+        if tool == "notebook_query":
+            conversation_id = result["conversation_id"]
+            return [{"op": "conversation", "id": conversation_id,
+                     "conversation": self.conversations[conversation_id]}]
+        return []
+
+    def _replay(self, change: dict[str, Any]) -> None:
+        op = change["op"]
+        if op == "notebook":
+            self.notebooks.setdefault(change["id"], FakeNotebook(str(change["id"]), str(change["title"]),
+                                                                 float(change["created_at"])))
+        elif op == "notebook_deleted":
+            self.notebooks.pop(change["id"], None)
+        elif op == "source":
+            notebook = self.notebooks.get(change["notebook_id"])
+            if notebook is not None:
+                source = FakeSource(**change["source"])
+                notebook.sources[source.id] = source
+        elif op == "source_deleted":
+            notebook = self._notebook_of(change["id"])
+            if notebook is not None:
+                del notebook.sources[change["id"]]
+        elif op == "conversation":
+            self.conversations[str(change["id"])] = dict(change["conversation"])
+        elif op == "counters":
+            self.counters = {str(k): int(v) for k, v in change["counters"].items()}
+        elif op == "empty_sources_served":
+            self.empty_sources_served = bool(change["value"])
+        elif op == "call":
+            if int(change["index"]) >= len(self.calls):  # an entry the snapshot already holds is skipped
+                self.calls.append(CallRecord(**change["call"]))
+        else:
+            raise ValueError(f"unknown change {op!r} in the journal")
 
     def _counts_matter(self) -> bool:
         """Whether a fault depends on call numbers, so the counters must survive a restart at once."""
@@ -155,7 +214,7 @@ class FakeNotebookLM:
     def record_dropped(self, tool: str, arguments: dict[str, Any]) -> None:
         """Log a call dropped before it was applied."""
         self.calls.append(CallRecord(tool, _loggable(arguments), False, "dropped", "before"))
-        self.save()
+        self._persist([])
 
     def source(self, source_id: str) -> FakeSource | None:
         for notebook in self.notebooks.values():
@@ -198,35 +257,32 @@ class FakeNotebookLM:
         }
 
     def save(self) -> None:
-        """Write the state file atomically (temporary file + rename); nothing without a state path."""
-        if self.state_path is None:
+        """Write the whole state as the snapshot (atomically) and empty the journal; nothing without a state path."""
+        if self.state_path is None or self._journal is None:
             return
-        self.state_path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".fake-state-", dir=self.state_path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(self.to_json(), handle, ensure_ascii=False)
-            os.replace(tmp, self.state_path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_snapshot(self.state_path, self.to_json())
+        self._journal.clear()
 
     def _load(self, path: Path) -> None:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
-                raise ValueError("not a fake NotebookLM state file")
-            if data.get("version") != STATE_VERSION:
-                raise ValueError(f"unsupported version {data.get('version')!r}")
-            for nb in data["notebooks"]:
-                notebook = FakeNotebook(str(nb["id"]), str(nb["title"]), float(nb["created_at"]))
-                for src in nb["sources"]:
-                    notebook.sources[src["id"]] = FakeSource(**src)
-                self.notebooks[notebook.id] = notebook
-            self.conversations = dict(data["conversations"])
-            self.counters = {str(k): int(v) for k, v in data["counters"].items()}
-            self.empty_sources_served = bool(data["empty_sources_served"])
-            self.calls = [CallRecord(**c) for c in data["calls"]]
+            if path.exists():
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
+                    raise ValueError("not a fake NotebookLM state file")
+                if data.get("version") != STATE_VERSION:
+                    raise ValueError(f"unsupported version {data.get('version')!r}")
+                for nb in data["notebooks"]:
+                    notebook = FakeNotebook(str(nb["id"]), str(nb["title"]), float(nb["created_at"]))
+                    for src in nb["sources"]:
+                        notebook.sources[src["id"]] = FakeSource(**src)
+                    self.notebooks[notebook.id] = notebook
+                self.conversations = dict(data["conversations"])
+                self.counters = {str(k): int(v) for k, v in data["counters"].items()}
+                self.empty_sources_served = bool(data["empty_sources_served"])
+                self.calls = [CallRecord(**c) for c in data["calls"]]
+            if self._journal is not None:
+                for change in self._journal.entries():
+                    self._replay(change)
         except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
             raise InputError(f"{path}: cannot read fake server state: {exc}") from None
 

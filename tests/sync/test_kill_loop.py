@@ -1,0 +1,82 @@
+"""kill -9 of a real `nlmsync refresh --all` process, again and again, over a few hundred notes.
+
+The reused notes' bookkeeping is one step per run and the state file syncs at checkpoints, not at every
+commit (WAL, synchronous=NORMAL): convergence rests on deterministic titles and adoption. Each run is killed
+once the fake's journal shows more uploads; the run after the last kill must finish the job, and the one
+after it change nothing — every note live once under its title, no duplicate, no orphan, the registry
+agreeing with the notebook.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from nlmsync.config import Settings
+from nlmsync.notebooklm import FAKE_STATE_FILE
+from nlmsync.notebooklm.fake import FakeNotebookLM
+from nlmsync.notebooklm.fake.persistence import journal_path
+from nlmsync.store import StateStore
+from nlmsync.sync.titles import content_hash, source_title
+
+NOTES = 300
+KILL_AFTER_UPLOADS = (25, 80, 150, 220)
+DEADLINE_SECONDS = 180.0
+
+
+def _uploads(journal: Path) -> int:
+    try:
+        return journal.read_text(encoding="utf-8").count('"tool": "source_add", "arguments"')
+    except FileNotFoundError:
+        return 0
+
+
+@pytest.mark.slow
+def test_kill_9_again_and_again_during_refresh_all_converges(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    texts = {}
+    for i in range(NOTES):
+        rel = f"notes/{i // 50}/n{i:03}.md"
+        texts[rel] = f"# Note {i}\n\nBody of note {i}, about topic {i % 13}.\n"
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(texts[rel], encoding="utf-8")
+    command = [sys.executable, "-m", "nlmsync", "--vault", str(vault), "--server", f"fake --capacity {NOTES + 50}",
+               "--notebook", "new:Kill", "refresh", "--all", "--capacity", str(NOTES + 50), "--json"]
+    state = vault / ".nlmsync" / FAKE_STATE_FILE
+    journal = journal_path(state)
+    kills = 0
+    for target in KILL_AFTER_UPLOADS:
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        while proc.poll() is None and _uploads(journal) < target and time.monotonic() < deadline:
+            time.sleep(0.01)  # polling for the condition, not waiting a fixed time
+        if proc.poll() is None:
+            proc.kill()
+            kills += 1
+        proc.communicate()
+    assert kills >= 2, "the runs finished before they could be killed: raise NOTES"
+
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE_SECONDS, check=False)
+    assert finished.returncode == 0, finished.stderr
+    before_idle = len(FakeNotebookLM(state_path=state).calls)
+    idle = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE_SECONDS, check=False)
+    assert idle.returncode == 0, idle.stderr
+    assert '"reused"' in idle.stdout and '"added"' not in idle.stdout and '"replaced"' not in idle.stdout
+
+    fake = FakeNotebookLM(state_path=state)
+    assert len(fake.notebooks) == 1
+    (notebook,) = fake.notebooks.values()
+    titles = sorted(s.title for s in notebook.sources.values())
+    assert titles == sorted(source_title(rel, content_hash(text)) for rel, text in texts.items())
+    idle_calls = [c.tool for c in fake.calls[before_idle:]]
+    assert idle_calls.count("notebook_get") == 1
+    assert not {"source_add", "source_delete", "source_rename", "notebook_create"} & set(idle_calls)
+    with StateStore.open(vault / ".nlmsync" / "state.db", Settings(vault=vault)) as store:
+        rows = store.all_mappings(notebook.id)
+        assert sorted(r.path for r in rows) == sorted(texts)
+        assert {store.resolve_source_id(r.source_id) for r in rows} == set(notebook.sources)
+        assert store.pending_deletions(notebook.id) == []
