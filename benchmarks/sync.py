@@ -101,7 +101,7 @@ class Run:
     async def timed(self, action: Callable[[Orchestrator], Awaitable[Any]]) -> dict[str, float]:
         """One nlmsync run in process (open the store, connect, act); its wall, own time and calls."""
         mark = len(self.fake.calls)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         store = StateStore.open(self.settings.state_path, self.settings)
         try:
             async with connect(self.server, self.settings) as client:
@@ -112,6 +112,7 @@ class Run:
         wall = time.perf_counter() - start
         calls = self.fake.calls[mark:]
         return {"wall": wall, "own": wall - timed.in_calls, "in_calls": timed.in_calls,
+                "cpu": time.process_time() - cpu,
                 "mutating": sum(1 for c in calls if c.tool in MUTATING),
                 "adds": sum(1 for c in calls if c.tool == "source_add"),
                 "gets": sum(1 for c in calls if c.tool == "notebook_get")}
@@ -205,12 +206,13 @@ async def main() -> None:
 
     if not args.skip_latency:
         print(f"\nfirst refresh of {args.latency_notes} new notes, {args.latency * 1000:.0f} ms latency per call")
-        print(f"{'c':>3} {'wall s':>8} {'ideal s':>8} {'wall/ideal':>10} {'adds':>5}")
+        print(f"{'c':>3} {'wall s':>8} {'ideal s':>8} {'wall/ideal':>10} {'adds':>5} {'CPU s':>6}")
         walls = {}
         for concurrency in args.concurrency:
             r = await latency_case(args.latency_notes, args.latency, concurrency)
             walls[concurrency] = r["wall"]
-            print(f"{concurrency:>3} {r['wall']:>8.2f} {r['ideal']:>8.2f} {r['wall'] / r['ideal']:>10.2f} {r['adds']:>5}")
+            print(f"{concurrency:>3} {r['wall']:>8.2f} {r['ideal']:>8.2f} {r['wall'] / r['ideal']:>10.2f} {r['adds']:>5} "
+                  f"{r['cpu']:>6.2f}")
         if 4 in walls and 8 in walls:
             print(f"c=8 vs c=4: {walls[4] / walls[8]:.2f}x faster")
 
