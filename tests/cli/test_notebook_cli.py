@@ -153,3 +153,21 @@ def test_an_unknown_notebook_id_points_at_the_listing(vault: Path, capsys: pytes
     code, out, err = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "nb-typo", "status")
     assert code == 2 and out == ""
     assert "('nlmsync notebooks' lists them)" in err.splitlines()[1]
+
+
+def test_times_are_relative_on_a_terminal_and_iso_otherwise(vault: Path, capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from rich.console import Console
+
+    from nlmsync.cli import _output
+
+    _conversations(vault)
+    code, out, _ = run(capsys, "--vault", str(vault), "conversations")
+    assert code == 0 and "ago" not in out
+    assert any(line.startswith("c0ffee-2") and "+00:00" in line for line in out.splitlines()), out
+
+    terminal = Console(force_terminal=True, highlight=False, soft_wrap=True, color_system=None)
+    monkeypatch.setattr(_output, "stdout_console", lambda: terminal)
+    code, out, _ = run(capsys, "--vault", str(vault), "conversations")
+    line = next(line for line in out.splitlines() if line.startswith("c0ffee-2"))
+    assert code == 0 and ("just now" in line or " s ago" in line) and "+00:00" not in line
