@@ -9,9 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from nlmsync.config import Settings
 from nlmsync.search import tokenize as tokenize_module
+from nlmsync.search.bm25 import rank_texts
 from nlmsync.search.index import NoteIndex
 from nlmsync.search.markdown import note_fields, split_markdown
+from nlmsync.search.query import query_terms
+from nlmsync.search.reading import plan_chunks, rank_segments, read_note
+from nlmsync.search.snippets import match_terms
 from nlmsync.search.tokenize import PIECE_CHARS, count_tokens, text_pieces, tokenize
 
 FIXTURE_VAULT = Path(__file__).resolve().parents[2] / "fixtures" / "vault"
@@ -79,3 +84,39 @@ def test_indexing_a_large_note_takes_memory_within_5x_its_size(tmp_path: Path) -
     peak = peak_of(index.sync)
     assert peak <= MEMORY_FACTOR * size, f"indexing took {peak / size:.1f}x the note's size"
     assert [hit.path for hit in index.search("zanzibar")] == ["big.md"]
+
+
+QUERIES = ["heapsort worst case", "heap sort", "recursion depth quicksort", "김치찌개 만드는 법", "ヒープソート",
+           "sourdough starter", "the", "sift", "zzz unknown words", "quick"]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_ranking_a_notes_segments_equals_bm25_over_all_their_tokens(query: str) -> None:
+    settings = Settings()
+    text = large_note(0.2)
+    plan = plan_chunks(text, settings)
+    terms = query_terms(query)
+    docs = [match_terms(tokenize(segment.text), terms) for segment in plan.segments]
+    expected = sorted(((score, i) for i, score in enumerate(rank_texts(terms, docs)) if score > 0),
+                      key=lambda pair: (-pair[0], pair[1]))
+    hits = rank_segments(plan, query)
+    assert [(hit.score, hit.segment.index) for hit in hits] == expected
+    assert all(plan.chunks[hit.chunk_index].char_offset_start <= hit.segment.char_offset_start for hit in hits)
+
+
+def test_reading_a_large_note_takes_memory_within_5x_its_size() -> None:
+    settings = Settings()
+    text = large_note(2).encode("ascii", "ignore").decode("ascii")  # one str byte a character, as the file
+    size = len(text)
+    plan_chunks("warm up the imports", settings)
+    reading = None
+
+    def read() -> None:
+        nonlocal reading
+        plan = plan_chunks(text, settings)
+        reading = read_note("big.md", text, settings, query="heapsort worst case", plan=plan)
+        read_note("big.md", text, settings, query="sourdough starter", plan=plan)
+
+    peak = peak_of(read)
+    assert peak <= MEMORY_FACTOR * size, f"reading took {peak / size:.1f}x the note's size"
+    assert reading is not None and any(view.role == "match" for view in reading.chunks)

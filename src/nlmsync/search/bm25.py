@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol, TypeVar
 
 DEFAULT_K1 = 1.2
@@ -32,17 +32,24 @@ def rank_texts(query_tokens: Sequence[str], docs: Sequence[Sequence[str]], *, k1
     """
     if not docs:
         return []
-    counts = [Counter(d) for d in docs]
-    avg_len = sum(len(d) for d in docs) / len(docs)
+    return rank_counts(query_tokens, [Counter(d) for d in docs], [len(d) for d in docs], doc_count=len(docs),
+                       avg_len=sum(len(d) for d in docs) / len(docs), k1=k1, b=b)
+
+
+def rank_counts(query_tokens: Sequence[str], counts: Sequence[Mapping[str, int]], lengths: Sequence[int], *,
+                doc_count: int, avg_len: float, k1: float = DEFAULT_K1, b: float = DEFAULT_B) -> list[float]:
+    """`rank_texts` of documents given as token counts and lengths (tokens), out of a collection of
+    `doc_count` documents of average length `avg_len` in which the documents not given hold no query
+    token: the same scores, without the tokens of every document at hand."""
     query_tf = Counter(query_tokens)
     doc_freq = {t: sum(1 for c in counts if t in c) for t in query_tf}
     scores: list[float] = []
-    for doc, counter in zip(docs, counts):
+    for counter, length in zip(counts, lengths):
         total = 0.0
         for term, qtf in query_tf.items():
             df = doc_freq[term]
             if df:
-                total += qtf * term_score(counter.get(term, 0), len(doc), avg_len, idf(len(docs), df), k1, b)
+                total += qtf * term_score(counter.get(term, 0), length, avg_len, idf(doc_count, df), k1, b)
         scores.append(total)
     return scores
 

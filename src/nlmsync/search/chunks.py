@@ -13,6 +13,7 @@ always holds and a chunk can be highlighted or cited exactly. A chunk's id is `{
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -80,21 +81,24 @@ def chunk_text(text: str, max_tokens: int = 400, overlap_tokens: int = 50) -> li
         raise ValueError("max_tokens must be at least 1")
     if not 0 <= overlap_tokens < max_tokens:
         raise ValueError("overlap_tokens must be >= 0 and smaller than max_tokens")
-    starts: list[int] = []
-    ends: list[int] = []
-    for match in _TOKEN.finditer(text):
-        starts.append(match.start())
-        ends.append(match.end())
-    chunks: list[Chunk] = []
+    # one pass over the tokens keeping only the windows still open (at most max_tokens / step of them):
+    # a note of millions of words never has a list of every token's offsets
     step = max_tokens - overlap_tokens
-    first = 0
-    while first < len(starts):
-        last = min(first + max_tokens, len(starts)) - 1
-        begin, end = starts[first], ends[last]
-        chunks.append(Chunk(len(chunks), text[begin:end], begin, end))
-        if last == len(starts) - 1:
-            break
-        first += step
+    chunks: list[Chunk] = []
+    open_starts: deque[int] = deque()  # where each window not yet closed begins
+    count = 0
+    last_end = 0
+    for match in _TOKEN.finditer(text):
+        if count % step == 0:
+            open_starts.append(match.start())
+        count += 1
+        last_end = match.end()
+        if count >= max_tokens and (count - max_tokens) % step == 0:  # token `count - 1` closes a window
+            begin = open_starts.popleft()
+            chunks.append(Chunk(len(chunks), text[begin:last_end], begin, last_end))
+    if open_starts and not (count >= max_tokens and (count - max_tokens) % step == 0):
+        begin = open_starts[0]  # the last window ends at the last token; windows after it are not made
+        chunks.append(Chunk(len(chunks), text[begin:last_end], begin, last_end))
     return chunks
 
 

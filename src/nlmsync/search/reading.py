@@ -10,11 +10,16 @@ Chunks are the note's pagination units (`ChunkPlan.chunks`): sliding windows of
 `chunk_max_tokens` (seed 002), or `time_chunk_seconds` windows for a transcript. Search ranks the
 finer `ChunkPlan.segments` (the same windows, or `time_search_seconds` windows for a transcript)
 with BM25 and maps each hit to the chunk that contains it, so every chunk id stays fetchable.
+
+A plan keeps, per search segment, its token count and its base tokens run together (`SegmentWords`), not
+its tokens: a query tokenizes only the segments that can hold one of its terms. A note of many megabytes
+is then searched again and again without its tokens (~30 bytes per byte of text) kept in memory.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -23,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from nlmsync.config import Settings
 from nlmsync.errors import InputError
-from nlmsync.search.bm25 import rank_texts
+from nlmsync.search.bm25 import rank_counts
 from nlmsync.search.chunks import (
     Chunk,
     chunk_by_time,
@@ -35,7 +40,7 @@ from nlmsync.search.chunks import (
 )
 from nlmsync.search.query import query_terms
 from nlmsync.search.snippets import extract_snippet, match_terms
-from nlmsync.search.tokenize import tokenize
+from nlmsync.search.tokenize import base_tokens, count_tokens, normalize, text_pieces
 
 __all__ = [
     "MAX_CHUNKS_PER_READ",
@@ -100,13 +105,37 @@ class ChunkPlan:
     segments: list[Chunk]
     timed: bool
     duration_seconds: float | None
-    _segment_tokens: list[list[str]] | None = field(default=None, repr=False, compare=False)
+    _words: SegmentWords | None = field(default=None, repr=False, compare=False)
 
-    def segment_tokens(self) -> list[list[str]]:
-        """`tokenize` of each search segment, computed once (a cached plan is searched many times)."""
-        if self._segment_tokens is None:
-            self._segment_tokens = [tokenize(s.text) for s in self.segments]
-        return self._segment_tokens
+    def segment_words(self) -> SegmentWords:
+        """What a query needs of the search segments, computed once (a cached plan is searched many times)."""
+        if self._words is None:
+            self._words = SegmentWords.of(self.segments)
+        return self._words
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentWords:
+    """Per search segment: its number of tokens (`tokenize`), and its base tokens run together — a string
+    that holds, as a substring, every query term matching one of the segment's tokens (exactly or as its
+    prefix, a compound of two neighbours or a CJK bigram included): what tells the segments a query can
+    match from those it cannot, without keeping their tokens."""
+
+    lengths: list[int]
+    letters: list[str]
+
+    @classmethod
+    def of(cls, segments: list[Chunk]) -> SegmentWords:
+        lengths, letters = [], []
+        for segment in segments:
+            lengths.append(_token_counts(segment.text).total())
+            letters.append("".join(["".join(base_tokens(normalize(piece))) for piece in text_pieces(segment.text)]))
+        return cls(lengths, letters)
+
+
+def _token_counts(text: str) -> Counter[str]:
+    """`Counter(tokenize(text))`, counted a piece at a time (a transcript's time window can be megabytes)."""
+    return count_tokens(text_pieces(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,9 +161,8 @@ def plan_chunks(text: str, settings: Settings) -> ChunkPlan:
     return ChunkPlan(chunks=chunks, segments=chunks, timed=False, duration_seconds=None)
 
 
-def _containing_chunk(plan: ChunkPlan, offset: int) -> int:
-    """The first pagination chunk whose span holds `offset` (chunks are in text order)."""
-    starts = [c.char_offset_start for c in plan.chunks]
+def _containing_chunk(plan: ChunkPlan, starts: list[int], offset: int) -> int:
+    """The first pagination chunk whose span holds `offset` (chunks are in text order; `starts` their starts)."""
     i = max(0, bisect_right(starts, offset) - 1)
     while i > 0 and plan.chunks[i - 1].char_offset_end > offset:
         i -= 1
@@ -146,12 +174,28 @@ def rank_segments(plan: ChunkPlan, query: str) -> list[SegmentHit]:
     terms = query_terms(query)
     if not terms or not plan.segments:
         return []
-    docs = [match_terms(tokens, terms) for tokens in plan.segment_tokens()]
-    scores = rank_texts(terms, docs)
-    hits = [SegmentHit(seg, score, _containing_chunk(plan, seg.char_offset_start))
-            for seg, score in zip(plan.segments, scores) if score > 0]
+    words = plan.segment_words()
+    wanted = set(terms)
+    candidates = [i for i, letters in enumerate(words.letters) if any(term in letters for term in wanted)]
+    counts = [_term_counts(_token_counts(plan.segments[i].text), terms, wanted) for i in candidates]
+    scores = rank_counts(terms, counts, [words.lengths[i] for i in candidates], doc_count=len(plan.segments),
+                         avg_len=sum(words.lengths) / len(words.lengths))
+    starts = [c.char_offset_start for c in plan.chunks]
+    hits = [SegmentHit(plan.segments[i], score, _containing_chunk(plan, starts, plan.segments[i].char_offset_start))
+            for i, score in zip(candidates, scores) if score > 0]
     hits.sort(key=lambda h: (-h.score, h.segment.index))
     return hits
+
+
+def _term_counts(counts: Counter[str], terms: list[str], wanted: set[str]) -> dict[str, int]:
+    """How often each query term occurs among tokens counted in `counts`, once `match_terms` has mapped them
+    onto `terms` (the terms that do not occur left out)."""
+    tokens = list(counts)
+    found: dict[str, int] = {}
+    for token, term in zip(tokens, match_terms(tokens, terms)):
+        if term in wanted:
+            found[term] = found.get(term, 0) + counts[token]
+    return found
 
 
 def smart_sample(plan: ChunkPlan, query: str, limit: int = DEFAULT_SAMPLE_LIMIT) -> list[tuple[int, Role, float | None]]:
