@@ -19,6 +19,8 @@ from itertools import pairwise
 
 import regex
 
+from nlmsync.vault import iter_lines
+
 __all__ = [
     "Chunk", "TimedLine", "chunk_by_time", "chunk_id", "chunk_text", "format_timestamp", "has_timestamps",
     "parse_chunk_id", "parse_timestamps",
@@ -120,8 +122,8 @@ def has_timestamps(text: str, timed: list[TimedLine] | None = None) -> bool:
     if len(timed) < 2:
         return False
     front = _FRONT_MATTER.match(text)
-    body = text[front.end():] if front is not None else text
-    content_lines = sum(1 for line in body.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+    content_lines = sum(1 for line in iter_lines(text, front.end() if front is not None else 0)
+                        if line.strip() and not line.lstrip().startswith("#"))
     return len(timed) * 2 >= content_lines
 
 
