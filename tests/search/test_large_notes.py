@@ -17,7 +17,7 @@ from nlmsync.search.index import NoteIndex
 from nlmsync.search.markdown import note_fields, split_markdown
 from nlmsync.search.query import query_terms
 from nlmsync.search.reading import plan_chunks, rank_segments, read_note
-from nlmsync.search.snippets import match_terms
+from nlmsync.search.snippets import extract_snippet, match_terms
 from nlmsync.search.tokenize import PIECE_CHARS, count_tokens, text_pieces, tokenize
 
 FIXTURE_VAULT = Path(__file__).resolve().parents[2] / "fixtures" / "vault"
@@ -123,3 +123,18 @@ def test_reading_a_large_note_takes_memory_within_5x_its_size() -> None:
     peak = peak_of(read)
     assert peak <= MEMORY_FACTOR * size, f"reading took {peak / size:.1f}x the note's size"
     assert reading is not None and any(view.role == "match" for view in reading.chunks)
+
+
+@pytest.mark.parametrize("query", ["heapsort worst case", "zzz unknown", None])
+def test_a_snippet_of_a_large_note_copies_it_at_most_once(query: str | None) -> None:
+    text = large_note(2).encode("ascii", "ignore").decode("ascii") + " \n"
+    extract_snippet("warm up the imports: heapsort", "heapsort")
+    snippet = ""
+
+    def cut() -> None:
+        nonlocal snippet
+        snippet = extract_snippet(text, query, 300)
+
+    peak = peak_of(cut)
+    assert peak <= 2 * len(text), f"a snippet took {peak / len(text):.1f}x the note's size"
+    assert 0 < len(snippet) <= 300

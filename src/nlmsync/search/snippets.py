@@ -39,6 +39,7 @@ and a match only through a compound of words written apart (`heapsort` in a note
 from __future__ import annotations
 
 import functools
+import re
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -80,6 +81,7 @@ _CODE_HEADER = regex.compile(
 _PARAGRAPH_BREAK = regex.compile(r"\n[ \t]*\n\s*")
 _SENTENCE_END = regex.compile(r"(?:[.!?]+[\"')\]]*(?=\s)|[。！？]+)\s*")
 _WORD_GAP = regex.compile(r"\s+")
+_NON_SPACE = re.compile(r"\S")  # the standard library's \s is str.isspace, what str.rstrip strips
 _GRAPHEME = regex.compile(r"\X")
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _CLOSERS = {")", "]", "}"}
@@ -559,16 +561,21 @@ def _snap(text: str, pos: int, limit: int, *, back: bool) -> int:
     return pos
 
 
+def _padded_window(text: str, start: int, size: int) -> str:
+    """`f" {text} "[start:start + size + 2]` without copying the whole text."""
+    before = text[start - 1] if start else " "
+    after = " " if start + size >= len(text) else ""
+    return before + text[start:start + size + 1] + after
+
+
 def _window_segments(text: str, terms: list[str], max_length: int) -> list[Segment]:
     """The segments of the best windows of a long `text` for `terms` (module docstring), in order."""
     size = max(WINDOW, 4 * max_length)
     probes = _probe_terms(terms)
-    padded = f" {text} "  # window k is text[k * size - 1:(k + 1) * size + 1], see `_starts_a_word`
-    if text.isascii():  # normalizing is lowering: once, then cut
-        lowered = padded.lower()
-        windows = [lowered[a:a + size + 2] for a in range(0, len(text), size)]
-    else:
-        windows = [normalize(padded[a:a + size + 2]) for a in range(0, len(text), size)]
+    # window k is text[k * size - 1:(k + 1) * size + 1], a space standing in past either end (see
+    # `_starts_a_word`); cut from the note one at a time, never a padded or lowered copy of the whole note
+    fold = str.lower if text.isascii() else normalize  # normalizing ASCII is lowering
+    windows = [fold(_padded_window(text, a, size)) for a in range(0, len(text), size)]
     n = len(windows)
     counts = {term: [w.count(term) for w in windows] for term in probes}
     totals = [0.0] * n
@@ -630,4 +637,5 @@ def extract_snippet(content: str, query: str | None = None, max_length: int = 30
             return snippet
     # Only the beginning can matter: segment a bounded prefix, not a whole huge note.
     prefix = text[:max_length * 4 + 2000]
-    return _leading_snippet(prefix, max_length, more_follows=len(prefix) < len(text.rstrip()))
+    more_follows = _NON_SPACE.search(text, len(prefix)) is not None  # not `text.rstrip()`: a copy of it all
+    return _leading_snippet(prefix, max_length, more_follows=more_follows)
