@@ -40,9 +40,9 @@ def fake_server(
     host: Annotated[str, typer.Option("--host", help="HTTP: address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="HTTP: port; 0 picks a free one and prints the URL.")] = 0,
     state: Annotated[Path | None, typer.Option(
-        "--state", help="Keep notebooks, sources, the call log and fault counters in this JSON file "
-                        "(rewritten atomically after every change, before a drop, and when the server "
-                        "stops). Default: memory only.")] = None,
+        "--state", help="Keep notebooks, sources, the call log and fault counters in this JSON file: each "
+                        "change is appended to FILE.journal at once, and the file is rewritten atomically "
+                        "before a drop and when the server stops. Default: memory only.")] = None,
     capacity: Annotated[int, typer.Option("--capacity", min=1, help="Sources per notebook.")] = 50,
     latency: Annotated[float, typer.Option("--latency", min=0.0, help="Seconds to wait before every call. A notebook_query whose timeout is shorter "
                                        "answers 'deadline exceeded' when its budget runs out, like the real server.")] = 0.0,

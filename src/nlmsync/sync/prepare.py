@@ -8,7 +8,8 @@ of uploading twice.
 
 Uploads of independent notes run concurrently (bounded by `concurrency`; the client paces them to
 `add_rate_per_minute`); evictions happen one by one before the uploads they make room for; the
-registry is written note by note in the order the paths were given, each note in one atomic step.
+registry is written note by note in the order the paths were given, each changed note in one atomic
+step, the uses of notes reused as they are recorded together (one step for an idle run).
 A note that fails is reported and leaves its previous registry rows untouched; the rest go on.
 """
 
