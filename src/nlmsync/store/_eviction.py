@@ -24,6 +24,15 @@ FROM lru_entries l JOIN source_mappings m ON m.notebook_id = l.notebook_id AND m
 WHERE l.notebook_id = ? AND m.managed = 1 AND m.status = 'active' {extra}
 GROUP BY l.path {order}
 """
+# Walks the (notebook, segment, tick) index from the least recent end and stops after LIMIT candidates.
+_LEAST_RECENT_PROTECTED = f"""
+SELECT l.path, l.segment, l.tick, (SELECT max(m.use_count) FROM source_mappings m
+    WHERE m.notebook_id = l.notebook_id AND m.path = l.path AND m.managed = 1 AND m.status = 'active')
+FROM lru_entries l
+WHERE l.notebook_id = ? AND l.segment = '{PROTECTED}' AND EXISTS (SELECT 1 FROM source_mappings m
+    WHERE m.notebook_id = l.notebook_id AND m.path = l.path AND m.managed = 1 AND m.status = 'active')
+ORDER BY l.tick LIMIT ?
+"""
 _PROTECTED_COUNT = f"""
 SELECT count(*) FROM lru_entries l
 WHERE l.notebook_id = ? AND l.segment = '{PROTECTED}' AND EXISTS (SELECT 1 FROM source_mappings m
@@ -61,8 +70,7 @@ class EvictionMixin(StoreBase):
         promoted = sum(1 for e in entries.values() if e.segment != PROTECTED)
         overflow = protected + promoted - self.protected_capacity
         if overflow > 0:
-            oldest = self._entries(_CANDIDATES.format(extra=f"AND l.segment = '{PROTECTED}'", order="ORDER BY l.tick LIMIT ?"),
-                                   [notebook_id, overflow + len(entries)])
+            oldest = self._entries(_LEAST_RECENT_PROTECTED, [notebook_id, overflow + len(entries)])
             entries = {**oldest, **entries}
         given = sum(1 for e in entries.values() if e.segment == PROTECTED)
         return entries, protected - given

@@ -117,10 +117,17 @@ def _state_tables(db: Database) -> None:
             db.execute(statement)
 
 
+def _lru_by_recency(db: Database) -> None:
+    """The eviction queue by segment and recency: marking a few notes reads only the least recent
+    protected entries an overflow could demote, instead of the whole segment."""
+    db.execute("CREATE INDEX lru_entries_by_recency ON lru_entries (notebook_id, segment, tick)")
+
+
 # The history, in order: (name, step).
 _STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("0001_index_cache", _index_cache_tables),
     ("0002_state", _state_tables),
+    ("0003_lru_by_recency", _lru_by_recency),
 ]
 
 
