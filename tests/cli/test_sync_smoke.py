@@ -66,6 +66,7 @@ def test_refresh_and_ask_over_stdio_then_in_process(vault: Path):
     assert second["notebook_id"] == first["notebook_id"]
 
 
+@pytest.mark.slow  # three nlmsync processes
 def test_refresh_and_ask_over_http(vault: Path, fake_notebooklm):
     """Through the pytest plugin's fake (nlmsync.testing) over HTTP: what the commands did is in the fake."""
     answer = run_scenario(vault, fake_notebooklm.url, full=False)

@@ -76,6 +76,7 @@ def test_note_fields_count_the_tokens_of_split_markdowns_texts(variant: str) -> 
         assert fields.heading == Counter(tokenize(parts.heading))
 
 
+@pytest.mark.slow  # indexes a note of several MB with its memory traced
 def test_indexing_a_large_note_takes_memory_within_5x_its_size(tmp_path: Path) -> None:
     text = large_note(3) + "\n\nzanzibar at the very end\n"
     (tmp_path / "big.md").write_text(text, encoding="utf-8")
