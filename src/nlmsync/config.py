@@ -47,7 +47,9 @@ class Settings(BaseModel):
     b: float = Field(default=0.75, ge=0.0, le=1.0, description="BM25 length normalisation.")
     weight_body: float = Field(default=1.0, ge=0.0, description="Weight of body tokens.")
     weight_heading: float = Field(default=2.5, ge=0.0, description="Weight of heading/title/alias/tag tokens.")
-    weight_path: float = Field(default=4.0, ge=0.0, description="Weight of vault-path tokens.")
+    weight_path: float = Field(default=4.0, ge=0.0, description="Weight of the note's file-name tokens.")
+    weight_folder: float = Field(default=1.0, ge=0.0,
+                                 description="Weight of the tokens of the folders a note is in.")
     query_stop_words: bool = Field(default=True,
                                    description="Leave common English words (the, of, what…) out of queries.")
     full_rescan_every: int = Field(default=50, ge=1, description="Full rescan after this many incremental syncs.")

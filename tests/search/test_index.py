@@ -80,6 +80,15 @@ def test_path_boost_beats_body_mentions(vault: Path) -> None:
     assert top_paths(make_index(vault), "zebra", 2) == ["notes/zebra.md", "notes/savanna.md"]
 
 
+def test_a_folder_name_weighs_less_than_a_file_name(tmp_path: Path) -> None:
+    # the same words in the path, the same body: only whether "windows" names the folder or the note differs
+    touch(tmp_path / "windows" / "switch.md", "Move the focus.")
+    touch(tmp_path / "switch" / "windows.md", "Move the focus.")
+    hits = make_index(tmp_path).search("windows")
+    assert [h.path for h in hits] == ["switch/windows.md", "windows/switch.md"]
+    assert hits[1].score < hits[0].score * 0.6
+
+
 def test_heading_boost_beats_body_mention(vault: Path) -> None:
     touch(vault / "a.md", "Some text about walruses in the body of the note here.")
     touch(vault / "b.md", "# Walruses\n\nSome text about animals in the body of the note.")

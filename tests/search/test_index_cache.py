@@ -71,12 +71,13 @@ def test_incremental_changes_persist_without_a_merge(vault: Path) -> None:
     assert ranking(again) == ranking(index)
 
 
-def test_cache_from_other_settings_is_rebuilt(vault: Path) -> None:
+@pytest.mark.parametrize("setting", ["weight_heading", "weight_folder"])
+def test_cache_from_other_settings_is_rebuilt(vault: Path, setting: str) -> None:
     fresh(vault).sync()
-    other = fresh(vault, weight_heading=3.0)
+    other = fresh(vault, **{setting: 3.0})
     other.sync()
     assert other.notes_read == 30
-    assert ranking(other) == ranking(NoteIndex(vault, None, Settings(vault=vault, weight_heading=3.0)))
+    assert ranking(other) == ranking(NoteIndex(vault, None, Settings(vault=vault, **{setting: 3.0})))
 
 
 def test_damaged_snapshot_is_re_read_not_fatal(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,27 +1,80 @@
-"""Query terms (spec §3.3 step 1): stop words left out, compound tokens at a quarter weight."""
+"""Query terms (spec §3.3 step 1): stop words and compound tokens at a quarter weight, negations kept,
+a CJK word counted once whatever its bigrams."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from nlmsync.config import Settings
 from nlmsync.search.index import NoteIndex
-from nlmsync.search.query import COMPOUND_QUERY_WEIGHT, query_terms, query_weights
+from nlmsync.search.query import (
+    CJK_WORD_SHARE,
+    COMPOUND_QUERY_WEIGHT,
+    LATIN_IN_CJK_WEIGHT,
+    STOP_WORD_WEIGHT,
+    query_terms,
+    query_weights,
+)
 from nlmsync.search.tokenize import tokenize
 
 
-def test_stop_words_are_left_out_and_compounds_weigh_a_quarter() -> None:
-    weights = query_weights("What is the heap sort of a list?")
-    assert weights == {"heap": 1.0, "sort": 1.0, "list": 1.0, "heapsort": COMPOUND_QUERY_WEIGHT}
+def test_stop_words_and_compounds_weigh_a_quarter() -> None:
+    weights = query_weights("What is the heap sort?")
+    stop_compound = COMPOUND_QUERY_WEIGHT * STOP_WORD_WEIGHT
+    assert weights == {"what": STOP_WORD_WEIGHT, "is": STOP_WORD_WEIGHT, "the": STOP_WORD_WEIGHT, "heap": 1.0,
+                       "sort": 1.0, "whatis": stop_compound, "isthe": stop_compound, "theheap": stop_compound,
+                       "heapsort": COMPOUND_QUERY_WEIGHT}
+    assert 0 < STOP_WORD_WEIGHT < 1
 
 
-def test_no_compound_bridges_a_removed_stop_word() -> None:
-    weights = query_weights("models of heated aircraft")
-    assert "modelsheated" not in weights and "modelsof" not in weights and "ofheated" not in weights
-    assert weights["heatedaircraft"] == COMPOUND_QUERY_WEIGHT
+def test_a_stop_word_still_forms_its_compounds(tmp_path: Path) -> None:
+    assert query_weights("set up the backup")["setup"] == COMPOUND_QUERY_WEIGHT * STOP_WORD_WEIGHT
+    (tmp_path / "auth.md").write_text("The login page asks for a password.\n")
+    (tmp_path / "aaa.md").write_text("The shell page asks for a password.\n")
+    assert NoteIndex(tmp_path, None).search("log in page password")[0].path == "auth.md"
+
+
+def test_a_negation_is_kept_in_full() -> None:
+    weights = query_weights("Do not compress the output, don't wait")
+    assert weights["not"] == weights["don"] == weights["compress"] == 1.0
+    assert "not" in query_terms("Do not compress the output")
+
+
+def test_a_cjk_word_counts_once_whatever_its_bigrams() -> None:
+    assert query_weights("공식") == {"공식": 1.0}  # a two-character word is its only bigram: once, not twice
+    weights = query_weights("김치찌개")
+    assert weights["김치찌개"] == CJK_WORD_SHARE
+    assert sum(weights.values()) == pytest.approx(1.0)
+    assert weights["김치"] == weights["치찌"] == weights["찌개"] == (1 - CJK_WORD_SHARE) / 3
+    mixed = query_weights("Amazon EKS의 공식 CLI")
+    assert mixed == {"amazon": 1.0, "eks의": 1.0, "eks": LATIN_IN_CJK_WEIGHT, "공식": 1.0, "cli": 1.0}
+
+
+def test_a_note_matching_every_word_beats_one_matching_the_cjk_word(tmp_path: Path) -> None:
+    (tmp_path / "eks.md").write_text("Amazon `EKS`의 CLI 공식 문서입니다.\n")
+    (tmp_path / "other.md").write_text("공식 안내 공식 공지\n")
+    for name in ("s3", "ec2", "iam", "rds"):  # Amazon and CLI are common words here, 공식 is not
+        (tmp_path / f"{name}.md").write_text(f"Amazon {name} CLI 도구\n")
+    hits = NoteIndex(tmp_path, None).search("Amazon EKS의 공식 CLI")
+    assert hits[0].path == "eks.md"
+
+
+def test_a_negation_picks_the_note_that_says_it(tmp_path: Path) -> None:
+    (tmp_path / "gzip.md").write_text("Compress the output file with the fastest method.\n")
+    (tmp_path / "store.md").write_text("Do not compress the output file, store it as is.\n")
+    hits = NoteIndex(tmp_path, None).search("Do not compress the output file")
+    assert hits[0].path == "store.md"
+
+
+def test_function_words_tell_the_english_note_from_its_translation(tmp_path: Path) -> None:
+    (tmp_path / "en.md").write_text("Pin a note to the sidebar and open it in a new tab.\n")
+    (tmp_path / "fr.md").write_text("Épingler une note: sidebar, new tab.\n")
+    hits = NoteIndex(tmp_path, None).search("note in a new tab and the sidebar")
+    assert hits[0].path == "en.md"
 
 
 def test_a_query_of_stop_words_only_keeps_them_all() -> None:
@@ -33,7 +86,7 @@ def test_without_stop_words_every_token_of_the_tokenizer_is_a_term() -> None:
     text = "What is the heap sort of 김치찌개 and ヒープソート?"
     weights = query_weights(text, stop_words=False)
     assert set(weights) == set(tokenize(text))
-    assert weights["the"] == 1.0 and weights["heapsort"] == COMPOUND_QUERY_WEIGHT and weights["김치"] == 1.0
+    assert weights["the"] == 1.0 and weights["heapsort"] == COMPOUND_QUERY_WEIGHT
 
 
 def test_repeated_terms_add_up() -> None:
@@ -45,15 +98,22 @@ def _vault(tmp_path: Path) -> Path:
     (tmp_path / "wing.md").write_text("A wing in a slipstream.\n")
     (tmp_path / "heapsort.md").write_text("Heapsort sorts in place.\n")
     (tmp_path / "heap.md").write_text("A heap is a tree.\n")
+    for topic in ("lift", "drag", "thrust", "stall", "flutter", "buckling"):
+        (tmp_path / f"{topic}.md").write_text(f"The {topic} of the model is what the tests measure.\n")
     return tmp_path
 
 
-def test_search_ranks_by_content_words_unless_stop_words_are_switched_off(tmp_path: Path) -> None:
+def test_search_weighs_stop_words_less_unless_switched_off(tmp_path: Path) -> None:
     vault = _vault(tmp_path)
-    with_stops = NoteIndex(vault, None, Settings(vault=vault)).search("what is the wing of the")
-    assert [hit.path for hit in with_stops] == ["wing.md"]
-    plain = NoteIndex(vault, None, Settings(vault=vault, query_stop_words=False)).search("what is the wing of the")
-    assert {hit.path for hit in plain} >= {"wing.md", "function-words.md"}
+
+    def scores(**settings: object) -> dict[str, float]:
+        hits = NoteIndex(vault, None, Settings(vault=vault, **settings)).search("what is the wing of the")
+        return {hit.path: hit.score for hit in hits}
+
+    with_stops, plain = scores(), scores(query_stop_words=False)
+    assert max(with_stops, key=with_stops.__getitem__) == "wing.md"
+    assert with_stops["wing.md"] == plain["wing.md"]
+    assert with_stops["function-words.md"] < plain["function-words.md"] / 2
 
 
 def test_split_query_still_finds_the_joined_spelling(tmp_path: Path) -> None:

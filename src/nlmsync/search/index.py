@@ -65,6 +65,7 @@ class IndexSettings:
     weight_body: float = 1.0
     weight_heading: float = 2.5
     weight_path: float = 4.0
+    weight_folder: float = 1.0
     query_stop_words: bool = True
     full_rescan_every: int = 50
     exclude: list[str] = field(default_factory=list)
@@ -118,7 +119,8 @@ class NoteIndex:
         self.vault_root = Path(vault_root)
         self.db = db
         self.settings = settings if settings is not None else IndexSettings()
-        self.weights = Weights(self.settings.weight_body, self.settings.weight_heading, self.settings.weight_path)
+        self.weights = Weights(self.settings.weight_body, self.settings.weight_heading, self.settings.weight_path,
+                               self.settings.weight_folder)
         self._postings = PostingsIndex(self.weights, self.settings.k1, self.settings.b,
                                        merge_threshold=MERGE_THRESHOLD)
         self._lock = threading.RLock()
@@ -388,7 +390,7 @@ class NoteIndex:
     def _signature(self) -> str:
         s = self.settings
         return json.dumps({"format": CACHE_FORMAT, "tokenizer": TOKENIZER_VERSION,
-                           "weights": [s.weight_body, s.weight_heading, s.weight_path],
+                           "weights": [s.weight_body, s.weight_heading, s.weight_path, s.weight_folder],
                            "exclude": sorted(s.exclude)}, sort_keys=True)
 
     def _hydrate_walking(self) -> VaultListing:

@@ -3,7 +3,9 @@
 Heading text is every ATX heading (`## Title`) and setext heading (a line underlined with `===`
 or `---`) outside fenced code, plus the front matter's `title`, `aliases` and `tags`. Body text
 is everything else, fenced code included, and the values of the other front matter keys
-(the `nlmsync` switch itself is not text). The path field is the vault-relative path.
+(the `nlmsync` switch itself is not text). The path field is the vault-relative path, in two parts:
+the folder (`pages/windows/`, `ru/Plugins/`) and the file name, which are not the same evidence (a
+folder names a platform or a language that thousands of notes share; a file name names the note).
 
 `split_markdown` gives the two fields as text; `note_fields` counts their tokens without building that
 text: body lines are tokenized straight from the note in bounded pieces (`count_tokens`), so indexing a
@@ -43,11 +45,14 @@ class NoteFields:
 
     body: Counter[str]
     heading: Counter[str]
-    path: Counter[str]
+    path: Counter[str]  # the file name's tokens
+    folder: Counter[str]  # the tokens of the folders the note is in
 
     @property
     def lengths(self) -> tuple[int, int, int]:
-        return (sum(self.body.values()), sum(self.heading.values()), sum(self.path.values()))
+        """Body, heading and path lengths; the path's counts the folder's tokens and the file name's."""
+        return (sum(self.body.values()), sum(self.heading.values()),
+                sum(self.path.values()) + sum(self.folder.values()))
 
 
 def _front_matter_text(value: Any) -> list[str]:
@@ -155,7 +160,9 @@ def note_fields(rel_path: str, text: str, front: FrontMatter | None = None) -> N
             body_values.extend(_front_matter_text(value))
     body = count_tokens(_body_pieces(text, front.body_start, body_values, headings))
     heading = count_tokens(piece for line in headings for piece in text_pieces(line + "\n"))
-    return NoteFields(body=body, heading=heading, path=Counter(tokenize_path(rel_path)))
+    folder, _, name = rel_path.rpartition("/")
+    return NoteFields(body=body, heading=heading, path=Counter(tokenize_path(name)),
+                      folder=Counter(tokenize_path(folder)))
 
 
 def _body_pieces(text: str, start: int, values: list[str], headings: list[str]) -> Iterator[str]:

@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 class Weights:
     body: float = 1.0
     heading: float = 2.5
-    path: float = 4.0
+    path: float = 4.0  # the file name's tokens
+    folder: float = 1.0  # the folder's tokens (in lengths, they count as path tokens)
 
     def length(self, lengths: tuple[int, int, int]) -> float:
         return self.body * lengths[0] + self.heading * lengths[1] + self.path * lengths[2]
@@ -68,7 +69,7 @@ class RankedDoc(NamedTuple):  # a named tuple: cheaper to make than a frozen dat
 def doc_terms(path: str, fields: NoteFields, weights: Weights) -> DocTerms:
     """Weighted term frequencies (`tf_w` of §3.2) of one note's fields; terms weighing 0 are left out.
 
-    Summed field by field, body + heading + path, always in that order (so always the same float).
+    Summed field by field, body + heading + file name + folder, always in that order (so always the same float).
     """
     tf: dict[str, float] = {term: weights.body * count for term, count in fields.body.items()}
     get = tf.get
@@ -76,7 +77,9 @@ def doc_terms(path: str, fields: NoteFields, weights: Weights) -> DocTerms:
         tf[term] = get(term, 0.0) + weights.heading * count
     for term, count in fields.path.items():
         tf[term] = get(term, 0.0) + weights.path * count
-    if not (weights.body and weights.heading and weights.path):
+    for term, count in fields.folder.items():
+        tf[term] = get(term, 0.0) + weights.folder * count
+    if not (weights.body and weights.heading and weights.path and weights.folder):
         tf = {term: value for term, value in tf.items() if value > 0}
     return DocTerms(path, tf, fields.lengths)
 

@@ -1,30 +1,54 @@
 """From a query's text to the terms it is searched with (spec §3.3 step 1, "term frequencies in query").
 
-The query is tokenized by the §3.1 rules, with two refinements that only the query side gets
-(notes are always indexed whole, so nothing here changes what a note contains):
+The query is tokenized by the §3.1 rules, with refinements that only the query side gets (notes are
+always indexed whole, so nothing here changes what a note contains):
 
-- **Stop words**: common English function words (`what`, `the`, `of`, …) are left out, unless the
-  query has nothing else. A question such as "what are the effects of heating on the wing" then
-  ranks by its content words instead of by the notes that say "the" and "of" most.
-- **Compound tokens weigh a quarter** (`COMPOUND_QUERY_WEIGHT`), and none is made from a pair with a
-  stop word in it. A compound of two adjacent query words is mostly a bonus for notes where the
-  two also stand side by side, on top of the two words' own scores; at full weight that phrase
-  bonus outweighs the words themselves. A quarter keeps its real use — a query `heap sort` still
-  finds a note that only writes `heapsort`, and the other way round — without the double count.
+- **Stop words weigh a quarter** (`STOP_WORD_WEIGHT`): common English function words (`what`,
+  `the`, `of`, …) still count, at a quarter of a content word and by their IDF like any term. A
+  question such as "what are the effects of heating on the wing" then ranks by its content words,
+  yet in a multilingual vault "and", "to", "the" still tell the English note from its translations.
+  Negations (`not`, `no`, `don` of "don't", …; `NEGATIONS`) are no stop words: they carry meaning.
+  A query of stop words only keeps them all at full weight.
+- **Compound tokens weigh a quarter** (`COMPOUND_QUERY_WEIGHT`), and a quarter of that when a stop
+  word forms them (`log in` → `login`, `set up` → `setup`). A compound of two adjacent query words is mostly a bonus
+  for notes where the two also stand side by side; at full weight it would outweigh the words
+  themselves. A quarter keeps its real use: `heap sort` still finds a note that only writes
+  `heapsort`, and the other way round.
+- **A CJK word counts once**, whatever its bigrams: the word itself weighs `CJK_WORD_SHARE` and its
+  character bigrams share the rest (a two-character word is its only bigram: 1). Counted in full,
+  an n-character word weighed n (a word and n-1 bigrams), so a query mixing Latin and CJK ranked a
+  note matching only the CJK word above one matching every word. A Latin word written against a
+  CJK one (`EKS의`, `gzip形式で`: one token) also counts on its own at `LATIN_IN_CJK_WEIGHT`, so it
+  finds the note that writes `EKS` apart.
 
-Measured on the Cranfield collection (`benchmarks/search_peers.py`): nDCG@10 0.320 with every
-token at weight 1 and no stop words, 0.366 with both refinements.
+Measured with `benchmarks/known_items.py` (known-item sets from tldr and obsidian-help, tuned on one
+half, reported on the other) and on Cranfield (`benchmarks/search_peers.py`); figures in the README.
 """
 
 from __future__ import annotations
 
+import functools
+import re
+from collections.abc import Iterator
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
-from nlmsync.search.tokenize import MAX_TOKEN_LENGTH, base_tokens, cjk_bigrams, normalize
+from nlmsync.search.tokenize import MAX_TOKEN_LENGTH, base_tokens, cjk_bigrams, normalize, words
 
-__all__ = ["COMPOUND_QUERY_WEIGHT", "STOP_WORDS", "query_terms", "query_weights"]
+if TYPE_CHECKING:
+    import regex
+
+__all__ = ["CJK_WORD_SHARE", "COMPOUND_QUERY_WEIGHT", "LATIN_IN_CJK_WEIGHT", "NEGATIONS", "STOP_WORDS",
+           "STOP_WORD_WEIGHT", "query_terms", "query_weights"]
 
 COMPOUND_QUERY_WEIGHT = 0.25
+STOP_WORD_WEIGHT = 0.25
+CJK_WORD_SHARE = 0.8
+LATIN_IN_CJK_WEIGHT = 0.5
+
+# Not stop words, though in most lists: "Do not compress the output" is not "compress the output".
+NEGATIONS = frozenset({"no", "nor", "not", "cannot", "aren", "didn", "doesn", "don", "hadn", "hasn", "haven", "isn",
+                       "shan", "shouldn", "wasn", "weren", "won", "wouldn"})
 
 STOP_WORDS = frozenset({
     "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "aren",
@@ -40,58 +64,87 @@ STOP_WORDS = frozenset({
     "were", "weren", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with",
     "won", "would", "wouldn", "you", "your", "yours", "yourself", "yourselves", "s", "t", "d", "ll",
     "m", "re", "ve",
-})
+}) - NEGATIONS
 
 
-def _split(query: str, stop_words: bool) -> tuple[list[str], list[str]]:
-    """The query's plain terms (kept base tokens, then CJK bigrams) and its compound terms."""
+_LATIN = re.compile(r"[a-z0-9]+")
+
+
+@functools.cache
+def _cjk_char() -> regex.Pattern[str]:
+    """A Han, kana or Hangul character (compiled on the first query that is not ASCII)."""
+    import regex
+
+    return regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
+
+
+def _token_weights(base: list[str], stop_words: bool) -> list[float]:
+    """Each base token's weight: 1, or `STOP_WORD_WEIGHT` for a stop word (unless all of them are)."""
+    if not stop_words or STOP_WORDS.issuperset(base):
+        return [1.0] * len(base)
+    return [STOP_WORD_WEIGHT if token in STOP_WORDS else 1.0 for token in base]
+
+
+def _compounds(base: list[str], token_weights: list[float]) -> Iterator[tuple[str, float]]:
+    """Compounds of adjacent ASCII words, each weighing `COMPOUND_QUERY_WEIGHT` times its lighter word's weight."""
+    for (left, right), weight in zip(pairwise(base), map(min, pairwise(token_weights))):
+        if left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH:
+            yield left + right, COMPOUND_QUERY_WEIGHT * weight
+
+
+def query_weights(query: str, *, stop_words: bool = True) -> dict[str, float]:
+    """Each query term with its weight: how often it occurs, a stop word counting `STOP_WORD_WEIGHT`, a
+    compound `COMPOUND_QUERY_WEIGHT` (times its stop word's weight), a CJK word and its bigrams one
+    together, a Latin word inside a CJK token `LATIN_IN_CJK_WEIGHT` more on its own.
+
+    `stop_words=False` counts stop words in full (the reference plugin's plain term frequencies, but for
+    the compound and CJK weights).
+    """
+    weights: dict[str, float] = {}
+    get = weights.get
     normalized = normalize(query)
     base = base_tokens(normalized)
-    stops = STOP_WORDS if stop_words and not STOP_WORDS.issuperset(base) else _NO_STOP_WORDS
+    token_weights = _token_weights(base, stop_words)
+    for token, weight in zip(base, token_weights):
+        weights[token] = get(token, 0.0) + weight
+    for term, weight in _compounds(base, token_weights):
+        weights[term] = get(term, 0.0) + weight
+    if not normalized.isascii():
+        cjk_char = _cjk_char()
+        for word in words(normalized):
+            if word.isascii() or cjk_char.search(word) is None:
+                continue
+            if _LATIN.search(word):
+                for latin in _LATIN.findall(word):
+                    weights[latin] = get(latin, 0.0) + LATIN_IN_CJK_WEIGHT
+            bigrams = cjk_bigrams(word)
+            if not bigrams:
+                continue
+            share = CJK_WORD_SHARE
+            if len(word) <= MAX_TOKEN_LENGTH:  # a base token: counted 1 above, keeps its share
+                weights[word] -= 1.0 - share
+            else:
+                share = 0.0
+            each = (1.0 - share) / len(bigrams)
+            for term in bigrams:
+                weights[term] = get(term, 0.0) + each
+    return weights
+
+
+def query_terms(query: str | None) -> list[str]:
+    """The query's terms as a token list, stop words left out (for scoring passages and snippets):
+    the kept base tokens, their CJK bigrams, then the compounds of two kept tokens side by side."""
+    if not query:
+        return []
+    normalized = normalize(query)
+    base = base_tokens(normalized)
+    stops = _NO_STOP_WORDS if STOP_WORDS.issuperset(base) else STOP_WORDS
     plain = [token for token in base if token not in stops]
     compounds = [left + right for left, right in pairwise(base)
                  if left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH
                  and left not in stops and right not in stops]
     plain.extend(cjk_bigrams(normalized))
-    return plain, compounds
+    return plain + compounds
 
 
 _NO_STOP_WORDS: frozenset[str] = frozenset()
-
-
-def query_weights(query: str, *, stop_words: bool = True) -> dict[str, float]:
-    """Each query term with its weight: how often it occurs, a compound counting `COMPOUND_QUERY_WEIGHT`.
-
-    `stop_words=False` keeps every word (the reference plugin's plain term frequencies, but for the
-    compound weight).
-    """
-    weights: dict[str, float] = {}
-    get = weights.get
-    if query.isascii():  # what `_split` gives, in one pass: ASCII text has compounds of any pair and no bigrams
-        base = base_tokens(normalize(query))
-        stops = STOP_WORDS if stop_words and not STOP_WORDS.issuperset(base) else _NO_STOP_WORDS
-        compounds = []
-        previous = None  # the token before, unless it is a stop word
-        for token in base:
-            if token in stops:
-                previous = None
-                continue
-            weights[token] = get(token, 0.0) + 1.0
-            if previous is not None and len(previous) + len(token) <= MAX_TOKEN_LENGTH:
-                compounds.append(previous + token)
-            previous = token
-    else:
-        plain, compounds = _split(query, stop_words)
-        for term in plain:
-            weights[term] = get(term, 0.0) + 1.0
-    for term in compounds:
-        weights[term] = get(term, 0.0) + COMPOUND_QUERY_WEIGHT
-    return weights
-
-
-def query_terms(query: str | None) -> list[str]:
-    """The query's terms as a token list, stop words left out (for scoring passages and snippets)."""
-    if not query:
-        return []
-    plain, compounds = _split(query, stop_words=True)
-    return plain + compounds

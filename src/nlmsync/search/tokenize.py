@@ -80,6 +80,11 @@ def base_tokens(normalized: str) -> list[str]:
     return [t for t in raw if len(t) <= MAX_TOKEN_LENGTH]
 
 
+def words(normalized: str) -> list[str]:
+    """Rule 2 alone: every `[\\p{L}\\p{N}]+` run of normalized text, of any length (a query's CJK words)."""
+    return (_ASCII_BASE_TOKEN if normalized.isascii() else _unicode().base_token).findall(normalized)
+
+
 def compound_tokens(base: list[str]) -> list[str]:
     """Rule 4: each pair of adjacent ASCII base tokens joined (`heap` + `sort` -> `heapsort`), at most 80 long.
 
