@@ -2,7 +2,7 @@
 hypothesis profiles.
 
 Profiles: `dev` (small, the default on a workstation) and `ci` (thorough: every property test runs the number
-of examples it names; the default when `CI` is set, as CI services do). `NLMSYNC_HYPOTHESIS_PROFILE=dev|ci`
+of examples it names; the default when `CI` is set, as CI services do). `HYPOTHESIS_PROFILE=dev|ci`
 chooses explicitly. Property tests that name their own count write `max_examples=examples(N)`
 (`tests/hypothesis_profiles.py`): N under `ci`, scaled down like the default under `dev`.
 """

@@ -11,12 +11,12 @@ from collections.abc import Mapping
 
 from hypothesis import settings
 
-PROFILE_VARIABLE = "NLMSYNC_HYPOTHESIS_PROFILE"
+PROFILE_VARIABLE = "HYPOTHESIS_PROFILE"
 PROFILES = ("dev", "ci")
 
 
 def chosen_profile(environ: Mapping[str, str]) -> str:
-    """`NLMSYNC_HYPOTHESIS_PROFILE` when set; else `ci` when `CI` is set true (as CI services do), else `dev`."""
+    """`HYPOTHESIS_PROFILE` when set; else `ci` when `CI` is set true (as CI services do), else `dev`."""
     chosen = environ.get(PROFILE_VARIABLE) or ("ci" if environ.get("CI", "").lower() in {"1", "true", "yes"}
                                                else "dev")
     if chosen not in PROFILES:

@@ -1,4 +1,4 @@
-"""The hypothesis profiles: chosen by NLMSYNC_HYPOTHESIS_PROFILE or CI, and `ci` runs every count in full."""
+"""The hypothesis profiles: chosen by HYPOTHESIS_PROFILE or CI, and `ci` runs every count in full."""
 
 from __future__ import annotations
 
@@ -42,3 +42,11 @@ def test_ci_runs_every_named_count_in_full_and_dev_a_tenth(restore_profile: None
     assert settings.default.max_examples == 10
     assert [examples(n) for n in (600, 40, 1)] == [60, 4, 1]
     assert settings.get_profile("dev").deadline is None and settings.get_profile("ci").deadline is None
+
+
+def test_the_profile_variable_is_not_read_as_a_setting(tmp_path) -> None:
+    """The suite's own variable must not look like an nlmsync setting: every NLMSYNC_* name is one, and an
+    unknown one stops each command with exit 2 (that is how the fast loop once failed 34 CLI tests)."""
+    from nlmsync.config import load_settings
+
+    load_settings(vault=tmp_path, env={PROFILE_VARIABLE: "dev"})
