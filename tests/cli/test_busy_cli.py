@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.cli_helpers import run_cli as run
 
-from nlmsync.cli import main
 from nlmsync.store import StateStore
 
 HOLDER = """
@@ -22,14 +22,6 @@ with store.writer():
     print("locked", flush=True)
     sys.stdin.readline()
 """
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main([*args])
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
 
 
 @pytest.mark.parametrize("command", [["refresh", "--all"], ["ask", "heapsort"], ["reconcile"]])

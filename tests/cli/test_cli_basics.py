@@ -9,18 +9,11 @@ from pathlib import Path
 
 import pytest
 import typer.main
+from tests.cli_helpers import run_cli as run
 
-from nlmsync.cli import app, main
+from nlmsync.cli import app
 
 COMMANDS = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exited:
-        main(list(argv))
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    return int(exited.value.code or 0), out, err
 
 
 def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:

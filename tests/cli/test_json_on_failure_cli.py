@@ -8,17 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from nlmsync.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main([*args])
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
-
+from tests.cli_helpers import run_cli as run
 
 CASES = {
     "capacity": (["--server", "fake", "refresh", "--capacity", "1"], 3, []),

@@ -9,22 +9,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from tests.cli_helpers import run_cli as run
 
-from nlmsync.cli import main
 from nlmsync.cli._output import relative_time
 from nlmsync.notebooklm import FAKE_STATE_FILE
 from nlmsync.notebooklm.fake import FakeNotebookLM
 from nlmsync.store import SourceMapping, StateStore
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(autouse=True)

@@ -10,18 +10,11 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from tests.cli_helpers import run_cli as run
 
-from nlmsync.cli import _progress, main, search_cmds, sync_cmds
+from nlmsync.cli import _progress, search_cmds, sync_cmds
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exited:
-        main(list(argv))
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    return int(exited.value.code or 0), out, err
 
 
 @pytest.fixture

@@ -8,18 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from nlmsync.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli_helpers import run_cli as run
 
 
 @pytest.fixture(autouse=True)

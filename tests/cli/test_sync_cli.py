@@ -7,17 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.cli_helpers import run_cli as run
 
-from nlmsync.cli import main
 from nlmsync.store import StateStore
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main([*args])
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
 
 
 def test_capacity_reached_mid_run_prints_what_was_done_then_exits_3(tmp_path: Path, capsys):

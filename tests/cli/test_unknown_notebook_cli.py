@@ -6,17 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-from nlmsync.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main([*args])
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
+from tests.cli_helpers import run_cli as run
 
 
 def test_unknown_notebook_id_is_exit_2_with_a_hint_naming_the_servers_notebooks(tmp_path: Path, capsys):

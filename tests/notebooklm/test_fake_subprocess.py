@@ -13,8 +13,8 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.cli_helpers import run_cli as _nlmsync
 
-from nlmsync.cli import main
 from nlmsync.config import Settings
 from nlmsync.errors import (
     AuthenticationRequiredError,
@@ -150,18 +150,6 @@ async def test_http_server_saves_its_state_when_terminated(spawn_http_fake: Any,
     proc.terminate()
     proc.wait(timeout=30)
     assert [c["tool"] for c in _state(tmp_path)["calls"]] == ["notebook_create", "notebook_list"]
-
-
-def _nlmsync(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run the command line in this process; (exit code, stdout, stderr)."""
-    capsys.readouterr()
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(autouse=True)

@@ -6,16 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from nlmsync.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exited:
-        main(list(argv))
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    return int(exited.value.code or 0), out, err
+from tests.cli_helpers import run_cli as run
 
 
 def test_index_json_reports_counts_and_skipped(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
