@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.cli_helpers import environment_without_settings
 from tests.cli_helpers import run_cli as run
 
 from nlmsync.store import StateStore
@@ -45,7 +46,7 @@ def test_progress_display_only_on_a_terminal(vault: Path):
     import sys
 
     primary, secondary = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    env = environment_without_settings()
     with subprocess.Popen([sys.executable, "-m", "nlmsync", "--vault", str(vault), "--server", "fake", "--notebook",
                            "new:Tty", "ask", "How does heapsort work?"], stdout=subprocess.PIPE, stderr=secondary,
                           env=env) as proc:

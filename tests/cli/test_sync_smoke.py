@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.cli_helpers import environment_without_settings
 
 from nlmsync.cli import main
 
@@ -18,7 +19,7 @@ TIMEOUT = 120
 
 
 def nlmsync(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    env = environment_without_settings()
     return subprocess.run([sys.executable, "-m", "nlmsync", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=TIMEOUT, check=False)
 

@@ -4,13 +4,13 @@ or SIGTERM — both stop it cleanly: exit 0, the summary, a consistent state fil
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from tests.cli_helpers import environment_without_settings
 
 from nlmsync.store import StateStore
 
@@ -21,7 +21,7 @@ def test_a_signal_stops_watch_cleanly_with_one_json_document(tmp_path: Path, sto
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "old.md").write_text("# Old\n\nkept\n", encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    env = environment_without_settings()
     with subprocess.Popen([sys.executable, "-m", "nlmsync", "--vault", str(vault), "watch", "--json",
                            "--debounce-ms", "50"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           env=env) as proc:

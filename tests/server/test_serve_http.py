@@ -14,6 +14,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from tests.cli_helpers import environment_without_settings
 
 from nlmsync.cli import main
 from nlmsync.config import Settings
@@ -91,7 +92,7 @@ def test_bad_serve_flags_are_usage_errors(vault: Path, capsys: pytest.CaptureFix
 
 
 def _serve_http(vault: Path, *flags: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    env = environment_without_settings()
     return subprocess.Popen([sys.executable, "-m", "nlmsync", "--vault", str(vault), "serve", "--transport", "http",
                              *flags], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             text=True, env=env)

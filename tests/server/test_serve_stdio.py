@@ -13,6 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from tests.cli_helpers import environment_without_settings
 
 from nlmsync.cli import main
 
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.anyio
 
 
 def _params(vault: Path, *extra: str) -> StdioServerParameters:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    env = environment_without_settings()
     return StdioServerParameters(command=sys.executable, args=["-m", "nlmsync", "--vault", str(vault), *extra, "serve"],
                                  env=env)
 
@@ -33,7 +34,7 @@ def _readme_registration(vault: Path) -> StdioServerParameters:
     entry = json.loads(block)["mcpServers"]["nlmsync"]
     assert entry["command"] == "/path/to/.venv/bin/nlmsync" and "/path/to/vault" in entry["args"]
     args = [str(vault) if a == "/path/to/vault" else a for a in entry["args"]]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    env = environment_without_settings()
     return StdioServerParameters(command=str(Path(sys.executable).with_name("nlmsync")), args=args, env=env)
 
 
@@ -84,7 +85,7 @@ def test_serve_on_a_missing_vault_is_one_line_and_exit_2(tmp_path: Path, capsys:
 
 @pytest.mark.slow  # a process boundary: a subprocess or server start per test
 def test_sigterm_stops_a_stdio_server_whose_client_keeps_stdin_open(vault: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}
+    env = environment_without_settings()
     process = subprocess.Popen([sys.executable, "-m", "nlmsync", "--vault", str(vault), "serve"], env=env, text=True,
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
