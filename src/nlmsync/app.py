@@ -34,23 +34,29 @@ from nlmsync.errors import (
     UsageError,
 )
 from nlmsync.notebooklm import connect
-from nlmsync.search.index import NoteIndex, SearchHit
+from nlmsync.search import NoteIndex, SearchHit
 from nlmsync.store import StateStore
-from nlmsync.sync.carry_over import history_source_ids
-from nlmsync.sync.citations import find_cited_text, heading_above
-from nlmsync.sync.identity import holds_text, lookalike_notice
-from nlmsync.sync.local_changes import local_changes
-from nlmsync.sync.plan import Branch, prepare_note
-from nlmsync.sync.prepare import (
+from nlmsync.sync import (
+    Branch,
     MirrorScope,
+    NoteOutcome,
+    RefreshReport,
+    RemoteView,
     SyncDeps,
     ensure_sources_for_paths,
+    find_cited_text,
+    heading_above,
+    history_source_ids,
+    holds_text,
+    local_changes,
+    lookalike_notice,
+    orphan_ids,
+    parse_title,
+    prepare_note,
     queue_duplicate_sources,
+    read_remote,
     retry_pending_deletions,
 )
-from nlmsync.sync.reconcile import RemoteView, orphan_ids, read_remote
-from nlmsync.sync.report import NoteOutcome, RefreshReport
-from nlmsync.sync.titles import parse_title
 
 NEW_NOTEBOOK_PREFIX = "new:"
 NOTEBOOKS_IN_HINT = 5

@@ -23,7 +23,7 @@ from watchfiles import Change, DefaultFilter, awatch
 from nlmsync.app import Orchestrator
 from nlmsync.config import STATE_DIR_NAME, Settings
 from nlmsync.errors import InputError, NlmsyncError
-from nlmsync.search.index import NoteIndex
+from nlmsync.search import NoteIndex
 from nlmsync.store import StateStore
 from nlmsync.vault import is_valid_name, normalize_rel_path, scan_vault
 

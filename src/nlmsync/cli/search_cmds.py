@@ -18,14 +18,14 @@ from nlmsync.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from nlmsync.config import Settings
-    from nlmsync.search.index import IndexReport, NoteIndex, SearchHit
+    from nlmsync.search import IndexReport, NoteIndex, SearchHit
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else.")]
 
 
 def open_index(settings: Settings) -> NoteIndex:
     """The note index of the configured vault, cached in the configured state file."""
-    from nlmsync.search.index import NoteIndex
+    from nlmsync.search import NoteIndex
     from nlmsync.store.db import open_connection
 
     if not settings.vault.is_dir():
@@ -69,7 +69,7 @@ def index_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
 
 
 def _snippet(settings: Settings, path: str, query: str) -> str:
-    from nlmsync.search.snippets import extract_snippet
+    from nlmsync.search import extract_snippet
     from nlmsync.vault import read_note_text
 
     try:

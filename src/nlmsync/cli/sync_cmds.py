@@ -37,8 +37,7 @@ if TYPE_CHECKING:
     # The app layer pulls in the MCP SDK (about a second of imports); commands import it when they run.
     from nlmsync.app import AskResult, Orchestrator, ReconcileReport, StatusReport
     from nlmsync.config import Settings
-    from nlmsync.sync.plan import Branch
-    from nlmsync.sync.report import NoteOutcome, RefreshReport
+    from nlmsync.sync import Branch, NoteOutcome, RefreshReport
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else.")]
 T = TypeVar("T")
@@ -48,7 +47,7 @@ REPORTED_EXIT_CODES = frozenset({EXIT_CAPACITY, EXIT_CONNECTION, EXIT_AUTH, EXIT
 
 @functools.cache
 def _branch_style() -> dict[Branch, str]:
-    from nlmsync.sync.plan import Branch
+    from nlmsync.sync import Branch
 
     return {Branch.ADDED: "green", Branch.REPLACED: "cyan", Branch.RENAMED: "blue", Branch.REUSED: "dim",
             Branch.EVICTED: "yellow", Branch.REMOVED: "yellow", Branch.EXCLUDED: "dim", Branch.FAILED: "red"}
@@ -90,7 +89,7 @@ class RichProgress:
         self._progress.update(self._task, completed=done)
 
     def advance(self, outcome: NoteOutcome) -> None:
-        from nlmsync.sync.plan import Branch
+        from nlmsync.sync import Branch
 
         counts = outcome.branch not in (Branch.EVICTED, Branch.REMOVED)
         self._progress.update(self._task, advance=1 if counts else 0,
@@ -117,7 +116,7 @@ def _run(settings: Settings, work: Callable[[Orchestrator], Awaitable[T]], *, la
 
 
 def _note_line(note: NoteOutcome) -> str:
-    from nlmsync.sync.plan import Branch
+    from nlmsync.sync import Branch
 
     style = _branch_style().get(note.branch, "")
     extra = ""
@@ -138,7 +137,7 @@ def _note_line(note: NoteOutcome) -> str:
 
 
 def _print_refresh(report: RefreshReport, json_output: bool, quiet: bool) -> None:
-    from nlmsync.sync.plan import Branch
+    from nlmsync.sync import Branch
 
     if json_output:
         emit_json(report)
@@ -181,7 +180,7 @@ def refresh_command(
         report = _run(settings, lambda orch: orch.refresh(paths or (), query=query, mirror=mirror, dry_run=dry_run),
                       label="refresh", quiet=json_output or cli.quiet)
     except NlmsyncError as exc:
-        from nlmsync.sync.report import RefreshReport
+        from nlmsync.sync import RefreshReport
 
         # exit 6, or a run stopped part-way (exit 3, 4, 5): what was done and recorded is still printed — with
         # --json always (a script reads one document whatever happened), on a terminal when there is something

@@ -1,1 +1,81 @@
-"""BM25 note search: tokenization, markdown fields, weighted scoring, selection, incremental index."""
+"""BM25 note search: tokenization, markdown fields, weighted scoring, selection, incremental index.
+
+The names below are the package's public surface; callers outside `search` import them from here. They are
+imported on first use, so a search in a fresh process loads only the modules it needs (the index, not the
+note reading or the snippets). `tokenize` is imported at once: the function shares its name with its module,
+which would otherwise shadow it once any submodule had imported the module.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from nlmsync.search.tokenize import tokenize
+
+if TYPE_CHECKING:
+    from nlmsync.search.chunks import chunk_id, format_timestamp, parse_chunk_id
+    from nlmsync.search.index import IndexReport, IndexSettings, NoteIndex, SearchHit
+    from nlmsync.search.markdown import markdown_lines
+    from nlmsync.search.query import query_terms
+    from nlmsync.search.reading import (
+        ChunkPlan,
+        NoteReading,
+        plan_chunks,
+        rank_segments,
+        read_chunks,
+        read_note,
+    )
+    from nlmsync.search.snippets import extract_snippet
+
+_EXPORTS = {
+    "ChunkPlan": "nlmsync.search.reading",
+    "IndexReport": "nlmsync.search.index",
+    "IndexSettings": "nlmsync.search.index",
+    "NoteIndex": "nlmsync.search.index",
+    "NoteReading": "nlmsync.search.reading",
+    "SearchHit": "nlmsync.search.index",
+    "chunk_id": "nlmsync.search.chunks",
+    "extract_snippet": "nlmsync.search.snippets",
+    "format_timestamp": "nlmsync.search.chunks",
+    "markdown_lines": "nlmsync.search.markdown",
+    "parse_chunk_id": "nlmsync.search.chunks",
+    "plan_chunks": "nlmsync.search.reading",
+    "query_terms": "nlmsync.search.query",
+    "rank_segments": "nlmsync.search.reading",
+    "read_chunks": "nlmsync.search.reading",
+    "read_note": "nlmsync.search.reading",
+}
+
+__all__ = [
+    "ChunkPlan",
+    "IndexReport",
+    "IndexSettings",
+    "NoteIndex",
+    "NoteReading",
+    "SearchHit",
+    "chunk_id",
+    "extract_snippet",
+    "format_timestamp",
+    "markdown_lines",
+    "parse_chunk_id",
+    "plan_chunks",
+    "query_terms",
+    "rank_segments",
+    "read_chunks",
+    "read_note",
+    "tokenize",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -24,8 +24,7 @@ from nlmsync.app import AskResult, Orchestrator
 from nlmsync.config import Settings
 from nlmsync.errors import InputError, NlmsyncError, PartialFailure
 from nlmsync.notebooklm import connect
-from nlmsync.search.index import NoteIndex
-from nlmsync.search.reading import NoteReading
+from nlmsync.search import NoteIndex, NoteReading
 from nlmsync.server._arguments import StrictToolServer
 from nlmsync.server._http import check_bind, run_http
 from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
@@ -33,7 +32,7 @@ from nlmsync.server._vault import VaultTools
 from nlmsync.server._warmup import IndexWarmup
 from nlmsync.store import StateStore
 from nlmsync.store.db import open_database
-from nlmsync.sync.report import RefreshReport
+from nlmsync.sync import RefreshReport
 
 __all__ = [
     "ChunkMatch", "IndexWarmup", "NoteMatch", "SearchResult", "VaultTools", "build_server", "check_bind", "run_http",

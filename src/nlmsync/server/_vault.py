@@ -18,11 +18,20 @@ from pathlib import Path
 
 from nlmsync.config import Settings
 from nlmsync.errors import InputError, NlmsyncError, PathOutsideVaultError
+from nlmsync.search import (
+    ChunkPlan,
+    NoteIndex,
+    NoteReading,
+    chunk_id,
+    extract_snippet,
+    format_timestamp,
+    parse_chunk_id,
+    plan_chunks,
+    rank_segments,
+    read_chunks,
+    read_note,
+)
 from nlmsync.search.bm25 import select
-from nlmsync.search.chunks import chunk_id, format_timestamp, parse_chunk_id
-from nlmsync.search.index import NoteIndex
-from nlmsync.search.reading import ChunkPlan, NoteReading, plan_chunks, rank_segments, read_chunks, read_note
-from nlmsync.search.snippets import extract_snippet
 from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
 from nlmsync.vault import (
     is_excluded,

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio.to_thread
 
-from nlmsync.search.index import IndexReport, NoteIndex
+from nlmsync.search import IndexReport, NoteIndex
 
 __all__ = ["IndexWarmup"]
 

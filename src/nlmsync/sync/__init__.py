@@ -9,5 +9,88 @@
 - `prepare` — `ensure_sources_for_paths`, the service that carries the decisions out;
 - `carry_over` — `history_source_ids` (§8);
 - `citations` — finding cited text in a note and the heading above it;
+- `local_changes` — the notes a vault's edits touch (`local_changes`);
 - `report` — the per-note outcomes a refresh reports.
+
+The names below are the package's public surface; callers outside `sync` import them from here. They are
+imported on first use; `local_changes` at once, because the function shares its name with its module.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from nlmsync.sync.local_changes import local_changes
+
+if TYPE_CHECKING:
+    from nlmsync.sync.carry_over import history_source_ids
+    from nlmsync.sync.citations import find_cited_text, heading_above
+    from nlmsync.sync.identity import holds_text, lookalike_notice
+    from nlmsync.sync.plan import Branch, prepare_note
+    from nlmsync.sync.prepare import (
+        MirrorScope,
+        SyncDeps,
+        ensure_sources_for_paths,
+        queue_duplicate_sources,
+        retry_pending_deletions,
+    )
+    from nlmsync.sync.reconcile import RemoteView, orphan_ids, read_remote
+    from nlmsync.sync.report import NoteOutcome, RefreshReport
+    from nlmsync.sync.titles import parse_title
+
+_EXPORTS = {
+    "Branch": "nlmsync.sync.plan",
+    "MirrorScope": "nlmsync.sync.prepare",
+    "NoteOutcome": "nlmsync.sync.report",
+    "RefreshReport": "nlmsync.sync.report",
+    "RemoteView": "nlmsync.sync.reconcile",
+    "SyncDeps": "nlmsync.sync.prepare",
+    "ensure_sources_for_paths": "nlmsync.sync.prepare",
+    "find_cited_text": "nlmsync.sync.citations",
+    "heading_above": "nlmsync.sync.citations",
+    "history_source_ids": "nlmsync.sync.carry_over",
+    "holds_text": "nlmsync.sync.identity",
+    "lookalike_notice": "nlmsync.sync.identity",
+    "orphan_ids": "nlmsync.sync.reconcile",
+    "parse_title": "nlmsync.sync.titles",
+    "prepare_note": "nlmsync.sync.plan",
+    "queue_duplicate_sources": "nlmsync.sync.prepare",
+    "read_remote": "nlmsync.sync.reconcile",
+    "retry_pending_deletions": "nlmsync.sync.prepare",
+}
+
+__all__ = [
+    "Branch",
+    "MirrorScope",
+    "NoteOutcome",
+    "RefreshReport",
+    "RemoteView",
+    "SyncDeps",
+    "ensure_sources_for_paths",
+    "find_cited_text",
+    "heading_above",
+    "history_source_ids",
+    "holds_text",
+    "local_changes",
+    "lookalike_notice",
+    "orphan_ids",
+    "parse_title",
+    "prepare_note",
+    "queue_duplicate_sources",
+    "read_remote",
+    "retry_pending_deletions",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from nlmsync.search.markdown import markdown_lines
+from nlmsync.search import markdown_lines
 from nlmsync.vault import parse_front_matter
 
 _MAX_MATCH_WORDS = 12

@@ -34,10 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nlmsync.search import markdown_lines, query_terms, tokenize
 from nlmsync.search.bm25 import DEFAULT_B, DEFAULT_K1, idf, term_score
-from nlmsync.search.markdown import markdown_lines
-from nlmsync.search.query import query_terms
-from nlmsync.search.tokenize import tokenize
 from nlmsync.vault import parse_front_matter
 
 __all__ = ["NO_ANSWER", "Passage", "compose_answer", "split_passages"]

@@ -25,7 +25,7 @@ from nlmsync.errors import InputError
 from nlmsync.notebooklm.fake.answers import compose_answer
 from nlmsync.notebooklm.fake.faults import CallPlan, Faults, When, plan_call
 from nlmsync.notebooklm.fake.persistence import Journal, journal_path, write_snapshot
-from nlmsync.search.tokenize import tokenize
+from nlmsync.search import tokenize
 
 __all__ = ["AUTH_ERROR", "DEFAULT_QUERY_TIMEOUT", "MUTATING_TOOLS", "CallRecord", "FakeNotebook", "FakeNotebookLM", "FakeSource"]
 

@@ -1,0 +1,20 @@
+"""The package exports exactly the documented names, each the thing itself (not a submodule of the same name)."""
+
+from __future__ import annotations
+
+import types
+
+from nlmsync import sync
+
+
+def test_exported_names_are_exactly_the_documented_ones() -> None:
+    assert sorted(sync.__all__) == [
+        "Branch", "MirrorScope", "NoteOutcome", "RefreshReport", "RemoteView", "SyncDeps",
+        "ensure_sources_for_paths", "find_cited_text", "heading_above", "history_source_ids", "holds_text",
+        "local_changes", "lookalike_notice", "orphan_ids", "parse_title", "prepare_note", "queue_duplicate_sources",
+        "read_remote", "retry_pending_deletions",
+    ]
+    for name in sync.__all__:
+        value = getattr(sync, name)
+        assert not isinstance(value, types.ModuleType), name
+        assert value.__module__.startswith("nlmsync.sync"), name
