@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import tracemalloc
 from collections import Counter
@@ -11,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from nlmsync.config import Settings
-from nlmsync.search import tokenize as tokenize_module
 from nlmsync.search.bm25 import rank_texts
 from nlmsync.search.index import NoteIndex
 from nlmsync.search.markdown import note_fields, split_markdown
@@ -19,6 +19,9 @@ from nlmsync.search.query import query_terms
 from nlmsync.search.reading import plan_chunks, rank_segments, read_note
 from nlmsync.search.snippets import extract_snippet, match_terms
 from nlmsync.search.tokenize import PIECE_CHARS, count_tokens, text_pieces, tokenize
+
+# the module itself: `nlmsync.search.tokenize` as an attribute of the package is the function it exports
+tokenize_module = importlib.import_module("nlmsync.search.tokenize")
 
 FIXTURE_VAULT = Path(__file__).resolve().parents[2] / "fixtures" / "vault"
 MEMORY_FACTOR = 5  # the bound: peak memory while indexing or reading one note <= 5x its size
