@@ -8,9 +8,9 @@ which would otherwise shadow it once any submodule had imported the module.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from nlmsync._lazy import lazy_exports
 from nlmsync.search.tokenize import tokenize
 
 if TYPE_CHECKING:
@@ -67,15 +67,4 @@ __all__ = [
     "tokenize",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS, __all__)

@@ -9,8 +9,9 @@ fresh process needs) does not pay for the registry, the eviction queues and sqli
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from nlmsync._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from nlmsync.store._compaction import CompactionReport
@@ -57,15 +58,4 @@ __all__ = [
     "open_database",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS, __all__)

@@ -18,9 +18,9 @@ imported on first use; `local_changes` at once, because the function shares its 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from nlmsync._lazy import lazy_exports
 from nlmsync.sync.local_changes import local_changes
 
 if TYPE_CHECKING:
@@ -82,15 +82,4 @@ __all__ = [
     "retry_pending_deletions",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS, __all__)
