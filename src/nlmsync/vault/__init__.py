@@ -1,0 +1,50 @@
+"""Everything about the vault's files on disk, one module a job: `paths` (canonical vault-relative paths, which
+paths are notes, confinement), `walk` (finding the notes), `notes` (reading them), `front_matter` and
+`exclusion`. Callers import the names below from the package.
+"""
+
+from __future__ import annotations
+
+from nlmsync.vault.exclusion import excluded_by_pattern, is_excluded, matches_exclude
+from nlmsync.vault.front_matter import FrontMatter, parse_front_matter
+from nlmsync.vault.notes import decode_note, is_blank, iter_lines, read_note_file, read_note_text
+from nlmsync.vault.paths import (
+    IGNORED_DIRS,
+    INVALID_NAME_ENCODING,
+    NOTE_SUFFIX,
+    is_note_path,
+    is_valid_name,
+    link_target,
+    normalize_rel_path,
+    printable_path,
+    resolve_in_vault,
+)
+from nlmsync.vault.walk import NoteFile, SkippedNote, VaultListing, VaultScan, list_vault, scan_vault
+
+__all__ = [
+    "IGNORED_DIRS",
+    "INVALID_NAME_ENCODING",
+    "NOTE_SUFFIX",
+    "FrontMatter",
+    "NoteFile",
+    "SkippedNote",
+    "VaultListing",
+    "VaultScan",
+    "decode_note",
+    "excluded_by_pattern",
+    "is_blank",
+    "is_excluded",
+    "is_note_path",
+    "is_valid_name",
+    "iter_lines",
+    "link_target",
+    "list_vault",
+    "matches_exclude",
+    "normalize_rel_path",
+    "parse_front_matter",
+    "printable_path",
+    "read_note_file",
+    "read_note_text",
+    "resolve_in_vault",
+    "scan_vault",
+]

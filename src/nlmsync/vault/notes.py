@@ -1,0 +1,84 @@
+"""Reading a note: its bytes to text (`decode_note`, the one rule for what is not a readable note), reading it
+from the vault (`read_note_text` refuses binary files and invalid UTF-8 with an `InputError` naming the note),
+and its lines a block at a time (`iter_lines`) however large it is.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterator
+from pathlib import Path
+
+from nlmsync.errors import InputError
+from nlmsync.vault.paths import resolve_in_vault
+
+_BINARY_SNIFF_BYTES = 8192
+
+
+def decode_note(data: bytes) -> tuple[str, str | None]:
+    """The text of a note's bytes (a UTF-8 BOM dropped) and why they are not a readable note — `binary`,
+    `invalid utf-8 …` (the text is then empty) or `empty` (see `is_blank`) — or None. Decodes once and
+    copies nothing else, however large the note."""
+    if b"\x00" in data[:_BINARY_SNIFF_BYTES]:
+        return "", "binary"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+        return "", f"invalid utf-8 (byte {exc.start + bom})"
+    return text, "empty" if is_blank(text) else None
+
+
+def is_blank(text: str) -> bool:
+    """True for a note with nothing but white space in it: `empty`, the one rule for the index and for
+    uploads alike."""
+    return not text or text.isspace()
+
+
+def read_note_text(root: Path, rel_path: str) -> str:
+    """The text of a note.
+
+    Raises:
+        PathOutsideVaultError: the path leaves the vault.
+        InputError: the note is missing, unreadable, binary, or not valid UTF-8 (message names it).
+    """
+    return read_note_file(rel_path, resolve_in_vault(root, rel_path))
+
+
+def read_note_file(rel_path: str, path: Path) -> str:
+    """The text of the note `rel_path`, already resolved to `path` inside the vault.
+
+    Raises:
+        InputError: the note is missing, unreadable, binary, or not valid UTF-8 (message names it).
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{rel_path}: note not found in the vault") from None
+    except IsADirectoryError:
+        raise InputError(f"{rel_path}: is a folder, not a note") from None
+    except OSError as exc:
+        raise InputError(f"{rel_path}: cannot read note ({exc.strerror})") from None
+    text, problem = decode_note(data)
+    if problem is not None and problem != "empty":
+        raise InputError(f"{rel_path}: cannot read note: {problem}")
+    return text
+
+
+def iter_lines(text: str, start: int = 0, block: int = 1 << 16) -> Iterator[str]:
+    """The lines of `text[start:]` with their line breaks, as `str.splitlines(keepends=True)` gives them, one
+    block of about `block` characters split at a time: a note of many megabytes is never copied whole."""
+    end = len(text)
+    while start < end:
+        stop = start + block
+        while True:
+            if stop >= end:
+                yield from text[start:].splitlines(keepends=True)
+                return
+            lines = text[start:stop].splitlines(keepends=True)
+            if len(lines) > 1:
+                break
+            stop += stop - start  # one line longer than the block: take more
+        lines.pop()  # it may go on past the block (or be a \r whose \n comes next)
+        yield from lines
+        start += sum(map(len, lines))
