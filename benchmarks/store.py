@@ -132,7 +132,7 @@ def main() -> None:
         for n in range(args.steps):
             start = time.perf_counter()
             with store.step():
-                old = store.get_mappings(MAIN, f"notes/{n:06d}.md")[0]
+                old = store.mappings_by_path(MAIN, f"notes/{n:06d}.md")[0]
                 store.upsert_mapping(old, source_id=f"new-{n}", content_hash=f"n{n}")
                 store.register_source_alias(old.source_id, f"new-{n}")
                 store.queue_deletion(MAIN, old.source_id, "replaced")
@@ -145,7 +145,7 @@ def main() -> None:
         for n in range(args.steps):
             start = time.perf_counter()
             with store.step():
-                old = store.get_mappings(OTHER, f"notes/{MAIN_SIZE + n:06d}.md")[0]
+                old = store.mappings_by_path(OTHER, f"notes/{MAIN_SIZE + n:06d}.md")[0]
                 store.upsert_mapping(old, source_id=f"capped-{n}", content_hash=f"c{n}")
                 store.register_source_alias(old.source_id, f"capped-{n}")
             at_cap.append(time.perf_counter() - start)

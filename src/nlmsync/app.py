@@ -101,7 +101,9 @@ class AskResult(BaseModel):
     notices: list[str] = Field(default_factory=list)
 
 
-class RegistryEntry(BaseModel):
+class SourceMappingEntry(BaseModel):
+    """A source mapping (one registry row) as `status` reports it, its source id resolved."""
+
     path: str
     part: int
     part_count: int
@@ -144,8 +146,8 @@ class StatusReport(BaseModel):
     title: str
     capacity: int
     source_count: int = Field(description="Sources the notebook holds now.")
-    active_sources: list[RegistryEntry] = Field(default_factory=list)
-    stale_sources: list[RegistryEntry] = Field(default_factory=list,
+    active_sources: list[SourceMappingEntry] = Field(default_factory=list)
+    stale_sources: list[SourceMappingEntry] = Field(default_factory=list,
                                                description="Synced notes whose source is gone from the notebook.")
     orphan_source_ids: list[str] = Field(default_factory=list,
                                          description="Remote sources titled by nlmsync, unregistered.")
@@ -670,7 +672,7 @@ class Orchestrator:
         for m in mappings:
             resolved = self.store.resolve_source_id(m.source_id)
             registered.update((m.source_id, resolved))
-            entry = RegistryEntry(path=m.path, part=m.part, part_count=m.part_count, source_id=resolved,
+            entry = SourceMappingEntry(path=m.path, part=m.part, part_count=m.part_count, source_id=resolved,
                                   title=m.title, managed=m.managed)
             (report.active_sources if resolved in remote else report.stale_sources).append(entry)
         report.orphan_source_ids = [i for i in orphan_ids(remote, registered)

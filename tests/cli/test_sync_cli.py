@@ -84,7 +84,7 @@ def test_server_down_is_one_line_exit_4_and_the_state_is_kept(tmp_path: Path, ca
     assert code == 4 and json.loads(out)["notes"] == []  # the report of what was done: nothing
     assert err.startswith("nlmsync: error: cannot connect to http://127.0.0.1:9/mcp") and "Traceback" not in err
     with StateStore.open(state) as store:
-        assert [m.source_id for m in store.get_mappings("nb", "a.md")] == ["s1"]
+        assert [m.source_id for m in store.mappings_by_path("nb", "a.md")] == ["s1"]
         assert [p.source_id for p in store.pending_deletions("nb")] == ["s0"]
 
 

@@ -54,7 +54,7 @@ def _replace_step(store: StateStore) -> None:
 
 def _evict_step(store: StateStore) -> None:
     with store.step():
-        for m in store.get_mappings(NB, "big.md"):
+        for m in store.mappings_by_path(NB, "big.md"):
             store.record_eviction(NB, "big.md", m.source_id, "capacity")
         store.remove_mappings(NB, "big.md")
 

@@ -101,7 +101,7 @@ def test_only_managed_active_paths_are_candidates_and_exclude_is_honoured(store:
     assert store.next_eviction_candidate(NB) == "mine.md"
     assert store.next_eviction_candidate(NB, exclude={"mine.md"}) is None
     store.mark_used(NB, ["theirs.md", "unknown.md"])
-    assert store.get_mappings(NB, "theirs.md")[0].use_count == 1
+    assert store.mappings_by_path(NB, "theirs.md")[0].use_count == 1
     assert [e.path for e in store.eviction_queue(NB)] == ["mine.md"]
 
 
@@ -109,7 +109,7 @@ def test_split_note_is_one_candidate_and_every_part_is_marked(store: StateStore)
     for part in range(3):
         add(store, "big.md", f"p{part}", part=part, part_count=3)
     store.mark_used(NB, ["big.md"])
-    assert [m.use_count for m in store.get_mappings(NB, "big.md")] == [1, 1, 1]
+    assert [m.use_count for m in store.mappings_by_path(NB, "big.md")] == [1, 1, 1]
     assert [e.path for e in store.eviction_queue(NB)] == ["big.md"]
 
 

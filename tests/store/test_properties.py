@@ -50,7 +50,7 @@ class StoreMachine(RuleBasedStateMachine):
     def upload_or_replace(self, nb: str, path: str, parts: int, managed: bool) -> None:
         store = self.store
         with store.step():
-            old = store.get_mappings(nb, path)
+            old = store.mappings_by_path(nb, path)
             if len(old) > parts:
                 store.remove_mappings(nb, path)
             for part in range(parts):
@@ -71,8 +71,8 @@ class StoreMachine(RuleBasedStateMachine):
 
     @rule(nb=notebooks, source=paths, destination=paths)
     def rebind_by_hash(self, nb: str, source: str, destination: str) -> None:
-        rows = self.store.get_mappings(nb, source)
-        if len(rows) == 1 and not self.store.get_mappings(nb, destination):
+        rows = self.store.mappings_by_path(nb, source)
+        if len(rows) == 1 and not self.store.mappings_by_path(nb, destination):
             row = rows[0]
             self.store.upsert_mapping(row, path=destination)
 
@@ -92,7 +92,7 @@ class StoreMachine(RuleBasedStateMachine):
         if path is None:
             return
         assert path not in exclude
-        rows = self.store.get_mappings(nb, path)
+        rows = self.store.mappings_by_path(nb, path)
         assert rows and all(r.managed for r in rows) and any(r.status == "active" for r in rows)
         with self.store.step():
             for row in rows:

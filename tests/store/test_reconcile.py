@@ -15,7 +15,7 @@ def test_entry_holding_a_historical_alias_is_canonicalized_not_marked_stale(stor
     assert [(m.path, m.source_id, m.status) for m in result.active] == [("a.md", "v3", "active")]
     assert [m.path for m in result.canonicalized] == ["a.md"]
     assert result.stale == []
-    assert store.get_mappings(NB, "a.md")[0].source_id == "v3"
+    assert store.mappings_by_path(NB, "a.md")[0].source_id == "v3"
 
 
 def test_missing_sources_are_marked_stale_and_come_back_active(store: StateStore) -> None:
@@ -23,18 +23,18 @@ def test_missing_sources_are_marked_stale_and_come_back_active(store: StateStore
     add(store, "b.md", "s-b")
     result = store.reconcile(NB, {"s-a", "unrelated"})
     assert [m.path for m in result.stale] == ["b.md"]
-    assert store.get_mappings(NB, "b.md")[0].status == "stale"
+    assert store.mappings_by_path(NB, "b.md")[0].status == "stale"
     assert store.next_eviction_candidate(NB) == "a.md"
     result = store.reconcile(NB, {"s-a", "s-b"})
     assert [m.path for m in result.active] == ["a.md", "b.md"]
-    assert store.get_mappings(NB, "b.md")[0].status == "active"
+    assert store.mappings_by_path(NB, "b.md")[0].status == "active"
 
 
 def test_only_the_given_notebook_is_touched(store: StateStore) -> None:
     add(store, "a.md", "s-a")
     add(store, "a.md", "s-other", notebook_id="nb-2")
     store.reconcile(NB, set())
-    assert store.get_mappings("nb-2", "a.md")[0].status == "active"
+    assert store.mappings_by_path("nb-2", "a.md")[0].status == "active"
 
 
 def test_two_rows_resolving_to_one_live_id_leave_one_claimant(store: StateStore) -> None:
@@ -50,5 +50,5 @@ def test_reconcile_of_split_note_checks_each_part(store: StateStore) -> None:
     add(store, "big.md", "p0", part=0, part_count=2)
     add(store, "big.md", "p1", part=1, part_count=2)
     result = store.reconcile(NB, {"p1"})
-    assert [(m.part, m.status) for m in store.get_mappings(NB, "big.md")] == [(0, "stale"), (1, "active")]
+    assert [(m.part, m.status) for m in store.mappings_by_path(NB, "big.md")] == [(0, "stale"), (1, "active")]
     assert len(result.active) == len(result.stale) == 1

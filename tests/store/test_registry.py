@@ -13,8 +13,8 @@ def test_upsert_then_lookup_by_path_id_and_hash(store: StateStore) -> None:
     a = add(store, "notes/a.md", "s-a", content_hash="hash-1")
     add(store, "notes/b.md", "s-b", content_hash="hash-1")
     add(store, "notes/c.md", "s-c", notebook_id="other")
-    assert store.get_mappings(NB, "notes/a.md") == [a]
-    assert store.get_mappings(NB, "notes/c.md") == []
+    assert store.mappings_by_path(NB, "notes/a.md") == [a]
+    assert store.mappings_by_path(NB, "notes/c.md") == []
     assert [m.path for m in store.all_mappings(NB)] == ["notes/a.md", "notes/b.md"]
     assert store.mapping_by_source_id(NB, "s-a") == a
     assert store.mapping_by_source_id(NB, "s-c") is None
@@ -34,16 +34,16 @@ def test_lookup_by_source_id_follows_aliases_both_ways(store: StateStore) -> Non
 def test_split_note_has_one_row_per_part_and_shrinking_drops_extra_parts(store: StateStore) -> None:
     for part in range(3):
         add(store, "big.md", f"s{part}", part=part, part_count=3)
-    assert [m.part for m in store.get_mappings(NB, "big.md")] == [0, 1, 2]
+    assert [m.part for m in store.mappings_by_path(NB, "big.md")] == [0, 1, 2]
     add(store, "big.md", "whole", part=0, part_count=1)
-    assert [(m.part, m.source_id) for m in store.get_mappings(NB, "big.md")] == [(0, "whole")]
+    assert [(m.part, m.source_id) for m in store.mappings_by_path(NB, "big.md")] == [(0, "whole")]
 
 
 def test_binding_a_source_to_another_path_moves_it_with_its_usage(store: StateStore) -> None:
     add(store, "old.md", "s1")
     store.mark_used(NB, ["old.md"])
     moved = add(store, "new.md", "s1")
-    assert store.get_mappings(NB, "old.md") == []
+    assert store.mappings_by_path(NB, "old.md") == []
     assert moved.use_count == 1
     assert [e.path for e in store.eviction_queue(NB)] == ["new.md"]
 
@@ -63,7 +63,7 @@ def test_upsert_keeps_usage_of_the_existing_row(store: StateStore) -> None:
     store.mark_used(NB, ["a.md"])
     replaced = add(store, "a.md", "v2", use_count=0)
     assert replaced.use_count == 1 and replaced.last_used is not None
-    assert store.get_mappings(NB, "a.md")[0].source_id == "v2"
+    assert store.mappings_by_path(NB, "a.md")[0].source_id == "v2"
 
 
 @pytest.mark.parametrize("bad", [{"status": "gone"}, {"part": 2, "part_count": 2}, {"part_count": 0}])
@@ -79,19 +79,19 @@ def test_rename_mapping_moves_rows_and_queue_position(store: StateStore) -> None
     add(store, "c.md", "s-c")
     displaced = store.rename_mapping(NB, "a.md", "b.md")
     assert [m.source_id for m in displaced] == ["s-b"]
-    assert store.get_mappings(NB, "a.md") == []
-    assert [m.source_id for m in store.get_mappings(NB, "b.md")] == ["s-a"]
+    assert store.mappings_by_path(NB, "a.md") == []
+    assert [m.source_id for m in store.mappings_by_path(NB, "b.md")] == ["s-a"]
     assert [e.path for e in store.eviction_queue(NB)] == ["b.md", "c.md"]
     assert store.rename_mapping(NB, "missing.md", "c.md") == []
-    assert [m.source_id for m in store.get_mappings(NB, "c.md")] == ["s-c"]
+    assert [m.source_id for m in store.mappings_by_path(NB, "c.md")] == ["s-c"]
 
 
 def test_vault_rename_md_to_md_moves_the_mapping_in_every_notebook(store: StateStore) -> None:
     add(store, "a.md", "s1")
     add(store, "a.md", "s2", notebook_id="nb-2")
     assert store.apply_vault_rename("a.md", "dir/a2.md") == []
-    assert [m.source_id for m in store.get_mappings(NB, "dir/a2.md")] == ["s1"]
-    assert [m.source_id for m in store.get_mappings("nb-2", "dir/a2.md")] == ["s2"]
+    assert [m.source_id for m in store.mappings_by_path(NB, "dir/a2.md")] == ["s1"]
+    assert [m.source_id for m in store.mappings_by_path("nb-2", "dir/a2.md")] == ["s2"]
     assert store.pending_deletions(NB) == []
 
 
@@ -100,7 +100,7 @@ def test_vault_rename_md_to_other_removes_the_mapping_and_queues_its_source(stor
     add(store, "b.md", "s2", managed=False)
     lost = store.apply_vault_rename("a.md", "a.txt")
     assert [m.source_id for m in lost] == ["s1"]
-    assert store.get_mappings(NB, "a.md") == []
+    assert store.mappings_by_path(NB, "a.md") == []
     assert [d.source_id for d in store.pending_deletions(NB)] == ["s1"]
     store.apply_vault_rename("b.md", "b.canvas")
     assert [d.source_id for d in store.pending_deletions(NB)] == ["s1"]
@@ -110,7 +110,7 @@ def test_vault_rename_md_to_other_removes_the_mapping_and_queues_its_source(stor
 def test_set_status_and_remove(store: StateStore) -> None:
     add(store, "a.md", "s1")
     assert store.set_status(NB, "s1", "stale") == 1
-    assert store.get_mappings(NB, "a.md")[0].status == "stale"
+    assert store.mappings_by_path(NB, "a.md")[0].status == "stale"
     with pytest.raises(ValueError):
         store.set_status(NB, "s1", "dead")
     assert [m.source_id for m in store.remove_mappings(NB, "a.md")] == ["s1"]

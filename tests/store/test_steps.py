@@ -24,7 +24,7 @@ def test_a_failing_step_leaves_nothing_behind(state_path: Path, store: StateStor
         store.register_source_alias("v1", "v2")
         store.queue_deletion(NB, "v1", "replaced")
         raise Boom
-    assert store.get_mappings(NB, "a.md")[0].source_id == "v1"
+    assert store.mappings_by_path(NB, "a.md")[0].source_id == "v1"
     assert store.aliases() == {}
     assert store.pending_deletions(NB) == []
 

@@ -159,7 +159,7 @@ async def test_status_and_reconcile_report_stale_orphans_and_pending(make_world)
         result = await orch.reconcile()
         assert result.stale_paths == ["sorting/heapsort.md"] and result.orphan_source_ids == [orphan]
         assert result.active_count == 1
-        assert orch.store.get_mappings(world.notebook_id, "sorting/heapsort.md")[0].status == "stale"
+        assert orch.store.mappings_by_path(world.notebook_id, "sorting/heapsort.md")[0].status == "stale"
 
 
 async def test_conversation_rejected_with_a_generic_error_is_retried_but_other_errors_are_not(make_world):

@@ -61,7 +61,7 @@ async def test_replace_with_failing_delete_keeps_note_and_queues_old(make_world)
         note = (await orch.refresh(["a.md"])).notes[0]
         assert note.branch == Branch.REPLACED
         assert [p.source_id for p in orch.store.pending_deletions(world.notebook_id)] == [old]
-        assert orch.store.get_mappings(world.notebook_id, "a.md")[0].source_id == note.source_ids[0]
+        assert orch.store.mappings_by_path(world.notebook_id, "a.md")[0].source_id == note.source_ids[0]
     assert old in world.remote()
     async with world.run() as orch:
         report = await orch.refresh(["a.md"])
@@ -80,8 +80,8 @@ async def test_rename_rebinds_without_upload(make_world):
     async with world.run() as orch:
         note = (await orch.refresh(["new.md"])).notes[0]
         assert (note.branch, note.renamed_from, note.source_ids) == (Branch.RENAMED, "old/name.md", [sid])
-        assert orch.store.get_mappings(world.notebook_id, "old/name.md") == []
-        assert orch.store.get_mappings(world.notebook_id, "new.md")[0].source_id == sid
+        assert orch.store.mappings_by_path(world.notebook_id, "old/name.md") == []
+        assert orch.store.mappings_by_path(world.notebook_id, "new.md")[0].source_id == sid
     assert world.mutating_calls(mark) == ["source_rename"]  # no upload; NotebookLM shows the new path
     assert world.remote() == {sid: source_title("new.md", content_hash("same content"))}
     mark = len(world.fake.calls)
@@ -99,11 +99,11 @@ async def test_failed_retitle_of_a_renamed_note_never_fails_it_and_is_retried(ma
     async with world.run() as orch:
         note = (await orch.refresh(["new.md"])).notes[0]
         assert (note.branch, note.source_ids) == (Branch.RENAMED, [sid])
-        assert orch.store.get_mappings(world.notebook_id, "new.md")[0].title == world.remote()[sid]
+        assert orch.store.mappings_by_path(world.notebook_id, "new.md")[0].title == world.remote()[sid]
     assert world.remote()[sid].startswith("old.md · ")
     async with world.run() as orch:
         assert (await orch.refresh(["new.md"])).notes[0].branch == Branch.REUSED
-        assert orch.store.get_mappings(world.notebook_id, "new.md")[0].title == world.remote()[sid]
+        assert orch.store.mappings_by_path(world.notebook_id, "new.md")[0].title == world.remote()[sid]
     assert world.remote() == {sid: source_title("new.md", content_hash("same content"))}
 
 
@@ -119,7 +119,7 @@ async def test_new_note_evicts_least_recent_managed_note(make_world):
         report = await orch.refresh(["d.md"])
         assert [(n.path, n.branch) for n in report.notes] == [("b.md", Branch.EVICTED), ("d.md", Branch.ADDED)]
         assert [e.path for e in orch.store.recent_evictions(world.notebook_id, 5)] == ["b.md"]
-        assert orch.store.get_mappings(world.notebook_id, "b.md") == []
+        assert orch.store.mappings_by_path(world.notebook_id, "b.md") == []
     assert sorted(t.split(" · ")[0] for t in world.remote().values()) == ["a.md", "c.md", "d.md"]
 
 
@@ -184,7 +184,7 @@ async def test_big_note_is_split_into_numbered_parts_managed_as_one(make_world):
         remote = await read_remote(orch.client, world.notebook_id, expect_sources=False)
         outcome = (await ensure_sources_for_paths(deps, ["big.md"], remote))[0]
         assert outcome.branch == Branch.ADDED and outcome.part_count == 3 and outcome.split
-        rows = orch.store.get_mappings(world.notebook_id, "big.md")
+        rows = orch.store.mappings_by_path(world.notebook_id, "big.md")
         assert [(r.part, r.part_count) for r in rows] == [(0, 3), (1, 3), (2, 3)]
     titles = sorted(world.remote().values())
     assert [t.split(" · ")[0] for t in titles] == [f"big.md (part {i}/3)" for i in (1, 2, 3)]
@@ -254,7 +254,7 @@ async def test_dry_run_makes_no_mutating_call_and_writes_nothing(make_world):
         assert plan.dry_run
         assert [(n.path, n.branch) for n in plan.notes] == [("b.md", Branch.EVICTED), ("a.md", Branch.REPLACED),
                                                             ("c.md", Branch.ADDED)]
-        assert orch.store.get_mappings(world.notebook_id, "b.md")
+        assert orch.store.mappings_by_path(world.notebook_id, "b.md")
     assert world.mutating_calls(mark) == []
 
 
@@ -293,8 +293,8 @@ async def test_mirror_takes_the_rename_branch_for_a_moved_note(make_world):
     mark = len(world.fake.calls)
     async with world.run() as orch:
         report = await orch.refresh(mirror=True)
-        assert orch.store.get_mappings(world.notebook_id, "notes/n02.md") == []
-        assert orch.store.get_mappings(world.notebook_id, "moved/n02-renamed.md")[0].source_id == sid
+        assert orch.store.mappings_by_path(world.notebook_id, "notes/n02.md") == []
+        assert orch.store.mappings_by_path(world.notebook_id, "moved/n02-renamed.md")[0].source_id == sid
     outcome = {n.path: n for n in report.notes}
     assert report.counts() == {"renamed": 1, "replaced": 2, "added": 2, "reused": 9}
     assert (outcome["moved/n02-renamed.md"].renamed_from, outcome["moved/n02-renamed.md"].source_ids) == (
@@ -430,7 +430,7 @@ async def test_source_deleted_in_notebooklm_is_uploaded_again_and_aliased(make_w
         note = (await orch.refresh(["a.md"])).notes[0]
         assert note.branch == Branch.ADDED and note.source_ids != [old]
         assert orch.store.resolve_source_id(old) == note.source_ids[0]
-        assert orch.store.get_mappings(world.notebook_id, "a.md")[0].status == "active"
+        assert orch.store.mappings_by_path(world.notebook_id, "a.md")[0].status == "active"
 
 
 async def test_capacity_reached_mid_run_carries_what_was_done(make_world):
@@ -447,7 +447,7 @@ async def test_capacity_reached_mid_run_carries_what_was_done(make_world):
         report = info.value.report
         assert [(n.path, n.branch) for n in report.notes] == [("a.md", Branch.EVICTED), ("c.md", Branch.ADDED)]
         assert report.source_count == 2 and info.value.exit_code == 3
-        assert orch.store.get_mappings(world.notebook_id, "c.md")[0].source_id == report.notes[1].source_ids[0]
+        assert orch.store.mappings_by_path(world.notebook_id, "c.md")[0].source_id == report.notes[1].source_ids[0]
     assert sorted(t.split(" · ")[0] for t in world.remote().values()) == ["b.md", "c.md"]
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from nlmsync.sync.carry_over import history_source_ids
-from nlmsync.sync.plan import RegisteredPart, decide_branch, prepare_note
+from nlmsync.sync.plan import ResolvedMapping, decide_branch, prepare_note
 
 
 def rows(*specs):
-    return [RegisteredPart(i, sid, h, stored or sid) for i, (sid, h, stored) in enumerate(specs)]
+    return [ResolvedMapping(i, sid, h, stored or sid) for i, (sid, h, stored) in enumerate(specs)]
 
 
 def test_reuse_when_live_and_hash_equal():

@@ -82,8 +82,8 @@ async def test_real_watch_keeps_index_registry_and_notebook_current(make_world):
     assert not any(e.path == "other.md" for e in events)  # only already-synced notes are refreshed
     assert WatchEvent("renamed", path="a.md", renamed_to="moved.md") in events
     store = world.store()
-    rows = store.get_mappings(world.notebook_id, "moved.md")
-    assert rows and store.get_mappings(world.notebook_id, "a.md") == []
+    rows = store.mappings_by_path(world.notebook_id, "moved.md")
+    assert rows and store.mappings_by_path(world.notebook_id, "a.md") == []
     assert world.remote()[rows[0].source_id].endswith(rows[0].title[-8:])
     assert "zeppelin" in world.remote_texts()[rows[0].title]
     hits = NoteIndex(world.vault, store.db, world.settings).search("zeppelin")

@@ -45,7 +45,7 @@ class RegistryMixin(StoreBase):
         rows = self.db.execute(f"{_SELECT} WHERE {where}", list(params)).fetchall()
         return [row_to_mapping(r) for r in rows]
 
-    def get_mappings(self, notebook_id: str, path: str) -> list[SourceMapping]:
+    def mappings_by_path(self, notebook_id: str, path: str) -> list[SourceMapping]:
         """The rows of `path` in `notebook_id`, ordered by part (empty when unregistered)."""
         with self._reading():
             return self._query_mappings("notebook_id = ? AND path = ? ORDER BY part", [notebook_id, path])

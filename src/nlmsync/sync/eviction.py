@@ -51,7 +51,7 @@ async def strict_delete(client: Any, notebook_id: str, remote: RemoteView, sourc
 async def evict_path(client: Any, store: Any, notebook_id: str, remote: RemoteView, path: str, *,
                      reason: str, branch: Branch = Branch.EVICTED) -> NoteOutcome:
     """Remove every source of `path` from the notebook, then its registry rows, logging each source."""
-    rows = store.get_mappings(notebook_id, path)
+    rows = store.mappings_by_path(notebook_id, path)
     resolved = [store.resolve_source_id(r.source_id) for r in rows]
     live = [sid for sid in resolved if sid in remote]
     for source_id in live:
@@ -76,7 +76,7 @@ def plan_evictions(store: Any, notebook_id: str, remote: RemoteView, occupied: i
         if path is None:
             raise capacity_error(notebook_id, capacity)
         exclude.add(path)
-        live = [sid for sid in (store.resolve_source_id(r.source_id) for r in store.get_mappings(notebook_id, path))
+        live = [sid for sid in (store.resolve_source_id(r.source_id) for r in store.mappings_by_path(notebook_id, path))
                 if sid in remote]
         occupied -= len(live)
         planned.append(NoteOutcome(path=path, branch=Branch.EVICTED, source_ids=live, reason="capacity"))

@@ -57,8 +57,9 @@ def prepare_note(path: str, text: str, max_words: int = MAX_SOURCE_WORDS,
 
 
 @dataclass(frozen=True)
-class RegisteredPart:
-    """A registry row as the decision needs it: the source id already resolved through the alias chain."""
+class ResolvedMapping:
+    """A source mapping (one registry row) as the decision needs it: `source_id` already resolved through the
+    alias chain, `stored_source_id` as the row holds it."""
 
     part: int
     source_id: str
@@ -85,8 +86,8 @@ class Decision:
     prior_part_ids: tuple[str, ...] = ()
 
 
-def decide_branch(note_hashes: Sequence[str], current: Sequence[RegisteredPart], remote_ids: Collection[str],
-                  rename_candidates: Sequence[tuple[str, Sequence[RegisteredPart]]] = ()) -> Decision:
+def decide_branch(note_hashes: Sequence[str], current: Sequence[ResolvedMapping], remote_ids: Collection[str],
+                  rename_candidates: Sequence[tuple[str, Sequence[ResolvedMapping]]] = ()) -> Decision:
     """Exactly one §5 branch for a note whose parts hash to `note_hashes`.
 
     `current` are the note's registry rows (ordered by part), `rename_candidates` the rows of vanished

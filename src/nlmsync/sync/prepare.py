@@ -37,7 +37,7 @@ from nlmsync.errors import (
 )
 from nlmsync.sync.eviction import CAPACITY_HINT, evict_path, make_room, plan_evictions, strict_delete
 from nlmsync.sync.identity import holds_text, screen_title_matches
-from nlmsync.sync.plan import Branch, Decision, PreparedNote, RegisteredPart, decide_branch, prepare_note
+from nlmsync.sync.plan import Branch, Decision, PreparedNote, ResolvedMapping, decide_branch, prepare_note
 from nlmsync.sync.reconcile import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS
@@ -107,8 +107,8 @@ class RegistryView:
                 view.by_source[resolved] = row
         return view
 
-    def parts(self, path: str) -> list[RegisteredPart]:
-        return [RegisteredPart(r.part, resolved, r.content_hash, r.source_id) for r, resolved in self.by_path.get(path, ())]
+    def parts(self, path: str) -> list[ResolvedMapping]:
+        return [ResolvedMapping(r.part, resolved, r.content_hash, r.source_id) for r, resolved in self.by_path.get(path, ())]
 
     def row_of_source(self, source_id: str) -> Any:
         """The row holding `source_id` or an id on its alias chain (as `StateStore.mapping_by_source_id`)."""
@@ -157,7 +157,7 @@ def decide_all(deps: SyncDeps, works: list[_Work], remote: RemoteView, registry:
     for work in works:
         current = registry.parts(work.note.path)
         work.titles = tuple(r.title for r, _ in registry.by_path.get(work.note.path, ()))
-        candidates: list[tuple[str, list[RegisteredPart]]] = []
+        candidates: list[tuple[str, list[ResolvedMapping]]] = []
         if not any(p.source_id in remote_ids for p in current):
             seen: set[str] = set()
             for row in store.mappings_by_hash(nb, work.note.hashes[0]):
@@ -431,7 +431,7 @@ class _Runner:
                 if decision.canonicalize:
                     self._write_rows(note, outcome.source_ids, replace_all=False)
             else:
-                rows_before = len(store.get_mappings(nb, note.path))
+                rows_before = len(store.mappings_by_path(nb, note.path))
                 self._write_rows(note, outcome.source_ids, replace_all=rows_before > len(note.parts))
                 new_ids = outcome.source_ids
                 for i, old in enumerate(decision.prior_part_ids):
@@ -459,7 +459,7 @@ class _Runner:
         registry keeps the old title, so a later run sees the difference and tries again."""
         deps = self.deps
         store, nb = deps.store, deps.notebook_id
-        for row, part in zip(store.get_mappings(nb, work.note.path), work.note.parts):
+        for row, part in zip(store.mappings_by_path(nb, work.note.path), work.note.parts):
             if row.title == part.title:
                 continue
             source_id = store.resolve_source_id(row.source_id)
@@ -619,7 +619,7 @@ async def remove_vanished(deps: SyncDeps, remote: RemoteView, vanished: dict[str
     outcomes: list[NoteOutcome] = []
     for path, reason in vanished.items():
         if dry_run:
-            ids = [store.resolve_source_id(m.source_id) for m in store.get_mappings(nb, path)]
+            ids = [store.resolve_source_id(m.source_id) for m in store.mappings_by_path(nb, path)]
             outcomes.append(NoteOutcome(path=path, branch=Branch.REMOVED, reason=reason,
                                         source_ids=[i for i in ids if i in remote]))
             continue
