@@ -41,6 +41,18 @@ class SourceMapping:
             raise ValueError("source_id must not be empty")
 
 
+@dataclass(frozen=True, slots=True)
+class NoteHashes:
+    """The part hashes of the vault note at `path` as last read, while its file had `mtime_ns` and `size`;
+    `split` names the split limits the note was cut into parts with (`"words/bytes"`)."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    split: str
+    hashes: tuple[str, ...]
+
+
 @dataclass(slots=True)
 class ReconcileResult:
     """Outcome of §7.3 reconciliation; each list holds the mappings as they are after the step."""

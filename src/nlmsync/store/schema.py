@@ -2,7 +2,8 @@
 
 `0001_index_cache` holds the search layer's persisted BM25 index (`index_cache.py`); `0002_state`
 holds everything else: notebooks, the source registry, aliases, eviction queues and log, pending
-deletions, conversations and query records.
+deletions, conversations and query records; `0003_lru_by_recency` indexes the eviction queue by recency;
+`0004_note_hashes` records what each note hashed to when last read, by its file's mtime and size.
 """
 
 from __future__ import annotations
@@ -123,11 +124,18 @@ def _lru_by_recency(db: Database) -> None:
     db.execute("CREATE INDEX lru_entries_by_recency ON lru_entries (notebook_id, segment, tick)")
 
 
+def _note_hashes(db: Database) -> None:
+    """What each note hashed to when last read, by its file's mtime and size (`_note_hashes.py`)."""
+    db.execute("CREATE TABLE note_hashes (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, "
+               "size INTEGER NOT NULL, split TEXT NOT NULL, hashes TEXT NOT NULL)")
+
+
 # The history, in order: (name, step).
 _STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("0001_index_cache", _index_cache_tables),
     ("0002_state", _state_tables),
     ("0003_lru_by_recency", _lru_by_recency),
+    ("0004_note_hashes", _note_hashes),
 ]
 
 

@@ -28,10 +28,11 @@ class Branch(StrEnum):
 
 @dataclass(frozen=True)
 class PreparedPart:
-    """One source to upload: the exact text, its xxh3-128 hash and its deterministic title."""
+    """One source to upload: the exact text, its xxh3-128 hash and its deterministic title. `text` is None
+    for a note recognised unchanged by its file's stat and not read (`known_note`)."""
 
     index: int
-    text: str
+    text: str | None
     content_hash: str
     title: str
 
@@ -45,6 +46,11 @@ class PreparedNote:
     def hashes(self) -> tuple[str, ...]:
         return tuple(p.content_hash for p in self.parts)
 
+    @property
+    def is_read(self) -> bool:
+        """Whether the parts carry their text (a note only `known_note` does not)."""
+        return all(p.text is not None for p in self.parts)
+
 
 def prepare_note(path: str, text: str, max_words: int = MAX_SOURCE_WORDS,
                  max_bytes: int = MAX_SOURCE_BYTES) -> PreparedNote:
@@ -54,6 +60,13 @@ def prepare_note(path: str, text: str, max_words: int = MAX_SOURCE_WORDS,
     return PreparedNote(path, tuple(
         PreparedPart(i, t, h, source_title(path, h, i, len(texts))) for i, (t, h) in enumerate(zip(texts, hashes))
     ))
+
+
+def known_note(path: str, hashes: Sequence[str]) -> PreparedNote:
+    """The note at `path` as its part hashes (recorded when it was last read) make it: hashes and titles,
+    without the text. Enough to decide its branch; a note that is to be uploaded has to be read."""
+    return PreparedNote(path, tuple(PreparedPart(i, None, h, source_title(path, h, i, len(hashes)))
+                                    for i, h in enumerate(hashes)))
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,10 @@ or new (after making room, §6). Titles are deterministic, so before any add —
 answer was lost — the remote listing is searched for that exact title and a match is adopted instead
 of uploading twice.
 
+A note whose file has the modification time and size recorded when it was last read (`note_hashes` in the
+state file) is not read again: its recorded part hashes decide its branch, and it is read only if it has to
+be uploaded. An idle run costs a `stat` per note, not a read and a hash.
+
 Uploads of independent notes run concurrently (bounded by `concurrency`; the client paces them to
 `add_rate_per_minute`); evictions happen one by one before the uploads they make room for; the
 registry is written note by note in the order the paths were given, each changed note in one atomic
@@ -15,7 +19,9 @@ A note that fails is reported and leaves its previous registry rows untouched; t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+import os
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,15 +41,29 @@ from nlmsync.errors import (
     ServerCommandNotFoundError,
     ServerUnreachableError,
 )
+from nlmsync.store import NoteHashes
 from nlmsync.sync.eviction import CAPACITY_HINT, evict_path, make_room, plan_evictions, strict_delete
 from nlmsync.sync.identity import holds_text, screen_title_matches
-from nlmsync.sync.plan import Branch, Decision, PreparedNote, ResolvedMapping, decide_branch, prepare_note
+from nlmsync.sync.plan import (
+    Branch,
+    Decision,
+    PreparedNote,
+    ResolvedMapping,
+    decide_branch,
+    known_note,
+    prepare_note,
+)
 from nlmsync.sync.reconcile import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS
 
 ProgressCallback = Callable[[NoteOutcome], None]
 EXCLUDED_BY_CONFIGURATION = "excluded by configuration"
+
+RACY_MTIME_NS = 2_000_000_000
+"""A note modified this close to the moment it is read gets no `note_hashes` record: a later write within
+the same timestamp tick (2 s on FAT, 1 s on HFS+, milliseconds elsewhere) could leave its mtime and size
+as they were."""
 
 # Errors that doom every remaining call of the run: stop instead of failing note after note.
 FATAL_ERRORS = (AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError)
@@ -119,16 +139,43 @@ class RegistryView:
         return row
 
 
-def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()) -> list[_Work | NoteOutcome]:
+def split_limits(deps: SyncDeps) -> str:
+    """The split limits as a `NoteHashes.split`: hashes made with other limits are not this run's."""
+    return f"{deps.max_words}/{deps.max_bytes}"
+
+
+def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = (),
+               known: Mapping[str, NoteHashes] | None = None,
+               read: list[NoteHashes] | None = None) -> list[_Work | NoteOutcome]:
     """Read and prepare each path; excluded notes become excluded outcomes.
 
     An unreadable note (binary, invalid UTF-8) fails when the user named it, and is excluded with
     the reason when it was only `found` by walking the vault — as the index skips it — so one stray
     file cannot fail every mirror run. An empty note (white space only, `vault.is_blank`, the index's
     rule) is excluded as `empty`.
+
+    A path whose file has the mtime and size of its `known` record is not read: its note is the recorded
+    hashes (`known_note`; the exclude patterns are still applied, front matter cannot have changed).
+    Each note read is appended to `read` as a record to keep, unless it was modified too recently to
+    trust its mtime (`RACY_MTIME_NS`).
     """
     items: list[_Work | NoteOutcome] = []
+    split = split_limits(deps)
+    patterns = deps.settings.exclude
+    trusted_before = time.time_ns() - RACY_MTIME_NS
     for path in paths:
+        try:
+            st: os.stat_result | None = os.stat(os.path.join(deps.vault_root, path))
+        except (OSError, ValueError):
+            st = None
+        record = known.get(path) if known and st is not None else None
+        if (record is not None and st is not None and record.mtime_ns == st.st_mtime_ns
+                and record.size == st.st_size and record.split == split):
+            if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):
+                items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=EXCLUDED_BY_CONFIGURATION))
+            else:
+                items.append(_Work(known_note(path, record.hashes), Decision("pending")))
+            continue
         try:
             text = vault_files.read_note_text(deps.vault_root, path)
         except (InputError, OSError) as exc:
@@ -145,7 +192,20 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
             continue
         note = prepare_note(path, text, deps.max_words, deps.max_bytes)
         items.append(_Work(note, Decision("pending")))
+        if read is not None and st is not None and st.st_mtime_ns < trusted_before:
+            read.append(NoteHashes(path, st.st_mtime_ns, st.st_size, split, note.hashes))
     return items
+
+
+def read_for_upload(deps: SyncDeps, items: list[_Work | NoteOutcome], found: Collection[str],
+                    read: list[NoteHashes]) -> bool:
+    """Read the notes that were recognised by their stat but are to be uploaded after all (their source is
+    gone), in place; returns whether there were any (their branches must then be decided again)."""
+    unread = {i: item.note.path for i, item in enumerate(items)
+              if isinstance(item, _Work) and not item.note.is_read and _needs_upload(item)}
+    for index, path in unread.items():
+        items[index] = load_notes(deps, [path], found, read=read)[0]
+    return bool(unread)
 
 
 def decide_all(deps: SyncDeps, works: list[_Work], remote: RemoteView, registry: RegistryView) -> None:
@@ -236,7 +296,8 @@ def _outcome(work: _Work, ids: list[str], adopted: bool) -> NoteOutcome:
 class _Runner:
     """Carries out the decisions: evictions in order, uploads concurrently, registry writes in order."""
 
-    def __init__(self, deps: SyncDeps, remote: RemoteView, protect: set[str]) -> None:
+    def __init__(self, deps: SyncDeps, remote: RemoteView, protect: set[str], read: list[NoteHashes] | None = None,
+                 forget: Collection[str] = ()) -> None:
         self.deps = deps
         self.remote = remote
         self.exclude = set(protect)
@@ -248,6 +309,9 @@ class _Runner:
         self.unmarked: list[str] = []
         """Reused notes whose use is not recorded yet: recorded together, in order, with the next registry
         write or at the end of the run (one step for all of an idle run's notes, not one per note)."""
+        self.read = list(read or ())
+        self.forget = list(forget)
+        """`note_hashes` records to keep and paths whose records go: written with the first such step."""
 
     def occupied(self) -> int:
         return len(self.remote) + self.reserved
@@ -266,9 +330,13 @@ class _Runner:
         return outcomes
 
     def _mark_reused(self) -> None:
-        if self.unmarked:
-            self.deps.store.mark_used(self.deps.notebook_id, self.unmarked)
-            self.unmarked = []
+        if not self.unmarked and not self.read and not self.forget:
+            return
+        store = self.deps.store
+        with store.step():
+            store.mark_used(self.deps.notebook_id, self.unmarked)
+            store.record_note_hashes(self.read, self.forget)
+        self.unmarked, self.read, self.forget = [], [], []
 
     async def _run(self, items: list[_Work | NoteOutcome]) -> list[NoteOutcome]:
         results: list[list[NoteOutcome]] = [[] for _ in items]
@@ -374,6 +442,8 @@ class _Runner:
         ids: list[str] = []
         adopted_any = False
         for part in work.note.parts:
+            if part.text is None:  # `read_for_upload` reads every note to upload: never reached
+                raise RuntimeError(f"{work.note.path}: about to upload a note that was not read")
             source_id, adopted = await self._add_part(work.note.path, part.text, part.title)
             ids.append(source_id)
             adopted_any = adopted_any or adopted
@@ -571,20 +641,25 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
             cannot be used at all (what was done before is recorded).
         An error raised after some notes were handled carries their outcomes in `report` (a list).
     """
-    items = load_notes(deps, list(dict.fromkeys(paths)), found)
-    works = [i for i in items if isinstance(i, _Work)]
+    unique = list(dict.fromkeys(paths))
+    read: list[NoteHashes] = []
+    items = load_notes(deps, unique, found, deps.store.note_hashes(unique), read)
     registry = RegistryView.read(deps.store, deps.notebook_id)
+    decide_all(deps, [i for i in items if isinstance(i, _Work)], remote, registry)
+    if read_for_upload(deps, items, found, read):
+        decide_all(deps, [i for i in items if isinstance(i, _Work)], remote, registry)
+    works = [i for i in items if isinstance(i, _Work)]
     await screen_title_matches(deps.client, lambda source_id: registry.row_of_source(source_id) is not None,
-                               remote, {p.title: p.text for w in works for p in w.note.parts})
+                               remote, {p.title: p.text for w in works for p in w.note.parts if p.text is not None})
     check_capacity_up_front(deps, works, remote, registry)
-    decide_all(deps, works, remote, registry)
     protected = set(protect or ()) | set(paths)
     vanished = {} if mirror is None else vanished_paths(items, mirror, registry)
     removed = await remove_vanished(deps, remote, vanished, dry_run=dry_run)
     if dry_run:
         return removed + _simulate(deps, items, remote, protected)
+    left = [*vanished, *(w.decision.rename_from for w in works if w.decision.rename_from is not None)]
     try:
-        return removed + await _Runner(deps, remote, protected).run(items)
+        return removed + await _Runner(deps, remote, protected, read, left).run(items)
     except NlmsyncError as exc:
         exc.report = removed + (exc.report if isinstance(exc.report, list) else [])
         raise
