@@ -97,41 +97,43 @@ def list_vault(root: Path) -> VaultListing:
     """
     if not root.is_dir():
         raise InputError(f"{root}: vault folder does not exist or is not a directory")
-    real_root = os.path.realpath(root)
-    listing = VaultListing(str(root))
-    paths, mtimes, sizes, skipped, renamed = (listing.paths, listing.mtimes, listing.sizes, listing.skipped,
-                                              listing.renamed)
-    add_path, add_mtime, add_size = paths.append, mtimes.append, sizes.append
-    visited_dirs: set[str] = {real_root}
-    suffix = NOTE_SUFFIX
-    is_nfc = unicodedata.is_normalized
-    is_regular = stat.S_ISREG
+    walk = _Walk(root)
+    walk.folder(str(root), walk.real_root, "", frozenset({walk.real_root}), False)
+    listing = walk.listing
+    if listing.renamed:  # two files can have one path only when a name was changed to NFC
+        _drop_duplicates(listing)
+    listing.skipped.sort(key=lambda s: s.path)
+    return listing
 
-    def canonical(name: str) -> str:
-        if name.isascii() or is_nfc("NFC", name):
-            return name
-        return unicodedata.normalize("NFC", name)
 
-    def add_note(rel: str, full: str, entry: os.DirEntry[str], renamed_dir: bool) -> None:
-        try:
-            st = entry.stat()
-        except OSError as exc:
-            skipped.append(SkippedNote(rel, f"unreadable ({exc.strerror})"))
-            return
-        if not stat.S_ISREG(st.st_mode):
-            return
-        if st.st_size == 0:
-            skipped.append(SkippedNote(rel, "empty"))
-            return
-        if renamed_dir or not rel.endswith(entry.name):
-            renamed[len(paths)] = full
-        add_path(rel)
-        add_mtime(st.st_mtime_ns)
-        add_size(st.st_size)
+def _nfc(name: str) -> str:
+    if name.isascii() or unicodedata.is_normalized("NFC", name):
+        return name
+    return unicodedata.normalize("NFC", name)
 
-    def walk(directory: str, real_dir: str, rel_prefix: str, ancestors: frozenset[str], renamed_dir: bool) -> None:
-        """Notes of `directory` (`real_dir` once symlinks are resolved) and, recursively, its folders;
-        `renamed_dir`: `rel_prefix` is not the folder's name on disk (NFC)."""
+
+class _Walk:
+    """One walk of a vault: the listing it fills and the real folders it has entered (each is walked once).
+
+    A folder is walked with its notes first, in the order the file system lists them (the hot loop: one stat
+    per note, little else), then its folders and links by name, so which of two links to one folder is walked
+    does not depend on that order. `renamed_dir` says a folder's vault path is not its name on disk (NFC).
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.real_root = os.path.realpath(root)
+        self.listing = VaultListing(str(root))
+        self.visited: set[str] = {self.real_root}
+        # bound once: the hot loop adds a note with three calls and no attribute walk
+        self.add_path, self.add_mtime, self.add_size = (self.listing.paths.append, self.listing.mtimes.append,
+                                                        self.listing.sizes.append)
+
+    def skip(self, path: str, reason: str) -> None:
+        self.listing.skipped.append(SkippedNote(path, reason))
+
+    def folder(self, directory: str, real_dir: str, rel_prefix: str, ancestors: frozenset[str],
+               renamed_dir: bool) -> None:
+        """The notes of `directory` (`real_dir` once symlinks are resolved) and, recursively, its folders."""
         dir_fd = None
         try:
             if _SCANDIR_FD:
@@ -140,118 +142,118 @@ def list_vault(root: Path) -> VaultListing:
         except OSError as exc:
             if dir_fd is not None:
                 os.close(dir_fd)
-            skipped.append(SkippedNote(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})"))
+            self.skip(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})")
             return
         # With the folder open, each stat looks up one name instead of the whole path. The folder stays
         # open until its subfolders are walked: its links are looked at through it.
+        prefix = directory if directory.endswith(os.sep) else directory + os.sep
         try:
-            walk_open(directory, real_dir, rel_prefix, ancestors, renamed_dir, iterator)
+            others = self.notes(iterator, prefix, rel_prefix, renamed_dir)
+            if others is not None:
+                others.sort(key=lambda e: e.name)
+                for entry in others:
+                    self.other(entry, prefix, real_dir, rel_prefix, ancestors, renamed_dir)
         finally:
             if dir_fd is not None:
                 os.close(dir_fd)
 
-    def walk_open(directory: str, real_dir: str, rel_prefix: str, ancestors: frozenset[str], renamed_dir: bool,
-                  iterator: Iterator[os.DirEntry[str]]) -> None:
-        prefix = directory if directory.endswith(os.sep) else directory + os.sep
+    def notes(self, iterator: Iterator[os.DirEntry[str]], prefix: str, rel_prefix: str,
+              renamed_dir: bool) -> list[os.DirEntry[str]] | None:
+        """Adds the plain `.md` files of an open folder; returns its other entries (folders, links, the rest),
+        or None when the folder could not be read to the end."""
         others: list[os.DirEntry[str]] = []
         try:
             with iterator:  # type: ignore[attr-defined]
-                # the hot loop (a vault of 40k notes spends its scan here): one stat per note, little else
                 for entry in iterator:
-                    name = entry.name
                     try:
                         plain_file = entry.is_file(follow_symlinks=False)
                     except OSError:
                         continue
+                    name = entry.name
                     if not plain_file:
                         others.append(entry)
-                        continue
-                    if not (name.endswith(suffix) or name.lower().endswith(suffix)):
-                        continue
-                    if not name.isascii() and not is_valid_name(name):
-                        skipped.append(SkippedNote(rel_prefix + printable_path(name), INVALID_NAME_ENCODING))
-                        continue
-                    try:
-                        st = entry.stat()
-                    except OSError as exc:
-                        skipped.append(SkippedNote(rel_prefix + canonical(name), f"unreadable ({exc.strerror})"))
-                        continue
-                    if not is_regular(st.st_mode):
-                        continue
-                    size = st.st_size
-                    if not size:
-                        skipped.append(SkippedNote(rel_prefix + canonical(name), "empty"))
-                        continue
-                    if name.isascii():
-                        if renamed_dir:
-                            renamed[len(paths)] = prefix + name
-                        add_path(rel_prefix + name)
-                    else:
-                        rel = rel_prefix + canonical(name)
-                        if renamed_dir or not rel.endswith(name):
-                            renamed[len(paths)] = prefix + name
-                        add_path(rel)
-                    add_mtime(st.st_mtime_ns)
-                    add_size(size)
+                    elif name.endswith(NOTE_SUFFIX) or name.lower().endswith(NOTE_SUFFIX):
+                        if name.isascii() or is_valid_name(name):
+                            self.note(entry, prefix, rel_prefix, renamed_dir)
+                        else:
+                            self.skip(rel_prefix + printable_path(name), INVALID_NAME_ENCODING)
         except OSError as exc:
-            skipped.append(SkippedNote(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})"))
-            return
-        # folders and links by name, so which of two links to one folder is walked does not depend on
-        # the order the file system lists them in
-        others.sort(key=lambda e: e.name)
-        for entry in others:
-            full = prefix + entry.name
-            is_note = entry.name.lower().endswith(suffix)
-            try:
-                is_link = entry.is_symlink()
-                is_dir = entry.is_dir()
-            except OSError as exc:
-                if is_note or is_link:
-                    reason = "symlink loop" if exc.errno == errno.ELOOP else f"unreadable ({exc.strerror})"
-                    skipped.append(SkippedNote(rel_prefix + printable_path(canonical(entry.name)), reason))
-                continue
-            if not is_valid_name(entry.name):
-                if is_dir or is_note:
-                    skipped.append(SkippedNote(rel_prefix + printable_path(entry.name), INVALID_NAME_ENCODING))
-                continue
-            name = canonical(entry.name)
-            rel = rel_prefix + name
-            if is_dir and name in IGNORED_DIRS:
-                continue
-            if is_link:
-                target = os.path.realpath(full)
-                if not within(target, real_root):
-                    if is_dir or is_note:
-                        skipped.append(SkippedNote(rel, "outside vault (symlink)"))
-                    continue
-                if not os.path.exists(target):
-                    if is_note:
-                        skipped.append(SkippedNote(rel, "broken symlink"))
-                    continue
-                inside = os.path.relpath(target, real_root).split(os.sep)
-                if any(part in IGNORED_DIRS for part in inside):
-                    if is_dir or is_note:
-                        ignored = next(part for part in inside if part in IGNORED_DIRS)
-                        skipped.append(SkippedNote(rel, f"symlink into {ignored}/"))
-                    continue
-            if is_dir:
-                # a plain folder is where its real parent is (realpath costs a stat per path component)
-                real = target if is_link else os.path.join(real_dir, entry.name)
-                if real in ancestors:
-                    skipped.append(SkippedNote(rel, "symlink loop"))
-                elif real in visited_dirs:
-                    skipped.append(SkippedNote(rel, "folder already indexed through another link"))
-                else:
-                    visited_dirs.add(real)
-                    walk(full, real, rel + "/", ancestors | {real}, renamed_dir or name != entry.name)
-            elif is_note:
-                add_note(rel, full, entry, renamed_dir)
+            self.skip(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})")
+            return None
+        return others
 
-    walk(str(root), real_root, "", frozenset({real_root}), False)
-    if renamed:  # two files can have one path only when a name was changed to NFC
-        _drop_duplicates(listing)
-    skipped.sort(key=lambda s: s.path)
-    return listing
+    def note(self, entry: os.DirEntry[str], prefix: str, rel_prefix: str, renamed_dir: bool) -> None:
+        """Adds the note `entry` (a plain file, or a link already found to stay in the vault), or says why not;
+        what is not a regular file once links are followed is no note."""
+        name = entry.name
+        rel = rel_prefix + (name if name.isascii() else _nfc(name))
+        try:
+            st = entry.stat()
+        except OSError as exc:
+            self.skip(rel, f"unreadable ({exc.strerror})")
+            return
+        if not stat.S_ISREG(st.st_mode):
+            return
+        if not st.st_size:
+            self.skip(rel, "empty")
+            return
+        if renamed_dir or not rel.endswith(name):
+            self.listing.renamed[len(self.listing.paths)] = prefix + name
+        self.add_path(rel)
+        self.add_mtime(st.st_mtime_ns)
+        self.add_size(st.st_size)
+
+    def other(self, entry: os.DirEntry[str], prefix: str, real_dir: str, rel_prefix: str,
+              ancestors: frozenset[str], renamed_dir: bool) -> None:
+        """A folder or link of a folder: walked, added as a note, skipped with a reason, or passed over."""
+        is_note = entry.name.lower().endswith(NOTE_SUFFIX)
+        try:
+            is_link = entry.is_symlink()
+            is_dir = entry.is_dir()
+        except OSError as exc:
+            if is_note or is_link:
+                reason = "symlink loop" if exc.errno == errno.ELOOP else f"unreadable ({exc.strerror})"
+                self.skip(rel_prefix + printable_path(_nfc(entry.name)), reason)
+            return
+        if not is_valid_name(entry.name):
+            if is_dir or is_note:
+                self.skip(rel_prefix + printable_path(entry.name), INVALID_NAME_ENCODING)
+            return
+        name = _nfc(entry.name)
+        rel = rel_prefix + name
+        if is_dir and name in IGNORED_DIRS:
+            return
+        full = prefix + entry.name
+        if is_link:
+            target = os.path.realpath(full)
+            reason = self.link_problem(target)
+            if reason is not None:
+                if is_dir or is_note:
+                    self.skip(rel, reason)
+                return
+        if is_dir:
+            # a plain folder is where its real parent is (realpath costs a stat per path component)
+            real = target if is_link else os.path.join(real_dir, entry.name)
+            if real in ancestors:
+                self.skip(rel, "symlink loop")
+            elif real in self.visited:
+                self.skip(rel, "folder already indexed through another link")
+            else:
+                self.visited.add(real)
+                self.folder(full, real, rel + "/", ancestors | {real}, renamed_dir or name != entry.name)
+        elif is_note:
+            self.note(entry, prefix, rel_prefix, renamed_dir)
+
+    def link_problem(self, target: str) -> str | None:
+        """Why a link to `target` is not followed (None: it is): it leads out of the vault, nowhere, or into a
+        folder nlmsync never reads."""
+        if not within(target, self.real_root):
+            return "outside vault (symlink)"
+        if not os.path.exists(target):
+            return "broken symlink"
+        inside = os.path.relpath(target, self.real_root).split(os.sep)
+        ignored = next((part for part in inside if part in IGNORED_DIRS), None)
+        return None if ignored is None else f"symlink into {ignored}/"
 
 
 def _drop_duplicates(listing: VaultListing) -> None:
