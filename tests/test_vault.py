@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import unicodedata
 from pathlib import Path
 
 import pytest
 
+import nlmsync
 from nlmsync.errors import InputError, PathOutsideVaultError
 from nlmsync.vault import (
     decode_note,
@@ -240,3 +242,18 @@ def test_decode_note_is_the_one_rule_for_unreadable_and_empty_notes(data: bytes,
     assert decode_note(data) == (text, problem)
     if problem in (None, "empty"):
         assert is_blank(text) == (problem == "empty")
+
+
+def test_the_note_suffix_and_the_ignored_folders_are_defined_once() -> None:
+    """What a note is and which folders are never read is said in `vault/paths.py` alone: the walk, the
+    watch, the registry, the tokenizer and the server all read it from there."""
+    src = Path(nlmsync.__file__).parent
+    spelled = {".md", ".nlmsync", ".obsidian", ".trash", ".git"}
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        if path == src / "vault" / "paths.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in spelled:
+                found.append(f"{path.relative_to(src)}:{node.lineno}: {node.value!r}")
+    assert found == []

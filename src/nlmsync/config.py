@@ -19,9 +19,9 @@ from typing import Any, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from nlmsync.errors import ConfigError
+from nlmsync.vault import STATE_DIR_NAME
 
 ENV_PREFIX = "NLMSYNC_"
-STATE_DIR_NAME = ".nlmsync"
 CONFIG_FILE_NAME = "config.toml"
 STATE_FILE_NAME = "state.db"
 

@@ -21,14 +21,11 @@ import anyio
 from watchfiles import Change, DefaultFilter, awatch
 
 from nlmsync.app import Orchestrator
-from nlmsync.config import STATE_DIR_NAME, Settings
+from nlmsync.config import Settings
 from nlmsync.errors import InputError, NlmsyncError
 from nlmsync.search import NoteIndex
 from nlmsync.store import StateStore
-from nlmsync.vault import is_valid_name, normalize_rel_path, scan_vault
-
-MARKDOWN_SUFFIX = ".md"
-IGNORED_DIRS = frozenset({STATE_DIR_NAME, ".obsidian", ".trash", ".git"})
+from nlmsync.vault import IGNORED_DIRS, has_note_suffix, is_valid_name, normalize_rel_path, scan_vault
 
 EventKind = Literal["added", "modified", "deleted"]
 
@@ -77,10 +74,6 @@ class WatchPlan:
         return bool(self.modified or self.deleted or self.renamed_mappings or self.removed_mappings)
 
 
-def _is_md(path: str) -> bool:
-    return path.lower().endswith(MARKDOWN_SUFFIX)
-
-
 def _add_once(items: list[str], path: str) -> None:
     if path not in items:
         items.append(path)
@@ -107,16 +100,16 @@ def plan_watch_actions(events: Iterable[FileEvent], known_inodes: dict[str, int]
     renames, rest = pair_renames(events, known_inodes)
     plan = WatchPlan()
     for old, new in renames:
-        if _is_md(old):
+        if has_note_suffix(old):
             _add_once(plan.deleted, old)
-            if _is_md(new):
+            if has_note_suffix(new):
                 plan.renamed_mappings.append((old, new))
             else:
                 plan.removed_mappings.append((old, new))
-        if _is_md(new):
+        if has_note_suffix(new):
             _add_once(plan.modified, new)
     for event in rest:
-        if not _is_md(event.path):
+        if not has_note_suffix(event.path):
             continue
         if event.kind == "deleted":
             _add_once(plan.deleted, event.path)
@@ -192,7 +185,7 @@ class VaultWatcher:
         for path in plan.modified:
             self.index.mark_path_modified(path)
         for event in events:
-            if event.kind != "deleted" and event.inode is not None and _is_md(event.path):
+            if event.kind != "deleted" and event.inode is not None and has_note_suffix(event.path):
                 self.inodes[event.path] = event.inode
         with self.store.writer():
             for old, new in plan.renamed_mappings:

@@ -107,6 +107,17 @@ def test_vault_rename_md_to_other_removes_the_mapping_and_queues_its_source(stor
     assert store.apply_vault_rename("x.txt", "x.md") == []
 
 
+def test_vault_rename_knows_a_note_in_any_letter_case(store: StateStore) -> None:
+    """`Note.MD` is a note to the walk, so it is one to §11 too: its mapping moves, and leaving `.MD` removes it
+    (the registry once compared the suffix case-sensitively and kept a stale row)."""
+    add(store, "Old.MD", "s1")
+    add(store, "Gone.Md", "s2")
+    assert store.apply_vault_rename("Old.MD", "New.md") == []
+    assert [m.source_id for m in store.get_mappings(NB, "New.md")] == ["s1"]
+    assert [m.source_id for m in store.apply_vault_rename("Gone.Md", "Gone.txt")] == ["s2"]
+    assert store.get_mappings(NB, "Gone.Md") == []
+
+
 def test_set_status_and_remove(store: StateStore) -> None:
     add(store, "a.md", "s1")
     assert store.set_status(NB, "s1", "stale") == 1

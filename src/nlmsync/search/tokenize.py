@@ -23,6 +23,8 @@ from collections.abc import Iterable, Iterator
 from itertools import compress
 from typing import TYPE_CHECKING, NamedTuple
 
+from nlmsync.vault import NOTE_SUFFIX, has_note_suffix
+
 if TYPE_CHECKING:
     import regex
 
@@ -108,7 +110,7 @@ def cjk_bigrams(normalized: str) -> list[str]:
 
 def tokenize_path(path: str) -> list[str]:
     """Tokens of a vault path: `.md` removed, separators split, then `tokenize` per part (rule 6)."""
-    stem = path[:-3] if path.lower().endswith(".md") else path
+    stem = path[:-len(NOTE_SUFFIX)] if has_note_suffix(path) else path
     tokens: list[str] = []
     for part in _PATH_SEPARATORS.split(stem):
         if part:

@@ -34,6 +34,8 @@ from nlmsync.search import (
 from nlmsync.search.bm25 import select
 from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
 from nlmsync.vault import (
+    IGNORED_DIRS,
+    NOTE_SUFFIX,
     is_excluded,
     is_note_path,
     matches_exclude,
@@ -42,6 +44,7 @@ from nlmsync.vault import (
     resolve_in_vault,
 )
 
+_IGNORED = "/".join(sorted(IGNORED_DIRS))
 PLAN_CACHE_SIZE = 128
 PLAN_CACHE_CHARS = 32_000_000  # bound on the note text the cache keeps, whatever the note sizes
 
@@ -78,8 +81,8 @@ class VaultTools:
             # a link inside the vault may lead into a folder never served or to an excluded note
             leads = "" if name == rel else f" ({rel} links to it)"
             if not is_note_path(name) or not is_note_path(name.casefold()):
-                raise PathOutsideVaultError(f"{name}: not a note of the vault (only .md files outside "
-                                            f".nlmsync/.obsidian/.trash/.git are served){leads}")
+                raise PathOutsideVaultError(f"{name}: not a note of the vault (only {NOTE_SUFFIX} files outside "
+                                            f"{_IGNORED} are served){leads}")
             if self._excluded(name):
                 raise PathOutsideVaultError(f"{name}: excluded from nlmsync by the exclude setting{leads}")
         return rel, fs_path

@@ -18,11 +18,11 @@ from typing import Any
 from nlmsync.store._base import StoreBase
 from nlmsync.store._lru import PROBATION
 from nlmsync.store._models import STATUSES, SourceMapping
+from nlmsync.vault import has_note_suffix
 
 MAPPING_COLUMNS = ("notebook_id", "path", "part", "part_count", "source_id", "content_hash", "title",
                    "status", "managed", "first_used", "last_used", "use_count")
 _SELECT = f"SELECT {', '.join(MAPPING_COLUMNS)} FROM source_mappings"
-MARKDOWN_SUFFIX = ".md"
 
 
 def row_to_mapping(row: tuple[Any, ...]) -> SourceMapping:
@@ -149,14 +149,14 @@ class RegistryMixin(StoreBase):
         Managed active sources that lose their mapping (removed, or displaced by the rename) are queued
         for deletion so they do not linger in the notebook. Returns the rows that lost their mapping.
         """
-        if not old_path.endswith(MARKDOWN_SUFFIX):
+        if not has_note_suffix(old_path):
             return []
         lost: list[SourceMapping] = []
         with self.step():
             notebooks = [r[0] for r in self.db.execute(
                 "SELECT DISTINCT notebook_id FROM source_mappings WHERE path = ?", [old_path])]
             for nb in notebooks:
-                if new_path.endswith(MARKDOWN_SUFFIX):
+                if has_note_suffix(new_path):
                     lost.extend(self.rename_mapping(nb, old_path, new_path))
                 else:
                     lost.extend(self.remove_mappings(nb, old_path))

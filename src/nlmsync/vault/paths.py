@@ -15,8 +15,10 @@ from pathlib import Path
 
 from nlmsync.errors import PathOutsideVaultError
 
-IGNORED_DIRS = frozenset({".nlmsync", ".obsidian", ".trash", ".git"})
-NOTE_SUFFIX = ".md"
+STATE_DIR_NAME = ".nlmsync"  # nlmsync's own folder in the vault (state file, config)
+# The folders nlmsync never reads, at any depth: its own, Obsidian's settings and trash, git's.
+IGNORED_DIRS = frozenset({STATE_DIR_NAME, ".obsidian", ".trash", ".git"})
+NOTE_SUFFIX = ".md"  # what makes a file a note, in any letter case (`has_note_suffix`)
 INVALID_NAME_ENCODING = "invalid file name encoding"
 
 
@@ -50,10 +52,15 @@ def printable_path(path: str) -> str:
     return raw.decode("utf-8", "backslashreplace")
 
 
+def has_note_suffix(name: str) -> bool:
+    """True for a file name (or path) ending in `.md`, in any letter case (`Note.MD` is a note)."""
+    return name.lower().endswith(NOTE_SUFFIX)
+
+
 def is_note_path(rel_path: str) -> bool:
     """True for a `.md` path outside the folders nlmsync never indexes."""
     parts = normalize_rel_path(rel_path).split("/")
-    return parts[-1].lower().endswith(NOTE_SUFFIX) and not any(part in IGNORED_DIRS for part in parts[:-1])
+    return has_note_suffix(parts[-1]) and not any(part in IGNORED_DIRS for part in parts[:-1])
 
 
 def within(path: str, root: str) -> bool:

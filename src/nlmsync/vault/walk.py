@@ -21,6 +21,7 @@ from nlmsync.vault.paths import (
     IGNORED_DIRS,
     INVALID_NAME_ENCODING,
     NOTE_SUFFIX,
+    has_note_suffix,
     is_valid_name,
     printable_path,
     within,
@@ -172,7 +173,7 @@ class _Walk:
                     name = entry.name
                     if not plain_file:
                         others.append(entry)
-                    elif name.endswith(NOTE_SUFFIX) or name.lower().endswith(NOTE_SUFFIX):
+                    elif name.endswith(NOTE_SUFFIX) or has_note_suffix(name):  # the first test is the fast one
                         if name.isascii() or is_valid_name(name):
                             self.note(entry, prefix, rel_prefix, renamed_dir)
                         else:
@@ -206,7 +207,7 @@ class _Walk:
     def other(self, entry: os.DirEntry[str], prefix: str, real_dir: str, rel_prefix: str,
               ancestors: frozenset[str], renamed_dir: bool) -> None:
         """A folder or link of a folder: walked, added as a note, skipped with a reason, or passed over."""
-        is_note = entry.name.lower().endswith(NOTE_SUFFIX)
+        is_note = has_note_suffix(entry.name)
         try:
             is_link = entry.is_symlink()
             is_dir = entry.is_dir()
