@@ -113,9 +113,9 @@ def test_vault_rename_knows_a_note_in_any_letter_case(store: StateStore) -> None
     add(store, "Old.MD", "s1")
     add(store, "Gone.Md", "s2")
     assert store.apply_vault_rename("Old.MD", "New.md") == []
-    assert [m.source_id for m in store.get_mappings(NB, "New.md")] == ["s1"]
+    assert [m.source_id for m in store.mappings_by_path(NB, "New.md")] == ["s1"]
     assert [m.source_id for m in store.apply_vault_rename("Gone.Md", "Gone.txt")] == ["s2"]
-    assert store.get_mappings(NB, "Gone.Md") == []
+    assert store.mappings_by_path(NB, "Gone.Md") == []
 
 
 def test_set_status_and_remove(store: StateStore) -> None:
