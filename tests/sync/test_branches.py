@@ -177,7 +177,7 @@ async def test_big_note_is_split_into_numbered_parts_managed_as_one(make_world):
     text = "".join(f"## Section {i}\n" + "word " * 30 + "\n\n" for i in range(6))
     world.write("big.md", text)
     async with world.run() as orch:
-        from nlmsync.sync.prepare import SyncDeps, ensure_sources_for_paths
+        from nlmsync.sync import SyncDeps, ensure_sources_for_paths
         from nlmsync.sync.reconcile import read_remote
 
         deps = SyncDeps(orch.client, orch.store, world.vault, orch.settings, world.notebook_id, max_words=70)

@@ -10,8 +10,8 @@ import time
 import pytest
 
 from nlmsync import vault as vault_files
+from nlmsync.sync.decide import RACY_MTIME_NS
 from nlmsync.sync.plan import Branch
-from nlmsync.sync.prepare import RACY_MTIME_NS
 
 pytestmark = pytest.mark.anyio
 

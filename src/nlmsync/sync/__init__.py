@@ -6,7 +6,12 @@
 - `reconcile` — reading the remote listing once and reconciling the registry (§7.3);
 - `identity` — whether an unregistered source is nlmsync's own upload (its text, not only its title);
 - `eviction` — the capacity loop of §6;
-- `prepare` — `ensure_sources_for_paths`, the service that carries the decisions out;
+- `prepare` — `ensure_sources_for_paths`, the service (§5 "Entry"): one run, step by step;
+- `deps` — `SyncDeps`, what a run works with (server, registry, vault, settings);
+- `decide` — reading and hashing a run's notes, their mappings read once, the capacity check, each branch;
+- `runner` — carrying the branches out (evictions, concurrent uploads, registry writes), or a dry run;
+- `mirror` — `refresh --all`: the notes that left the vault and the removal of their sources;
+- `deletions` — retrying unfinished deletions, queueing duplicates of a lost add;
 - `carry_over` — `history_source_ids` (§8);
 - `citations` — finding cited text in a note and the heading above it;
 - `local_changes` — the notes a vault's edits touch (`local_changes`);
@@ -26,26 +31,23 @@ from nlmsync.sync.local_changes import local_changes
 if TYPE_CHECKING:
     from nlmsync.sync.carry_over import history_source_ids
     from nlmsync.sync.citations import find_cited_text, heading_above
+    from nlmsync.sync.deletions import queue_duplicate_sources, retry_pending_deletions
+    from nlmsync.sync.deps import SyncDeps
     from nlmsync.sync.identity import holds_text, lookalike_notice
+    from nlmsync.sync.mirror import MirrorScope
     from nlmsync.sync.plan import Branch, prepare_note
-    from nlmsync.sync.prepare import (
-        MirrorScope,
-        SyncDeps,
-        ensure_sources_for_paths,
-        queue_duplicate_sources,
-        retry_pending_deletions,
-    )
+    from nlmsync.sync.prepare import ensure_sources_for_paths
     from nlmsync.sync.reconcile import RemoteView, orphan_ids, read_remote
     from nlmsync.sync.report import NoteOutcome, RefreshReport
     from nlmsync.sync.titles import parse_title
 
 _EXPORTS = {
     "Branch": "nlmsync.sync.plan",
-    "MirrorScope": "nlmsync.sync.prepare",
+    "MirrorScope": "nlmsync.sync.mirror",
     "NoteOutcome": "nlmsync.sync.report",
     "RefreshReport": "nlmsync.sync.report",
     "RemoteView": "nlmsync.sync.reconcile",
-    "SyncDeps": "nlmsync.sync.prepare",
+    "SyncDeps": "nlmsync.sync.deps",
     "ensure_sources_for_paths": "nlmsync.sync.prepare",
     "find_cited_text": "nlmsync.sync.citations",
     "heading_above": "nlmsync.sync.citations",
@@ -55,9 +57,9 @@ _EXPORTS = {
     "orphan_ids": "nlmsync.sync.reconcile",
     "parse_title": "nlmsync.sync.titles",
     "prepare_note": "nlmsync.sync.plan",
-    "queue_duplicate_sources": "nlmsync.sync.prepare",
+    "queue_duplicate_sources": "nlmsync.sync.deletions",
     "read_remote": "nlmsync.sync.reconcile",
-    "retry_pending_deletions": "nlmsync.sync.prepare",
+    "retry_pending_deletions": "nlmsync.sync.deletions",
 }
 
 __all__ = [

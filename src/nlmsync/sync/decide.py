@@ -1,0 +1,224 @@
+"""The first half of §5 for a run's notes, before any call that changes the notebook: read and hash each
+note (`load_notes`), load its source mappings and resolve their alias chains once for the run
+(`RegistryView`), refuse up front what cannot fit (`check_capacity_up_front`) and decide each note's
+one branch (`decide_all`, through the pure `plan.decide_branch`).
+
+A note whose file has the modification time and size recorded when it was last read (`note_hashes` in the
+state file) is not read again: its recorded part hashes decide its branch, and it is read only if it has to
+be uploaded (`read_for_upload`). An idle run costs a `stat` per note, not a read and a hash.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nlmsync import vault as vault_files
+from nlmsync.errors import CapacityError, InputError
+from nlmsync.store import NoteHashes
+from nlmsync.sync.deps import SyncDeps
+from nlmsync.sync.eviction import CAPACITY_HINT
+from nlmsync.sync.plan import (
+    Branch,
+    Decision,
+    PreparedNote,
+    ResolvedMapping,
+    decide_branch,
+    known_note,
+    prepare_note,
+)
+from nlmsync.sync.reconcile import RemoteView
+from nlmsync.sync.report import NoteOutcome
+
+EXCLUDED_BY_CONFIGURATION = "excluded by configuration"
+
+RACY_MTIME_NS = 2_000_000_000
+"""A note modified this close to the moment it is read gets no `note_hashes` record: a later write within
+the same timestamp tick (2 s on FAT, 1 s on HFS+, milliseconds elsewhere) could leave its mtime and size
+as they were."""
+
+
+@dataclass
+class PlannedNote:
+    """A note of the run as prepared for upload, and the branch decided for it."""
+
+    note: PreparedNote
+    decision: Decision
+    titles: tuple[str, ...] = ()
+    """The registry titles of the note's rows as the run found them."""
+
+
+@dataclass
+class RegistryView:
+    """The notebook's registry rows as a run finds them, read once (`StateStore.mappings_with_resolved_ids`),
+    so deciding N notes' branches costs one query, not a few per note."""
+
+    store: Any
+    notebook_id: str
+    by_path: dict[str, list[tuple[Any, str]]] = field(default_factory=dict)
+    by_source: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, store: Any, notebook_id: str) -> RegistryView:
+        view = cls(store, notebook_id)
+        for row, resolved in store.mappings_with_resolved_ids(notebook_id):
+            view.by_path.setdefault(row.path, []).append((row, resolved))
+            held = view.by_source.get(resolved)
+            if held is None or (held.source_id != resolved and row.source_id == resolved):
+                view.by_source[resolved] = row
+        return view
+
+    def parts(self, path: str) -> list[ResolvedMapping]:
+        return [ResolvedMapping(r.part, resolved, r.content_hash, r.source_id) for r, resolved in self.by_path.get(path, ())]
+
+    def row_of_source(self, source_id: str) -> Any:
+        """The row holding `source_id` or an id on its alias chain (as `StateStore.mapping_by_source_id`)."""
+        row = self.by_source.get(source_id)
+        if row is None:
+            resolved = self.store.resolve_source_id(source_id)
+            row = self.by_source.get(resolved) if resolved != source_id else None
+        return row
+
+
+def split_limits(deps: SyncDeps) -> str:
+    """The split limits as a `NoteHashes.split`: hashes made with other limits are not this run's."""
+    return f"{deps.max_words}/{deps.max_bytes}"
+
+
+def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = (),
+               known: Mapping[str, NoteHashes] | None = None,
+               read: list[NoteHashes] | None = None) -> list[PlannedNote | NoteOutcome]:
+    """Read and prepare each path; excluded notes become excluded outcomes.
+
+    An unreadable note (binary, invalid UTF-8) fails when the user named it, and is excluded with
+    the reason when it was only `found` by walking the vault — as the index skips it — so one stray
+    file cannot fail every mirror run. An empty note (white space only, `vault.is_blank`, the index's
+    rule) is excluded as `empty`.
+
+    A path whose file has the mtime and size of its `known` record is not read: its note is the recorded
+    hashes (`known_note`; the exclude patterns are still applied, front matter cannot have changed).
+    Each note read is appended to `read` as a record to keep, unless it was modified too recently to
+    trust its mtime (`RACY_MTIME_NS`).
+    """
+    items: list[PlannedNote | NoteOutcome] = []
+    split = split_limits(deps)
+    patterns = deps.settings.exclude
+    trusted_before = time.time_ns() - RACY_MTIME_NS
+    for path in paths:
+        try:
+            st: os.stat_result | None = os.stat(os.path.join(deps.vault_root, path))
+        except (OSError, ValueError):
+            st = None
+        record = known.get(path) if known and st is not None else None
+        if (record is not None and st is not None and record.mtime_ns == st.st_mtime_ns
+                and record.size == st.st_size and record.split == split):
+            if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):
+                items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=EXCLUDED_BY_CONFIGURATION))
+            else:
+                items.append(PlannedNote(known_note(path, record.hashes), Decision("pending")))
+            continue
+        try:
+            text = vault_files.read_note_text(deps.vault_root, path)
+        except (InputError, OSError) as exc:
+            if path in found:
+                items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=f"not a readable note: {exc}"))
+            else:
+                items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc)))
+            continue
+        if vault_files.is_blank(text):  # the index's rule: nothing but white space is no note to upload
+            items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason="empty"))
+            continue
+        if vault_files.is_excluded(path, text, deps.settings.exclude, root=deps.vault_root):
+            items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=EXCLUDED_BY_CONFIGURATION))
+            continue
+        note = prepare_note(path, text, deps.max_words, deps.max_bytes)
+        items.append(PlannedNote(note, Decision("pending")))
+        if read is not None and st is not None and st.st_mtime_ns < trusted_before:
+            read.append(NoteHashes(path, st.st_mtime_ns, st.st_size, split, note.hashes))
+    return items
+
+
+def read_for_upload(deps: SyncDeps, items: list[PlannedNote | NoteOutcome], found: Collection[str],
+                    read: list[NoteHashes]) -> bool:
+    """Read the notes that were recognised by their stat but are to be uploaded after all (their source is
+    gone), in place; returns whether there were any (their branches must then be decided again)."""
+    unread = {i: item.note.path for i, item in enumerate(items)
+              if isinstance(item, PlannedNote) and not item.note.is_read and needs_upload(item)}
+    for index, path in unread.items():
+        items[index] = load_notes(deps, [path], found, read=read)[0]
+    return bool(unread)
+
+
+def decide_all(deps: SyncDeps, works: list[PlannedNote], remote: RemoteView, registry: RegistryView) -> None:
+    """Fill in each note's decision; a vanished path is claimed by at most one rename."""
+    store, nb = deps.store, deps.notebook_id
+    requested = {w.note.path for w in works}
+    claimed: set[str] = set()
+    remote_ids = remote.ids()
+    for work in works:
+        current = registry.parts(work.note.path)
+        work.titles = tuple(r.title for r, _ in registry.by_path.get(work.note.path, ()))
+        candidates: list[tuple[str, list[ResolvedMapping]]] = []
+        if not any(p.source_id in remote_ids for p in current):
+            seen: set[str] = set()
+            for row in store.mappings_by_hash(nb, work.note.hashes[0]):
+                old = row.path
+                if old in seen or old in claimed or old in requested or _exists(deps.vault_root, old):
+                    continue
+                seen.add(old)
+                candidates.append((old, registry.parts(old)))
+        work.decision = decide_branch(work.note.hashes, current, remote_ids, candidates)
+        if work.decision.rename_from is not None:
+            claimed.add(work.decision.rename_from)
+
+
+def _exists(root: Path, rel_path: str) -> bool:
+    try:
+        return vault_files.resolve_in_vault(root, rel_path).is_file()
+    except InputError:
+        return False
+
+
+def needs_upload(work: PlannedNote) -> bool:
+    return work.decision.kind in ("replace", "new")
+
+
+def slots_needed(work: PlannedNote, remote: RemoteView) -> int:
+    """Parts that will really be uploaded: a part whose exact title is already listed is adopted."""
+    return sum(1 for p in work.note.parts if remote.find_title(p.title) is None)
+
+
+def needs_retitle(work: PlannedNote) -> bool:
+    """Whether a kept note's registry titles differ from its parts' (renamed, or an earlier retitle failed)."""
+    return work.titles != tuple(p.title for p in work.note.parts)
+
+
+def check_capacity_up_front(deps: SyncDeps, works: list[PlannedNote], remote: RemoteView, registry: RegistryView) -> None:
+    """Refuse before any upload when the requested notes alone cannot fit in the notebook.
+
+    Raises:
+        CapacityError: the parts of the requested notes plus the sources nlmsync may not evict
+            exceed the capacity.
+    """
+    capacity = deps.settings.capacity
+    required = sum(len(w.note.parts) for w in works)
+    own_titles = {p.title for w in works for p in w.note.parts}
+    untouchable = 0
+    for source_id, title in remote.sources.items():
+        if title in own_titles and source_id not in remote.foreign:
+            continue
+        row = registry.row_of_source(source_id)
+        if row is None or not row.managed:
+            untouchable += 1
+    if required + untouchable > capacity:
+        if len(remote) > capacity:  # the setting, not the notes, is what is wrong: say so first
+            raise CapacityError(f"notebook {deps.notebook_id} holds {len(remote)} sources, capacity is {capacity}: "
+                                f"set 'capacity' to your plan's limit; nothing was uploaded", hint=CAPACITY_HINT)
+        taken = f" ({untouchable} taken by sources nlmsync did not upload)" if untouchable else ""
+        raise CapacityError(
+            f"the {len(works)} requested notes need {required} sources but notebook {deps.notebook_id} "
+            f"holds at most {capacity}{taken}; nothing was uploaded", hint=CAPACITY_HINT)

@@ -1,0 +1,70 @@
+"""Mirroring (`refresh --all [PATH…]`): which registered notes in the run's scope left the vault or became
+excluded (`vanished_paths`, decided after renames are matched by content hash), and taking out their
+sources (`remove_vanished`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nlmsync.errors import NlmsyncError
+from nlmsync.sync.decide import EXCLUDED_BY_CONFIGURATION, PlannedNote, RegistryView
+from nlmsync.sync.deps import SyncDeps
+from nlmsync.sync.eviction import evict_path
+from nlmsync.sync.plan import Branch
+from nlmsync.sync.reconcile import RemoteView
+from nlmsync.sync.report import NoteOutcome
+
+
+@dataclass(frozen=True)
+class MirrorScope:
+    """What a mirroring run (`refresh --all [PATH…]`) answers for: the registered notes under `roots`
+    (vault-relative folders or notes; "" is the whole vault). Their sources are removed when the note
+    left the vault or became excluded; registered notes outside the scope are left alone."""
+
+    roots: tuple[str, ...] = ("",)
+
+    def covers(self, path: str) -> bool:
+        return any(root in ("", path) or path.startswith(root.rstrip("/") + "/") for root in self.roots)
+
+
+def vanished_paths(items: list[PlannedNote | NoteOutcome], scope: MirrorScope, registry: RegistryView) -> dict[str, str]:
+    """The managed registered notes in `scope` whose sources a mirroring run removes, with the reason:
+    not among the notes of the run and not the old path of one of its renames, or excluded by configuration."""
+    requested = {i.note.path if isinstance(i, PlannedNote) else i.path for i in items}
+    renamed_from = {i.decision.rename_from for i in items if isinstance(i, PlannedNote)}
+    excluded = {i.path for i in items if isinstance(i, NoteOutcome) and i.branch == Branch.EXCLUDED
+                and i.reason == EXCLUDED_BY_CONFIGURATION}
+    gone: dict[str, str] = {}
+    for path, rows in registry.by_path.items():
+        if not any(m.managed for m, _ in rows) or path in renamed_from or not scope.covers(path):
+            continue
+        if path in excluded:
+            gone[path] = EXCLUDED_BY_CONFIGURATION
+        elif path not in requested:
+            gone[path] = "no longer in the vault"
+    return gone
+
+
+async def remove_vanished(deps: SyncDeps, remote: RemoteView, vanished: dict[str, str], *,
+                          dry_run: bool) -> list[NoteOutcome]:
+    """Take out the sources of `vanished` paths (path -> reason), each with its registry rows in one step.
+
+    Raises:
+        NotebookLMError: a strict delete failed (what was removed before carries in `report`).
+    """
+    store, nb = deps.store, deps.notebook_id
+    outcomes: list[NoteOutcome] = []
+    for path, reason in vanished.items():
+        if dry_run:
+            ids = [store.resolve_source_id(m.source_id) for m in store.mappings_by_path(nb, path)]
+            outcomes.append(NoteOutcome(path=path, branch=Branch.REMOVED, reason=reason,
+                                        source_ids=[i for i in ids if i in remote]))
+            continue
+        try:
+            outcome = await evict_path(deps.client, store, nb, remote, path, reason=reason, branch=Branch.REMOVED)
+        except NlmsyncError as exc:
+            exc.report = outcomes
+            raise
+        outcomes.append(outcome)
+        deps.progress(outcome)
+    return outcomes
