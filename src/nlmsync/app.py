@@ -13,7 +13,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from pydantic import BaseModel, Field
@@ -34,7 +34,6 @@ from nlmsync.errors import (
     UsageError,
 )
 from nlmsync.notebooklm import connect
-from nlmsync.search import NoteIndex, SearchHit
 from nlmsync.store import StateStore
 from nlmsync.sync import (
     Branch,
@@ -57,6 +56,9 @@ from nlmsync.sync import (
     read_remote,
     retry_pending_deletions,
 )
+
+if TYPE_CHECKING:
+    from nlmsync.search import NoteIndex, SearchHit
 
 NEW_NOTEBOOK_PREFIX = "new:"
 NOTEBOOKS_IN_HINT = 5
@@ -275,7 +277,10 @@ class Orchestrator:
 
     @property
     def index(self) -> NoteIndex:
+        """The search index, loaded on first use: a refresh of paths or of the whole vault never pays for it."""
         if self._index is None:
+            from nlmsync.search import NoteIndex
+
             self._index = NoteIndex(self.vault_root, self.store.db, self.settings)
         return self._index
 

@@ -200,3 +200,34 @@ def test_content_comes_back_as_indexed_blocks_not_the_bytes_sent() -> None:
     content = fake.apply("source_get_content", {"source_id": sid})
     assert content["content"] == "# Title\n\nFirst paragraph\nstill first.\n\nSecond."
     assert content["char_count"] == len(content["content"])
+
+
+def test_stopping_after_reads_appends_them_instead_of_rewriting_the_snapshot(tmp_path: Path) -> None:
+    """An idle nlmsync run against `--server "fake --state F"` reads the notebook and stops: its save costs a
+    journal line, not the notebook; the snapshot is rewritten once the journal has grown to a quarter of it."""
+    path = tmp_path / "fake.json"
+    fake = FakeNotebookLM(capacity=500, state_path=path)
+    nb = _notebook(fake)
+    for i in range(50):
+        _add(fake, nb, f"text of note {i:03} " * 20, f"note {i:03}")
+    fake.save()
+    snapshot = path.read_bytes()
+    journal = journal_path(path)
+    assert journal.read_text(encoding="utf-8") == ""
+
+    idle = FakeNotebookLM(capacity=500, state_path=path)
+    idle.apply("notebook_get", {"notebook_id": nb})
+    idle.apply("source_add", {"notebook_id": nb, "source_type": "text", "text": "one more", "title": "late"})
+    idle.apply("notebook_get", {"notebook_id": nb})
+    idle.save()
+    assert path.read_bytes() == snapshot
+    again = FakeNotebookLM(capacity=500, state_path=path)
+    assert [c.tool for c in again.calls[-3:]] == ["notebook_get", "source_add", "notebook_get"]
+    assert len(again.notebooks[nb].sources) == 51
+
+    for i in range(20):
+        _add(again, nb, f"a longer text of another note {i:03} " * 40, f"other {i:03}")
+    again.save()
+    assert journal.read_text(encoding="utf-8") == ""
+    assert len(json.loads(path.read_text())["notebooks"][0]["sources"]) == 71
+    assert len(json.loads(path.read_text())["calls"]) == len(again.calls)

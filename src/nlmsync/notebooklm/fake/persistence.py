@@ -3,8 +3,9 @@
 A call that changes the state appends one line to `<state file>.journal` (what it changed: a notebook, a
 source, a conversation, the call log entry, the fault counters) instead of rewriting the whole snapshot, so
 a call costs the size of its own change whatever the notebook holds. `save()` (when the server stops, before
-it drops a connection, when an in-process client closes) writes the snapshot atomically and then empties the
-journal. Loading reads the snapshot and replays the journal; every journal entry puts a value (or deletes
+it drops a connection, when an in-process client closes) journals the calls that changed nothing (reads),
+and writes the snapshot atomically and then empties the journal once the journal has grown to a quarter of
+the snapshot (or there is none yet): a run that only read costs a line, not the notebook. Loading reads the snapshot and replays the journal; every journal entry puts a value (or deletes
 one), so replaying entries the snapshot already holds — a stop between the two steps of `save()` — changes
 nothing. A last line cut short by a kill is ignored: its call's answer never left the server.
 """
@@ -49,6 +50,13 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(entries, ensure_ascii=False) + "\n")
+
+    def size(self) -> int:
+        """The journal's size in bytes (0 when there is none)."""
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
 
     def clear(self) -> None:
         """Empty the journal (its changes are in the snapshot now)."""

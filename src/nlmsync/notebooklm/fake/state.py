@@ -5,7 +5,7 @@ and in-band errors (`{"status": "error", "error": ...}`), enforces the per-noteb
 every call in `.calls` (tool, arguments, whether it was applied). With a `state_path` the state — including
 the call log and the fault counters — is kept on disk: every mutating call (every call when a fault counts
 calls) appends what it changed to a journal beside the JSON snapshot, and `save()` (when the server stops)
-rewrites the snapshot (`persistence.py`), so a scripted run can inspect it afterwards and `--server fake`
+brings the file up to date (`persistence.py`), so a scripted run can inspect it afterwards and `--server fake`
 keeps its notebooks across nlmsync runs at a cost per call that does not grow with the notebook.
 It knows nothing about MCP; `fake/server.py` puts it behind an MCP server.
 """
@@ -106,6 +106,10 @@ def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
                   else value) for key, value in arguments.items()}
 
 
+COMPACT_JOURNAL_AT = 0.25
+"""`save()` rewrites the snapshot once the journal is this large a fraction of it (amortized O(1) a call)."""
+
+
 class FakeNotebookLM:
     """A faithful offline twin of the NotebookLM MCP server's notebook, source and query tools."""
 
@@ -121,6 +125,8 @@ class FakeNotebookLM:
         self._journal = Journal(state_path) if state_path is not None else None
         if state_path is not None and (state_path.exists() or journal_path(state_path).exists()):
             self._load(state_path)
+        self._journaled = len(self.calls)
+        """The calls before this one are in the snapshot or the journal."""
 
     # ----- calls, faults and persistence -----
 
@@ -152,9 +158,16 @@ class FakeNotebookLM:
         """Journal one call: what it changed, its entry in the call log and the fault counters."""
         if self._journal is None:
             return
-        call = {"op": "call", "index": len(self.calls) - 1, "call": asdict(self.calls[-1])}
         self._journal.append([*changes, {"op": "counters", "counters": self.counters},
-                              {"op": "empty_sources_served", "value": self.empty_sources_served}, call])
+                              {"op": "empty_sources_served", "value": self.empty_sources_served},
+                              *self._unjournaled_calls()])
+
+    def _unjournaled_calls(self) -> list[dict[str, Any]]:
+        """Journal entries for the calls not journaled yet (reads, which journal nothing of their own)."""
+        entries = [{"op": "call", "index": i, "call": asdict(self.calls[i])}
+                   for i in range(self._journaled, len(self.calls))]
+        self._journaled = len(self.calls)
+        return entries
 
     def _changes(self, tool: str, arguments: dict[str, Any], result: dict[str, Any]) -> list[dict[str, Any]]:
         """What a successful call of `tool` changed, as journal entries (each puts or deletes one thing)."""
@@ -257,8 +270,20 @@ class FakeNotebookLM:
         }
 
     def save(self) -> None:
-        """Write the whole state as the snapshot (atomically) and empty the journal; nothing without a state path."""
+        """Bring the state file up to date (nothing without a state path): the calls not journaled yet go to
+        the journal; the whole state is written as the snapshot (atomically) and the journal emptied only when
+        there is no snapshot yet or the journal has grown to `COMPACT_JOURNAL_AT` of it — so stopping after a
+        few calls costs their size, not the notebook's."""
         if self.state_path is None or self._journal is None:
+            return
+        pending = self._unjournaled_calls()
+        if pending:
+            self._journal.append(pending)
+        try:
+            snapshot = self.state_path.stat().st_size
+        except FileNotFoundError:
+            snapshot = 0
+        if snapshot and self._journal.size() < snapshot * COMPACT_JOURNAL_AT:
             return
         write_snapshot(self.state_path, self.to_json())
         self._journal.clear()
