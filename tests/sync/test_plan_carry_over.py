@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nlmsync.sync.carry_over import history_source_ids
-from nlmsync.sync.plan import ResolvedMapping, decide_branch, prepare_note
+from nlmsync.sync.plan import Branch, ResolvedMapping, decide_branch, prepare_note
 
 
 def rows(*specs):
@@ -12,43 +12,43 @@ def rows(*specs):
 
 def test_reuse_when_live_and_hash_equal():
     d = decide_branch(["h1"], rows(("s1", "h1", None)), {"s1"})
-    assert d.kind == "reuse" and d.keep == ("s1",) and not d.canonicalize
+    assert d.branch == Branch.REUSED and d.keep == ("s1",) and not d.canonicalize
 
 
 def test_reuse_canonicalizes_an_alias():
     d = decide_branch(["h1"], rows(("s2", "h1", "s1")), {"s2"})
-    assert d.kind == "reuse" and d.keep == ("s2",) and d.canonicalize
+    assert d.branch == Branch.REUSED and d.keep == ("s2",) and d.canonicalize
 
 
 def test_replace_when_hash_differs():
     d = decide_branch(["h2"], rows(("s1", "h1", None)), {"s1"})
-    assert d.kind == "replace" and d.previous == ("s1",) and d.prior_part_ids == ("s1",)
+    assert d.branch == Branch.REPLACED and d.previous == ("s1",) and d.prior_part_ids == ("s1",)
 
 
 def test_replace_when_split_changes():
     d = decide_branch(["h1", "h2"], rows(("s1", "h1", None)), {"s1"})
-    assert d.kind == "replace"
+    assert d.branch == Branch.REPLACED
 
 
 def test_new_with_prior_stale_mapping_keeps_it_for_aliasing():
     d = decide_branch(["h2"], rows(("gone", "h1", None)), {"other"})
-    assert d.kind == "new" and d.previous == () and d.prior_part_ids == ("gone",)
+    assert d.branch == Branch.ADDED and d.previous == () and d.prior_part_ids == ("gone",)
 
 
 def test_rename_by_hash_from_vanished_path():
     cand = [("old.md", rows(("s9", "h1", None)))]
     d = decide_branch(["h1"], [], {"s9"}, cand)
-    assert d.kind == "rename" and d.rename_from == "old.md" and d.keep == ("s9",)
+    assert d.branch == Branch.RENAMED and d.rename_from == "old.md" and d.keep == ("s9",)
 
 
 def test_no_rename_when_candidate_source_is_gone_or_hash_differs():
-    assert decide_branch(["h1"], [], {"x"}, [("old.md", rows(("s9", "h1", None)))]).kind == "new"
-    assert decide_branch(["h1", "h2"], [], {"s9"}, [("old.md", rows(("s9", "h1", None)))]).kind == "new"
+    assert decide_branch(["h1"], [], {"x"}, [("old.md", rows(("s9", "h1", None)))]).branch == Branch.ADDED
+    assert decide_branch(["h1", "h2"], [], {"s9"}, [("old.md", rows(("s9", "h1", None)))]).branch == Branch.ADDED
 
 
 def test_live_mapping_wins_over_rename_candidate():
     d = decide_branch(["h1"], rows(("s1", "h0", None)), {"s1", "s9"}, [("old.md", rows(("s9", "h1", None)))])
-    assert d.kind == "replace"
+    assert d.branch == Branch.REPLACED
 
 
 def test_prepare_note_titles_parts():

@@ -91,7 +91,7 @@ def split_limits(deps: SyncDeps) -> str:
 
 def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = (),
                known: Mapping[str, NoteHashes] | None = None,
-               read: list[NoteHashes] | None = None) -> list[PlannedNote | NoteOutcome]:
+               read: list[NoteHashes] | None = None) -> list[PreparedNote | NoteOutcome]:
     """Read and prepare each path; excluded notes become excluded outcomes.
 
     An unreadable note (binary, invalid UTF-8) fails when the user named it, and is excluded with
@@ -104,7 +104,7 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
     Each note read is appended to `read` as a record to keep, unless it was modified too recently to
     trust its mtime (`RACY_MTIME_NS`).
     """
-    items: list[PlannedNote | NoteOutcome] = []
+    items: list[PreparedNote | NoteOutcome] = []
     split = split_limits(deps)
     patterns = deps.settings.exclude
     trusted_before = time.time_ns() - RACY_MTIME_NS
@@ -119,7 +119,7 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
             if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):
                 items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=EXCLUDED_BY_CONFIGURATION))
             else:
-                items.append(PlannedNote(known_note(path, record.hashes), Decision("pending")))
+                items.append(known_note(path, record.hashes))
             continue
         try:
             text = vault_files.read_note_text(deps.vault_root, path)
@@ -136,44 +136,58 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
             items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=EXCLUDED_BY_CONFIGURATION))
             continue
         note = prepare_note(path, text, deps.max_words, deps.max_bytes)
-        items.append(PlannedNote(note, Decision("pending")))
+        items.append(note)
         if read is not None and st is not None and st.st_mtime_ns < trusted_before:
             read.append(NoteHashes(path, st.st_mtime_ns, st.st_size, split, note.hashes))
     return items
 
 
-def read_for_upload(deps: SyncDeps, items: list[PlannedNote | NoteOutcome], found: Collection[str],
-                    read: list[NoteHashes]) -> bool:
+def read_for_upload(deps: SyncDeps, items: Sequence[PlannedNote | NoteOutcome], found: Collection[str],
+                    read: list[NoteHashes]) -> list[PreparedNote | NoteOutcome] | None:
     """Read the notes that were recognised by their stat but are to be uploaded after all (their source is
-    gone), in place; returns whether there were any (their branches must then be decided again)."""
-    unread = {i: item.note.path for i, item in enumerate(items)
-              if isinstance(item, PlannedNote) and not item.note.is_read and needs_upload(item)}
-    for index, path in unread.items():
-        items[index] = load_notes(deps, [path], found, read=read)[0]
-    return bool(unread)
+    gone): the run's notes again, those read, to be decided again; None when there are none."""
+    if not any(isinstance(item, PlannedNote) and not item.note.is_read and needs_upload(item) for item in items):
+        return None
+    notes: list[PreparedNote | NoteOutcome] = []
+    for item in items:
+        if not isinstance(item, PlannedNote):
+            notes.append(item)
+        elif not item.note.is_read and needs_upload(item):
+            notes.extend(load_notes(deps, [item.note.path], found, read=read))
+        else:
+            notes.append(item.note)
+    return notes
 
 
-def decide_all(deps: SyncDeps, works: list[PlannedNote], remote: RemoteView, registry: RegistryView) -> None:
-    """Fill in each note's decision; a vanished path is claimed by at most one rename."""
+def decide_all(deps: SyncDeps, notes: Sequence[PreparedNote | NoteOutcome], remote: RemoteView,
+               registry: RegistryView) -> list[PlannedNote | NoteOutcome]:
+    """Each note with its decision, in order (outcomes pass through); a vanished path is claimed by at most
+    one rename."""
     store, nb = deps.store, deps.notebook_id
-    requested = {w.note.path for w in works}
+    requested = {n.path for n in notes if isinstance(n, PreparedNote)}
     claimed: set[str] = set()
     remote_ids = remote.ids()
-    for work in works:
-        current = registry.parts(work.note.path)
-        work.titles = tuple(r.title for r, _ in registry.by_path.get(work.note.path, ()))
+    items: list[PlannedNote | NoteOutcome] = []
+    for note in notes:
+        if isinstance(note, NoteOutcome):
+            items.append(note)
+            continue
+        current = registry.parts(note.path)
+        titles = tuple(r.title for r, _ in registry.by_path.get(note.path, ()))
         candidates: list[tuple[str, list[ResolvedMapping]]] = []
         if not any(p.source_id in remote_ids for p in current):
             seen: set[str] = set()
-            for row in store.mappings_by_hash(nb, work.note.hashes[0]):
+            for row in store.mappings_by_hash(nb, note.hashes[0]):
                 old = row.path
                 if old in seen or old in claimed or old in requested or _exists(deps.vault_root, old):
                     continue
                 seen.add(old)
                 candidates.append((old, registry.parts(old)))
-        work.decision = decide_branch(work.note.hashes, current, remote_ids, candidates)
-        if work.decision.rename_from is not None:
-            claimed.add(work.decision.rename_from)
+        decision = decide_branch(note.hashes, current, remote_ids, candidates)
+        if decision.rename_from is not None:
+            claimed.add(decision.rename_from)
+        items.append(PlannedNote(note, decision, titles))
+    return items
 
 
 def _exists(root: Path, rel_path: str) -> bool:
@@ -184,7 +198,7 @@ def _exists(root: Path, rel_path: str) -> bool:
 
 
 def needs_upload(work: PlannedNote) -> bool:
-    return work.decision.kind in ("replace", "new")
+    return work.decision.branch in (Branch.REPLACED, Branch.ADDED)
 
 
 def slots_needed(work: PlannedNote, remote: RemoteView) -> int:

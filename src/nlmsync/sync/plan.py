@@ -8,13 +8,19 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Literal
 
 from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, split_note
 from nlmsync.sync.titles import content_hash, source_title
 
 
 class Branch(StrEnum):
-    """What happened (or, in a dry run, would happen) to one note or source."""
+    """What happened (or, in a dry run, would happen) to one note or source, from the decision to the report.
+
+    A `Decision` takes one of the four §5 branches: `REUSED` (§5.1), `REPLACED` (§5.2), `RENAMED` (§5.3),
+    `ADDED` (§5.4). The others are outcomes only: `EXCLUDED` (not a note to upload), `EVICTED` (§6),
+    `REMOVED` (left the vault under `refresh --all`), `FAILED`.
+    """
 
     REUSED = "reused"
     REPLACED = "replaced"
@@ -82,16 +88,16 @@ class ResolvedMapping:
 
 @dataclass(frozen=True)
 class Decision:
-    """The branch a note takes.
+    """The branch a note takes (one of the four §5 branches of `Branch`).
 
-    - `reuse`: keep `keep` (one id per part); `canonicalize` when a stored id was an alias.
-    - `replace`: upload every part first, then retire `previous` (live ids of the old version).
-    - `rename`: rebind the registry rows of `rename_from` (a vanished path with the same hashes).
-    - `new`: upload every part.
-    `prior_part_ids` (replace, new) are the resolved ids of the note's earlier rows, aliased to the new ones.
+    - `REUSED`: keep `keep` (one id per part); `canonicalize` when a stored id was an alias.
+    - `REPLACED`: upload every part first, then retire `previous` (live ids of the old version).
+    - `RENAMED`: rebind the registry rows of `rename_from` (a vanished path with the same hashes).
+    - `ADDED`: upload every part.
+    `prior_part_ids` (replaced, added) are the resolved ids of the note's earlier rows, aliased to the new ones.
     """
 
-    kind: str
+    branch: Literal[Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED]
     keep: tuple[str, ...] = ()
     previous: tuple[str, ...] = ()
     rename_from: str | None = None
@@ -110,13 +116,13 @@ def decide_branch(note_hashes: Sequence[str], current: Sequence[ResolvedMapping]
     """
     live = [p for p in current if p.source_id in remote_ids]
     if current and len(live) == len(current) and tuple(p.content_hash for p in current) == tuple(note_hashes):
-        return Decision("reuse", keep=tuple(p.source_id for p in current),
+        return Decision(Branch.REUSED, keep=tuple(p.source_id for p in current),
                         canonicalize=any(p.source_id != p.stored_source_id for p in current))
     prior = tuple(p.source_id for p in current)
     if live:
-        return Decision("replace", previous=tuple(p.source_id for p in live), prior_part_ids=prior)
+        return Decision(Branch.REPLACED, previous=tuple(p.source_id for p in live), prior_part_ids=prior)
     for old_path, rows in rename_candidates:
         if (rows and tuple(r.content_hash for r in rows) == tuple(note_hashes)
                 and all(r.source_id in remote_ids for r in rows)):
-            return Decision("rename", keep=tuple(r.source_id for r in rows), rename_from=old_path)
-    return Decision("new", prior_part_ids=prior)
+            return Decision(Branch.RENAMED, keep=tuple(r.source_id for r in rows), rename_from=old_path)
+    return Decision(Branch.ADDED, prior_part_ids=prior)

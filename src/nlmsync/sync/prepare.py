@@ -56,11 +56,12 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
     """
     unique = list(dict.fromkeys(paths))
     read: list[NoteHashes] = []
-    items = load_notes(deps, unique, found, deps.store.note_hashes(unique), read)
+    notes = load_notes(deps, unique, found, deps.store.note_hashes(unique), read)
     registry = RegistryView.read(deps.store, deps.notebook_id)
-    decide_all(deps, [i for i in items if isinstance(i, PlannedNote)], remote, registry)
-    if read_for_upload(deps, items, found, read):
-        decide_all(deps, [i for i in items if isinstance(i, PlannedNote)], remote, registry)
+    items = decide_all(deps, notes, remote, registry)
+    reread = read_for_upload(deps, items, found, read)
+    if reread is not None:
+        items = decide_all(deps, reread, remote, registry)
     works = [i for i in items if isinstance(i, PlannedNote)]
     await screen_title_matches(deps.client, lambda source_id: registry.row_of_source(source_id) is not None,
                                remote, {p.title: p.text for w in works for p in w.note.parts if p.text is not None})

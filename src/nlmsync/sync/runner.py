@@ -30,12 +30,9 @@ def _failed(work: PlannedNote, message: str) -> NoteOutcome:
     return NoteOutcome(path=work.note.path, branch=Branch.FAILED, part_count=len(work.note.parts), error=message)
 
 
-_BRANCH_OF = {"reuse": Branch.REUSED, "replace": Branch.REPLACED, "rename": Branch.RENAMED, "new": Branch.ADDED}
-
-
 def _outcome(work: PlannedNote, ids: list[str], adopted: bool) -> NoteOutcome:
     decision = work.decision
-    return NoteOutcome(path=work.note.path, branch=_BRANCH_OF[decision.kind], source_ids=ids,
+    return NoteOutcome(path=work.note.path, branch=decision.branch, source_ids=ids,
                        previous_source_ids=list(decision.previous), part_count=len(work.note.parts),
                        renamed_from=decision.rename_from, adopted=adopted)
 
@@ -136,7 +133,7 @@ class Runner:
     @staticmethod
     def _reused_as_is(work: PlannedNote) -> bool:
         """A reused note with nothing to write but its use: no alias to canonicalize, no retitle."""
-        return work.decision.kind == "reuse" and not work.decision.canonicalize and not needs_retitle(work)
+        return work.decision.branch == Branch.REUSED and not work.decision.canonicalize and not needs_retitle(work)
 
     async def _make_room(self, needed: int, evicted: list[NoteOutcome]) -> None:
         """Evict for `needed` uploads, first letting in-flight notes finish so the choice is deterministic."""
@@ -237,14 +234,14 @@ class Runner:
         ids to delete best-effort afterwards."""
         store, nb, note, decision = self.deps.store, self.deps.notebook_id, work.note, work.decision
         retire: list[str] = []
-        if decision.kind == "reuse" and not decision.canonicalize:
+        if decision.branch == Branch.REUSED and not decision.canonicalize:
             self.unmarked.append(note.path)
             return retire
         with store.step():
             self._mark_reused()
-            if decision.kind == "rename":
+            if decision.branch == Branch.RENAMED:
                 store.rename_mapping(nb, decision.rename_from, note.path)
-            elif decision.kind == "reuse":
+            elif decision.branch == Branch.REUSED:
                 if decision.canonicalize:
                     self._write_rows(note, outcome.source_ids, replace_all=False)
             else:
