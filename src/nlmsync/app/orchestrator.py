@@ -8,7 +8,6 @@ behind, and only then makes its own changes through `ensure_sources_for_paths` (
 
 from __future__ import annotations
 
-import shlex
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import ExitStack, asynccontextmanager
@@ -16,16 +15,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
-from pydantic import BaseModel, Field
 
 from nlmsync import vault as vault_files
+from nlmsync.app.citations import map_citations
+from nlmsync.app.messages import next_steps, partial_failure_message
+from nlmsync.app.notebooks import notebook_not_found, planned_title, resolve_notebook
+from nlmsync.app.results import (
+    AskResult,
+    EvictionCandidate,
+    EvictionEntry,
+    LocalChangeEntry,
+    ReconcileReport,
+    SelectedNote,
+    SourceMappingEntry,
+    StatusReport,
+)
 from nlmsync.config import Settings
 from nlmsync.errors import (
-    ConnectionProblem,
     InputError,
     NlmsyncError,
-    NotebookLMError,
-    NotebookNotFoundError,
     NotFoundError,
     PartialFailure,
     ServerError,
@@ -33,7 +41,7 @@ from nlmsync.errors import (
     StateLockedError,
     UsageError,
 )
-from nlmsync.notebooklm import connect
+from nlmsync.notebooklm import NotebookDetails, NotebookLMClient, QueryAnswer, connect
 from nlmsync.store import StateStore
 from nlmsync.sync import (
     Branch,
@@ -43,8 +51,6 @@ from nlmsync.sync import (
     RemoteView,
     SyncDeps,
     ensure_sources_for_paths,
-    find_cited_text,
-    heading_above,
     history_source_ids,
     holds_text,
     local_changes,
@@ -60,9 +66,6 @@ from nlmsync.sync import (
 if TYPE_CHECKING:
     from nlmsync.search import NoteIndex, SearchHit
 
-NEW_NOTEBOOK_PREFIX = "new:"
-NOTEBOOKS_IN_HINT = 5
-
 
 class ProgressSink(Protocol):
     """Where a run reports progress (the CLI's rich display; nothing for `--json`)."""
@@ -75,144 +78,7 @@ class ProgressSink(Protocol):
         """The search index is being brought up to date: `done` of `total` changed notes read."""
 
 
-class Citation(BaseModel):
-    """One citation of an answer, mapped back to the vault note (and heading) it came from."""
-
-    number: int
-    source_id: str
-    path: str | None = None
-    heading: str | None = None
-    cited_text: str | None = None
-
-
-class SelectedNote(BaseModel):
-    path: str
-    score: float
-
-
-class AskResult(BaseModel):
-    notebook_id: str
-    question: str
-    answer: str
-    conversation_id: str | None
-    selected_notes: list[SelectedNote] = Field(default_factory=list)
-    source_ids: list[str] = Field(default_factory=list, description="Selected notes' sources, then carry-over.")
-    carried_over_source_ids: list[str] = Field(default_factory=list)
-    citations: list[Citation] = Field(default_factory=list)
-    notes: list[NoteOutcome] = Field(default_factory=list, description="What source preparation did.")
-    notices: list[str] = Field(default_factory=list)
-
-
-class SourceMappingEntry(BaseModel):
-    """A source mapping (one registry row) as `status` reports it, its source id resolved."""
-
-    path: str
-    part: int
-    part_count: int
-    source_id: str
-    title: str
-    managed: bool
-
-
-class LocalChangeEntry(BaseModel):
-    """A synced note that changed in the vault: modified, renamed (to `renamed_to`), deleted or excluded."""
-
-    path: str
-    change: str
-    renamed_to: str | None = None
-    command: str = Field(description="The command that brings its source up to date.")
-
-
-class EvictionCandidate(BaseModel):
-    path: str
-    use_count: int
-    last_used: str | None = None
-
-
-class EvictionEntry(BaseModel):
-    path: str
-    source_id: str
-    reason: str
-    evicted_at: str
-
-
-class NextStep(BaseModel):
-    """Something `status` found to do, and the command that does it."""
-
-    why: str
-    command: str
-
-
-class StatusReport(BaseModel):
-    notebook_id: str
-    title: str
-    capacity: int
-    source_count: int = Field(description="Sources the notebook holds now.")
-    active_sources: list[SourceMappingEntry] = Field(default_factory=list)
-    stale_sources: list[SourceMappingEntry] = Field(default_factory=list,
-                                               description="Synced notes whose source is gone from the notebook.")
-    orphan_source_ids: list[str] = Field(default_factory=list,
-                                         description="Remote sources titled by nlmsync, unregistered.")
-    unmanaged_count: int = Field(0, description="Remote sources nlmsync did not upload (never evicted).")
-    local_changes: list[LocalChangeEntry] = Field(default_factory=list,
-                                                  description="Synced notes changed in the vault, not synced yet.")
-    next_evictions: list[EvictionCandidate] = Field(default_factory=list,
-                                                    description="The first notes evicted when room is needed.")
-    pending_deletions: list[str] = Field(default_factory=list, description="Source ids still to delete.")
-    recent_evictions: list[EvictionEntry] = Field(default_factory=list)
-    next_steps: list[NextStep] = Field(default_factory=list)
-
-
-class ReconcileReport(BaseModel):
-    notebook_id: str
-    active_count: int
-    stale_paths: list[str] = Field(default_factory=list)
-    canonicalized_paths: list[str] = Field(default_factory=list)
-    orphan_source_ids: list[str] = Field(default_factory=list)
-
-
 NEXT_EVICTIONS_SHOWN = 5
-
-
-def _counted(count: int, singular: str, plural: str) -> str:
-    return f"{count} {singular if count == 1 else plural}"
-
-
-def _next_steps(report: StatusReport, orphan_paths: Sequence[str]) -> list[NextStep]:
-    """What to do about what `status` found, most pressing first (`orphan_paths`: the vault notes the orphans'
-    titles name; an orphan of a note that left the vault is listed by `status`, and only NotebookLM removes it)."""
-    steps: list[NextStep] = []
-    if report.source_count > report.capacity:
-        steps.append(NextStep(
-            why=f"the notebook holds {report.source_count} sources, capacity is {report.capacity}",
-            command="set 'capacity' to your plan's limit (50 free, 100 Plus, 300 Pro, 600 Ultra) in "
-                    ".nlmsync/config.toml or NLMSYNC_CAPACITY"))
-    changed = [c for c in report.local_changes if c.change in ("modified", "renamed")]
-    if changed:
-        targets = " ".join(dict.fromkeys(c.command.removeprefix("nlmsync refresh ") for c in changed))
-        steps.append(NextStep(why=f"{_counted(len(changed), 'synced note', 'synced notes')} changed in the vault",
-                              command=f"nlmsync refresh {targets}"))
-    gone = [c for c in report.local_changes if c.change in ("deleted", "excluded")]
-    if gone:
-        steps.append(NextStep(why=f"{_counted(len(gone), 'synced note was', 'synced notes were')} deleted or "
-                                  "excluded; their sources stay",
-                              command="nlmsync refresh --all (mirrors the vault: also uploads notes not synced yet)"))
-    if report.stale_sources:
-        paths = " ".join(shlex.quote(p) for p in dict.fromkeys(e.path for e in report.stale_sources))
-        missing = _counted(len(report.stale_sources), "synced source is", "synced sources are")
-        steps.append(NextStep(why=f"{missing} missing from the notebook",
-                              command=f"nlmsync refresh {paths}"))
-    if orphan_paths:
-        orphans = _counted(len(orphan_paths), "source titled by nlmsync for a note of the vault is",
-                           "sources titled by nlmsync for notes of the vault are")
-        paths = " ".join(shlex.quote(p) for p in dict.fromkeys(orphan_paths))
-        steps.append(NextStep(why=f"{orphans} not in the state file; refreshing the notes adopts them",
-                              command=f"nlmsync refresh {paths}"))
-    if report.pending_deletions:
-        waiting = _counted(len(report.pending_deletions), "source waits", "sources wait")
-        steps.append(NextStep(why=f"{waiting} to be deleted",
-                              command="nlmsync refresh (retries them first)"))
-    return steps
 
 
 def _dedup(ids: Sequence[str]) -> list[str]:
@@ -222,30 +88,10 @@ def _dedup(ids: Sequence[str]) -> list[str]:
 WRITER_POLL_SECONDS = 0.05
 
 
-def partial_failure_message(report: RefreshReport, requested: int) -> str:
-    """One line for a refresh where some notes failed, saying truly what else happened (exit 6)."""
-    failed = report.failed
-    first = failed[0]
-    why = first.error or ""
-    where = why if why.startswith(first.path) else f"{first.path}: {why}"
-    done = [n for n in report.notes if n.branch not in (Branch.FAILED, Branch.EXCLUDED)]
-    if len(failed) == requested:
-        said = "the one note failed" if requested == 1 else f"all {requested} notes failed"
-    else:
-        said = f"{len(failed)} of {requested} notes failed"
-    if not done:
-        rest = "nothing was done"
-    elif all(n.branch in (Branch.EVICTED, Branch.REMOVED) for n in done):
-        rest = "only the removals before them were done and recorded"
-    else:
-        rest = "the rest were done and recorded"
-    return f"{said}; {rest} (first: {where})"
-
-
 class Orchestrator:
     """`refresh`, `ask`, `status`, `reconcile` over one vault, state file and notebook server."""
 
-    def __init__(self, settings: Settings, store: StateStore, client: Any, *,
+    def __init__(self, settings: Settings, store: StateStore, client: NotebookLMClient, *,
                  progress: ProgressSink | None = None, index: NoteIndex | None = None) -> None:
         self.settings = settings
         self.store = store
@@ -292,62 +138,12 @@ class Orchestrator:
         return self.index.selected(query)
 
     # --- notebook and remote -------------------------------------------------------------------
-    async def _notebook(self, *, create: bool, planned: bool = False) -> tuple[str, Any]:
-        """The notebook of this run, and its `notebook_get` answer when reading it was needed.
+    async def _notebook(self, *, create: bool, planned: bool = False) -> tuple[str, NotebookDetails | None]:
+        """The notebook of this run, and its `notebook_get` answer when reading it was needed (`resolve_notebook`)."""
+        return await resolve_notebook(self.client, self.store, (self.settings.notebook or "").strip(),
+                                      create=create, planned=planned)
 
-        `planned` (a dry run): a `new:TITLE` notebook not created yet is returned as that spec itself.
-        """
-        spec = (self.settings.notebook or "").strip()
-        if spec.startswith(NEW_NOTEBOOK_PREFIX):
-            title = spec[len(NEW_NOTEBOOK_PREFIX):].strip()
-            if not title:
-                raise UsageError("--notebook new:TITLE needs a title")
-            for known in self._recorded_notebooks(title):
-                try:
-                    details = await self.client.notebook_get(known)
-                except NotFoundError:
-                    continue
-                if details.notebook.title == title:
-                    if create and known != self.store.default_notebook():
-                        self.store.set_default_notebook(known)
-                    return known, details
-            if planned:
-                return spec, None
-            if not create:
-                raise UsageError(f"notebook '{title}' has not been created yet (run refresh or ask first)")
-            notebook_id = await self._create_notebook(title)
-            with self.store.step():
-                self.store.record_notebook(notebook_id, title)
-                self.store.set_default_notebook(notebook_id)
-            return notebook_id, None
-        if spec:
-            return spec, None
-        default = self.store.default_notebook()
-        if default is None:
-            raise UsageError("no notebook given: pass --notebook ID, or --notebook new:TITLE to create one",
-                             hint="or set 'notebook' in .nlmsync/config.toml")
-        return default, None
-
-    def _recorded_notebooks(self, title: str) -> list[str]:
-        """Notebooks this state file created or used under `title`: the default first, then newest first."""
-        default = self.store.default_notebook()
-        known = [nb for nb, known_title in reversed(self.store.notebooks().items()) if known_title == title]
-        return sorted(known, key=lambda nb: nb != default)
-
-    async def _create_notebook(self, title: str) -> str:
-        """`notebook_create`; when its answer is lost, a notebook with that title unknown to the state file
-        (the one just created) is adopted instead of creating a second one on the next run."""
-        try:
-            return (await self.client.notebook_create(title)).notebook_id
-        except ConnectionProblem:
-            known = self.store.notebooks()
-            listing = await self.client.notebook_list()
-            for nb in listing.notebooks:
-                if nb.title == title and nb.id not in known:
-                    return nb.id
-            raise
-
-    async def _remote(self, notebook_id: str, first: Any) -> RemoteView:
+    async def _remote(self, notebook_id: str, first: NotebookDetails | None) -> RemoteView:
         """The run's picture of the notebook.
 
         Raises:
@@ -357,27 +153,8 @@ class Orchestrator:
         try:
             return await read_remote(self.client, notebook_id, expect_sources=expect, first=first)
         except NotFoundError:
-            raise await self._notebook_not_found(notebook_id) from None
-
-    async def _notebook_not_found(self, notebook_id: str) -> NotebookNotFoundError:
-        """The bad-input error for a notebook id the server does not know, with the notebooks it does know."""
-        given = (self.settings.notebook or "").strip()
-        where = "" if given else " (the notebook this state file used last)"
-        create = f"--notebook {NEW_NOTEBOOK_PREFIX}TITLE creates one"
-        try:
-            listing = (await self.client.notebook_list(NOTEBOOKS_IN_HINT + 1)).notebooks
-        except NotebookLMError:
-            hint = f"'nlmsync notebooks' lists the notebooks this server has; {create}"
-        else:
-            if listing:
-                shown = ", ".join(f"{nb.id} ({nb.title})" for nb in listing[:NOTEBOOKS_IN_HINT])
-                more = ", …" if len(listing) > NOTEBOOKS_IN_HINT else ""
-                hint = (f"this server has: {shown}{more} ('nlmsync notebooks' lists them); pass one with --notebook ID, "
-                        f"or {create}")
-            else:
-                hint = f"this server has no notebook yet; {create}"
-        return NotebookNotFoundError(f"notebook {notebook_id}{where} not found on the NotebookLM server",
-                                     hint=hint)
+            raise await notebook_not_found(self.client, notebook_id,
+                                           given=bool((self.settings.notebook or "").strip())) from None
 
     def _notices(self, remote: RemoteView) -> list[str]:
         """What a run tells the user beyond its notes: look-alike sources left alone, rate-limit pauses."""
@@ -389,9 +166,10 @@ class Orchestrator:
         return SyncDeps(self.client, self.store, self.vault_root, self.settings, notebook_id,
                         on_progress=self.progress.advance if self.progress else None)
 
-    async def _prepare_run(self, notebook_id: str, first: Any, *, dry_run: bool) -> tuple[RemoteView, int, int]:
-        if dry_run and notebook_id.startswith(NEW_NOTEBOOK_PREFIX):
-            return RemoteView(notebook_id, notebook_id[len(NEW_NOTEBOOK_PREFIX):].strip()), 0, 0
+    async def _prepare_run(self, notebook_id: str, first: NotebookDetails | None, *,
+                           dry_run: bool) -> tuple[RemoteView, int, int]:
+        if dry_run and (title := planned_title(notebook_id)) is not None:
+            return RemoteView(notebook_id, title), 0, 0
         remote = await self._remote(notebook_id, first)
         if dry_run:
             return remote, 0, len(self.store.pending_deletions(notebook_id))
@@ -608,7 +386,7 @@ class Orchestrator:
                                                  conversation, result)
         result.answer = answer.answer
         result.conversation_id = answer.conversation_id or conversation
-        result.citations = self._map_citations(notebook_id, answer, live)
+        result.citations = map_citations(self.store, self.vault_root, notebook_id, answer, live)
         if result.conversation_id:
             async with self._writer():
                 self.store.record_turn(notebook_id, result.conversation_id, question, answer.answer,
@@ -616,7 +394,7 @@ class Orchestrator:
         return result
 
     async def _query(self, notebook_id: str, question: str, source_ids: list[str] | None,
-                     conversation: str | None, result: AskResult) -> tuple[Any, str | None]:
+                     conversation: str | None, result: AskResult) -> tuple[QueryAnswer, str | None]:
         """The answer, and the conversation it continued (None once the server rejected `conversation`)."""
         timeout = self.settings.query_timeout
         try:
@@ -629,41 +407,6 @@ class Orchestrator:
                                   "asked again in a new conversation")
             return await self.client.notebook_query(notebook_id, question, source_ids=source_ids,
                                                     conversation_id=None, timeout=timeout), None
-
-    def _map_citations(self, notebook_id: str, answer: Any, live: list[NoteOutcome]) -> list[Citation]:
-        path_of = {sid: o.path for o in live for sid in o.source_ids}
-        texts: dict[str, str | None] = {}
-
-        def note_path(source_id: str) -> str | None:
-            resolved = self.store.resolve_source_id(source_id)
-            if resolved in path_of:
-                return path_of[resolved]
-            row = self.store.mapping_by_source_id(notebook_id, resolved)
-            return row.path if row else None
-
-        def note_text(path: str) -> str | None:
-            if path not in texts:
-                try:
-                    texts[path] = vault_files.read_note_text(self.vault_root, path)
-                except (InputError, OSError):
-                    texts[path] = None
-            return texts[path]
-
-        citations: list[Citation] = []
-        referenced = {r.citation_number for r in answer.references}
-        for ref in answer.references:
-            path = note_path(ref.source_id)
-            heading = None
-            text = note_text(path) if path else None
-            if text is not None and ref.cited_text:
-                offset = find_cited_text(text, ref.cited_text)
-                heading = heading_above(text, offset) if offset is not None else None
-            citations.append(Citation(number=ref.citation_number, source_id=ref.source_id, path=path,
-                                      heading=heading, cited_text=ref.cited_text))
-        for number, source_id in answer.citations.items():
-            if number.isdigit() and int(number) not in referenced:
-                citations.append(Citation(number=int(number), source_id=source_id, path=note_path(source_id)))
-        return sorted(citations, key=lambda c: c.number)
 
     # --- status and reconcile ------------------------------------------------------------------
     async def status(self) -> StatusReport:
@@ -699,7 +442,7 @@ class Orchestrator:
         orphan_paths = [parsed[0] for i in report.orphan_source_ids
                         if (parsed := parse_title(remote.sources[i])) is not None
                         and (self.vault_root / parsed[0]).is_file()]
-        report.next_steps = _next_steps(report, orphan_paths)
+        report.next_steps = next_steps(report, orphan_paths)
         return report
 
     async def _own_upload(self, source_id: str, title: str) -> bool:

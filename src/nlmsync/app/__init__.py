@@ -1,0 +1,39 @@
+"""The app layer: one `Orchestrator` per run (select → ensure sources → query → record), used by the CLI,
+`watch` and `serve`, and the results its runs answer.
+
+- `orchestrator`: `Orchestrator` (`refresh`, `ask`, `status`, `reconcile`, `keep_current`) and `ProgressSink`.
+- `results`: the pydantic models of `ask`, `status` and `reconcile` (`refresh` answers sync's `RefreshReport`).
+- `notebooks`: which notebook a run works on (`--notebook ID`, `new:TITLE`, the default) and the error for
+  one the server does not know.
+- `citations`: an answer's citations mapped back to vault notes and headings.
+- `messages`: what `status` proposes to do next, and the line of a partly failed refresh.
+"""
+
+from nlmsync.app.orchestrator import Orchestrator, ProgressSink
+from nlmsync.app.results import (
+    AskResult,
+    Citation,
+    EvictionCandidate,
+    EvictionEntry,
+    LocalChangeEntry,
+    NextStep,
+    ReconcileReport,
+    SelectedNote,
+    SourceMappingEntry,
+    StatusReport,
+)
+
+__all__ = [
+    "AskResult",
+    "Citation",
+    "EvictionCandidate",
+    "EvictionEntry",
+    "LocalChangeEntry",
+    "NextStep",
+    "Orchestrator",
+    "ProgressSink",
+    "ReconcileReport",
+    "SelectedNote",
+    "SourceMappingEntry",
+    "StatusReport",
+]

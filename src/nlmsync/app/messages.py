@@ -1,0 +1,71 @@
+"""What a run says in words: the next steps `status` proposes (each with the command that takes it), and the
+one line of a refresh where some notes failed (exit 6)."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from nlmsync.app.results import NextStep, StatusReport
+from nlmsync.sync import Branch, RefreshReport
+
+
+def _counted(count: int, singular: str, plural: str) -> str:
+    return f"{count} {singular if count == 1 else plural}"
+
+
+def next_steps(report: StatusReport, orphan_paths: Sequence[str]) -> list[NextStep]:
+    """What to do about what `status` found, most pressing first (`orphan_paths`: the vault notes the orphans'
+    titles name; an orphan of a note that left the vault is listed by `status`, and only NotebookLM removes it)."""
+    steps: list[NextStep] = []
+    if report.source_count > report.capacity:
+        steps.append(NextStep(
+            why=f"the notebook holds {report.source_count} sources, capacity is {report.capacity}",
+            command="set 'capacity' to your plan's limit (50 free, 100 Plus, 300 Pro, 600 Ultra) in "
+                    ".nlmsync/config.toml or NLMSYNC_CAPACITY"))
+    changed = [c for c in report.local_changes if c.change in ("modified", "renamed")]
+    if changed:
+        targets = " ".join(dict.fromkeys(c.command.removeprefix("nlmsync refresh ") for c in changed))
+        steps.append(NextStep(why=f"{_counted(len(changed), 'synced note', 'synced notes')} changed in the vault",
+                              command=f"nlmsync refresh {targets}"))
+    gone = [c for c in report.local_changes if c.change in ("deleted", "excluded")]
+    if gone:
+        steps.append(NextStep(why=f"{_counted(len(gone), 'synced note was', 'synced notes were')} deleted or "
+                                  "excluded; their sources stay",
+                              command="nlmsync refresh --all (mirrors the vault: also uploads notes not synced yet)"))
+    if report.stale_sources:
+        paths = " ".join(shlex.quote(p) for p in dict.fromkeys(e.path for e in report.stale_sources))
+        missing = _counted(len(report.stale_sources), "synced source is", "synced sources are")
+        steps.append(NextStep(why=f"{missing} missing from the notebook",
+                              command=f"nlmsync refresh {paths}"))
+    if orphan_paths:
+        orphans = _counted(len(orphan_paths), "source titled by nlmsync for a note of the vault is",
+                           "sources titled by nlmsync for notes of the vault are")
+        paths = " ".join(shlex.quote(p) for p in dict.fromkeys(orphan_paths))
+        steps.append(NextStep(why=f"{orphans} not in the state file; refreshing the notes adopts them",
+                              command=f"nlmsync refresh {paths}"))
+    if report.pending_deletions:
+        waiting = _counted(len(report.pending_deletions), "source waits", "sources wait")
+        steps.append(NextStep(why=f"{waiting} to be deleted",
+                              command="nlmsync refresh (retries them first)"))
+    return steps
+
+
+def partial_failure_message(report: RefreshReport, requested: int) -> str:
+    """One line for a refresh where some notes failed, saying truly what else happened (exit 6)."""
+    failed = report.failed
+    first = failed[0]
+    why = first.error or ""
+    where = why if why.startswith(first.path) else f"{first.path}: {why}"
+    done = [n for n in report.notes if n.branch not in (Branch.FAILED, Branch.EXCLUDED)]
+    if len(failed) == requested:
+        said = "the one note failed" if requested == 1 else f"all {requested} notes failed"
+    else:
+        said = f"{len(failed)} of {requested} notes failed"
+    if not done:
+        rest = "nothing was done"
+    elif all(n.branch in (Branch.EVICTED, Branch.REMOVED) for n in done):
+        rest = "only the removals before them were done and recorded"
+    else:
+        rest = "the rest were done and recorded"
+    return f"{said}; {rest} (first: {where})"

@@ -1,0 +1,106 @@
+"""What the orchestrator's runs answer, as pydantic models: `ask`'s `AskResult` (with its citations),
+`status`'s `StatusReport` and `reconcile`'s `ReconcileReport`. The CLI prints them (one JSON document with
+`--json`) and `serve` returns them as tool results; `refresh` answers with sync's `RefreshReport`."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from nlmsync.sync import NoteOutcome
+
+
+class Citation(BaseModel):
+    """One citation of an answer, mapped back to the vault note (and heading) it came from."""
+
+    number: int
+    source_id: str
+    path: str | None = None
+    heading: str | None = None
+    cited_text: str | None = None
+
+
+class SelectedNote(BaseModel):
+    path: str
+    score: float
+
+
+class AskResult(BaseModel):
+    notebook_id: str
+    question: str
+    answer: str
+    conversation_id: str | None
+    selected_notes: list[SelectedNote] = Field(default_factory=list)
+    source_ids: list[str] = Field(default_factory=list, description="Selected notes' sources, then carry-over.")
+    carried_over_source_ids: list[str] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+    notes: list[NoteOutcome] = Field(default_factory=list, description="What source preparation did.")
+    notices: list[str] = Field(default_factory=list)
+
+
+class SourceMappingEntry(BaseModel):
+    """A source mapping (one registry row) as `status` reports it, its source id resolved."""
+
+    path: str
+    part: int
+    part_count: int
+    source_id: str
+    title: str
+    managed: bool
+
+
+class LocalChangeEntry(BaseModel):
+    """A synced note that changed in the vault: modified, renamed (to `renamed_to`), deleted or excluded."""
+
+    path: str
+    change: str
+    renamed_to: str | None = None
+    command: str = Field(description="The command that brings its source up to date.")
+
+
+class EvictionCandidate(BaseModel):
+    path: str
+    use_count: int
+    last_used: str | None = None
+
+
+class EvictionEntry(BaseModel):
+    path: str
+    source_id: str
+    reason: str
+    evicted_at: str
+
+
+class NextStep(BaseModel):
+    """Something `status` found to do, and the command that does it."""
+
+    why: str
+    command: str
+
+
+class StatusReport(BaseModel):
+    notebook_id: str
+    title: str
+    capacity: int
+    source_count: int = Field(description="Sources the notebook holds now.")
+    active_sources: list[SourceMappingEntry] = Field(default_factory=list)
+    stale_sources: list[SourceMappingEntry] = Field(default_factory=list,
+                                               description="Synced notes whose source is gone from the notebook.")
+    orphan_source_ids: list[str] = Field(default_factory=list,
+                                         description="Remote sources titled by nlmsync, unregistered.")
+    unmanaged_count: int = Field(0, description="Remote sources nlmsync did not upload (never evicted).")
+    local_changes: list[LocalChangeEntry] = Field(default_factory=list,
+                                                  description="Synced notes changed in the vault, not synced yet.")
+    next_evictions: list[EvictionCandidate] = Field(default_factory=list,
+                                                    description="The first notes evicted when room is needed.")
+    pending_deletions: list[str] = Field(default_factory=list, description="Source ids still to delete.")
+    recent_evictions: list[EvictionEntry] = Field(default_factory=list)
+    next_steps: list[NextStep] = Field(default_factory=list)
+
+
+class ReconcileReport(BaseModel):
+    notebook_id: str
+    active_count: int
+    stale_paths: list[str] = Field(default_factory=list)
+    canonicalized_paths: list[str] = Field(default_factory=list)
+    orphan_source_ids: list[str] = Field(default_factory=list)
+
