@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from nlmsync.errors import InputError, PathOutsideVaultError
 from nlmsync.vault import (
     decode_note,
     excluded_by_pattern,
+    front_matter_strings,
     is_blank,
     is_excluded,
     is_note_path,
@@ -117,12 +120,55 @@ def test_resolve_finds_an_nfd_name_by_its_nfc_path(vault: Path) -> None:
     assert [n.path for n in scan_vault(vault).notes if n.path.startswith("r\u00e9")] == [nfc]
 
 
-def test_front_matter_subset() -> None:
+def test_front_matter() -> None:
     text = "---\ntitle: \"Heap: notes\"\naliases: [a, 'b c']\ntags:\n  - x\n  - y\nnlmsync: false\ncount: 3\n---\nbody"
     front = parse_front_matter(text)
     assert front.data == {"title": "Heap: notes", "aliases": ["a", "b c"], "tags": ["x", "y"], "nlmsync": False,
-                          "count": 3}
+                          "count": "3"}
     assert text[front.body_start:] == "body"
+
+
+def test_front_matter_is_read_as_yaml() -> None:
+    """Quoting, escapes, block scalars and nested values as YAML has them (the hand-written subset kept `''`
+    doubled, `\\_` escaped, and read a block scalar's `|` as the value)."""
+    text = ("---\ndescription: 'Apreneu d''Obsidian'\nsummary: \"non\\_breaking\"\nabstract: |\n  two\n  lines\n"
+            "author: {name: Mina, links: [a, b]}  # a comment\n...\nbody")
+    front = parse_front_matter(text)
+    assert front.data == {"description": "Apreneu d'Obsidian", "summary": "non\u00a0breaking",
+                          "abstract": "two\nlines\n", "author": {"name": "Mina", "links": ["a", "b"]}}
+    assert text[front.body_start:] == "body"
+    assert front_matter_strings(front.data["author"]) == ["Mina", "a", "b"]
+    assert front_matter_strings([None, 1, [True, {"k": "v"}]]) == ["1", "True", "v"]
+
+
+@pytest.mark.parametrize(("raw", "value"), [
+    ("12:30", "12:30"), ("010", "010"), ("1.10", "1.10"), ("2024-01-01", "2024-01-01"), ("0x1F", "0x1F"),
+    ("yes", True), ("Off", False), ("false", False), ("~", None), ("", None), ("'no'", "no"),
+])
+def test_plain_scalars_are_booleans_null_or_the_string_as_written(raw: str, value: object) -> None:
+    """YAML 1.1 would read `12:30` as 750 and `010` as 8; front matter is searched as text, so a scalar that
+    is not a boolean or null stays as written."""
+    assert parse_front_matter(f"---\nkey: {raw}\n---\n").data == {"key": value}
+
+
+def test_front_matter_that_is_not_a_yaml_mapping_gives_no_data_but_keeps_an_opt_out() -> None:
+    broken = "---\ntitle: Heap: notes\ntags: [x\n{flag}---\nbody"
+    assert parse_front_matter(broken.format(flag="")).data == {}
+    assert parse_front_matter(broken.format(flag="")).body_start == len(broken.format(flag="")) - len("body")
+    opted_out = broken.format(flag="nlmsync: No  # private\n")
+    assert parse_front_matter(opted_out).data == {"nlmsync": False}
+    assert is_excluded("n.md", opted_out, [])
+    assert not is_excluded("n.md", broken.format(flag="  nlmsync: false\n"), [])  # not at the top level
+    assert not is_excluded("n.md", broken.format(flag="NLMSYNC: false\n"), [])  # keys are case-sensitive
+    assert parse_front_matter("---\n- a list\n---\nbody").data == {}
+    assert parse_front_matter("---\njust words\n---\nbody").data == {}
+
+
+def test_importing_the_vault_or_reading_a_note_without_front_matter_does_not_load_yaml() -> None:
+    code = ("import sys\nfrom nlmsync.vault import parse_front_matter\n"
+            "assert parse_front_matter('# title\\nbody').data == {}\nprint('yaml' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr
 
 
 def test_front_matter_absent_or_unclosed() -> None:

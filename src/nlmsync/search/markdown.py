@@ -18,10 +18,10 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from nlmsync.search.tokenize import count_tokens, text_pieces, tokenize_path
-from nlmsync.vault import FrontMatter, iter_lines, parse_front_matter
+from nlmsync.vault import FrontMatter, front_matter_strings, iter_lines, parse_front_matter
 
 HEADING_KEYS = ("title", "aliases", "tags")
 _NOT_TEXT_KEYS = frozenset({"nlmsync"})
@@ -53,14 +53,6 @@ class NoteFields:
         """Body, heading and path lengths; the path's counts the folder's tokens and the file name's."""
         return (sum(self.body.values()), sum(self.heading.values()),
                 sum(self.path.values()) + sum(self.folder.values()))
-
-
-def _front_matter_text(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, list):
-        return [str(item) for item in value if item is not None]
-    return [str(value)]
 
 
 LineKind = Literal["heading", "setext", "code", "text", "blank"]
@@ -131,9 +123,9 @@ def split_markdown(text: str, front: FrontMatter | None = None) -> NoteText:
     body: list[str] = []
     for key, value in front.data.items():
         if key.lower() in HEADING_KEYS:
-            heading.extend(_front_matter_text(value))
+            heading.extend(front_matter_strings(value))
         elif key.lower() not in _NOT_TEXT_KEYS:
-            body.extend(_front_matter_text(value))
+            body.extend(front_matter_strings(value))
     for item in markdown_lines(text, front.body_start):
         if item.kind == "heading":
             heading.append(item.text)
@@ -155,9 +147,9 @@ def note_fields(rel_path: str, text: str, front: FrontMatter | None = None) -> N
     body_values: list[str] = []
     for key, value in front.data.items():
         if key.lower() in HEADING_KEYS:
-            headings.extend(_front_matter_text(value))
+            headings.extend(front_matter_strings(value))
         elif key.lower() not in _NOT_TEXT_KEYS:
-            body_values.extend(_front_matter_text(value))
+            body_values.extend(front_matter_strings(value))
     body = count_tokens(_body_pieces(text, front.body_start, body_values, headings))
     heading = count_tokens(piece for line in headings for piece in text_pieces(line + "\n"))
     folder, _, name = rel_path.rpartition("/")
