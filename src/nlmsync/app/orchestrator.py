@@ -149,7 +149,7 @@ class Orchestrator:
         Raises:
             NotebookNotFoundError: the server has no notebook `notebook_id` (bad input, exit 2).
         """
-        expect = any(m.status == "active" for m in self.store.all_mappings(notebook_id))
+        _, expect = self.store.mapped_source_ids(notebook_id)
         try:
             return await read_remote(self.client, notebook_id, expect_sources=expect, first=first)
         except NotFoundError:
