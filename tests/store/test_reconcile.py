@@ -52,3 +52,32 @@ def test_reconcile_of_split_note_checks_each_part(store: StateStore) -> None:
     result = store.reconcile(NB, {"p1"})
     assert [(m.part, m.status) for m in store.mappings_by_path(NB, "big.md")] == [(0, "stale"), (1, "active")]
     assert len(result.active) == len(result.stale) == 1
+
+
+def _rows(store: StateStore) -> list[tuple[str, int, str, str]]:
+    return [(m.path, m.part, m.source_id, m.status) for m in store.all_mappings(NB)]
+
+
+def test_reconcile_needed_is_false_only_when_reconcile_changes_nothing(store: StateStore) -> None:
+    """A run asks `reconcile_needed` (one column) before `reconcile` (every row built): False must mean that
+    reconcile would change nothing, for each way a row can be out of step with the listing."""
+    add(store, "a.md", "s-a")
+    add(store, "b.md", "s-b")
+    add(store, "c.md", "old-c")
+    add(store, "d.md", "s-d")
+    store.register_source_alias("old-c", "s-c")
+    cases = [{"s-a", "s-b", "s-c", "s-d"}, {"s-a", "s-b", "s-d"}, {"s-a", "s-b", "s-c", "s-d", "other"}, set()]
+    for remote in cases:
+        store.reconcile(NB, remote)  # in step with `remote`: nothing left to do
+        assert not store.reconcile_needed(NB, remote)
+        before = _rows(store)
+        store.reconcile(NB, remote)
+        assert _rows(store) == before
+    store.reconcile(NB, {"s-a", "s-b", "s-c", "s-d"})
+    assert store.reconcile_needed(NB, {"s-a", "s-c", "s-d"})  # b.md's source is gone: stale
+    store.reconcile(NB, {"s-a", "s-c", "s-d"})
+    assert store.reconcile_needed(NB, {"s-a", "s-b", "s-c", "s-d"})  # b.md's source is back: active
+    store.register_source_alias("s-d", "s-d2")
+    assert store.reconcile_needed(NB, {"s-a", "s-b", "s-c", "s-d"})  # d.md holds an alias now
+    store.reconcile(NB, {"s-a", "s-b", "s-c", "s-d2"})
+    assert not store.reconcile_needed(NB, {"s-a", "s-b", "s-c", "s-d2"})

@@ -173,7 +173,8 @@ class Orchestrator:
         remote = await self._remote(notebook_id, first)
         if dry_run:
             return remote, 0, len(self.store.pending_deletions(notebook_id))
-        self.store.reconcile(notebook_id, remote.ids())
+        if self.store.reconcile_needed(notebook_id, remote.ids()):
+            self.store.reconcile(notebook_id, remote.ids())
         await queue_duplicate_sources(self._deps(notebook_id), remote)
         done, left = await retry_pending_deletions(self._deps(notebook_id), remote)
         return remote, done, left

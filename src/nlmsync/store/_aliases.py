@@ -80,6 +80,23 @@ class AliasMixin(StoreBase):
                 updates)
             return result
 
+    def reconcile_needed(self, notebook_id: str, remote_ids: Iterable[str]) -> bool:
+        """Whether `reconcile` could change a row: one holds an alias, is live but marked stale, is gone but
+        marked active, or shares its live id with another. False is exact; True may still change nothing. A
+        run checks this first, reading one column, instead of building every row."""
+        remote = remote_ids if isinstance(remote_ids, (set, frozenset, dict)) else set(remote_ids)
+        with self._reading():
+            aliased = self.db.execute(
+                "SELECT 1 FROM source_mappings m JOIN source_aliases a ON a.previous = m.source_id "
+                "WHERE m.notebook_id = ? LIMIT 1", [notebook_id]).fetchone()
+            if aliased:
+                return True
+            rows = self.db.execute("SELECT source_id, status FROM source_mappings WHERE notebook_id = ?",
+                                   [notebook_id]).fetchall()
+        live = [source_id for source_id, status in rows if source_id in remote]
+        return (len(live) != len(set(live))
+                or any((source_id in remote) != (status == "active") for source_id, status in rows))
+
     def _reconciled(self, notebook_id: str, remote: set[str]) -> tuple[ReconcileResult, list[tuple[str, str, str, str, int]]]:
         """§7.3 decided on the current rows: the result, and the row updates it takes."""
         aliases = self._alias_map()
