@@ -15,7 +15,7 @@ import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from nlmsync import vault as vault_files
 from nlmsync.errors import CapacityError, InputError
@@ -33,6 +33,9 @@ from nlmsync.sync.plan import (
 )
 from nlmsync.sync.reconcile import RemoteView
 from nlmsync.sync.report import NoteOutcome
+
+if TYPE_CHECKING:
+    from nlmsync.store import SourceMapping, StateStore
 
 EXCLUDED_BY_CONFIGURATION = "excluded by configuration"
 
@@ -57,13 +60,13 @@ class RegistryView:
     """The notebook's registry rows as a run finds them, read once (`StateStore.mappings_with_resolved_ids`),
     so deciding N notes' branches costs one query, not a few per note."""
 
-    store: Any
+    store: StateStore
     notebook_id: str
-    by_path: dict[str, list[tuple[Any, str]]] = field(default_factory=dict)
-    by_source: dict[str, Any] = field(default_factory=dict)
+    by_path: dict[str, list[tuple[SourceMapping, str]]] = field(default_factory=dict)
+    by_source: dict[str, SourceMapping] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, store: Any, notebook_id: str) -> RegistryView:
+    def read(cls, store: StateStore, notebook_id: str) -> RegistryView:
         view = cls(store, notebook_id)
         for row, resolved in store.mappings_with_resolved_ids(notebook_id):
             view.by_path.setdefault(row.path, []).append((row, resolved))
@@ -75,7 +78,7 @@ class RegistryView:
     def parts(self, path: str) -> list[ResolvedMapping]:
         return [ResolvedMapping(r.part, resolved, r.content_hash, r.source_id) for r, resolved in self.by_path.get(path, ())]
 
-    def row_of_source(self, source_id: str) -> Any:
+    def row_of_source(self, source_id: str) -> SourceMapping | None:
         """The row holding `source_id` or an id on its alias chain (as `StateStore.mapping_by_source_id`)."""
         row = self.by_source.get(source_id)
         if row is None:

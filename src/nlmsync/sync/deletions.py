@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from nlmsync import vault as vault_files
 from nlmsync.errors import InputError, NotebookLMError, NotFoundError
@@ -13,6 +13,9 @@ from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
 from nlmsync.sync.identity import holds_text
 from nlmsync.sync.plan import prepare_note
 from nlmsync.sync.reconcile import RemoteView
+
+if TYPE_CHECKING:
+    from nlmsync.store import SourceMapping
 
 
 async def queue_duplicate_sources(deps: SyncDeps, remote: RemoteView) -> int:
@@ -47,7 +50,7 @@ async def queue_duplicate_sources(deps: SyncDeps, remote: RemoteView) -> int:
     return len(duplicates)
 
 
-def _uploaded_text(deps: SyncDeps, row: Any) -> str | None:
+def _uploaded_text(deps: SyncDeps, row: SourceMapping) -> str | None:
     """The text nlmsync uploaded for a registry row: the note's part as it is now, when it still hashes the
     same; None when the note changed since (only the hash is known then)."""
     try:

@@ -1,17 +1,78 @@
-"""What source preparation works with (`SyncDeps`): the server, the registry, the vault and the settings,
-and the errors after which no call of a run can succeed (`FATAL_ERRORS`)."""
+"""What source preparation works with (`SyncDeps`), and the seams to its collaborators.
+
+- The NotebookLM client is `SyncClient`: the five calls sync makes and, for each answer, the fields it
+  reads. sync imports nothing of `notebooklm`; the app hands it `notebooklm.NotebookLMClient`, which
+  satisfies the protocol (the fake is driven through that same client).
+- The registry is the state store itself (`store.StateStore`), a layer below.
+- `FATAL_ERRORS` are the errors after which no call of a run can succeed.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from nlmsync.config import Settings
 from nlmsync.errors import AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS
+
+if TYPE_CHECKING:
+    from nlmsync.store import StateStore
+
+
+class ListedSource(Protocol):
+    """One source of a `notebook_get` answer."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+
+
+class ListedNotebook(Protocol):
+    @property
+    def title(self) -> str: ...
+    @property
+    def source_count(self) -> int: ...
+
+
+class NotebookListing(Protocol):
+    """A `notebook_get` answer: the notebook and its sources."""
+
+    @property
+    def notebook(self) -> ListedNotebook: ...
+    @property
+    def sources(self) -> Sequence[ListedSource]: ...
+
+
+class AddedSourceId(Protocol):
+    """A `source_add` answer: the new source's id."""
+
+    @property
+    def source_id(self) -> str: ...
+
+
+class HeldText(Protocol):
+    """A `source_get_content` answer: the text the server holds for a source."""
+
+    @property
+    def content(self) -> str: ...
+
+
+class SyncClient(Protocol):
+    """What sync needs of the NotebookLM client (`notebooklm.NotebookLMClient` is one). Every call raises
+    `NotebookLMError` subclasses only (`ConnectionProblem` when the answer may have been lost)."""
+
+    async def notebook_get(self, notebook_id: str) -> NotebookListing: ...
+    async def source_add_text(self, notebook_id: str, text: str, title: str,
+                              wait: bool | None = None) -> AddedSourceId: ...
+    async def source_delete(self, source_id: str) -> object: ...
+    async def source_rename(self, notebook_id: str, source_id: str, new_title: str) -> object: ...
+    async def source_get_content(self, source_id: str) -> HeldText: ...
+
 
 ProgressCallback = Callable[[NoteOutcome], None]
 
@@ -23,8 +84,8 @@ FATAL_ERRORS = (AuthenticationRequiredError, ServerCommandNotFoundError, ServerU
 class SyncDeps:
     """What source preparation works with: the server, the registry, the vault and the settings."""
 
-    client: Any
-    store: Any
+    client: SyncClient
+    store: StateStore
     vault_root: Path
     settings: Settings
     notebook_id: str

@@ -9,12 +9,16 @@ of sources nlmsync may not touch (or of notes this run is making live): a `Capac
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from nlmsync.errors import CapacityError, ConnectionProblem, NotFoundError
 from nlmsync.sync.plan import Branch
 from nlmsync.sync.reconcile import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome
+
+if TYPE_CHECKING:
+    from nlmsync.store import StateStore
+    from nlmsync.sync.deps import SyncClient
 
 CAPACITY_HINT = ("raise the 'capacity' setting if your plan allows more sources "
                  "(50 free, 100 Plus, 300 Pro, 600 Ultra), or remove sources in NotebookLM")
@@ -26,7 +30,7 @@ def capacity_error(notebook_id: str, capacity: int) -> CapacityError:
         "nlmsync may be evicted", hint=CAPACITY_HINT)
 
 
-async def strict_delete(client: Any, notebook_id: str, remote: RemoteView, source_id: str) -> None:
+async def strict_delete(client: SyncClient, notebook_id: str, remote: RemoteView, source_id: str) -> None:
     """Delete one source and be sure it is gone.
 
     When the answer is lost, a fresh listing decides: gone means done; still listed means the delete
@@ -48,7 +52,7 @@ async def strict_delete(client: Any, notebook_id: str, remote: RemoteView, sourc
     remote.deleted(source_id)
 
 
-async def evict_path(client: Any, store: Any, notebook_id: str, remote: RemoteView, path: str, *,
+async def evict_path(client: SyncClient, store: StateStore, notebook_id: str, remote: RemoteView, path: str, *,
                      reason: str, branch: Branch = Branch.EVICTED) -> NoteOutcome:
     """Remove every source of `path` from the notebook, then its registry rows, logging each source."""
     rows = store.mappings_by_path(notebook_id, path)
@@ -63,7 +67,7 @@ async def evict_path(client: Any, store: Any, notebook_id: str, remote: RemoteVi
     return NoteOutcome(path=path, branch=branch, source_ids=live, part_count=max(1, len(rows)), reason=reason)
 
 
-def plan_evictions(store: Any, notebook_id: str, remote: RemoteView, occupied: int, needed: int,
+def plan_evictions(store: StateStore, notebook_id: str, remote: RemoteView, occupied: int, needed: int,
                    capacity: int, exclude: set[str]) -> tuple[list[NoteOutcome], int]:
     """The evictions a dry run would make to fit `needed` more sources; returns them and the new occupancy.
 
@@ -83,7 +87,7 @@ def plan_evictions(store: Any, notebook_id: str, remote: RemoteView, occupied: i
     return planned, occupied
 
 
-async def make_room(client: Any, store: Any, notebook_id: str, remote: RemoteView, needed: int, capacity: int,
+async def make_room(client: SyncClient, store: StateStore, notebook_id: str, remote: RemoteView, needed: int, capacity: int,
                     exclude: set[str], occupied: Callable[[], int], evicted: list[NoteOutcome]) -> None:
     """Evict managed candidates until `needed` more sources fit; each eviction is appended to `evicted`.
 

@@ -14,7 +14,7 @@ established; it is left alone, and a later run looks again.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from nlmsync.errors import (
     AuthenticationRequiredError,
@@ -23,6 +23,10 @@ from nlmsync.errors import (
     ServerCommandNotFoundError,
 )
 from nlmsync.sync.titles import content_hash
+
+if TYPE_CHECKING:
+    from nlmsync.sync.deps import SyncClient
+    from nlmsync.sync.reconcile import RemoteView
 
 # Errors that say nothing about one source but about the server as a whole: they stop the run.
 _SERVER_UNUSABLE = (AuthenticationRequiredError, ConnectionProblem, ServerCommandNotFoundError)
@@ -33,7 +37,7 @@ def same_text(held: str, uploaded: str) -> bool:
     return held == uploaded or held.split() == uploaded.split()
 
 
-async def holds_text(client: Any, source_id: str, text: str | None, text_hash: str = "") -> bool:
+async def holds_text(client: SyncClient, source_id: str, text: str | None, text_hash: str = "") -> bool:
     """Whether the remote source `source_id` holds `text` — or, when the text is not at hand any more, the
     exact text whose content hash is (or, for the short hash of a title, starts with) `text_hash`. False when
     the server cannot say.
@@ -50,7 +54,7 @@ async def holds_text(client: Any, source_id: str, text: str | None, text_hash: s
     return same_text(held, text) if text is not None else content_hash(held).startswith(text_hash or "-")
 
 
-async def screen_title_matches(client: Any, registered: Callable[[str], bool], remote: Any,
+async def screen_title_matches(client: SyncClient, registered: Callable[[str], bool], remote: RemoteView,
                                uploads: Mapping[str, str]) -> None:
     """Mark as look-alikes (`remote.foreign`) the unregistered sources (`registered(source_id)` false) titled
     like one of `uploads` (title -> the text nlmsync uploads under it) that do not hold that text. Costs one

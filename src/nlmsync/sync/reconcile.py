@@ -9,9 +9,12 @@ concluded from it (the real server has been seen to return one).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from nlmsync.sync.titles import looks_managed
+
+if TYPE_CHECKING:
+    from nlmsync.sync.deps import NotebookListing, SyncClient
 
 
 @dataclass
@@ -67,11 +70,12 @@ class RemoteView:
             del self._by_title[title]
 
 
-def _listing(details: Any) -> dict[str, str]:
+def _listing(details: NotebookListing) -> dict[str, str]:
     return {s.id: s.title for s in details.sources}
 
 
-async def read_remote(client: Any, notebook_id: str, *, expect_sources: bool, first: Any = None) -> RemoteView:
+async def read_remote(client: SyncClient, notebook_id: str, *, expect_sources: bool,
+                      first: NotebookListing | None = None) -> RemoteView:
     """Read the notebook's sources with one `notebook_get` (two when the first listing is suspicious).
 
     `first` is an answer already read in this run (it then counts as the first read). A listing is
@@ -86,7 +90,7 @@ async def read_remote(client: Any, notebook_id: str, *, expect_sources: bool, fi
     return RemoteView(notebook_id, details.notebook.title or "", _listing(details), reads)
 
 
-async def lookup_after_lost_answer(client: Any, notebook_id: str) -> dict[str, str]:
+async def lookup_after_lost_answer(client: SyncClient, notebook_id: str) -> dict[str, str]:
     """A fresh listing (id -> title), read after a mutating call whose answer was lost."""
     return _listing(await client.notebook_get(notebook_id))
 

@@ -239,7 +239,7 @@ class Runner:
             return retire
         with store.step():
             self._mark_reused()
-            if decision.branch == Branch.RENAMED:
+            if decision.rename_from is not None:  # the rename branch, the only one with an old path
                 store.rename_mapping(nb, decision.rename_from, note.path)
             elif decision.branch == Branch.REUSED:
                 if decision.canonicalize:
