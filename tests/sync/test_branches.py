@@ -498,3 +498,15 @@ async def test_login_lost_mid_run_stops_with_exit_5_and_reports_what_was_done(ma
         assert info.value.report.notes[2].error.startswith("not tried: source_add:")
         assert [m.path for m in orch.store.all_mappings(world.notebook_id)] == ["a.md"]
     assert world.calls("source_add") == 2  # c.md was not tried against a server that needs a login
+
+
+async def test_paths_are_vault_relative_whatever_the_current_folder(make_world, monkeypatch):
+    """`serve` and `watch` pass vault-relative paths: a note of the same name in the folder the process runs
+    from is not the one meant (the command line's arguments are made vault-relative by `cli.paths`)."""
+    world = make_world()
+    world.write("a.md", "# A\nalpha\n")
+    world.write("sub/a.md", "# Sub A\nother\n")
+    monkeypatch.chdir(world.vault / "sub")
+    async with world.run() as orch:
+        report = await orch.refresh(["a.md"])
+    assert branches(report) == {"a.md": Branch.ADDED}

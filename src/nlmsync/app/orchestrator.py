@@ -202,17 +202,10 @@ class Orchestrator:
 
     # --- paths ---------------------------------------------------------------------------------
     def _vault_relative(self, arg: str, notes: list[str], *, gone_ok: bool = False) -> tuple[str, list[str], bool]:
-        """`arg` (a note or a folder, relative to the vault or cwd) as a vault-relative path ("" for the
-        vault itself), the note paths it names, and whether it named a folder."""
-        candidate = Path(arg) if Path(arg).is_absolute() else Path.cwd() / arg
-        rel: str | None = None
-        if candidate.exists():
-            try:
-                rel = candidate.resolve().relative_to(self.vault_root.resolve()).as_posix()
-            except ValueError:
-                rel = None
-        rel = vault_files.normalize_rel_path(rel if rel is not None else arg)
-        if rel in ("", "."):
+        """`arg` (a note or a folder, relative to the vault) in normal form ("" for the vault itself), the note
+        paths it names, and whether it named a folder."""
+        rel = vault_files.normalize_rel_path(arg)
+        if not rel:
             return "", notes, True
         full = vault_files.resolve_in_vault(self.vault_root, rel)
         if full.is_dir():
@@ -249,7 +242,8 @@ class Orchestrator:
     # --- refresh -------------------------------------------------------------------------------
     async def refresh(self, paths: Sequence[str] = (), *, query: str | None = None, mirror: bool = False,
                       dry_run: bool = False) -> RefreshReport:
-        """Make notes live sources: the given paths, the notes `query` selects, the whole vault
+        """Make notes live sources: the given paths (vault-relative notes or folders; the command line's are made
+        so by `cli.paths`), the notes `query` selects, the whole vault
         (`mirror`, which also removes the sources of notes that left the vault — only under the given
         paths when there are some), or — with none of these — the notes already synced.
 

@@ -194,7 +194,10 @@ def refresh_command(
     cli = cli_context(ctx)
     settings = cli.settings(capacity=capacity, concurrency=concurrency)
     try:
-        report = _run(settings, lambda orch: orch.refresh(paths or (), query=query, mirror=mirror, dry_run=dry_run),
+        from nlmsync.cli.paths import vault_relative_args
+
+        targets = vault_relative_args(Path(settings.vault), paths or ())
+        report = _run(settings, lambda orch: orch.refresh(targets, query=query, mirror=mirror, dry_run=dry_run),
                       label="refresh", quiet=json_output or cli.quiet)
     except NlmsyncError as exc:
         from nlmsync.sync import RefreshReport

@@ -1,0 +1,31 @@
+"""The PATH arguments of a command as the app takes them: vault-relative.
+
+On the command line a note or folder is named from where the user stands (relative to the current folder, or
+absolute), or relative to the vault; the app and `serve` speak only vault-relative paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from nlmsync.vault import normalize_rel_path
+
+
+def vault_relative_args(vault_root: Path, args: Sequence[str]) -> list[str]:
+    """Each of `args` that exists from the current folder inside the vault as its vault-relative path ("" for
+    the vault itself); any other as it was given, to be read relative to the vault (the app refuses one that
+    names nothing there). An argument that already is its vault-relative path is kept as written, so that
+    messages name it as the user did."""
+    root = vault_root.resolve()
+    relative: list[str] = []
+    for arg in args:
+        candidate = Path(arg) if Path(arg).is_absolute() else Path.cwd() / arg
+        rel: str | None = None
+        if candidate.exists():
+            try:
+                rel = normalize_rel_path(candidate.resolve().relative_to(root).as_posix())
+            except ValueError:
+                rel = None
+        relative.append(arg if rel is None or rel == normalize_rel_path(arg) else rel)
+    return relative

@@ -1,0 +1,40 @@
+"""PATH arguments are named from where the user stands; the app takes them relative to the vault."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from tests.cli_helpers import run_cli
+
+from nlmsync.cli.paths import vault_relative_args
+
+
+def test_an_argument_found_from_the_current_folder_inside_the_vault_becomes_vault_relative(
+        vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(vault / "algorithms")
+    assert vault_relative_args(vault, ["sorting/heapsort.md", "sorting", ".",
+                                       str(vault / "algorithms" / "sorting" / "heapsort.md")]) == [
+        "algorithms/sorting/heapsort.md", "algorithms/sorting", "algorithms", "algorithms/sorting/heapsort.md"]
+
+
+def test_any_other_argument_is_passed_on_as_written(vault: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# not in the vault\n", encoding="utf-8")
+    monkeypatch.chdir(vault)
+    args = ["./algorithms/sorting/heapsort.md", "gone/note.md", str(outside), "../outside.md"]
+    assert vault_relative_args(vault, args) == args
+
+
+def test_refresh_from_a_folder_of_the_vault_takes_the_note_named_from_there(
+        vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    for name in [n for n in os.environ if n.startswith("NLMSYNC_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(vault / "algorithms")
+    code, out, err = run_cli(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Paths",
+                             "refresh", "--dry-run", "--json", "sorting/heapsort.md")
+    assert code == 0, err
+    assert [n["path"] for n in json.loads(out)["notes"]] == ["algorithms/sorting/heapsort.md"]
