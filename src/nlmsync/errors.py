@@ -34,7 +34,7 @@ The tree (exit code in brackets)::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 EXIT_OK = 0
 EXIT_UNEXPECTED = 1
@@ -46,12 +46,22 @@ EXIT_PARTIAL = 6
 EXIT_BUSY = 7
 
 
+class RunReport(Protocol):
+    """What a run had done and recorded when an error stopped it. It is always a `sync.RefreshReport`: that
+    model sits layers above these errors, so the type here is the part of it every layer may rely on, and
+    the command line and the MCP server narrow to the model to print or return it."""
+
+    notebook_id: str
+
+    def counts(self) -> dict[str, int]: ...
+
+
 class NlmsyncError(Exception):
     """Base of every error nlmsync raises deliberately; `str(err)` is a one-line message for the user."""
 
     exit_code: int = EXIT_UNEXPECTED
     # What a run had done and recorded before this error stopped it (a refresh's per-note report), if anything.
-    report: Any = None
+    report: RunReport | None = None
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -121,7 +131,7 @@ class PartialFailure(NlmsyncError):
 
     exit_code = EXIT_PARTIAL
 
-    def __init__(self, message: str, *, report: Any = None, hint: str | None = None) -> None:
+    def __init__(self, message: str, *, report: RunReport | None = None, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.report = report
 

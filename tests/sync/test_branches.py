@@ -451,6 +451,32 @@ async def test_capacity_reached_mid_run_carries_what_was_done(make_world):
     assert sorted(t.split(" · ")[0] for t in world.remote().values()) == ["b.md", "c.md"]
 
 
+async def test_an_error_that_stops_the_service_carries_a_refresh_report(make_world):
+    """The service (below the app) hands what it did up as the same `RefreshReport` the app reports, not a
+    bare list, the removals of a mirroring run first."""
+    from nlmsync.sync import RefreshReport, SyncDeps, ensure_sources_for_paths, notes_done, read_remote
+    from nlmsync.sync.mirror import MirrorScope
+
+    world = make_world(capacity=3)
+    for name in "abg":
+        world.write(f"{name}.md", name)
+    async with world.run() as orch:
+        await orch.refresh(["a.md", "b.md", "g.md"])
+    (world.vault / "g.md").unlink()  # mirrored away first: one slot free
+    world.write("c.md", "c")  # takes it
+    world.write("b.md", "b2")  # replacing b adds first: a fourth slot, and a.md may not be evicted
+    async with world.run() as orch:
+        deps = SyncDeps(orch.client, orch.store, world.vault, orch.settings, world.notebook_id)
+        remote = await read_remote(orch.client, world.notebook_id, expect_sources=True)
+        with pytest.raises(CapacityError) as info:
+            await ensure_sources_for_paths(deps, ["c.md", "b.md"], remote, protect={"a.md"},
+                                           mirror=MirrorScope(("b.md", "c.md", "g.md")))
+    report = info.value.report
+    assert isinstance(report, RefreshReport) and report.notebook_id == world.notebook_id
+    assert [(n.path, n.branch) for n in notes_done(info.value)] == [
+        ("g.md", Branch.REMOVED), ("c.md", Branch.ADDED)]
+
+
 async def test_bad_path_is_refused_before_any_server_call(make_world):
     world = make_world()
     world.write("a.md", "a")

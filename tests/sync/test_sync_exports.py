@@ -11,7 +11,7 @@ def test_exported_names_are_exactly_the_documented_ones() -> None:
     assert sorted(sync.__all__) == [
         "Branch", "MirrorScope", "NoteOutcome", "RefreshReport", "RemoteView", "SyncDeps",
         "ensure_sources_for_paths", "find_cited_text", "heading_above", "history_source_ids", "holds_text",
-        "local_changes", "lookalike_notice", "orphan_ids", "parse_title", "prepare_note", "queue_duplicate_sources",
+        "local_changes", "lookalike_notice", "notes_done", "orphan_ids", "parse_title", "prepare_note", "queue_duplicate_sources",
         "read_remote", "retry_pending_deletions",
     ]
     for name in sync.__all__:

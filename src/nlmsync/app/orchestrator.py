@@ -55,6 +55,7 @@ from nlmsync.sync import (
     holds_text,
     local_changes,
     lookalike_notice,
+    notes_done,
     orphan_ids,
     parse_title,
     prepare_note,
@@ -288,7 +289,7 @@ class Orchestrator:
                 report.notes.extend(await ensure_sources_for_paths(self._deps(notebook_id), selected, remote,
                                                                    dry_run=dry_run, found=found, mirror=scope))
             except NlmsyncError as exc:
-                report.notes.extend(exc.report if isinstance(exc.report, list) else [])
+                report.notes.extend(notes_done(exc))
                 raise
             finally:
                 report.source_count = len(remote)

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from nlmsync.sync.plan import Branch, prepare_note
     from nlmsync.sync.prepare import ensure_sources_for_paths
     from nlmsync.sync.reconcile import RemoteView, orphan_ids, read_remote
-    from nlmsync.sync.report import NoteOutcome, RefreshReport
+    from nlmsync.sync.report import NoteOutcome, RefreshReport, notes_done
     from nlmsync.sync.titles import parse_title
 
 _EXPORTS = {
@@ -54,6 +54,7 @@ _EXPORTS = {
     "history_source_ids": "nlmsync.sync.carry_over",
     "holds_text": "nlmsync.sync.identity",
     "lookalike_notice": "nlmsync.sync.identity",
+    "notes_done": "nlmsync.sync.report",
     "orphan_ids": "nlmsync.sync.reconcile",
     "parse_title": "nlmsync.sync.titles",
     "prepare_note": "nlmsync.sync.plan",
@@ -76,6 +77,7 @@ __all__ = [
     "holds_text",
     "local_changes",
     "lookalike_notice",
+    "notes_done",
     "orphan_ids",
     "parse_title",
     "prepare_note",

@@ -12,7 +12,7 @@ from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.eviction import evict_path
 from nlmsync.sync.plan import Branch
 from nlmsync.sync.reconcile import RemoteView
-from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.report import NoteOutcome, stop_report
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ async def remove_vanished(deps: SyncDeps, remote: RemoteView, vanished: dict[str
     """Take out the sources of `vanished` paths (path -> reason), each with its registry rows in one step.
 
     Raises:
-        NotebookLMError: a strict delete failed (what was removed before carries in `report`).
+        NotebookLMError: a strict delete failed (what was removed before is in its `report`, `report.notes_done`).
     """
     store, nb = deps.store, deps.notebook_id
     outcomes: list[NoteOutcome] = []
@@ -63,7 +63,7 @@ async def remove_vanished(deps: SyncDeps, remote: RemoteView, vanished: dict[str
         try:
             outcome = await evict_path(deps.client, store, nb, remote, path, reason=reason, branch=Branch.REMOVED)
         except NlmsyncError as exc:
-            exc.report = outcomes
+            stop_report(exc, nb, outcomes)
             raise
         outcomes.append(outcome)
         deps.progress(outcome)

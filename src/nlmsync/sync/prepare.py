@@ -29,7 +29,7 @@ from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.identity import screen_title_matches
 from nlmsync.sync.mirror import MirrorScope, remove_vanished, vanished_paths
 from nlmsync.sync.reconcile import RemoteView
-from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.report import NoteOutcome, notes_done, stop_report
 from nlmsync.sync.runner import Runner, simulate
 
 
@@ -52,7 +52,8 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
             managed eviction candidate is left (after the notes before it were done and recorded).
         AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError: the server
             cannot be used at all (what was done before is recorded).
-        An error raised after some notes were handled carries their outcomes in `report` (a list).
+        An error raised after some notes were handled carries their outcomes in its `report` (a
+            `RefreshReport`, `report.notes_done`).
     """
     unique = list(dict.fromkeys(paths))
     read: list[NoteHashes] = []
@@ -75,5 +76,5 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
     try:
         return removed + await Runner(deps, remote, protected, read, left).run(items)
     except NlmsyncError as exc:
-        exc.report = removed + (exc.report if isinstance(exc.report, list) else [])
+        stop_report(exc, deps.notebook_id, removed + notes_done(exc))
         raise

@@ -1,9 +1,13 @@
-"""What a refresh did, note by note: the models printed by the CLI and returned to the MCP server."""
+"""What a refresh did, note by note: the models printed by the CLI and returned to the MCP server.
+
+An error that stops a run part-way carries what was done and recorded before it as a `RefreshReport` in
+its `report` (`stop_report`, read back with `notes_done`), from sync up to the command line."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field, computed_field
 
+from nlmsync.errors import NlmsyncError
 from nlmsync.sync.plan import Branch
 
 
@@ -50,3 +54,13 @@ class RefreshReport(BaseModel):
         for note in self.notes:
             counts[note.branch.value] = counts.get(note.branch.value, 0) + 1
         return counts
+
+
+def stop_report(exc: NlmsyncError, notebook_id: str, notes: list[NoteOutcome]) -> None:
+    """Record on `exc`, which stops a run, the outcomes of the notes the run had done and recorded."""
+    exc.report = RefreshReport(notebook_id=notebook_id, notes=notes)
+
+
+def notes_done(exc: NlmsyncError) -> list[NoteOutcome]:
+    """The outcomes `exc` carries of the run it stopped (none when it stopped before any note)."""
+    return list(exc.report.notes) if isinstance(exc.report, RefreshReport) else []

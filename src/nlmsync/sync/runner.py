@@ -23,7 +23,7 @@ from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
 from nlmsync.sync.eviction import make_room, plan_evictions, strict_delete
 from nlmsync.sync.plan import Branch, PreparedNote
 from nlmsync.sync.reconcile import RemoteView, lookup_after_lost_answer
-from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.report import NoteOutcome, stop_report
 
 
 def _failed(work: PlannedNote, message: str) -> NoteOutcome:
@@ -125,7 +125,7 @@ class Runner:
             stop = self.fatal
         done = [outcome for group in results for outcome in group]
         if isinstance(stop, NlmsyncError):
-            stop.report = done
+            stop_report(stop, self.deps.notebook_id, done)
         if stop is not None:
             raise stop
         return done
