@@ -18,36 +18,27 @@ async def refresh_failing(world, paths: list[str]) -> PartialFailure:
     return caught.value
 
 
-async def test_when_every_note_failed_it_says_nothing_was_done(make_world):
-    world = make_world(faults=Faults(errors=[ErrorRule("source_add", "Internal error")]))
-    world.write("a.md", "alpha")
-    world.write("b.md", "beta")
-    failure = await refresh_failing(world, ["a.md", "b.md"])
-    assert str(failure) == "all 2 notes failed; nothing was done (first: a.md: source_add: Internal error)"
-
-
-async def test_a_single_note_that_failed(make_world):
-    world = make_world(faults=Faults(errors=[ErrorRule("source_add", "Internal error")]))
-    world.write("a.md", "alpha")
-    failure = await refresh_failing(world, ["a.md"])
-    assert str(failure) == "the one note failed; nothing was done (first: a.md: source_add: Internal error)"
-
-
-async def test_when_some_were_done_it_says_the_rest_were_recorded(make_world):
-    world = make_world(faults=Faults(errors=[ErrorRule("source_add", "Internal error", nth=2)]))
-    for name in ("a", "b", "c"):
-        world.write(f"{name}.md", name)
-    failure = await refresh_failing(world, ["a.md", "b.md", "c.md"])
-    assert str(failure) == ("1 of 3 notes failed; the rest were done and recorded "
-                            "(first: b.md: source_add: Internal error)")
-
-
-async def test_failed_notes_next_to_excluded_ones_did_nothing(make_world):
-    world = make_world(faults=Faults(errors=[ErrorRule("source_add", "Internal error")]))
-    world.write("a.md", "alpha")
-    world.write("private.md", "---\nnlmsync: false\n---\nsecret")
-    failure = await refresh_failing(world, ["a.md", "private.md"])
-    assert str(failure) == "1 of 2 notes failed; nothing was done (first: a.md: source_add: Internal error)"
+@pytest.mark.parametrize(("notes", "failing_add", "message"), [
+    pytest.param({"a.md": "alpha", "b.md": "beta"}, None,
+                 "all 2 notes failed; nothing was done (first: a.md: source_add: Internal error)",
+                 id="every-note-failed"),
+    pytest.param({"a.md": "alpha"}, None,
+                 "the one note failed; nothing was done (first: a.md: source_add: Internal error)",
+                 id="the-one-note-failed"),
+    pytest.param({"a.md": "a", "b.md": "b", "c.md": "c"}, 2,
+                 "1 of 3 notes failed; the rest were done and recorded (first: b.md: source_add: Internal error)",
+                 id="some-were-done"),
+    pytest.param({"a.md": "alpha", "private.md": "---\nnlmsync: false\n---\nsecret"}, None,
+                 "1 of 2 notes failed; nothing was done (first: a.md: source_add: Internal error)",
+                 id="the-rest-were-excluded"),
+])
+async def test_the_line_says_truly_what_else_happened(make_world, notes: dict[str, str], failing_add: int | None,
+                                                       message: str):
+    """`failing_add`: the one `source_add` call that fails, or None for every call."""
+    world = make_world(faults=Faults(errors=[ErrorRule("source_add", "Internal error", nth=failing_add)]))
+    for path, text in notes.items():
+        world.write(path, text)
+    assert str(await refresh_failing(world, list(notes))) == message
 
 
 async def test_the_servers_own_tool_prefix_is_not_doubled(make_world):
