@@ -111,3 +111,44 @@ def test_an_orphan_of_a_vault_note_is_adopted_by_the_refresh_status_names(synced
     assert code == 0 and json.loads(out)["notes"][0]["adopted"] is True
     code, out, _ = run(capsys, *synced, "status", "--json")
     assert json.loads(out)["orphan_source_ids"] == [] and json.loads(out)["next_steps"] == []
+
+
+def test_every_section_of_the_text_report_reads_as_documented(capsys: pytest.CaptureFixture[str]) -> None:
+    """The readable report of a status with something in every section, line for line (markup in paths and
+    reasons printed as written)."""
+    from nlmsync.app import (
+        EvictionCandidate,
+        EvictionEntry,
+        LocalChangeEntry,
+        NextStep,
+        SourceMappingEntry,
+        StatusReport,
+    )
+    from nlmsync.cli.sync_cmds import _print_status
+
+    entry = SourceMappingEntry(path="a [x].md", part=1, part_count=1, source_id="s1", title="t", managed=True)
+    report = StatusReport(
+        notebook_id="nb", title="T", capacity=3, source_count=5, active_sources=[entry], stale_sources=[entry],
+        orphan_source_ids=["o1"], unmanaged_count=1,
+        local_changes=[LocalChangeEntry(path="m.md", change="modified", command="nlmsync refresh m.md"),
+                       LocalChangeEntry(path="r.md", change="renamed", renamed_to="q.md", command="nlmsync refresh q.md")],
+        next_evictions=[EvictionCandidate(path="e.md", use_count=2, last_used="2024-01-01T00:00:00+00:00"),
+                        EvictionCandidate(path="f.md", use_count=0)],
+        pending_deletions=["p"],
+        recent_evictions=[EvictionEntry(path="g.md", source_id="s", reason="lru [x]",
+                                        evicted_at="2024-01-02T00:00:00+00:00")],
+        next_steps=[NextStep(why="2 synced notes changed", command="nlmsync refresh m.md q.md")])
+    capsys.readouterr()
+    _print_status(report, json_output=False)
+    assert capsys.readouterr().out.splitlines() == [
+        "Notebook nb (T): 5/3 sources, 2 over capacity",
+        "  1 synced, 1 missing from the notebook, 1 orphans, 1 not uploaded by nlmsync",
+        "", "Changed in the vault, not synced yet:", "  modified:  m.md", "  renamed:   r.md → q.md",
+        "", "Synced, but the source is gone from the notebook:", "  a [x].md (s1)",
+        "", "In the notebook with an nlmsync title, unknown to the state file:", "  o1",
+        "", "Evicted first when room is needed:", "  e.md (used 2×, last 2024-01-01T00:00:00+00:00)",
+        "  f.md (never asked about, last never)",
+        "", "Waiting to be deleted: 1 sources",
+        "", "Recently evicted:", "  g.md 2024-01-02T00:00:00+00:00 (lru [x])",
+        "", "Next steps:", "  2 synced notes changed: nlmsync refresh m.md q.md",
+    ]

@@ -84,6 +84,10 @@ class GlobalOptionsGroup(TyperGroup):
                 command.params.append(twin)
 
 
+# The --json flag of every command that prints one result (`watch` and `server-info` word theirs differently).
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else.")]
+
+
 def examples(*lines: str) -> str:
     """A command's help epilog: its example command lines, kept as written (click's `\\b` stops rewrapping)."""
     return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nlmsync.cli._app import app, cli_context, examples
+from nlmsync.cli._app import JsonFlag, app, cli_context, examples
 from nlmsync.cli._output import emit_json, escape, stdout_console, visible, when
 from nlmsync.errors import UsageError
 
@@ -18,20 +18,24 @@ if TYPE_CHECKING:
     from nlmsync.config import Settings
     from nlmsync.store import StateStore
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else.")]
 QUESTION_CHARS = 60
 ID_CHARS = 8
 
 
+def _given_notebook(settings: Settings) -> str | None:
+    """The notebook id the settings name (`notebook`), if any: a `new:TITLE` to create names none yet."""
+    return settings.notebook if settings.notebook and not settings.notebook.startswith("new:") else None
+
+
 def _known_default(settings: Settings) -> str | None:
     """The notebook this vault uses: `notebook` from the settings, else the state file's default (if any)."""
-    if settings.notebook and not settings.notebook.startswith("new:"):
-        return settings.notebook
-    if not settings.state_path.is_file():
+    given = _given_notebook(settings)
+    if given is not None:
+        return given
+    store = _open_state(settings)
+    if store is None:
         return None
-    from nlmsync.store import StateStore
-
-    with StateStore.open(settings.state_path, settings) as store:
+    with store:
         return store.default_notebook()
 
 
@@ -69,6 +73,7 @@ def notebooks_command(ctx: typer.Context, json_output: JsonFlag = False) -> None
 
 
 def _open_state(settings: Settings) -> StateStore | None:
+    """The state file, open; None when there is none yet (nothing was synced or asked with it)."""
     if not settings.state_path.is_file():
         return None
     from nlmsync.store import StateStore
@@ -102,12 +107,11 @@ def conversations_command(
 
 
 def _list_conversations(settings: Settings, json_output: bool) -> None:
-    notebook = settings.notebook if settings.notebook and not settings.notebook.startswith("new:") else None
     store = _open_state(settings)
     summaries = []
     if store is not None:
         with store:
-            summaries = store.conversation_summaries(notebook)
+            summaries = store.conversation_summaries(_given_notebook(settings))
     if json_output:
         emit_json({"conversations": [{"notebook_id": s.notebook_id, "conversation_id": s.conversation_id,
                                       "turn_count": s.turn_count, "started_at": s.started_at,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nlmsync.cli._app import app, cli_context, examples
+from nlmsync.cli._app import JsonFlag, app, cli_context, examples
 from nlmsync.cli._output import emit_json, escape_path, interactive, json_line, stdout_console
 from nlmsync.errors import InputError, UsageError
 
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from nlmsync.config import Settings
     from nlmsync.search import IndexReport, NoteIndex, SearchHit
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else.")]
 
 
 def open_index(settings: Settings) -> NoteIndex:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Self, TypeVar
 
 import typer
 
-from nlmsync.cli._app import app, cli_context, examples
+from nlmsync.cli._app import JsonFlag, app, cli_context, examples
 from nlmsync.cli._output import (
     emit_json,
     escape,
@@ -35,11 +35,17 @@ from nlmsync.errors import (
 
 if TYPE_CHECKING:
     # The app layer pulls in the MCP SDK (about a second of imports); commands import it when they run.
-    from nlmsync.app import AskResult, Orchestrator, ReconcileReport, StatusReport
+    from nlmsync.app import (
+        AskResult,
+        EvictionCandidate,
+        LocalChangeEntry,
+        Orchestrator,
+        ReconcileReport,
+        StatusReport,
+    )
     from nlmsync.config import Settings
     from nlmsync.sync import Branch, NoteOutcome, RefreshReport
 
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else.")]
 T = TypeVar("T")
 # A refresh stopped with one of these still prints its report (what was done and recorded before it stopped).
 REPORTED_EXIT_CODES = frozenset({EXIT_CAPACITY, EXIT_CONNECTION, EXIT_AUTH, EXIT_PARTIAL})
@@ -251,6 +257,27 @@ def ask_command(
     _print_ask(result, json_output)
 
 
+def _print_section(heading: str, lines: list[str]) -> None:
+    """A blank line, `heading`, then `lines` indented; nothing when there are no lines."""
+    if lines:
+        out = stdout_console().print
+        out(f"\n{heading}")
+        for line in lines:
+            out(f"  {line}")
+
+
+def _change_line(change: LocalChangeEntry) -> str:
+    what = escape_path(change.path)
+    if change.renamed_to:
+        what += f" → {escape_path(change.renamed_to)}"
+    return f"{change.change + ':':<10} {what}"
+
+
+def _eviction_line(candidate: EvictionCandidate) -> str:
+    uses = f"used {candidate.use_count}×" if candidate.use_count else "never asked about"
+    return f"{escape_path(candidate.path)} ({uses}, last {when(candidate.last_used)})"
+
+
 def _print_status(report: StatusReport, json_output: bool) -> None:
     if json_output:
         emit_json(report)
@@ -262,35 +289,18 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
         f"sources, {room}")
     out(f"  {len(report.active_sources)} synced, {len(report.stale_sources)} missing from the notebook, "
         f"{len(report.orphan_source_ids)} orphans, {report.unmanaged_count} not uploaded by nlmsync")
-    if report.local_changes:
-        out("\nChanged in the vault, not synced yet:")
-        for c in report.local_changes:
-            what = f"{escape_path(c.path)} → {escape_path(c.renamed_to)}" if c.renamed_to else escape_path(c.path)
-            out(f"  {c.change + ':':<10} {what}")
-    if report.stale_sources:
-        out("\nSynced, but the source is gone from the notebook:")
-        for entry in report.stale_sources:
-            out(f"  {escape_path(entry.path)} ({entry.source_id})")
-    if report.orphan_source_ids:
-        out("\nIn the notebook with an nlmsync title, unknown to the state file:")
-        for source_id in report.orphan_source_ids:
-            out(f"  {source_id}")
-    if report.next_evictions:
-        out("\nEvicted first when room is needed:")
-        for e in report.next_evictions:
-            uses = f"used {e.use_count}×" if e.use_count else "never asked about"
-            out(f"  {escape_path(e.path)} ({uses}, last {when(e.last_used)})")
+    _print_section("Changed in the vault, not synced yet:", [_change_line(c) for c in report.local_changes])
+    _print_section("Synced, but the source is gone from the notebook:",
+                   [f"{escape_path(entry.path)} ({entry.source_id})" for entry in report.stale_sources])
+    _print_section("In the notebook with an nlmsync title, unknown to the state file:", report.orphan_source_ids)
+    _print_section("Evicted first when room is needed:", [_eviction_line(e) for e in report.next_evictions])
     if report.pending_deletions:
         out(f"\nWaiting to be deleted: {len(report.pending_deletions)} sources")
-    if report.recent_evictions:
-        out("\nRecently evicted:")
-        for ev in report.recent_evictions:
-            out(f"  {escape_path(ev.path)} {when(ev.evicted_at)} ({escape_path(ev.reason)})")
-    if report.next_steps:
-        out("\nNext steps:")
-        for step in report.next_steps:
-            out(f"  {escape(step.why)}: [bold]{escape(step.command)}[/bold]")
-    elif not report.local_changes:
+    _print_section("Recently evicted:", [f"{escape_path(ev.path)} {when(ev.evicted_at)} ({escape_path(ev.reason)})"
+                                         for ev in report.recent_evictions])
+    _print_section("Next steps:", [f"{escape(step.why)}: [bold]{escape(step.command)}[/bold]"
+                                   for step in report.next_steps])
+    if not report.next_steps and not report.local_changes:
         out("\nUp to date: nothing to do.")
 
 
