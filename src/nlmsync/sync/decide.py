@@ -57,8 +57,8 @@ class PlannedNote:
 
 @dataclass
 class RegistryView:
-    """The notebook's registry rows as a run finds them, read once (`StateStore.mappings_with_resolved_ids`),
-    so deciding N notes' branches costs one query, not a few per note."""
+    """The notebook's source mappings as a run finds them, read once (`StateStore.mappings_with_resolved_ids`),
+    so deciding N notes' branches costs one query, not a few per note. Its lookups are named as the store's."""
 
     store: StateStore
     notebook_id: str
@@ -75,11 +75,12 @@ class RegistryView:
                 view.by_source[resolved] = row
         return view
 
-    def parts(self, path: str) -> list[ResolvedMapping]:
+    def resolved_mappings(self, path: str) -> list[ResolvedMapping]:
+        """The mappings of `path`, ordered by part, with their source ids resolved."""
         return [ResolvedMapping(r.part, resolved, r.content_hash, r.source_id) for r, resolved in self.by_path.get(path, ())]
 
-    def row_of_source(self, source_id: str) -> SourceMapping | None:
-        """The row holding `source_id` or an id on its alias chain (as `StateStore.mapping_by_source_id`)."""
+    def mapping_by_source_id(self, source_id: str) -> SourceMapping | None:
+        """The mapping holding `source_id` or an id on its alias chain (as `StateStore.mapping_by_source_id`)."""
         row = self.by_source.get(source_id)
         if row is None:
             resolved = self.store.resolve_source_id(source_id)
@@ -175,7 +176,7 @@ def decide_all(deps: SyncDeps, notes: Sequence[PreparedNote | NoteOutcome], remo
         if isinstance(note, NoteOutcome):
             items.append(note)
             continue
-        current = registry.parts(note.path)
+        current = registry.resolved_mappings(note.path)
         titles = tuple(r.title for r, _ in registry.by_path.get(note.path, ()))
         candidates: list[tuple[str, list[ResolvedMapping]]] = []
         if not any(p.source_id in remote_ids for p in current):
@@ -185,7 +186,7 @@ def decide_all(deps: SyncDeps, notes: Sequence[PreparedNote | NoteOutcome], remo
                 if old in seen or old in claimed or old in requested or _exists(deps.vault_root, old):
                     continue
                 seen.add(old)
-                candidates.append((old, registry.parts(old)))
+                candidates.append((old, registry.resolved_mappings(old)))
         decision = decide_branch(note.hashes, current, remote_ids, candidates)
         if decision.rename_from is not None:
             claimed.add(decision.rename_from)
@@ -228,7 +229,7 @@ def check_capacity_up_front(deps: SyncDeps, works: list[PlannedNote], remote: Re
     for source_id, title in remote.sources.items():
         if title in own_titles and source_id not in remote.foreign:
             continue
-        row = registry.row_of_source(source_id)
+        row = registry.mapping_by_source_id(source_id)
         if row is None or not row.managed:
             untouchable += 1
     if required + untouchable > capacity:

@@ -37,7 +37,7 @@ async def queue_duplicate_sources(deps: SyncDeps, remote: RemoteView) -> int:
     duplicates: list[tuple[str, str]] = []
     for source_id, title in list(remote.sources.items()):
         row, resolved = live.get(title, (None, source_id))
-        if row is None or resolved == source_id or registry.row_of_source(source_id) is not None:
+        if row is None or resolved == source_id or registry.mapping_by_source_id(source_id) is not None:
             continue
         if await holds_text(deps.client, source_id, _uploaded_text(deps, row), row.content_hash):
             duplicates.append((source_id, title))

@@ -64,7 +64,7 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
     if reread is not None:
         items = decide_all(deps, reread, remote, registry)
     works = [i for i in items if isinstance(i, PlannedNote)]
-    await screen_title_matches(deps.client, lambda source_id: registry.row_of_source(source_id) is not None,
+    await screen_title_matches(deps.client, lambda source_id: registry.mapping_by_source_id(source_id) is not None,
                                remote, {p.title: p.text for w in works for p in w.note.parts if p.text is not None})
     check_capacity_up_front(deps, works, remote, registry)
     protected = set(protect or ()) | set(paths)
