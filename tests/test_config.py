@@ -66,6 +66,8 @@ def test_unknown_or_invalid_keys_name_the_key(tmp_path: Path, text: str, env: di
     ("weight_path = inf\n", {}, "invalid value for 'weight_path'"),
     ("", {"NLMSYNC_CALL_TIMEOUT": "inf"}, "invalid value for 'NLMSYNC_CALL_TIMEOUT'"),
     ("", {"NLMSYNC_ADD_RATE_PER_MINUTE": "Infinity"}, "invalid value for 'NLMSYNC_ADD_RATE_PER_MINUTE'"),
+    ('exclude = ["private/**", "!"]\n', {}, "config.toml: invalid value for 'exclude': Value error, Invalid git"),
+    ("", {"NLMSYNC_EXCLUDE": "drafts,!"}, "environment: invalid value for 'NLMSYNC_EXCLUDE'"),
 ])
 def test_a_bare_string_for_a_list_or_a_number_that_is_not_finite_is_refused(
         tmp_path: Path, text: str, env: dict[str, str], message: str) -> None:

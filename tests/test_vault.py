@@ -14,6 +14,7 @@ import pytest
 import nlmsync
 from nlmsync.errors import InputError, PathOutsideVaultError
 from nlmsync.vault import (
+    check_exclude,
     decode_note,
     excluded_by_pattern,
     front_matter_strings,
@@ -194,6 +195,32 @@ def test_exclude_patterns_ignore_letter_case() -> None:
     # on a case-insensitive file system Private/x.md is private/x.md: it must not slip past the pattern
     assert matches_exclude("Private/diary.md", ["private/**"])
     assert matches_exclude("notes/Secret.DRAFT.md", ["*.draft.md"])
+
+
+def test_exclude_patterns_are_gitignore_patterns() -> None:
+    """pathspec reads the globs as gitignore does: classes, a `!` pattern taking a match back, comments, and
+    `**` spanning folders only as a whole path part (the hand-written translator read `[`, `!` and `#` as
+    letters and let `a**` cross folders)."""
+    assert matches_exclude("notes/2024-b.md", ["notes/2024-[ab].md"])
+    assert not matches_exclude("notes/2024-c.md", ["notes/2024-[ab].md"])
+    assert matches_exclude("Private/diary.md", ["private/**", "!private/keep.md"])
+    assert not matches_exclude("private/Keep.md", ["private/**", "!private/keep.md"])
+    assert not matches_exclude("#draft.md", ["#draft.md"])  # a comment, as in .gitignore
+    assert not matches_exclude("drafts/x/y.md", ["drafts**/y.md"])
+    assert matches_exclude("drafts-old/y.md", ["drafts**/y.md"])
+    assert matches_exclude("a.md", ["a.md  "])  # trailing spaces are not part of a pattern
+    assert matches_exclude("deep/private/x.md", ["/private/"])  # a vault path: leading and trailing `/` dropped
+    with pytest.raises(ValueError, match="Invalid git pattern: '!'"):
+        check_exclude(["ok/**", "!"])
+    check_exclude(["[[]x.md"])  # no warning from the re module either (warnings are errors here)
+    assert matches_exclude("[x.md", ["[[]x.md"])
+
+
+def test_a_vault_without_exclude_patterns_does_not_load_pathspec() -> None:
+    code = ("import sys\nfrom nlmsync.config import Settings\nfrom nlmsync.vault import is_excluded\n"
+            "assert not is_excluded('a.md', 'text', Settings().exclude)\nprint('pathspec' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr
 
 
 def test_a_link_does_not_carry_an_excluded_note_past_the_patterns(vault: Path) -> None:

@@ -19,7 +19,7 @@ from typing import Any, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from nlmsync.errors import ConfigError
-from nlmsync.vault import STATE_DIR_NAME
+from nlmsync.vault import STATE_DIR_NAME, check_exclude
 
 ENV_PREFIX = "NLMSYNC_"
 CONFIG_FILE_NAME = "config.toml"
@@ -54,7 +54,7 @@ class Settings(BaseModel):
                                    description="Leave common English words (the, of, what…) out of queries.")
     full_rescan_every: int = Field(default=50, ge=1, description="Full rescan after this many incremental syncs.")
     exclude: list[str] = Field(default_factory=list,
-                               description="Glob patterns (vault-relative) of notes never uploaded or served.")
+                               description="gitignore-style patterns (vault-relative, any case) of notes never uploaded or served.")
 
     # --- notebook and sync (spec §5, §6, §8) ---
     capacity: int = Field(default=50, ge=1, description="Sources per notebook (50 free, 100 Plus, 300 Pro, 600 Ultra).")
@@ -95,6 +95,12 @@ class Settings(BaseModel):
     def _split_exclude(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("exclude")
+    @classmethod
+    def _readable_patterns(cls, value: list[str]) -> list[str]:
+        check_exclude(value)
         return value
 
     @model_validator(mode="after")

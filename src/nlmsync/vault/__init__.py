@@ -5,7 +5,7 @@ paths are notes, confinement), `walk` (finding the notes), `notes` (reading them
 
 from __future__ import annotations
 
-from nlmsync.vault.exclusion import excluded_by_pattern, is_excluded, matches_exclude
+from nlmsync.vault.exclusion import check_exclude, excluded_by_pattern, is_excluded, matches_exclude
 from nlmsync.vault.front_matter import FrontMatter, front_matter_strings, parse_front_matter
 from nlmsync.vault.notes import decode_note, is_blank, iter_lines, read_note_file, read_note_text
 from nlmsync.vault.paths import (
@@ -33,6 +33,7 @@ __all__ = [
     "SkippedNote",
     "VaultListing",
     "VaultScan",
+    "check_exclude",
     "decode_note",
     "excluded_by_pattern",
     "front_matter_strings",

@@ -1,63 +1,66 @@
 """Exclusion: a note the user keeps out of nlmsync, by a config glob (`exclude`) or by its front matter
 (`nlmsync: false`); a symlink does not carry an excluded note past the globs.
+
+The globs are gitignore's, matched by `pathspec` (the library git-style tools use), compiled once per list
+of patterns: a pattern with a `/` matches from the vault root, one without matches any file or folder name,
+`**` spans folders, `[abc]` is a class, `!pattern` takes a match back, `#` starts a comment. nlmsync adds
+two things: letter case is ignored, and a pattern is a vault path (`\\` is `/`, a leading `/` or `./` and a
+trailing `/` are dropped). pathspec is imported with the first list of patterns: a vault without `exclude`
+never loads it.
 """
 
 from __future__ import annotations
 
-import re
-from pathlib import Path, PurePosixPath
+import warnings
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
 
 from nlmsync.vault.front_matter import parse_front_matter
 from nlmsync.vault.paths import link_target, normalize_rel_path
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + "(?:/.*)?", re.DOTALL)
+def check_exclude(patterns: Sequence[str]) -> None:
+    """Refuses a list of exclude patterns that gitignore's rules cannot read (`!` alone).
+
+    Raises:
+        ValueError: `Invalid git pattern: '!'`, naming the pattern.
+    """
+    if patterns:
+        _matcher(tuple(patterns))
 
 
-def matches_exclude(rel_path: str, patterns: list[str]) -> bool:
+def matches_exclude(rel_path: str, patterns: Sequence[str]) -> bool:
     """True when a glob pattern matches the path or one of its folders, ignoring letter case.
 
     A pattern with a `/` matches from the vault root (`private/**`, `journal/2025-*`); one without
     matches any file or folder name (`*.draft.md`, `private`). `**` spans folders. Case is ignored
     because on a case-insensitive file system (macOS, Windows) `Private/x.md` opens `private/x.md`;
     excluding too much is the safe side.
+
+    Raises:
+        ValueError: a pattern gitignore's rules cannot read (settings are checked with `check_exclude`).
     """
     if not patterns:
         return False
-    rel = normalize_rel_path(rel_path).casefold()
-    parts = PurePosixPath(rel).parts
-    for pattern in patterns:
-        pat = normalize_rel_path(pattern).casefold()
-        if not pat:
-            continue
-        if "/" in pat:
-            if _glob_regex(pat).fullmatch(rel):
-                return True
-        elif any(_glob_regex(pat).fullmatch(part) for part in parts):
-            return True
-    return False
+    return _matcher(tuple(patterns))(normalize_rel_path(rel_path).casefold())
 
 
-def excluded_by_pattern(root: Path, rel_path: str, patterns: list[str]) -> bool:
+@lru_cache(maxsize=32)
+def _matcher(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """Whether a normalized, case-folded vault path is excluded by `patterns`."""
+    from pathspec import GitIgnoreSpec
+
+    lines = [line for line in (normalize_rel_path(p).casefold() for p in patterns) if line]
+    if not lines:
+        return lambda _path: False
+    with warnings.catch_warnings():
+        # `[[]` compiles to a regular expression the re module warns may change meaning; gitignore's is fixed
+        warnings.simplefilter("ignore", FutureWarning)
+        return GitIgnoreSpec.from_lines(lines).match_file  # a bad pattern: GitIgnorePatternError, a ValueError
+
+
+def excluded_by_pattern(root: Path, rel_path: str, patterns: Sequence[str]) -> bool:
     """`matches_exclude` for the path and, when it is reached through a link, for the note it leads to:
     a link must not carry an excluded note past the exclude setting."""
     if not patterns:
@@ -68,7 +71,7 @@ def excluded_by_pattern(root: Path, rel_path: str, patterns: list[str]) -> bool:
     return target is not None and matches_exclude(target, patterns)
 
 
-def is_excluded(rel_path: str, text: str | None, patterns: list[str], *, root: Path | None = None) -> bool:
+def is_excluded(rel_path: str, text: str | None, patterns: Sequence[str], *, root: Path | None = None) -> bool:
     """True for a note the user keeps out of nlmsync: a config glob matches (with `root`, also the note
     a link leads to), or front matter `nlmsync: false`."""
     if excluded_by_pattern(root, rel_path, patterns) if root is not None else matches_exclude(rel_path, patterns):
