@@ -5,6 +5,7 @@
 - `results`: the pydantic models of `ask`, `status` and `reconcile` (`refresh` answers sync's `RefreshReport`).
 - `notebooks`: which notebook a run works on (`--notebook ID`, `new:TITLE`, the default) and the error for
   one the server does not know.
+- `refresh_notes`: which notes a `refresh` covers, and the part of the vault `--all PATH…` answers for.
 - `citations`: an answer's citations mapped back to vault notes and headings.
 - `messages`: what `status` proposes to do next, and the line of a partly failed refresh.
 """

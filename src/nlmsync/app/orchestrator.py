@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import ExitStack, asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
@@ -20,6 +20,7 @@ from nlmsync import vault as vault_files
 from nlmsync.app.citations import map_citations
 from nlmsync.app.messages import next_steps, partial_failure_message
 from nlmsync.app.notebooks import notebook_not_found, planned_title, resolve_notebook
+from nlmsync.app.refresh_notes import mirror_scope, named_notes, synced_notes, vault_notes
 from nlmsync.app.results import (
     AskResult,
     EvictionCandidate,
@@ -45,7 +46,6 @@ from nlmsync.notebooklm import NotebookDetails, NotebookLMClient, QueryAnswer, c
 from nlmsync.store import StateStore
 from nlmsync.sync import (
     Branch,
-    MirrorScope,
     NoteOutcome,
     RefreshReport,
     RemoteView,
@@ -65,6 +65,8 @@ from nlmsync.sync import (
 )
 
 if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
     from nlmsync.search import NoteIndex, SearchHit
 
 
@@ -103,7 +105,7 @@ class Orchestrator:
 
     @classmethod
     @asynccontextmanager
-    async def open(cls, settings: Settings, *, server: Any = None,
+    async def open(cls, settings: Settings, *, server: str | MCPServer | None = None,
                    progress: ProgressSink | None = None) -> AsyncIterator[Orchestrator]:
         """Open the state file and connect to the server (`server` overrides `settings.server`).
 
@@ -201,45 +203,6 @@ class Orchestrator:
         with held:
             yield
 
-    # --- paths ---------------------------------------------------------------------------------
-    def _vault_relative(self, arg: str, notes: list[str], *, gone_ok: bool = False) -> tuple[str, list[str], bool]:
-        """`arg` (a note or a folder, relative to the vault) in normal form ("" for the vault itself), the note
-        paths it names, and whether it named a folder."""
-        rel = vault_files.normalize_rel_path(arg)
-        if not rel:
-            return "", notes, True
-        full = vault_files.resolve_in_vault(self.vault_root, rel)
-        if full.is_dir():
-            return rel, [n for n in notes if n.startswith(rel.rstrip("/") + "/")], True
-        if full.is_file():
-            return rel, [rel], False
-        if gone_ok and not full.exists():
-            return rel, [], True
-        raise InputError(f"{arg}: no such note in the vault")
-
-    def _mirror_scope(self, notebook_id: str, args: Sequence[str], roots: list[str], selected: list[str]) -> MirrorScope:
-        """What `refresh --all [PATH…]` mirrors: the whole vault, or only under the given paths.
-
-        Raises:
-            InputError: a path names neither a note of the vault nor a synced note.
-        """
-        if not roots:
-            return MirrorScope()
-        scope = MirrorScope(tuple(roots))
-        registered = {m.path for m in self.store.all_mappings(notebook_id)}
-        for arg, root in zip(args, roots):
-            one = MirrorScope((root,))
-            if not any(one.covers(p) for p in selected) and not any(one.covers(p) for p in registered):
-                raise InputError(f"{arg}: no such note in the vault, and none synced under it")
-        return scope
-
-    def _vault_notes(self) -> list[str]:
-        return sorted(n.path for n in vault_files.scan_vault(self.vault_root).notes)
-
-    def _synced_paths(self, notebook_id: str) -> list[str]:
-        paths = dict.fromkeys(m.path for m in self.store.all_mappings(notebook_id) if m.status == "active")
-        return [p for p in paths if (self.vault_root / p).is_file()]
-
     # --- refresh -------------------------------------------------------------------------------
     async def refresh(self, paths: Sequence[str] = (), *, query: str | None = None, mirror: bool = False,
                       dry_run: bool = False) -> RefreshReport:
@@ -276,13 +239,13 @@ class Orchestrator:
         """The work of `refresh`, recorded in `report` as it goes; returns the notes it was asked to refresh."""
         async with self._writer():
             # bad paths are refused before the server is touched; `--all` also takes paths no longer in the vault
-            named, roots = self._expand_args(paths, gone_ok=mirror)
+            named, roots = named_notes(self.vault_root, paths, gone_ok=mirror)
             notebook_id, first = await self._notebook(create=not dry_run, planned=dry_run)
             report.notebook_id = notebook_id
             remote, report.pending_deletions_done_count, report.pending_deletions_left_count = await self._prepare_run(
                 notebook_id, first, dry_run=dry_run)
             selected, found = self._refresh_paths(notebook_id, named, query, mirror)
-            scope = self._mirror_scope(notebook_id, paths, roots, selected) if mirror else None
+            scope = mirror_scope(self.store, notebook_id, paths, roots, selected) if mirror else None
             try:
                 if self.progress:
                     self.progress.start("refresh", len(selected))
@@ -307,34 +270,14 @@ class Orchestrator:
         wanted = [p for p in paths if p in synced]
         return await self.refresh(wanted) if wanted else None
 
-    def _expand_args(self, paths: Sequence[str], *, gone_ok: bool = False) -> tuple[list[tuple[str, bool]] | None,
-                                                                                  list[str]]:
-        """The vault notes the PATH arguments name, each with whether it was named itself (not found in a
-        folder), or None when there are no PATH arguments; and the arguments as vault-relative paths.
-        With `gone_ok`, an argument inside the vault that is no longer there names no note.
-
-        Raises:
-            InputError: an argument is neither a note nor a folder of the vault (nor, with `gone_ok`, inside it).
-        """
-        if not paths:
-            return None, []
-        notes = self._vault_notes()
-        expanded: list[tuple[str, bool]] = []
-        roots: list[str] = []
-        for arg in paths:
-            root, found, folder = self._vault_relative(arg, notes, gone_ok=gone_ok)
-            roots.append(root)
-            expanded.extend((note, not folder) for note in found)
-        return expanded, roots
-
     def _refresh_paths(self, notebook_id: str, named: list[tuple[str, bool]] | None, query: str | None,
                        mirror: bool) -> tuple[list[str], set[str]]:
         """The notes to refresh, and which of them were found by walking the vault rather than named."""
         if mirror and named is None:
-            notes = self._vault_notes()
+            notes = vault_notes(self.vault_root)
             return notes, set(notes)
         if named is None and query is None:
-            named = [(note, False) for note in self._synced_paths(notebook_id)]
+            named = [(note, False) for note in synced_notes(self.store, self.vault_root, notebook_id)]
         chosen = [note for note, _ in named or ()]
         if query is not None:
             chosen.extend(hit.path for hit in self._selected(query))

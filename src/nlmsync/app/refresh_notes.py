@@ -1,0 +1,79 @@
+"""Which notes a `refresh` covers: the notes and folders it is given (vault-relative), the whole vault with
+`--all`, the notes already synced when given nothing; and the part of the vault `--all PATH…` answers for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from nlmsync import vault as vault_files
+from nlmsync.errors import InputError
+from nlmsync.store import StateStore
+from nlmsync.sync import MirrorScope
+
+
+def named_notes(vault_root: Path, paths: Sequence[str], *,
+                gone_ok: bool = False) -> tuple[list[tuple[str, bool]] | None, list[str]]:
+    """The vault notes `paths` name, each with whether it was named itself (not found in a folder), or None
+    when there are no paths; and the paths in normal form ("" for the vault itself). With `gone_ok`, a path
+    inside the vault that is no longer there names no note.
+
+    Raises:
+        InputError: a path is neither a note nor a folder of the vault (nor, with `gone_ok`, inside it).
+    """
+    if not paths:
+        return None, []
+    notes = vault_notes(vault_root)
+    expanded: list[tuple[str, bool]] = []
+    roots: list[str] = []
+    for arg in paths:
+        root, found, folder = _notes_of(vault_root, arg, notes, gone_ok=gone_ok)
+        roots.append(root)
+        expanded.extend((note, not folder) for note in found)
+    return expanded, roots
+
+
+def _notes_of(vault_root: Path, arg: str, notes: list[str], *, gone_ok: bool) -> tuple[str, list[str], bool]:
+    """`arg` (a note or a folder, relative to the vault) in normal form ("" for the vault itself), the note
+    paths it names among `notes`, and whether it named a folder."""
+    rel = vault_files.normalize_rel_path(arg)
+    if not rel:
+        return "", notes, True
+    full = vault_files.resolve_in_vault(vault_root, rel)
+    if full.is_dir():
+        return rel, [n for n in notes if n.startswith(rel.rstrip("/") + "/")], True
+    if full.is_file():
+        return rel, [rel], False
+    if gone_ok and not full.exists():
+        return rel, [], True
+    raise InputError(f"{arg}: no such note in the vault")
+
+
+def vault_notes(vault_root: Path) -> list[str]:
+    """Every note of the vault, sorted."""
+    return sorted(n.path for n in vault_files.scan_vault(vault_root).notes)
+
+
+def synced_notes(store: StateStore, vault_root: Path, notebook_id: str) -> list[str]:
+    """The notes whose sources the notebook holds (as the registry says) and that are still in the vault."""
+    paths = dict.fromkeys(m.path for m in store.all_mappings(notebook_id) if m.status == "active")
+    return [p for p in paths if (vault_root / p).is_file()]
+
+
+def mirror_scope(store: StateStore, notebook_id: str, paths: Sequence[str], roots: list[str],
+                 selected: list[str]) -> MirrorScope:
+    """What `refresh --all [PATH…]` answers for: the whole vault, or only under the given paths (`roots`, the
+    normal form of `paths`); `selected` are the notes the run refreshes.
+
+    Raises:
+        InputError: a path names neither a note of the vault nor a synced note.
+    """
+    if not roots:
+        return MirrorScope()
+    scope = MirrorScope(tuple(roots))
+    registered = {m.path for m in store.all_mappings(notebook_id)}
+    for arg, root in zip(paths, roots):
+        one = MirrorScope((root,))
+        if not any(one.covers(p) for p in selected) and not any(one.covers(p) for p in registered):
+            raise InputError(f"{arg}: no such note in the vault, and none synced under it")
+    return scope
