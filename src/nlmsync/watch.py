@@ -25,9 +25,14 @@ from nlmsync.config import Settings
 from nlmsync.errors import InputError, NlmsyncError
 from nlmsync.search import NoteIndex
 from nlmsync.store import StateStore
-from nlmsync.vault import IGNORED_DIRS, has_note_suffix, is_valid_name, normalize_rel_path, scan_vault
-
-EventKind = Literal["added", "modified", "deleted"]
+from nlmsync.vault import (
+    IGNORED_DIRS,
+    NoteChange,
+    has_note_suffix,
+    is_valid_name,
+    normalize_rel_path,
+    scan_vault,
+)
 
 
 @dataclass(frozen=True)
@@ -56,7 +61,9 @@ class WatchEvent:
 
 @dataclass(frozen=True)
 class FileEvent:
-    kind: EventKind
+    """A file the vault's watcher saw change: `added`, `modified` or `deleted` (`inode` of what is there now)."""
+
+    kind: NoteChange
     path: str
     inode: int | None = None
 
@@ -83,12 +90,12 @@ def pair_renames(events: Iterable[FileEvent], known_inodes: dict[str, int]) -> t
                                                                                       list[FileEvent]]:
     """Pair each deletion with an addition of the same inode (a rename); returns (renames, other events)."""
     events = list(events)
-    added_by_inode = {e.inode: e for e in events if e.kind == "added" and e.inode is not None}
+    added_by_inode = {e.inode: e for e in events if e.kind == NoteChange.ADDED and e.inode is not None}
     renames: list[tuple[str, str]] = []
     used: set[int] = set()
     for event in events:
         inode = known_inodes.get(event.path)
-        if event.kind == "deleted" and inode is not None and inode in added_by_inode and inode not in used:
+        if event.kind == NoteChange.DELETED and inode is not None and inode in added_by_inode and inode not in used:
             used.add(inode)
             renames.append((event.path, added_by_inode[inode].path))
     paired = {old for old, _ in renames} | {new for _, new in renames}
@@ -111,7 +118,7 @@ def plan_watch_actions(events: Iterable[FileEvent], known_inodes: dict[str, int]
     for event in rest:
         if not has_note_suffix(event.path):
             continue
-        if event.kind == "deleted":
+        if event.kind == NoteChange.DELETED:
             _add_once(plan.deleted, event.path)
         else:
             _add_once(plan.modified, event.path)
@@ -142,9 +149,9 @@ def to_events(root: Path, changes: Iterable[tuple[Change, str]]) -> list[FileEve
         if rel is None:
             continue
         if change == Change.deleted:
-            events.append(FileEvent("deleted", rel))
+            events.append(FileEvent(NoteChange.DELETED, rel))
         else:
-            kind: EventKind = "added" if change == Change.added else "modified"
+            kind = NoteChange.ADDED if change == Change.added else NoteChange.MODIFIED
             events.append(FileEvent(kind, rel, _inode(root, rel)))
     return events
 
@@ -185,7 +192,7 @@ class VaultWatcher:
         for path in plan.modified:
             self.index.mark_path_modified(path)
         for event in events:
-            if event.kind != "deleted" and event.inode is not None and has_note_suffix(event.path):
+            if event.kind != NoteChange.DELETED and event.inode is not None and has_note_suffix(event.path):
                 self.inodes[event.path] = event.inode
         with self.store.writer():
             for old, new in plan.renamed_mappings:

@@ -11,22 +11,15 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
 from nlmsync import vault as vault_files
 from nlmsync.errors import InputError
 from nlmsync.store import SourceMapping
 from nlmsync.sync.plan import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, prepare_note
+from nlmsync.vault import NoteChange
 
-__all__ = ["Change", "LocalChange", "local_changes"]
-
-
-class Change(StrEnum):
-    MODIFIED = "modified"
-    RENAMED = "renamed"
-    DELETED = "deleted"
-    EXCLUDED = "excluded"
+__all__ = ["LocalChange", "local_changes"]
 
 
 @dataclass(frozen=True)
@@ -34,15 +27,15 @@ class LocalChange:
     """One synced note whose notebook source no longer matches the vault."""
 
     path: str
-    change: Change
+    change: NoteChange  # modified, renamed, deleted or excluded
     renamed_to: str | None = None
 
     @property
     def command(self) -> str:
         """The command that brings this note's source up to date."""
-        if self.change is Change.MODIFIED:
+        if self.change is NoteChange.MODIFIED:
             return f"nlmsync refresh {shlex.quote(self.path)}"
-        if self.change is Change.RENAMED:
+        if self.change is NoteChange.RENAMED:
             return f"nlmsync refresh {shlex.quote(self.renamed_to or self.path)}"
         return "nlmsync refresh --all"
 
@@ -72,17 +65,17 @@ def local_changes(root: Path, mappings: Iterable[SourceMapping], exclude: list[s
             continue
         current = _hashes(root, path, exclude)
         if current is None:
-            changes.append(LocalChange(path, Change.EXCLUDED))
+            changes.append(LocalChange(path, NoteChange.EXCLUDED))
         elif current != registered:
-            changes.append(LocalChange(path, Change.MODIFIED))
+            changes.append(LocalChange(path, NoteChange.MODIFIED))
     if missing:
         for note in vault_files.scan_vault(root).notes:
             if note.path in synced:
                 continue
             found = missing.pop(_hashes(root, note.path, exclude) or (), None)
             if found is not None:
-                changes.append(LocalChange(found, Change.RENAMED, renamed_to=note.path))
+                changes.append(LocalChange(found, NoteChange.RENAMED, renamed_to=note.path))
             if not missing:
                 break
-        changes.extend(LocalChange(path, Change.DELETED) for path in missing.values())
+        changes.extend(LocalChange(path, NoteChange.DELETED) for path in missing.values())
     return sorted(changes, key=lambda c: c.path)

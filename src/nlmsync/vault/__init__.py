@@ -1,10 +1,11 @@
 """Everything about the vault's files on disk, one module a job: `paths` (canonical vault-relative paths, which
-paths are notes, confinement), `walk` (finding the notes), `notes` (reading them), `front_matter` and
-`exclusion`. Callers import the names below from the package.
+paths are notes, confinement), `walk` (finding the notes), `notes` (reading them), `front_matter`,
+`exclusion`, and `changes` (the words for how a note changed). Callers import the names below from the package.
 """
 
 from __future__ import annotations
 
+from nlmsync.vault.changes import NoteChange
 from nlmsync.vault.exclusion import check_exclude, excluded_by_pattern, is_excluded, matches_exclude
 from nlmsync.vault.front_matter import FrontMatter, front_matter_strings, parse_front_matter
 from nlmsync.vault.notes import decode_note, is_blank, iter_lines, read_note_file, read_note_text
@@ -29,6 +30,7 @@ __all__ = [
     "NOTE_SUFFIX",
     "STATE_DIR_NAME",
     "FrontMatter",
+    "NoteChange",
     "NoteFile",
     "SkippedNote",
     "VaultListing",
