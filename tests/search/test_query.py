@@ -14,10 +14,7 @@ from nlmsync.search.index import NoteIndex
 from nlmsync.search.query import (
     CJK_WORD_SHARE,
     COMPOUND_QUERY_WEIGHT,
-<<<<<<< Updated upstream
     LATIN_IN_CJK_WEIGHT,
-=======
->>>>>>> Stashed changes
     STOP_WORD_WEIGHT,
     query_terms,
     query_weights,
@@ -27,7 +24,6 @@ from nlmsync.search.tokenize import tokenize
 
 def test_stop_words_and_compounds_weigh_a_quarter() -> None:
     weights = query_weights("What is the heap sort?")
-<<<<<<< Updated upstream
     stop_compound = COMPOUND_QUERY_WEIGHT * STOP_WORD_WEIGHT
     assert weights == {"what": STOP_WORD_WEIGHT, "is": STOP_WORD_WEIGHT, "the": STOP_WORD_WEIGHT, "heap": 1.0,
                        "sort": 1.0, "whatis": stop_compound, "isthe": stop_compound, "theheap": stop_compound,
@@ -40,17 +36,6 @@ def test_a_stop_word_still_forms_its_compounds(tmp_path: Path) -> None:
     (tmp_path / "auth.md").write_text("The login page asks for a password.\n")
     (tmp_path / "aaa.md").write_text("The shell page asks for a password.\n")
     assert NoteIndex(tmp_path, None).search("log in page password")[0].path == "auth.md"
-=======
-    assert weights == {"what": STOP_WORD_WEIGHT, "is": STOP_WORD_WEIGHT, "the": STOP_WORD_WEIGHT, "heap": 1.0,
-                       "sort": 1.0, "whatis": COMPOUND_QUERY_WEIGHT, "isthe": COMPOUND_QUERY_WEIGHT,
-                       "theheap": COMPOUND_QUERY_WEIGHT, "heapsort": COMPOUND_QUERY_WEIGHT}
-    assert 0 < STOP_WORD_WEIGHT < 1
-
-
-def test_a_stop_word_still_forms_its_compounds() -> None:
-    assert query_weights("log in")["login"] == COMPOUND_QUERY_WEIGHT
-    assert query_weights("set up the backup")["setup"] == COMPOUND_QUERY_WEIGHT
->>>>>>> Stashed changes
 
 
 def test_a_negation_is_kept_in_full() -> None:
@@ -66,7 +51,6 @@ def test_a_cjk_word_counts_once_whatever_its_bigrams() -> None:
     assert sum(weights.values()) == pytest.approx(1.0)
     assert weights["김치"] == weights["치찌"] == weights["찌개"] == (1 - CJK_WORD_SHARE) / 3
     mixed = query_weights("Amazon EKS의 공식 CLI")
-<<<<<<< Updated upstream
     assert mixed == {"amazon": 1.0, "eks의": 1.0, "eks": LATIN_IN_CJK_WEIGHT, "공식": 1.0, "cli": 1.0}
 
 
@@ -75,14 +59,6 @@ def test_a_note_matching_every_word_beats_one_matching_the_cjk_word(tmp_path: Pa
     (tmp_path / "other.md").write_text("공식 안내 공식 공지\n")
     for name in ("s3", "ec2", "iam", "rds"):  # Amazon and CLI are common words here, 공식 is not
         (tmp_path / f"{name}.md").write_text(f"Amazon {name} CLI 도구\n")
-=======
-    assert mixed == {"amazon": 1.0, "eks의": 1.0, "공식": 1.0, "cli": 1.0}
-
-
-def test_a_note_matching_every_word_beats_one_matching_the_cjk_word(tmp_path: Path) -> None:
-    (tmp_path / "eks.md").write_text("Amazon EKS CLI 공식 문서입니다.\n" + "클러스터를 관리합니다. " * 3)
-    (tmp_path / "other.md").write_text("공식 안내 공식 공지 공식\n")
->>>>>>> Stashed changes
     hits = NoteIndex(tmp_path, None).search("Amazon EKS의 공식 CLI")
     assert hits[0].path == "eks.md"
 
@@ -95,13 +71,8 @@ def test_a_negation_picks_the_note_that_says_it(tmp_path: Path) -> None:
 
 
 def test_function_words_tell_the_english_note_from_its_translation(tmp_path: Path) -> None:
-<<<<<<< Updated upstream
     (tmp_path / "en.md").write_text("Pin a note to the sidebar and open it in a new tab.\n")
     (tmp_path / "fr.md").write_text("Épingler une note: sidebar, new tab.\n")
-=======
-    (tmp_path / "en.md").write_text("Open a note in a new tab and pin it to the sidebar.\n")
-    (tmp_path / "fr.md").write_text("Ouvrir une note dans un nouvel onglet, épingler la sidebar.\n")
->>>>>>> Stashed changes
     hits = NoteIndex(tmp_path, None).search("note in a new tab and the sidebar")
     assert hits[0].path == "en.md"
 

@@ -6,13 +6,10 @@ is everything else, fenced code included, and the values of the other front matt
 (the `nlmsync` switch itself is not text). The path field is the vault-relative path, in two parts:
 the folder (`pages/windows/`, `ru/Plugins/`) and the file name, which are not the same evidence (a
 folder names a platform or a language that thousands of notes share; a file name names the note).
-<<<<<<< Updated upstream
 
 `split_markdown` gives the two fields as text; `note_fields` counts their tokens without building that
 text: body lines are tokenized straight from the note in bounded pieces (`count_tokens`), so indexing a
 note of many megabytes takes little more memory than the note itself.
-=======
->>>>>>> Stashed changes
 """
 
 from __future__ import annotations
@@ -56,17 +53,6 @@ class NoteFields:
         """Body, heading and path lengths; the path's counts the folder's tokens and the file name's."""
         return (sum(self.body.values()), sum(self.heading.values()),
                 sum(self.path.values()) + sum(self.folder.values()))
-<<<<<<< Updated upstream
-=======
-
-
-def _front_matter_text(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, list):
-        return [str(item) for item in value if item is not None]
-    return [str(value)]
->>>>>>> Stashed changes
 
 
 LineKind = Literal["heading", "setext", "code", "text", "blank"]
@@ -153,7 +139,6 @@ def split_markdown(text: str, front: FrontMatter | None = None) -> NoteText:
 
 
 def note_fields(rel_path: str, text: str, front: FrontMatter | None = None) -> NoteFields:
-<<<<<<< Updated upstream
     """Tokenized fields of the note at `rel_path` with this text (`front`: its front matter, if parsed): the
     token counts of `split_markdown`'s two texts, counted without building them."""
     if front is None:
@@ -195,10 +180,3 @@ def _body_pieces(text: str, start: int, values: list[str], headings: list[str]) 
         run_start = -1
     if run_start >= 0:
         yield from text_pieces(text, run_start, run_end)
-=======
-    """Tokenized fields of the note at `rel_path` with this text (`front`: its front matter, if parsed)."""
-    parts = split_markdown(text, front)
-    folder, _, name = rel_path.rpartition("/")
-    return NoteFields(body=Counter(tokenize(parts.body)), heading=Counter(tokenize(parts.heading)),
-                      path=Counter(tokenize_path(name)), folder=Counter(tokenize_path(folder)))
->>>>>>> Stashed changes

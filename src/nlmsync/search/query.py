@@ -9,26 +9,17 @@ always indexed whole, so nothing here changes what a note contains):
   yet in a multilingual vault "and", "to", "the" still tell the English note from its translations.
   Negations (`not`, `no`, `don` of "don't", …; `NEGATIONS`) are no stop words: they carry meaning.
   A query of stop words only keeps them all at full weight.
-<<<<<<< Updated upstream
 - **Compound tokens weigh a quarter** (`COMPOUND_QUERY_WEIGHT`), and a quarter of that when a stop
   word forms them (`log in` → `login`, `set up` → `setup`). A compound of two adjacent query words is mostly a bonus
-=======
-- **Compound tokens weigh a quarter** (`COMPOUND_QUERY_WEIGHT`), also those a stop word forms
-  (`log in` → `login`, `set up` → `setup`). A compound of two adjacent query words is mostly a bonus
->>>>>>> Stashed changes
   for notes where the two also stand side by side; at full weight it would outweigh the words
   themselves. A quarter keeps its real use: `heap sort` still finds a note that only writes
   `heapsort`, and the other way round.
 - **A CJK word counts once**, whatever its bigrams: the word itself weighs `CJK_WORD_SHARE` and its
   character bigrams share the rest (a two-character word is its only bigram: 1). Counted in full,
   an n-character word weighed n (a word and n-1 bigrams), so a query mixing Latin and CJK ranked a
-<<<<<<< Updated upstream
   note matching only the CJK word above one matching every word. A Latin word written against a
   CJK one (`EKS의`, `gzip形式で`: one token) also counts on its own at `LATIN_IN_CJK_WEIGHT`, so it
   finds the note that writes `EKS` apart.
-=======
-  note matching only the CJK word above one matching every word.
->>>>>>> Stashed changes
 
 Measured with `benchmarks/known_items.py` (known-item sets from tldr and obsidian-help, tuned on one
 half, reported on the other) and on Cranfield (`benchmarks/search_peers.py`); figures in the README.
@@ -44,7 +35,6 @@ from typing import TYPE_CHECKING
 
 from nlmsync.search.tokenize import MAX_TOKEN_LENGTH, base_tokens, cjk_bigrams, normalize, words
 
-<<<<<<< Updated upstream
 if TYPE_CHECKING:
     import regex
 
@@ -55,14 +45,6 @@ COMPOUND_QUERY_WEIGHT = 0.25
 STOP_WORD_WEIGHT = 0.25
 CJK_WORD_SHARE = 0.8
 LATIN_IN_CJK_WEIGHT = 0.5
-=======
-__all__ = ["CJK_WORD_SHARE", "COMPOUND_QUERY_WEIGHT", "NEGATIONS", "STOP_WORDS", "STOP_WORD_WEIGHT", "query_terms",
-           "query_weights"]
-
-COMPOUND_QUERY_WEIGHT = 0.25
-STOP_WORD_WEIGHT = 0.25
-CJK_WORD_SHARE = 0.5
->>>>>>> Stashed changes
 
 # Not stop words, though in most lists: "Do not compress the output" is not "compress the output".
 NEGATIONS = frozenset({"no", "nor", "not", "cannot", "aren", "didn", "doesn", "don", "hadn", "hasn", "haven", "isn",
@@ -85,7 +67,6 @@ STOP_WORDS = frozenset({
 }) - NEGATIONS
 
 
-<<<<<<< Updated upstream
 _LATIN = re.compile(r"[a-z0-9]+")
 
 
@@ -166,64 +147,4 @@ def query_terms(query: str | None) -> list[str]:
     return plain + compounds
 
 
-=======
-def _token_weights(base: list[str], stop_words: bool) -> list[float]:
-    """Each base token's weight: 1, or `STOP_WORD_WEIGHT` for a stop word (unless all of them are)."""
-    if not stop_words or STOP_WORDS.issuperset(base):
-        return [1.0] * len(base)
-    return [STOP_WORD_WEIGHT if token in STOP_WORDS else 1.0 for token in base]
-
-
-def _compounds(base: list[str]) -> list[str]:
-    return [left + right for left, right in pairwise(base)
-            if left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH]
-
-
-def query_weights(query: str, *, stop_words: bool = True) -> dict[str, float]:
-    """Each query term with its weight: how often it occurs, a stop word counting `STOP_WORD_WEIGHT`, a
-    compound `COMPOUND_QUERY_WEIGHT`, a CJK word and its bigrams one together.
-
-    `stop_words=False` counts stop words in full (the reference plugin's plain term frequencies, but for
-    the compound and CJK weights).
-    """
-    weights: dict[str, float] = {}
-    get = weights.get
-    normalized = normalize(query)
-    raw, base = base_tokens(normalized)
-    for token, weight in zip(base, _token_weights(base, stop_words)):
-        weights[token] = get(token, 0.0) + weight
-    for term in _compounds(base):
-        weights[term] = get(term, 0.0) + COMPOUND_QUERY_WEIGHT
-    if not normalized.isascii():
-        for word in raw:
-            bigrams = [] if word.isascii() else cjk_bigrams([word])
-            if not bigrams:
-                continue
-            share = CJK_WORD_SHARE
-            if len(word) <= MAX_TOKEN_LENGTH:  # a base token: counted 1 above, keeps its share
-                weights[word] -= 1.0 - share
-            else:
-                share = 0.0
-            each = (1.0 - share) / len(bigrams)
-            for term in bigrams:
-                weights[term] = get(term, 0.0) + each
-    return weights
-
-
-def query_terms(query: str | None) -> list[str]:
-    """The query's terms as a token list, stop words left out (for scoring passages and snippets):
-    the kept base tokens, their CJK bigrams, then the compounds of two kept tokens side by side."""
-    if not query:
-        return []
-    raw, base = base_tokens(normalize(query))
-    stops = _NO_STOP_WORDS if STOP_WORDS.issuperset(base) else STOP_WORDS
-    plain = [token for token in base if token not in stops]
-    compounds = [left + right for left, right in pairwise(base)
-                 if left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH
-                 and left not in stops and right not in stops]
-    plain.extend(cjk_bigrams(raw))
-    return plain + compounds
-
-
->>>>>>> Stashed changes
 _NO_STOP_WORDS: frozenset[str] = frozenset()
