@@ -131,13 +131,13 @@ def world(root: Path, count: int, *, latency: float = 0.0, concurrency: int = 4)
 async def sizes_case(count: int) -> dict[str, dict[str, float]]:
     with tempfile.TemporaryDirectory() as tmp:
         run, paths = world(Path(tmp), count)
-        first = await run.timed(lambda orch: orch.refresh(mirror=True))
+        first = await run.timed(lambda orch: orch.refresh(all_notes=True))
         assert first["adds"] == count, first
-        idle = await run.timed(lambda orch: orch.refresh(mirror=True))
+        idle = await run.timed(lambda orch: orch.refresh(all_notes=True))
         edited = max(1, count // 100)
         for i in range(0, count, count // edited)[:edited]:
             (run.settings.vault / paths[i]).write_text(note_text(i, version=2), encoding="utf-8")
-        incremental = await run.timed(lambda orch: orch.refresh(mirror=True))
+        incremental = await run.timed(lambda orch: orch.refresh(all_notes=True))
         assert incremental["adds"] == edited, incremental
         incremental["edited"] = edited
         question = f"How do {TOPICS[3]} structures work in note 3?"

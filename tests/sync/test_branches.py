@@ -208,7 +208,7 @@ async def test_unreadable_note_found_by_walking_is_excluded_not_failed(make_worl
     world = make_world()
     world.write("notes/good.md", "fine")
     (world.vault / "notes" / "bad.md").write_bytes(b"\xff\xfe\x00binary")
-    for how in ({"mirror": True}, {"paths": ["notes"]}):
+    for how in ({"all_notes": True}, {"paths": ["notes"]}):
         async with world.run() as orch:
             report = await orch.refresh(**how)
         outcome = {n.path: n for n in report.notes}
@@ -223,19 +223,19 @@ async def test_a_whitespace_only_note_is_empty_for_uploads_as_for_the_index(make
     world.write("notes/good.md", "fine")
     world.write("notes/blank.md", "  \n\t\n")
     async with world.run() as orch:
-        report = await orch.refresh(mirror=True)
+        report = await orch.refresh(all_notes=True)
         named = await orch.refresh(["notes/blank.md"])
     assert {n.path: (n.branch, n.reason) for n in report.notes}["notes/blank.md"] == (Branch.EXCLUDED, "empty")
     assert [(n.branch, n.reason) for n in named.notes] == [(Branch.EXCLUDED, "empty")]
     assert [t.split(" · ")[0] for t in world.remote().values()] == ["notes/good.md"]
 
 
-async def test_a_file_name_that_is_not_utf8_is_left_out_of_a_mirror(make_world):
+async def test_a_file_name_that_is_not_utf8_is_left_out_of_refresh_all(make_world):
     world = make_world()
     world.write("good.md", "fine")
     (world.vault / "latin1-\udce9.md").write_bytes(b"caf\xc3\xa9")  # the name's byte is 0xE9, not UTF-8
     async with world.run() as orch:
-        report = await orch.refresh(mirror=True)
+        report = await orch.refresh(all_notes=True)
     assert branches(report) == {"good.md": Branch.ADDED}
     assert [t.split(" · ")[0] for t in world.remote().values()] == ["good.md"]
 
@@ -258,31 +258,31 @@ async def test_dry_run_makes_no_mutating_call_and_writes_nothing(make_world):
     assert world.mutating_calls(mark) == []
 
 
-async def test_mirror_removes_sources_of_vanished_notes(make_world):
+async def test_refresh_all_removes_sources_of_vanished_notes(make_world):
     world = make_world()
     world.write("keep.md", "k")
     world.write("gone.md", "g")
     world.write("later-private.md", "p")
     async with world.run() as orch:
-        await orch.refresh(mirror=True)
+        await orch.refresh(all_notes=True)
     (world.vault / "gone.md").unlink()
     world.write("later-private.md", "---\nnlmsync: false\n---\np")
     async with world.run() as orch:
-        report = await orch.refresh(mirror=True)
+        report = await orch.refresh(all_notes=True)
         assert [(n.path, n.branch) for n in report.notes] == [
             ("gone.md", Branch.REMOVED), ("later-private.md", Branch.REMOVED), ("keep.md", Branch.REUSED),
             ("later-private.md", Branch.EXCLUDED)]
     assert [t.split(" · ")[0] for t in world.remote().values()] == ["keep.md"]
 
 
-async def test_mirror_takes_the_rename_branch_for_a_moved_note(make_world):
+async def test_refresh_all_takes_the_rename_branch_for_a_moved_note(make_world):
     """`--all` decides its removals after renames are matched by content hash: a moved, unchanged note
     keeps its source (retitled), it is neither removed nor uploaded again."""
     world = make_world()
     for i in range(12):
         world.write(f"notes/n{i:02}.md", f"# Note {i}\n\nbody {i}\n")
     async with world.run() as orch:
-        first = await orch.refresh(mirror=True)
+        first = await orch.refresh(all_notes=True)
     sid = next(n.source_ids[0] for n in first.notes if n.path == "notes/n02.md")
     (world.vault / "moved").mkdir()
     (world.vault / "notes/n02.md").rename(world.vault / "moved/n02-renamed.md")
@@ -292,7 +292,7 @@ async def test_mirror_takes_the_rename_branch_for_a_moved_note(make_world):
     world.write("notes/n13.md", "# Note 13\n")
     mark = len(world.fake.calls)
     async with world.run() as orch:
-        report = await orch.refresh(mirror=True)
+        report = await orch.refresh(all_notes=True)
         assert orch.store.mappings_by_path(world.notebook_id, "notes/n02.md") == []
         assert orch.store.mappings_by_path(world.notebook_id, "moved/n02-renamed.md")[0].source_id == sid
     outcome = {n.path: n for n in report.notes}
@@ -305,8 +305,8 @@ async def test_mirror_takes_the_rename_branch_for_a_moved_note(make_world):
     assert len(world.remote()) == 14
 
 
-async def test_mirror_under_paths_prunes_only_there(make_world):
-    """`refresh --all PATH…` mirrors only under the given paths: a deleted note's source is pruned without
+async def test_refresh_all_under_paths_prunes_only_there(make_world):
+    """`refresh --all PATH…` answers only for the notes under the given paths: a deleted note's source is pruned without
     planning the rest of a vault that would not fit, and synced notes elsewhere are left alone."""
     world = make_world(capacity=3)
     world.write("notes/a.md", "a")
@@ -320,16 +320,16 @@ async def test_mirror_under_paths_prunes_only_there(make_world):
     (world.vault / "other/c.md").unlink()
     async with world.run() as orch:
         with pytest.raises(CapacityError):
-            await orch.refresh(mirror=True, dry_run=True)
+            await orch.refresh(all_notes=True, dry_run=True)
         mark = len(world.fake.calls)
-        report = await orch.refresh(["notes"], mirror=True)
+        report = await orch.refresh(["notes"], all_notes=True)
         assert [(n.path, n.branch) for n in report.notes] == [("notes/b.md", Branch.REMOVED),
                                                               ("notes/a.md", Branch.REUSED)]
         assert world.mutating_calls(mark) == ["source_delete"]
-        pruned = await orch.refresh(["other/c.md"], mirror=True)  # a note no longer in the vault
+        pruned = await orch.refresh(["other/c.md"], all_notes=True)  # a note no longer in the vault
         assert [(n.path, n.branch) for n in pruned.notes] == [("other/c.md", Branch.REMOVED)]
         with pytest.raises(InputError, match="nowhere.md: no such note in the vault, and none synced"):
-            await orch.refresh(["nowhere.md"], mirror=True)
+            await orch.refresh(["nowhere.md"], all_notes=True)
     assert [t.split(" · ")[0] for t in world.remote().values()] == ["notes/a.md"]
 
 
@@ -340,13 +340,13 @@ async def test_idle_refresh_writes_the_state_file_once_whatever_the_number_of_no
     for i in range(30):
         world.write(f"n{i:02}.md", f"note {i}")
     async with world.run() as orch:
-        await orch.refresh(mirror=True)
+        await orch.refresh(all_notes=True)
         before = [(e.path, e.segment) for e in orch.store.eviction_queue(world.notebook_id)]
     mark = len(world.fake.calls)
     async with world.run() as orch:
         statements: list[str] = []
         orch.store.db.conn.set_trace_callback(statements.append)
-        report = await orch.refresh(mirror=True)
+        report = await orch.refresh(all_notes=True)
         orch.store.db.conn.set_trace_callback(None)
         assert report.counts() == {"reused": 30}
         assert sum(1 for s in statements if s.startswith("BEGIN")) == 1
@@ -453,16 +453,16 @@ async def test_capacity_reached_mid_run_carries_what_was_done(make_world):
 
 async def test_an_error_that_stops_the_service_carries_a_refresh_report(make_world):
     """The service (below the app) hands what it did up as the same `RefreshReport` the app reports, not a
-    bare list, the removals of a mirroring run first."""
+    bare list, the removals of an `--all` run first."""
     from nlmsync.sync import RefreshReport, SyncDeps, ensure_sources_for_paths, notes_done, read_remote
-    from nlmsync.sync.mirror import MirrorScope
+    from nlmsync.sync.all_notes import AllNotesScope
 
     world = make_world(capacity=3)
     for name in "abg":
         world.write(f"{name}.md", name)
     async with world.run() as orch:
         await orch.refresh(["a.md", "b.md", "g.md"])
-    (world.vault / "g.md").unlink()  # mirrored away first: one slot free
+    (world.vault / "g.md").unlink()  # removed by --all first: one slot free
     world.write("c.md", "c")  # takes it
     world.write("b.md", "b2")  # replacing b adds first: a fourth slot, and a.md may not be evicted
     async with world.run() as orch:
@@ -470,7 +470,7 @@ async def test_an_error_that_stops_the_service_carries_a_refresh_report(make_wor
         remote = await read_remote(orch.client, world.notebook_id, expect_sources=True)
         with pytest.raises(CapacityError) as info:
             await ensure_sources_for_paths(deps, ["c.md", "b.md"], remote, protect={"a.md"},
-                                           mirror=MirrorScope(("b.md", "c.md", "g.md")))
+                                           all_notes=AllNotesScope(("b.md", "c.md", "g.md")))
     report = info.value.report
     assert isinstance(report, RefreshReport) and report.notebook_id == world.notebook_id
     assert [(n.path, n.branch) for n in notes_done(info.value)] == [

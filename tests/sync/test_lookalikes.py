@@ -25,7 +25,7 @@ async def test_a_lookalike_of_a_note_never_synced_is_not_adopted_and_survives_ev
     title = source_title("inbox.md", content_hash(NOTE))
     mine = hand_add(world, title, "My own notes on the inbox.")
     async with world.run() as orch:
-        report = await orch.refresh(mirror=True)
+        report = await orch.refresh(all_notes=True)
     note = report.notes[0]
     assert (note.branch, note.adopted) == (Branch.ADDED, False) and note.source_ids != [mine]
     assert report.notices == [(f"source {mine} is titled like an nlmsync upload ({title}) but does not hold that "
@@ -36,12 +36,12 @@ async def test_a_lookalike_of_a_note_never_synced_is_not_adopted_and_survives_ev
 
     mark = len(world.fake.calls)
     async with world.run() as orch:  # nothing changed: no change, and the look-alike is not taken for a duplicate
-        again = await orch.refresh(mirror=True)
+        again = await orch.refresh(all_notes=True)
     assert [n.branch for n in again.notes] == [Branch.REUSED] and world.mutating_calls(mark) == []
 
     world.write("inbox.md", NOTE + "\nMore.\n")  # replace: the old upload goes, the look-alike stays
     async with world.run() as orch:
-        replaced = await orch.refresh(mirror=True)
+        replaced = await orch.refresh(all_notes=True)
     assert replaced.notes[0].branch == Branch.REPLACED
     assert set(world.remote()) == {mine, replaced.notes[0].source_ids[0]}
 
@@ -50,11 +50,11 @@ async def test_a_lookalike_of_a_synced_note_is_not_deleted_as_a_duplicate(make_w
     world = make_world()
     world.write("inbox.md", NOTE)
     async with world.run() as orch:
-        kept = (await orch.refresh(mirror=True)).notes[0].source_ids[0]
+        kept = (await orch.refresh(all_notes=True)).notes[0].source_ids[0]
     title = source_title("inbox.md", content_hash(NOTE))
     mine = hand_add(world, title, "Not the note at all.")
     async with world.run() as orch:
-        report = await orch.refresh(mirror=True)
+        report = await orch.refresh(all_notes=True)
         status = await orch.status()
     assert report.pending_deletions_done_count == 0 and [n.branch for n in report.notes] == [Branch.REUSED]
     assert set(world.remote()) == {kept, mine}

@@ -43,13 +43,13 @@ async def test_an_idle_refresh_reads_no_note_whose_file_is_unchanged(make_world,
     for i in range(20):
         write_old(world, f"notes/n{i:02}.md", f"# Note {i}\n\nbody {i}\n")
     async with world.run() as orch:
-        await orch.refresh(mirror=True)
+        await orch.refresh(all_notes=True)
     assert len(reads) == 20
     reads.clear()
     async with world.run() as orch:
         statements: list[str] = []
         orch.store.db.conn.set_trace_callback(statements.append)
-        report = await orch.refresh(mirror=True)
+        report = await orch.refresh(all_notes=True)
         orch.store.db.conn.set_trace_callback(None)
     assert report.counts() == {"reused": 20}
     assert reads == []
@@ -61,11 +61,11 @@ async def test_an_edited_note_is_read_and_replaced(make_world, reads):
     write_old(world, "a.md", "alpha")
     write_old(world, "b.md", "beta")
     async with world.run() as orch:
-        await orch.refresh(mirror=True)
+        await orch.refresh(all_notes=True)
     world.write("b.md", "beta, edited")
     reads.clear()
     async with world.run() as orch:
-        report = await orch.refresh(mirror=True)
+        report = await orch.refresh(all_notes=True)
     assert {n.path: n.branch for n in report.notes} == {"a.md": Branch.REUSED, "b.md": Branch.REPLACED}
     assert reads == ["b.md"]
     assert sorted(world.remote_texts().values()) == ["alpha", "beta, edited"]
@@ -103,12 +103,12 @@ async def test_a_moved_note_with_a_record_takes_the_rename_branch(make_world):
     for i in range(4):
         write_old(world, f"notes/n{i}.md", f"# Note {i}\n")
     async with world.run() as orch:
-        await orch.refresh(mirror=True)
+        await orch.refresh(all_notes=True)
     (world.vault / "moved").mkdir()
     (world.vault / "notes/n2.md").rename(world.vault / "moved/n2.md")
     mark = len(world.fake.calls)
     async with world.run() as orch:
-        report = await orch.refresh(mirror=True)
+        report = await orch.refresh(all_notes=True)
         assert orch.store.note_hashes(["notes/n2.md"]) == {}
     assert report.counts() == {"renamed": 1, "reused": 3}
     assert world.calls("source_add", mark) == 0
@@ -119,10 +119,10 @@ async def test_a_new_exclude_pattern_applies_to_a_recorded_note(make_world, read
     write_old(world, "a.md", "alpha")
     write_old(world, "private/b.md", "beta")
     async with world.run() as orch:
-        await orch.refresh(mirror=True)
+        await orch.refresh(all_notes=True)
     reads.clear()
     async with world.run(exclude=["private/**"]) as orch:
-        report = await orch.refresh(mirror=True)
+        report = await orch.refresh(all_notes=True)
     assert sorted((n.path, n.branch) for n in report.notes) == [
         ("a.md", Branch.REUSED), ("private/b.md", Branch.EXCLUDED), ("private/b.md", Branch.REMOVED)]
     assert reads == []

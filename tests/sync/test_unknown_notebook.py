@@ -11,7 +11,7 @@ pytestmark = pytest.mark.anyio
 
 RUNS = {
     "refresh": lambda orch: orch.refresh(),
-    "refresh --all --dry-run": lambda orch: orch.refresh(mirror=True, dry_run=True),
+    "refresh --all --dry-run": lambda orch: orch.refresh(all_notes=True, dry_run=True),
     "ask": lambda orch: orch.ask("heapsort"),
     "status": lambda orch: orch.status(),
     "reconcile": lambda orch: orch.reconcile(),

@@ -20,7 +20,7 @@ from nlmsync import vault as vault_files
 from nlmsync.app.citations import map_citations
 from nlmsync.app.messages import next_steps, partial_failure_message
 from nlmsync.app.notebooks import notebook_not_found, planned_title, resolve_notebook
-from nlmsync.app.refresh_notes import mirror_scope, named_notes, synced_notes, vault_notes
+from nlmsync.app.refresh_notes import all_notes_scope, named_notes, synced_notes, vault_notes
 from nlmsync.app.results import (
     AskResult,
     EvictionCandidate,
@@ -204,11 +204,11 @@ class Orchestrator:
             yield
 
     # --- refresh -------------------------------------------------------------------------------
-    async def refresh(self, paths: Sequence[str] = (), *, query: str | None = None, mirror: bool = False,
+    async def refresh(self, paths: Sequence[str] = (), *, query: str | None = None, all_notes: bool = False,
                       dry_run: bool = False) -> RefreshReport:
         """Make notes live sources: the given paths (vault-relative notes or folders; the command line's are made
         so by `cli.paths`), the notes `query` selects, the whole vault
-        (`mirror`, which also removes the sources of notes that left the vault — only under the given
+        (`all_notes`, which also removes the sources of notes that left the vault — only under the given
         paths when there are some), or — with none of these — the notes already synced.
 
         Returns the report; when some notes failed, raises `PartialFailure` carrying it instead.
@@ -225,7 +225,7 @@ class Orchestrator:
         report = RefreshReport(notebook_id=(self.settings.notebook or "").strip(), dry_run=dry_run,
                                capacity=self.settings.capacity)
         try:
-            selected = await self._refresh_into(report, paths, query, mirror, dry_run)
+            selected = await self._refresh_into(report, paths, query, all_notes, dry_run)
         except NlmsyncError as exc:
             # Stopped (capacity, server gone, login needed …): the report says what was done and recorded before.
             exc.report = report
@@ -234,23 +234,23 @@ class Orchestrator:
             raise PartialFailure(partial_failure_message(report, len(selected)), report=report)
         return report
 
-    async def _refresh_into(self, report: RefreshReport, paths: Sequence[str], query: str | None, mirror: bool,
+    async def _refresh_into(self, report: RefreshReport, paths: Sequence[str], query: str | None, all_notes: bool,
                             dry_run: bool) -> list[str]:
         """The work of `refresh`, recorded in `report` as it goes; returns the notes it was asked to refresh."""
         async with self._writer():
             # bad paths are refused before the server is touched; `--all` also takes paths no longer in the vault
-            named, roots = named_notes(self.vault_root, paths, gone_ok=mirror)
+            named, roots = named_notes(self.vault_root, paths, gone_ok=all_notes)
             notebook_id, first = await self._notebook(create=not dry_run, planned=dry_run)
             report.notebook_id = notebook_id
             remote, report.pending_deletions_done_count, report.pending_deletions_left_count = await self._prepare_run(
                 notebook_id, first, dry_run=dry_run)
-            selected, found = self._refresh_paths(notebook_id, named, query, mirror)
-            scope = mirror_scope(self.store, notebook_id, paths, roots, selected) if mirror else None
+            selected, found = self._refresh_paths(notebook_id, named, query, all_notes)
+            scope = all_notes_scope(self.store, notebook_id, paths, roots, selected) if all_notes else None
             try:
                 if self.progress:
                     self.progress.start("refresh", len(selected))
                 report.notes.extend(await ensure_sources_for_paths(self._deps(notebook_id), selected, remote,
-                                                                   dry_run=dry_run, found=found, mirror=scope))
+                                                                   dry_run=dry_run, found=found, all_notes=scope))
             except NlmsyncError as exc:
                 report.notes.extend(notes_done(exc))
                 raise
@@ -271,9 +271,9 @@ class Orchestrator:
         return await self.refresh(wanted) if wanted else None
 
     def _refresh_paths(self, notebook_id: str, named: list[tuple[str, bool]] | None, query: str | None,
-                       mirror: bool) -> tuple[list[str], set[str]]:
+                       all_notes: bool) -> tuple[list[str], set[str]]:
         """The notes to refresh, and which of them were found by walking the vault rather than named."""
-        if mirror and named is None:
+        if all_notes and named is None:
             notes = vault_notes(self.vault_root)
             return notes, set(notes)
         if named is None and query is None:

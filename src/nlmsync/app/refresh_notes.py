@@ -9,7 +9,7 @@ from pathlib import Path
 from nlmsync import vault as vault_files
 from nlmsync.errors import InputError
 from nlmsync.store import StateStore
-from nlmsync.sync import MirrorScope
+from nlmsync.sync import AllNotesScope
 
 
 def named_notes(vault_root: Path, paths: Sequence[str], *,
@@ -60,8 +60,8 @@ def synced_notes(store: StateStore, vault_root: Path, notebook_id: str) -> list[
     return [p for p in paths if (vault_root / p).is_file()]
 
 
-def mirror_scope(store: StateStore, notebook_id: str, paths: Sequence[str], roots: list[str],
-                 selected: list[str]) -> MirrorScope:
+def all_notes_scope(store: StateStore, notebook_id: str, paths: Sequence[str], roots: list[str],
+                    selected: list[str]) -> AllNotesScope:
     """What `refresh --all [PATH…]` answers for: the whole vault, or only under the given paths (`roots`, the
     normal form of `paths`); `selected` are the notes the run refreshes.
 
@@ -69,11 +69,11 @@ def mirror_scope(store: StateStore, notebook_id: str, paths: Sequence[str], root
         InputError: a path names neither a note of the vault nor a synced note.
     """
     if not roots:
-        return MirrorScope()
-    scope = MirrorScope(tuple(roots))
+        return AllNotesScope()
+    scope = AllNotesScope(tuple(roots))
     registered = {m.path for m in store.all_mappings(notebook_id)}
     for arg, root in zip(paths, roots):
-        one = MirrorScope((root,))
+        one = AllNotesScope((root,))
         if not any(one.covers(p) for p in selected) and not any(one.covers(p) for p in registered):
             raise InputError(f"{arg}: no such note in the vault, and none synced under it")
     return scope

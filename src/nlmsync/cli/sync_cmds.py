@@ -189,7 +189,7 @@ def refresh_command(
     ctx: typer.Context,
     paths: Annotated[list[str] | None, typer.Argument(help="Notes or folders (default: the notes already synced).")] = None,
     query: Annotated[str | None, typer.Option("--query", help="Refresh the notes this query selects.")] = None,
-    mirror: Annotated[bool, typer.Option("--all", help="Mirror the whole vault (or only the given PATHs): upload every note, "
+    all_notes: Annotated[bool, typer.Option("--all", help="Mirror the whole vault (or only the given PATHs): upload every note, "
                                                  "remove the sources of notes that left it.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; make no change anywhere.")] = False,
     capacity: Annotated[int | None, typer.Option("--capacity", help="Sources the notebook may hold.")] = None,
@@ -203,7 +203,7 @@ def refresh_command(
         from nlmsync.cli.paths import vault_relative_args
 
         targets = vault_relative_args(Path(settings.vault), paths or ())
-        report = _run(settings, lambda orch: orch.refresh(targets, query=query, mirror=mirror, dry_run=dry_run),
+        report = _run(settings, lambda orch: orch.refresh(targets, query=query, all_notes=all_notes, dry_run=dry_run),
                       label="refresh", quiet=json_output or cli.quiet)
     except NlmsyncError as exc:
         from nlmsync.sync import RefreshReport

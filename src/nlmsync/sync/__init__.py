@@ -10,7 +10,7 @@
 - `deps` — `SyncDeps`, what a run works with (server, registry, vault, settings);
 - `decide` — reading and hashing a run's notes, their mappings read once, the capacity check, each branch;
 - `runner` — carrying the branches out (evictions, concurrent uploads, registry writes), or a dry run;
-- `mirror` — `refresh --all`: the notes that left the vault and the removal of their sources;
+- `all_notes` — `refresh --all`: the notes that left the vault and the removal of their sources;
 - `deletions` — retrying unfinished deletions, queueing duplicates of a lost add;
 - `carry_over` — `history_source_ids` (§8);
 - `citations` — finding cited text in a note and the heading above it;
@@ -29,12 +29,12 @@ from nlmsync._lazy import lazy_exports
 from nlmsync.sync.local_changes import local_changes
 
 if TYPE_CHECKING:
+    from nlmsync.sync.all_notes import AllNotesScope
     from nlmsync.sync.carry_over import history_source_ids
     from nlmsync.sync.citations import find_cited_text, heading_above
     from nlmsync.sync.deletions import queue_duplicate_sources, retry_pending_deletions
     from nlmsync.sync.deps import SyncDeps
     from nlmsync.sync.identity import holds_text, lookalike_notice
-    from nlmsync.sync.mirror import MirrorScope
     from nlmsync.sync.plan import Branch, prepare_note
     from nlmsync.sync.prepare import ensure_sources_for_paths
     from nlmsync.sync.reconcile import RemoteView, orphan_ids, read_remote
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "Branch": "nlmsync.sync.plan",
-    "MirrorScope": "nlmsync.sync.mirror",
+    "AllNotesScope": "nlmsync.sync.all_notes",
     "NoteOutcome": "nlmsync.sync.report",
     "RefreshReport": "nlmsync.sync.report",
     "RemoteView": "nlmsync.sync.reconcile",
@@ -64,8 +64,8 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "AllNotesScope",
     "Branch",
-    "MirrorScope",
     "NoteOutcome",
     "RefreshReport",
     "RemoteView",

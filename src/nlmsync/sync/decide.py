@@ -100,7 +100,7 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
 
     An unreadable note (binary, invalid UTF-8) fails when the user named it, and is excluded with
     the reason when it was only `found` by walking the vault — as the index skips it — so one stray
-    file cannot fail every mirror run. An empty note (white space only, `vault.is_blank`, the index's
+    file cannot fail every `--all` run. An empty note (white space only, `vault.is_blank`, the index's
     rule) is excluded as `empty`.
 
     A path whose file has the mtime and size of its `known` record is not read: its note is the recorded

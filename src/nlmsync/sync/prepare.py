@@ -4,8 +4,8 @@ A run, in order: read and hash the notes, load their source mappings and resolve
 (`decide.load_notes`, `decide.RegistryView`), and decide each note's one branch — reuse, replace
 add-first, rename by hash, or new (`decide.decide_all`, `plan.decide_branch`); screen unregistered
 sources titled like the run's parts (`identity`); refuse up front what cannot fit
-(`decide.check_capacity_up_front`); when mirroring, take out the sources of notes that left the vault
-(`mirror`); then carry the branches out, evicting (§6) before the uploads that need room
+(`decide.check_capacity_up_front`); with `--all`, take out the sources of notes that left the vault
+(`all_notes`); then carry the branches out, evicting (§6) before the uploads that need room
 (`runner.Runner`), or in a dry run say what would be done (`runner.simulate`).
 
 A note that fails is reported and leaves its previous registry rows untouched; the rest go on.
@@ -17,6 +17,7 @@ from collections.abc import Collection, Sequence
 
 from nlmsync.errors import NlmsyncError
 from nlmsync.store import NoteHashes
+from nlmsync.sync.all_notes import AllNotesScope, remove_vanished, vanished_paths
 from nlmsync.sync.decide import (
     PlannedNote,
     RegistryView,
@@ -27,7 +28,6 @@ from nlmsync.sync.decide import (
 )
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.identity import screen_title_matches
-from nlmsync.sync.mirror import MirrorScope, remove_vanished, vanished_paths
 from nlmsync.sync.reconcile import RemoteView
 from nlmsync.sync.report import NoteOutcome, notes_done, stop_report
 from nlmsync.sync.runner import Runner, simulate
@@ -35,14 +35,14 @@ from nlmsync.sync.runner import Runner, simulate
 
 async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote: RemoteView, *,
                                    protect: set[str] | None = None, dry_run: bool = False,
-                                   found: Collection[str] = (), mirror: MirrorScope | None = None) -> list[NoteOutcome]:
+                                   found: Collection[str] = (), all_notes: AllNotesScope | None = None) -> list[NoteOutcome]:
     """Make the notes at `paths` (vault-relative, normalized) live sources, in that order.
 
     Returns one outcome per path (reused, replaced, renamed, added, excluded or failed), with the
     evictions each note needed just before it. `protect` are paths never evicted by this call (the
     requested paths always are). With `dry_run`, nothing is written and no mutating call is made.
     `found` are the paths that came from walking the vault rather than from the user (see `load_notes`).
-    With `mirror`, the registered notes in its scope that are neither among `paths` nor claimed by a
+    With `all_notes`, the registered notes in its scope that are neither among `paths` nor claimed by a
     rename of this run, or that are now excluded by configuration, have their sources removed first
     (`removed` outcomes, before the others): renames are matched by content hash before any removal is
     decided, so a moved note keeps its source.
@@ -68,7 +68,7 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
                                remote, {p.title: p.text for w in works for p in w.note.parts if p.text is not None})
     check_capacity_up_front(deps, works, remote, registry)
     protected = set(protect or ()) | set(paths)
-    vanished = {} if mirror is None else vanished_paths(items, mirror, registry)
+    vanished = {} if all_notes is None else vanished_paths(items, all_notes, registry)
     removed = await remove_vanished(deps, remote, vanished, dry_run=dry_run)
     if dry_run:
         return removed + simulate(deps, items, remote, protected)

@@ -1,4 +1,4 @@
-"""Mirroring (`refresh --all [PATH…]`): which registered notes in the run's scope left the vault or became
+"""`refresh --all [PATH…]`: which registered notes in the run's scope left the vault or became
 excluded (`vanished_paths`, decided after renames are matched by content hash), and taking out their
 sources (`remove_vanished`)."""
 
@@ -16,8 +16,8 @@ from nlmsync.sync.report import NoteOutcome, stop_report
 
 
 @dataclass(frozen=True)
-class MirrorScope:
-    """What a mirroring run (`refresh --all [PATH…]`) answers for: the registered notes under `roots`
+class AllNotesScope:
+    """What a `refresh --all [PATH…]` run answers for: the registered notes under `roots`
     (vault-relative folders or notes; "" is the whole vault). Their sources are removed when the note
     left the vault or became excluded; registered notes outside the scope are left alone."""
 
@@ -27,8 +27,8 @@ class MirrorScope:
         return any(root in ("", path) or path.startswith(root.rstrip("/") + "/") for root in self.roots)
 
 
-def vanished_paths(items: list[PlannedNote | NoteOutcome], scope: MirrorScope, registry: RegistryView) -> dict[str, str]:
-    """The managed registered notes in `scope` whose sources a mirroring run removes, with the reason:
+def vanished_paths(items: list[PlannedNote | NoteOutcome], scope: AllNotesScope, registry: RegistryView) -> dict[str, str]:
+    """The managed registered notes in `scope` whose sources an `--all` run removes, with the reason:
     not among the notes of the run and not the old path of one of its renames, or excluded by configuration."""
     requested = {i.note.path if isinstance(i, PlannedNote) else i.path for i in items}
     renamed_from = {i.decision.rename_from for i in items if isinstance(i, PlannedNote)}
