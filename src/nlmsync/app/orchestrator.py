@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
-from nlmsync import vault as vault_files
 from nlmsync.app.citations import map_citations
 from nlmsync.app.messages import next_steps, partial_failure_message
 from nlmsync.app.notebooks import notebook_not_found, planned_title, resolve_notebook
@@ -52,13 +51,12 @@ from nlmsync.sync import (
     SyncDeps,
     ensure_sources_for_paths,
     history_source_ids,
-    holds_text,
+    is_own_upload,
     local_changes,
     lookalike_notice,
     notes_done,
     orphan_ids,
     parse_title,
-    prepare_note,
     queue_duplicate_sources,
     read_remote,
     retry_pending_deletions,
@@ -363,7 +361,7 @@ class Orchestrator:
                                   title=m.title, managed=m.managed)
             (report.active_sources if resolved in remote else report.stale_sources).append(entry)
         report.orphan_source_ids = [i for i in orphan_ids(remote, registered)
-                                    if await self._own_upload(i, remote.sources[i])]
+                                    if await is_own_upload(self.client, self.vault_root, i, remote.sources[i])]
         report.unmanaged_count = sum(1 for i in remote.sources
                                      if i not in registered and i not in report.orphan_source_ids)
         report.local_changes = [
@@ -384,22 +382,6 @@ class Orchestrator:
         report.next_steps = next_steps(report, orphan_paths)
         return report
 
-    async def _own_upload(self, source_id: str, title: str) -> bool:
-        """Whether an unregistered source with an nlmsync title holds what nlmsync uploads under that title (the
-        note's part as it is now, or a text whose hash the title carries); a look-alike is unmanaged."""
-        parsed = parse_title(title)
-        if parsed is None:
-            return False
-        path, short = parsed
-        text = None
-        try:
-            note = prepare_note(path, vault_files.read_note_text(self.vault_root, path))
-        except (InputError, OSError, ValueError):  # gone, unreadable, or not a path of this vault at all
-            note = None
-        if note is not None:
-            text = next((p.text for p in note.parts if p.title == title), None)
-        return await holds_text(self.client, source_id, text, short)
-
     async def reconcile(self) -> ReconcileReport:
         """§7.3 against one fresh listing: mark mappings active (canonical ids) or stale."""
         async with self._writer():
@@ -407,7 +389,7 @@ class Orchestrator:
             remote = await self._remote(notebook_id, first)
             result = self.store.reconcile(notebook_id, remote.ids())
             registered = {self.store.resolve_source_id(m.source_id) for m in self.store.all_mappings(notebook_id)}
-            orphans = [i for i in orphan_ids(remote, registered) if await self._own_upload(i, remote.sources[i])]
+            orphans = [i for i in orphan_ids(remote, registered) if await is_own_upload(self.client, self.vault_root, i, remote.sources[i])]
         return ReconcileReport(notebook_id=notebook_id, active_count=len(result.active),
                                stale_paths=[m.path for m in result.stale],
                                canonicalized_paths=[m.path for m in result.canonicalized],

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from nlmsync.sync.citations import find_cited_text, heading_above
     from nlmsync.sync.deletions import queue_duplicate_sources, retry_pending_deletions
     from nlmsync.sync.deps import SyncDeps
-    from nlmsync.sync.identity import holds_text, lookalike_notice
+    from nlmsync.sync.identity import is_own_upload, lookalike_notice
     from nlmsync.sync.plan import Branch, prepare_note
     from nlmsync.sync.prepare import ensure_sources_for_paths
     from nlmsync.sync.reconcile import RemoteView, orphan_ids, read_remote
@@ -52,7 +52,7 @@ _EXPORTS = {
     "find_cited_text": "nlmsync.sync.citations",
     "heading_above": "nlmsync.sync.citations",
     "history_source_ids": "nlmsync.sync.carry_over",
-    "holds_text": "nlmsync.sync.identity",
+    "is_own_upload": "nlmsync.sync.identity",
     "lookalike_notice": "nlmsync.sync.identity",
     "notes_done": "nlmsync.sync.report",
     "orphan_ids": "nlmsync.sync.reconcile",
@@ -74,7 +74,7 @@ __all__ = [
     "find_cited_text",
     "heading_above",
     "history_source_ids",
-    "holds_text",
+    "is_own_upload",
     "local_changes",
     "lookalike_notice",
     "notes_done",

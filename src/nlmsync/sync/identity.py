@@ -14,15 +14,19 @@ established; it is left alone, and a later run looks again.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nlmsync import vault as vault_files
 from nlmsync.errors import (
     AuthenticationRequiredError,
     ConnectionProblem,
+    InputError,
     NotebookLMError,
     ServerCommandNotFoundError,
 )
-from nlmsync.sync.titles import content_hash
+from nlmsync.sync.plan import prepare_note
+from nlmsync.sync.titles import content_hash, parse_title
 
 if TYPE_CHECKING:
     from nlmsync.sync.deps import SyncClient
@@ -52,6 +56,23 @@ async def holds_text(client: SyncClient, source_id: str, text: str | None, text_
     except NotebookLMError:
         return False
     return same_text(held, text) if text is not None else content_hash(held).startswith(text_hash or "-")
+
+
+async def is_own_upload(client: SyncClient, vault_root: Path, source_id: str, title: str) -> bool:
+    """Whether an unregistered source with an nlmsync title holds what nlmsync uploads under that title (the
+    note's part as it is now, or a text whose hash the title carries); a look-alike is unmanaged."""
+    parsed = parse_title(title)
+    if parsed is None:
+        return False
+    path, short = parsed
+    text = None
+    try:
+        note = prepare_note(path, vault_files.read_note_text(vault_root, path))
+    except (InputError, OSError, ValueError):  # gone, unreadable, or not a path of this vault at all
+        note = None
+    if note is not None:
+        text = next((p.text for p in note.parts if p.title == title), None)
+    return await holds_text(client, source_id, text, short)
 
 
 async def screen_title_matches(client: SyncClient, registered: Callable[[str], bool], remote: RemoteView,
