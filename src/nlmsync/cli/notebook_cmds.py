@@ -16,6 +16,7 @@ from nlmsync.errors import UsageError
 
 if TYPE_CHECKING:
     from nlmsync.config import Settings
+    from nlmsync.notebooklm import NotebookInfo
     from nlmsync.store import StateStore
 
 QUESTION_CHARS = 60
@@ -49,7 +50,7 @@ def notebooks_command(ctx: typer.Context, json_output: JsonFlag = False) -> None
 
     from nlmsync.notebooklm import connect
 
-    async def listing() -> list[Any]:
+    async def listing() -> list[NotebookInfo]:
         async with connect(settings.server, settings, state_dir=settings.state_path.parent) as client:
             return (await client.notebook_list()).notebooks
 

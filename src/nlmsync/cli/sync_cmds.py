@@ -34,6 +34,10 @@ from nlmsync.errors import (
 )
 
 if TYPE_CHECKING:
+    import anyio
+    from anyio.abc import TaskStatus
+    from rich.progress import TaskID
+
     # The app layer pulls in the MCP SDK (about a second of imports); commands import it when they run.
     from nlmsync.app import (
         AskResult,
@@ -68,7 +72,7 @@ class RichProgress:
 
         self._progress = new_progress()
         self._label = label
-        self._task: Any = self._progress.add_task(f"{label}: connecting to the NotebookLM server…", total=None)
+        self._task: TaskID = self._progress.add_task(f"{label}: connecting to the NotebookLM server…", total=None)
         self._phase = "connecting"
 
     def __enter__(self) -> Self:
@@ -395,7 +399,7 @@ def watch_command(
         emit_json(summary)
 
 
-async def _stop_on_sigterm(stop: Any, *, task_status: Any) -> None:
+async def _stop_on_sigterm(stop: anyio.Event, *, task_status: TaskStatus[None]) -> None:
     """Set `stop` on SIGTERM (a service manager, `kill`): the watch then ends after the batch it is applying,
     as Ctrl-C ends it, instead of the process dying with the default action (exit 143, no summary)."""
     import signal
