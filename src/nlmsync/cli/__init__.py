@@ -14,6 +14,7 @@ from nlmsync.cli import (  # noqa: F401  (register commands)
     search_cmds,
     server_cmds,
     sync_cmds,
+    watch_cmds,
 )
 from nlmsync.cli._app import app
 from nlmsync.cli._output import visible
