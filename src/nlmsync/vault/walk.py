@@ -43,12 +43,16 @@ class NoteFile(NamedTuple):
 
 @dataclass(frozen=True)
 class SkippedNote:
+    """A file or folder the walk found and does not index, and why (`empty`, `symlink loop`, …)."""
+
     path: str
     reason: str
 
 
 @dataclass
 class VaultScan:
+    """What `scan_vault` found: the notes, sorted by path, and what it skipped."""
+
     notes: list[NoteFile] = field(default_factory=list)
     skipped: list[SkippedNote] = field(default_factory=list)
 
