@@ -3,14 +3,18 @@
 Cases (run by hand, never in CI; the machine is shared, so compare figures of one run):
 
 - in process, zero latency, for each size N: the first `refresh --all` of N new notes, then the idle
-  `refresh --all` (nothing changed), then an incremental one (1% of the notes edited). nlmsync's own
+  `refresh --all` (nothing changed) twice — the first after the sync reads every note once more and records
+  its hashes by mtime and size (the notes were written just before the sync, too recently to trust their
+  mtime then), the second is the steady idle run — then an incremental one (1% of the notes edited). nlmsync's own
   time is the wall time less the time spent inside server calls; the idle run's growth per synced note
   is the slope of its own time between the smallest and the largest N.
 - first refresh of `--latency-notes` new notes with `--latency` injected per call, at each concurrency:
-  wall time against the ideal `ceil(N / c) × latency`.
+  wall time against the ideal `ceil(N / c) × latency`, with the fake in process (its CPU and MCP's server
+  side share nlmsync's event loop) and as a subprocess over stdio (`fake-stdio`, as a real server is: only
+  nlmsync and the MCP client run in the measured process; the server is started before the clock starts).
 - `ask` on a selection that is already live: nlmsync's own time beyond the server calls.
 - the CLI, `--server "fake --capacity … --state FILE"`: the first `refresh --all` of `--cli-notes` new
-  notes, then the idle run (start-up included).
+  notes, then the idle run twice (start-up included; wall and CPU time of the process).
 
     .venv/bin/python benchmarks/sync.py [--sizes 200 2000 10000] [--latency 0.15] [--latency-notes 200]
         [--concurrency 1 4 8] [--cli-notes 2000] [--skip-cli] [--skip-latency]
@@ -133,6 +137,7 @@ async def sizes_case(count: int) -> dict[str, dict[str, float]]:
         run, paths = world(Path(tmp), count)
         first = await run.timed(lambda orch: orch.refresh(all_notes=True))
         assert first["adds"] == count, first
+        recording = await run.timed(lambda orch: orch.refresh(all_notes=True))
         idle = await run.timed(lambda orch: orch.refresh(all_notes=True))
         edited = max(1, count // 100)
         for i in range(0, count, count // edited)[:edited]:
@@ -144,7 +149,7 @@ async def sizes_case(count: int) -> dict[str, dict[str, float]]:
         await run.timed(lambda orch: orch.ask(question))  # makes the selection live, builds the index
         ask = await run.timed(lambda orch: orch.ask(question))
         assert ask["adds"] == 0, ask
-    return {"first": first, "idle": idle, "incremental": incremental, "ask": ask}
+    return {"first": first, "recording": recording, "idle": idle, "incremental": incremental, "ask": ask}
 
 
 async def latency_case(count: int, latency: float, concurrency: int) -> dict[str, float]:
@@ -154,6 +159,30 @@ async def latency_case(count: int, latency: float, concurrency: int) -> dict[str
     assert first["adds"] == count, first
     first["ideal"] = math.ceil(count / concurrency) * latency
     return first
+
+
+async def latency_case_stdio(count: int, latency: float, concurrency: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        paths = write_vault(root / "vault", count)
+        settings = Settings(vault=root / "vault", state=root / "state.db", capacity=count + 50,
+                            concurrency=concurrency)
+        spec = f"fake-stdio --latency {latency} --capacity {count + 50}"
+        async with connect(spec, settings, state_dir=root) as client:
+            notebook_id = (await client.notebook_create("bench")).notebook_id  # starts the server
+            settings = settings.model_copy(update={"notebook": notebook_id})
+            timed = TimedClient(client)
+            start, cpu = time.perf_counter(), time.process_time()
+            store = StateStore.open(settings.state_path, settings)
+            try:
+                report = await Orchestrator(settings, store, timed).refresh(paths)
+            finally:
+                store.close()
+            wall = time.perf_counter() - start
+    adds = report.counts().get("added", 0)
+    assert adds == count, report.counts()
+    return {"wall": wall, "own": wall - timed.in_calls, "cpu": time.process_time() - cpu, "adds": adds,
+            "ideal": math.ceil(count / concurrency) * latency}
 
 
 def cli_case(count: int) -> dict[str, float]:
@@ -166,10 +195,13 @@ def cli_case(count: int) -> dict[str, float]:
                    "--notebook", "new:bench", "refresh", "--all", "--json"]
         env = {**os.environ, "NLMSYNC_CAPACITY": str(count + 50)}
         times = {}
-        for label in ("first", "idle"):
-            start = time.perf_counter()
+        for label in ("first", "recording", "idle"):  # the second run records the notes' hashes (see sizes)
+            start, before = time.perf_counter(), os.times()
             done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
             times[label] = time.perf_counter() - start
+            after = os.times()
+            times[f"{label}_cpu"] = (after.children_user - before.children_user
+                                     + after.children_system - before.children_system)
             if done.returncode != 0:
                 raise SystemExit(f"CLI {label} run failed ({done.returncode}): {done.stderr.strip()[-500:]}")
         times["state_mb"] = (root / "fake.json").stat().st_size / 1e6 if (root / "fake.json").exists() else 0.0
@@ -188,17 +220,17 @@ async def main() -> None:
     args = parser.parse_args()
 
     print("in process, zero latency (own = wall less time inside server calls)")
-    print(f"{'notes':>6} | {'first s':>8} {'own ms/note':>11} | {'idle s':>7} {'own s':>6} {'mut':>4} {'gets':>4} | "
-          f"{'1% edited s':>11} {'adds':>5} {'vs idle+adds':>12} | {'ask own ms':>10}")
+    print(f"{'notes':>6} | {'first s':>8} {'own ms/note':>11} | {'idle#1 s':>8} {'idle s':>7} {'own s':>6} {'CPU s':>6} "
+          f"{'mut':>4} {'gets':>4} | {'1% edited s':>11} {'adds':>5} {'vs idle+adds':>12} | {'ask own ms':>10}")
     results = {}
     for count in args.sizes:
         r = results[count] = await sizes_case(count)
-        first, idle, inc, ask = r["first"], r["idle"], r["incremental"], r["ask"]
+        first, recording, idle, inc, ask = r["first"], r["recording"], r["idle"], r["incremental"], r["ask"]
         per_add = first["in_calls"] / max(1, first["adds"])
         expected = idle["wall"] + inc["adds"] * per_add
-        print(f"{count:>6} | {first['wall']:>8.2f} {first['own'] / count * 1000:>11.2f} | {idle['wall']:>7.3f} "
-              f"{idle['own']:>6.3f} {idle['mutating']:>4} {idle['gets']:>4} | {inc['wall']:>11.3f} {inc['adds']:>5} "
-              f"{inc['wall'] / expected:>11.2f}x | {ask['own'] * 1000:>10.1f}")
+        print(f"{count:>6} | {first['wall']:>8.2f} {first['own'] / count * 1000:>11.2f} | {recording['wall']:>8.3f} "
+              f"{idle['wall']:>7.3f} {idle['own']:>6.3f} {idle['cpu']:>6.3f} {idle['mutating']:>4} {idle['gets']:>4} | "
+              f"{inc['wall']:>11.3f} {inc['adds']:>5} {inc['wall'] / expected:>11.2f}x | {ask['own'] * 1000:>10.1f}")
     if len(args.sizes) > 1:
         small, large = min(args.sizes), max(args.sizes)
         slope = (results[large]["idle"]["own"] - results[small]["idle"]["own"]) / (large - small)
@@ -206,21 +238,23 @@ async def main() -> None:
 
     if not args.skip_latency:
         print(f"\nfirst refresh of {args.latency_notes} new notes, {args.latency * 1000:.0f} ms latency per call")
-        print(f"{'c':>3} {'wall s':>8} {'ideal s':>8} {'wall/ideal':>10} {'adds':>5} {'CPU s':>6}")
-        walls = {}
-        for concurrency in args.concurrency:
-            r = await latency_case(args.latency_notes, args.latency, concurrency)
-            walls[concurrency] = r["wall"]
-            print(f"{concurrency:>3} {r['wall']:>8.2f} {r['ideal']:>8.2f} {r['wall'] / r['ideal']:>10.2f} {r['adds']:>5} "
-                  f"{r['cpu']:>6.2f}")
-        if 4 in walls and 8 in walls:
-            print(f"c=8 vs c=4: {walls[4] / walls[8]:.2f}x faster")
+        print(f"{'fake':>10} {'c':>3} {'wall s':>8} {'ideal s':>8} {'wall/ideal':>10} {'adds':>5} {'CPU s':>6}")
+        for where, case in (("in process", latency_case), ("stdio", latency_case_stdio)):
+            walls = {}
+            for concurrency in args.concurrency:
+                r = await case(args.latency_notes, args.latency, concurrency)
+                walls[concurrency] = r["wall"]
+                print(f"{where:>10} {concurrency:>3} {r['wall']:>8.2f} {r['ideal']:>8.2f} {r['wall'] / r['ideal']:>10.2f} "
+                      f"{r['adds']:>5} {r['cpu']:>6.2f}")
+            if 4 in walls and 8 in walls:
+                print(f"{where:>10} c=8 vs c=4: {walls[4] / walls[8]:.2f}x faster")
 
     if not args.skip_cli:
         print(f"\nCLI, --server \"fake --state FILE\", {args.cli_notes} notes")
         t = cli_case(args.cli_notes)
-        print(f"first refresh --all {t['first']:.1f} s, idle refresh --all {t['idle']:.2f} s "
-              f"(fake state file {t['state_mb']:.1f} MB)")
+        print(f"first refresh --all {t['first']:.1f} s ({t['first_cpu']:.1f} s CPU), then idle refresh --all "
+              f"{t['recording']:.2f} s ({t['recording_cpu']:.2f} s CPU; records the hashes), then "
+              f"{t['idle']:.2f} s ({t['idle_cpu']:.2f} s CPU) (fake state file {t['state_mb']:.1f} MB)")
 
 
 if __name__ == "__main__":
