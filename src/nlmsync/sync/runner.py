@@ -4,8 +4,10 @@ saying what would be done (`simulate`).
 Evictions (§6) happen one by one before the uploads they make room for, after in-flight uploads settle so
 the choice is deterministic; uploads of independent notes run concurrently (bounded by `concurrency`; the
 client paces them to `add_rate_per_minute`); the registry is written note by note in the order the paths
-were given, each changed note in one atomic step, the uses of notes reused as they are (§5.5) recorded
-together (one step for an idle run). Titles are deterministic, so before any add — and after an add whose
+were given, each changed note in one atomic step; the uses of the run's notes (§5.5) are recorded together,
+in that order, at the end of the run (one step, whatever the number of notes: marking a note costs a look at
+the protected segment, which at 10,000 notes is not free). A run killed before its end leaves its uses
+unrecorded (the eviction order stays as the run found it); its registry rows are written. Titles are deterministic, so before any add — and after an add whose
 answer was lost — the remote listing is searched for the part's exact title and a match is adopted
 instead of uploading twice.
 """
@@ -51,11 +53,10 @@ class Runner:
         self.semaphore = anyio.Semaphore(deps.settings.concurrency)
         self.fatal: BaseException | None = None
         self.unmarked: list[str] = []
-        """Reused notes whose use is not recorded yet: recorded together, in order, with the next registry
-        write or at the end of the run (one step for all of an idle run's notes, not one per note)."""
+        """Notes whose use is not recorded yet, in order: recorded together at the end of the run."""
         self.read = list(read or ())
         self.forget = list(forget)
-        """`note_hashes` records to keep and paths whose records go: written with the first such step."""
+        """`note_hashes` records to keep and paths whose records go: written with the uses."""
 
     def occupied(self) -> int:
         return len(self.remote) + self.reserved
@@ -230,15 +231,14 @@ class Runner:
         return added.source_id, False
 
     def _commit(self, work: PlannedNote, outcome: NoteOutcome) -> list[str]:
-        """Record one note in one step (with the uses of the reused notes before it); returns the old source
-        ids to delete best-effort afterwards."""
+        """Record one note in one step (its use is recorded with the others at the end of the run); returns the
+        old source ids to delete best-effort afterwards."""
         store, nb, note, decision = self.deps.store, self.deps.notebook_id, work.note, work.decision
         retire: list[str] = []
         if decision.branch == Branch.REUSED and not decision.canonicalize:
             self.unmarked.append(note.path)
             return retire
         with store.step():
-            self._mark_reused()
             if decision.rename_from is not None:  # the rename branch, the only one with an old path
                 store.rename_mapping(nb, decision.rename_from, note.path)
             elif decision.branch == Branch.REUSED:
@@ -255,7 +255,7 @@ class Runner:
                 retire = [sid for sid in decision.previous if sid not in new_ids]
                 for sid in retire:
                     store.queue_deletion(nb, sid, f"replaced by a new version of {note.path}")
-            store.mark_used(nb, [note.path])
+        self.unmarked.append(note.path)
         return retire
 
     def _write_rows(self, note: PreparedNote, ids: list[str], *, replace_all: bool) -> None:
