@@ -28,8 +28,9 @@ class NoteHashesMixin(StoreBase):
         """The records of `paths` (all records when None), by path; a path without one is absent."""
         with self._reading():
             if paths is None or len(paths) > _FEW_PATHS:
+                wanted = None if paths is None else set(paths)
                 found = (_record(r) for r in self.db.execute(_SELECT).fetchall())
-                return {r.path: r for r in found if paths is None or r.path in paths}
+                return {r.path: r for r in found if wanted is None or r.path in wanted}
             rows = (self.db.execute(f"{_SELECT} WHERE path = ?", [p]).fetchone() for p in paths)
             return {r[0]: _record(r) for r in rows if r is not None}
 
