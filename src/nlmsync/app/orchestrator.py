@@ -204,10 +204,10 @@ class Orchestrator:
     # --- refresh -------------------------------------------------------------------------------
     async def refresh(self, paths: Sequence[str] = (), *, query: str | None = None, all_notes: bool = False,
                       dry_run: bool = False) -> RefreshReport:
-        """Make notes live sources: the given paths (vault-relative notes or folders; the command line's are made
-        so by `cli.paths`), the notes `query` selects, the whole vault
-        (`all_notes`, which also removes the sources of notes that left the vault — only under the given
-        paths when there are some), or — with none of these — the notes already synced.
+        """Make notes live sources: the given paths (vault-relative notes or folders; the command line makes its
+        arguments so), the notes `query` selects, every note of the vault (`all_notes`, which also removes the
+        sources of notes that left the vault — only under the given paths when there are some), or — with
+        none of these — the notes already synced.
 
         Returns the report; when some notes failed, raises `PartialFailure` carrying it instead.
 
