@@ -55,32 +55,67 @@ class PlannedNote:
     """The registry titles of the note's rows as the run found them."""
 
 
+FEW_PATHS = 200
+"""A run of up to this many notes reads the mappings it looks at (`RegistryView.read` with `paths`); more, and
+it reads the notebook's whole registry at once."""
+
+
 @dataclass
 class RegistryView:
     """The notebook's source mappings as a run finds them, read once (`StateStore.mappings_with_resolved_ids`),
-    so deciding N notes' branches costs one query, not a few per note. Its lookups are named as the store's."""
+    so deciding N notes' branches costs one query, not a few per note; or, for a run of a few notes (`ask` on
+    a vault of 10,000), only the mappings it looks at, each read on first use. Its lookups are named as the
+    store's."""
 
     store: StateStore
     notebook_id: str
     by_path: dict[str, list[tuple[SourceMapping, str]]] = field(default_factory=dict)
     by_source: dict[str, SourceMapping] = field(default_factory=dict)
+    complete: bool = False
+    """Whether `by_path` and `by_source` hold the whole registry (else they are filled as paths are looked up)."""
 
     @classmethod
-    def read(cls, store: StateStore, notebook_id: str) -> RegistryView:
+    def read(cls, store: StateStore, notebook_id: str, paths: Collection[str] | None = None) -> RegistryView:
+        """The registry of `notebook_id`: all of it, or with a few `paths` (at most `FEW_PATHS`) theirs for now."""
         view = cls(store, notebook_id)
-        for row, resolved in store.mappings_with_resolved_ids(notebook_id):
-            view.by_path.setdefault(row.path, []).append((row, resolved))
-            held = view.by_source.get(resolved)
-            if held is None or (held.source_id != resolved and row.source_id == resolved):
-                view.by_source[resolved] = row
+        if paths is not None and len(paths) <= FEW_PATHS:
+            for path in paths:
+                view.mappings(path)
+            return view
+        view.read_all()
         return view
+
+    def read_all(self) -> None:
+        """Read the whole registry (once)."""
+        if self.complete:
+            return
+        self.by_path, self.by_source = {}, {}
+        for row, resolved in self.store.mappings_with_resolved_ids(self.notebook_id):
+            self.by_path.setdefault(row.path, []).append((row, resolved))
+            held = self.by_source.get(resolved)
+            if held is None or (held.source_id != resolved and row.source_id == resolved):
+                self.by_source[resolved] = row
+        self.complete = True
+
+    def mappings(self, path: str) -> list[tuple[SourceMapping, str]]:
+        """The mappings of `path` by part, each with its source id resolved (read now if not read yet)."""
+        rows = self.by_path.get(path)
+        if rows is None:
+            if self.complete:
+                return []
+            rows = [(m, self.store.resolve_source_id(m.source_id))
+                    for m in self.store.mappings_by_path(self.notebook_id, path)]
+            self.by_path[path] = rows
+        return rows
 
     def resolved_mappings(self, path: str) -> list[ResolvedMapping]:
         """The mappings of `path`, ordered by part, with their source ids resolved."""
-        return [ResolvedMapping(r.part, resolved, r.content_hash, r.source_id) for r, resolved in self.by_path.get(path, ())]
+        return [ResolvedMapping(r.part, resolved, r.content_hash, r.source_id) for r, resolved in self.mappings(path)]
 
     def mapping_by_source_id(self, source_id: str) -> SourceMapping | None:
         """The mapping holding `source_id` or an id on its alias chain (as `StateStore.mapping_by_source_id`)."""
+        if not self.complete:
+            return self.store.mapping_by_source_id(self.notebook_id, source_id)
         row = self.by_source.get(source_id)
         if row is None:
             resolved = self.store.resolve_source_id(source_id)
@@ -177,7 +212,7 @@ def decide_all(deps: SyncDeps, notes: Sequence[PreparedNote | NoteOutcome], remo
             items.append(note)
             continue
         current = registry.resolved_mappings(note.path)
-        titles = tuple(r.title for r, _ in registry.by_path.get(note.path, ()))
+        titles = tuple(r.title for r, _ in registry.mappings(note.path))
         candidates: list[tuple[str, list[ResolvedMapping]]] = []
         if not any(p.source_id in remote_ids for p in current):
             seen: set[str] = set()
@@ -224,6 +259,9 @@ def check_capacity_up_front(deps: SyncDeps, works: list[PlannedNote], remote: Re
     """
     capacity = deps.settings.capacity
     required = sum(len(w.note.parts) for w in works)
+    if required + len(remote) <= capacity:  # fits even if no listed source may make room
+        return
+    registry.read_all()
     own_titles = {p.title for w in works for p in w.note.parts}
     untouchable = 0
     for source_id, title in remote.sources.items():

@@ -58,7 +58,7 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
     unique = list(dict.fromkeys(paths))
     read: list[NoteHashes] = []
     notes = load_notes(deps, unique, found, deps.store.note_hashes(unique), read)
-    registry = RegistryView.read(deps.store, deps.notebook_id)
+    registry = RegistryView.read(deps.store, deps.notebook_id, None if all_notes is not None else unique)
     items = decide_all(deps, notes, remote, registry)
     reread = read_for_upload(deps, items, found, read)
     if reread is not None:
