@@ -34,7 +34,7 @@ from rank_bm25 import BM25Okapi
 
 from nlmsync.config import Settings
 from nlmsync.notebooklm import connect
-from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
+from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server, serve_in_process
 from nlmsync.notebooklm.transports import resolve_server
 from nlmsync.search.tokenize import tokenize
 
@@ -91,7 +91,7 @@ async def overhead(docs: dict[str, str], calls: int) -> None:
 async def uploads(docs: dict[str, str]) -> None:
     print(f"\n== uploads: {CAPACITY} source_add_text calls to the stdio fake with a state file ==")
     with tempfile.TemporaryDirectory() as tmp:
-        async with connect("fake", Settings(), state_dir=Path(tmp)) as client:
+        async with connect("fake", Settings(), state_dir=Path(tmp), in_process_fake=serve_in_process) as client:
             nb = (await client.notebook_create("bench")).notebook_id
             start = time.perf_counter()
             for doc_id in list(docs)[:CAPACITY]:

@@ -18,7 +18,7 @@ from tests.notebooklm.protocol import USED_TOOLS, RealTools, without_description
 from nlmsync.config import Settings
 from nlmsync.errors import NotFoundError, ServerCapacityError, ServerValidationError, exit_code_for
 from nlmsync.notebooklm import connect
-from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
+from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server, serve_in_process
 
 CAPACITY = 3
 
@@ -51,7 +51,7 @@ def server_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
 
 @pytest.mark.anyio
 async def test_contract(server_spec: Any, tmp_path: Path) -> None:
-    async with connect(server_spec, Settings(), state_dir=tmp_path) as client:
+    async with connect(server_spec, Settings(), state_dir=tmp_path, in_process_fake=serve_in_process) as client:
         with anyio.fail_after(60):
             info = await client.server_info()
             assert info.version and info.auth_status == "configured"

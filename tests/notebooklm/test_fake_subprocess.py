@@ -25,7 +25,7 @@ from nlmsync.errors import (
     exit_code_for,
 )
 from nlmsync.notebooklm import FAKE_STATE_FILE, connect
-from nlmsync.notebooklm.fake import DROP_EXIT_CODE
+from nlmsync.notebooklm.fake import DROP_EXIT_CODE, serve_in_process
 
 
 def _state(tmp_path: Path) -> dict[str, Any]:
@@ -95,7 +95,8 @@ async def test_every_fault_switch_works_over_the_transport(fake_spec: Callable[.
     spec = fake_spec("--capacity", "1", "--latency", "0.1", "--error-on", "source_rename=renames are off today",
                      "--rate-limit-on", "notebook_query:1", "--empty-sources-once",
                      "--drop-on", "notebook_list:1:after")
-    async with connect(spec, Settings(retry_attempts=1), state_dir=tmp_path, sleep=sleeps) as client:
+    async with connect(spec, Settings(retry_attempts=1), state_dir=tmp_path, sleep=sleeps,
+                       in_process_fake=serve_in_process) as client:
         with anyio.fail_after(60):
             await client.server_info()
             started = time.monotonic()
@@ -125,7 +126,8 @@ async def test_every_fault_switch_works_over_the_transport(fake_spec: Callable[.
 async def test_drop_on_call_and_auth_required_over_the_transport(fake_spec: Callable[..., str], tmp_path: Path,
                                                                  sleeps: Any) -> None:
     spec = fake_spec("--auth-required", "--drop-on-call", "3")
-    async with connect(spec, Settings(retry_attempts=1), state_dir=tmp_path, sleep=sleeps) as client:
+    async with connect(spec, Settings(retry_attempts=1), state_dir=tmp_path, sleep=sleeps,
+                       in_process_fake=serve_in_process) as client:
         with anyio.fail_after(60):
             assert (await client.server_info()).auth_status == "not_configured"
             with pytest.raises(AuthenticationRequiredError) as info:

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from mcp.server.mcpserver import MCPServer
 
 from nlmsync.config import Settings
 from nlmsync.errors import ServerCommandNotFoundError, ServerUnreachableError, UsageError, exit_code_for
 from nlmsync.notebooklm import FAKE_STATE_FILE, connect, resolve_server
-from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
+from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server, serve_in_process
 
 
 def test_fake_stdio_spec_runs_this_python_with_a_state_file(tmp_path: Path) -> None:
@@ -32,9 +34,10 @@ def test_fake_stdio_spec_without_state_dir_keeps_memory_only() -> None:
 async def test_fake_spec_serves_the_fake_in_this_process_and_keeps_its_state(tmp_path: Path) -> None:
     """`--server fake` starts no second process: the fake runs in-process with the switches given, and what
     it was given is in its state file once the client closes, for the next run to find."""
-    target = resolve_server("fake --capacity 1 --error-on source_rename=off", state_dir=tmp_path)
+    target = resolve_server("fake --capacity 1 --error-on source_rename=off", state_dir=tmp_path,
+                            in_process_fake=serve_in_process)
     assert target.kind == "in-process" and target.params is None
-    async with connect("fake --capacity 1", Settings(), state_dir=tmp_path) as client:
+    async with connect("fake --capacity 1", Settings(), state_dir=tmp_path, in_process_fake=serve_in_process) as client:
         with anyio.fail_after(30):
             nb = (await client.notebook_create("N")).notebook_id
             await client.source_add_text(nb, "Heapsort builds a heap.", "a.md · 01")
@@ -49,8 +52,25 @@ async def test_fake_spec_serves_the_fake_in_this_process_and_keeps_its_state(tmp
 @pytest.mark.parametrize("spec", ["fake --transport http", "fake --capacity 0", "fake --drop-on source_add",
                                   "fake --latency=-1"])
 def test_bad_in_process_fake_switches_are_usage_errors(spec: str) -> None:
-    with pytest.raises(UsageError, match=f"^--server '{spec}': .*"):
-        resolve_server(spec)
+    with pytest.raises(UsageError, match=f"^--server '{spec}': ") as info:
+        resolve_server(spec, in_process_fake=serve_in_process)
+    assert "--" in str(info.value).split(": ", 1)[1] and "\n" not in str(info.value)  # names the switch
+
+
+def test_the_in_process_fake_is_what_the_caller_hands_in(tmp_path: Path) -> None:
+    """The client package builds no fake of its own: `fake` is served by the factory it is given (the app's is
+    the bundled fake), which gets the switches and the default state file."""
+    built: list[tuple[list[str], Path | None]] = []
+    server = build_fake_server(FakeNotebookLM())
+
+    def factory(switches: Sequence[str], state_path: Path | None) -> tuple[MCPServer, Callable[[], None]]:
+        built.append((list(switches), state_path))
+        return server, lambda: None
+
+    target = resolve_server("fake --capacity 2", state_dir=tmp_path, in_process_fake=factory)
+    assert target.server is server and built == [(["--capacity", "2"], tmp_path / FAKE_STATE_FILE)]
+    with pytest.raises(UsageError, match="^--server 'fake': no in-process fake was given here; use 'fake-stdio'"):
+        resolve_server("fake")
 
 
 def test_command_line_is_split_like_a_shell_and_keeps_the_environment() -> None:

@@ -6,6 +6,7 @@
 - `notebooks`: which notebook a run works on (`--notebook ID`, `new:TITLE`, the default) and the error for
   one the server does not know.
 - `refresh_notes`: which notes a `refresh` covers, and the part of the vault `--all PATH…` answers for.
+- `servers`: the NotebookLM client a run talks to, with `--server fake` served by the bundled fake.
 - `citations`: an answer's citations mapped back to vault notes and headings.
 - `messages`: what `status` proposes to do next, and the line of a partly failed refresh.
 """

@@ -30,6 +30,7 @@ from nlmsync.app.results import (
     SourceMappingEntry,
     StatusReport,
 )
+from nlmsync.app.servers import connect_server
 from nlmsync.config import Settings
 from nlmsync.errors import (
     InputError,
@@ -41,7 +42,7 @@ from nlmsync.errors import (
     StateLockedError,
     UsageError,
 )
-from nlmsync.notebooklm import NotebookDetails, NotebookLMClient, QueryAnswer, connect
+from nlmsync.notebooklm import NotebookDetails, NotebookLMClient, QueryAnswer
 from nlmsync.store import StateStore
 from nlmsync.sync import (
     Branch,
@@ -116,8 +117,7 @@ class Orchestrator:
             raise InputError(f"{settings.vault}: the vault is not a directory")
         store = StateStore.open(settings.state_path, settings)
         try:
-            async with connect(settings.server if server is None else server, settings,
-                               state_dir=settings.state_path.parent) as client:
+            async with connect_server(settings, server) as client:
                 yield cls(settings, store, client, progress=progress)
         finally:
             store.close()

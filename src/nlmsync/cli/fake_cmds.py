@@ -114,13 +114,13 @@ def server_info(
     settings = cli_context(ctx).settings()
     import anyio
 
+    from nlmsync.app.servers import connect_server
     from nlmsync.errors import AuthenticationRequiredError
-    from nlmsync.notebooklm import connect
 
     login_error: list[AuthenticationRequiredError] = []
 
     async def check() -> dict[str, object]:
-        async with connect(settings.server, settings, state_dir=settings.state_path.parent) as client:
+        async with connect_server(settings) as client:
             info = await client.server_info()
             report: dict[str, object] = {"server": settings.server, "version": info.version,
                                          "auth_status": info.auth_status, "logged_in": True, "notebook_count": None}

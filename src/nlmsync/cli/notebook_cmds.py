@@ -48,10 +48,10 @@ def notebooks_command(ctx: typer.Context, json_output: JsonFlag = False) -> None
     settings = cli_context(ctx).settings()
     import anyio
 
-    from nlmsync.notebooklm import connect
+    from nlmsync.app.servers import connect_server
 
     async def listing() -> list[NotebookInfo]:
-        async with connect(settings.server, settings, state_dir=settings.state_path.parent) as client:
+        async with connect_server(settings) as client:
             return (await client.notebook_list()).notebooks
 
     notebooks = anyio.run(listing)

@@ -22,7 +22,7 @@ from nlmsync.notebooklm.models import (
     SourceRef,
 )
 from nlmsync.notebooklm.retry import IDEMPOTENT_TOOLS
-from nlmsync.notebooklm.transports import FAKE_STATE_FILE, ServerTarget, resolve_server
+from nlmsync.notebooklm.transports import FAKE_STATE_FILE, InProcessFake, ServerTarget, resolve_server
 
 __all__ = [
     "FAKE_STATE_FILE",
@@ -31,6 +31,7 @@ __all__ = [
     "CreatedNotebook",
     "DeletedNotebook",
     "DeletedSource",
+    "InProcessFake",
     "NotebookDetails",
     "NotebookInfo",
     "NotebookLMClient",

@@ -2,7 +2,7 @@
 
 Use it through `connect`::
 
-    async with connect("fake", settings, state_dir=vault / ".nlmsync") as client:
+    async with connect(settings.server, settings, state_dir=vault / ".nlmsync") as client:
         details = await client.notebook_get(notebook_id)
 
 The session is opened on the first call and kept for the whole run; when it dies (a connection problem
@@ -52,7 +52,7 @@ from nlmsync.notebooklm.models import (
 )
 from nlmsync.notebooklm.models import _Result as Result
 from nlmsync.notebooklm.retry import IDEMPOTENT_TOOLS, AddRateLimiter, Sleep, call_with_retry
-from nlmsync.notebooklm.transports import ServerTarget, resolve_server
+from nlmsync.notebooklm.transports import InProcessFake, ServerTarget, resolve_server
 
 __all__ = ["NotebookLMClient", "connect", "result_payload"]
 
@@ -321,16 +321,18 @@ class NotebookLMClient:
 
 @asynccontextmanager
 async def connect(spec: str | MCPServer, settings: Settings | None = None, *, state_dir: Path | None = None,
-                  env: Mapping[str, str] | None = None, sleep: Sleep = anyio.sleep) -> AsyncIterator[NotebookLMClient]:
+                  env: Mapping[str, str] | None = None, sleep: Sleep = anyio.sleep,
+                  in_process_fake: InProcessFake | None = None) -> AsyncIterator[NotebookLMClient]:
     """A `NotebookLMClient` for `spec` ("fake", a command line, an http://…/mcp URL, or an in-process server).
 
     Nothing is started until the first call. `state_dir` holds the fake server's state file; `env` adds
-    environment variables for a subprocess server; `sleep` is the retry backoff sleep (tests inject one).
+    environment variables for a subprocess server; `sleep` is the retry backoff sleep (tests inject one);
+    `in_process_fake` builds the fake for `"fake"` (`nlmsync.fake.serve_in_process`).
 
     Raises:
         UsageError: `spec` cannot be understood.
     """
-    target = resolve_server(spec, state_dir=state_dir, env=env)
+    target = resolve_server(spec, state_dir=state_dir, env=env, in_process_fake=in_process_fake)
     body_error: Exception | None = None
     async with anyio.create_task_group() as tg:
         client = NotebookLMClient(target, settings or Settings(), tg, sleep=sleep)

@@ -3,7 +3,8 @@
 `resolve_server(spec, state_dir=..., env=...)` understands
 - `"fake"` (optionally followed by fake-server flags, e.g. `"fake --capacity 5"`): the bundled fake served
   in this process, keeping its notebooks in `<state_dir>/fake-notebooklm.json` (saved again when the client
-  closes); no second process, no second import of the MCP SDK;
+  closes); no second process, no second import of the MCP SDK. The fake is built by the `in_process_fake`
+  the caller hands in (the app passes the one of the fake package): the client package knows no fake;
 - `"fake-stdio"` (same flags): the same fake run as a separate process over stdio,
   `python -m nlmsync fake-server --transport stdio --state <state_dir>/fake-notebooklm.json …` — the real
   server's transport, for tests of that boundary (a dropped connection is that process exiting);
@@ -21,11 +22,11 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, Protocol
 from weakref import WeakKeyDictionary
 
 import anyio
@@ -39,6 +40,7 @@ from nlmsync.errors import UsageError
 
 __all__ = [
     "FAKE_STATE_FILE",
+    "InProcessFake",
     "ServerTarget",
     "drop_connections",
     "in_process_transport",
@@ -48,6 +50,23 @@ __all__ = [
 FAKE_STATE_FILE = "fake-notebooklm.json"
 FAKE_SPEC = "fake"
 FAKE_STDIO_SPEC = "fake-stdio"
+
+
+
+class InProcessFake(Protocol):
+    """Builds the fake served in this process for `--server "fake SWITCH…"`."""
+
+    def __call__(self, switches: Sequence[str], state_path: Path | None) -> tuple[MCPServer, Callable[[], None]]:
+        """The server for `switches` (the words after `fake`), and what saves its state when the client closes.
+
+        `state_path` is where the fake keeps its notebooks unless a `--state` switch says otherwise.
+
+        Raises:
+            ValueError: a switch cannot be read (one line, naming the switch).
+            InputError: the fake's state file cannot be read.
+        """
+        ...
+
 
 # The kill switches of the in-process connections each server is serving right now.
 _live_connections: WeakKeyDictionary[MCPServer, set[Callable[[], None]]] = WeakKeyDictionary()
@@ -123,22 +142,6 @@ class ServerTarget:
         return stdio_client(self.params, errlog=errlog)
 
 
-def _in_process_fake(words: list[str], spec: str, state_dir: Path | None) -> ServerTarget:
-    """The bundled fake served in this process, with the switches `words` ask for."""
-    # imported here: the fake's server module imports this one (its tools drop connections through it)
-    from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
-    from nlmsync.notebooklm.fake.options import parse_fake_options
-
-    try:
-        options = parse_fake_options(words)
-    except ValueError as exc:
-        raise UsageError(f"--server '{spec}': {exc}") from None
-    state = options.state if options.state is not None else (state_dir / FAKE_STATE_FILE if state_dir else None)
-    fake = FakeNotebookLM(capacity=options.capacity, faults=options.faults, state_path=state)
-    return ServerTarget(kind="in-process", label="the fake NotebookLM server", server=build_fake_server(fake),
-                        on_close=fake.save)
-
-
 def _fake_command(extra_args: list[str], state_dir: Path | None) -> list[str]:
     command = [sys.executable, "-m", "nlmsync", "fake-server", "--transport", "stdio"]
     if state_dir is not None and "--state" not in extra_args:
@@ -146,12 +149,24 @@ def _fake_command(extra_args: list[str], state_dir: Path | None) -> list[str]:
     return command + extra_args
 
 
-def resolve_server(spec: str | MCPServer, *, state_dir: Path | None = None,
-                   env: Mapping[str, str] | None = None) -> ServerTarget:
-    """Resolve a server spec (see the module docstring).
+def _in_process_fake(in_process_fake: InProcessFake | None, switches: list[str], spec: str,
+                     state_dir: Path | None) -> ServerTarget:
+    if in_process_fake is None:
+        raise UsageError(f"--server '{spec}': no in-process fake was given here; use 'fake-stdio' instead")
+    try:
+        server, save = in_process_fake(switches, state_dir / FAKE_STATE_FILE if state_dir else None)
+    except ValueError as exc:
+        raise UsageError(f"--server '{spec}': {exc}") from None
+    return ServerTarget(kind="in-process", label="the fake NotebookLM server", server=server, on_close=save)
+
+
+def resolve_server(spec: str | MCPServer, *, state_dir: Path | None = None, env: Mapping[str, str] | None = None,
+                   in_process_fake: InProcessFake | None = None) -> ServerTarget:
+    """Resolve a server spec (see the module docstring); `in_process_fake` builds the fake for `"fake"`.
 
     Raises:
-        UsageError: an empty spec, a command line that cannot be split, or a fake switch that cannot be read.
+        UsageError: an empty spec, a command line that cannot be split, a fake switch that cannot be read, or
+            `"fake"` without an `in_process_fake`.
         InputError: the in-process fake's state file cannot be read.
     """
     if isinstance(spec, MCPServer):
@@ -166,7 +181,7 @@ def resolve_server(spec: str | MCPServer, *, state_dir: Path | None = None,
     except ValueError as exc:
         raise UsageError(f"--server '{text}': cannot split the command line ({exc})") from None
     if words[0] == FAKE_SPEC:
-        return _in_process_fake(words[1:], text, state_dir)
+        return _in_process_fake(in_process_fake, words[1:], text, state_dir)
     if words[0] == FAKE_STDIO_SPEC:
         words = _fake_command(words[1:], state_dir)
         label = "the fake NotebookLM server"

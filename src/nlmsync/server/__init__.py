@@ -21,9 +21,9 @@ from pydantic import Field
 
 from nlmsync import __version__
 from nlmsync.app import AskResult, Orchestrator
+from nlmsync.app.servers import connect_server
 from nlmsync.config import Settings
 from nlmsync.errors import InputError, NlmsyncError, PartialFailure
-from nlmsync.notebooklm import connect
 from nlmsync.search import NoteIndex, NoteReading
 from nlmsync.server._arguments import StrictToolServer
 from nlmsync.server._http import check_bind, run_http
@@ -74,7 +74,7 @@ class _Notebook:
         spec = self.settings.server if self.notebook_server is None else self.notebook_server
         store = StateStore.open(self.settings.state_path, self.settings)
         try:
-            async with connect(spec, self.settings, state_dir=self.settings.state_path.parent) as client:
+            async with connect_server(self.settings, spec) as client:
                 yield Orchestrator(self.settings, store, client, index=self.index)
         finally:
             store.close()
