@@ -33,8 +33,8 @@ from mcp import Client
 from rank_bm25 import BM25Okapi
 
 from nlmsync.config import Settings
+from nlmsync.fake import FakeNotebookLM, build_fake_server, serve_in_process
 from nlmsync.notebooklm import connect
-from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server, serve_in_process
 from nlmsync.notebooklm.transports import resolve_server
 from nlmsync.search.tokenize import tokenize
 

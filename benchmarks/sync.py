@@ -38,10 +38,10 @@ import anyio
 
 from nlmsync.app import Orchestrator
 from nlmsync.config import Settings
+from nlmsync.fake.faults import Faults
+from nlmsync.fake.server import build_fake_server
+from nlmsync.fake.state import FakeNotebookLM
 from nlmsync.notebooklm import connect
-from nlmsync.notebooklm.fake.faults import Faults
-from nlmsync.notebooklm.fake.server import build_fake_server
-from nlmsync.notebooklm.fake.state import FakeNotebookLM
 from nlmsync.store import StateStore
 
 MUTATING = {"source_add", "source_delete", "notebook_create", "notebook_query", "source_rename"}

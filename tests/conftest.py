@@ -1,5 +1,6 @@
-"""Fixtures shared by every test package (a private copy of the fixture vault, the anyio backend) and the
-hypothesis profiles.
+"""Fixtures shared by every test package (a private copy of the fixture vault, the anyio backend, the fake
+NotebookLM in memory or as `fake-server --transport http` processes, a no-wait retry sleep) and the hypothesis
+profiles.
 
 Profiles: `dev` (small, the default on a workstation) and `ci` (thorough: every property test runs the number
 of examples it names; the default when `CI` is set, as CI services do). `HYPOTHESIS_PROFILE=dev|ci`
@@ -11,12 +12,17 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 from tests.hypothesis_profiles import chosen_profile
+
+from nlmsync.fake import FakeNotebookLM
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,3 +60,46 @@ def vault(tmp_path: Path) -> Path:
     target = tmp_path / "vault"
     shutil.copytree(FIXTURE_VAULT, target, symlinks=True, ignore=shutil.ignore_patterns(".nlmsync"))
     return target
+
+
+class SleepRecorder:
+    """An injectable `sleep` that records the requested delays and returns at once."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+@pytest.fixture
+def sleeps() -> SleepRecorder:
+    return SleepRecorder()
+
+
+@pytest.fixture
+def fake() -> FakeNotebookLM:
+    return FakeNotebookLM()
+
+
+@pytest.fixture
+def spawn_http_fake(tmp_path: Path) -> Iterator[Callable[..., str]]:
+    """Start `nlmsync fake-server --transport http --port 0 ARGS…` processes; each call returns the URL."""
+    procs: list[subprocess.Popen[str]] = []
+
+    def spawn(*args: str) -> str:
+        proc = subprocess.Popen([sys.executable, "-m", "nlmsync", "fake-server", "--transport", "http", "--port", "0",
+                                 *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=tmp_path)
+        procs.append(proc)
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp"), url
+        return url
+
+    spawn.procs = procs  # type: ignore[attr-defined]
+    yield spawn
+    for proc in procs:
+        proc.terminate()
+        proc.wait(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()

@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "nlmsync"
 LAYER_OF_TOP = {
     "errors": 0, "config": 0, "vault": 0, "_lazy": 0,
     "store": 1,
-    "search": 2, "notebooklm": 2, "sync": 2,
+    "search": 2, "notebooklm": 2, "sync": 2, "fake": 2,
     "app": 3,
     "cli": 4, "server": 4, "watch": 4, "__main__": 4, "testing": 4,
 }
@@ -31,10 +31,11 @@ DOMAIN_USES: dict[str, frozenset[str]] = {
     # Citations map an answer's passages to the headings of the vault notes, read with search's markdown fields.
     # sync drives the NotebookLM client it is handed and imports none of notebooklm.
     "sync": frozenset({"search"}),
-    # The client knows nothing of search or sync...
+    # The client knows nothing of search, sync or the fake: the app hands it the fake for `--server fake`.
     "notebooklm": frozenset(),
-    # ...but the bundled fake answers questions by ranking passages with search's tokenizer and BM25.
-    "notebooklm.fake": frozenset({"search"}),
+    # The bundled fake answers questions by ranking passages with search's tokenizer and BM25, and kills its
+    # in-process connections through the client's in-process transport (as if its process had died).
+    "fake": frozenset({"search", "notebooklm"}),
 }
 
 
@@ -123,7 +124,10 @@ def test_the_check_sees_every_kind_of_import_and_every_wrong_direction() -> None
         "nlmsync.search.snippets imports nlmsync.app", "nlmsync.search.snippets imports nlmsync.cli",
         "nlmsync.search.snippets imports nlmsync.notebooklm", "nlmsync.search.snippets imports nlmsync.sync.plan"]
     assert imported_modules("from . import fake\n", "nlmsync.notebooklm", is_package=True) == {"nlmsync.notebooklm.fake"}
-    assert violations("nlmsync.notebooklm.fake.answers", {"nlmsync.search.bm25"}) == []
+    assert violations("nlmsync.fake.answers", {"nlmsync.search.bm25"}) == []
+    assert violations("nlmsync.fake.server", {"nlmsync.notebooklm.transports"}) == []
+    assert violations("nlmsync.notebooklm.transports", {"nlmsync.fake.in_process"}) != []
+    assert violations("nlmsync.fake.state", {"nlmsync.app"}) != []
     assert violations("nlmsync.notebooklm.client", {"nlmsync.search.bm25"}) != []
     assert violations("nlmsync.sync.citations", {"nlmsync.search.markdown", "nlmsync.store", "nlmsync.vault"}) == []
     assert violations("nlmsync.sync.prepare", {"nlmsync.notebooklm.client"}) != []

@@ -28,8 +28,8 @@ import pytest
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from nlmsync.notebooklm.fake import CallRecord, FakeNotebookLM
-    from nlmsync.notebooklm.fake.state import FakeNotebook
+    from nlmsync.fake import CallRecord, FakeNotebookLM
+    from nlmsync.fake.state import FakeNotebook
 
 __all__ = ["FakeNotebookLMServer", "fake_notebooklm"]
 
@@ -41,7 +41,7 @@ class FakeNotebookLMServer:
     """One fake NotebookLM for one test: served in process (`server`) or over HTTP (`url`), inspectable."""
 
     def __init__(self, capacity: int = 50, **switches: Any) -> None:
-        from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
+        from nlmsync.fake import FakeNotebookLM, build_fake_server
 
         self.fake: FakeNotebookLM = FakeNotebookLM(capacity=capacity)
         self.configure(**switches)
@@ -57,7 +57,7 @@ class FakeNotebookLMServer:
         Raises:
             ValueError: a switch's value cannot be read.
         """
-        from nlmsync.notebooklm.fake.options import build_faults
+        from nlmsync.fake.options import build_faults
 
         if capacity is not None:
             self.fake.capacity = capacity
@@ -96,7 +96,7 @@ class FakeNotebookLMServer:
     def _start_http(self) -> None:
         import anyio
 
-        from nlmsync.notebooklm.fake.server import serve_http
+        from nlmsync.fake.server import serve_http
 
         ready = threading.Event()
 

@@ -35,7 +35,7 @@ def test_refresh_json_reports_what_was_done_on_every_stop(tmp_path: Path, capsys
 
 
 def test_a_lookalike_left_alone_is_said_on_stderr_and_in_the_json_report(tmp_path: Path, capsys):
-    from nlmsync.notebooklm.fake import FakeNotebookLM
+    from nlmsync.fake import FakeNotebookLM
     from nlmsync.sync.titles import content_hash, source_title
 
     vault = tmp_path / "vault"

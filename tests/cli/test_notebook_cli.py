@@ -12,8 +12,8 @@ import pytest
 from tests.cli_helpers import run_cli as run
 
 from nlmsync.cli._output import relative_time
+from nlmsync.fake import FakeNotebookLM
 from nlmsync.notebooklm import FAKE_STATE_FILE
-from nlmsync.notebooklm.fake import FakeNotebookLM
 from nlmsync.store import SourceMapping, StateStore
 
 

@@ -86,8 +86,8 @@ def test_over_capacity_names_the_setting(synced: list[str], monkeypatch: pytest.
 
 def test_an_orphan_of_a_vault_note_is_adopted_by_the_refresh_status_names(synced: list[str], tmp_path: Path,
                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from nlmsync.fake import FakeNotebookLM
     from nlmsync.notebooklm import FAKE_STATE_FILE
-    from nlmsync.notebooklm.fake import FakeNotebookLM
     from nlmsync.sync.plan import prepare_note
 
     vault = tmp_path / "vault"

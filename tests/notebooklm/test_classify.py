@@ -21,8 +21,8 @@ from nlmsync.errors import (
     ServerValidationError,
     exit_code_for,
 )
+from nlmsync.fake.state import AUTH_ERROR
 from nlmsync.notebooklm.classify import classify_exception, classify_in_band_error, classify_tool_error_text
-from nlmsync.notebooklm.fake.state import AUTH_ERROR
 
 REAL_AUTH_ERROR = {"status": "error", "error": AUTH_ERROR}
 

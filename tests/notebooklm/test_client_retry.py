@@ -23,8 +23,7 @@ from nlmsync.errors import (
     ServerTimeoutError,
     exit_code_for,
 )
-from nlmsync.notebooklm import IDEMPOTENT_TOOLS, connect
-from nlmsync.notebooklm.fake import (
+from nlmsync.fake import (
     DropRule,
     ErrorRule,
     FakeNotebookLM,
@@ -32,6 +31,7 @@ from nlmsync.notebooklm.fake import (
     RateLimitRule,
     build_fake_server,
 )
+from nlmsync.notebooklm import IDEMPOTENT_TOOLS, connect
 from nlmsync.notebooklm.retry import BACKOFF_JITTER, BACKOFF_MULTIPLIER, AddRateLimiter, is_retryable
 
 pytestmark = pytest.mark.anyio

@@ -17,8 +17,8 @@ from tests.notebooklm.protocol import USED_TOOLS, RealTools, without_description
 
 from nlmsync.config import Settings
 from nlmsync.errors import NotFoundError, ServerCapacityError, ServerValidationError, exit_code_for
+from nlmsync.fake import FakeNotebookLM, build_fake_server, serve_in_process
 from nlmsync.notebooklm import connect
-from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server, serve_in_process
 
 CAPACITY = 3
 

@@ -28,8 +28,8 @@ from tests.notebooklm.protocol import (
 from nlmsync.cli import main
 from nlmsync.config import Settings
 from nlmsync.errors import AuthenticationRequiredError, ServerValidationError, exit_code_for
+from nlmsync.fake import FakeNotebookLM, build_fake_server
 from nlmsync.notebooklm import connect
-from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
 
 pytestmark = [pytest.mark.real_server, pytest.mark.slow]  # each test starts the real server
 

@@ -13,8 +13,8 @@ from mcp.server.mcpserver import MCPServer
 
 from nlmsync.config import Settings
 from nlmsync.errors import ServerCommandNotFoundError, ServerUnreachableError, UsageError, exit_code_for
+from nlmsync.fake import FakeNotebookLM, build_fake_server, serve_in_process
 from nlmsync.notebooklm import FAKE_STATE_FILE, connect, resolve_server
-from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server, serve_in_process
 
 
 def test_fake_stdio_spec_runs_this_python_with_a_state_file(tmp_path: Path) -> None:

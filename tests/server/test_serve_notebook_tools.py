@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from nlmsync.config import Settings
-from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
+from nlmsync.fake import FakeNotebookLM, build_fake_server
 from nlmsync.server import serving
 
 pytestmark = pytest.mark.anyio

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tests.sync.world import World, new_world
 
-from nlmsync.notebooklm.fake.faults import Faults
+from nlmsync.fake.faults import Faults
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import anyio.lowlevel
 import pytest
 
 from nlmsync.errors import StateLockedError, UsageError
-from nlmsync.notebooklm.fake.faults import DropRule, Faults
+from nlmsync.fake.faults import DropRule, Faults
 from nlmsync.sync.plan import Branch
 from nlmsync.sync.titles import content_hash, source_title
 
@@ -164,7 +164,7 @@ async def test_status_and_reconcile_report_stale_orphans_and_pending(make_world)
 
 async def test_conversation_rejected_with_a_generic_error_is_retried_but_other_errors_are_not(make_world):
     from nlmsync.errors import ServerError
-    from nlmsync.notebooklm.fake.faults import ErrorRule
+    from nlmsync.fake.faults import ErrorRule
 
     world = make_world(min_k=1, faults=Faults(errors=[ErrorRule("notebook_query", "Conversation history expired", nth=2),
                                                       ErrorRule("notebook_query", "Internal error", nth=4)]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nlmsync.errors import CapacityError, InputError, PartialFailure
-from nlmsync.notebooklm.fake.faults import ErrorRule, Faults
+from nlmsync.fake.faults import ErrorRule, Faults
 from nlmsync.sync.plan import Branch
 from nlmsync.sync.titles import content_hash, source_title
 

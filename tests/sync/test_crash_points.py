@@ -27,8 +27,8 @@ import pytest
 from tests.sync.world import World, new_world
 
 from nlmsync.errors import PartialFailure
-from nlmsync.notebooklm.fake.faults import DropRule, Faults
-from nlmsync.notebooklm.fake.state import FakeNotebookLM
+from nlmsync.fake.faults import DropRule, Faults
+from nlmsync.fake.state import FakeNotebookLM
 from nlmsync.store import StateStore
 
 pytestmark = pytest.mark.anyio

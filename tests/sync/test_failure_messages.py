@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nlmsync.errors import PartialFailure
-from nlmsync.notebooklm.fake.faults import ErrorRule, Faults
+from nlmsync.fake.faults import ErrorRule, Faults
 
 pytestmark = pytest.mark.anyio
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from nlmsync.config import Settings
+from nlmsync.fake import FakeNotebookLM
+from nlmsync.fake.persistence import journal_path
 from nlmsync.notebooklm import FAKE_STATE_FILE
-from nlmsync.notebooklm.fake import FakeNotebookLM
-from nlmsync.notebooklm.fake.persistence import journal_path
 from nlmsync.store import StateStore
 from nlmsync.sync.titles import content_hash, source_title
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from nlmsync.errors import PartialFailure
-from nlmsync.notebooklm.fake.faults import Faults, RateLimitRule
+from nlmsync.fake.faults import Faults, RateLimitRule
 from nlmsync.notebooklm.retry import RATE_LIMIT_PAUSES
 from nlmsync.sync.plan import Branch
 

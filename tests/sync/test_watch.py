@@ -8,7 +8,7 @@ import anyio
 import pytest
 from watchfiles import Change
 
-from nlmsync.notebooklm.fake.server import build_fake_server
+from nlmsync.fake.server import build_fake_server
 from nlmsync.search.index import NoteIndex
 from nlmsync.watch import FileEvent, WatchEvent, WatchPlan, plan_watch_actions, to_events, watch_vault
 

@@ -1,7 +1,7 @@
 """The NotebookLM server a run talks to: `connect_server` is the client's `connect` with this app's wiring.
 
 The state directory (where `--server fake` keeps its notebooks) is the state file's, and `--server fake` is
-served by the bundled fake (`nlmsync.notebooklm.fake.serve_in_process`): the app puts the two together so that
+served by the bundled fake (`nlmsync.fake.serve_in_process`): the app puts the two together so that
 the client package never imports the fake.
 """
 
@@ -13,8 +13,8 @@ from contextlib import asynccontextmanager
 from mcp.server.mcpserver import MCPServer
 
 from nlmsync.config import Settings
+from nlmsync.fake import serve_in_process
 from nlmsync.notebooklm import NotebookLMClient, connect
-from nlmsync.notebooklm.fake import serve_in_process
 
 __all__ = ["connect_server"]
 

@@ -16,12 +16,12 @@ from nlmsync.cli._output import emit_json, stdout_console
 from nlmsync.errors import UsageError
 
 if TYPE_CHECKING:
-    from nlmsync.notebooklm.fake import Faults
+    from nlmsync.fake import Faults
 
 
 def _faults(latency: float, drop_on_call: str | None, drop_on: list[str], error_on: list[str],
             rate_limit_on: list[str], empty_sources_once: bool, auth_required: bool) -> Faults:
-    from nlmsync.notebooklm.fake.options import build_faults
+    from nlmsync.fake.options import build_faults
 
     try:
         return build_faults(latency=latency, drop_on_call=drop_on_call, drop_on=drop_on, error_on=error_on,
@@ -77,8 +77,8 @@ def fake_server(
                      empty_sources_once, auth_required)
     import anyio
 
-    from nlmsync.notebooklm.fake import FakeNotebookLM, build_fake_server
-    from nlmsync.notebooklm.fake.server import serve_http
+    from nlmsync.fake import FakeNotebookLM, build_fake_server
+    from nlmsync.fake.server import serve_http
 
     fake = FakeNotebookLM(capacity=capacity, faults=faults, state_path=state)
     server = build_fake_server(fake, exit_on_drop=True)

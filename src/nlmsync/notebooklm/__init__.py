@@ -1,7 +1,7 @@
-"""The NotebookLM side: a typed MCP client with the §10 retry policy, its transports, and the fake server.
+"""The NotebookLM side: a typed MCP client with the §10 retry policy and its transports.
 
 `connect(spec, settings, state_dir=...)` gives a `NotebookLMClient`; failures are the `NotebookLMError`
-subclasses of `nlmsync.errors`. The fake server lives in `nlmsync.notebooklm.fake`.
+subclasses of `nlmsync.errors`. The fake server lives in `nlmsync.fake`.
 """
 
 from nlmsync.notebooklm.client import NotebookLMClient, connect

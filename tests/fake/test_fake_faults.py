@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nlmsync.notebooklm.fake.faults import (
+from nlmsync.fake.faults import (
     DropRule,
     ErrorRule,
     Faults,

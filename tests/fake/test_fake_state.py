@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from nlmsync.errors import InputError
-from nlmsync.notebooklm.fake import FakeNotebookLM, Faults, RateLimitRule
-from nlmsync.notebooklm.fake.persistence import journal_path
+from nlmsync.fake import FakeNotebookLM, Faults, RateLimitRule
+from nlmsync.fake.persistence import journal_path
 
 
 def _notebook(fake: FakeNotebookLM, title: str = "N") -> str:

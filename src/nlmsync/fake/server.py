@@ -28,7 +28,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp_types import CONNECTION_CLOSED
 from pydantic import Field
 
-from nlmsync.notebooklm.fake.state import DEFAULT_QUERY_TIMEOUT, FakeNotebookLM
+from nlmsync.fake.state import DEFAULT_QUERY_TIMEOUT, FakeNotebookLM
 from nlmsync.notebooklm.transports import drop_connections
 
 __all__ = ["DROP_EXIT_CODE", "FAKE_SERVER_NAME", "build_fake_server", "serve_http"]

@@ -24,8 +24,8 @@ from nlmsync.errors import (
     ServerError,
     exit_code_for,
 )
+from nlmsync.fake import DROP_EXIT_CODE, serve_in_process
 from nlmsync.notebooklm import FAKE_STATE_FILE, connect
-from nlmsync.notebooklm.fake import DROP_EXIT_CODE, serve_in_process
 
 
 def _state(tmp_path: Path) -> dict[str, Any]:
@@ -217,7 +217,7 @@ def test_in_process_fake_takes_the_same_switches_as_the_fake_server_command() ->
     import typer.main
 
     from nlmsync.cli import app
-    from nlmsync.notebooklm.fake.options import FAKE_SWITCHES
+    from nlmsync.fake.options import FAKE_SWITCHES
 
     root = typer.main.get_command(app)
     command = root.commands["fake-server"]  # type: ignore[attr-defined]

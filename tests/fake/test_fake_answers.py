@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nlmsync.notebooklm.fake.answers import MAX_PASSAGE_WORDS, NO_ANSWER, compose_answer, split_passages
+from nlmsync.fake.answers import MAX_PASSAGE_WORDS, NO_ANSWER, compose_answer, split_passages
 
 HEAPSORT = ("Heapsort builds a binary heap and repeatedly extracts the maximum.\n\n"
             "It runs in O(n log n) time and sorts in place.")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
-from nlmsync.notebooklm.fake.faults import (
+from nlmsync.fake.faults import (
     Faults,
     parse_drop_on,
     parse_drop_on_call,

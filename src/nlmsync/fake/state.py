@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from nlmsync.errors import InputError
-from nlmsync.notebooklm.fake.answers import compose_answer
-from nlmsync.notebooklm.fake.faults import CallPlan, Faults, When, plan_call
-from nlmsync.notebooklm.fake.persistence import Journal, journal_path, write_snapshot
+from nlmsync.fake.answers import compose_answer
+from nlmsync.fake.faults import CallPlan, Faults, When, plan_call
+from nlmsync.fake.persistence import Journal, journal_path, write_snapshot
 from nlmsync.search import tokenize
 
 __all__ = ["AUTH_ERROR", "DEFAULT_QUERY_TIMEOUT", "MUTATING_TOOLS", "CallRecord", "FakeNotebook", "FakeNotebookLM", "FakeSource"]

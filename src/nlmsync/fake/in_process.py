@@ -26,9 +26,9 @@ def serve_in_process(switches: Sequence[str], state_path: Path | None) -> tuple[
         ValueError: a switch cannot be read (one line, naming the switch).
         InputError: the state file cannot be read.
     """
-    from nlmsync.notebooklm.fake.options import parse_fake_options
-    from nlmsync.notebooklm.fake.server import build_fake_server
-    from nlmsync.notebooklm.fake.state import FakeNotebookLM
+    from nlmsync.fake.options import parse_fake_options
+    from nlmsync.fake.server import build_fake_server
+    from nlmsync.fake.state import FakeNotebookLM
 
     options = parse_fake_options(switches)
     fake = FakeNotebookLM(capacity=options.capacity, faults=options.faults,

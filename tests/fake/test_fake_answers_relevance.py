@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nlmsync.notebooklm.fake import FakeNotebookLM
-from nlmsync.notebooklm.fake.answers import compose_answer, split_passages
+from nlmsync.fake import FakeNotebookLM
+from nlmsync.fake.answers import compose_answer, split_passages
 from nlmsync.vault import parse_front_matter
 
 FIXTURE_VAULT = Path(__file__).resolve().parents[2] / "fixtures" / "vault"
