@@ -3,7 +3,7 @@
 Every public method of `StateStore` runs either inside `step()` (writes) or `_reading()` (reads),
 both holding the store's RLock, so one instance may be shared by threads. A step is one logical
 change in one `BEGIN IMMEDIATE` transaction; a step inside a step joins it (as a savepoint, so an
-inner failure the caller catches rolls back only the inner part). Work a step makes due — automatic
+inner failure the caller catches rolls back only the inner part): both are `store.transaction`. Work a step makes due — automatic
 compaction — runs at the end of the outermost step, inside the same transaction.
 """
 
@@ -23,6 +23,7 @@ from nlmsync.errors import StateCorruptError, StateError
 from nlmsync.store import db as state_db
 from nlmsync.store._lock import WriterLock, state_file_busy
 from nlmsync.store.db import is_busy, move_aside_hint
+from nlmsync.store.transaction import transaction
 
 # How long a run waits for another nlmsync run on the same vault before stopping as busy (exit 7).
 DEFAULT_WRITER_TIMEOUT = 10.0
@@ -44,7 +45,6 @@ class StoreBase:
         self._clock = clock
         self._lock = threading.RLock()
         self._depth = 0
-        self._savepoints = 0
         self._end_of_step: list[Callable[[], None]] = []
         self.path = _database_file(db)
         self._writer = WriterLock(self.path.with_name(self.path.name + ".lock") if self.path else None)
@@ -54,44 +54,22 @@ class StoreBase:
     def step(self) -> Iterator[None]:
         """One logical step = one transaction: after a crash the file is before it or after it."""
         with self._lock, self._translate_errors():
-            if self._depth > 0:
-                yield from self._inner_step()
-                return
-            self.db.execute("BEGIN IMMEDIATE")
-            self._depth = 1
+            outermost = self._depth == 0
+            self._depth += 1
             try:
-                yield
-                while self._end_of_step:
-                    self._end_of_step.pop(0)()
-            except BaseException:
-                self._end_of_step.clear()
-                self.db.rollback()
-                raise
-            else:
-                try:
-                    self.db.execute("COMMIT")
-                except BaseException:
-                    self.db.rollback()
-                    raise
+                with transaction(self.db.conn, immediate=outermost):
+                    if not outermost:
+                        yield
+                        return
+                    try:
+                        yield
+                        while self._end_of_step:
+                            self._end_of_step.pop(0)()
+                    except BaseException:
+                        self._end_of_step.clear()
+                        raise
             finally:
-                self._depth = 0
-
-    def _inner_step(self) -> Iterator[None]:
-        self._savepoints += 1
-        name = f"nlmsync_step_{self._savepoints}"
-        self.db.execute(f"SAVEPOINT {name}")
-        self._depth += 1
-        try:
-            yield
-        except BaseException:
-            if self.db.conn.in_transaction:
-                self.db.execute(f"ROLLBACK TO SAVEPOINT {name}")
-                self.db.execute(f"RELEASE SAVEPOINT {name}")
-            raise
-        else:
-            self.db.execute(f"RELEASE SAVEPOINT {name}")
-        finally:
-            self._depth -= 1
+                self._depth -= 1
 
     @contextmanager
     def _reading(self) -> Iterator[None]:

@@ -15,6 +15,7 @@ from nlmsync.errors import StateCorruptError, StateError, StateTooNewError
 from nlmsync.store import schema
 from nlmsync.store._lock import state_file_busy
 from nlmsync.store.schema import MIGRATION_SET, MIGRATIONS_TABLE, known_migration_names
+from nlmsync.store.transaction import transaction
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -221,13 +222,8 @@ def migrate(db: Database, path: Path | str = "state file") -> None:
         raise _too_new(Path(path), unknown)
     if not migrations.pending(db):
         return
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(db.conn, immediate=True):
         unknown = _unknown_migrations([m.name for m in migrations.applied(db)])
         if unknown:
             raise _too_new(Path(path), unknown)
         migrations.apply(db)
-    except BaseException:
-        db.rollback()
-        raise
-    db.commit()

@@ -20,8 +20,6 @@ which describes one note completely.
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import json
 import sqlite3
 import threading
@@ -32,6 +30,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, overload
 
 import numpy as np
+
+from nlmsync.store.transaction import transaction
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -44,42 +44,8 @@ INDEXED, SKIPPED, DELETED = "indexed", "skipped", "deleted"
 Connection: TypeAlias = "sqlite3.Connection | Database"
 
 
-_savepoint_ids = itertools.count()
-
-
 def _conn(db: Connection) -> sqlite3.Connection:
     return db if isinstance(db, sqlite3.Connection) else db.conn
-
-
-@contextlib.contextmanager
-def _atomic(conn: sqlite3.Connection) -> Iterator[None]:
-    """One transaction, or a savepoint inside the caller's (sqlite-utils' `Database.atomic`, on a plain
-    connection)."""
-    if conn.in_transaction:
-        savepoint = f"index_cache_{next(_savepoint_ids)}"
-        conn.execute(f"SAVEPOINT {savepoint}")
-        try:
-            yield
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute(f"ROLLBACK TO SAVEPOINT {savepoint}")
-                conn.execute(f"RELEASE SAVEPOINT {savepoint}")
-            raise
-        else:
-            conn.execute(f"RELEASE SAVEPOINT {savepoint}")
-        return
-    conn.execute("BEGIN")
-    try:
-        yield
-    except BaseException:
-        conn.rollback()
-        raise
-    else:
-        try:
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.rollback()
-            raise
 
 
 def create_tables(db: Connection) -> None:
@@ -370,7 +336,7 @@ _UPSERT = ("INSERT OR REPLACE INTO index_docs (path, kind, mtime_ns, size, skip_
 def clear(db: Connection, signature: str) -> None:
     """Drop the whole cache and record the signature the next build will have."""
     db = _conn(db)
-    with _atomic(db):
+    with transaction(db):
         db.execute("DELETE FROM index_docs")
         db.execute("DELETE FROM index_snapshot")
         db.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [SIGNATURE_KEY, signature])
@@ -379,7 +345,7 @@ def clear(db: Connection, signature: str) -> None:
 def write_changes(db: Connection, rows: Iterable[CachedDoc]) -> None:
     """Add or replace rows (indexed, skipped or deleted notes) in one transaction."""
     db = _conn(db)
-    with _atomic(db):
+    with transaction(db):
         db.executemany(_UPSERT, [_row(d) for d in rows])
 
 
@@ -393,7 +359,7 @@ def write_snapshot(db: Connection, snapshot: Snapshot, rows: Iterable[CachedDoc]
     paths = "\0".join(p or "" for p in snapshot.paths).encode("utf-8")
     vocab = snapshot.terms.data if isinstance(snapshot.terms, Vocabulary) else "\n".join(snapshot.terms).encode("utf-8")
     db = _conn(db)
-    with _atomic(db):
+    with transaction(db):
         db.execute("DELETE FROM index_docs")
         db.executemany(_UPSERT, [_row(d) for d in rows])
         db.execute("INSERT OR REPLACE INTO index_snapshot (id, crc, paths, mtimes, sizes, lengths, vocab, offsets,"
