@@ -165,6 +165,31 @@ def test_front_matter_that_is_not_a_yaml_mapping_gives_no_data_but_keeps_an_opt_
     assert parse_front_matter("---\njust words\n---\nbody").data == {}
 
 
+@pytest.mark.parametrize(("raw", "value"), [
+    ("!!int 0x1F", "0x1F"), ("!!float 1e999", "1e999"), ("!!timestamp 2001-99-99", "2001-99-99"),
+    ("!!binary aGk=", "aGk="), ("!!str yes", "yes"), ("!!bool yes", True),
+])
+def test_explicit_tags_give_the_string_as_written_or_a_boolean(raw: str, value: object) -> None:
+    """A value is a string, boolean, null, list or mapping: PyYAML's `!!int abc` or `!!timestamp 2001-99-99`
+    would raise ValueError, and an `!!int` of 20,000 hex digits cannot even be printed."""
+    assert parse_front_matter(f"---\nkey: {raw}\n---\n").data == {"key": value}
+
+
+def test_hostile_front_matter_neither_raises_nor_blows_up() -> None:
+    """Untrusted notes: nesting deep enough to overflow libyaml's C recursion (the process died), aliases
+    that refer to themselves or multiply (nine to the eighth strings), and tags PyYAML's constructors choke on."""
+    deep = "---\na: " + "[" * 100_000 + "]" * 100_000 + "\nnlmsync: false\n---\nbody"
+    assert parse_front_matter(deep).data == {"nlmsync": False}  # not valid YAML in Python's loader: too deep
+    assert parse_front_matter("---\ntags:\n" + "- " * 100_000 + "x\n---\nbody").data == {}
+    looped = parse_front_matter("---\na: &a [x, *a]\n---\nbody").data
+    assert front_matter_strings(looped["a"]) == ["x"]
+    tower = "l0: &l0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 9))
+    data = parse_front_matter(f"---\n{tower}---\nbody").data
+    assert front_matter_strings(data["l8"]) == ["x"] * 9
+    assert parse_front_matter("---\ntitle: ok\nflag: !!bool maybe\n---\nbody").data == {}
+
+
 def test_importing_the_vault_or_reading_a_note_without_front_matter_does_not_load_yaml() -> None:
     code = ("import sys\nfrom nlmsync.vault import parse_front_matter\n"
             "assert parse_front_matter('# title\\nbody').data == {}\nprint('yaml' in sys.modules)\n")

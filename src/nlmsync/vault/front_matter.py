@@ -36,13 +36,15 @@ _FENCE = re.compile(r"^---[ \t]*\r?$")
 _CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*\r?$")
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 _NULL_TAG = "tag:yaml.org,2002:null"
+_AS_WRITTEN_TAGS = tuple(f"tag:yaml.org,2002:{name}" for name in ("int", "float", "timestamp", "binary"))
+_C_LOADER_INDICATORS = 256
 # the exclusion flag in front matter that is not valid YAML: a line of its own, at the top level
 _OPT_OUT_LINE = re.compile(r"^nlmsync[ \t]*:[ \t]*(?i:false|no|off)[ \t]*(?:#.*)?\r?$", re.MULTILINE)
 
 
 def parse_front_matter(text: str) -> FrontMatter:
     """Front matter delimited by `---` lines at the very start of a note (closed by `---` or `...`)."""
-    lines = iter_lines(text)
+    lines = iter_lines(text, 0, 1024)  # front matter is short: split the note a little at a time
     first = next(lines, None)
     if first is None or not _FENCE.match(first.removeprefix("\ufeff")):
         return FrontMatter({}, 0)
@@ -57,21 +59,32 @@ def parse_front_matter(text: str) -> FrontMatter:
 
 def front_matter_strings(value: Any) -> list[str]:
     """The scalars of a front matter value as text, in order (the items of a list, the values of a mapping,
-    nested ones included); null gives nothing."""
-    if value is None:
-        return []
-    if isinstance(value, list):
-        return [text for item in value for text in front_matter_strings(item)]
-    if isinstance(value, dict):
-        return [text for item in value.values() for text in front_matter_strings(item)]
-    return [str(value)]
+    nested ones included); null gives nothing. A list or mapping reached twice (a YAML alias) is read once,
+    so an alias that refers to itself or to a tower of aliases costs no more than the front matter's size."""
+    texts: list[str] = []
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, dict)):
+            if id(item) not in seen:
+                seen.add(id(item))
+                stack.extend(reversed(item.values() if isinstance(item, dict) else item))
+        elif item is not None:
+            texts.append(str(item))
+    return texts
 
 
 def _mapping(block: str) -> dict[str, Any]:
-    yaml_module, loader = _yaml()
+    yaml_module, fast, safe = _yaml()
+    # libyaml composes nested values by C recursion, which a few tens of thousands of `[` or `- ` overflow
+    # (the process dies); a value nests no deeper than its count of `[ { - : ?`, so past a bound the Python
+    # loader, whose recursion is checked, reads the block. Real front matter has a few dozen at most.
+    loader = fast if sum(map(block.count, "[{-:?")) <= _C_LOADER_INDICATORS else safe
     try:
         data = yaml_module.load(block, Loader=loader)
-    except yaml_module.YAMLError:
+    # untrusted text: besides YAMLError, `!!bool maybe` raises KeyError, a deep value in Python RecursionError
+    except (yaml_module.YAMLError, RecursionError, LookupError, ValueError, TypeError):
         return {"nlmsync": False} if _OPT_OUT_LINE.search(block) else {}
     if not isinstance(data, dict):
         return {}
@@ -79,13 +92,18 @@ def _mapping(block: str) -> dict[str, Any]:
 
 
 @cache
-def _yaml() -> tuple[Any, type[yaml.SafeLoader]]:
-    """PyYAML and the loader for front matter: the safe loader (in C where available) whose plain scalars
-    are only booleans, null or strings."""
+def _yaml() -> tuple[Any, type[yaml.SafeLoader], type[yaml.SafeLoader]]:
+    """PyYAML and the loaders for front matter, in C (where available) and in Python: the safe loader whose
+    plain scalars are only booleans, null or strings, and whose explicit `!!int`, `!!float`, `!!timestamp`
+    and `!!binary` are the string as written too, so a value is a string, boolean, null, list or mapping."""
     import yaml
 
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     resolvers = {first: [(tag, regexp) for tag, regexp in rules if tag in (_BOOL_TAG, _NULL_TAG)]
                  for first, rules in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-    loader = type("FrontMatterLoader", (base,), {"yaml_implicit_resolvers": resolvers})
-    return yaml, loader
+    constructors = dict(yaml.SafeLoader.yaml_constructors)
+    for tag in _AS_WRITTEN_TAGS:
+        constructors[tag] = yaml.SafeLoader.construct_scalar
+    rules = {"yaml_implicit_resolvers": resolvers, "yaml_constructors": constructors}
+    safe = type("FrontMatterLoader", (yaml.SafeLoader,), rules)
+    fast = type("FrontMatterCLoader", (getattr(yaml, "CSafeLoader", yaml.SafeLoader),), rules)
+    return yaml, fast, safe
