@@ -150,7 +150,7 @@ class Orchestrator:
         Raises:
             NotebookNotFoundError: the server has no notebook `notebook_id` (bad input, exit 2).
         """
-        _, expect = self.store.mapped_source_ids(notebook_id)
+        expect = self.store.has_active_mapping(notebook_id)
         try:
             return await read_remote(self.client, notebook_id, expect_sources=expect, first=first)
         except NotFoundError:

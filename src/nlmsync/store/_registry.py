@@ -54,13 +54,18 @@ class RegistryMixin(StoreBase):
         with self._reading():
             return self._query_mappings("notebook_id = ? ORDER BY path, part", [notebook_id])
 
-    def mapped_source_ids(self, notebook_id: str) -> tuple[set[str], bool]:
-        """The source ids the notebook's rows hold as stored (not resolved through aliases), and whether any row
-        is active: what a run checks the remote listing against before it reads whole rows."""
+    def mapped_source_ids(self, notebook_id: str) -> set[str]:
+        """The source ids the notebook's rows hold as stored (not resolved through aliases): what a run checks
+        the remote listing against before it reads whole rows."""
         with self._reading():
-            rows = self.db.execute("SELECT source_id, status FROM source_mappings WHERE notebook_id = ?",
-                                   [notebook_id]).fetchall()
-        return {r[0] for r in rows}, any(r[1] == "active" for r in rows)
+            return {r[0] for r in self.db.execute("SELECT source_id FROM source_mappings WHERE notebook_id = ?",
+                                                  [notebook_id])}
+
+    def has_active_mapping(self, notebook_id: str) -> bool:
+        """Whether some row of the notebook is active (its source was listed at the last reconcile)."""
+        with self._reading():
+            return self.db.execute("SELECT 1 FROM source_mappings WHERE notebook_id = ? AND status = 'active' LIMIT 1",
+                                   [notebook_id]).fetchone() is not None
 
     def mapping_by_source_id(self, notebook_id: str, source_id: str) -> SourceMapping | None:
         """The row holding `source_id`, or an id on the same alias chain (it or its resolution)."""
