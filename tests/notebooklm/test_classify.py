@@ -21,7 +21,7 @@ from nlmsync.errors import (
     ServerValidationError,
     exit_code_for,
 )
-from nlmsync.fake.state import AUTH_ERROR
+from nlmsync.fake.replies import AUTH_ERROR
 from nlmsync.notebooklm.classify import classify_exception, classify_in_band_error, classify_tool_error_text
 
 REAL_AUTH_ERROR = {"status": "error", "error": AUTH_ERROR}

@@ -8,12 +8,15 @@ calls) appends what it changed to a journal beside the JSON snapshot, and `save(
 brings the file up to date (`persistence.py`), so a scripted run can inspect it afterwards and `--server fake`
 keeps its notebooks across nlmsync runs at a cost per call that does not grow with the notebook.
 It knows nothing about MCP; `fake/server.py` puts it behind an MCP server.
+
+One module for the state and the tools' logic (about 420 lines): each tool reads and changes the notebooks in
+place and decides what a call journals, so they are kept together; the real server's wording is in
+`replies.py`, the fault plans in `faults.py`, the state file's journal and snapshot in `persistence.py`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import time
 import uuid
 from collections import Counter
@@ -25,9 +28,18 @@ from nlmsync.errors import InputError
 from nlmsync.fake.answers import compose_answer
 from nlmsync.fake.faults import CallPlan, Faults, When, plan_call
 from nlmsync.fake.persistence import Journal, journal_path, write_snapshot
+from nlmsync.fake.replies import (
+    AUTH_ERROR,
+    as_list,
+    deadline_error,
+    error,
+    indexed_text,
+    not_found,
+    rate_limit_error,
+)
 from nlmsync.search import tokenize
 
-__all__ = ["AUTH_ERROR", "DEFAULT_QUERY_TIMEOUT", "MUTATING_TOOLS", "CallRecord", "FakeNotebook", "FakeNotebookLM", "FakeSource"]
+__all__ = ["DEFAULT_QUERY_TIMEOUT", "MUTATING_TOOLS", "CallRecord", "FakeNotebook", "FakeNotebookLM", "FakeSource"]
 
 STATE_FORMAT = "nlmsync-fake-notebooklm"
 STATE_VERSION = 1
@@ -39,8 +51,6 @@ MUTATING_TOOLS = frozenset({"notebook_create", "notebook_delete", "source_add", 
                             "notebook_query"})
 # The real server's default query budget when `notebook_query` gets no `timeout` (NOTEBOOKLM_QUERY_TIMEOUT).
 DEFAULT_QUERY_TIMEOUT = 120.0
-AUTH_ERROR = ("No authentication found. Either:\n1. Run 'nlm login' to authenticate via Chrome, or\n"
-              "2. Set NOTEBOOKLM_COOKIES environment variable manually")
 
 
 @dataclass
@@ -68,37 +78,6 @@ class CallRecord:
     applied: bool
     status: str
     dropped: When | None = None
-
-
-def _error(message: str, **extra: Any) -> dict[str, Any]:
-    return {"status": "error", "error": message, **extra}
-
-
-def _not_found(kind: str, ident: str) -> dict[str, Any]:
-    return _error(f"{kind} {ident} not found.", hint=f"Run 'nlm {kind.lower()} list' to see available {kind.lower()}s.")
-
-
-def _as_list(value: str | list[str] | None) -> list[str] | None:
-    """The real server's coercion of list arguments: a list, a JSON list string, or comma-separated ids."""
-    if value is None or isinstance(value, list):
-        return value
-    stripped = value.strip()
-    if stripped.startswith("["):
-        try:
-            parsed = json.loads(stripped)
-        except json.JSONDecodeError:
-            parsed = None
-        if isinstance(parsed, list):
-            return [str(item) for item in parsed]
-    return [part.strip() for part in stripped.split(",") if part.strip()]
-
-
-def indexed_text(text: str) -> str:
-    """What `source_get_content` hands back for an uploaded text. The real server does not return the bytes it
-    was sent but NotebookLM's indexed blocks re-joined by a blank line; the fake takes paragraphs as blocks,
-    so runs of blank lines and the whitespace around paragraphs differ from the upload, as they do there."""
-    blocks = (block.strip() for block in re.split(r"\n[ \t]*\n", text))
-    return "\n\n".join(block for block in blocks if block)
 
 
 def _loggable(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -138,13 +117,13 @@ class FakeNotebookLM:
         """Run one tool call (unless a fault answers it first), log it and persist the state."""
         plan = plan or self.plan(tool)
         if plan.auth_required:
-            result = _error(AUTH_ERROR)
+            result = error(AUTH_ERROR)
         elif plan.deadline_exceeded:
-            result = self._deadline_error()
+            result = deadline_error()
         elif plan.rate_limited:
-            result = self._rate_limit_error(tool)
+            result = rate_limit_error(tool)
         elif plan.error is not None:
-            result = _error(plan.error)
+            result = error(plan.error)
         else:
             result = getattr(self, f"_tool_{tool}")(**arguments)
         applied = result.get("status") == "success"
@@ -183,7 +162,7 @@ class FakeNotebookLM:
                 return []
             return [{"op": "source", "notebook_id": notebook.id, "source": asdict(source)}]
         if tool == "source_delete":
-            targets = _as_list(arguments.get("source_ids")) or [arguments.get("source_id")]
+            targets = as_list(arguments.get("source_ids")) or [arguments.get("source_id")]
             return [{"op": "source_deleted", "id": sid} for sid in targets if sid]
         if tool == "notebook_query":
             conversation_id = result["conversation_id"]
@@ -237,25 +216,6 @@ class FakeNotebookLM:
 
     def _notebook_of(self, source_id: str) -> FakeNotebook | None:
         return next((nb for nb in self.notebooks.values() if source_id in nb.sources), None)
-
-    @staticmethod
-    def _rate_limit_error(tool: str) -> dict[str, Any]:
-        if tool == "notebook_query":
-            return _error("NotebookLM temporarily rejected the query because a usage limit was reached.",
-                          hint="Wait before retrying the query.",
-                          error_details={"category": "resource_exhausted", "provider_code": 8, "retryable": True,
-                                         "suggested_action": "retry_after_delay",
-                                         "debug_code": "query_resource_exhausted"})
-        return _error(f"{tool} failed: RPC error code 8 (RESOURCE_EXHAUSTED): rate limit exceeded, retry later.")
-
-    @staticmethod
-    def _deadline_error() -> dict[str, Any]:
-        """The real server's answer when a query outlasts its `timeout` budget."""
-        return _error("NotebookLM did not respond within the configured query timeout.",
-                      hint="Retry with a longer timeout, such as 180 seconds.",
-                      error_details={"category": "deadline_exceeded", "retryable": True,
-                                     "suggested_action": "retry_with_longer_timeout",
-                                     "debug_code": "query_deadline_exceeded"})
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -332,7 +292,7 @@ class FakeNotebookLM:
     def _tool_notebook_get(self, notebook_id: str) -> dict[str, Any]:
         nb = self.notebooks.get(notebook_id)
         if nb is None:
-            return _not_found("Notebook", notebook_id)
+            return not_found("Notebook", notebook_id)
         sources = [{"id": s.id, "title": s.title} for s in nb.sources.values()]
         if self.faults.empty_sources_once and sources and not self.empty_sources_served:
             self.empty_sources_served = True
@@ -351,10 +311,10 @@ class FakeNotebookLM:
 
     def _tool_notebook_delete(self, notebook_id: str, confirm: bool = False) -> dict[str, Any]:
         if not confirm:
-            return _error("Deletion not confirmed. Set confirm=True only after user approval.",
-                          warning="This action is IRREVERSIBLE.")
+            return error("Deletion not confirmed. Set confirm=True only after user approval.",
+                         warning="This action is IRREVERSIBLE.")
         if self.notebooks.pop(notebook_id, None) is None:
-            return _not_found("Notebook", notebook_id)
+            return not_found("Notebook", notebook_id)
         return {"status": "success", "message": f"Notebook {notebook_id} has been permanently deleted."}
 
     def _tool_source_add(self, notebook_id: str, source_type: str, url: str | None = None,
@@ -364,25 +324,25 @@ class FakeNotebookLM:
         nb = self.notebooks.get(notebook_id)
         if source_type == "text":
             if not text:
-                return _error("text is required for source_type='text'")
+                return error("text is required for source_type='text'")
             content, default_title = text, "Pasted Text"
         elif source_type == "url":
             if not url:
-                return _error("url is required for source_type='url'")
+                return error("url is required for source_type='url'")
             content, default_title = url, url
         else:
-            return _error(f"Unknown source_type '{source_type}' (the fake server accepts text and url)")
+            return error(f"Unknown source_type '{source_type}' (the fake server accepts text and url)")
         if nb is None:
-            return _not_found("Notebook", notebook_id)
+            return not_found("Notebook", notebook_id)
         if len(content.encode("utf-8")) > MAX_TEXT_BYTES:
-            return _error(f"Text too large: {len(content.encode('utf-8'))} bytes (maximum {MAX_TEXT_BYTES} bytes "
-                          "per request)")
+            return error(f"Text too large: {len(content.encode('utf-8'))} bytes (maximum {MAX_TEXT_BYTES} bytes "
+                         "per request)")
         chosen = title if title else default_title
         if len(chosen) > MAX_TITLE_CHARS:
-            return _error(f"Invalid title: {len(chosen)} characters (maximum {MAX_TITLE_CHARS})")
+            return error(f"Invalid title: {len(chosen)} characters (maximum {MAX_TITLE_CHARS})")
         if len(nb.sources) >= self.capacity:
-            return _error(f"Source limit reached: notebook {notebook_id} already has {len(nb.sources)} sources "
-                          f"(maximum {self.capacity} sources per notebook).")
+            return error(f"Source limit reached: notebook {notebook_id} already has {len(nb.sources)} sources "
+                         f"(maximum {self.capacity} sources per notebook).")
         source = FakeSource(str(uuid.uuid4()), chosen, content, source_type)
         nb.sources[source.id] = source
         return {"status": "success", "ready": wait, "source_type": source_type, "source_id": source.id,
@@ -391,14 +351,14 @@ class FakeNotebookLM:
     def _tool_source_delete(self, source_id: str | None = None, source_ids: str | list[str] | None = None,
                             confirm: bool = False) -> dict[str, Any]:
         if not confirm:
-            return _error("Deletion not confirmed. Set confirm=True after user approval.",
-                          warning="This action is IRREVERSIBLE.")
-        targets = _as_list(source_ids) or ([source_id] if source_id else [])
+            return error("Deletion not confirmed. Set confirm=True after user approval.",
+                         warning="This action is IRREVERSIBLE.")
+        targets = as_list(source_ids) or ([source_id] if source_id else [])
         if not targets:
-            return _error("Either source_id or source_ids is required.")
+            return error("Either source_id or source_ids is required.")
         missing = next((sid for sid in targets if self._notebook_of(sid) is None), None)
         if missing is not None:
-            return _not_found("Source", missing)
+            return not_found("Source", missing)
         for sid in targets:
             notebook = self._notebook_of(sid)
             if notebook is not None:
@@ -410,20 +370,20 @@ class FakeNotebookLM:
 
     def _tool_source_rename(self, notebook_id: str, source_id: str, new_title: str) -> dict[str, Any]:
         if not new_title.strip():
-            return _error("new_title cannot be empty.")
+            return error("new_title cannot be empty.")
         nb = self.notebooks.get(notebook_id)
         if nb is None:
-            return _not_found("Notebook", notebook_id)
+            return not_found("Notebook", notebook_id)
         source = nb.sources.get(source_id)
         if source is None:
-            return _not_found("Source", source_id)
+            return not_found("Source", source_id)
         source.title = new_title.strip()
         return {"status": "success", "source_id": source.id, "title": source.title}
 
     def _tool_source_describe(self, source_id: str) -> dict[str, Any]:
         source = self.source(source_id)
         if source is None:
-            return _not_found("Source", source_id)
+            return not_found("Source", source_id)
         keywords = [word for word, _ in Counter(t for t in tokenize(source.text) if len(t) > 3).most_common(5)]
         summary = " ".join(source.text.split()[:60])
         return {"status": "success", "summary": summary, "keywords": keywords}
@@ -432,7 +392,7 @@ class FakeNotebookLM:
                                  poll_interval: float = 3.0) -> dict[str, Any]:
         source = self.source(source_id)
         if source is None:
-            return _not_found("Source", source_id)
+            return not_found("Source", source_id)
         content = indexed_text(source.text)
         return {"status": "success", "content": content, "title": source.title,
                 "source_type": source.source_type, "char_count": len(content)}
@@ -441,24 +401,24 @@ class FakeNotebookLM:
                              conversation_id: str | None = None, timeout: float | None = None,
                              new_conversation: bool = False) -> dict[str, Any]:
         if not query.strip():
-            return _error("Please provide a question to ask.")
+            return error("Please provide a question to ask.")
         nb = self.notebooks.get(notebook_id)
         if nb is None:
-            return _not_found("Notebook", notebook_id)
-        wanted = _as_list(source_ids)
+            return not_found("Notebook", notebook_id)
+        wanted = as_list(source_ids)
         if wanted is None:
             chosen = list(nb.sources.values())
         else:
             unknown = next((sid for sid in wanted if sid not in nb.sources), None)
             if unknown is not None:
-                return _error(f"Source {unknown} not found in notebook {notebook_id}.")
+                return error(f"Source {unknown} not found in notebook {notebook_id}.")
             chosen = [nb.sources[sid] for sid in dict.fromkeys(wanted)]
         if not chosen:
-            return _error(f"Notebook {notebook_id} has no sources to query.")
+            return error(f"Notebook {notebook_id} has no sources to query.")
         if conversation_id is not None:
             conversation = self.conversations.get(conversation_id)
             if conversation is None or conversation["notebook_id"] != notebook_id:
-                return _error(f"Conversation {conversation_id} not found.")
+                return error(f"Conversation {conversation_id} not found.")
         else:
             conversation_id = str(uuid.uuid4())
             conversation = self.conversations[conversation_id] = {"notebook_id": notebook_id, "turns": []}
