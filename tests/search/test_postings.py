@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 
-from nlmsync.search.postings import DocBatch, DocTerms, PostingsIndex, Weights
+from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights
+from nlmsync.search.postings import PostingsIndex
 
 TERMS = ["heap", "sort", "heapsort", "tea", "river", "a", "b", "c"]
 PATHS = ["a.md", "b.md", "c.md", "d/e.md", "f.md", "g.md"]

@@ -25,8 +25,10 @@ import numpy as np
 
 from nlmsync.errors import PathOutsideVaultError
 from nlmsync.search.bm25 import select
-from nlmsync.search.postings import DocBatch, DocTerms, PostingsIndex, RankedDoc, Weights, doc_terms
+from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights, doc_terms
+from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.query import query_weights
+from nlmsync.search.ranking import RankedDoc
 from nlmsync.search.tokenize import TOKENIZER_VERSION
 from nlmsync.store import index_cache
 from nlmsync.store.index_cache import CachedDoc, Snapshot

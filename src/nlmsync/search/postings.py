@@ -1,4 +1,5 @@
 """The in-memory field-weighted BM25 index (spec §3.2-3.3): pure data structures, no disk, no locks.
+This module builds, changes, merges and loads it; `search.ranking` answers queries from it.
 
 Layout: a compact *base* of postings in CSR form (numpy arrays: for term id t, entries
 `offsets[t]:offsets[t+1]` of `slots` and `tfs`) plus a small *overlay* of documents added
@@ -12,147 +13,21 @@ average weighted length comes from integer token totals; each term's contributio
 by one numpy expression for base and overlay alike, and added in sorted term order. So an index
 maintained incrementally ranks exactly like one built from scratch.
 
-Queries reuse each (term, query weight)'s contributions (`PostingsIndex._term_cache`): they are the
-floats that expression gives for the index as it is, and any change to the index retires them all
-(`add` and `remove` count their in-place changes in `_changes`; `merge` and `load_base` install new
-arrays and dicts, which the cache compares by identity), so a cached contribution is always the one
-a fresh computation would give. An edit only retires the cache (never read again, freed a little at a
-time); the terms of the next query are computed again, nothing else. A method that changes any of
-these structures in place must bump `_changes`.
+Queries are answered by `search.ranking.Ranking`, which keeps each (term, query weight)'s contributions
+until the index changes: a method that changes any of the structures below in place must bump `_changes`
+(`merge` and `load_base` install new arrays and dicts, which the ranking's cache compares by identity).
 """
 
 from __future__ import annotations
 
 import itertools
-import operator
-from array import array
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from itertools import accumulate
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from nlmsync.search.bm25 import idf
-
-if TYPE_CHECKING:
-    from nlmsync.search.markdown import NoteFields
-
-
-@dataclass(frozen=True)
-class Weights:
-    body: float = 1.0
-    heading: float = 2.5
-    path: float = 4.0  # the file name's tokens
-    folder: float = 1.0  # the folder's tokens (in lengths, they count as path tokens)
-
-    def length(self, lengths: tuple[int, int, int]) -> float:
-        return self.body * lengths[0] + self.heading * lengths[1] + self.path * lengths[2]
-
-
-@dataclass(frozen=True)
-class DocTerms:
-    """One document ready for the index: weighted tf per term and its field lengths (token counts)."""
-
-    path: str
-    tf: dict[str, float]
-    lengths: tuple[int, int, int]
-
-
-class RankedDoc(NamedTuple):  # a named tuple: cheaper to make than a frozen dataclass, as immutable
-    path: str
-    score: float
-    matched_terms: tuple[str, ...]
-
-
-def doc_terms(path: str, fields: NoteFields, weights: Weights) -> DocTerms:
-    """Weighted term frequencies (`tf_w` of §3.2) of one note's fields; terms weighing 0 are left out.
-
-    Summed field by field, body + heading + file name + folder, always in that order (so always the same float).
-    """
-    tf: dict[str, float] = {term: weights.body * count for term, count in fields.body.items()}
-    get = tf.get
-    for term, count in fields.heading.items():
-        tf[term] = get(term, 0.0) + weights.heading * count
-    for term, count in fields.path.items():
-        tf[term] = get(term, 0.0) + weights.path * count
-    for term, count in fields.folder.items():
-        tf[term] = get(term, 0.0) + weights.folder * count
-    if not (weights.body and weights.heading and weights.path and weights.folder):
-        tf = {term: value for term, value in tf.items() if value > 0}
-    return DocTerms(path, tf, fields.lengths)
-
-
-class DocBatch:
-    """Documents on their way into the index. Kept whole while few (they may go to the overlay);
-    past `limit` they are packed into flat arrays with a batch-local vocabulary, which keeps a full
-    build of a large vault small in memory.
-
-    A packed term's id is unique but not dense: the number of (document, term) entries packed before its
-    first one (`dict.setdefault` over a running count, so packing runs no Python code per term)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.docs: list[DocTerms] = []
-        self.packed = False
-        self.vocab: dict[str, int] = {}
-        self._entry_count = itertools.count()
-        self.term_ids = array("i")
-        self.tfs = array("d")
-        self.sizes = array("q")
-        self.packed_paths: list[str] = []
-        self.packed_lengths = array("q")
-
-    def __len__(self) -> int:
-        return len(self.docs) + len(self.packed_paths)
-
-    def paths(self) -> list[str]:
-        return [d.path for d in self.docs] + self.packed_paths
-
-    def add(self, doc: DocTerms) -> None:
-        if self.packed:
-            self._pack(doc)
-            return
-        self.docs.append(doc)
-        if len(self.docs) > self.limit:
-            self.packed = True
-            for pending in self.docs:
-                self._pack(pending)
-            self.docs = []
-
-    def totals(self) -> tuple[int, int, int]:
-        packed = np.frombuffer(self.packed_lengths, dtype=np.int64).reshape(-1, 3).sum(axis=0) \
-            if self.packed_paths else np.zeros(3, dtype=np.int64)
-        body, heading, path = (int(x) for x in packed)
-        for doc in self.docs:
-            body, heading, path = body + doc.lengths[0], heading + doc.lengths[1], path + doc.lengths[2]
-        return (body, heading, path)
-
-    def release(self) -> None:
-        """Drop the packed documents once they are in the index (a full build's biggest buffers)."""
-        self.vocab = {}
-        self.term_ids = array("i")
-        self.tfs = array("d")
-        self.sizes = array("q")
-        self.packed_lengths = array("q")
-
-    def pack_all(self) -> None:
-        for doc in self.docs:
-            self._pack(doc)
-        self.docs = []
-        self.packed = True
-
-    def _pack(self, doc: DocTerms) -> None:
-        self.term_ids.extend(map(self.vocab.setdefault, doc.tf, self._entry_count))
-        self.tfs.extend(doc.tf.values())
-        self.sizes.append(len(doc.tf))
-        self.packed_paths.append(doc.path)
-        self.packed_lengths.extend(doc.lengths)
-
-
-def _contribution(weight: float, tf: np.ndarray, norm: np.ndarray, k1: float) -> np.ndarray:
-    return weight * (tf * (k1 + 1.0)) / (tf + norm)
+from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights
+from nlmsync.search.ranking import RankedDoc, Ranking
 
 
 class PostingsIndex:
@@ -177,13 +52,8 @@ class PostingsIndex:
         self.overlay_postings: dict[str, dict[str, float]] = {}
         self.totals = [0, 0, 0]
         self._norm_cache: tuple[float, np.ndarray] | None = None
-        self._changes = 0  # counts the changes made in place (add, remove); see `_term_cache`
-        self._cache_key: tuple[Any, ...] = ()
-        self._cache_objects: tuple[Any, ...] = ()
-        self._cache: dict[tuple[str, float], _TermScores | None] = {}
-        self._cache_entries = 0
-        self._stale: list[dict[tuple[str, float], _TermScores | None]] = []
-        self._offsets = memoryview(self.offsets)
+        self._changes = 0  # counts the changes made in place (add, remove); see `search.ranking`
+        self._ranking = Ranking(self)
 
     # --- size and membership ---
 
@@ -356,268 +226,24 @@ class PostingsIndex:
             self._count(doc.lengths, +1)
         self._norm_cache = None
 
-    # --- scoring ---
+    # --- scoring: the length norms and term ids `search.ranking` reads ---
 
-    def _norms(self, lengths: np.ndarray, avg: float) -> np.ndarray:
+    def norms(self, lengths: np.ndarray, avg: float) -> np.ndarray:
         weighted = (self.weights.body * lengths[:, 0] + self.weights.heading * lengths[:, 1]
                     + self.weights.path * lengths[:, 2])
         return self.k1 * (1.0 - self.b + self.b * (weighted / avg))
 
-    def _base_norms(self, avg: float) -> np.ndarray:
+    def base_norms(self, avg: float) -> np.ndarray:
         if self._norm_cache is None or self._norm_cache[0] != avg or len(self._norm_cache[1]) != len(self.alive):
-            self._norm_cache = (avg, self._norms(self.base_lengths.astype(np.float64), avg))
+            self._norm_cache = (avg, self.norms(self.base_lengths.astype(np.float64), avg))
         return self._norm_cache[1]
 
-    def _term_id(self, term: str) -> int | None:
+    def term_id(self, term: str) -> int | None:
         if type(self.terms) is not list:  # a cache's Vocabulary (see load_base): no Python call per probe
             return self.terms.find(term)  # type: ignore[attr-defined]
         pos = bisect_left(self.terms, term)
         return pos if pos < len(self.terms) and self.terms[pos] == term else None
 
-    def _term_cache(self, n_docs: int) -> dict[tuple[str, float], _TermScores | None]:
-        """The per-term scores of the index as it is now, emptied whenever the index has changed.
-
-        A term's scores depend on N, the average length, the live base slots and the overlay, so any
-        change drops them all: an in-place change bumps `_changes` (`add`, `remove`), and `merge` and
-        `load_base` install new arrays and dicts, which the identity check sees. Setting them aside is all
-        an edit costs here (freeing thousands of entries at once would take milliseconds: they are freed a
-        few at a time by the queries that compute new ones, `_free_stale`); a term's scores are computed
-        again when a query next asks for it. After a merge or a reload they go at once, with the old arrays
-        their views would keep alive."""
-        key = (self._changes, n_docs, self.totals[0], self.totals[1], self.totals[2], self.dead)
-        objects = (self.terms, self.offsets, self.slots, self.tfs, self.alive, self.base_lengths, self.base_paths,
-                   self.overlay, self.overlay_postings)
-        same_arrays = all(map(operator.is_, objects, self._cache_objects))
-        if key != self._cache_key or not same_arrays:
-            if same_arrays and self._cache and sum(map(len, self._stale)) < _STALE_ENTRIES:
-                self._stale.append(self._cache)
-            else:
-                self._stale = []
-            self._cache = {}
-            self._cache_entries = 0
-            self._offsets = memoryview(self.offsets)  # a term's postings bounds as Python ints, cheaply
-            self._cache_key = key
-            self._cache_objects = objects
-        return self._cache
-
-    def _score_terms(self, keys: list[tuple[str, float]], found: list[Any], n_docs: int,
-                     cache: dict[tuple[str, float], _TermScores | None]) -> list[_TermScores | None]:
-        """`found` (the cache's entries for `keys`, `_MISSING` where it has none) with the missing ones
-        computed (all their base postings in one numpy pass) and kept in the cache."""
-        missing = [i for i, entry in enumerate(found) if entry is _MISSING]
-        terms = self.terms
-        find = None if type(terms) is list else self._term_id  # a list is bisected right here
-        n_terms = len(terms)
-        offsets = self._offsets
-        all_slots, all_tfs = self.slots, self.tfs
-        overlay_postings = self.overlay_postings
-        parts_slots = []
-        parts_tfs = []
-        sizes = []  # each term's base postings, dead slots included until filtered below
-        for i in missing:
-            term = keys[i][0]
-            if find is None:
-                tid = bisect_left(terms, term)
-                known = tid < n_terms and terms[tid] == term
-            else:
-                tid = find(term)
-                known = tid is not None
-            if known:
-                start, end = offsets[tid], offsets[tid + 1]
-                parts_slots.append(all_slots[start:end])
-                parts_tfs.append(all_tfs[start:end])
-                sizes.append(end - start)
-            else:
-                sizes.append(0)
-        # the slots are kept as intp, what `np.bincount` counts with, so that no query converts them again
-        if len(parts_slots) == 1:
-            batch_slots, batch_tfs = parts_slots[0].astype(np.intp), parts_tfs[0]
-        elif parts_slots:
-            batch_slots, batch_tfs = np.concatenate(parts_slots, dtype=np.intp), np.concatenate(parts_tfs)
-        else:
-            batch_slots, batch_tfs = np.zeros(0, dtype=np.intp), all_tfs[:0]
-        if self.dead and len(batch_slots):  # drop the postings of dead slots, for all the terms at once
-            live = self.alive.take(batch_slots)
-            live_before = np.concatenate([[0], np.cumsum(live)])
-            sizes = np.diff(live_before.take(np.concatenate([[0], np.cumsum(sizes)]))).tolist()
-            batch_slots, batch_tfs = batch_slots[live], batch_tfs[live]
-        weights = []
-        dfs = []
-        for i, size in zip(missing, sizes):
-            term, query_weight = keys[i]
-            df = size + len(overlay_postings[term]) if overlay_postings and term in overlay_postings else size
-            dfs.append(df)
-            weights.append(query_weight * idf(n_docs, df) if df else 0.0)
-        avg = self.avg_length()
-        k1 = self.k1
-        per_entry: float | np.ndarray = weights[0] if len(missing) == 1 else np.repeat(weights, sizes)
-        contribs = _contribution(per_entry, batch_tfs, self._base_norms(avg).take(batch_slots), k1)
-        start = 0
-        added = 0
-        new: dict[tuple[str, float], _TermScores | None] = {}
-        for i, size, weight, df in zip(missing, sizes, weights, dfs):
-            key = keys[i]
-            entry: _TermScores | None = None
-            if df:
-                overlay: tuple[tuple[str, float], ...] = ()
-                over = overlay_postings.get(key[0]) if overlay_postings else None
-                if over:
-                    paths = list(over)
-                    o_tf = np.array([over[p] for p in paths], dtype=np.float64)
-                    o_len = np.array([self.overlay[p].lengths for p in paths], dtype=np.float64)
-                    overlay = tuple(zip(paths, _contribution(weight, o_tf, self._norms(o_len, avg), k1).tolist()))
-                entry = (key[0], batch_slots[start:start + size], contribs[start:start + size], size, overlay)
-                start += size
-                added += size + len(overlay)
-            found[i] = new[key] = entry
-        # kept while the cache holds at most CACHE_ENTRIES postings (the oldest terms make room)
-        added += len(new)
-        if added <= CACHE_ENTRIES:
-            while self._cache_entries + added > CACHE_ENTRIES:
-                old = cache.pop(next(iter(cache)))
-                self._cache_entries -= 1 + old[3] + len(old[4]) if old is not None else 1
-            cache.update(new)
-            self._cache_entries += added
-        if self._stale:
-            self._free_stale(2 * len(missing) + 8)
-        return found
-
-    def _free_stale(self, count: int) -> None:
-        """Free about `count` entries of the caches set aside by earlier changes."""
-        stale = self._stale
-        while count > 0 and stale:
-            entries = stale[-1]
-            if len(entries) <= count:
-                count -= len(entries)
-                stale.pop()
-            else:
-                for _ in range(count):
-                    entries.popitem()
-                count = 0
-
     def rank(self, query: Mapping[str, float], limit: int | None = None) -> list[RankedDoc]:
-        """Documents with a positive score, best first: score desc, matched terms desc, path asc.
-
-        `query` maps each query term to its weight (its frequency in the query, `search.query.query_weights`),
-        which multiplies the term's BM25 contribution.
-
-        Each (term, weight)'s contributions are computed once and kept (`_term_cache`, bounded by
-        `CACHE_ENTRIES` postings) until the index changes; they are the very floats a fresh computation
-        gives. A document's score adds them up term by term in sorted term order, for base documents
-        (`np.bincount` adds in array order) and overlay documents alike.
-        """
-        n_docs = len(self)
-        if not n_docs or not query:
-            return []
-        cache = self._term_cache(n_docs)
-        keys = sorted(query.items())  # (term, weight): in term order, and the cache's keys
-        entries = [cache.get(key, _MISSING) for key in keys]
-        if _MISSING in entries:
-            entries = self._score_terms(keys, entries, n_docs, cache)
-        base = [entry for entry in entries if entry is not None and entry[3]]  # terms with base postings
-        active: tuple[str, ...] = ()
-        candidates = []
-        if base:
-            active, parts_slots, parts_scores, sizes, _overlays = zip(*base)
-            candidates = self._base_candidates(active, parts_slots, parts_scores, sizes, limit)
-        if self.overlay:
-            over: dict[str, list[Any]] = {}
-            for entry in entries:
-                if entry is None:
-                    continue
-                term = entry[0]
-                for path, value in entry[4]:
-                    scored = over.get(path)
-                    if scored is None:
-                        over[path] = scored = [0.0, []]
-                    scored[0] += value
-                    scored[1].append(term)
-            candidates.extend((-score, -len(matched), path, matched)
-                              for path, (score, matched) in over.items() if score > 0)
-        candidates.sort()
-        if limit is not None:
-            del candidates[limit:]
-        if len(active) <= 16 and not self.overlay:  # masks of two bytes at most: decoded inline
-            low, high, getter = _BYTE_POSITIONS[0], _BYTE_POSITIONS[1], operator.itemgetter
-            return [_new_tuple(RankedDoc, (path, -neg_score, getter(*positions)(active)
-                                           if len(positions := low[mask & 255] + high[mask >> 8]) > 1
-                                           else (active[positions[0]],)))
-                    for neg_score, _count, path, mask in candidates]
-        return [_new_tuple(RankedDoc, (path, -neg_score, _terms_of(matched, active)))
-                for neg_score, _count, path, matched in candidates]
-
-    def _base_candidates(self, active: tuple[str, ...], parts_slots: tuple[np.ndarray, ...],
-                         parts_scores: tuple[np.ndarray, ...], sizes: tuple[int, ...], limit: int | None) -> list[tuple[float, int, str, Any]]:
-        """(-score, -matched term count, path, matched terms) of the base documents that can be among
-        the first `limit` (all of them with a positive score when `limit` is None). The matched terms are
-        a bit mask over `active` (bit i: `active[i]`) for up to `_MASK_BITS` terms, else a list of terms."""
-        if len(parts_slots) == 1:
-            all_slots, all_scores = parts_slots[0], parts_scores[0]
-        else:
-            all_slots = np.concatenate(parts_slots)
-            all_scores = np.concatenate(parts_scores)
-        acc = np.bincount(all_slots, weights=all_scores)
-        size = len(acc)
-        kth = 0.0  # with `limit`, the limit-th best score when positive: the least a candidate needs
-        if limit is not None and size > limit:
-            if size <= len(all_slots):  # most slots are hit: select among all of them, zeros included
-                kth = np.partition(acc, size - limit)[size - limit]
-            else:
-                positive = acc.take((acc > 0).nonzero()[0])
-                if len(positive) > limit:
-                    kth = np.partition(positive, len(positive) - limit)[len(positive) - limit]
-        is_hit = (acc >= kth) if kth > 0 else (acc > 0)
-        hit_slots = is_hit.nonzero()[0]
-        hits = hit_slots.tolist()
-        paths = self.base_paths
-        scores = acc.take(hit_slots).tolist()
-        if len(active) == 1:
-            return [(-score, -1, paths[slot], 1) for slot, score in zip(hits, scores)]
-        if len(active) <= _MASK_BITS:
-            # one bit per term (powers of two add up exactly in float64), summed per slot like the scores
-            bits = np.bincount(all_slots, weights=np.repeat(_BIT_VALUES[:len(active)], sizes))
-            return [(-score, -mask.bit_count(), paths[slot], mask)  # type: ignore[misc]
-                    for slot, score, mask in zip(hits, scores, bits.take(hit_slots).astype(np.int64).tolist())]
-        # more terms than bits: the candidates' entries among all postings, term by term
-        hit_entries = is_hit.take(all_slots)
-        entry_slots = all_slots[hit_entries].tolist()
-        counts = np.add.reduceat(hit_entries, [0, *accumulate(sizes[:-1])], dtype=np.intp).tolist()  # no part is empty
-        matched: dict[int, list[str]] = {slot: [] for slot in hits}
-        start = 0
-        for term, count in zip(active, counts):
-            if count:
-                for slot in entry_slots[start:start + count]:
-                    matched[slot].append(term)
-                start += count
-        return [(-score, -len(terms), paths[slot], terms)  # type: ignore[misc]
-                for (slot, terms), score in zip(matched.items(), scores)]
-
-
-def _terms_of(matched: Any, active: tuple[str, ...]) -> tuple[str, ...]:
-    """The matched terms of a candidate: a bit mask over `active`, or the terms themselves."""
-    if type(matched) is not int:
-        return tuple(matched)
-    positions = _BYTE_POSITIONS[0][matched & 255]
-    chunk = 0
-    while matched := matched >> 8:
-        chunk += 1
-        if chunk == len(_BYTE_POSITIONS):
-            _BYTE_POSITIONS.append([tuple(8 * chunk + i for i in bits) for bits in _BYTE_POSITIONS[0]])
-        positions += _BYTE_POSITIONS[chunk][matched & 255]
-    return operator.itemgetter(*positions)(active) if len(positions) > 1 else (active[positions[0]],)
-
-
-_new_tuple = tuple.__new__  # builds a RankedDoc without going through its Python-level __new__
-_MASK_BITS = 52
-_BIT_VALUES = np.exp2(np.arange(_MASK_BITS))
-# _BYTE_POSITIONS[k][b]: the positions of the bits set in byte b of a mask, counting from bit 8k
-_BYTE_POSITIONS: list[list[tuple[int, ...]]] = [[tuple(i for i in range(8) if b >> i & 1) for b in range(256)]]
-_BYTE_POSITIONS.append([tuple(8 + i for i in bits) for bits in _BYTE_POSITIONS[0]])
-
-
-# Postings whose contributions the per-term cache keeps at most (16 bytes each: the contribution and the
-# slot as intp): 16 MB at most.
-CACHE_ENTRIES = 1 << 20
-_STALE_ENTRIES = 1 << 16  # (term, weight) entries set aside at most before they go at once
-_MISSING = object()
-_TermScores = tuple[str, np.ndarray, np.ndarray, int, tuple[tuple[str, float], ...]]
+        """Documents with a positive score, best first (see `Ranking.rank`)."""
+        return self._ranking.rank(query, limit)

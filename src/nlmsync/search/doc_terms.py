@@ -1,0 +1,119 @@
+"""A note's way into the postings index (spec §3.2): the field weights, its weighted term frequencies
+(`DocTerms`) and the batches (`DocBatch`) a sync or a full build hands to `PostingsIndex`."""
+
+from __future__ import annotations
+
+import itertools
+from array import array
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from nlmsync.search.markdown import NoteFields
+
+
+@dataclass(frozen=True)
+class Weights:
+    body: float = 1.0
+    heading: float = 2.5
+    path: float = 4.0  # the file name's tokens
+    folder: float = 1.0  # the folder's tokens (in lengths, they count as path tokens)
+
+    def length(self, lengths: tuple[int, int, int]) -> float:
+        return self.body * lengths[0] + self.heading * lengths[1] + self.path * lengths[2]
+
+
+@dataclass(frozen=True)
+class DocTerms:
+    """One document ready for the index: weighted tf per term and its field lengths (token counts)."""
+
+    path: str
+    tf: dict[str, float]
+    lengths: tuple[int, int, int]
+
+
+def doc_terms(path: str, fields: NoteFields, weights: Weights) -> DocTerms:
+    """Weighted term frequencies (`tf_w` of §3.2) of one note's fields; terms weighing 0 are left out.
+
+    Summed field by field, body + heading + file name + folder, always in that order (so always the same float).
+    """
+    tf: dict[str, float] = {term: weights.body * count for term, count in fields.body.items()}
+    get = tf.get
+    for term, count in fields.heading.items():
+        tf[term] = get(term, 0.0) + weights.heading * count
+    for term, count in fields.path.items():
+        tf[term] = get(term, 0.0) + weights.path * count
+    for term, count in fields.folder.items():
+        tf[term] = get(term, 0.0) + weights.folder * count
+    if not (weights.body and weights.heading and weights.path and weights.folder):
+        tf = {term: value for term, value in tf.items() if value > 0}
+    return DocTerms(path, tf, fields.lengths)
+
+
+class DocBatch:
+    """Documents on their way into the index. Kept whole while few (they may go to the overlay);
+    past `limit` they are packed into flat arrays with a batch-local vocabulary, which keeps a full
+    build of a large vault small in memory.
+
+    A packed term's id is unique but not dense: the number of (document, term) entries packed before its
+    first one (`dict.setdefault` over a running count, so packing runs no Python code per term)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.docs: list[DocTerms] = []
+        self.packed = False
+        self.vocab: dict[str, int] = {}
+        self._entry_count = itertools.count()
+        self.term_ids = array("i")
+        self.tfs = array("d")
+        self.sizes = array("q")
+        self.packed_paths: list[str] = []
+        self.packed_lengths = array("q")
+
+    def __len__(self) -> int:
+        return len(self.docs) + len(self.packed_paths)
+
+    def paths(self) -> list[str]:
+        return [d.path for d in self.docs] + self.packed_paths
+
+    def add(self, doc: DocTerms) -> None:
+        if self.packed:
+            self._pack(doc)
+            return
+        self.docs.append(doc)
+        if len(self.docs) > self.limit:
+            self.packed = True
+            for pending in self.docs:
+                self._pack(pending)
+            self.docs = []
+
+    def totals(self) -> tuple[int, int, int]:
+        packed = np.frombuffer(self.packed_lengths, dtype=np.int64).reshape(-1, 3).sum(axis=0) \
+            if self.packed_paths else np.zeros(3, dtype=np.int64)
+        body, heading, path = (int(x) for x in packed)
+        for doc in self.docs:
+            body, heading, path = body + doc.lengths[0], heading + doc.lengths[1], path + doc.lengths[2]
+        return (body, heading, path)
+
+    def release(self) -> None:
+        """Drop the packed documents once they are in the index (a full build's biggest buffers)."""
+        self.vocab = {}
+        self.term_ids = array("i")
+        self.tfs = array("d")
+        self.sizes = array("q")
+        self.packed_lengths = array("q")
+
+    def pack_all(self) -> None:
+        for doc in self.docs:
+            self._pack(doc)
+        self.docs = []
+        self.packed = True
+
+    def _pack(self, doc: DocTerms) -> None:
+        self.term_ids.extend(map(self.vocab.setdefault, doc.tf, self._entry_count))
+        self.tfs.extend(doc.tf.values())
+        self.sizes.append(len(doc.tf))
+        self.packed_paths.append(doc.path)
+        self.packed_lengths.extend(doc.lengths)
