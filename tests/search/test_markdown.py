@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nlmsync.search import markdown
 from nlmsync.search.markdown import note_fields, split_markdown
+from nlmsync.search.tokenize import tokenize
 
 NOTE = """---
 title: Heap notes
@@ -68,3 +76,22 @@ def test_note_fields_counts_tokens_per_field() -> None:
     assert fields.body["heap"] == 2
     assert fields.path["heap"] == 1
     assert fields.lengths == (sum(fields.body.values()), 1, 2)
+
+
+# lines of every kind the two ways of finding a note's fields tell apart (whole-note regex or line walk)
+LINES = ["# Heap sort", "## Title ##", "#", "###### six ###", "####### seven is body", "#hashtag is body",
+         "   # indented heading", "    # four spaces is body", "heap sort", "ヒープ ソート 堆排序", "Σ ΣΑΣ café",
+         "", "  ", "- item `code`", "===", "---", "- - -", "```", "~~~python", "text\r", "a\u2028b", "x\x0cy"]
+
+
+@given(st.lists(st.sampled_from(LINES), max_size=12), st.booleans())
+def test_whole_note_fields_equal_the_line_walks(lines: list[str], front: bool) -> None:
+    text = ("---\ntitle: Heap\nauthor: Mina\n---\n" if front else "") + "\n".join(lines)
+    whole = note_fields("pages/ja/heap-sort.md", text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(markdown, "WHOLE_FIELD_CHARS", -1)  # every note walked line by line
+        walked = note_fields("pages/ja/heap-sort.md", text)
+    parts = split_markdown(text)
+    assert whole == walked
+    assert whole.body == Counter(tokenize(parts.body))
+    assert whole.heading == Counter(tokenize(parts.heading))

@@ -7,20 +7,24 @@ is everything else, fenced code included, and the values of the other front matt
 the folder (`pages/windows/`, `ru/Plugins/`) and the file name, which are not the same evidence (a
 folder names a platform or a language that thousands of notes share; a file name names the note).
 
-`split_markdown` gives the two fields as text; `note_fields` counts their tokens without building that
-text: body lines are tokenized straight from the note in bounded pieces (`count_tokens`), so indexing a
-note of many megabytes takes little more memory than the note itself.
+`split_markdown` gives the two fields as text; `note_fields` counts their tokens. A note of up to
+`WHOLE_FIELD_CHARS` characters whose lines are all ATX headings or body lines (no fence, no setext
+underline, only `\n` line breaks: most notes) has its headings found and removed by one regex over the
+whole note, and each field is tokenized in one call. Any other note is walked line by line
+(`markdown_lines`), its body tokenized straight from the note in bounded pieces (`count_tokens`), so
+indexing a note of many megabytes takes little more memory than the note itself. Both give the same counts.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from nlmsync.search.tokenize import count_tokens, text_pieces, tokenize_path
+from nlmsync.search.tokenize import count_tokens, text_pieces, tokenize, tokenize_path
 from nlmsync.vault import FrontMatter, front_matter_strings, iter_lines, parse_front_matter
 
 HEADING_KEYS = ("title", "aliases", "tags")
@@ -29,6 +33,14 @@ _NOT_TEXT_KEYS = frozenset({"nlmsync"})
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+WHOLE_FIELD_CHARS = 1 << 20  # a note at most this long may have its fields found and tokenized whole
+# What only the line walk reads right: a fence opening, a line a setext underline could be, a line break
+# other than `\n` (each of them ends a line for `str.splitlines`, which the walk splits by).
+_NEEDS_LINE_WALK = re.compile(r"^ {0,3}(?:`{3}|~{3}|=+[ \t]*$|-+[ \t]*$)|[\r\v\f\x1c-\x1e\x85\u2028\u2029]",
+                              re.MULTILINE)
+# `_ATX` over a whole note: each heading line with its line break (`.` and `[ \t]` never cross one)
+_ATX_LINES = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$\n?", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -150,11 +162,25 @@ def note_fields(rel_path: str, text: str, front: FrontMatter | None = None) -> N
             headings.extend(front_matter_strings(value))
         elif key.lower() not in _NOT_TEXT_KEYS:
             body_values.extend(front_matter_strings(value))
-    body = count_tokens(_body_pieces(text, front.body_start, body_values, headings))
-    heading = count_tokens(piece for line in headings for piece in text_pieces(line + "\n"))
+    markdown = text[front.body_start:] if len(text) <= WHOLE_FIELD_CHARS else ""
+    if markdown and not _NEEDS_LINE_WALK.search(markdown):
+        found = _ATX_LINES.findall(markdown)
+        headings.extend(found)
+        body_values.append(_ATX_LINES.sub("", markdown) if found else markdown)
+        body = Counter(tokenize("\n".join(body_values)))
+        heading = Counter(tokenize("\n".join(headings)))
+    else:
+        body = count_tokens(_body_pieces(text, front.body_start, body_values, headings))
+        heading = count_tokens(piece for line in headings for piece in text_pieces(line + "\n"))
     folder, _, name = rel_path.rpartition("/")
     return NoteFields(body=body, heading=heading, path=Counter(tokenize_path(name)),
-                      folder=Counter(tokenize_path(folder)))
+                      folder=Counter(_folder_tokens(folder)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _folder_tokens(folder: str) -> tuple[str, ...]:
+    """`tokenize_path` of a folder, kept for the next note in it (a vault's notes share few folders)."""
+    return tuple(tokenize_path(folder))
 
 
 def _body_pieces(text: str, start: int, values: list[str], headings: list[str]) -> Iterator[str]:
