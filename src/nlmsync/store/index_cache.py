@@ -284,8 +284,8 @@ class CacheRead:
             # (and its own busy timeout) decides, soon
             conn = sqlite3.connect(path, timeout=_BACKGROUND_BUSY_SECONDS)
             try:
-                conn.execute("BEGIN")  # rows and snapshot of one moment
-                self._read(conn, by_blob=True)
+                with transaction(conn):  # rows and snapshot of one moment
+                    self._read(conn, by_blob=True)
             finally:
                 conn.close()
         except Exception as exc:  # noqa: BLE001 — handed to the caller of result()
