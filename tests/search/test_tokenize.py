@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
 from itertools import pairwise
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from nlmsync.search.tokenize import MAX_TOKEN_LENGTH, tokenize, tokenize_path
+
+tokenize_module = importlib.import_module("nlmsync.search.tokenize")
 
 
 def test_nfkc_and_lowercase() -> None:
@@ -115,3 +119,12 @@ _mixed_text = st.lists(st.sampled_from(["서울", "여행", "今日は", "ヒー
 @given(_mixed_text)
 def test_tokens_agree_with_the_rules_applied_token_by_token(text: str) -> None:
     assert tokenize(text) == _reference_tokens(text)
+
+
+def test_every_cjk_character_is_in_the_blocks_checked_before_looking_for_runs() -> None:
+    import regex
+
+    cjk = regex.compile(rf"(?V1)[{tokenize_module._CJK_CLASS}&&[\p{{L}}\p{{N}}]]")
+    outside = [hex(c) for c in range(sys.maxunicode + 1)
+               if cjk.match(chr(c)) and not tokenize_module._CJK_BLOCKS.match(chr(c))]
+    assert outside == []

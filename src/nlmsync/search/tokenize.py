@@ -38,6 +38,11 @@ PIECE_CHARS = 1 << 16  # `text_pieces`: characters tokenized at once when a larg
 _ASCII_BASE_TOKEN = re.compile(r"[A-Za-z0-9]+")
 _PATH_SEPARATORS = re.compile(r"[/\\]+")
 _CJK_CLASS = r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc\u3005\u3006]"
+# The Unicode blocks every character of `_CJK_CLASS` is in (a test checks each code point): text with none
+# of them has no CJK run, which the standard library's engine tells faster than `regex` finds the runs.
+_CJK_BLOCKS = re.compile("[\u1100-\u11ff\u3005-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
+                         "\uac00-\ud7ff\uf900-\ufaff\uff66-\uffdc\U00016fe0-\U00016fff\U0001aff0-\U0001b16f"
+                         "\U00020000-\U0003ffff]")
 
 
 class _UnicodePatterns(NamedTuple):
@@ -68,8 +73,9 @@ def tokenize(text: str) -> list[str]:
     """All tokens of `text`: base tokens in order, then compounds and CJK bigrams (rules 1-5)."""
     normalized = normalize(text)
     base = base_tokens(normalized)
-    tokens = base + compound_tokens(base)
-    if not normalized.isascii():
+    ascii_text = normalized.isascii()
+    tokens = base + compound_tokens(base, ascii_text)
+    if not ascii_text:
         tokens.extend(cjk_bigrams(normalized))
     return tokens
 
@@ -87,12 +93,13 @@ def words(normalized: str) -> list[str]:
     return (_ASCII_BASE_TOKEN if normalized.isascii() else _unicode().base_token).findall(normalized)
 
 
-def compound_tokens(base: list[str]) -> list[str]:
+def compound_tokens(base: list[str], ascii_text: bool = False) -> list[str]:
     """Rule 4: each pair of adjacent ASCII base tokens joined (`heap` + `sort` -> `heapsort`), at most 80 long.
+    `ascii_text`: the tokens are known to be ASCII (they come from ASCII text).
 
     Built by `map` over the pairs rather than a loop: a full build makes millions of them."""
     compounds: Iterator[str] = map(operator.add, base, base[1:])
-    if not all(map(str.isascii, base)):
+    if not ascii_text and not all(map(str.isascii, base)):
         is_ascii = list(map(str.isascii, base))
         compounds = compress(compounds, map(operator.and_, is_ascii, is_ascii[1:]))
     if max(map(len, base), default=0) <= MAX_TOKEN_LENGTH // 2:  # no pair can be too long
@@ -103,7 +110,7 @@ def compound_tokens(base: list[str]) -> list[str]:
 def cjk_bigrams(normalized: str) -> list[str]:
     """Rule 5 on normalized text: the overlapping two-character pieces of every CJK/Hangul run of its base
     tokens (of any length), in text order."""
-    if normalized.isascii():
+    if normalized.isascii() or not _CJK_BLOCKS.search(normalized):
         return []
     return [run[i:i + 2] for run in _unicode().cjk_run.findall(normalized) for i in range(len(run) - 1)]
 
