@@ -4,11 +4,14 @@ matched terms) as on an index built from scratch with the same documents."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 
-from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights
+from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights, doc_terms
+from nlmsync.search.markdown import NoteFields
 from nlmsync.search.postings import PostingsIndex
 
 TERMS = ["heap", "sort", "heapsort", "tea", "river", "a", "b", "c"]
@@ -83,3 +86,28 @@ def test_a_document_matched_by_more_than_52_terms_lists_them_all() -> None:
     ranked = index.rank(terms, 10)
     assert ranked[0].path == "all.md" and ranked[0].matched_terms == tuple(sorted(terms))
     assert ranked[1].matched_terms == ("t000", "t069")
+
+
+fields = st.builds(
+    lambda body, heading, path, folder: NoteFields(Counter(body), Counter(heading), Counter(path), Counter(folder)),
+    *[st.dictionaries(st.sampled_from(TERMS), st.integers(1, 9), max_size=5) for _ in range(4)])
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(st.lists(fields, max_size=8), st.integers(0, 4),
+       st.sampled_from([Weights(), Weights(0.3, 1.7, 0.1, 2.9), Weights(1.0, 0.0, 4.0, 0.0)]))
+def test_notes_added_by_their_fields_index_as_their_weighted_terms(notes: list[NoteFields], limit: int,
+                                                                   weights: Weights) -> None:
+    """A batch staging notes field by field once packed (`add_note`) builds the same base, to the float, as
+    one given each note's `doc_terms`."""
+    by_fields, by_terms = DocBatch(limit), DocBatch(limit)
+    for i, note in enumerate(notes):
+        by_fields.add_note(f"n{i}.md", note, weights)
+        by_terms.add(doc_terms(f"n{i}.md", note, weights))
+    indexes = [PostingsIndex(weights, 1.2, 0.75), PostingsIndex(weights, 1.2, 0.75)]
+    indexes[0].apply([], by_fields)
+    indexes[1].apply([], by_terms)
+    first, second = indexes
+    assert list(first.terms) == list(second.terms) and first.base_paths == second.base_paths
+    for name in ("offsets", "slots", "tfs", "base_lengths"):
+        assert getattr(first, name).tolist() == getattr(second, name).tolist(), name

@@ -58,7 +58,11 @@ class DocBatch:
     build of a large vault small in memory.
 
     A packed term's id is unique but not dense: the number of (document, term) entries packed before its
-    first one (`dict.setdefault` over a running count, so packing runs no Python code per term)."""
+    first one (`dict.setdefault` over a running count, so packing runs no Python code per term).
+
+    A note given by its fields (`add_note`) once the batch is packed is staged field by field (term ids
+    and counts, no weighted dict made for it); `pack_all` then weighs and sums its fields for all staged
+    notes at once with numpy, in the order and with the floats `doc_terms` has."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -71,6 +75,11 @@ class DocBatch:
         self.sizes = array("q")
         self.packed_paths: list[str] = []
         self.packed_lengths = array("q")
+        # notes staged by `add_note`: every field's term ids and counts, and per note its four field sizes
+        self._staged_weights: Weights | None = None
+        self._staged_ids = array("i")
+        self._staged_counts = array("q")
+        self._staged_sizes = array("q")
 
     def __len__(self) -> int:
         return len(self.docs) + len(self.packed_paths)
@@ -88,6 +97,47 @@ class DocBatch:
             for pending in self.docs:
                 self._pack(pending)
             self.docs = []
+
+    def add_note(self, path: str, fields: NoteFields, weights: Weights) -> None:
+        """Add a note by its fields: `add(doc_terms(...))`, staged field by field once the batch is packed."""
+        if not self.packed or self._staged_weights not in (None, weights):
+            self.add(doc_terms(path, fields, weights))
+            return
+        self._staged_weights = weights
+        setdefault, entry_count, counts = self.vocab.setdefault, self._entry_count, self._staged_counts
+        for field in (fields.body, fields.heading, fields.path, fields.folder):
+            self._staged_ids.extend(map(setdefault, field, entry_count))
+            counts.extend(field.values())
+        self._staged_sizes.extend((len(fields.body), len(fields.heading), len(fields.path), len(fields.folder)))
+        self.packed_paths.append(path)
+        self.packed_lengths.extend(fields.lengths)
+
+    def _fold_staged(self) -> None:
+        """The staged notes' weighted term frequencies appended as packed entries: per (note, term) the
+        weighted counts of body, heading, file name and folder added in that order, as `doc_terms` does."""
+        weights = self._staged_weights
+        if weights is None:
+            return
+        ids = np.frombuffer(self._staged_ids, dtype=np.int32).astype(np.int64)
+        field_sizes = np.frombuffer(self._staged_sizes, dtype=np.int64)
+        n_notes = len(field_sizes) // 4
+        field_of = np.repeat(np.tile(np.arange(4), n_notes), field_sizes)
+        values = np.frombuffer(self._staged_counts, dtype=np.int64).astype(np.float64) * np.array(
+            [weights.body, weights.heading, weights.path, weights.folder])[field_of]
+        stride = int(ids.max()) + 1 if len(ids) else 1
+        note_of = np.repeat(np.arange(n_notes, dtype=np.int64), field_sizes.reshape(-1, 4).sum(axis=1))
+        keys, entry_of = np.unique(note_of * stride + ids, return_inverse=True)
+        tf = np.zeros(len(keys))
+        for field in range(4):  # one entry per (note, term) and field: the fields add up in order
+            in_field = field_of == field
+            tf[entry_of[in_field]] += values[in_field]
+        if not (weights.body and weights.heading and weights.path and weights.folder):
+            keys, tf = keys[tf > 0], tf[tf > 0]
+        self.term_ids.frombytes((keys % stride).astype(np.int32).tobytes())
+        self.tfs.frombytes(tf.tobytes())
+        self.sizes.frombytes(np.bincount(keys // stride, minlength=n_notes).astype(np.int64).tobytes())
+        self._staged_weights = None
+        self._staged_ids, self._staged_counts, self._staged_sizes = array("i"), array("q"), array("q")
 
     def totals(self) -> tuple[int, int, int]:
         packed = np.frombuffer(self.packed_lengths, dtype=np.int64).reshape(-1, 3).sum(axis=0) \
@@ -110,8 +160,10 @@ class DocBatch:
             self._pack(doc)
         self.docs = []
         self.packed = True
+        self._fold_staged()
 
     def _pack(self, doc: DocTerms) -> None:
+        self._fold_staged()  # the staged notes come before this one
         self.term_ids.extend(map(self.vocab.setdefault, doc.tf, self._entry_count))
         self.tfs.extend(doc.tf.values())
         self.sizes.append(len(doc.tf))

@@ -25,7 +25,7 @@ import numpy as np
 
 from nlmsync.errors import PathOutsideVaultError
 from nlmsync.search.bm25 import select
-from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights, doc_terms
+from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights
 from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.query import query_weights
 from nlmsync.search.ranking import RankedDoc
@@ -385,7 +385,7 @@ class NoteIndex:
         self._skipped.pop(note.path, None)
         changes.skipped.pop(note.path, None)
         self._stats[note.path] = (note.mtime_ns, note.size)
-        changes.batch.add(doc_terms(note.path, note_fields(note.path, text, front), self.weights))
+        changes.batch.add_note(note.path, note_fields(note.path, text, front), self.weights)
 
     # --- the cache in the state file ---
 

@@ -160,7 +160,7 @@ class PostingsIndex:
             local = np.frombuffer(source.term_ids, dtype=np.int32) if source.term_ids else np.zeros(0, np.int32)
             if len(local) and not vocab:  # the first terms (a full build): the source's own ids serve
                 vocab = source.vocab
-                next_id = itertools.count(int(local.max()) + 1)
+                next_id = itertools.count(max(source.vocab.values()) + 1)  # a staged term may have no entry
             elif len(local):
                 local_ids = np.fromiter(source.vocab.values(), dtype=np.int64, count=len(source.vocab))
                 global_of = np.zeros(int(local_ids.max()) + 1, dtype=np.int64)
