@@ -52,6 +52,9 @@ def doc_terms(path: str, fields: NoteFields, weights: Weights) -> DocTerms:
     return DocTerms(path, tf, fields.lengths)
 
 
+FOLD_ENTRIES = 1 << 17  # staged (note, field, term) entries folded at once: numpy's temporaries stay ~10 MB
+
+
 class DocBatch:
     """Documents on their way into the index. Kept whole while few (they may go to the overlay);
     past `limit` they are packed into flat arrays with a batch-local vocabulary, which keeps a full
@@ -62,7 +65,7 @@ class DocBatch:
 
     A note given by its fields (`add_note`) once the batch is packed is staged field by field (term ids
     and counts, no weighted dict made for it); `pack_all` then weighs and sums its fields for all staged
-    notes at once with numpy, in the order and with the floats `doc_terms` has."""
+    notes at once with numpy (every `FOLD_ENTRIES` entries), in the order and with the floats `doc_terms` has."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -111,6 +114,8 @@ class DocBatch:
         self._staged_sizes.extend((len(fields.body), len(fields.heading), len(fields.path), len(fields.folder)))
         self.packed_paths.append(path)
         self.packed_lengths.extend(fields.lengths)
+        if len(self._staged_ids) >= FOLD_ENTRIES:
+            self._fold_staged()
 
     def _fold_staged(self) -> None:
         """The staged notes' weighted term frequencies appended as packed entries: per (note, term) the
