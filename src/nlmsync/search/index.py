@@ -7,6 +7,11 @@ tokenized and changes made while nothing ran are found. Later syncs are path-lev
 incremental, except every `full_rescan_every`-th dirty sync, which is a full rescan again (§4.3).
 `search()` syncs first when dirty (§4.2). One lock serializes syncs and queries, so any number
 of threads may call `search()` at once.
+
+One module of about 470 lines because `NoteIndex` is one object whose state — the lock, the dirty
+sets, the postings, the cached rows and their mtimes — every method reads or changes under that lock;
+what can stand apart already does: a note's terms (`doc_terms`), the postings (`postings`), ranking
+(`ranking`) and the cache's format (`store.index_cache`).
 """
 
 from __future__ import annotations
