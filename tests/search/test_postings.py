@@ -14,7 +14,7 @@ from tests.hypothesis_profiles import examples
 from nlmsync.search import doc_terms as doc_terms_module
 from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights, doc_terms
 from nlmsync.search.markdown import NoteFields
-from nlmsync.search.postings import PostingsIndex
+from nlmsync.search.postings import PostingsIndex, SortedTerms
 
 TERMS = ["heap", "sort", "heapsort", "tea", "river", "a", "b", "c"]
 PATHS = ["a.md", "b.md", "c.md", "d/e.md", "f.md", "g.md"]
@@ -67,7 +67,7 @@ def test_cached_ranking_equals_a_fresh_index(steps: list[tuple[str, object]]) ->
         elif kind == "merge":
             index.merge()
         elif kind == "reload":  # the base as a new process loads it (dead slots kept), overlay kept
-            index.load_base(list(index.terms), index.offsets.copy(), index.slots.copy(), index.tfs.copy(),
+            index.load_base(SortedTerms(index.terms), index.offsets.copy(), index.slots.copy(), index.tfs.copy(),
                             list(index.base_paths), index.base_lengths.copy())
         else:
             assert isinstance(arg, int)

@@ -20,6 +20,9 @@ class Citation(BaseModel):
 
 
 class SelectedNote(BaseModel):
+    """A note `ask` sent to NotebookLM, as its result reports it: the path and score of a `search.SearchHit`
+    the selection rule (§3.3) picked."""
+
     path: str
     score: float
 

@@ -15,9 +15,10 @@ from nlmsync.search.tokenize import tokenize
 
 if TYPE_CHECKING:
     from nlmsync.search.chunks import chunk_id, format_timestamp, parse_chunk_id
-    from nlmsync.search.index import IndexReport, IndexSettings, NoteIndex, SearchHit
+    from nlmsync.search.index import IndexReport, IndexSettings, NoteIndex
     from nlmsync.search.markdown import markdown_lines
     from nlmsync.search.query import query_terms
+    from nlmsync.search.ranking import SearchHit
     from nlmsync.search.reading import (
         ChunkPlan,
         NoteReading,
@@ -34,7 +35,7 @@ _EXPORTS = {
     "IndexSettings": "nlmsync.search.index",
     "NoteIndex": "nlmsync.search.index",
     "NoteReading": "nlmsync.search.reading",
-    "SearchHit": "nlmsync.search.index",
+    "SearchHit": "nlmsync.search.ranking",
     "chunk_id": "nlmsync.search.chunks",
     "extract_snippet": "nlmsync.search.snippets",
     "format_timestamp": "nlmsync.search.chunks",

@@ -33,7 +33,7 @@ from nlmsync.search.bm25 import select
 from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights
 from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.query import query_weights
-from nlmsync.search.ranking import RankedDoc
+from nlmsync.search.ranking import SearchHit
 from nlmsync.search.tokenize import TOKENIZER_VERSION
 from nlmsync.store import index_cache
 from nlmsync.store.index_cache import CachedDoc, Snapshot
@@ -79,12 +79,6 @@ class IndexSettings:
     top_n: int = 15
     cutoff_ratio: float = 0.4
     min_k: int = 3
-
-
-# A note found for a query: `path`, `score`, `matched_terms`, an immutable named tuple. It is the postings
-# index's own result type, so `search` hands its results over as they are (a frozen dataclass made from
-# each cost ~1 us per hit, a tenth of a Cranfield query).
-SearchHit = RankedDoc
 
 
 @dataclass

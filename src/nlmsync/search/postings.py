@@ -22,12 +22,30 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping
+from typing import Protocol
 
 import numpy as np
 
 from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights
-from nlmsync.search.ranking import RankedDoc, Ranking
+from nlmsync.search.ranking import Ranking, SearchHit
+
+
+class Terms(Protocol):
+    """A sorted vocabulary: a term's id is its position, which `find` looks up."""
+
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def find(self, term: str) -> int | None: ...
+
+
+class SortedTerms(list[str]):
+    """The vocabulary a merge makes: a sorted list, looked up by bisection. (A vocabulary loaded from the
+    state file is the cache's `Vocabulary`, which finds a term without decoding the others.)"""
+
+    def find(self, term: str) -> int | None:
+        pos = bisect_left(self, term)
+        return pos if pos < len(self) and self[pos] == term else None
 
 
 class PostingsIndex:
@@ -38,8 +56,7 @@ class PostingsIndex:
         self.k1 = k1
         self.b = b
         self.merge_threshold = merge_threshold
-        # sorted: a term's id is its position (looked up by bisection, or by `find` on a cache's Vocabulary)
-        self.terms: Sequence[str] = []
+        self.terms: Terms = SortedTerms()
         self.offsets = np.zeros(1, dtype=np.int64)
         self.slots = np.zeros(0, dtype=np.int32)
         self.tfs = np.zeros(0, dtype=np.float64)
@@ -191,7 +208,7 @@ class PostingsIndex:
 
         counts = np.bincount(all_t, minlength=len(terms))
         used = counts > 0
-        self.terms = terms if used.all() else [t for t, u in zip(terms, used.tolist()) if u]
+        self.terms = SortedTerms(terms if used.all() else [t for t, u in zip(terms, used.tolist()) if u])
         self.offsets = np.concatenate([[0], np.cumsum(counts[used])]).astype(np.int64)
         self.slots = all_s
         self.tfs = all_f
@@ -205,10 +222,9 @@ class PostingsIndex:
         self.overlay_postings = {}
         self._norm_cache = None
 
-    def load_base(self, terms: Sequence[str], offsets: np.ndarray, slots: np.ndarray, tfs: np.ndarray,
+    def load_base(self, terms: Terms, offsets: np.ndarray, slots: np.ndarray, tfs: np.ndarray,
                   base_paths: list[str | None], base_lengths: np.ndarray) -> None:
-        """Install a persisted base (slots whose path is None are dead). `terms` may be any sorted sequence
-        with a `find(term) -> id | None` (the cache's `Vocabulary`) or a list."""
+        """Install a persisted base (slots whose path is None are dead)."""
         self.terms = terms
         self.offsets, self.slots, self.tfs = offsets, slots, tfs
         self.base_paths = base_paths
@@ -226,7 +242,7 @@ class PostingsIndex:
             self._count(doc.lengths, +1)
         self._norm_cache = None
 
-    # --- scoring: the length norms and term ids `search.ranking` reads ---
+    # --- scoring: the length norms `search.ranking` reads ---
 
     def norms(self, lengths: np.ndarray, avg: float) -> np.ndarray:
         weighted = (self.weights.body * lengths[:, 0] + self.weights.heading * lengths[:, 1]
@@ -238,12 +254,6 @@ class PostingsIndex:
             self._norm_cache = (avg, self.norms(self.base_lengths.astype(np.float64), avg))
         return self._norm_cache[1]
 
-    def term_id(self, term: str) -> int | None:
-        if type(self.terms) is not list:  # a cache's Vocabulary (see load_base): no Python call per probe
-            return self.terms.find(term)  # type: ignore[attr-defined]
-        pos = bisect_left(self.terms, term)
-        return pos if pos < len(self.terms) and self.terms[pos] == term else None
-
-    def rank(self, query: Mapping[str, float], limit: int | None = None) -> list[RankedDoc]:
+    def rank(self, query: Mapping[str, float], limit: int | None = None) -> list[SearchHit]:
         """Documents with a positive score, best first (see `Ranking.rank`)."""
         return self._ranking.rank(query, limit)

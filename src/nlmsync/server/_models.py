@@ -21,7 +21,8 @@ class ChunkMatch(BaseModel):
 
 
 class NoteMatch(BaseModel):
-    """One note of the results, with its best chunks."""
+    """One note of `search_notes`' results: a `search.SearchHit` as the tool answers it, with whether the
+    selection rule picks it, its snippet and its best chunks."""
 
     path: str
     score: float
