@@ -250,3 +250,16 @@ def test_matched_terms_of_a_query_with_more_than_52_terms(tmp_path: Path) -> Non
     assert [h.path for h in hits] == ["many.md", "few.md"]
     assert set(hits[0].matched_terms) == set(tokenize(words))
     assert hits[1].matched_terms == ("w1", "w68")
+
+
+def test_a_stop_word_in_most_notes_is_not_scored_unless_stop_words_count_in_full(tmp_path: Path) -> None:
+    for i in range(4):
+        touch(tmp_path / f"n{i}.md", f"# Note {i}\n\nThe tide and the moon {i}.\n")
+    touch(tmp_path / "river.md", "# River\n\nA river flows.\n")
+
+    hits = make_index(tmp_path).search("the river", limit=10)
+    assert [(hit.path, hit.matched_terms) for hit in hits] == [("river.md", ("river",))]
+
+    in_full = make_index(tmp_path, query_stop_words=False).search("the river", limit=10)
+    assert in_full[0].path == "river.md"
+    assert sorted(hit.path for hit in in_full[1:]) == ["n0.md", "n1.md", "n2.md", "n3.md"]

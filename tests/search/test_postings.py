@@ -20,6 +20,7 @@ TERMS = ["heap", "sort", "heapsort", "tea", "river", "a", "b", "c"]
 PATHS = ["a.md", "b.md", "c.md", "d/e.md", "f.md", "g.md"]
 QUERIES = [{"heap": 1.0, "sort": 1.0, "heapsort": 0.25}, {"tea": 2.0}, {"river": 1.0, "a": 1.0},
            {t: 1.0 for t in TERMS}, {"nothing": 1.0, "b": 0.25}]
+COMMON = frozenset({"a", "b"})  # stand-ins for stop words
 
 docs = st.builds(
     lambda path, tf, lengths: DocTerms(path, tf, lengths),
@@ -46,7 +47,8 @@ def _fresh(current: dict[str, DocTerms]) -> PostingsIndex:
 
 
 def _ranks(index: PostingsIndex) -> list[list[tuple[str, float, tuple[str, ...]]]]:
-    return [[(r.path, r.score, r.matched_terms) for r in index.rank(q, limit)] for q in QUERIES for limit in (None, 2)]
+    return [[(r.path, r.score, r.matched_terms) for r in index.rank(q, limit, common)]
+            for q in QUERIES for limit in (None, 2) for common in (frozenset(), COMMON)]
 
 
 @settings(max_examples=examples(150), deadline=None)
@@ -76,6 +78,22 @@ def test_cached_ranking_equals_a_fresh_index(steps: list[tuple[str, object]]) ->
                 [(r.path, r.score, r.matched_terms) for r in _fresh(current).rank(query)]
     assert _ranks(index) == _ranks(_fresh(current))
     assert _ranks(index) == _ranks(index)  # the cached second answer is the first
+
+
+def test_a_stop_word_most_documents_hold_is_left_out_unless_nothing_else_matches() -> None:
+    stop_words = frozenset({"the", "of"})
+    docs = {path: DocTerms(path, {"the": 1.0, **({"river": 1.0} if path == "a.md" else {})}, (10, 0, 1))
+            for path in PATHS[:4]}
+    docs["x.md"] = DocTerms("x.md", {"tea": 1.0, "of": 1.0}, (10, 0, 1))
+    index = _fresh(docs)
+
+    # "the": 4 of 5 notes; "of": 1 of 5
+    assert [(r.path, r.matched_terms) for r in index.rank({"the": 0.25, "river": 1.0}, None, stop_words)] == \
+        [("a.md", ("river",))]
+    assert [r.path for r in index.rank({"the": 0.25, "river": 1.0}, None)] == ["a.md", "b.md", "c.md", "d/e.md"]
+    assert [(r.path, r.matched_terms) for r in index.rank({"of": 0.25, "tea": 1.0}, None, stop_words)] == \
+        [("x.md", ("of", "tea"))]
+    assert [r.path for r in index.rank({"the": 1.0}, None, stop_words)] == ["a.md", "b.md", "c.md", "d/e.md"]
 
 
 def test_a_document_matched_by_more_than_52_terms_lists_them_all() -> None:

@@ -32,7 +32,7 @@ from nlmsync.errors import PathOutsideVaultError
 from nlmsync.search.bm25 import select
 from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights
 from nlmsync.search.postings import PostingsIndex
-from nlmsync.search.query import query_weights
+from nlmsync.search.query import STOP_WORDS, query_weights
 from nlmsync.search.ranking import SearchHit
 from nlmsync.search.tokenize import TOKENIZER_VERSION
 from nlmsync.store import index_cache
@@ -182,7 +182,7 @@ class NoteIndex:
         with self._lock:
             if self.dirty:
                 self.sync()
-            return self._postings.rank(terms, limit)
+            return self._postings.rank(terms, limit, STOP_WORDS if self.settings.query_stop_words else frozenset())
 
     def selected(self, query: str) -> list[SearchHit]:
         """The notes the selection rule (§3.3) picks for `query`."""

@@ -254,6 +254,7 @@ class PostingsIndex:
             self._norm_cache = (avg, self.norms(self.base_lengths.astype(np.float64), avg))
         return self._norm_cache[1]
 
-    def rank(self, query: Mapping[str, float], limit: int | None = None) -> list[SearchHit]:
+    def rank(self, query: Mapping[str, float], limit: int | None = None,
+             common: frozenset[str] = frozenset()) -> list[SearchHit]:
         """Documents with a positive score, best first (see `Ranking.rank`)."""
-        return self._ranking.rank(query, limit)
+        return self._ranking.rank(query, limit, common)

@@ -76,11 +76,15 @@ class Ranking:
         self.version = 0  # counts the states of the index seen, each recognized by `_state`
         self._state: tuple[object, ...] = ()
 
-    def rank(self, query: Mapping[str, float], limit: int | None = None) -> list[SearchHit]:
+    def rank(self, query: Mapping[str, float], limit: int | None = None,
+             common: frozenset[str] = frozenset()) -> list[SearchHit]:
         """Documents with a positive score, best first: score desc, matched terms desc, path asc.
 
         `query` maps each query term to its weight (its frequency in the query, `search.query.query_weights`),
-        which multiplies the term's BM25 contribution.
+        which multiplies the term's BM25 contribution. A term of `common` (the stop words) that more than
+        half the documents hold is left out, unless it would leave nothing: in a vault of one language
+        such a word is in most notes and tells none apart, yet its long postings list cost every query;
+        in a multilingual vault the same word marks the notes of its language and is scored.
         """
         index = self.index
         if not len(index) or not query:
@@ -92,6 +96,9 @@ class Ranking:
         if len(entries) < len(keys):
             entries.update(self._score_terms([key for key in keys if key not in entries]))
         found = [scores for scores in map(entries.__getitem__, keys) if scores.df]  # in term order
+        if common:
+            telling = [scores for scores in found if scores.term not in common or 2 * scores.df <= len(index)]
+            found = telling or found
         # (-score, -matched term count, path, matched terms as a bit mask: bit j for found[j])
         candidates = self._base_candidates(found, limit) if any(len(scores.slots) for scores in found) else []
         if index.overlay:
