@@ -134,6 +134,36 @@ async def test_never_evicts_a_note_made_live_in_the_same_run(make_world):
                                                           ("c.md", Branch.ADDED)]
 
 
+async def test_a_note_that_could_not_get_room_is_reported_as_it_happens(make_world):
+    """A failed eviction fails the note that needed the room, and the run's progress display hears of it like
+    any other outcome (it used to be left out, so a live display never finished)."""
+    world = make_world(capacity=1, faults=Faults(errors=[ErrorRule("source_delete", "Internal error")]))
+    world.write("a.md", "a")
+    world.write("b.md", "b")
+    async with world.run() as orch:
+        await orch.refresh(["a.md"])
+
+        class Recorder:
+            def __init__(self) -> None:
+                self.outcomes: list[tuple[str, Branch]] = []
+
+            def start(self, label: str, total: int) -> None:
+                pass
+
+            def advance(self, outcome) -> None:
+                self.outcomes.append((outcome.path, outcome.branch))
+
+            def indexing(self, done: int, total: int) -> None:
+                pass
+
+        orch.progress = recorder = Recorder()
+        with pytest.raises(PartialFailure) as caught:
+            await orch.refresh(["b.md"])
+    assert [(n.path, n.branch) for n in caught.value.report.failed] == [("b.md", Branch.FAILED)]
+    assert "could not make room" in caught.value.report.failed[0].error
+    assert recorder.outcomes == [("b.md", Branch.FAILED)]
+
+
 async def test_capacity_without_candidates_exits_3_naming_capacity(make_world):
     world = make_world(capacity=2)
     unmanaged = world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "text",

@@ -114,7 +114,9 @@ class Runner:
                         stop = exc
                         break
                     except NotebookLMError as exc:
-                        results[index].append(_failed(item, f"could not make room: {exc}"))
+                        outcome = _failed(item, f"could not make room: {exc}")
+                        results[index].append(outcome)
+                        self.deps.progress(outcome)
                         continue
                 self.reserved += needed
                 self.inflight += 1
