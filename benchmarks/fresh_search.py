@@ -12,7 +12,11 @@ processes, best and median of `--runs` after an untimed one, interleaved:
 - bm25s loading its saved index and answering the same query (what issue 16 compares against);
 - each step of the command line's work timed in one process in the order it happens (imports as the
   command makes them, then the vault's rescan, the read of the cached index and the snippets' modules),
-  with the bare interpreter's start and exit.
+  with the bare interpreter's start and exit;
+- the floors: fresh processes doing only what any nlmsync search on the current design must (the ranking
+  imports numpy, the command line's config model is pydantic, every note's mtime and size is checked
+  for edits made while nothing ran: a bare `os.scandir` + `stat` walk), alone and together, against
+  bm25s's load and answer.
 """
 
 from __future__ import annotations
@@ -57,6 +61,32 @@ import regex, nlmsync.search.snippets
 r["regex and the snippets' module"] = clock() - t
 print(json.dumps(r))
 '''
+
+# A bare walk: every `.md` file's stat through open folder descriptors, nothing kept (the rescan's floor).
+BARE_WALK = r'''
+import os, sys
+def walk(fd):
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                sub = os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+                try:
+                    walk(sub)
+                finally:
+                    os.close(sub)
+            elif entry.name.endswith(".md"):
+                entry.stat(follow_symlinks=False)
+walk(os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY))
+'''
+
+FLOORS = {
+    "numpy imported": "import numpy",
+    "the config model imported (pydantic)": "import nlmsync.config",
+    "a bare stat walk of the vault": BARE_WALK,
+    "numpy + the config model": "import numpy, nlmsync.config",
+    "numpy + a bare stat walk": "import numpy\n" + BARE_WALK,
+    "numpy + the config model + a bare stat walk": "import numpy, nlmsync.config\n" + BARE_WALK,
+}
 
 LIBRARY = ("from pathlib import Path\nfrom nlmsync.search.index import NoteIndex\n"
            "from nlmsync.store.db import open_connection\nimport sys\n"
@@ -106,6 +136,7 @@ def main() -> None:
         "nlmsync, library search path": [sys.executable, "-c", LIBRARY, str(vault), str(state), query],
         "bm25s load + query": [sys.executable, "-c", bm25s.first_result_code(query)],
     }
+    commands.update({f"floor: {name}": [sys.executable, "-c", code, str(vault)] for name, code in FLOORS.items()})
     # as search_peers: the bytecode is written by the untimed run, the settings come from no environment
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("NLMSYNC_")}
     times: dict[str, list[float]] = {name: [] for name in commands}
