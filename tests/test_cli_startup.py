@@ -57,6 +57,15 @@ def test_search_imports_nothing_of_the_notebook_side(vault: Path, tmp_path: Path
     assert _among(imported, NOTEBOOK_SIDE) == []
     if json_flag:
         assert _among(imported, ("rich",)) == []  # one JSON document needs no terminal rendering
+    # nothing configures the settings and no value needs converting: neither the settings model nor typer's
+    # coercion loads pydantic
+    assert _among(imported, ("pydantic", "pydantic_core", "typer._adapters", "nlmsync.config.model")) == []
+
+
+def test_search_given_values_to_convert_still_works(vault: Path, tmp_path: Path) -> None:
+    code, out, imported = _imports(tmp_path, "--vault", str(vault), "search", "heapsort", "--limit", "1", "--json")
+    assert code == 0 and len(json.loads(out)["results"]) == 1
+    assert "typer._adapters" in imported  # a value typer converts: typer's own coercion did it
 
 
 def test_index_imports_nothing_of_the_notebook_side(vault: Path, tmp_path: Path) -> None:

@@ -101,3 +101,58 @@ def test_cli_exits_2_with_the_key_named(vault: Path, capsys: pytest.CaptureFixtu
     assert out == ""
     assert err.count("\n") == 1
     assert "bogus_key" in err and "Traceback" not in err
+
+
+def test_search_settings_defaults_are_the_settings_defaults() -> None:
+    import dataclasses
+
+    from nlmsync.config import SearchSettings
+
+    for item in dataclasses.fields(SearchSettings):
+        assert item.name in Settings.model_fields
+        ours = item.default_factory() if item.default_factory is not dataclasses.MISSING else item.default
+        assert ours == Settings.model_fields[item.name].get_default(call_default_factory=True), item.name
+    assert SearchSettings(vault=Path("v")).state_path == Settings(vault=Path("v")).state_path
+
+
+def test_a_search_that_nothing_configures_gets_the_plain_defaults(tmp_path: Path) -> None:
+    from nlmsync.config import SearchSettings, search_settings
+
+    state = tmp_path / "elsewhere.db"
+    plain = search_settings(vault=tmp_path, env={"HOME": "/x"}, overrides={"state": state, "server": None})
+    assert isinstance(plain, SearchSettings)
+    assert (plain.vault, plain.state_path) == (tmp_path, state)
+
+
+@pytest.mark.parametrize(("config", "env", "overrides"), [
+    ("top_n = 7\n", {}, {}),  # the config file
+    ("", {"NLMSYNC_TOP_N": "7"}, {}),  # the environment
+    ("", {}, {"notebook": "abc"}),  # a flag
+], ids=["file", "environment", "flag"])
+def test_a_search_that_something_configures_gets_checked_settings(tmp_path: Path, config: str, env: dict[str, str],
+                                                                  overrides: dict[str, str]) -> None:
+    from nlmsync.config import search_settings
+
+    if config:
+        write_config(tmp_path, config)
+    settings = search_settings(vault=tmp_path, env=env, overrides=overrides)
+    assert isinstance(settings, Settings)
+    assert settings.top_n == (7 if config or env else 15)
+
+
+@pytest.mark.parametrize(("config", "env", "message"), [
+    ("top_n = 0\n", {}, "invalid value for 'top_n'"),
+    ("", {"NLMSYNC_NO_SUCH": "1"}, "unknown setting 'no_such'"),
+], ids=["file", "environment"])
+def test_search_still_rejects_bad_settings(vault: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch, config: str, env: dict[str, str],
+                                           message: str) -> None:
+    from tests.cli_helpers import run_cli
+
+    if config:
+        write_config(vault, config)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    code, out, err = run_cli(capsys, "--vault", str(vault), "search", "heapsort", "--json")
+    assert code == 2 and out == ""
+    assert message in err

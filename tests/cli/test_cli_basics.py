@@ -80,3 +80,10 @@ def test_completion_script_and_candidates(capsys: pytest.CaptureFixture[str],
 def test_query_has_no_short_flag_and_q_means_quiet(capsys: pytest.CaptureFixture[str]) -> None:
     out = run(capsys, "refresh", "-h")[1]
     assert "-q, --quiet" in out and "--query <str>" in out and "-q, --query" not in out
+
+
+@pytest.mark.parametrize("limit", ["0", "x"])
+def test_a_bad_limit_is_refused_by_typer_as_before(vault: Path, capsys: pytest.CaptureFixture[str], limit: str) -> None:
+    code, out, err = run(capsys, "--vault", str(vault), "search", "heapsort", "--limit", limit, "--json")
+    assert code == 2 and out == ""
+    assert "--limit" in err

@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from nlmsync.cli._coercion import install as install_plain_coercion
+
 if TYPE_CHECKING:
-    from nlmsync.config import Settings
+    from nlmsync.config import SearchSettings, Settings
 
 # Where each global option's value goes in `CliContext`: the attribute, or the settings key of an override.
 _GLOBAL_TARGETS = {"vault": "vault", "config": "config", "quiet": "quiet",
@@ -40,6 +42,13 @@ class CliContext:
 
         return load_settings(vault=self.vault, config_file=self.config, env=os.environ,
                              overrides={**self.global_overrides, **overrides})
+
+    def search_settings(self) -> SearchSettings | Settings:
+        """`settings()` for a search: the plain defaults when nothing configures them (no pydantic then)."""
+        from nlmsync.config import search_settings
+
+        return search_settings(vault=self.vault, config_file=self.config, env=os.environ,
+                               overrides=self.global_overrides)
 
     def set_global(self, name: str, value: Any) -> None:
         """Record global option `name` (a parameter name of `_global_options`)."""
@@ -68,7 +77,8 @@ def _store_global(ctx: Any, param: Any, value: Any) -> Any:
 
 class GlobalOptionsGroup(TyperGroup):
     """The root command: each subcommand also accepts the global options (unless it has a flag of that name,
-    as `fake-server --state` has), so they may follow the command as users of git, gh or restic expect."""
+    as `fake-server --state` has), so they may follow the command as users of git, gh or restic expect. Values that need no conversion skip typer's pydantic
+    coercion (`cli._coercion`)."""
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
@@ -82,6 +92,7 @@ class GlobalOptionsGroup(TyperGroup):
                 twin.expose_value = False
                 twin.callback = _store_global
                 command.params.append(twin)
+        install_plain_coercion(self)
 
 
 # The --json flag of every command that prints one result (`watch` and `server-info` word theirs differently).

@@ -59,18 +59,19 @@ def escape_path(text: str) -> str:
     return escape(visible(text))
 
 
-def _plain(document: Any) -> Any:
-    # imported here, not with the module (--help needs no pydantic); every command that prints has
-    # loaded its settings, so pydantic is imported already then
-    from pydantic import BaseModel
+def _is_model(obj: Any) -> bool:
+    """A pydantic model? Only when pydantic is imported can there be one: a search that loads no settings
+    model (`config.search_settings`) prints its document without importing pydantic."""
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(obj, pydantic.BaseModel)
 
-    return document.model_dump(mode="json") if isinstance(document, BaseModel) else document
+
+def _plain(document: Any) -> Any:
+    return document.model_dump(mode="json") if _is_model(document) else document
 
 
 def _default(obj: Any) -> Any:
-    from pydantic import BaseModel
-
-    if isinstance(obj, BaseModel):
+    if _is_model(obj):
         return obj.model_dump(mode="json")
     if isinstance(obj, (set, frozenset)):
         return sorted(obj)

@@ -17,12 +17,12 @@ from nlmsync.cli._output import emit_json, escape_path, interactive, json_line, 
 from nlmsync.errors import InputError, UsageError
 
 if TYPE_CHECKING:
-    from nlmsync.config import Settings
+    from nlmsync.config import SearchSettings, Settings
     from nlmsync.search import IndexReport, NoteIndex, SearchHit
 
 
 
-def open_index(settings: Settings) -> NoteIndex:
+def open_index(settings: Settings | SearchSettings) -> NoteIndex:
     """The note index of the configured vault, cached in the configured state file."""
     from nlmsync.search import NoteIndex
     from nlmsync.store.db import open_connection
@@ -67,7 +67,7 @@ def index_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
             out.print(f"  {escape_path(skip.path)} — {escape_path(skip.reason)}")
 
 
-def _snippet(settings: Settings, path: str, query: str) -> str:
+def _snippet(settings: Settings | SearchSettings, path: str, query: str) -> str:
     from nlmsync.search import extract_snippet
     from nlmsync.vault import read_note_text
 
@@ -78,7 +78,7 @@ def _snippet(settings: Settings, path: str, query: str) -> str:
     return extract_snippet(text, query, max_length=settings.snippet_length)
 
 
-def _results(index: NoteIndex, settings: Settings, query: str, limit: int) -> dict[str, Any]:
+def _results(index: NoteIndex, settings: Settings | SearchSettings, query: str, limit: int) -> dict[str, Any]:
     from nlmsync.search.bm25 import select
 
     hits = index.search(query, limit=max(limit, settings.top_n))
@@ -123,7 +123,7 @@ def search_command(
     if (query is None) == (queries is None):
         raise UsageError("give either a QUERY or --queries FILE")
     cli = cli_context(ctx)
-    settings = cli.settings()
+    settings = cli.search_settings()
     batch = _read_queries(queries) if queries is not None else None
     if query is not None and not query.strip():
         raise UsageError("the query is empty")

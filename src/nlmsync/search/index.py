@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
     from sqlite_utils import Database
 
-    from nlmsync.config import Settings
+    from nlmsync.config import SearchSettings, Settings
 
 CACHE_FORMAT = 1
 MERGE_THRESHOLD = 512
@@ -114,7 +114,7 @@ class NoteIndex:
     """Field-weighted BM25 over the notes of one vault, optionally cached in a state database."""
 
     def __init__(self, vault_root: Path, db: Database | sqlite3.Connection | None = None,
-                 settings: Settings | IndexSettings | None = None) -> None:
+                 settings: Settings | SearchSettings | IndexSettings | None = None) -> None:
         """`db` is the state file (`store.db.open_connection`, or `open_database`'s sqlite-utils
         `Database`), None for an index kept only in memory; `settings` default to `IndexSettings()`."""
         self.vault_root = Path(vault_root)

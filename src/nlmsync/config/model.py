@@ -1,29 +1,18 @@
-"""Settings: one pydantic model, filled from config file, then `NLMSYNC_*` environment, then flags.
+"""The settings model: every tunable of nlmsync, its default, its bounds and what it means (pydantic).
 
-Precedence is defaults < `<vault>/.nlmsync/config.toml` (or `--config FILE`) < environment < flags.
-Every key is flat (``top_n = 10`` in TOML, ``NLMSYNC_TOP_N=10`` in the environment). An unknown key
-or an invalid value is a `ConfigError` naming the key and where it came from (exit 2): among them a number
-that is not finite (`1e400`, `inf`, `nan`) and, in the config file, a string where a list is wanted
-(`exclude = "x"`; the environment's comma-separated form is a list on purpose).
+`nlmsync.config` loads it (file, environment, flags); a search that changes none of the defaults does not
+(`nlmsync.config.search_settings`).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tomllib
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, get_origin
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from nlmsync.errors import ConfigError
+from nlmsync.config import STATE_FILE_NAME
 from nlmsync.vault import STATE_DIR_NAME, check_exclude
-
-ENV_PREFIX = "NLMSYNC_"
-CONFIG_FILE_NAME = "config.toml"
-STATE_FILE_NAME = "state.db"
 
 
 class Settings(BaseModel):
@@ -112,120 +101,3 @@ class Settings(BaseModel):
     @property
     def state_path(self) -> Path:
         return self.state if self.state is not None else self.vault / STATE_DIR_NAME / STATE_FILE_NAME
-
-
-def default_config_path(vault: Path) -> Path:
-    return vault / STATE_DIR_NAME / CONFIG_FILE_NAME
-
-
-def _read_config_file(path: Path, *, required: bool) -> dict[str, Any]:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        if required:
-            raise ConfigError(f"{path}: config file not found", source=str(path)) from None
-        return {}
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read config file ({exc.strerror})", source=str(path)) from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: config file is not valid UTF-8", source=str(path)) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML ({exc})", source=str(path)) from None
-    for key, value in data.items():
-        if isinstance(value, dict):
-            raise ConfigError(f"{path}: unknown section [{key}] (all keys are top-level)", key=key,
-                              source=str(path))
-    return data
-
-
-def _list_keys() -> frozenset[str]:
-    return frozenset(name for name, field in Settings.model_fields.items() if get_origin(field.annotation) is list)
-
-
-def _check_lists(path: Path, data: dict[str, Any]) -> None:
-    """A config file's string where a list is wanted is a mistake (`exclude = "x"` reads as one pattern by
-    chance, `"a, b"` as a pattern with a comma in it): refused.
-
-    Raises:
-        ConfigError: naming the key.
-    """
-    for key in _list_keys().intersection(data):
-        if isinstance(data[key], str):
-            raise ConfigError(f"{path}: invalid value for '{key}': a list is wanted ({key} = [{json.dumps(data[key])}]), "
-                              "not a string", key=key, source=str(path))
-
-
-def _env_value(raw: str) -> Any:
-    """Environment values are strings; JSON lists/numbers/booleans are accepted too."""
-    stripped = raw.strip()
-    if stripped.startswith("[") or stripped in ("true", "false", "null"):
-        try:
-            return json.loads(stripped)
-        except json.JSONDecodeError:
-            return raw
-    return raw
-
-
-def _read_env(env: Mapping[str, str]) -> dict[str, Any]:
-    known = set(Settings.model_fields) | {"config"}
-    values: dict[str, Any] = {}
-    for name, raw in env.items():
-        if not name.startswith(ENV_PREFIX):
-            continue
-        key = name[len(ENV_PREFIX):].lower()
-        if key not in known:
-            raise ConfigError(f"environment variable {name}: unknown setting '{key}'", key=key, source=name)
-        values[key] = _env_value(raw)
-    return values
-
-
-def _validate_layer(base: dict[str, Any], layer: dict[str, Any], source: str,
-                    key_source: dict[str, str]) -> dict[str, Any]:
-    known = set(Settings.model_fields)
-    for key in layer:
-        if key not in known:
-            raise ConfigError(f"{source}: unknown setting '{key}'", key=key, source=source)
-    merged = {**base, **layer}
-    for key in layer:
-        key_source[key] = source
-    return merged
-
-
-def load_settings(*, vault: Path | None = None, config_file: Path | None = None,
-                  env: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None) -> Settings:
-    """Build the settings for one run.
-
-    `vault` and `config_file` come from flags (the environment may give NLMSYNC_VAULT too); `overrides`
-    holds every other flag the user actually passed (None values are ignored).
-
-    Raises:
-        ConfigError: an unknown key or invalid value, naming the key and its source.
-    """
-    env = os.environ if env is None else env
-    env_values = _read_env(env)
-    flag_values = {k: v for k, v in (overrides or {}).items() if v is not None}
-    if vault is not None:
-        flag_values["vault"] = vault
-    vault_path = Path(flag_values.get("vault") or env_values.get("vault") or ".")
-    explicit_config = config_file or (Path(env[ENV_PREFIX + "CONFIG"]) if ENV_PREFIX + "CONFIG" in env else None)
-    env_values.pop("config", None)
-    path = explicit_config or default_config_path(vault_path)
-    file_values = _read_config_file(path, required=explicit_config is not None)
-    _check_lists(path, file_values)
-
-    key_source: dict[str, str] = {}
-    merged = _validate_layer({}, file_values, str(path), key_source)
-    merged = _validate_layer(merged, env_values, "environment", key_source)
-    merged = _validate_layer(merged, flag_values, "command line", key_source)
-    try:
-        return Settings.model_validate(merged)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = first.get("loc") or ()
-        key = str(loc[0]) if loc else "?"
-        source = key_source.get(key, "settings")
-        shown = ENV_PREFIX + key.upper() if source == "environment" else key
-        raise ConfigError(f"{source}: invalid value for '{shown}': {first.get('msg', 'invalid')}", key=key,
-                          source=source) from None
