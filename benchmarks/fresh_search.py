@@ -79,11 +79,11 @@ walk(os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY))
 
 FLOORS = {
     "numpy imported": "import numpy",
-    "the config model imported (pydantic)": "import nlmsync.config",
+    "the settings model imported (pydantic; not on a plain search's path)": "import nlmsync.config.model",
     "a bare stat walk of the vault": BARE_WALK,
-    "numpy + the config model": "import numpy, nlmsync.config",
+    "numpy + the settings model": "import numpy, nlmsync.config.model",
     "numpy + a bare stat walk": "import numpy\n" + BARE_WALK,
-    "numpy + the config model + a bare stat walk": "import numpy, nlmsync.config\n" + BARE_WALK,
+    "numpy + the settings model + a bare stat walk": "import numpy, nlmsync.config.model\n" + BARE_WALK,
 }
 
 LIBRARY = ("from pathlib import Path\nfrom nlmsync.search.index import NoteIndex\n"
