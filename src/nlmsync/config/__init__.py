@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +72,8 @@ def default_config_path(vault: Path) -> Path:
 
 
 def _read_config_file(path: Path, *, required: bool) -> dict[str, Any]:
+    import tomllib  # with a config file only: a search that nothing configures reads none
+
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
