@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from nlmsync.config import Settings
+from nlmsync.config import IndexSettings, Settings
 from nlmsync.search import index as index_module
-from nlmsync.search.index import IndexSettings, NoteIndex
+from nlmsync.search.index import NoteIndex
 from nlmsync.store import index_cache
 from nlmsync.store.db import open_connection, open_database
 

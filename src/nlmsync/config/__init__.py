@@ -42,15 +42,10 @@ def __getattr__(name: str) -> Any:
 
 
 @dataclass(frozen=True)
-class SearchSettings:
-    """What a search reads of the settings, at `Settings`' defaults (a test keeps them equal): the settings of
-    a search that nothing configures, without pydantic (`search_settings`)."""
+class IndexSettings:
+    """The settings a search index reads, at `Settings`' defaults (a test keeps them equal): what a
+    `NoteIndex` given no settings uses, without pydantic."""
 
-    vault: Path = Path(".")
-    state: Path | None = None
-    top_n: int = 15
-    cutoff_ratio: float = 0.4
-    min_k: int = 3
     k1: float = 1.2
     b: float = 0.75
     weight_body: float = 1.0
@@ -60,6 +55,19 @@ class SearchSettings:
     query_stop_words: bool = True
     full_rescan_every: int = 50
     exclude: list[str] = field(default_factory=list)
+    top_n: int = 15
+    cutoff_ratio: float = 0.4
+    min_k: int = 3
+
+
+@dataclass(frozen=True)
+class SearchSettings(IndexSettings):
+    """What a search command reads of the settings: the index's, and the vault, the state file and the
+    snippets' length, at `Settings`' defaults; the settings of a search that nothing configures
+    (`search_settings`)."""
+
+    vault: Path = Path(".")
+    state: Path | None = None
     snippet_length: int = 300
 
     @property

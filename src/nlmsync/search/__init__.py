@@ -15,7 +15,7 @@ from nlmsync.search.tokenize import tokenize
 
 if TYPE_CHECKING:
     from nlmsync.search.chunks import chunk_id, format_timestamp, parse_chunk_id
-    from nlmsync.search.index import IndexReport, IndexSettings, NoteIndex
+    from nlmsync.search.index import IndexReport, NoteIndex
     from nlmsync.search.markdown import markdown_lines
     from nlmsync.search.query import query_terms
     from nlmsync.search.ranking import SearchHit
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "ChunkPlan": "nlmsync.search.reading",
     "IndexReport": "nlmsync.search.index",
-    "IndexSettings": "nlmsync.search.index",
     "NoteIndex": "nlmsync.search.index",
     "NoteReading": "nlmsync.search.reading",
     "SearchHit": "nlmsync.search.ranking",
@@ -51,7 +50,6 @@ _EXPORTS = {
 __all__ = [
     "ChunkPlan",
     "IndexReport",
-    "IndexSettings",
     "NoteIndex",
     "NoteReading",
     "SearchHit",

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from nlmsync.config import IndexSettings
 from nlmsync.errors import PathOutsideVaultError
 from nlmsync.search.bm25 import select
 from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights
@@ -60,25 +61,6 @@ if TYPE_CHECKING:
 
 CACHE_FORMAT = 1
 MERGE_THRESHOLD = 512
-
-
-@dataclass(frozen=True)
-class IndexSettings:
-    """The settings a `NoteIndex` reads, at `Settings`' defaults (a test keeps them equal): what an index
-    given no `Settings` uses, so that searching needs neither pydantic nor the config module."""
-
-    k1: float = 1.2
-    b: float = 0.75
-    weight_body: float = 1.0
-    weight_heading: float = 2.5
-    weight_path: float = 4.0
-    weight_folder: float = 1.0
-    query_stop_words: bool = True
-    full_rescan_every: int = 50
-    exclude: list[str] = field(default_factory=list)
-    top_n: int = 15
-    cutoff_ratio: float = 0.4
-    min_k: int = 3
 
 
 @dataclass
