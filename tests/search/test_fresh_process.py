@@ -60,6 +60,32 @@ def test_an_unchanged_vault_is_searched_without_the_note_reading_modules(vault: 
     assert done.stdout.strip() == "[]"
 
 
+def test_an_unchanged_vault_is_answered_cold_without_numpy(vault: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh process's first query on an unchanged vault reads the query terms' postings from the state file
+    (`search.cold`): numpy, the postings and the ranking modules are never imported (issue 16), with a snapshot
+    (a vault past the merge threshold) as with rows only (a small one), and the answer is the loaded index's."""
+    for threshold, state in ((1, tmp_path / "snapshot.db"), (512, tmp_path / "rows.db")):
+        monkeypatch.setattr(index_module, "MERGE_THRESHOLD", threshold)
+        NoteIndex(vault, open_connection(state)).sync()
+        expected = [(h.path, h.score) for h in NoteIndex(vault, None).search("How does heapsort work?")]
+        code = (
+            "import sys\nfrom pathlib import Path\n"
+            "from nlmsync.search.index import NoteIndex\nfrom nlmsync.store.db import open_connection\n"
+            f"index = NoteIndex(Path({str(vault)!r}), open_connection(Path({str(state)!r})))\n"
+            "hits = index.search('How does heapsort work?')\n"
+            "assert not index.loaded, 'loaded'\n"
+            "print(repr([(h.path, h.score) for h in hits]))\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'numpy' and '.' not in m\n"
+            "             or m in {'nlmsync.search.postings', 'nlmsync.search.ranking'}))\n"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        answer, imported = done.stdout.strip().splitlines()
+        assert answer == repr(expected)
+        assert imported == "[]"
+
+
 def test_a_plain_connection_and_default_settings_answer_like_settings_and_sqlite_utils(vault: Path) -> None:
     state = vault / ".nlmsync" / "state.db"
     queries = ["How does heapsort work?", "김치찌개", "sourdough"]

@@ -134,9 +134,7 @@ class Orchestrator:
     def _selected(self, query: str) -> list[SearchHit]:
         """The notes the selection rule picks for `query`; an index that must be brought up to date first (a
         fresh vault of thousands of notes takes a while) reports its progress."""
-        if self.progress is not None and self.index.dirty:
-            self.index.sync(on_progress=self.progress.indexing)
-        return self.index.selected(query)
+        return self.index.selected(query, on_progress=self.progress.indexing if self.progress is not None else None)
 
     # --- notebook and remote -------------------------------------------------------------------
     async def _notebook(self, *, create: bool, planned: bool = False) -> tuple[str, NotebookDetails | None]:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from nlmsync.search.index import IndexReport, NoteIndex
     from nlmsync.search.markdown import markdown_lines
     from nlmsync.search.query import query_terms
-    from nlmsync.search.ranking import SearchHit
+    from nlmsync.search.hits import SearchHit
     from nlmsync.search.reading import (
         ChunkPlan,
         NoteReading,
@@ -34,7 +34,7 @@ _EXPORTS = {
     "IndexReport": "nlmsync.search.index",
     "NoteIndex": "nlmsync.search.index",
     "NoteReading": "nlmsync.search.reading",
-    "SearchHit": "nlmsync.search.ranking",
+    "SearchHit": "nlmsync.search.hits",
     "chunk_id": "nlmsync.search.chunks",
     "extract_snippet": "nlmsync.search.snippets",
     "format_timestamp": "nlmsync.search.chunks",

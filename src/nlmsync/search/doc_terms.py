@@ -8,8 +8,6 @@ from array import array
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
     from nlmsync.search.markdown import NoteFields
 
@@ -123,6 +121,8 @@ class DocBatch:
         weights = self._staged_weights
         if weights is None:
             return
+        import numpy as np  # here: a process that reads no note (a fresh search of an unchanged vault) needs none
+
         ids = np.frombuffer(self._staged_ids, dtype=np.int32).astype(np.int64)
         field_sizes = np.frombuffer(self._staged_sizes, dtype=np.int64)
         n_notes = len(field_sizes) // 4
@@ -145,6 +145,8 @@ class DocBatch:
         self._staged_ids, self._staged_counts, self._staged_sizes = array("i"), array("q"), array("q")
 
     def totals(self) -> tuple[int, int, int]:
+        import numpy as np
+
         packed = np.frombuffer(self.packed_lengths, dtype=np.int64).reshape(-1, 3).sum(axis=0) \
             if self.packed_paths else np.zeros(3, dtype=np.int64)
         body, heading, path = (int(x) for x in packed)

@@ -26,18 +26,16 @@ from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from nlmsync.config import IndexSettings
 from nlmsync.errors import PathOutsideVaultError
 from nlmsync.search.bm25 import select
 from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights
-from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.query import STOP_WORDS, query_weights
-from nlmsync.search.ranking import SearchHit
+from nlmsync.search.hits import SearchHit
 from nlmsync.search.tokenize import TOKENIZER_VERSION
 from nlmsync.store import index_cache
 from nlmsync.store.index_cache import CachedDoc, Snapshot
+from nlmsync.store.transaction import transaction
 from nlmsync.vault import (
     NoteFile,
     SkippedNote,
@@ -55,9 +53,12 @@ from nlmsync.vault import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    import numpy as np
+
     from sqlite_utils import Database
 
     from nlmsync.config import SearchSettings, Settings
+    from nlmsync.search.postings import PostingsIndex
 
 CACHE_FORMAT = 1
 MERGE_THRESHOLD = 512
@@ -104,8 +105,7 @@ class NoteIndex:
         self.settings = settings if settings is not None else IndexSettings()
         self.weights = Weights(self.settings.weight_body, self.settings.weight_heading, self.settings.weight_path,
                                self.settings.weight_folder)
-        self._postings = PostingsIndex(self.weights, self.settings.k1, self.settings.b,
-                                       merge_threshold=MERGE_THRESHOLD)
+        self._postings: PostingsIndex  # made by the first sync (`_hydrate_walking`): numpy is imported then
         self._lock = threading.RLock()
         self._stats_dict: dict[str, tuple[int, int]] = {}
         self._base_stats: tuple[list[str | None], np.ndarray, np.ndarray] | None = None
@@ -116,6 +116,8 @@ class NoteIndex:
         self._deleted: set[str] = set()
         self._incremental_syncs = 0
         self._rewrite_cache = False
+        self._cold_tried = False
+        self._cold_listing: VaultListing | None = None  # the walk the cold answer checked (see `_answer_cold`)
         self.notes_read = 0
 
     @property
@@ -153,23 +155,37 @@ class NoteIndex:
             self._full_rescan = True
 
     @property
+    def loaded(self) -> bool:
+        """Whether the index is in memory: False until the first sync (a cold answer loads nothing)."""
+        return self._loaded
+
+    @property
     def dirty(self) -> bool:
         return not self._loaded or self._full_rescan or bool(self._modified or self._deleted)
 
     # --- queries ---
 
-    def search(self, query: str, limit: int | None = None) -> list[SearchHit]:
-        """Notes ranked for `query` (§3.3 order), syncing first when dirty."""
-        terms = query_weights(query, stop_words=self.settings.query_stop_words)
-        with self._lock:
-            if self.dirty:
-                self.sync()
-            return self._postings.rank(terms, limit, STOP_WORDS if self.settings.query_stop_words else frozenset())
+    def search(self, query: str, limit: int | None = None,
+               on_progress: Callable[[int, int], None] | None = None) -> list[SearchHit]:
+        """Notes ranked for `query` (§3.3 order), syncing first when dirty (`on_progress` as `sync`'s).
 
-    def selected(self, query: str) -> list[SearchHit]:
+        A process's first query on a vault that did not change since the index was saved is answered from
+        the state file without loading the index (`_answer_cold`)."""
+        terms = query_weights(query, stop_words=self.settings.query_stop_words)
+        common = STOP_WORDS if self.settings.query_stop_words else frozenset()
+        with self._lock:
+            if not self._loaded and not self._cold_tried:
+                hits = self._answer_cold(terms, limit, common)
+                if hits is not None:
+                    return hits
+            if self.dirty:
+                self.sync(on_progress)
+            return self._postings.rank(terms, limit, common)
+
+    def selected(self, query: str, on_progress: Callable[[int, int], None] | None = None) -> list[SearchHit]:
         """The notes the selection rule (§3.3) picks for `query`."""
         s = self.settings
-        return select(self.search(query, limit=s.top_n), s.top_n, s.cutoff_ratio, s.min_k)
+        return select(self.search(query, limit=s.top_n, on_progress=on_progress), s.top_n, s.cutoff_ratio, s.min_k)
 
     def paths(self) -> list[str]:
         with self._lock:
@@ -259,6 +275,8 @@ class NoteIndex:
     def _compare_with_snapshot(self, listing: VaultListing) -> tuple[list[int], list[str]]:
         """`_compare_with_stats` while the snapshot's stats are still arrays: the listed notes that are not
         in the snapshot with the same (mtime_ns, size), and the indexed notes the walk did not find."""
+        import numpy as np
+
         assert self._base_stats is not None
         base_paths, base_mtimes, base_sizes = self._base_stats
         count = len(listing.paths)
@@ -319,7 +337,7 @@ class NoteIndex:
         if not fs_path.is_file():
             return None
         if st.st_size == 0:
-            return CachedDoc.skipped(path, st.st_mtime_ns, st.st_size, "empty")
+            return CachedDoc.skipped(path, 0, 0, "empty")  # as the walk records it: no stat
         return NoteFile(path, st.st_mtime_ns, st.st_size, str(fs_path))
 
     def _forget(self, path: str, changes: _Changes) -> None:
@@ -376,6 +394,35 @@ class NoteIndex:
                            "weights": [s.weight_body, s.weight_heading, s.weight_path, s.weight_folder],
                            "exclude": sorted(s.exclude)}, sort_keys=True)
 
+    def _answer_cold(self, terms: dict[str, float], limit: int | None,
+                     common: frozenset[str]) -> list[SearchHit] | None:
+        """The first query's hits straight from the state file (`search.cold`), or None when the vault changed
+        since the index was saved, or the cache cannot answer: the caller then syncs.
+
+        The walk it checked is kept for the first sync, which compares it with the index it loads instead of
+        walking again: notes changed since are found as a sync right after this answer would have found them.
+        """
+        self._cold_tried = True
+        if self.db is None:
+            return None
+        conn = self.db if isinstance(self.db, sqlite3.Connection) else self.db.conn
+        if conn.in_transaction:
+            return None
+        from nlmsync.search.cold import answer_cold, vault_unchanged
+
+        try:
+            if index_cache.load_signature(conn) != self._signature():
+                return None
+            self._cold_listing = list_vault(self.vault_root)
+            with transaction(conn), index_cache.SnapshotParts.open(conn) as parts:
+                rows = index_cache.load_docs(conn)
+                if not vault_unchanged(parts, rows, self._cold_listing):
+                    return None
+                s = self.settings
+                return answer_cold(parts, rows, terms, limit, common, self.weights, s.k1, s.b)
+        except (sqlite3.Error, ValueError, UnicodeDecodeError):
+            return None
+
     def _hydrate_walking(self) -> VaultListing:
         """Load the cache (the first sync of a process) and walk the vault meanwhile: the cache is read in
         a background thread where it can be (`index_cache.start_read`), the walk is returned for the full
@@ -385,12 +432,14 @@ class NoteIndex:
             InputError: the vault is not a readable folder (the cache is loaded all the same).
         """
         reading = None
+        self._postings = self._new_postings()
         try:
             reading = self._start_hydrate()
         except sqlite3.Error:
             self._forget_cache()
         try:
-            return list_vault(self.vault_root)
+            listing, self._cold_listing = self._cold_listing, None
+            return listing if listing is not None else list_vault(self.vault_root)
         finally:
             if reading is not None:
                 try:
@@ -400,9 +449,13 @@ class NoteIndex:
             self._loaded = True
             self._full_rescan = True
 
+    def _new_postings(self) -> PostingsIndex:
+        from nlmsync.search.postings import PostingsIndex  # numpy: not for a cold answer
+
+        return PostingsIndex(self.weights, self.settings.k1, self.settings.b, merge_threshold=MERGE_THRESHOLD)
+
     def _forget_cache(self) -> None:
-        self._postings = PostingsIndex(self.weights, self.settings.k1, self.settings.b,
-                                       merge_threshold=MERGE_THRESHOLD)
+        self._postings = self._new_postings()
         self._stats_dict = {}
         self._base_stats = None
         self._skipped.clear()
@@ -438,6 +491,8 @@ class NoteIndex:
             return
         try:
             if merged or self._rewrite_cache:
+                import numpy as np
+
                 if not merged:
                     self._postings.merge()
                 p = self._postings

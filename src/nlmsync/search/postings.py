@@ -28,7 +28,8 @@ from typing import Protocol
 import numpy as np
 
 from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights
-from nlmsync.search.ranking import Ranking, SearchHit
+from nlmsync.search.hits import SearchHit
+from nlmsync.search.ranking import Ranking
 
 
 class Terms(Protocol):

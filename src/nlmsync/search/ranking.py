@@ -20,11 +20,12 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nlmsync.search.bm25 import idf
+from nlmsync.search.hits import SearchHit
 
 if TYPE_CHECKING:
     from nlmsync.search.postings import PostingsIndex
@@ -34,20 +35,6 @@ if TYPE_CHECKING:
 CACHE_ENTRIES = 1 << 20
 _MASK_BITS = 52
 _BIT_VALUES = np.exp2(np.arange(_MASK_BITS))
-
-
-class SearchHit(NamedTuple):
-    """A note found for a query: its vault path, its score, and the query terms it holds (in term order).
-
-    The one result type of search, from `PostingsIndex.rank` to `NoteIndex.search` and its callers. What
-    the interfaces print are other things made from it: `app.SelectedNote` (a hit the selection rule
-    picked, as `ask --json` reports it) and the MCP server's `NoteMatch` (a hit with its snippet and best
-    chunks). A named tuple: immutable, and cheaper to make than a frozen dataclass (~1 us per hit).
-    """
-
-    path: str
-    score: float
-    matched_terms: tuple[str, ...]
 
 
 @dataclass(slots=True)

@@ -26,14 +26,14 @@ import threading
 import zlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, overload
-
-import numpy as np
 
 from nlmsync.store.transaction import transaction
 
 if TYPE_CHECKING:
+    import numpy as np
     from sqlite_utils import Database
 
 SIGNATURE_KEY = "signature"
@@ -97,8 +97,7 @@ class Vocabulary(Sequence[str]):
 
     def __init__(self, data: bytes, block_bytes: int = 16384) -> None:
         self.data = data
-        newline = np.frombuffer(data, dtype=np.uint8) == 0x0A  # numpy counts them ~10x faster than bytes.count
-        self._count = int(np.count_nonzero(newline)) + 1 if data else 0
+        self._count = data.count(b"\n") + 1 if data else 0
         # block k is data[starts[k]:starts[k + 1] - 1]: whole terms, the first of them number firsts[k]
         self._starts: list[int] = []
         self._firsts: list[int] = []
@@ -111,7 +110,7 @@ class Vocabulary(Sequence[str]):
             self._starts.append(start)
             self._firsts.append(first)
             self._heads.append(data[start:end if head < 0 else head].decode("utf-8"))
-            first += int(np.count_nonzero(newline[start:end])) + 1
+            first += data.count(b"\n", start, end) + 1
             start = end + 1
         self._starts.append(size + 1)
         self._blocks: list[list[str] | None] = [None] * len(self._firsts)
@@ -201,6 +200,20 @@ _SNAPSHOT_MMAP_BYTES = 1 << 30
 _SNAPSHOT_COLUMNS = ("paths", "mtimes", "sizes", "lengths", "vocab", "offsets", "slots", "tfs")
 
 
+@contextmanager
+def _mapped(conn: sqlite3.Connection) -> Iterator[None]:
+    """Memory-mapped reads of the state file around the block (see `_SNAPSHOT_MMAP_BYTES`)."""
+    mmap = conn.execute("PRAGMA mmap_size").fetchone()  # no row: a database in memory
+    remap = mmap is not None and mmap[0] < _SNAPSHOT_MMAP_BYTES
+    if remap:
+        conn.execute(f"PRAGMA mmap_size = {_SNAPSHOT_MMAP_BYTES}")
+    try:
+        yield
+    finally:
+        if remap:
+            conn.execute(f"PRAGMA mmap_size = {int(mmap[0])}")
+
+
 def _snapshot_row(conn: sqlite3.Connection, by_blob: bool) -> tuple[Any, ...] | None:
     if not by_blob:
         return conn.execute(f"SELECT crc, {', '.join(_SNAPSHOT_COLUMNS)} FROM index_snapshot WHERE id = 1").fetchone()
@@ -221,16 +234,11 @@ def load_snapshot(db: Connection, *, by_blob: bool = False) -> Snapshot | None:
 
     `by_blob`: read the arrays as incremental blobs (the GIL is free meanwhile); only inside a transaction.
     """
+    import numpy as np  # here: a fresh process's first query reads only parts of the snapshot (`SnapshotParts`)
+
     conn = _conn(db)
-    mmap = conn.execute("PRAGMA mmap_size").fetchone()  # no row: a database in memory
-    remap = mmap is not None and mmap[0] < _SNAPSHOT_MMAP_BYTES
-    if remap:
-        conn.execute(f"PRAGMA mmap_size = {_SNAPSHOT_MMAP_BYTES}")
-    try:
+    with _mapped(conn):
         row = _snapshot_row(conn, by_blob)
-    finally:
-        if remap:
-            conn.execute(f"PRAGMA mmap_size = {int(mmap[0])}")
     if row is None:
         return None
     crc, paths_raw, mtimes_raw, sizes_raw, lengths_raw, vocab_raw, offsets_raw, slots_raw, tfs_raw = row
@@ -255,6 +263,89 @@ def load_snapshot(db: Connection, *, by_blob: bool = False) -> Snapshot | None:
             or np.any(np.diff(offsets) < 0) or (len(slots) and (slots.min() < 0 or slots.max() >= count))):
         return None
     return Snapshot(paths, mtimes, sizes, lengths, terms, offsets, slots, tfs)
+
+
+class SnapshotParts:
+    """The stored snapshot as one query needs it, read without numpy and without its postings whole.
+
+    A fresh process answering its first query (`search.cold`) reads the notes (paths, `mtime_ns`, size, field
+    lengths) and the vocabulary at once, one blob each, and a term's postings only when asked for, by
+    incremental blob reads of that term's range: on tldr ~8 MB of the 47 MB snapshot. Use it inside `with
+    SnapshotParts.open(conn)`, itself inside a read transaction (the rows read beside it are then of the same
+    moment). Anything that does not fit together raises `ValueError`: the caller then
+    takes the whole-index path, which checks and rebuilds.
+    """
+
+    def __init__(self, paths: list[str | None], mtimes: list[int], sizes: list[int], lengths: memoryview,
+                 terms: Vocabulary, blobs: list[sqlite3.Blob]) -> None:
+        self.paths, self.mtimes, self.sizes, self.terms = paths, mtimes, sizes, terms
+        self.lengths = lengths  # three per note: body, heading, path
+        self._blobs = blobs
+        self._entries = len(blobs[1]) // 4 if blobs else 0
+
+    @classmethod
+    def _read(cls, conn: sqlite3.Connection, row: tuple[Any, ...]) -> SnapshotParts:
+        crc, paths_raw, mtimes_raw, sizes_raw, lengths_raw, vocab = row
+        if _crc(paths_raw, vocab) != crc:
+            raise ValueError("snapshot: CRC mismatch")
+        paths: list[str | None] = paths_raw.decode("utf-8").split("\0") if paths_raw else []  # type: ignore[assignment]
+        if "" in paths:
+            paths = [path or None for path in paths]
+        count = len(paths)
+        if len(mtimes_raw) != 8 * count or len(sizes_raw) != 8 * count or len(lengths_raw) != 24 * count:
+            raise ValueError("snapshot: note arrays do not fit the paths")
+        terms = Vocabulary(vocab)
+        blobs = [conn.blobopen("index_snapshot", column, 1, readonly=True) for column in ("offsets", "slots", "tfs")]
+        parts = cls(paths, memoryview(mtimes_raw).cast("q").tolist(), memoryview(sizes_raw).cast("q").tolist(),
+                    memoryview(lengths_raw).cast("q"), terms, blobs)
+        offsets, slots, tfs = blobs
+        if len(offsets) != 8 * (len(terms) + 1) or len(slots) % 4 or len(tfs) != 8 * parts._entries:
+            parts.close()
+            raise ValueError("snapshot: postings do not fit the vocabulary")
+        return parts
+
+    @classmethod
+    @contextmanager
+    def open(cls, db: Connection) -> Iterator[SnapshotParts]:
+        """The snapshot's parts for the block (no note and no term when there is no snapshot: a cache of rows
+        only), its postings read through memory-mapped pages (a term's first read costs ~4x more through read
+        calls).
+
+        Raises:
+            ValueError: its parts do not fit together (or its CRC is wrong).
+        """
+        conn = _conn(db)
+        with _mapped(conn):
+            row = conn.execute("SELECT crc, paths, mtimes, sizes, lengths, vocab FROM index_snapshot"
+                               " WHERE id = 1").fetchone()
+            parts = cls([], [], [], memoryview(b"").cast("q"), Vocabulary(b""), []) if row is None \
+                else cls._read(conn, row)
+            try:
+                yield parts
+            finally:
+                parts.close()
+
+    def postings(self, term_id: int) -> tuple[memoryview, memoryview]:
+        """The slots (int32) and weighted term frequencies (float64) of term number `term_id`.
+
+        Raises:
+            ValueError: the term's range or slots are out of bounds.
+        """
+        offsets, slots, tfs = self._blobs
+        offsets.seek(8 * term_id)
+        start, end = memoryview(offsets.read(16)).cast("q")
+        if not 0 <= start <= end <= self._entries:
+            raise ValueError("snapshot: postings range out of bounds")
+        slots.seek(4 * start)
+        tfs.seek(8 * start)
+        term_slots = memoryview(slots.read(4 * (end - start))).cast("i")
+        if end > start and (min(term_slots) < 0 or max(term_slots) >= len(self.paths)):
+            raise ValueError("snapshot: slot out of range")
+        return term_slots, memoryview(tfs.read(8 * (end - start))).cast("d")
+
+    def close(self) -> None:
+        for blob in self._blobs:
+            blob.close()
 
 
 _BACKGROUND_BUSY_SECONDS = 2.0
@@ -351,6 +442,8 @@ def write_changes(db: Connection, rows: Iterable[CachedDoc]) -> None:
 
 def _blob(array: np.ndarray, dtype: type) -> memoryview:
     """The array's bytes without copying them when it already has this dtype and layout."""
+    import numpy as np
+
     return memoryview(np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8))
 
 
@@ -358,6 +451,8 @@ def write_snapshot(db: Connection, snapshot: Snapshot, rows: Iterable[CachedDoc]
     """Replace the snapshot, and every row with `rows`, in one transaction."""
     paths = "\0".join(p or "" for p in snapshot.paths).encode("utf-8")
     vocab = snapshot.terms.data if isinstance(snapshot.terms, Vocabulary) else "\n".join(snapshot.terms).encode("utf-8")
+    import numpy as np
+
     db = _conn(db)
     with transaction(db):
         db.execute("DELETE FROM index_docs")

@@ -1,0 +1,180 @@
+"""The cold answer: a process's first query answered straight from the state file (spec §3.3, §4.2).
+
+A fresh `nlmsync search` (or `ask`'s selection) on a vault that did not change since the index was saved
+needs neither the whole index in memory nor numpy: it must check every note's `mtime_ns` and size against
+the saved ones (§4.2: changes made while nothing ran) and score the few postings lists its query terms have.
+`answer_cold` does exactly that, from `store.index_cache.SnapshotParts` (the saved notes and vocabulary, and
+each query term's postings read on demand) and the cache's rows (the notes indexed since that snapshot).
+
+It answers only when the vault is what the cache says; anything else — a note added, edited, gone or newly
+skipped, a row the whole-index path would re-read — gives None, and the caller takes the whole-index path
+(`NoteIndex.sync`), which reads what changed and saves it. When it answers, its hits are the very hits
+`PostingsIndex.rank` gives for the same index (`search.ranking`): the same contributions, computed with the
+same float operations in the same order, added per note in term order, the same stop-word rule and the same
+order of hits. A property test holds the two paths to that.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+from nlmsync.search.bm25 import idf
+from nlmsync.search.hits import SearchHit
+
+if TYPE_CHECKING:
+    from nlmsync.search.doc_terms import Weights
+    from nlmsync.store.index_cache import CachedDoc, SnapshotParts
+    from nlmsync.vault import VaultListing
+
+__all__ = ["answer_cold", "vault_unchanged"]
+
+_INDEXED, _SKIPPED = "indexed", "skipped"  # `store.index_cache`'s row kinds
+
+
+def vault_unchanged(parts: SnapshotParts, rows: Sequence[CachedDoc], listing: VaultListing) -> bool:
+    """Whether a full rescan of `listing` against the snapshot and its rows would find nothing to do.
+
+    Every listed note must be a snapshot note no row hides, or an indexed or skipped row, with the same
+    `mtime_ns` and size; every snapshot note and indexed row must be listed; the walk's skips must be the
+    skipped rows' (a path, no stat, the same reason), and every skipped row still found. An indexed row whose
+    terms could not be read is a note the whole-index path would read again: not unchanged.
+    """
+    row_of = {row.path: row for row in rows}
+    slot_of = dict(zip(parts.paths, range(len(parts.paths))))
+    slot_of.pop(None, None)  # type: ignore[call-overload]
+    paths, mtimes, sizes = listing.paths, listing.mtimes, listing.sizes
+    indexed_rows = skipped_rows = hidden = 0
+    found_skipped = 0
+    if row_of:
+        if any(row.kind == _INDEXED and not row.terms for row in rows):
+            return False
+        indexed_rows = sum(1 for row in rows if row.kind == _INDEXED)
+        skipped_rows = sum(1 for row in rows if row.kind == _SKIPPED)
+        hidden = sum(1 for path in row_of if path in slot_of)
+        at_rows = [i for i, path in enumerate(paths) if path in row_of]
+        listed_rows = 0
+        for i in at_rows:  # a note the rows describe: with the stats it was indexed or skipped at
+            row = row_of[paths[i]]
+            if row.kind not in (_INDEXED, _SKIPPED) or (row.mtime_ns, row.size) != (mtimes[i], sizes[i]):
+                return False
+            listed_rows += row.kind == _INDEXED
+            found_skipped += row.kind == _SKIPPED
+        if listed_rows != indexed_rows:
+            return False
+        if at_rows:
+            at = set(at_rows)
+            rest = [i for i in range(len(paths)) if i not in at]
+            paths, mtimes, sizes = [paths[i] for i in rest], [mtimes[i] for i in rest], [sizes[i] for i in rest]
+        for skip in listing.skipped:
+            row = row_of.get(skip.path)
+            if row is None or row.kind != _SKIPPED or (row.mtime_ns, row.size, row.skip_reason) != (0, 0, skip.reason):
+                return False
+            found_skipped += 1
+    elif listing.skipped:
+        return False
+    # the other notes, compared whole with the snapshot's (no Python step per note)
+    if found_skipped != skipped_rows or len(paths) != len(slot_of) - hidden:
+        return False
+    slots = list(map(slot_of.get, paths))
+    if None in slots:
+        return False
+    return (list(map(parts.mtimes.__getitem__, slots)) == mtimes  # type: ignore[arg-type]
+            and list(map(parts.sizes.__getitem__, slots)) == sizes)  # type: ignore[arg-type]
+
+
+def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[str, float],
+                limit: int | None, common: frozenset[str], weights: Weights, k1: float,
+                b: float) -> list[SearchHit]:
+    """`PostingsIndex.rank` of the index the snapshot and its rows make (rows hide the snapshot's entry
+    for their path; indexed rows are the overlay), computed from the query terms' postings alone.
+
+    Raises:
+        ValueError: a part of the snapshot is out of bounds (see `SnapshotParts`).
+    """
+    overlay = [row for row in rows if row.kind == _INDEXED]
+    hidden = {slot for slot, path in enumerate(parts.paths) if path is None}
+    if rows:
+        row_paths = {row.path for row in rows}
+        hidden.update(slot for slot, path in enumerate(parts.paths) if path in row_paths)
+    n_docs = len(parts.paths) - len(hidden) + len(overlay)
+    if not n_docs or not query:
+        return []
+    lengths = parts.lengths
+    totals = [sum(lengths[0::3]), sum(lengths[1::3]), sum(lengths[2::3])]
+    for slot in hidden:
+        for i in range(3):
+            totals[i] -= lengths[3 * slot + i]
+    for row in overlay:
+        for i in range(3):
+            totals[i] += row.lengths[i]
+    avg = weights.length((totals[0], totals[1], totals[2])) / n_docs
+    w_body, w_heading, w_path = weights.body, weights.heading, weights.path
+    k1_plus_1 = k1 + 1.0
+
+    def norm(body: int, heading: int, path: int) -> float:  # `PostingsIndex.norms`, one note at a time
+        return k1 * (1.0 - b + b * ((w_body * float(body) + w_heading * float(heading) + w_path * float(path)) / avg))
+
+    found: list[_Found] = []  # the terms some note holds, in term order
+    for term, query_weight in sorted(query.items()):
+        term_id = parts.terms.find(term)
+        slots: Sequence[int] = ()
+        tfs: Sequence[float] = ()
+        if term_id is not None:
+            slots, tfs = parts.postings(term_id)
+            if hidden:
+                kept = [i for i, slot in enumerate(slots) if slot not in hidden]
+                slots, tfs = [slots[i] for i in kept], [tfs[i] for i in kept]
+        held = [(row.path, row.terms[term], norm(*row.lengths)) for row in overlay if row.terms and term in row.terms]
+        if len(slots) + len(held):
+            found.append(_Found(term, query_weight, len(slots) + len(held), slots, tfs, held))
+    if common:
+        found = [entry for entry in found if entry.term not in common or 2 * entry.df <= n_docs] or found
+    needed = set()
+    for entry in found:
+        needed.update(entry.slots)
+    norms = {slot: norm(lengths[3 * slot], lengths[3 * slot + 1], lengths[3 * slot + 2]) for slot in needed}
+    # a note's score: its terms' contributions added in term order, starting from 0.0, as `np.bincount` adds
+    scores: dict[int | str, float] = {}
+    get = scores.get
+    for entry in found:
+        weight = entry.query_weight * idf(n_docs, entry.df)
+        for slot, tf in zip(entry.slots, entry.tfs):
+            scores[slot] = get(slot, 0.0) + weight * (tf * k1_plus_1) / (tf + norms[slot])
+        for path, tf, path_norm in entry.held:
+            scores[path] = get(path, 0.0) + weight * (tf * k1_plus_1) / (tf + path_norm)
+    positive = [value for value in scores.values() if value > 0]
+    if limit is not None and len(positive) > limit:  # the limit-th best score is the least a hit needs
+        least = heapq.nlargest(limit, positive)[-1]
+        keys = [key for key, value in scores.items() if value >= least]
+    else:
+        keys = [key for key, value in scores.items() if value > 0]
+    # which terms each of those notes holds (bit j: found[j]): a tie on the score goes to the note holding more
+    masks = dict.fromkeys(keys, 0)
+    for j, entry in enumerate(found):
+        bit = 1 << j
+        holders = set(entry.slots)
+        holders.update(path for path, _tf, _norm in entry.held)
+        for key in keys:
+            if key in holders:
+                masks[key] |= bit
+    paths = parts.paths
+    candidates = sorted((-scores[key], -mask.bit_count(), key if isinstance(key, str) else paths[key], mask)
+                        for key, mask in masks.items())
+    if limit is not None:
+        del candidates[limit:]
+    terms = [entry.term for entry in found]
+    return [SearchHit(path, -neg_score, tuple(terms[j] for j in range(len(terms)) if mask >> j & 1))  # type: ignore[misc]
+            for neg_score, _count, path, mask in candidates]
+
+
+class _Found(NamedTuple):
+    """A query term some note holds: its postings (live snapshot notes, then indexed rows with their norms)."""
+
+    term: str
+    query_weight: float
+    df: int
+    slots: Sequence[int]
+    tfs: Sequence[float]
+    held: list[tuple[str, float, float]]

@@ -1,0 +1,20 @@
+"""The one result type of note search (imports nothing heavy: both the index's ranking and a fresh
+process's first answer, `search.cold`, make it)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class SearchHit(NamedTuple):
+    """A note found for a query: its vault path, its score, and the query terms it holds (in term order).
+
+    The one result type of search, from `PostingsIndex.rank` to `NoteIndex.search` and its callers. What
+    the interfaces print are other things made from it: `app.SelectedNote` (a hit the selection rule
+    picked, as `ask --json` reports it) and the MCP server's `NoteMatch` (a hit with its snippet and best
+    chunks). A named tuple: immutable, and cheaper to make than a frozen dataclass (~1 us per hit).
+    """
+
+    path: str
+    score: float
+    matched_terms: tuple[str, ...]

@@ -1,0 +1,197 @@
+"""The cold answer (`search/cold.py`): a process's first query answered straight from the state file, without
+loading the index, gives the very hits the loaded index gives, and only when the vault did not change."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.hypothesis_profiles import examples
+
+from nlmsync.config import Settings
+from nlmsync.search import index as index_module
+from nlmsync.search.index import NoteIndex
+from nlmsync.store.db import open_database
+
+QUERIES = ["How does heapsort work?", "김치찌개", "ヒープソート", "E = mc²", "meeting re-indexing", "sourdough",
+           "the and of", "notes deep", "tapir"]
+
+Hits = list[tuple[str, float, tuple[str, ...]]]
+
+
+def fresh(vault: Path, **settings: object) -> NoteIndex:
+    """A NoteIndex as a new process makes it: a new connection to the state file."""
+    return NoteIndex(vault, open_database(vault / ".nlmsync" / "state.db"), Settings(vault=vault, **settings))
+
+
+def hits(index: NoteIndex, query: str, limit: int | None = None) -> Hits:
+    return [(h.path, h.score, h.matched_terms) for h in index.search(query, limit=limit)]
+
+
+def cold(vault: Path, query: str, limit: int | None = None) -> Hits:
+    """The first query of a new process, which must have been answered without loading the index."""
+    index = fresh(vault)
+    found = hits(index, query, limit)
+    assert not index.loaded, f"{query!r}: the index was loaded"
+    return found
+
+
+def from_scratch(vault: Path, query: str, limit: int | None = None) -> Hits:
+    return hits(NoteIndex(vault, None, Settings(vault=vault)), query, limit)
+
+
+def touch(path: Path, text: str) -> None:
+    old = path.stat().st_mtime_ns if path.exists() else time.time_ns()
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(old + 10_000_000, old + 10_000_000))
+
+
+@pytest.mark.parametrize("merge_threshold", [1, 512], ids=["snapshot", "rows-only"])
+def test_cold_hits_are_the_loaded_index_hits(vault: Path, merge_threshold: int,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", merge_threshold)
+    fresh(vault).sync()
+    for query in QUERIES:
+        for limit in (None, 1, 3):
+            assert cold(vault, query, limit) == from_scratch(vault, query, limit)
+
+
+def test_cold_hits_over_a_snapshot_and_rows(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notes indexed, edited or deleted since the last merge are rows that hide the snapshot's entry."""
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
+    fresh(vault).sync()  # a snapshot
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 512)
+    index = fresh(vault)
+    touch(vault / "inbox.md", "A tapir in the inbox, sorting heaps.")
+    (vault / "Home.md").unlink()
+    (vault / "new" / "tapir.md").parent.mkdir()
+    touch(vault / "new" / "tapir.md", "# Tapir\nA tapir is not a heap.")
+    for path in ("inbox.md", "Home.md", "new/tapir.md"):
+        index.mark_path_modified(path)
+    index.sync()  # rows: edited, deleted, added
+    for query in QUERIES:
+        assert cold(vault, query) == from_scratch(vault, query)
+    assert cold(vault, "tapir", 1)[0][0] == "new/tapir.md"
+
+
+@pytest.mark.parametrize("merge_threshold", [1, 512], ids=["snapshot", "rows-only"])
+@pytest.mark.parametrize("change", ["edit", "same-size edit", "add", "delete", "empty", "binary"])
+def test_a_change_made_while_nothing_ran_is_never_answered_cold(vault: Path, change: str, merge_threshold: int,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", merge_threshold)
+    fresh(vault).sync()
+    target = vault / "inbox.md"
+    if change == "edit":
+        touch(target, "A tapir walked in.")
+    elif change == "same-size edit":  # only the mtime tells
+        size = target.stat().st_size
+        touch(target, ("tapir " * size)[:size])
+    elif change == "add":
+        touch(vault / "tapir.md", "A tapir walked in.")
+    elif change == "delete":
+        target.unlink()
+    elif change == "empty":
+        touch(target, "")
+    else:
+        target.write_bytes(b"\x00\x01tapir\x00")
+    index = fresh(vault)
+    assert hits(index, "tapir") == from_scratch(vault, "tapir")
+    assert index.loaded  # the change was read by the whole-index path, and saved
+    assert cold(vault, "tapir") == from_scratch(vault, "tapir")  # the next process answers cold again
+
+
+def test_skipped_notes_leave_the_vault_unchanged(vault: Path) -> None:
+    """The fixture vault holds empty, binary, invalid and excluded notes: skips the cache records, which a
+    cold answer checks like any note."""
+    fresh(vault).sync()
+    assert cold(vault, "heapsort") == from_scratch(vault, "heapsort")
+
+
+@pytest.mark.parametrize("damage", ["UPDATE index_snapshot SET offsets = x'00'",
+                                    "UPDATE index_snapshot SET slots = zeroblob(length(slots)) || x'ffffffff'",
+                                    "UPDATE index_snapshot SET vocab = CAST('tapir' AS BLOB)",
+                                    "UPDATE index_docs SET terms = 'not json' WHERE path = 'inbox.md'"])
+def test_a_damaged_cache_is_not_answered_cold(vault: Path, damage: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
+    fresh(vault).sync()
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 512)
+    index = fresh(vault)
+    touch(vault / "inbox.md", "A tapir in the inbox.")
+    index.mark_path_modified("inbox.md")
+    index.sync()
+    db = open_database(vault / ".nlmsync" / "state.db")
+    db.execute(damage)
+    db.conn.commit()
+    index = fresh(vault)
+    assert [hits(index, q) for q in QUERIES] == [from_scratch(vault, q) for q in QUERIES]
+    assert index.loaded
+
+
+def test_a_cold_answer_then_more_queries_walk_the_vault_once(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fresh(vault).sync()
+    expected = [from_scratch(vault, q) for q in ["heapsort", *QUERIES]]
+    walks = []
+    real_walk = index_module.list_vault
+
+    def counting_walk(root: Path) -> object:
+        walks.append(root)
+        return real_walk(root)
+
+    monkeypatch.setattr(index_module, "list_vault", counting_walk)
+    index = fresh(vault)
+    assert hits(index, "heapsort") == expected[0]
+    assert not index.loaded and len(walks) == 1
+    assert [hits(index, q) for q in QUERIES] == expected[1:]
+    assert index.loaded and len(walks) == 1  # the first sync compared the cold answer's walk
+
+
+WORDS = ["heap", "sort", "heapsort", "kimchi", "김치찌개", "ヒープ", "ソート", "the", "and", "not", "mc²", "river",
+         "tea", "Tea"]
+PATHS = ["a.md", "b.md", "notes/c.md", "notes/deep/d.md", "노트.md", "tea/river.md"]
+PROPERTY_QUERIES = ["heap sort", "heapsort", "김치", "ヒープソート", "the river", "tea river", "notes", "deep d",
+                    "not kimchi"]
+texts = st.lists(st.sampled_from([*WORDS, "\n# ", "\n"]), min_size=0, max_size=12).map(" ".join)
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(initial=st.lists(st.tuples(st.sampled_from(PATHS), texts), min_size=1, max_size=6),
+       later=st.lists(st.tuples(st.sampled_from(PATHS), st.one_of(texts, st.none())), max_size=4),
+       merge_threshold=st.sampled_from([1, 2, 512]), limit=st.sampled_from([None, 1, 2]))
+def test_cold_answers_equal_from_scratch(initial: list[tuple[str, str]], later: list[tuple[str, str | None]],
+                                         merge_threshold: int, limit: int | None,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever the snapshot and rows a history of syncs left, a cold answer is the from-scratch answer."""
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", merge_threshold)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        clock = 1_700_000_000_000_000_000
+
+        def write(rel: str, text: str | None) -> None:
+            nonlocal clock
+            path = root / rel
+            if text is None:
+                path.unlink(missing_ok=True)
+                return
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            clock += 1_000_000
+            os.utime(path, ns=(clock, clock))
+
+        for rel, text in initial:
+            write(rel, text)
+        fresh(root).sync()
+        live = fresh(root)
+        for rel, text in later:
+            write(rel, text)
+            live.mark_path_modified(rel)
+            live.sync()
+        for query in PROPERTY_QUERIES:
+            index = fresh(root)
+            found = hits(index, query, limit)
+            assert not index.loaded
+            assert found == from_scratch(root, query, limit), query
