@@ -25,6 +25,7 @@ from nlmsync.vault import (
     matches_exclude,
     normalize_rel_path,
     parse_front_matter,
+    read_file_bytes,
     read_note_text,
     resolve_in_vault,
     scan_vault,
@@ -340,6 +341,26 @@ def test_decode_note_is_the_one_rule_for_unreadable_and_empty_notes(data: bytes,
     assert decode_note(data) == (text, problem)
     if problem in (None, "empty"):
         assert is_blank(text) == (problem == "empty")
+
+
+@pytest.mark.parametrize("length", [0, 1, 7, 65_535, 65_536, 200_001])
+@pytest.mark.parametrize("stated", ["exact", "none", "smaller", "larger"])
+def test_read_file_bytes_reads_the_whole_file_whatever_size_was_stated(tmp_path: Path, length: int,
+                                                                      stated: str) -> None:
+    """The stated size only sizes the first read: a file that grew or shrank since its stat is read whole."""
+    data = bytes(range(256)) * (length // 256) + b"x" * (length % 256)
+    path = tmp_path / "note.md"
+    path.write_bytes(data)
+    size = {"exact": length, "none": 0, "smaller": length // 3, "larger": length * 2 + 5}[stated]
+    assert read_file_bytes(path, size) == data
+    assert read_file_bytes(str(path), size) == data
+
+
+def test_read_file_bytes_raises_oserror_for_a_folder_or_a_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(IsADirectoryError):
+        read_file_bytes(tmp_path, 10)
+    with pytest.raises(FileNotFoundError):
+        read_file_bytes(tmp_path / "gone.md", 10)
 
 
 def test_the_note_suffix_and_the_ignored_folders_are_defined_once() -> None:

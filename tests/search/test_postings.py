@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,7 +15,7 @@ from tests.hypothesis_profiles import examples
 from nlmsync.search import doc_terms as doc_terms_module
 from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights, doc_terms
 from nlmsync.search.markdown import NoteFields
-from nlmsync.search.postings import PostingsIndex, SortedTerms
+from nlmsync.search.postings import PostingsIndex, SortedTerms, stable_argsort
 
 TERMS = ["heap", "sort", "heapsort", "tea", "river", "a", "b", "c"]
 PATHS = ["a.md", "b.md", "c.md", "d/e.md", "f.md", "g.md"]
@@ -134,3 +135,11 @@ def test_notes_added_by_their_fields_index_as_their_weighted_terms(notes: list[N
     assert list(first.terms) == list(second.terms) and first.base_paths == second.base_paths
     for name in ("offsets", "slots", "tfs", "base_lengths"):
         assert getattr(first, name).tolist() == getattr(second, name).tolist(), name
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.lists(st.integers(0, 2**31 - 1) | st.integers(0, 70_000) | st.integers(0, 3), max_size=300))
+def test_stable_argsort_is_numpys_stable_argsort(values: list[int]) -> None:
+    """The two 16-bit radix passes order int32 keys as one stable sort does: equal keys keep their order."""
+    keys = np.array(values, dtype=np.int32)
+    assert stable_argsort(keys).tolist() == np.argsort(keys, kind="stable").tolist()

@@ -47,6 +47,7 @@ from nlmsync.vault import (
     list_vault,
     normalize_rel_path,
     parse_front_matter,
+    read_file_bytes,
     resolve_in_vault,
 )
 
@@ -364,8 +365,7 @@ class NoteIndex:
             return
         fs_path = note.fs_path or resolve_in_vault(self.vault_root, note.path)
         try:
-            with open(fs_path, "rb") as handle:
-                data = handle.read()
+            data = read_file_bytes(fs_path, note.size)
         except OSError as exc:
             self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, f"unreadable ({exc.strerror})"), changes)
             return

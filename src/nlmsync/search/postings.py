@@ -195,16 +195,15 @@ class PostingsIndex:
                        if source.packed_paths else np.zeros((0, 3), dtype=np.int64) for source in sources]
         for source in sources:
             source.release()
-        terms = sorted(vocab)
+        terms, ids = _sorted_vocabulary(vocab)
         rank_of = np.zeros(next(next_id), dtype=np.int32)  # a term's id -> its position in `terms`
-        rank_of[np.fromiter(map(vocab.__getitem__, terms), dtype=np.int64, count=len(terms))] = np.arange(
-            len(terms), dtype=np.int32)
-        del vocab
+        rank_of[ids] = np.arange(len(terms), dtype=np.int32)
+        del vocab, ids
         all_t = rank_of[np.concatenate(parts_t)] if len(terms) else np.zeros(0, np.int32)
         all_s, all_f = np.concatenate(parts_s), np.concatenate(parts_f)
         # base entries come first with ascending slots per term, new slots are larger and in order:
         # a stable sort by term keeps every term's postings sorted by slot
-        order = np.argsort(all_t, kind="stable")
+        order = stable_argsort(all_t)
         all_t, all_s, all_f = all_t[order], all_s[order], all_f[order]
 
         counts = np.bincount(all_t, minlength=len(terms))
@@ -259,3 +258,26 @@ class PostingsIndex:
              common: frozenset[str] = frozenset()) -> list[SearchHit]:
         """Documents with a positive score, best first (see `Ranking.rank`)."""
         return self._ranking.rank(query, limit, common)
+
+
+def _sorted_vocabulary(vocab: dict[str, int]) -> tuple[list[str], np.ndarray]:
+    """The terms of `vocab` sorted, and their ids in that order.
+
+    The terms are sorted as positions into the dict's own order, which carries their ids along; looking
+    each sorted term up again in a dict of half a million terms (a full build's) costs as much as the sort."""
+    keys = list(vocab)
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    ids = np.fromiter(vocab.values(), dtype=np.int64, count=len(keys))
+    return list(map(keys.__getitem__, order)), ids[np.array(order, dtype=np.int64)]
+
+
+def stable_argsort(keys: np.ndarray) -> np.ndarray:
+    """`np.argsort(keys, kind="stable")` of non-negative int32 keys, as radix sorts of their two 16-bit halves.
+
+    numpy sorts keys of 16 bits or less stably by radix sort, in linear time, and wider ones by timsort: two
+    radix passes (the low half, then the high half of the keys in that order) take a third of the time on
+    the 3 million postings of a full build of 38,404 notes."""
+    if not len(keys) or int(keys.max()) < 1 << 16:
+        return np.argsort(keys.astype(np.uint16), kind="stable")
+    low = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable").astype(np.int32)  # half the memory
+    return low[np.argsort((keys[low] >> 16).astype(np.uint16), kind="stable")]

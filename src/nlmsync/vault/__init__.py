@@ -8,7 +8,14 @@ from __future__ import annotations
 from nlmsync.vault.changes import NoteChange
 from nlmsync.vault.exclusion import check_exclude, excluded_by_pattern, is_excluded, matches_exclude
 from nlmsync.vault.front_matter import FrontMatter, front_matter_strings, parse_front_matter
-from nlmsync.vault.notes import decode_note, is_blank, iter_lines, read_note_file, read_note_text
+from nlmsync.vault.notes import (
+    decode_note,
+    is_blank,
+    iter_lines,
+    read_file_bytes,
+    read_note_file,
+    read_note_text,
+)
 from nlmsync.vault.paths import (
     IGNORED_DIRS,
     INVALID_NAME_ENCODING,
@@ -51,6 +58,7 @@ __all__ = [
     "normalize_rel_path",
     "parse_front_matter",
     "printable_path",
+    "read_file_bytes",
     "read_note_file",
     "read_note_text",
     "resolve_in_vault",
