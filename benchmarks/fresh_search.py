@@ -11,12 +11,12 @@ processes, best and median of `--runs` after an untimed one, interleaved:
 - `nlmsync search --json QUERY` on the unchanged vault, and the library's search path alone;
 - bm25s loading its saved index and answering the same query (what issue 16 compares against);
 - each step of the command line's work timed in one process in the order it happens (imports as the
-  command makes them, then the vault's rescan, the read of the cached index and the snippets' modules),
-  with the bare interpreter's start and exit;
-- the floors: fresh processes doing only what any nlmsync search on the current design must (the ranking
-  imports numpy, the command line's config model is pydantic, every note's mtime and size is checked
-  for edits made while nothing ran: a bare `os.scandir` + `stat` walk), alone and together, against
-  bm25s's load and answer.
+  command makes them, the vault's rescan, the cold answer's reads, check and ranking — `search/cold.py` —
+  and the snippets' modules), with the bare interpreter's start and exit;
+- the floors: a fresh process doing only what any nlmsync search must (every note's mtime and size is
+  checked for edits made while nothing ran: a bare `os.scandir` + `stat` walk), and, for reference, what
+  the search path no longer loads (numpy, since the cold answer; the pydantic settings model, without a
+  config file), against bm25s's load and answer.
 """
 
 from __future__ import annotations
@@ -40,21 +40,29 @@ t = clock()
 import nlmsync.cli
 r["typer and the CLI's modules"] = clock() - t; t = clock()
 from nlmsync.config import search_settings
-search_settings(vault=Path(sys.argv[1]), env={})
+settings = search_settings(vault=Path(sys.argv[1]), env={})
 r["the settings (the defaults: no pydantic)"] = clock() - t; t = clock()
-import numpy
-r["numpy"] = clock() - t; t = clock()
 import nlmsync.search.index
-r["the search index's modules"] = clock() - t; t = clock()
-from nlmsync.vault.walk import list_vault
-list_vault(Path(sys.argv[1]))
-r["the rescan: mtime and size of every note"] = clock() - t; t = clock()
+from nlmsync.search.cold import answer_cold, vault_unchanged
+from nlmsync.search.query import STOP_WORDS, query_weights
 from nlmsync.store import index_cache
 from nlmsync.store.db import open_connection
+from nlmsync.store.transaction import transaction
+r["the search index's modules (no numpy)"] = clock() - t; t = clock()
 db = open_connection(Path(sys.argv[2]))
 index_cache.load_signature(db)
-index_cache.start_read(db).result()
-r["reading the cached index (snapshot arrays)"] = clock() - t; t = clock()
+r["opening the state file"] = clock() - t; t = clock()
+from nlmsync.vault.walk import list_vault
+listing = list_vault(Path(sys.argv[1]))
+r["the rescan: mtime and size of every note"] = clock() - t; t = clock()
+with transaction(db), index_cache.SnapshotParts.open(db) as parts:
+    rows = index_cache.load_docs(db)
+    r["reading the snapshot's notes and vocabulary"] = clock() - t; t = clock()
+    assert vault_unchanged(parts, rows, listing)
+    r["comparing the walk with them"] = clock() - t; t = clock()
+    from nlmsync.search.doc_terms import Weights
+    answer_cold(parts, rows, query_weights(sys.argv[3]), 15, STOP_WORDS, Weights(), 1.2, 0.75)
+    r["ranking: the query terms' postings read and scored"] = clock() - t; t = clock()
 import regex, nlmsync.search.snippets
 r["regex and the snippets' module"] = clock() - t
 print(json.dumps(r))
@@ -78,12 +86,9 @@ walk(os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY))
 '''
 
 FLOORS = {
-    "numpy imported": "import numpy",
+    "numpy imported (what the cold answer no longer pays)": "import numpy",
     "the settings model imported (pydantic; not on a plain search's path)": "import nlmsync.config.model",
     "a bare stat walk of the vault": BARE_WALK,
-    "numpy + the settings model": "import numpy, nlmsync.config.model",
-    "numpy + a bare stat walk": "import numpy\n" + BARE_WALK,
-    "numpy + the settings model + a bare stat walk": "import numpy, nlmsync.config.model\n" + BARE_WALK,
 }
 
 LIBRARY = ("from pathlib import Path\nfrom nlmsync.search.index import NoteIndex\n"
@@ -145,7 +150,7 @@ def main() -> None:
             seconds, _ = cpu_of(command, env)
             if run:
                 times[name].append(seconds)
-        seconds, out = cpu_of([sys.executable, "-c", STEPS, str(vault), str(state)], env)
+        seconds, out = cpu_of([sys.executable, "-c", STEPS, str(vault), str(state), query], env)
         idle, _ = cpu_of([sys.executable, "-c", "pass"], env)
         if run:
             steps.append(json.loads(out))

@@ -113,6 +113,7 @@ def test_skipped_notes_leave_the_vault_unchanged(vault: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", ["UPDATE index_snapshot SET offsets = x'00'",
+                                    "UPDATE index_snapshot SET vocab = CAST(upper(CAST(vocab AS TEXT)) AS BLOB)",
                                     "UPDATE index_snapshot SET slots = zeroblob(length(slots)) || x'ffffffff'",
                                     "UPDATE index_snapshot SET vocab = CAST('tapir' AS BLOB)",
                                     "UPDATE index_docs SET terms = 'not json' WHERE path = 'inbox.md'"])
@@ -130,6 +131,18 @@ def test_a_damaged_cache_is_not_answered_cold(vault: Path, damage: str, monkeypa
     index = fresh(vault)
     assert [hits(index, q) for q in QUERIES] == [from_scratch(vault, q) for q in QUERIES]
     assert index.loaded
+
+
+def test_a_snapshot_saved_without_its_vocabulary_blocks_is_answered_cold(vault: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache an older nlmsync wrote has no saved blocks: the vocabulary is then read whole (and checked)."""
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
+    fresh(vault).sync()
+    db = open_database(vault / ".nlmsync" / "state.db")
+    assert db.execute("DELETE FROM index_meta WHERE key = 'vocabulary_blocks'").rowcount == 1
+    db.conn.commit()
+    for query in QUERIES:
+        assert cold(vault, query) == from_scratch(vault, query)
 
 
 def test_a_cold_answer_then_more_queries_walk_the_vault_once(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -74,14 +74,14 @@ def vault_unchanged(parts: SnapshotParts, rows: Sequence[CachedDoc], listing: Va
             found_skipped += 1
     elif listing.skipped:
         return False
-    # the other notes, compared whole with the snapshot's (no Python step per note)
+    # the other notes, compared with the snapshot's as whole lists
     if found_skipped != skipped_rows or len(paths) != len(slot_of) - hidden:
         return False
     slots = list(map(slot_of.get, paths))
     if None in slots:
         return False
-    return (list(map(parts.mtimes.__getitem__, slots)) == mtimes  # type: ignore[arg-type]
-            and list(map(parts.sizes.__getitem__, slots)) == sizes)  # type: ignore[arg-type]
+    stored_mtimes, stored_sizes = parts.mtimes, parts.sizes
+    return [stored_mtimes[slot] for slot in slots] == mtimes and [stored_sizes[slot] for slot in slots] == sizes
 
 
 def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[str, float],
@@ -94,14 +94,15 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
         ValueError: a part of the snapshot is out of bounds (see `SnapshotParts`).
     """
     overlay = [row for row in rows if row.kind == _INDEXED]
-    hidden = {slot for slot, path in enumerate(parts.paths) if path is None}
+    paths = parts.paths
+    hidden = {slot for slot, path in enumerate(paths) if path is None} if None in paths else set()
     if rows:
         row_paths = {row.path for row in rows}
-        hidden.update(slot for slot, path in enumerate(parts.paths) if path in row_paths)
-    n_docs = len(parts.paths) - len(hidden) + len(overlay)
+        hidden.update(slot for slot, path in enumerate(paths) if path in row_paths)
+    n_docs = len(paths) - len(hidden) + len(overlay)
     if not n_docs or not query:
         return []
-    lengths = parts.lengths
+    lengths = parts.lengths.tolist()  # three per note: body, heading, path token counts
     totals = [sum(lengths[0::3]), sum(lengths[1::3]), sum(lengths[2::3])]
     for slot in hidden:
         for i in range(3):
@@ -114,7 +115,7 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
     k1_plus_1 = k1 + 1.0
 
     def norm(body: int, heading: int, path: int) -> float:  # `PostingsIndex.norms`, one note at a time
-        return k1 * (1.0 - b + b * ((w_body * float(body) + w_heading * float(heading) + w_path * float(path)) / avg))
+        return k1 * (1.0 - b + b * ((w_body * body + w_heading * heading + w_path * path) / avg))
 
     found: list[_Found] = []  # the terms some note holds, in term order
     for term, query_weight in sorted(query.items()):
@@ -134,7 +135,9 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
     needed = set()
     for entry in found:
         needed.update(entry.slots)
-    norms = {slot: norm(lengths[3 * slot], lengths[3 * slot + 1], lengths[3 * slot + 2]) for slot in needed}
+    # `norm` inline (a call per note costs a third more); an int times a float is the float of the int times it
+    norms = {slot: k1 * (1.0 - b + b * ((w_body * lengths[3 * slot] + w_heading * lengths[3 * slot + 1]
+                                         + w_path * lengths[3 * slot + 2]) / avg)) for slot in needed}
     # a note's score: its terms' contributions added in term order, starting from 0.0, as `np.bincount` adds
     scores: dict[int | str, float] = {}
     get = scores.get
@@ -159,7 +162,6 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
         for key in keys:
             if key in holders:
                 masks[key] |= bit
-    paths = parts.paths
     candidates = sorted((-scores[key], -mask.bit_count(), key if isinstance(key, str) else paths[key], mask)
                         for key, mask in masks.items())
     if limit is not None:

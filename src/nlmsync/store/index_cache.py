@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 SIGNATURE_KEY = "signature"
+BLOCKS_KEY = "vocabulary_blocks"  # where the snapshot's vocabulary blocks are (`VocabularyBlocks`, JSON)
 INDEXED, SKIPPED, DELETED = "indexed", "skipped", "deleted"
 
 # Every function takes the state file as a plain `sqlite3` connection (what `store.db.open_connection`
@@ -93,45 +94,39 @@ class Vocabulary(Sequence[str]):
     A term becomes a `str` only when it is looked at, with the neighbours in its block of about
     `block_bytes` (each block kept once made), so a process that answers a few queries from the cache does
     not build every term: half a million strings are ~60 ms of a fresh process on the tldr corpus.
-    `find` looks a term up in O(log n) without a Python call per probe; iterating makes every term."""
+    `find` looks a term up in O(log n) without a Python call per probe; iterating makes every term.
+    The blocks (`VocabularyBlocks`) are saved beside the snapshot, so that a cold answer reads only the
+    blocks of its query terms (`StoredVocabulary`)."""
 
-    def __init__(self, data: bytes, block_bytes: int = 16384) -> None:
-        self.data = data
-        self._count = data.count(b"\n") + 1 if data else 0
-        # block k is data[starts[k]:starts[k + 1] - 1]: whole terms, the first of them number firsts[k]
-        self._starts: list[int] = []
-        self._firsts: list[int] = []
-        self._heads: list[str] = []  # the first term of each block
-        start, first, size = 0, 0, len(data)
-        while start < size:
-            cut = data.find(b"\n", min(start + block_bytes, size))
-            end = size if cut < 0 else cut
-            head = data.find(b"\n", start, end)
-            self._starts.append(start)
-            self._firsts.append(first)
-            self._heads.append(data[start:end if head < 0 else head].decode("utf-8"))
-            first += data.count(b"\n", start, end) + 1
-            start = end + 1
-        self._starts.append(size + 1)
-        self._blocks: list[list[str] | None] = [None] * len(self._firsts)
+    def __init__(self, data: bytes, block_bytes: int = 16384, *, blocks: VocabularyBlocks | None = None) -> None:
+        self._data = data
+        self.blocks = blocks if blocks is not None else VocabularyBlocks.of(data, block_bytes)
+        self._blocks: list[list[str] | None] = [None] * len(self.blocks.firsts)
+
+    @property
+    def data(self) -> bytes:
+        return self._data
 
     def __len__(self) -> int:
-        return self._count
+        return self.blocks.count
+
+    def _block_bytes(self, k: int) -> bytes:
+        return self._data[self.blocks.starts[k]:self.blocks.starts[k + 1] - 1]
 
     def _block(self, k: int) -> list[str]:
         block = self._blocks[k]
         if block is None:
-            block = self._blocks[k] = self.data[self._starts[k]:self._starts[k + 1] - 1].decode("utf-8").split("\n")
+            block = self._blocks[k] = self._block_bytes(k).decode("utf-8").split("\n")
         return block
 
     def find(self, term: str) -> int | None:
         """The position of `term`, or None when it is not in the vocabulary."""
-        k = bisect_right(self._heads, term) - 1
+        k = bisect_right(self.blocks.heads, term) - 1
         if k < 0:
             return None
         block = self._block(k)
         j = bisect_left(block, term)
-        return self._firsts[k] + j if j < len(block) and block[j] == term else None
+        return self.blocks.firsts[k] + j if j < len(block) and block[j] == term else None
 
     @overload
     def __getitem__(self, i: int) -> str: ...
@@ -140,16 +135,70 @@ class Vocabulary(Sequence[str]):
 
     def __getitem__(self, i: int | slice) -> str | list[str]:
         if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(self._count))]
+            return [self[j] for j in range(*i.indices(len(self)))]
         if i < 0:
-            i += self._count
-        if not 0 <= i < self._count:
+            i += len(self)
+        if not 0 <= i < len(self):
             raise IndexError("vocabulary index out of range")
-        k = bisect_right(self._firsts, i) - 1
-        return self._block(k)[i - self._firsts[k]]
+        k = bisect_right(self.blocks.firsts, i) - 1
+        return self._block(k)[i - self.blocks.firsts[k]]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.data.decode("utf-8").split("\n") if self._count else [])
+        return iter(self.data.decode("utf-8").split("\n") if len(self) else [])
+
+
+class VocabularyBlocks(NamedTuple):
+    """Where a stored vocabulary's blocks are: block k is `data[starts[k]:starts[k + 1] - 1]` (whole terms, the
+    first of them `heads[k]`, number `firsts[k]`), its CRC `crcs[k]`; `count` terms in all."""
+
+    count: int
+    starts: list[int]
+    firsts: list[int]
+    heads: list[str]
+    crcs: list[int]
+
+    @classmethod
+    def of(cls, data: bytes, block_bytes: int = 16384) -> VocabularyBlocks:
+        starts: list[int] = []
+        firsts: list[int] = []
+        heads: list[str] = []
+        crcs: list[int] = []
+        start, first, size = 0, 0, len(data)
+        while start < size:
+            cut = data.find(b"\n", min(start + block_bytes, size))
+            end = size if cut < 0 else cut
+            head = data.find(b"\n", start, end)
+            starts.append(start)
+            firsts.append(first)
+            heads.append(data[start:end if head < 0 else head].decode("utf-8"))
+            crcs.append(zlib.crc32(data[start:end]))
+            first += data.count(b"\n", start, end) + 1
+            start = end + 1
+        starts.append(size + 1)
+        return cls(first, starts, firsts, heads, crcs)
+
+
+class StoredVocabulary(Vocabulary):
+    """A `Vocabulary` whose blocks are read from the state file when first looked at, each checked against its
+    CRC (a damaged block raises `ValueError`): what a cold answer needs of tldr's 6 MB vocabulary is the 16 KB
+    block of each query term."""
+
+    def __init__(self, blocks: VocabularyBlocks, blob: sqlite3.Blob) -> None:
+        super().__init__(b"", blocks=blocks)
+        self._blob = blob
+
+    @property
+    def data(self) -> bytes:
+        self._blob.seek(0)
+        return self._blob.read()
+
+    def _block_bytes(self, k: int) -> bytes:
+        start, end = self.blocks.starts[k], self.blocks.starts[k + 1] - 1
+        self._blob.seek(start)
+        data = self._blob.read(end - start)
+        if len(data) != end - start or zlib.crc32(data) != self.blocks.crcs[k]:
+            raise ValueError("snapshot: a vocabulary block does not match its CRC")
+        return data
 
 
 @dataclass(frozen=True)
@@ -248,7 +297,8 @@ def load_snapshot(db: Connection, *, by_blob: bool = False) -> Snapshot | None:
         paths: list[str | None] = bytes(paths_raw).decode("utf-8").split("\0") if paths_raw else []  # type: ignore[assignment]
         if "" in paths:  # dead slots (a merge leaves none, so this is rare)
             paths = [path or None for path in paths]
-        terms = Vocabulary(bytes(vocab_raw))
+        saved = _read_blocks(conn, crc)
+        terms = Vocabulary(bytes(vocab_raw), blocks=saved[0] if saved is not None else None)
         mtimes = np.frombuffer(mtimes_raw, dtype=np.int64)
         sizes = np.frombuffer(sizes_raw, dtype=np.int64)
         lengths = np.frombuffer(lengths_raw, dtype=np.int64).reshape(-1, 3)
@@ -269,8 +319,9 @@ class SnapshotParts:
     """The stored snapshot as one query needs it, read without numpy and without its postings whole.
 
     A fresh process answering its first query (`search.cold`) reads the notes (paths, `mtime_ns`, size, field
-    lengths) and the vocabulary at once, one blob each, and a term's postings only when asked for, by
-    incremental blob reads of that term's range: on tldr ~8 MB of the 47 MB snapshot. Use it inside `with
+    lengths) at once, and by incremental blob reads only the vocabulary block of each query term (where the
+    blocks are is saved beside the snapshot, `VocabularyBlocks`; a snapshot saved without them is read whole)
+    and that term's range of postings: on tldr ~2.5 MB of the 47 MB snapshot. Use it inside `with
     SnapshotParts.open(conn)`, itself inside a read transaction (the rows read beside it are then of the same
     moment). Anything that does not fit together raises `ValueError`: the caller then
     takes the whole-index path, which checks and rebuilds.
@@ -285,19 +336,30 @@ class SnapshotParts:
 
     @classmethod
     def _read(cls, conn: sqlite3.Connection, row: tuple[Any, ...]) -> SnapshotParts:
-        crc, paths_raw, mtimes_raw, sizes_raw, lengths_raw, vocab = row
-        if _crc(paths_raw, vocab) != crc:
-            raise ValueError("snapshot: CRC mismatch")
-        paths: list[str | None] = paths_raw.decode("utf-8").split("\0") if paths_raw else []  # type: ignore[assignment]
-        if "" in paths:
-            paths = [path or None for path in paths]
-        count = len(paths)
-        if len(mtimes_raw) != 8 * count or len(sizes_raw) != 8 * count or len(lengths_raw) != 24 * count:
-            raise ValueError("snapshot: note arrays do not fit the paths")
-        terms = Vocabulary(vocab)
-        blobs = [conn.blobopen("index_snapshot", column, 1, readonly=True) for column in ("offsets", "slots", "tfs")]
+        crc, paths_raw, mtimes_raw, sizes_raw, lengths_raw = row
+        vocab_blob = conn.blobopen("index_snapshot", "vocab", 1, readonly=True)
+        try:
+            saved = _read_blocks(conn, crc)
+            if saved is not None and zlib.crc32(paths_raw) == saved[1]:
+                terms: Vocabulary = StoredVocabulary(saved[0], vocab_blob)
+            else:  # no saved blocks: the vocabulary read whole, and checked with the paths
+                vocab = vocab_blob.read()
+                if _crc(paths_raw, vocab) != crc:
+                    raise ValueError("snapshot: CRC mismatch")
+                terms = Vocabulary(vocab)
+            paths: list[str | None] = paths_raw.decode("utf-8").split("\0") if paths_raw else []  # type: ignore[assignment]
+            if "" in paths:
+                paths = [path or None for path in paths]
+            count = len(paths)
+            if len(mtimes_raw) != 8 * count or len(sizes_raw) != 8 * count or len(lengths_raw) != 24 * count:
+                raise ValueError("snapshot: note arrays do not fit the paths")
+            blobs = [conn.blobopen("index_snapshot", column, 1, readonly=True)
+                     for column in ("offsets", "slots", "tfs")]
+        except BaseException:
+            vocab_blob.close()
+            raise
         parts = cls(paths, memoryview(mtimes_raw).cast("q").tolist(), memoryview(sizes_raw).cast("q").tolist(),
-                    memoryview(lengths_raw).cast("q"), terms, blobs)
+                    memoryview(lengths_raw).cast("q"), terms, [*blobs, vocab_blob])
         offsets, slots, tfs = blobs
         if len(offsets) != 8 * (len(terms) + 1) or len(slots) % 4 or len(tfs) != 8 * parts._entries:
             parts.close()
@@ -316,8 +378,7 @@ class SnapshotParts:
         """
         conn = _conn(db)
         with _mapped(conn):
-            row = conn.execute("SELECT crc, paths, mtimes, sizes, lengths, vocab FROM index_snapshot"
-                               " WHERE id = 1").fetchone()
+            row = conn.execute("SELECT crc, paths, mtimes, sizes, lengths FROM index_snapshot WHERE id = 1").fetchone()
             parts = cls([], [], [], memoryview(b"").cast("q"), Vocabulary(b""), []) if row is None \
                 else cls._read(conn, row)
             try:
@@ -331,7 +392,7 @@ class SnapshotParts:
         Raises:
             ValueError: the term's range or slots are out of bounds.
         """
-        offsets, slots, tfs = self._blobs
+        offsets, slots, tfs = self._blobs[:3]
         offsets.seek(8 * term_id)
         start, end = memoryview(offsets.read(16)).cast("q")
         if not 0 <= start <= end <= self._entries:
@@ -424,10 +485,39 @@ _UPSERT = ("INSERT OR REPLACE INTO index_docs (path, kind, mtime_ns, size, skip_
            " path_len, terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
+def _write_blocks(conn: sqlite3.Connection, crc: int, paths_crc: int, blocks: VocabularyBlocks) -> None:
+    """Save where the vocabulary's blocks are, for the snapshot of CRC `crc` (a snapshot written without them,
+    by an older nlmsync, has another CRC: its blocks are then found by reading it whole)."""
+    value = json.dumps({"snapshot_crc": crc, "paths_crc": paths_crc, **blocks._asdict()}, ensure_ascii=False,
+                       separators=(",", ":"))
+    conn.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [BLOCKS_KEY, value])
+
+
+def _read_blocks(conn: sqlite3.Connection, crc: int) -> tuple[VocabularyBlocks, int] | None:
+    """The saved blocks of the snapshot of CRC `crc`, and the CRC of its paths; None when there are none (or
+    they do not fit together)."""
+    row = conn.execute("SELECT value FROM index_meta WHERE key = ?", [BLOCKS_KEY]).fetchone()
+    if row is None:
+        return None
+    try:
+        saved = json.loads(row[0])
+        if saved["snapshot_crc"] != crc:
+            return None
+        blocks = VocabularyBlocks(int(saved["count"]), *(list(saved[name]) for name in VocabularyBlocks._fields[1:]))
+        paths_crc = int(saved["paths_crc"])
+    except (ValueError, TypeError, KeyError):
+        return None
+    if not (len(blocks.starts) == len(blocks.firsts) + 1 == len(blocks.heads) + 1 == len(blocks.crcs) + 1
+            and all(isinstance(head, str) for head in blocks.heads)):
+        return None
+    return blocks, paths_crc
+
+
 def clear(db: Connection, signature: str) -> None:
     """Drop the whole cache and record the signature the next build will have."""
     db = _conn(db)
     with transaction(db):
+        db.execute("DELETE FROM index_meta WHERE key = ?", [BLOCKS_KEY])
         db.execute("DELETE FROM index_docs")
         db.execute("DELETE FROM index_snapshot")
         db.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [SIGNATURE_KEY, signature])
@@ -451,15 +541,18 @@ def write_snapshot(db: Connection, snapshot: Snapshot, rows: Iterable[CachedDoc]
     """Replace the snapshot, and every row with `rows`, in one transaction."""
     paths = "\0".join(p or "" for p in snapshot.paths).encode("utf-8")
     vocab = snapshot.terms.data if isinstance(snapshot.terms, Vocabulary) else "\n".join(snapshot.terms).encode("utf-8")
+    crc = _crc(paths, vocab)
+    blocks = snapshot.terms.blocks if isinstance(snapshot.terms, Vocabulary) else VocabularyBlocks.of(vocab)
     import numpy as np
 
     db = _conn(db)
     with transaction(db):
+        _write_blocks(db, crc, zlib.crc32(paths), blocks)
         db.execute("DELETE FROM index_docs")
         db.executemany(_UPSERT, [_row(d) for d in rows])
         db.execute("INSERT OR REPLACE INTO index_snapshot (id, crc, paths, mtimes, sizes, lengths, vocab, offsets,"
                    " slots, tfs) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   [_crc(paths, vocab), paths, _blob(snapshot.mtimes, np.int64), _blob(snapshot.sizes, np.int64),
+                   [crc, paths, _blob(snapshot.mtimes, np.int64), _blob(snapshot.sizes, np.int64),
                     _blob(snapshot.lengths, np.int64), vocab, _blob(snapshot.offsets, np.int64),
                     _blob(snapshot.slots, np.int32), _blob(snapshot.tfs, np.float64)])
         db.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [SIGNATURE_KEY, signature])
