@@ -1,5 +1,6 @@
 """What a fresh `nlmsync` process imports: each command loads what it needs when it runs, so `search`,
-`index` and `--help` never pay for the MCP SDK, the fake server, the sync service or the async stack."""
+`index` and `--help` never pay for the MCP SDK, the fake server, the sync service or the async stack, nor
+for registering the other commands; and how a search run as a program ends: at once, its output whole."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ with open(sys.argv[1], "w", encoding="utf-8") as report:
 # The notebook side of nlmsync: only the commands that talk to a notebook or serve MCP load these.
 NOTEBOOK_SIDE = ("mcp", "anyio", "httpx", "uvicorn", "starlette", "watchfiles", "nlmsync.notebooklm",
                  "nlmsync.app", "nlmsync.sync", "nlmsync.server", "nlmsync.watch")
+# The modules registering commands other than `index` and `search`.
+OTHER_COMMANDS = tuple(f"nlmsync.cli.{module}" for module in ("completion_cmds", "fake_cmds", "notebook_cmds",
+                                                                 "server_cmds", "sync_cmds", "watch_cmds"))
 # What --help needs none of: the index (numpy), the settings (pydantic), the state file, rich.
 INDEX_SIDE = ("numpy", "pydantic", "rich", "regex", "sqlite3", "nlmsync.config", "nlmsync.search",
               "nlmsync.store", "nlmsync.vault")
@@ -55,6 +59,7 @@ def test_search_imports_nothing_of_the_notebook_side(vault: Path, tmp_path: Path
     assert "algorithms/sorting/heapsort.md" in out  # it really searched
     assert "nlmsync.search.index" in imported
     assert _among(imported, NOTEBOOK_SIDE) == []
+    assert _among(imported, OTHER_COMMANDS) == []  # typer builds the search command alone
     if json_flag:
         assert _among(imported, ("rich",)) == []  # one JSON document needs no terminal rendering
     # nothing configures the settings and no value needs converting: neither the settings model nor typer's
@@ -78,3 +83,40 @@ def test_help_imports_neither_side(tmp_path: Path) -> None:
     code, out, imported = _imports(tmp_path, "--help")
     assert code == 0 and "search" in out and "fake-server" in out
     assert _among(imported, NOTEBOOK_SIDE + INDEX_SIDE) == []
+
+
+# `python -m nlmsync ARGS` with an exit hook that says whether the interpreter's teardown ran.
+_RUN_AS_PROGRAM = """
+import atexit, runpy, sys
+atexit.register(lambda: sys.stderr.write("torn down\\n"))
+sys.argv = ["nlmsync", *sys.argv[1:]]
+runpy.run_module("nlmsync", run_name="__main__")
+"""
+
+
+def _as_program(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", _RUN_AS_PROGRAM, *argv], capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def test_a_search_run_as_a_program_ends_at_once_with_its_output_whole_and_its_state_file_closed(
+        vault: Path) -> None:
+    # the first builds the index and writes it; the second's answer, echoing its query, outgrows a pipe's
+    # buffer
+    for query in ("heapsort", "heapsort" + " zzqx" * 20_000):
+        done = _as_program("--vault", str(vault), "search", "--json", query)
+        assert (done.returncode, done.stderr) == (0, "")  # the exit hook never ran: no teardown
+        document = json.loads(done.stdout)
+        assert document["query"] == query
+        assert document["results"][0]["path"] == "algorithms/sorting/heapsort.md"
+    # the state file was closed before the end: its write-ahead log checkpointed and gone
+    assert sorted(p.name for p in (vault / ".nlmsync").iterdir()) == ["state.db"]
+    done = _as_program("--vault", str(vault), "search", "heapsort")  # the text output too
+    assert (done.returncode, done.stderr) == (0, "") and "heapsort.md" in done.stdout
+
+
+def test_a_failing_search_or_another_command_ends_as_before(vault: Path) -> None:
+    done = _as_program("--vault", str(vault), "search", "--json", " ")
+    assert done.returncode == 2 and done.stderr.endswith("torn down\n")
+    done = _as_program("--vault", str(vault), "index", "--json")
+    assert done.returncode == 0 and done.stderr == "torn down\n"

@@ -4,6 +4,8 @@ help, global options after the command, shell completion, no spec section number
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
@@ -11,7 +13,8 @@ import pytest
 import typer.main
 from tests.cli_helpers import run_cli as run
 
-from nlmsync.cli import app
+from nlmsync.cli import _command_name, app
+from nlmsync.cli._app import COMMAND_MODULES, GLOBAL_VALUE_OPTIONS
 
 COMMANDS = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
 
@@ -87,3 +90,40 @@ def test_a_bad_limit_is_refused_by_typer_as_before(vault: Path, capsys: pytest.C
     code, out, err = run(capsys, "--vault", str(vault), "search", "heapsort", "--limit", limit, "--json")
     assert code == 2 and out == ""
     assert "--limit" in err
+
+
+def test_each_command_is_registered_by_the_module_main_imports_for_it() -> None:
+    # main() imports only the module COMMAND_MODULES names for the command it runs: a command missing from the
+    # map, or registered by another module, would be unknown to nlmsync run as a program
+    registered = {info.name: info.callback.__module__  # type: ignore[union-attr]
+                  for info in app.registered_commands}
+    assert registered == {name: f"nlmsync.cli.{module}" for name, module in COMMAND_MODULES.items()}
+
+
+def test_help_lists_the_commands_in_one_order_whatever_was_imported_first() -> None:
+    code = ("import nlmsync.cli.watch_cmds, nlmsync.cli.search_cmds\nfrom nlmsync.cli import main\n"
+            "main(['-h'])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          check=False)
+    commands = done.stdout.split("Commands:\n", 1)[1].split("\n\n", 1)[0]
+    listed = [line.split()[0] for line in commands.splitlines()]
+    assert listed == list(COMMAND_MODULES), done.stderr
+
+
+def test_the_words_that_take_a_value_are_the_global_options_that_do() -> None:
+    # the name of the command main() registers is the first word that is neither these nor their values
+    root = typer.main.get_command(app)
+    taking_values = {opt for param in root.params if not getattr(param, "is_flag", False)
+                     for opt in param.opts}
+    assert taking_values == GLOBAL_VALUE_OPTIONS
+
+
+@pytest.mark.parametrize(("argv", "command"), [
+    (["search", "tar"], "search"),
+    (["--vault", "search", "-q", "index", "--json"], "index"),
+    (["--vault=notes", "--state", "s.db", "status"], "status"),
+    (["--quiet", "--help"], None),
+    (["--vault"], None),
+])
+def test_the_command_main_registers_is_the_one_argv_runs(argv: list[str], command: str | None) -> None:
+    assert _command_name(argv) == command

@@ -25,6 +25,27 @@ if TYPE_CHECKING:
 _GLOBAL_TARGETS = {"vault": "vault", "config": "config", "quiet": "quiet",
                    "state": "state", "server": "server", "notebook": "notebook"}
 _PATH_OPTIONS = frozenset({"vault", "config", "state"})
+# The global options that take a value: the word after one of them is its value, never the command's name.
+GLOBAL_VALUE_OPTIONS = frozenset({"--vault", "--config", "--state", "--server", "--notebook"})
+
+# The module (in `nlmsync.cli`) that registers each command, in the order `--help` lists them. `main()`
+# imports only the module of the command it runs, so typer builds that command alone.
+COMMAND_MODULES = {
+    "completion": "completion_cmds",
+    "fake-server": "fake_cmds",
+    "server-info": "fake_cmds",
+    "notebooks": "notebook_cmds",
+    "conversations": "notebook_cmds",
+    "index": "search_cmds",
+    "search": "search_cmds",
+    "serve": "server_cmds",
+    "refresh": "sync_cmds",
+    "ask": "sync_cmds",
+    "status": "sync_cmds",
+    "reconcile": "sync_cmds",
+    "watch": "watch_cmds",
+}
+COMPLETE_VAR = "_NLMSYNC_COMPLETE"  # set when a shell's completion script asks for candidates
 
 
 @dataclass
@@ -35,6 +56,9 @@ class CliContext:
     config: Path | None = None
     quiet: bool = False
     global_overrides: dict[str, Any] = field(default_factory=dict)
+    # set by a command that has written all its output and closed what it opened: run as a program,
+    # `main()` then ends the process without the interpreter's teardown (freeing every object for nothing)
+    exit_at_once: bool = False
 
     def settings(self, **overrides: Any) -> Settings:
         """Settings for this run; keyword arguments are command flags (None = not given)."""
@@ -82,6 +106,9 @@ class GlobalOptionsGroup(TyperGroup):
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
+        # the listing's order is `COMMAND_MODULES`', whichever command modules were imported first
+        order = {name: position for position, name in enumerate(COMMAND_MODULES)}
+        self.commands = dict(sorted(self.commands.items(), key=lambda item: order.get(item[0], len(order))))
         globals_ = [p for p in self.params if p.name in _GLOBAL_TARGETS]
         for command in self.commands.values():
             taken = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
@@ -139,5 +166,6 @@ def _global_options(
     version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
                                           help="Print nlmsync's version and exit.")] = False,
 ) -> None:
-    ctx.obj = CliContext(vault=vault, config=config, quiet=quiet,
-                         global_overrides={"state": state, "server": server, "notebook": notebook})
+    cli = cli_context(ctx)  # the one `main()` handed in, or a new one
+    cli.vault, cli.config, cli.quiet = vault, config, quiet
+    cli.global_overrides.update(state=state, server=server, notebook=notebook)

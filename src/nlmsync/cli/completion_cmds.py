@@ -11,9 +11,7 @@ from typing import Annotated
 
 import typer
 
-from nlmsync.cli._app import app, examples
-
-COMPLETE_VAR = "_NLMSYNC_COMPLETE"
+from nlmsync.cli._app import COMPLETE_VAR, app, examples
 
 
 class Shell(str, Enum):

@@ -132,15 +132,23 @@ def search_command(
         for line in batch:
             sys.stdout.write(json_line(_results(index, settings, line, limit)) + "\n")
         sys.stdout.flush()
-        return
-    assert query is not None
-    if index.dirty and not json_output:
-        _sync_index(index, "indexing before the search", cli.quiet)  # a first search of a big vault takes a while
-    document = _results(index, settings, query, limit)
-    if json_output:
-        emit_json(document)
-        return
-    _print_results(document)
+    else:
+        assert query is not None
+        if index.dirty and not json_output:  # a first search of a big vault takes a while
+            _sync_index(index, "indexing before the search", cli.quiet)
+        document = _results(index, settings, query, limit)
+        if json_output:
+            emit_json(document)
+        else:
+            _print_results(document)
+    _close(index)
+    cli.exit_at_once = True
+
+
+def _close(index: NoteIndex) -> None:
+    """Close the index's state file (what any writes left in its log is checkpointed into the file)."""
+    if index.db is not None:
+        index.db.close()
 
 
 def _print_results(document: dict[str, Any]) -> None:
