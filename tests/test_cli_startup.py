@@ -67,6 +67,16 @@ def test_search_imports_nothing_of_the_notebook_side(vault: Path, tmp_path: Path
     assert _among(imported, ("pydantic", "pydantic_core", "typer._adapters", "nlmsync.config.model")) == []
 
 
+def test_search_of_an_unchanged_vault_imports_no_numpy(vault: Path, tmp_path: Path) -> None:
+    """Once the index is saved, a search of the unchanged vault is answered cold (`search/cold.py`): the
+    ranking's numpy and the whole index's modules are never loaded (issue 16's fresh-process budget)."""
+    code, _out, _imported = _imports(tmp_path, "--vault", str(vault), "index", "--json")
+    assert code == 0
+    code, out, imported = _imports(tmp_path, "--vault", str(vault), "search", "How does heapsort work?", "--json")
+    assert code == 0 and json.loads(out)["results"][0]["path"] == "algorithms/sorting/heapsort.md"
+    assert _among(imported, ("numpy", "nlmsync.search.postings", "nlmsync.search.ranking")) == []
+
+
 def test_search_given_values_to_convert_still_works(vault: Path, tmp_path: Path) -> None:
     code, out, imported = _imports(tmp_path, "--vault", str(vault), "search", "heapsort", "--limit", "1", "--json")
     assert code == 0 and len(json.loads(out)["results"]) == 1
