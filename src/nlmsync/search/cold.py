@@ -132,27 +132,32 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
             found.append(_Found(term, query_weight, len(slots) + len(held), slots, tfs, held))
     if common:
         found = [entry for entry in found if entry.term not in common or 2 * entry.df <= n_docs] or found
-    needed = set()
+    needed: set[int] = set()
     for entry in found:
         needed.update(entry.slots)
     # `norm` inline (a call per note costs a third more); an int times a float is the float of the int times it
-    norms = {slot: k1 * (1.0 - b + b * ((w_body * lengths[3 * slot] + w_heading * lengths[3 * slot + 1]
-                                         + w_path * lengths[3 * slot + 2]) / avg)) for slot in needed}
+    norms = [0.0] * len(paths)
+    for slot in needed:
+        norms[slot] = k1 * (1.0 - b + b * ((w_body * lengths[3 * slot] + w_heading * lengths[3 * slot + 1]
+                                            + w_path * lengths[3 * slot + 2]) / avg))
     # a note's score: its terms' contributions added in term order, starting from 0.0, as `np.bincount` adds
-    scores: dict[int | str, float] = {}
-    get = scores.get
+    # (a list by slot: twice as fast as a dict)
+    base_scores = [0.0] * len(paths)
+    row_scores: dict[str, float] = {}
     for entry in found:
         weight = entry.query_weight * idf(n_docs, entry.df)
-        for slot, tf in zip(entry.slots, entry.tfs):
-            scores[slot] = get(slot, 0.0) + weight * (tf * k1_plus_1) / (tf + norms[slot])
+        contributions = [weight * (tf * k1_plus_1) / (tf + norms[slot]) for slot, tf in zip(entry.slots, entry.tfs)]
+        for slot, value in zip(entry.slots, contributions):
+            base_scores[slot] += value
         for path, tf, path_norm in entry.held:
-            scores[path] = get(path, 0.0) + weight * (tf * k1_plus_1) / (tf + path_norm)
-    positive = [value for value in scores.values() if value > 0]
-    if limit is not None and len(positive) > limit:  # the limit-th best score is the least a hit needs
-        least = heapq.nlargest(limit, positive)[-1]
+            row_scores[path] = row_scores.get(path, 0.0) + weight * (tf * k1_plus_1) / (tf + path_norm)
+    scores: dict[int | str, float] = {slot: base_scores[slot] for slot in needed if base_scores[slot] > 0}
+    scores.update((path, value) for path, value in row_scores.items() if value > 0)
+    if limit is not None and len(scores) > limit:  # the limit-th best score is the least a hit needs
+        least = heapq.nlargest(limit, scores.values())[-1]
         keys = [key for key, value in scores.items() if value >= least]
     else:
-        keys = [key for key, value in scores.items() if value > 0]
+        keys = list(scores)
     # which terms each of those notes holds (bit j: found[j]): a tie on the score goes to the note holding more
     masks = dict.fromkeys(keys, 0)
     for j, entry in enumerate(found):
