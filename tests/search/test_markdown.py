@@ -81,7 +81,8 @@ def test_note_fields_counts_tokens_per_field() -> None:
 # lines of every kind the two ways of finding a note's fields tell apart (whole-note regex or line walk)
 LINES = ["# Heap sort", "## Title ##", "#", "###### six ###", "####### seven is body", "#hashtag is body",
          "   # indented heading", "    # four spaces is body", "heap sort", "ヒープ ソート 堆排序", "Σ ΣΑΣ café",
-         "", "  ", "- item `code`", "===", "---", "- - -", "```", "~~~python", "text\r", "a\u2028b", "x\x0cy"]
+         "", "  ", "- item `code`", "===", "---", "- - -", "```", "~~~python", "text\r", "a\u2028b", "x\x0cy",
+         "   --- ", "  ===", "   ```", "a\x0bb", "a\x1cb", "a\x1db", "a\x1eb", "a\x85b", "a\u2029b"]
 
 
 @given(st.lists(st.sampled_from(LINES), max_size=12), st.booleans())

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 
-from nlmsync.search import doc_terms as doc_terms_module
+from nlmsync.search import staged_terms
 from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights, doc_terms
 from nlmsync.search.markdown import NoteFields
 from nlmsync.search.postings import PostingsIndex, SortedTerms, stable_argsort
@@ -117,14 +117,14 @@ fields = st.builds(
 @settings(max_examples=examples(150), deadline=None)
 @given(st.lists(fields, max_size=8), st.integers(0, 4),
        st.sampled_from([Weights(), Weights(0.3, 1.7, 0.1, 2.9), Weights(1.0, 0.0, 4.0, 0.0)]),
-       st.sampled_from([3, doc_terms_module.FOLD_ENTRIES]))
+       st.sampled_from([3, staged_terms.FOLD_TOKENS]))
 def test_notes_added_by_their_fields_index_as_their_weighted_terms(notes: list[NoteFields], limit: int,
                                                                    weights: Weights, fold: int) -> None:
-    """A batch staging notes field by field once packed (`add_note`), folded a few entries at a time or all
-    at once, builds the same base, to the float, as one given each note's `doc_terms`."""
+    """A batch staging notes by their counted fields once packed (`add_note`), folded a few terms at a time
+    or all at once, builds the same base, to the float, as one given each note's `doc_terms`."""
     by_fields, by_terms = DocBatch(limit), DocBatch(limit)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(doc_terms_module, "FOLD_ENTRIES", fold)
+        patch.setattr(staged_terms, "FOLD_TOKENS", fold)
         for i, note in enumerate(notes):
             by_fields.add_note(f"n{i}.md", note, weights)
             by_terms.add(doc_terms(f"n{i}.md", note, weights))

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import itertools
 from array import array
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from nlmsync.search.markdown import NoteFields
+    from nlmsync.search.markdown import NoteFields, NoteText
+    from nlmsync.search.staged_terms import StagedTerms, TermIds
 
 
 @dataclass(frozen=True)
@@ -50,40 +50,45 @@ def doc_terms(path: str, fields: NoteFields, weights: Weights) -> DocTerms:
     return DocTerms(path, tf, fields.lengths)
 
 
-FOLD_ENTRIES = 1 << 17  # staged (note, field, term) entries folded at once: numpy's temporaries stay ~10 MB
-
-
 class DocBatch:
     """Documents on their way into the index. Kept whole while few (they may go to the overlay);
-    past `limit` they are packed into flat arrays with a batch-local vocabulary, which keeps a full
-    build of a large vault small in memory.
+    past `limit` they are packed into flat arrays with a batch-local vocabulary (`staged_terms.TermIds`: a
+    term's id is its position in it), which keeps a full build of a large vault small in memory.
 
-    A packed term's id is unique but not dense: the number of (document, term) entries packed before its
-    first one (`dict.setdefault` over a running count, so packing runs no Python code per term).
-
-    A note given by its fields (`add_note`) once the batch is packed is staged field by field (term ids
-    and counts, no weighted dict made for it); `pack_all` then weighs and sums its fields for all staged
-    notes at once with numpy (every `FOLD_ENTRIES` entries), in the order and with the floats `doc_terms` has."""
+    A note given by its texts (`add_text`) or its fields (`add_note`) once the batch is packed is staged
+    (`staged_terms.StagedTerms`: no weighted dict made for it); whenever `StagedTerms.full`, and
+    in `pack_all`, the staged notes are counted and weighed for all of them at once with numpy, in the order
+    and with the floats `doc_terms` has."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.docs: list[DocTerms] = []
         self.packed = False
-        self.vocab: dict[str, int] = {}
-        self._entry_count = itertools.count()
+        self._vocabulary: TermIds | None = None  # made once something is packed (it needs numpy)
         self.term_ids = array("i")
         self.tfs = array("d")
         self.sizes = array("q")
         self.packed_paths: list[str] = []
         self.packed_lengths = array("q")
-        # notes staged by `add_note`: every field's term ids and counts, and per note its four field sizes
+        self._staged: StagedTerms | None = None
         self._staged_weights: Weights | None = None
-        self._staged_ids = array("i")
-        self._staged_counts = array("q")
-        self._staged_sizes = array("q")
 
     def __len__(self) -> int:
         return len(self.docs) + len(self.packed_paths)
+
+    @property
+    def vocabulary(self) -> TermIds:
+        if self._vocabulary is None:
+            # here: a process that reads no note (a fresh search of an unchanged vault) imports no numpy
+            from nlmsync.search.staged_terms import TermIds
+
+            self._vocabulary = TermIds()
+        return self._vocabulary
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """The packed terms' ids by term."""
+        return self.vocabulary.ids
 
     def paths(self) -> list[str]:
         return [d.path for d in self.docs] + self.packed_paths
@@ -100,49 +105,52 @@ class DocBatch:
             self.docs = []
 
     def add_note(self, path: str, fields: NoteFields, weights: Weights) -> None:
-        """Add a note by its fields: `add(doc_terms(...))`, staged field by field once the batch is packed."""
-        if not self.packed or self._staged_weights not in (None, weights):
+        """Add a note by its fields: `add(doc_terms(...))`, staged once the batch is packed."""
+        if not self._stages(weights):
             self.add(doc_terms(path, fields, weights))
             return
+        self._staged.add_counts(fields)  # type: ignore[union-attr]
+        self._staged_note(path)
+
+    def add_text(self, path: str, text: NoteText, weights: Weights) -> None:
+        """Add a note by its texts (`markdown.whole_fields`): `add_note(path, markdown.text_fields(...))`,
+        staged as tokens once the batch is packed."""
+        if not self._stages(weights):
+            from nlmsync.search.markdown import text_fields  # only for the few notes before the batch is packed
+
+            self.add(doc_terms(path, text_fields(path, text), weights))
+            return
+        self._staged.add_text(path, text.heading, text.body)  # type: ignore[union-attr]
+        self._staged_note(path)
+
+    def _stages(self, weights: Weights) -> bool:
+        if not self.packed or self._staged_weights not in (None, weights):
+            return False
+        if self._staged is None:
+            from nlmsync.search.staged_terms import StagedTerms
+
+            self._staged = StagedTerms(self.vocabulary)
         self._staged_weights = weights
-        setdefault, entry_count, counts = self.vocab.setdefault, self._entry_count, self._staged_counts
-        for field in (fields.body, fields.heading, fields.path, fields.folder):
-            self._staged_ids.extend(map(setdefault, field, entry_count))
-            counts.extend(field.values())
-        self._staged_sizes.extend((len(fields.body), len(fields.heading), len(fields.path), len(fields.folder)))
+        return True
+
+    def _staged_note(self, path: str) -> None:
         self.packed_paths.append(path)
-        self.packed_lengths.extend(fields.lengths)
-        if len(self._staged_ids) >= FOLD_ENTRIES:
+        if self._staged.full:  # type: ignore[union-attr]
             self._fold_staged()
 
     def _fold_staged(self) -> None:
-        """The staged notes' weighted term frequencies appended as packed entries: per (note, term) the
-        weighted counts of body, heading, file name and folder added in that order, as `doc_terms` does."""
+        """The staged notes' weighted term frequencies and lengths appended as packed entries."""
         weights = self._staged_weights
-        if weights is None:
+        if weights is None or self._staged is None:
             return
-        import numpy as np  # here: a process that reads no note (a fresh search of an unchanged vault) needs none
+        import numpy as np
 
-        ids = np.frombuffer(self._staged_ids, dtype=np.int32).astype(np.int64)
-        field_sizes = np.frombuffer(self._staged_sizes, dtype=np.int64)
-        n_notes = len(field_sizes) // 4
-        field_of = np.repeat(np.tile(np.arange(4), n_notes), field_sizes)
-        values = np.frombuffer(self._staged_counts, dtype=np.int64).astype(np.float64) * np.array(
-            [weights.body, weights.heading, weights.path, weights.folder])[field_of]
-        stride = int(ids.max()) + 1 if len(ids) else 1
-        note_of = np.repeat(np.arange(n_notes, dtype=np.int64), field_sizes.reshape(-1, 4).sum(axis=1))
-        keys, entry_of = np.unique(note_of * stride + ids, return_inverse=True)
-        tf = np.zeros(len(keys))
-        for field in range(4):  # one entry per (note, term) and field: the fields add up in order
-            in_field = field_of == field
-            tf[entry_of[in_field]] += values[in_field]
-        if not (weights.body and weights.heading and weights.path and weights.folder):
-            keys, tf = keys[tf > 0], tf[tf > 0]
-        self.term_ids.frombytes((keys % stride).astype(np.int32).tobytes())
-        self.tfs.frombytes(tf.tobytes())
-        self.sizes.frombytes(np.bincount(keys // stride, minlength=n_notes).astype(np.int64).tobytes())
+        folded = self._staged.fold(weights)
+        self.term_ids.frombytes(folded.term_ids.tobytes())
+        self.tfs.frombytes(folded.tfs.tobytes())
+        self.sizes.frombytes(folded.sizes.astype(np.int64).tobytes())
+        self.packed_lengths.frombytes(folded.lengths.astype(np.int64).tobytes())
         self._staged_weights = None
-        self._staged_ids, self._staged_counts, self._staged_sizes = array("i"), array("q"), array("q")
 
     def totals(self) -> tuple[int, int, int]:
         import numpy as np
@@ -156,7 +164,8 @@ class DocBatch:
 
     def release(self) -> None:
         """Drop the packed documents once they are in the index (a full build's biggest buffers)."""
-        self.vocab = {}
+        self._vocabulary = None
+        self._staged = None
         self.term_ids = array("i")
         self.tfs = array("d")
         self.sizes = array("q")
@@ -170,8 +179,10 @@ class DocBatch:
         self._fold_staged()
 
     def _pack(self, doc: DocTerms) -> None:
+        import numpy as np
+
         self._fold_staged()  # the staged notes come before this one
-        self.term_ids.extend(map(self.vocab.setdefault, doc.tf, self._entry_count))
+        self.term_ids.frombytes(self.vocabulary.lookup(list(doc.tf)).astype(np.int32).tobytes())
         self.tfs.extend(doc.tf.values())
         self.sizes.append(len(doc.tf))
         self.packed_paths.append(doc.path)

@@ -358,7 +358,7 @@ class NoteIndex:
     def _load(self, note: NoteFile, changes: _Changes) -> None:
         """Read, check and tokenize one note into `changes` (as an addition or a skip)."""
         # imported here: a process whose vault did not change reads no note and never needs markdown
-        from nlmsync.search.markdown import note_fields
+        from nlmsync.search.markdown import note_fields, whole_fields
 
         if excluded_by_pattern(self.vault_root, note.path, self.settings.exclude):
             self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, "excluded by pattern"), changes)
@@ -384,7 +384,11 @@ class NoteIndex:
         self._skipped.pop(note.path, None)
         changes.skipped.pop(note.path, None)
         self._stats[note.path] = (note.mtime_ns, note.size)
-        changes.batch.add_note(note.path, note_fields(note.path, text, front), self.weights)
+        whole = whole_fields(text, front)
+        if whole is not None:
+            changes.batch.add_text(note.path, whole, self.weights)
+        else:
+            changes.batch.add_note(note.path, note_fields(note.path, text, front), self.weights)
 
     # --- the cache in the state file ---
 

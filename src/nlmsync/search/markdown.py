@@ -7,7 +7,8 @@ is everything else, fenced code included, and the values of the other front matt
 the folder (`pages/windows/`, `ru/Plugins/`) and the file name, which are not the same evidence (a
 folder names a platform or a language that thousands of notes share; a file name names the note).
 
-`split_markdown` gives the two fields as text; `note_fields` counts their tokens. A note of up to
+`split_markdown` gives the two fields as text; `note_fields` counts their tokens; `whole_fields` gives the texts
+of a note that needs no line walk, which a full build stages as they are (`search.staged_terms`). A note of up to
 `WHOLE_FIELD_CHARS` characters whose lines are all ATX headings or body lines (no fence, no setext
 underline, only `\n` line breaks: most notes) has its headings found and removed by one regex over the
 whole note, and each field is tokenized in one call. Any other note is walked line by line
@@ -17,14 +18,13 @@ indexing a note of many megabytes takes little more memory than the note itself.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from nlmsync.search.tokenize import count_tokens, text_pieces, tokenize, tokenize_path
+from nlmsync.search.tokenize import count_tokens, folder_tokens, text_pieces, tokenize, tokenize_path
 from nlmsync.vault import FrontMatter, front_matter_strings, iter_lines, parse_front_matter
 
 HEADING_KEYS = ("title", "aliases", "tags")
@@ -35,12 +35,18 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 WHOLE_FIELD_CHARS = 1 << 20  # a note at most this long may have its fields found and tokenized whole
-# What only the line walk reads right: a fence opening, a line a setext underline could be, a line break
-# other than `\n` (each of them ends a line for `str.splitlines`, which the walk splits by).
-_NEEDS_LINE_WALK = re.compile(r"^ {0,3}(?:`{3}|~{3}|=+[ \t]*$|-+[ \t]*$)|[\r\v\f\x1c-\x1e\x85\u2028\u2029]",
-                              re.MULTILINE)
-# `_ATX` over a whole note: each heading line with its line break (`.` and `[ \t]` never cross one)
-_ATX_LINES = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$\n?", re.MULTILINE)
+# What only the line walk reads right: a fence opening or a line a setext underline could be (at the start
+# of the note, or after a `\n`: a pattern that starts with the `\n` is searched for by it, several times faster
+# than one starting with `^`), and a line break other than `\n` (each of them ends a line for
+# `str.splitlines`, which the walk splits by).
+_WALKED_LINE = r" {0,3}(?:`{3}|~{3}|=+[ \t]*$|-+[ \t]*$)"
+_WALKED_FIRST_LINE = re.compile(_WALKED_LINE, re.MULTILINE)
+_WALKED_LINE_AFTER_BREAK = re.compile("\n" + _WALKED_LINE, re.MULTILINE)
+_OTHER_LINE_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+# `_ATX` over a whole note, a heading line at its start or after a `\n` (`.` and `[ \t]` never cross one)
+_ATX_LINE = r" {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$"
+_ATX_FIRST_LINE = re.compile(_ATX_LINE, re.MULTILINE)
+_ATX_LINE_AFTER_BREAK = re.compile("\n" + _ATX_LINE, re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -131,13 +137,7 @@ def split_markdown(text: str, front: FrontMatter | None = None) -> NoteText:
     """Separate heading text from body text (front matter included as described above)."""
     if front is None:
         front = parse_front_matter(text)
-    heading: list[str] = []
-    body: list[str] = []
-    for key, value in front.data.items():
-        if key.lower() in HEADING_KEYS:
-            heading.extend(front_matter_strings(value))
-        elif key.lower() not in _NOT_TEXT_KEYS:
-            body.extend(front_matter_strings(value))
+    heading, body = _front_matter_texts(front)
     for item in markdown_lines(text, front.body_start):
         if item.kind == "heading":
             heading.append(item.text)
@@ -150,11 +150,70 @@ def split_markdown(text: str, front: FrontMatter | None = None) -> NoteText:
     return NoteText(heading="\n".join(heading), body="\n".join(body))
 
 
+def whole_fields(text: str, front: FrontMatter | None = None) -> NoteText | None:
+    """`split_markdown`'s two texts made by one regex over the whole note, for a note of at most
+    `WHOLE_FIELD_CHARS` characters that needs no line walk (most notes); None for any other note."""
+    if front is None:
+        front = parse_front_matter(text)
+    markdown = text[front.body_start:] if len(text) <= WHOLE_FIELD_CHARS else ""
+    if not markdown or _needs_line_walk(markdown):
+        return None
+    headings, body_values = _front_matter_texts(front)
+    body_values.append(_without_atx_headings(markdown, headings))
+    return NoteText(heading="\n".join(headings), body="\n".join(body_values))
+
+
+def _needs_line_walk(markdown: str) -> bool:
+    return bool(_WALKED_FIRST_LINE.match(markdown) or _WALKED_LINE_AFTER_BREAK.search(markdown)
+                or any(map(markdown.__contains__, _OTHER_LINE_BREAKS)))
+
+
+def _without_atx_headings(markdown: str, headings: list[str]) -> str:
+    """`markdown` without its ATX heading lines, whose titles are appended to `headings`. A heading line goes
+    with the line break before it (the first line's, with none), so the lines around it stay apart."""
+    first = _ATX_FIRST_LINE.match(markdown)
+    start = 0
+    if first is not None:
+        headings.append(first.group(1) or "")
+        start = first.end()
+    pieces = []
+    for heading in _ATX_LINE_AFTER_BREAK.finditer(markdown, start):
+        pieces.append(markdown[start:heading.start()])
+        headings.append(heading.group(1) or "")
+        start = heading.end()
+    if not start:
+        return markdown
+    pieces.append(markdown[start:])
+    return "".join(pieces)
+
+
 def note_fields(rel_path: str, text: str, front: FrontMatter | None = None) -> NoteFields:
     """Tokenized fields of the note at `rel_path` with this text (`front`: its front matter, if parsed): the
     token counts of `split_markdown`'s two texts, counted without building them."""
     if front is None:
         front = parse_front_matter(text)
+    whole = whole_fields(text, front)
+    if whole is not None:
+        return text_fields(rel_path, whole)
+    headings, body_values = _front_matter_texts(front)
+    body = count_tokens(_body_pieces(text, front.body_start, body_values, headings))
+    heading = count_tokens(piece for line in headings for piece in text_pieces(line + "\n"))
+    return _with_path(rel_path, body, heading)
+
+
+def text_fields(rel_path: str, text: NoteText) -> NoteFields:
+    """The tokenized fields of the note at `rel_path` with these heading and body texts."""
+    return _with_path(rel_path, Counter(tokenize(text.body)), Counter(tokenize(text.heading)))
+
+
+def _with_path(rel_path: str, body: Counter[str], heading: Counter[str]) -> NoteFields:
+    folder, _, name = rel_path.rpartition("/")
+    return NoteFields(body=body, heading=heading, path=Counter(tokenize_path(name)),
+                      folder=Counter(folder_tokens(folder)))
+
+
+def _front_matter_texts(front: FrontMatter) -> tuple[list[str], list[str]]:
+    """The front matter's heading texts (`title`, `aliases`, `tags`) and body texts (the other keys' values)."""
     headings: list[str] = []
     body_values: list[str] = []
     for key, value in front.data.items():
@@ -162,25 +221,7 @@ def note_fields(rel_path: str, text: str, front: FrontMatter | None = None) -> N
             headings.extend(front_matter_strings(value))
         elif key.lower() not in _NOT_TEXT_KEYS:
             body_values.extend(front_matter_strings(value))
-    markdown = text[front.body_start:] if len(text) <= WHOLE_FIELD_CHARS else ""
-    if markdown and not _NEEDS_LINE_WALK.search(markdown):
-        found = _ATX_LINES.findall(markdown)
-        headings.extend(found)
-        body_values.append(_ATX_LINES.sub("", markdown) if found else markdown)
-        body = Counter(tokenize("\n".join(body_values)))
-        heading = Counter(tokenize("\n".join(headings)))
-    else:
-        body = count_tokens(_body_pieces(text, front.body_start, body_values, headings))
-        heading = count_tokens(piece for line in headings for piece in text_pieces(line + "\n"))
-    folder, _, name = rel_path.rpartition("/")
-    return NoteFields(body=body, heading=heading, path=Counter(tokenize_path(name)),
-                      folder=Counter(_folder_tokens(folder)))
-
-
-@functools.lru_cache(maxsize=4096)
-def _folder_tokens(folder: str) -> tuple[str, ...]:
-    """`tokenize_path` of a folder, kept for the next note in it (a vault's notes share few folders)."""
-    return tuple(tokenize_path(folder))
+    return headings, body_values
 
 
 def _body_pieces(text: str, start: int, values: list[str], headings: list[str]) -> Iterator[str]:

@@ -200,11 +200,16 @@ class PostingsIndex:
         rank_of[ids] = np.arange(len(terms), dtype=np.int32)
         del vocab, ids
         all_t = rank_of[np.concatenate(parts_t)] if len(terms) else np.zeros(0, np.int32)
-        all_s, all_f = np.concatenate(parts_s), np.concatenate(parts_f)
+        del parts_t, rank_of
         # base entries come first with ascending slots per term, new slots are larger and in order:
         # a stable sort by term keeps every term's postings sorted by slot
         order = stable_argsort(all_t)
-        all_t, all_s, all_f = all_t[order], all_s[order], all_f[order]
+        # sorted one array at a time, each part dropped once it is (a full build's peak of memory is here)
+        all_t = all_t[order]
+        all_s = np.concatenate(parts_s)[order]
+        del parts_s
+        all_f = np.concatenate(parts_f)[order]
+        del parts_f, order
 
         counts = np.bincount(all_t, minlength=len(terms))
         used = counts > 0

@@ -10,6 +10,8 @@ yields `ヒー ープ プソ ソー ート`. Bigrams come from every base token,
 80 characters (unspaced Japanese sentences easily are).
 
 `count_tokens` counts the tokens of a text given in pieces (`text_pieces`), for notes of many megabytes.
+`token_runs` and `path_token_runs` give the tokens but for the compounds, which a full build forms from term
+ids (`search.staged_terms`).
 """
 
 from __future__ import annotations
@@ -80,6 +82,19 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
+def token_runs(text: str) -> tuple[list[str], list[str]]:
+    """`tokenize(text)` but for its compounds: the base tokens in order (rules 1-3), then the CJK bigrams (rule 5).
+    A full build forms the compounds (rule 4) from the base tokens' term ids instead (`search.staged_terms`)."""
+    normalized = normalize(text)
+    return base_tokens(normalized), cjk_bigrams(normalized)
+
+
+def path_token_runs(path: str) -> list[tuple[list[str], list[str]]]:
+    """`tokenize_path(path)` as the `token_runs` of each part (no compound joins two parts)."""
+    stem = path[:-len(NOTE_SUFFIX)] if has_note_suffix(path) else path
+    return [token_runs(part) for part in _PATH_SEPARATORS.split(stem) if part]
+
+
 def base_tokens(normalized: str) -> list[str]:
     """Rules 2-3 on normalized text: the `[\\p{L}\\p{N}]+` runs 1..80 long (the base tokens)."""
     raw = (_ASCII_BASE_TOKEN if normalized.isascii() else _unicode().base_token).findall(normalized)
@@ -123,6 +138,12 @@ def tokenize_path(path: str) -> list[str]:
         if part:
             tokens.extend(tokenize(part))
     return tokens
+
+
+@functools.lru_cache(maxsize=4096)
+def folder_tokens(folder: str) -> tuple[str, ...]:
+    """`tokenize_path` of a folder, kept for the next note in it (a vault's notes share few folders)."""
+    return tuple(tokenize_path(folder))
 
 
 def count_tokens(pieces: Iterable[str]) -> Counter[str]:

@@ -44,6 +44,8 @@ _OPT_OUT_LINE = re.compile(r"^nlmsync[ \t]*:[ \t]*(?i:false|no|off)[ \t]*(?:#.*)
 
 def parse_front_matter(text: str) -> FrontMatter:
     """Front matter delimited by `---` lines at the very start of a note (closed by `---` or `...`)."""
+    if not text.startswith(("---", "\ufeff---")):  # most notes: told without splitting their first lines
+        return FrontMatter({}, 0)
     lines = iter_lines(text, 0, 1024)  # front matter is short: split the note a little at a time
     first = next(lines, None)
     if first is None or not _FENCE.match(first.removeprefix("\ufeff")):

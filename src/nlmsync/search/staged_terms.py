@@ -1,0 +1,215 @@
+"""A full build's notes on their way into a `DocBatch`: their tokens staged as they come, then counted as term
+ids for many notes at once with numpy (`StagedTerms.fold`), and the batch vocabulary that gives the ids
+(`TermIds`).
+
+Why: counting each note's fields in a `Counter` and then looking every (note, field, term) entry up in the
+batch vocabulary cost a dictionary lookup per entry in a vocabulary of half a million terms (a build of the
+38,404 tldr pages: 3M entries, 502k terms), most of them compounds (rule 4) made as strings only to be looked
+up once. Here each base token and bigram is looked up once as it comes (a cheap lookup: there are few distinct
+words, so the dictionary stays warm), the compounds are formed from the ids of adjacent base tokens — a
+string is made and looked up only for each distinct pair of a fold — and the counting is one sort.
+
+What a note contributes is exactly `note_fields` + `doc_terms`: the same terms (`tokenize`'s rules; the
+compound rule here is `compound_tokens`' on ids, a test holds them equal), the same counts, lengths and
+weighted term frequencies, summed body + heading + file name + folder in that order.
+"""
+
+from __future__ import annotations
+
+import operator
+from array import array
+from itertools import repeat
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from nlmsync.search.tokenize import MAX_TOKEN_LENGTH, folder_tokens, path_token_runs, token_runs
+
+if TYPE_CHECKING:
+    from nlmsync.search.doc_terms import Weights
+    from nlmsync.search.markdown import NoteFields
+
+FOLD_TOKENS = 1 << 17  # staged tokens counted at once: numpy's temporaries stay ~20 MB
+
+# A segment is a run of staged tokens of one note and field; its kind is the field (0 body, 1 heading, 2 file
+# name, 3 folder) plus flags: JOINS (base tokens in text order, adjacent ones may form a compound) and COUNTED
+# (distinct terms whose counts are staged beside them: a note counted by `note_fields`).
+BODY, HEADING, PATH, FOLDER = 0, 1, 2, 3
+JOINS, COUNTED = 4, 8
+_TEXT_KINDS = (BODY | JOINS, BODY, HEADING | JOINS, HEADING, FOLDER)
+_COUNTED_KINDS = (BODY | COUNTED, HEADING | COUNTED, PATH | COUNTED, FOLDER | COUNTED)
+
+
+class TermIds:
+    """A batch vocabulary: each term's id is its position in `terms` (dense, in order of first appearance)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.terms: list[str] = []
+        self._lengths = np.zeros(0, dtype=np.int64)
+        self._ascii = np.zeros(0, dtype=bool)
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def lookup(self, tokens: list[str]) -> np.ndarray:
+        """The ids of `tokens` (int64), new terms added in the order they first come."""
+        ids = np.fromiter(map(self.ids.get, tokens, repeat(-1)), dtype=np.int64, count=len(tokens))
+        missing = np.flatnonzero(ids < 0)
+        if len(missing):
+            new = list(dict.fromkeys(map(tokens.__getitem__, missing.tolist())))
+            self.ids.update(zip(new, range(len(self.terms), len(self.terms) + len(new))))
+            self.terms += new
+            ids[missing] = np.fromiter(map(self.ids.__getitem__, map(tokens.__getitem__, missing.tolist())),
+                                       dtype=np.int64, count=len(missing))
+        return ids
+
+    def shapes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every term's length and whether it is ASCII, by id (what rule 4 asks of two adjacent tokens)."""
+        known = len(self._lengths)
+        if known < len(self.terms):
+            new = self.terms[known:]
+            self._lengths = np.concatenate([self._lengths, np.fromiter(map(len, new), dtype=np.int64,
+                                                                       count=len(new))])
+            self._ascii = np.concatenate([self._ascii, np.fromiter(map(str.isascii, new), dtype=bool,
+                                                                   count=len(new))])
+        return self._lengths, self._ascii
+
+
+class Folded(NamedTuple):
+    """The staged notes as packed entries: per note its terms' ids and weighted term frequencies (`sizes` of
+    them, ids ascending), and its body, heading and path lengths."""
+
+    term_ids: np.ndarray  # int32
+    tfs: np.ndarray  # float64
+    sizes: np.ndarray  # int64, one per note
+    lengths: np.ndarray  # int64, (notes, 3)
+
+
+class StagedTerms:
+    """Notes staged for `fold`: their tokens (strings, in a list), and per note its segments' lengths and
+    kinds. A note comes as its field texts (`add_text`, most notes) or already counted (`add_counts`: a
+    note only the line walk reads, counted in pieces to bound its memory)."""
+
+    def __init__(self, vocabulary: TermIds) -> None:
+        self.vocabulary = vocabulary
+        self._clear()
+
+    def _clear(self) -> None:
+        self.notes = 0
+        self._tokens: list[str] = []
+        self._counts = array("q")  # the counts of the COUNTED segments' terms, in order
+        self._segment_lengths = array("q")
+        self._segment_kinds = array("b")
+        self._note_segments = array("q")
+
+    @property
+    def full(self) -> bool:
+        """Time to `fold`: `FOLD_TOKENS` tokens staged (a note given counted stages its distinct terms)."""
+        return len(self._tokens) >= FOLD_TOKENS
+
+    def add_text(self, path: str, heading: str, body: str) -> None:
+        """Stage the note at `path` by its heading and body texts (`markdown.whole_fields`)."""
+        tokens = self._tokens
+        body_base, body_bigrams = token_runs(body)
+        heading_base, heading_bigrams = token_runs(heading)
+        folder, _, name = path.rpartition("/")
+        folder_terms = folder_tokens(folder)
+        tokens += body_base
+        tokens += body_bigrams
+        tokens += heading_base
+        tokens += heading_bigrams
+        tokens += folder_terms
+        self._segment_lengths.extend((len(body_base), len(body_bigrams), len(heading_base), len(heading_bigrams),
+                                      len(folder_terms)))
+        self._segment_kinds.extend(_TEXT_KINDS)
+        segments = len(_TEXT_KINDS)
+        for base, bigrams in path_token_runs(name):
+            tokens += base
+            tokens += bigrams
+            self._segment_lengths.extend((len(base), len(bigrams)))
+            self._segment_kinds.extend((PATH | JOINS, PATH))
+            segments += 2
+        self._note_segments.append(segments)
+        self.notes += 1
+
+    def add_counts(self, fields: NoteFields) -> None:
+        """Stage a note by its fields' token counts."""
+        for field in (fields.body, fields.heading, fields.path, fields.folder):
+            self._tokens += field
+            self._counts.extend(field.values())
+            self._segment_lengths.append(len(field))
+        self._segment_kinds.extend(_COUNTED_KINDS)
+        self._note_segments.append(len(_COUNTED_KINDS))
+        self.notes += 1
+
+    def fold(self, weights: Weights) -> Folded:
+        """Count the staged notes' terms and weigh them (`doc_terms`' floats), then start afresh."""
+        tokens, vocabulary = self._tokens, self.vocabulary
+        ids = vocabulary.lookup(tokens)
+        segment_lengths = np.frombuffer(self._segment_lengths, dtype=np.int64)
+        token_segment = np.repeat(np.arange(len(segment_lengths)), segment_lengths)
+        kind = np.frombuffer(self._segment_kinds, dtype=np.int8)[token_segment]
+        note = np.repeat(np.arange(self.notes), np.frombuffer(self._note_segments, dtype=np.int64))[token_segment]
+        field = kind & 3
+        counted = (kind & COUNTED) != 0
+        seconds = self._compounds(ids, token_segment, kind)  # rule 4: the second token of each compound
+        compound_ids = self._compound_ids(ids[seconds - 1], ids[seconds])
+        ids = np.concatenate([ids, compound_ids])
+        field = np.concatenate([field, field[seconds]])
+        note = np.concatenate([note, note[seconds]])
+        stride = max(len(vocabulary), 1)
+        keys = (note * stride + ids) * 4 + field  # ordered by note, then term, then field
+        if counted.any():  # a counted note's terms are distinct per field: each weighs its count
+            repeats = np.ones(len(keys), dtype=np.int64)
+            repeats[np.flatnonzero(counted)] = np.frombuffer(self._counts, dtype=np.int64)
+            order = np.argsort(keys, kind="stable")
+            keys, repeats = keys[order], repeats[order]
+            firsts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+            keys, counts = keys[firsts], np.add.reduceat(repeats, firsts)
+        else:
+            keys, counts = np.unique(keys, return_counts=True)
+        folded = _weigh(keys, counts, stride, self.notes, weights)
+        self._clear()
+        return folded
+
+    def _compounds(self, ids: np.ndarray, token_segment: np.ndarray, kind: np.ndarray) -> np.ndarray:
+        """Positions of the tokens that form a compound with the one before them (rule 4, `compound_tokens`):
+        both base tokens of one text in a row, both ASCII, joined at most `MAX_TOKEN_LENGTH` long."""
+        if len(ids) < 2:
+            return np.zeros(0, dtype=np.int64)
+        seconds = np.flatnonzero((token_segment[1:] == token_segment[:-1]) & ((kind[1:] & JOINS) != 0)) + 1
+        lengths, is_ascii = self.vocabulary.shapes()
+        first, second = ids[seconds - 1], ids[seconds]
+        joined = is_ascii[first] & is_ascii[second] & (lengths[first] + lengths[second] <= MAX_TOKEN_LENGTH)
+        return seconds[joined]
+
+    def _compound_ids(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """The term ids of the compounds of these pairs of term ids: a string is made once per distinct pair."""
+        terms = self.vocabulary.terms
+        span = len(terms)
+        pairs, pair_of = np.unique(first * span + second, return_inverse=True)
+        joined = list(map(operator.add, map(terms.__getitem__, (pairs // span).tolist()),
+                          map(terms.__getitem__, (pairs % span).tolist())))
+        return self.vocabulary.lookup(joined)[pair_of]
+
+
+def _weigh(keys: np.ndarray, counts: np.ndarray, stride: int, notes: int, weights: Weights) -> Folded:
+    """Per (note, term) the weighted counts of body, heading, file name and folder added in that order, as
+    `doc_terms` adds them; `keys` are (note * stride + term) * 4 + field, ascending, each with its count."""
+    field = keys & 3
+    entry = keys >> 2
+    values = counts.astype(np.float64) * np.array([weights.body, weights.heading, weights.path, weights.folder])[field]
+    first = np.concatenate([[True], entry[1:] != entry[:-1]]) if len(entry) else np.zeros(0, dtype=bool)
+    entry_of = np.cumsum(first) - 1
+    entries = entry[first]
+    tf = np.zeros(len(entries))
+    for f in range(4):  # one value per (note, term) and field: the fields add up in order
+        in_field = field == f
+        tf[entry_of[in_field]] += values[in_field]
+    by_field = np.bincount(entry // stride * 4 + field, weights=counts, minlength=notes * 4).astype(np.int64)
+    by_field = by_field.reshape(-1, 4)
+    lengths = np.stack([by_field[:, 0], by_field[:, 1], by_field[:, 2] + by_field[:, 3]], axis=1)
+    if not (weights.body and weights.heading and weights.path and weights.folder):
+        entries, tf = entries[tf > 0], tf[tf > 0]
+    return Folded((entries % stride).astype(np.int32), tf, np.bincount(entries // stride, minlength=notes), lengths)

@@ -1,0 +1,85 @@
+"""A full build's staged notes (`staged_terms`): notes given by their texts, their tokens counted as term ids
+and their compounds formed from ids, index exactly as the reference, `doc_terms(note_fields(...))` per note:
+the same terms, postings, weighted term frequencies (to the float) and lengths, however the folds fall."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.hypothesis_profiles import examples
+
+from nlmsync.search import staged_terms
+from nlmsync.search.doc_terms import DocBatch, Weights, doc_terms
+from nlmsync.search.markdown import note_fields, whole_fields
+from nlmsync.search.postings import PostingsIndex
+from nlmsync.search.staged_terms import StagedTerms, TermIds
+from nlmsync.search.tokenize import tokenize
+
+# words that make every rule count: ASCII words and compounds, a token of 40 and one of 41 characters (two of
+# them joined pass or fail the 80 limit), tokens over 80 (left out, also as a compound's half), CJK runs
+# (bigrams; a 2-character word is also its own bigram), Latin beside CJK, NFKC and case folding
+WORDS = ["heap", "sort", "heapsort", "Heap", "a", "x" * 40, "y" * 41, "z" * 81, "q" * 200, "김치찌개", "김치", "ヒープソート",
+         "堆排序", "EKS의", "ｆｕｌｌ", "ﬁle", "ΣΑΣ", "café", "2024", "mc²", "—", "-", "\n# ", "\n## Heading ##", "\n"]
+NAMES = ["heap-sort.md", "Heap Sort.MD", "김치찌개.md", "a\\b c.md", "---.md", "x" * 41 + " " + "y" * 41 + ".md",
+         "notes.txt.md", "ヒープ.md"]
+FOLDERS = ["", "pages/common", "pages/ko", "ru/Plugins", "a b/c\\d", "堆/x"]
+texts = st.lists(st.sampled_from(WORDS), max_size=14).map(" ".join)
+notes = st.lists(st.tuples(st.sampled_from(FOLDERS), st.sampled_from(NAMES), texts), max_size=10)
+WEIGHTS = [Weights(), Weights(0.3, 1.7, 0.1, 2.9), Weights(1.0, 0.0, 4.0, 0.0)]
+
+
+def _built(batch: DocBatch, weights: Weights) -> PostingsIndex:
+    index = PostingsIndex(weights, 1.2, 0.75)
+    index.apply([], batch)
+    return index
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(notes, st.integers(0, 4), st.sampled_from(WEIGHTS), st.sampled_from([1, 7, 50, staged_terms.FOLD_TOKENS]),
+       st.booleans())
+def test_notes_staged_by_their_texts_index_as_their_doc_terms(given_notes: list[tuple[str, str, str]], limit: int,
+                                                              weights: Weights, fold: int, counted: bool) -> None:
+    """`add_text` (and, with `counted`, every other note by `add_note`) builds the base `doc_terms` builds."""
+    staged, reference = DocBatch(limit), DocBatch(limit)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(staged_terms, "FOLD_TOKENS", fold)
+        for i, (folder, name, text) in enumerate(given_notes):
+            path = f"{folder}/{i}{name}" if folder else f"{i}{name}"
+            whole = whole_fields(text)
+            if whole is None or (counted and i % 2):
+                staged.add_note(path, note_fields(path, text), weights)
+            else:
+                staged.add_text(path, whole, weights)
+            reference.add(doc_terms(path, note_fields(path, text), weights))
+    first, second = _built(staged, weights), _built(reference, weights)
+    assert list(first.terms) == list(second.terms) and first.base_paths == second.base_paths
+    for name in ("offsets", "slots", "tfs", "base_lengths"):
+        assert getattr(first, name).tolist() == getattr(second, name).tolist(), name
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=20).map(" ".join))
+def test_a_folded_body_counts_the_tokens_tokenize_gives(text: str) -> None:
+    """The compounds made from term ids (rule 4) are `tokenize`'s, counted alike: one note's body alone."""
+    stage = StagedTerms(TermIds())
+    stage.add_text("", "", text)  # no path, no heading: the body's tokens only
+    folded = stage.fold(Weights())
+    terms = stage.vocabulary.terms
+    counts = Counter(tokenize(text))
+    assert {terms[i]: tf for i, tf in zip(folded.term_ids.tolist(), folded.tfs.tolist())} == counts
+    assert folded.sizes.tolist() == [len(counts)]
+    assert folded.lengths.tolist() == [[sum(counts.values()), 0, 0]]
+
+
+def test_term_ids_are_dense_in_order_of_first_appearance() -> None:
+    vocabulary = TermIds()
+    assert vocabulary.lookup(["b", "a", "b"]).tolist() == [0, 1, 0]
+    assert vocabulary.lookup([]).tolist() == []
+    assert vocabulary.lookup(["c", "a", "c", "d"]).tolist() == [2, 1, 2, 3]
+    assert vocabulary.terms == ["b", "a", "c", "d"] and vocabulary.ids == {"b": 0, "a": 1, "c": 2, "d": 3}
+    lengths, is_ascii = vocabulary.shapes()
+    assert lengths.tolist() == [1, 1, 1, 1] and is_ascii.dtype == np.bool_ and is_ascii.all()
