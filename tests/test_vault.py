@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import ast
+import errno
+import os
 import re
 import subprocess
 import sys
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -341,6 +345,73 @@ def test_decode_note_is_the_one_rule_for_unreadable_and_empty_notes(data: bytes,
     assert decode_note(data) == (text, problem)
     if problem in (None, "empty"):
         assert is_blank(text) == (problem == "empty")
+
+
+def _write(root: Path, *rel_paths: str) -> None:
+    for rel in rel_paths:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"# {rel}\n", encoding="utf-8")
+
+
+def test_a_folder_lists_its_own_notes_first_then_its_folders_by_name(tmp_path: Path) -> None:
+    _write(tmp_path, "b.md", "a.md", "zeta/z.md", "alpha/deeper/d.md", "alpha/a.md", "mid/m.md")
+    listing = list_vault(tmp_path)
+    assert sorted(listing.paths[:2]) == ["a.md", "b.md"]  # in the order the file system lists them
+    assert listing.paths[2:] == ["alpha/a.md", "alpha/deeper/d.md", "mid/m.md", "zeta/z.md"]
+    for path, mtime, size in zip(listing.paths, listing.mtimes, listing.sizes, strict=True):
+        on_disk = (tmp_path / path).stat()
+        assert (mtime, size) == (on_disk.st_mtime_ns, on_disk.st_size)
+    assert (listing.skipped, listing.renamed) == ([], {})
+
+
+def test_a_note_is_a_regular_file_named_md_in_any_letter_case(tmp_path: Path) -> None:
+    _write(tmp_path, "A.MD", "b.Md", "c.txt", "folder.md/inner.md")
+    (tmp_path / "empty.MD").write_bytes(b"")
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "pipe.md")  # neither a note nor worth a reason: not a file to read
+    listing = list_vault(tmp_path)
+    assert sorted(listing.paths) == ["A.MD", "b.Md", "folder.md/inner.md"]
+    assert [(s.path, s.reason) for s in listing.skipped] == [("empty.MD", "empty")]
+
+
+class _FailsAfterFirst:
+    """A folder's listing that hands over its first entry by name, then fails as a failing disk does."""
+
+    def __init__(self, entries: Iterator[os.DirEntry[str]]) -> None:
+        with entries:  # type: ignore[attr-defined]
+            self._entries = iter(sorted(entries, key=lambda e: e.name)[:1])
+
+    def __enter__(self) -> _FailsAfterFirst:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def __iter__(self) -> _FailsAfterFirst:
+        return self
+
+    def __next__(self) -> os.DirEntry[str]:
+        for entry in self._entries:
+            return entry
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+
+def test_a_folder_that_fails_part_way_keeps_the_notes_read_and_is_reported(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _write(tmp_path, "top.md", "broken/a.md", "broken/b.md", "broken/sub/c.md", "fine/d.md")
+    broken = (tmp_path / "broken").stat().st_ino
+    scandir = os.scandir
+
+    def failing_scandir(target: Any) -> Any:
+        entries = scandir(target)
+        folder = os.fstat(target) if isinstance(target, int) else os.stat(target)
+        return _FailsAfterFirst(entries) if folder.st_ino == broken else entries
+
+    monkeypatch.setattr(os, "scandir", failing_scandir)
+    listing = list_vault(tmp_path)
+    assert sorted(listing.paths) == ["broken/a.md", "fine/d.md", "top.md"]  # b.md unread, sub/ never entered
+    assert [(s.path, s.reason) for s in listing.skipped] == [
+        ("broken", f"unreadable folder ({os.strerror(errno.EIO)})")]
 
 
 @pytest.mark.parametrize("length", [0, 1, 7, 65_535, 65_536, 200_001])

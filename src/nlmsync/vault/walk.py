@@ -167,33 +167,40 @@ class _Walk:
         """Adds the plain `.md` files of an open folder; returns its other entries (folders, links, the rest),
         or None when the folder could not be read to the end."""
         others: list[os.DirEntry[str]] = []
+        add_other = others.append
         add_path, add_mtime, add_size, is_regular = self.add_path, self.add_mtime, self.add_size, stat.S_ISREG
+        plain_dir = not renamed_dir
         try:
             with iterator:  # type: ignore[attr-defined]
                 for entry in iterator:
                     try:
-                        plain_file = entry.is_file(follow_symlinks=False)
+                        if not entry.is_file(follow_symlinks=False):
+                            add_other(entry)
+                            continue
                     except OSError:
                         continue
                     name = entry.name
-                    if not plain_file:
-                        others.append(entry)
-                    elif name.endswith(NOTE_SUFFIX) or has_note_suffix(name):  # the first test is the fast one
-                        if name.isascii() and not renamed_dir:
-                            # the common note, added here (no call per note): an ASCII name is its own vault path
-                            try:
-                                st = entry.stat()
-                            except OSError:
-                                st = None
-                            if st is not None and st.st_size and is_regular(st.st_mode):
+                    # the first test is the fast one
+                    if not (name.endswith(NOTE_SUFFIX) or has_note_suffix(name)):
+                        continue
+                    if plain_dir and name.isascii():
+                        # the common note, added here (no call per note): an ASCII name is its own vault path.
+                        # The stat's fields by position: reading a stat_result's attribute costs more.
+                        try:
+                            st = entry.stat()
+                        except OSError:
+                            pass
+                        else:
+                            size = st[stat.ST_SIZE]
+                            if size and is_regular(st[stat.ST_MODE]):
                                 add_path(rel_prefix + name)
                                 add_mtime(st.st_mtime_ns)
-                                add_size(st.st_size)
+                                add_size(size)
                                 continue
-                        if name.isascii() or is_valid_name(name):
-                            self.note(entry, prefix, rel_prefix, renamed_dir)  # says why not, or adds it
-                        else:
-                            self.skip(rel_prefix + printable_path(name), INVALID_NAME_ENCODING)
+                    if name.isascii() or is_valid_name(name):
+                        self.note(entry, prefix, rel_prefix, renamed_dir)  # says why not, or adds it
+                    else:
+                        self.skip(rel_prefix + printable_path(name), INVALID_NAME_ENCODING)
         except OSError as exc:
             self.skip(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})")
             return None
