@@ -104,9 +104,9 @@ runpy.run_module("nlmsync", run_name="__main__")
 """
 
 
-def _as_program(*argv: str) -> subprocess.CompletedProcess[str]:
+def _as_program(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", _RUN_AS_PROGRAM, *argv], capture_output=True, text=True,
-                          timeout=120, check=False)
+                          input=stdin, timeout=120, check=False)
 
 
 def test_a_search_run_as_a_program_ends_at_once_with_its_output_whole_and_its_state_file_closed(
@@ -123,6 +123,9 @@ def test_a_search_run_as_a_program_ends_at_once_with_its_output_whole_and_its_st
     assert sorted(p.name for p in (vault / ".nlmsync").iterdir()) == ["state.db"]
     done = _as_program("--vault", str(vault), "search", "heapsort")  # the text output too
     assert (done.returncode, done.stderr) == (0, "") and "heapsort.md" in done.stdout
+    done = _as_program("--vault", str(vault), "search", "--queries", "-", stdin="heapsort\nsourdough\n")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert [json.loads(line)["query"] for line in done.stdout.splitlines()] == ["heapsort", "sourdough"]
 
 
 def test_a_failing_search_or_another_command_ends_as_before(vault: Path) -> None:
