@@ -87,8 +87,8 @@ def main(argv: list[str] | None = None) -> None:
 
     Run as a program (`argv` None), a command that succeeded and said it leaves nothing to close
     (`CliContext.exit_at_once`, a search) ends the process at once: the interpreter's teardown frees every
-    object of the process for nothing (a search of 38,000 notes: about 35 ms of CPU). Called with `argv`
-    (tests, other Python code) it returns or raises SystemExit as always.
+    object of the process for nothing (a search of tldr's 38,404 notes: about 17 ms of CPU). Called with
+    `argv` (tests, other Python code) it returns or raises SystemExit as always.
     """
     completing = COMPLETE_VAR in os.environ  # a shell asking for completions (see `nlmsync completion`)
     app = _with_commands(None if completing else _command_name(sys.argv[1:] if argv is None else argv))
