@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from nlmsync.search import markdown
 from nlmsync.search.markdown import note_fields, split_markdown
-from nlmsync.search.tokenize import tokenize
+from nlmsync.search.tokenize import base_tokens, normalize, tokenize
 
 NOTE = """---
 title: Heap notes
@@ -71,11 +71,26 @@ def test_tilde_fence_and_atx_closing_hashes() -> None:
 
 
 def test_note_fields_counts_tokens_per_field() -> None:
-    fields = note_fields("algorithms/heap.md", "# Heap\n\nheap heap sort")
+    fields = note_fields("algorithms/heap.md", "# Heap sort\n\nheap heap sort")
     assert fields.heading["heap"] == 1
     assert fields.body["heap"] == 2
     assert fields.path["heap"] == 1
-    assert fields.lengths == (sum(fields.body.values()), 1, 2)
+    assert fields.lengths == (3, 3, 2)  # the body's words (not `heapheap`, `heapsort`), the others' tokens
+
+
+def test_the_body_length_counts_words_not_compounds_or_bigrams() -> None:
+    fields = note_fields("n.md", "heap sort 堆排序")
+    assert sum(fields.body.values()) == 6  # heap sort 堆排序 heapsort 堆排 排序
+    assert fields.body_words == fields.lengths[0] == 3
+
+
+def test_a_heading_repeating_the_file_name_is_not_counted_again() -> None:
+    """The title heading is the file name said again: counted once, through the file name."""
+    text = "---\ntitle: DNF Deplist\n---\n# dnf deplist\n\n## Deplist options\n"
+    fields = note_fields("linux/dnf-deplist.md", text)
+    assert fields.heading == Counter(tokenize("Deplist options"))
+    assert fields.path["dnf"] == 1 and fields.name_words == 2
+    assert note_fields("linux/dnf.md", "# dnf deplist\n").heading["dnf"] == 1  # more than the file name: kept
 
 
 # lines of every kind the two ways of finding a note's fields tell apart (whole-note regex or line walk)
@@ -95,4 +110,7 @@ def test_whole_note_fields_equal_the_line_walks(lines: list[str], front: bool) -
     parts = split_markdown(text)
     assert whole == walked
     assert whole.body == Counter(tokenize(parts.body))
-    assert whole.heading == Counter(tokenize(parts.heading))
+    assert whole.body_words == len(base_tokens(normalize(parts.body)))
+    not_title = [line for line in parts.heading.split("\n")
+                 if base_tokens(normalize(line)) != ["heap", "sort"]]  # the title heading is left out
+    assert whole.heading == Counter(tokenize("\n".join(not_title)))

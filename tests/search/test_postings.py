@@ -110,8 +110,10 @@ def test_a_document_matched_by_more_than_52_terms_lists_them_all() -> None:
 
 
 fields = st.builds(
-    lambda body, heading, path, folder: NoteFields(Counter(body), Counter(heading), Counter(path), Counter(folder)),
-    *[st.dictionaries(st.sampled_from(TERMS), st.integers(1, 9), max_size=5) for _ in range(4)])
+    lambda body, heading, path, folder, name_words: NoteFields(
+        Counter(body), Counter(heading), Counter(path), Counter(folder), sum(body.values()), name_words),
+    *[st.dictionaries(st.sampled_from(TERMS), st.integers(1, 9), max_size=5) for _ in range(4)],
+    st.integers(0, 3))
 
 
 @settings(max_examples=examples(150), deadline=None)
@@ -143,3 +145,15 @@ def test_stable_argsort_is_numpys_stable_argsort(values: list[int]) -> None:
     """The two 16-bit radix passes order int32 keys as one stable sort does: equal keys keep their order."""
     keys = np.array(values, dtype=np.int32)
     assert stable_argsort(keys).tolist() == np.argsort(keys, kind="stable").tolist()
+
+
+def test_a_file_name_shares_its_weight_among_its_words() -> None:
+    """`dnf-deplist.md` names its note with two words: each weighs half the file name's weight (the compound
+    `dnfdeplist` too), while `dnf.md`'s one word weighs it whole."""
+    def named(name: list[str], name_words: int) -> NoteFields:
+        return NoteFields(Counter(), Counter(), Counter(name), Counter(["linux"]), 0, name_words)
+
+    two = doc_terms("linux/dnf-deplist.md", named(["dnf", "deplist", "dnfdeplist"], 2), Weights())
+    one = doc_terms("linux/dnf.md", named(["dnf"], 1), Weights())
+    assert two.tf == {"dnf": 2.0, "deplist": 2.0, "dnfdeplist": 2.0, "linux": 1.0}
+    assert one.tf == {"dnf": 4.0, "linux": 1.0}

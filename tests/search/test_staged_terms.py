@@ -17,7 +17,7 @@ from nlmsync.search.doc_terms import DocBatch, Weights, doc_terms
 from nlmsync.search.markdown import note_fields, whole_fields
 from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.staged_terms import StagedTerms, TermIds
-from nlmsync.search.tokenize import tokenize
+from nlmsync.search.tokenize import base_tokens, normalize, tokenize
 
 # words that make every rule count: ASCII words and compounds, a token of 40 and one of 41 characters (two of
 # them joined pass or fail the 80 limit), tokens over 80 (left out, also as a compound's half), CJK runs
@@ -72,7 +72,7 @@ def test_a_folded_body_counts_the_tokens_tokenize_gives(text: str) -> None:
     counts = Counter(tokenize(text))
     assert {terms[i]: tf for i, tf in zip(folded.term_ids.tolist(), folded.tfs.tolist())} == counts
     assert folded.sizes.tolist() == [len(counts)]
-    assert folded.lengths.tolist() == [[sum(counts.values()), 0, 0]]
+    assert folded.lengths.tolist() == [[len(base_tokens(normalize(text))), 0, 0]]  # the body's words
 
 
 def test_term_ids_are_dense_in_order_of_first_appearance() -> None:
@@ -83,3 +83,23 @@ def test_term_ids_are_dense_in_order_of_first_appearance() -> None:
     assert vocabulary.terms == ["b", "a", "c", "d"] and vocabulary.ids == {"b": 0, "a": 1, "c": 2, "d": 3}
     lengths, is_ascii = vocabulary.shapes()
     assert lengths.tolist() == [1, 1, 1, 1] and is_ascii.dtype == np.bool_ and is_ascii.all()
+
+
+@pytest.mark.parametrize("weights", WEIGHTS)
+def test_a_staged_title_heading_and_file_name_weigh_as_in_doc_terms(weights: Weights) -> None:
+    """The heading repeating the file name is left out, the file name's weight shared by its two words, the
+    body's length its words: staged by text, as `doc_terms(note_fields(...))` has them."""
+    path = "linux/dnf-deplist.md"
+    text = "# dnf deplist\n\n> An alias of `dnf repoquery`.\n\n## Deplist options\n"
+    staged, reference = DocBatch(0), DocBatch(0)
+    staged.add(doc_terms("a.md", note_fields("a.md", "x"), weights))  # packs the batch: the next one stages
+    reference.add(doc_terms("a.md", note_fields("a.md", "x"), weights))
+    whole = whole_fields(text)
+    assert whole is not None
+    staged.add_text(path, whole, weights)
+    assert staged._staged is not None and staged._staged.notes == 1
+    reference.add(doc_terms(path, note_fields(path, text), weights))
+    first, second = _built(staged, weights), _built(reference, weights)
+    assert list(first.terms) == list(second.terms)
+    assert first.tfs.tolist() == second.tfs.tolist() and first.base_lengths.tolist() == [[1, 0, 1], [5, 3, 4]]
+    assert dict(zip(second.terms, second.tfs.tolist()))["dnf"] == weights.body * 1 + weights.path / 2

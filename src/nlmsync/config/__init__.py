@@ -46,7 +46,7 @@ class IndexSettings:
     """The settings a search index reads, at `Settings`' defaults (a test keeps them equal): what a
     `NoteIndex` given no settings uses, without pydantic."""
 
-    k1: float = 1.2
+    k1: float = 1.0
     b: float = 0.75
     weight_body: float = 1.0
     weight_heading: float = 2.5

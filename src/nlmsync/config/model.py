@@ -32,11 +32,12 @@ class Settings(BaseModel):
     top_n: int = Field(default=15, ge=1, description="Candidates considered by the selection rule.")
     cutoff_ratio: float = Field(default=0.4, ge=0.0, le=1.0, description="Keep results scoring >= top * ratio.")
     min_k: int = Field(default=3, ge=0, description="Fallback: at least this many of the top results.")
-    k1: float = Field(default=1.2, ge=0.0, description="BM25 term-frequency saturation.")
+    k1: float = Field(default=1.0, ge=0.0, description="BM25 term-frequency saturation.")
     b: float = Field(default=0.75, ge=0.0, le=1.0, description="BM25 length normalisation.")
     weight_body: float = Field(default=1.0, ge=0.0, description="Weight of body tokens.")
     weight_heading: float = Field(default=2.5, ge=0.0, description="Weight of heading/title/alias/tag tokens.")
-    weight_path: float = Field(default=4.0, ge=0.0, description="Weight of the note's file-name tokens.")
+    weight_path: float = Field(default=4.0, ge=0.0,
+                               description="Weight of the note's file name, shared by its words.")
     weight_folder: float = Field(default=1.0, ge=0.0,
                                  description="Weight of the tokens of the folders a note is in.")
     query_stop_words: bool = Field(default=True,

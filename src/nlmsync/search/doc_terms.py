@@ -16,8 +16,13 @@ if TYPE_CHECKING:
 class Weights:
     body: float = 1.0
     heading: float = 2.5
-    path: float = 4.0  # the file name's tokens
+    path: float = 4.0  # the file name's, shared by its words (`name_weight`)
     folder: float = 1.0  # the folder's tokens (in lengths, they count as path tokens)
+
+    def name_weight(self, name_words: int) -> float:
+        """The weight of each token of a file name of `name_words` words: `path` shared among the words. A
+        file name names the note; a word that is one of several in it names the note only in part."""
+        return self.path / max(name_words, 1)
 
     def length(self, lengths: tuple[int, int, int]) -> float:
         return self.body * lengths[0] + self.heading * lengths[1] + self.path * lengths[2]
@@ -33,7 +38,9 @@ class DocTerms:
 
 
 def doc_terms(path: str, fields: NoteFields, weights: Weights) -> DocTerms:
-    """Weighted term frequencies (`tf_w` of §3.2) of one note's fields; terms weighing 0 are left out.
+    """Weighted term frequencies (`tf_w` of §3.2) of one note's fields; terms weighing 0 are left out. The
+    file name's tokens weigh `Weights.name_weight`: at full weight each, `dnf-deplist.md` outranked the page
+    about `dnf` for a query about `dnf`, for holding it in its file name.
 
     Summed field by field, body + heading + file name + folder, always in that order (so always the same float).
     """
@@ -41,8 +48,9 @@ def doc_terms(path: str, fields: NoteFields, weights: Weights) -> DocTerms:
     get = tf.get
     for term, count in fields.heading.items():
         tf[term] = get(term, 0.0) + weights.heading * count
+    name_weight = weights.name_weight(fields.name_words)
     for term, count in fields.path.items():
-        tf[term] = get(term, 0.0) + weights.path * count
+        tf[term] = get(term, 0.0) + name_weight * count
     for term, count in fields.folder.items():
         tf[term] = get(term, 0.0) + weights.folder * count
     if not (weights.body and weights.heading and weights.path and weights.folder):

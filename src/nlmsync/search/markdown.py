@@ -24,8 +24,25 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from nlmsync.search.tokenize import count_tokens, folder_tokens, text_pieces, tokenize, tokenize_path
-from nlmsync.vault import FrontMatter, front_matter_strings, iter_lines, parse_front_matter
+from nlmsync.search.tokenize import (
+    base_tokens,
+    count_tokens,
+    count_tokens_and_words,
+    folder_tokens,
+    normalize,
+    text_pieces,
+    tokenize,
+    tokenize_path,
+    tokens_and_words,
+)
+from nlmsync.vault import (
+    NOTE_SUFFIX,
+    FrontMatter,
+    front_matter_strings,
+    has_note_suffix,
+    iter_lines,
+    parse_front_matter,
+)
 
 HEADING_KEYS = ("title", "aliases", "tags")
 _NOT_TEXT_KEYS = frozenset({"nlmsync"})
@@ -59,17 +76,24 @@ class NoteText:
 
 @dataclass(frozen=True)
 class NoteFields:
-    """Token counts per field and the field lengths (token counts) the weighted BM25 needs."""
+    """Token counts per field, and what the weighted BM25 needs besides: the words of the body (its length)
+    and of the file name (`doc_terms` shares the file name's weight among them)."""
 
     body: Counter[str]
     heading: Counter[str]
     path: Counter[str]  # the file name's tokens
     folder: Counter[str]  # the tokens of the folders the note is in
+    # The body's length is its words (base tokens), not its tokens: the compounds and CJK bigrams repeat the
+    # words they are made of, so counted as length they made a page of English commands (a compound for each
+    # pair of words) or of CJK text (a bigram for each character) look up to twice as long as its words.
+    body_words: int
+    name_words: int
 
     @property
     def lengths(self) -> tuple[int, int, int]:
-        """Body, heading and path lengths; the path's counts the folder's tokens and the file name's."""
-        return (sum(self.body.values()), sum(self.heading.values()),
+        """Body, heading and path lengths: the body's words, the heading's tokens, the path's (the folder's
+        tokens and the file name's)."""
+        return (self.body_words, sum(self.heading.values()),
                 sum(self.path.values()) + sum(self.folder.values()))
 
 
@@ -189,27 +213,54 @@ def _without_atx_headings(markdown: str, headings: list[str]) -> str:
 
 def note_fields(rel_path: str, text: str, front: FrontMatter | None = None) -> NoteFields:
     """Tokenized fields of the note at `rel_path` with this text (`front`: its front matter, if parsed): the
-    token counts of `split_markdown`'s two texts, counted without building them."""
+    token counts of `split_markdown`'s two texts, counted without building them, the title heading left out
+    (`without_title`)."""
     if front is None:
         front = parse_front_matter(text)
     whole = whole_fields(text, front)
     if whole is not None:
         return text_fields(rel_path, whole)
     headings, body_values = _front_matter_texts(front)
-    body = count_tokens(_body_pieces(text, front.body_start, body_values, headings))
-    heading = count_tokens(piece for line in headings for piece in text_pieces(line + "\n"))
-    return _with_path(rel_path, body, heading)
+    body, body_words = count_tokens_and_words(_body_pieces(text, front.body_start, body_values, headings))
+    title = title_words(rel_path)
+    heading = count_tokens(text_pieces(without_title("\n".join(headings), title) + "\n"))
+    return _with_path(rel_path, body, body_words, heading, title)
 
 
 def text_fields(rel_path: str, text: NoteText) -> NoteFields:
-    """The tokenized fields of the note at `rel_path` with these heading and body texts."""
-    return _with_path(rel_path, Counter(tokenize(text.body)), Counter(tokenize(text.heading)))
+    """The tokenized fields of the note at `rel_path` with these heading and body texts (the title heading
+    left out: `without_title`)."""
+    body, body_words = tokens_and_words(text.body)
+    title = title_words(rel_path)
+    heading = Counter(tokenize(without_title(text.heading, title)))
+    return _with_path(rel_path, Counter(body), body_words, heading, title)
 
 
-def _with_path(rel_path: str, body: Counter[str], heading: Counter[str]) -> NoteFields:
+def _with_path(rel_path: str, body: Counter[str], body_words: int, heading: Counter[str],
+               title: list[str]) -> NoteFields:
     folder, _, name = rel_path.rpartition("/")
     return NoteFields(body=body, heading=heading, path=Counter(tokenize_path(name)),
-                      folder=Counter(folder_tokens(folder)))
+                      folder=Counter(folder_tokens(folder)), body_words=body_words, name_words=len(title))
+
+
+def title_words(rel_path: str) -> list[str]:
+    """The words of the note's file name (its base tokens, `.md` left out): the note's title."""
+    name = rel_path.rpartition("/")[2]
+    return base_tokens(normalize(name[:-len(NOTE_SUFFIX)] if has_note_suffix(name) else name))
+
+
+def without_title(heading: str, title: list[str]) -> str:
+    """The heading text without its lines that say the title (`title_words`) and nothing else.
+
+    Such a heading (`# dnf deplist` in `dnf-deplist.md`, a front matter `title` repeating the file name) is
+    the note's title, already counted through the file name: counted as both (the file name's weight and the
+    heading's added up), one mention of a word in the title weighed as much as six in the body, and a page
+    named for `dnf deplist` outranked the page about `dnf` for a query about `dnf`."""
+    if not title or not heading:
+        return heading
+    lines = heading.split("\n")
+    kept = [line for line in lines if base_tokens(normalize(line)) != title]
+    return heading if len(kept) == len(lines) else "\n".join(kept)
 
 
 def _front_matter_texts(front: FrontMatter) -> tuple[list[str], list[str]]:

@@ -10,8 +10,9 @@ words, so the dictionary stays warm), the compounds are formed from the ids of a
 string is made and looked up only for each distinct pair of a fold — and the counting is one sort.
 
 What a note contributes is exactly `note_fields` + `doc_terms`: the same terms (`tokenize`'s rules; the
-compound rule here is `compound_tokens`' on ids, a test holds them equal), the same counts, lengths and
-weighted term frequencies, summed body + heading + file name + folder in that order.
+compound rule here is `compound_tokens`' on ids, a test holds them equal; the title heading left out), the
+same counts, lengths (the body's in words) and weighted term frequencies (the file name's shared by its
+words), summed body + heading + file name + folder in that order.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from nlmsync.search.markdown import title_words, without_title
 from nlmsync.search.tokenize import MAX_TOKEN_LENGTH, folder_tokens, path_token_runs, token_runs
 
 if TYPE_CHECKING:
@@ -102,6 +104,8 @@ class StagedTerms:
         self._segment_lengths = array("q")
         self._segment_kinds = array("b")
         self._note_segments = array("q")
+        self._body_words = array("q")  # per note: the body's length
+        self._name_words = array("q")  # per note: the words its file name's weight is shared by
 
     @property
     def full(self) -> bool:
@@ -111,8 +115,9 @@ class StagedTerms:
     def add_text(self, path: str, heading: str, body: str) -> None:
         """Stage the note at `path` by its heading and body texts (`markdown.whole_fields`)."""
         tokens = self._tokens
+        title = title_words(path)
         body_base, body_bigrams = token_runs(body)
-        heading_base, heading_bigrams = token_runs(heading)
+        heading_base, heading_bigrams = token_runs(without_title(heading, title))
         folder, _, name = path.rpartition("/")
         folder_terms = folder_tokens(folder)
         tokens += body_base
@@ -131,6 +136,8 @@ class StagedTerms:
             self._segment_kinds.extend((PATH | JOINS, PATH))
             segments += 2
         self._note_segments.append(segments)
+        self._body_words.append(len(body_base))
+        self._name_words.append(len(title))
         self.notes += 1
 
     def add_counts(self, fields: NoteFields) -> None:
@@ -141,6 +148,8 @@ class StagedTerms:
             self._segment_lengths.append(len(field))
         self._segment_kinds.extend(_COUNTED_KINDS)
         self._note_segments.append(len(_COUNTED_KINDS))
+        self._body_words.append(fields.body_words)
+        self._name_words.append(fields.name_words)
         self.notes += 1
 
     def fold(self, weights: Weights) -> Folded:
@@ -169,7 +178,8 @@ class StagedTerms:
             keys, counts = keys[firsts], np.add.reduceat(repeats, firsts)
         else:
             keys, counts = np.unique(keys, return_counts=True)
-        folded = _weigh(keys, counts, stride, self.notes, weights)
+        folded = _weigh(keys, counts, stride, weights, np.frombuffer(self._body_words, dtype=np.int64),
+                        np.frombuffer(self._name_words, dtype=np.int64))
         self._clear()
         return folded
 
@@ -194,12 +204,18 @@ class StagedTerms:
         return self.vocabulary.lookup(joined)[pair_of]
 
 
-def _weigh(keys: np.ndarray, counts: np.ndarray, stride: int, notes: int, weights: Weights) -> Folded:
+def _weigh(keys: np.ndarray, counts: np.ndarray, stride: int, weights: Weights, body_words: np.ndarray,
+           name_words: np.ndarray) -> Folded:
     """Per (note, term) the weighted counts of body, heading, file name and folder added in that order, as
-    `doc_terms` adds them; `keys` are (note * stride + term) * 4 + field, ascending, each with its count."""
+    `doc_terms` adds them; `keys` are (note * stride + term) * 4 + field, ascending, each with its count.
+    `body_words` and `name_words`: per note, its body's length and its file name's words."""
+    notes = len(body_words)
     field = keys & 3
     entry = keys >> 2
-    values = counts.astype(np.float64) * np.array([weights.body, weights.heading, weights.path, weights.folder])[field]
+    field_weights = np.array([weights.body, weights.heading, weights.path, weights.folder])[field]
+    in_name = field == 2  # the file name's weight shared by its words, as `Weights.name_weight` shares it
+    field_weights[in_name] = (weights.path / np.maximum(name_words, 1))[entry[in_name] // stride]
+    values = counts.astype(np.float64) * field_weights
     first = np.concatenate([[True], entry[1:] != entry[:-1]]) if len(entry) else np.zeros(0, dtype=bool)
     entry_of = np.cumsum(first) - 1
     entries = entry[first]
@@ -209,7 +225,7 @@ def _weigh(keys: np.ndarray, counts: np.ndarray, stride: int, notes: int, weight
         tf[entry_of[in_field]] += values[in_field]
     by_field = np.bincount(entry // stride * 4 + field, weights=counts, minlength=notes * 4).astype(np.int64)
     by_field = by_field.reshape(-1, 4)
-    lengths = np.stack([by_field[:, 0], by_field[:, 1], by_field[:, 2] + by_field[:, 3]], axis=1)
+    lengths = np.stack([body_words, by_field[:, 1], by_field[:, 2] + by_field[:, 3]], axis=1)
     if not (weights.body and weights.heading and weights.path and weights.folder):
         entries, tf = entries[tf > 0], tf[tf > 0]
     return Folded((entries % stride).astype(np.int32), tf, np.bincount(entries // stride, minlength=notes), lengths)

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 
 MIN_TOKEN_LENGTH = 1
 MAX_TOKEN_LENGTH = 80
-TOKENIZER_VERSION = 2
+# 3: the body's length in words, the file name's weight shared by its words, no title heading
+TOKENIZER_VERSION = 3
 PIECE_CHARS = 1 << 16  # `text_pieces`: characters tokenized at once when a large text is counted
 
 # Base tokens of ASCII text (the letters and digits of ASCII are exactly its \p{L} and \p{N}), with the
@@ -73,13 +74,19 @@ def normalize(text: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """All tokens of `text`: base tokens in order, then compounds and CJK bigrams (rules 1-5)."""
+    return tokens_and_words(text)[0]
+
+
+def tokens_and_words(text: str) -> tuple[list[str], int]:
+    """`tokenize(text)` and how many of its tokens are words (base tokens): the length BM25 gives a note's
+    body counts its words, not the compounds and CJK bigrams made from them, which repeat the same text."""
     normalized = normalize(text)
     base = base_tokens(normalized)
     ascii_text = normalized.isascii()
     tokens = base + compound_tokens(base, ascii_text)
     if not ascii_text:
         tokens.extend(cjk_bigrams(normalized))
-    return tokens
+    return tokens, len(base)
 
 
 def token_runs(text: str) -> tuple[list[str], list[str]]:
@@ -153,7 +160,13 @@ def count_tokens(pieces: Iterable[str]) -> Counter[str]:
     Each piece must end where the text may be cut without changing a token: after white space (a space,
     tab or line break; `text_pieces` cuts so). A compound made across a cut (rule 4) is counted too.
     Consecutive small pieces (a note's sections) are tokenized together, up to `PIECE_CHARS` at a time."""
+    return count_tokens_and_words(pieces)[0]
+
+
+def count_tokens_and_words(pieces: Iterable[str]) -> tuple[Counter[str], int]:
+    """`count_tokens(pieces)` and how many of the tokens are words (as `tokens_and_words`)."""
     counts: Counter[str] = Counter()
+    word_count = 0
     previous: list[str] = []  # the last base token so far, for the compound it makes with the next one
     for piece in _joined(pieces, PIECE_CHARS):
         normalized = normalize(piece)
@@ -162,8 +175,9 @@ def count_tokens(pieces: Iterable[str]) -> Counter[str]:
         if base:
             tokens += base + compound_tokens(previous + base[:1]) + compound_tokens(base)
             previous = base[-1:]
+            word_count += len(base)
         counts.update(tokens)
-    return counts
+    return counts, word_count
 
 
 def _joined(pieces: Iterable[str], size: int) -> Iterator[str]:
