@@ -75,10 +75,13 @@ def test_search_of_an_unchanged_vault_imports_no_numpy(vault: Path, tmp_path: Pa
     code, out, imported = _imports(tmp_path, "--vault", str(vault), "search", "How does heapsort work?", "--json")
     assert code == 0 and json.loads(out)["results"][0]["path"] == "algorithms/sorting/heapsort.md"
     assert _among(imported, ("numpy", "nlmsync.search.postings", "nlmsync.search.ranking")) == []
+    # a plain form (`cli/_plain_search.py`): typer's app is not built (tests/cli/test_plain_search.py checks
+    # that typer itself is not imported: this probe imports it first)
+    assert _among(imported, ("nlmsync.cli._app", "nlmsync.cli.search_cmds")) == []
 
 
 def test_search_given_values_to_convert_still_works(vault: Path, tmp_path: Path) -> None:
-    code, out, imported = _imports(tmp_path, "--vault", str(vault), "search", "heapsort", "--limit", "1", "--json")
+    code, out, imported = _imports(tmp_path, "--vault", str(vault), "search", "heapsort", "--limit=1", "--json")
     assert code == 0 and len(json.loads(out)["results"]) == 1
     assert "typer._adapters" in imported  # a value typer converts: typer's own coercion did it
 

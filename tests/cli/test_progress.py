@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 from tests.cli_helpers import run_cli as run
 
-from nlmsync.cli import _progress, search_cmds, sync_cmds
+from nlmsync.cli import _progress, searching, sync_cmds
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -23,7 +23,7 @@ def terminal(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
     screen = io.StringIO()
     console = Console(file=screen, force_terminal=True, width=120)
     monkeypatch.setattr(_progress, "stderr_console", lambda: console)
-    monkeypatch.setattr(search_cmds, "interactive", lambda: True)
+    monkeypatch.setattr(searching, "interactive", lambda: True)
     monkeypatch.setattr(sync_cmds, "interactive", lambda: True)
     return screen
 

@@ -1,7 +1,8 @@
 """nlmsync's command line: `main()` runs the Typer app and turns every known error into one line + exit code.
 
-Each command is registered by its module (`_app.COMMAND_MODULES`); `main()` imports the module of the command
-it runs, and `nlmsync.cli.app` is the app with every command.
+Each command is registered by its module (`_context.COMMAND_MODULES`); `main()` imports the module of the
+command it runs, and `nlmsync.cli.app` is the app with every command. A search given in its plain forms
+(`_plain_search`) runs without importing typer at all.
 """
 
 from __future__ import annotations
@@ -12,11 +13,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from typer.exceptions import Abort, TyperException
-
-from nlmsync.cli._app import COMMAND_MODULES, COMPLETE_VAR, GLOBAL_VALUE_OPTIONS, CliContext
-from nlmsync.cli._app import app as _app
+from nlmsync.cli._context import COMMAND_MODULES, COMPLETE_VAR, GLOBAL_VALUE_OPTIONS, CliContext
 from nlmsync.cli._output import visible
+from nlmsync.cli._plain_search import plain_search
 from nlmsync.errors import EXIT_UNEXPECTED, NlmsyncError, exit_code_for
 
 if TYPE_CHECKING:
@@ -45,10 +44,12 @@ def _command_name(argv: Sequence[str]) -> str | None:
 def _with_commands(name: str | None) -> typer.Typer:
     """The app with command `name` registered, or every command when `name` is none of them (`--help`, a
     mistyped name: the listing and the suggestions need them all)."""
+    from nlmsync.cli._app import app
+
     modules = [COMMAND_MODULES[name]] if name in COMMAND_MODULES else dict.fromkeys(COMMAND_MODULES.values())
     for module in modules:
         importlib.import_module(f"{__name__}.{module}")
-    return _app
+    return app
 
 
 class _NeverRaised(Exception):
@@ -90,24 +91,12 @@ def main(argv: list[str] | None = None) -> None:
     object of the process for nothing (a search of tldr's 38,404 notes: about 17 ms of CPU). Called with
     `argv` (tests, other Python code) it returns or raises SystemExit as always.
     """
+    args = sys.argv[1:] if argv is None else argv
     completing = COMPLETE_VAR in os.environ  # a shell asking for completions (see `nlmsync completion`)
-    app = _with_commands(None if completing else _command_name(sys.argv[1:] if argv is None else argv))
-    if completing:
-        from typer.completion import completion_init
-
-        completion_init()
-    cli = CliContext()
+    plain = None if completing else plain_search(args)
+    cli = plain.cli if plain is not None else CliContext()
     try:
-        # Outside standalone mode typer hands back the exit code of a `typer.Exit` and, as 130, of a
-        # KeyboardInterrupt (Ctrl-C) instead of raising them: a code dropped here would exit 0.
-        code = app(args=argv, prog_name="nlmsync", standalone_mode=False, obj=cli)
-    except _click_error("Exit") as exc:
-        sys.exit(exc.exit_code)
-    except (_click_error("Abort"), Abort):  # typer >= 0.26 raises its own Abort (end of input at a prompt)
-        _fail("aborted", 130)
-    except (_click_error("ClickException"), TyperException) as exc:  # typer >= 0.26: its own copy of click's
-        exc.show()  # type: ignore[union-attr]  # every TyperException typer raises is one of those copies
-        sys.exit(exc.exit_code)
+        code = plain.run() if plain is not None else _run_typer(argv, args, cli, completing)
     except NlmsyncError as exc:
         _fail(exc.message or type(exc).__name__, exit_code_for(exc), exc.hint)
     except KeyboardInterrupt:
@@ -123,3 +112,27 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(code)
     if argv is None and cli.exit_at_once:
         _exit_at_once()
+
+
+def _run_typer(argv: list[str] | None, args: list[str], cli: CliContext, completing: bool) -> object:
+    """The Typer app run on `argv` with the command its words name registered; its exit code (typer's own
+    errors — a bad option, `--help`, an aborted prompt — shown and exited here)."""
+    from typer.exceptions import Abort, TyperException
+
+    app = _with_commands(None if completing else _command_name(args))
+    if completing:
+        from typer.completion import completion_init
+
+        completion_init()
+    try:
+        # Outside standalone mode typer hands back the exit code of a `typer.Exit` and, as 130, of a
+        # KeyboardInterrupt (Ctrl-C) instead of raising them: a code dropped here would exit 0.
+        return app(args=argv, prog_name="nlmsync", standalone_mode=False, obj=cli)
+    except _click_error("Exit") as exc:
+        sys.exit(exc.exit_code)
+    except (_click_error("Abort"), Abort):  # typer >= 0.26 raises its own Abort (end of input at a prompt)
+        _fail("aborted", 130)
+    except (_click_error("ClickException"), TyperException) as exc:  # typer >= 0.26: its own copy of click's
+        exc.show()  # type: ignore[union-attr]  # every TyperException typer raises is one of those copies
+        sys.exit(exc.exit_code)
+    return None

@@ -1,5 +1,8 @@
 """The Typer application, its global options and the per-run context every command reads.
 
+The per-run context itself (`CliContext`) and the tables of commands and global options are `cli._context`'s,
+which a search given in its plain forms uses without typer (`cli._plain_search`).
+
 The global options (`--vault`, `--config`, `--state`, `--server`, `--notebook`, `--quiet`) are accepted before
 the command and after it alike (`nlmsync search tar --vault ~/notes`): `GlobalOptionsGroup` gives every
 command a copy of them that writes into the same `CliContext`; given twice, the one after the command wins.
@@ -8,81 +11,17 @@ command a copy of them that writes into the same `CliContext`; given twice, the 
 from __future__ import annotations
 
 import copy
-import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
 from nlmsync.cli._coercion import install as install_plain_coercion
+from nlmsync.cli._context import COMMAND_MODULES, COMPLETE_VAR, GLOBAL_TARGETS, GLOBAL_VALUE_OPTIONS, CliContext
 
-if TYPE_CHECKING:
-    from nlmsync.config import SearchSettings, Settings
-
-# Where each global option's value goes in `CliContext`: the attribute, or the settings key of an override.
-_GLOBAL_TARGETS = {"vault": "vault", "config": "config", "quiet": "quiet",
-                   "state": "state", "server": "server", "notebook": "notebook"}
-_PATH_OPTIONS = frozenset({"vault", "config", "state"})
-# The global options that take a value: the word after one of them is its value, never the command's name.
-GLOBAL_VALUE_OPTIONS = frozenset({"--vault", "--config", "--state", "--server", "--notebook"})
-
-# The module (in `nlmsync.cli`) that registers each command, in the order `--help` lists them. `main()`
-# imports only the module of the command it runs, so typer builds that command alone.
-COMMAND_MODULES = {
-    "completion": "completion_cmds",
-    "fake-server": "fake_cmds",
-    "server-info": "fake_cmds",
-    "notebooks": "notebook_cmds",
-    "conversations": "notebook_cmds",
-    "index": "search_cmds",
-    "search": "search_cmds",
-    "serve": "server_cmds",
-    "refresh": "sync_cmds",
-    "ask": "sync_cmds",
-    "status": "sync_cmds",
-    "reconcile": "sync_cmds",
-    "watch": "watch_cmds",
-}
-COMPLETE_VAR = "_NLMSYNC_COMPLETE"  # set when a shell's completion script asks for candidates
-
-
-@dataclass
-class CliContext:
-    """What the global options said; `settings()` merges file, environment and flags."""
-
-    vault: Path | None = None
-    config: Path | None = None
-    quiet: bool = False
-    global_overrides: dict[str, Any] = field(default_factory=dict)
-    # set by a command that has written all its output and closed what it opened: run as a program,
-    # `main()` then ends the process without the interpreter's teardown (freeing every object for nothing)
-    exit_at_once: bool = False
-
-    def settings(self, **overrides: Any) -> Settings:
-        """Settings for this run; keyword arguments are command flags (None = not given)."""
-        from nlmsync.config import load_settings  # pydantic: imported by the commands that run, not by --help
-
-        return load_settings(vault=self.vault, config_file=self.config, env=os.environ,
-                             overrides={**self.global_overrides, **overrides})
-
-    def search_settings(self) -> SearchSettings | Settings:
-        """`settings()` for a search: the plain defaults when nothing configures them (no pydantic then)."""
-        from nlmsync.config import search_settings
-
-        return search_settings(vault=self.vault, config_file=self.config, env=os.environ,
-                               overrides=self.global_overrides)
-
-    def set_global(self, name: str, value: Any) -> None:
-        """Record global option `name` (a parameter name of `_global_options`)."""
-        if name in _PATH_OPTIONS and value is not None:
-            value = Path(value)
-        if name in ("vault", "config", "quiet"):
-            setattr(self, name, value)
-        else:
-            self.global_overrides[name] = value
-
+__all__ = ["COMMAND_MODULES", "COMPLETE_VAR", "GLOBAL_VALUE_OPTIONS", "CliContext", "JsonFlag", "app", "cli_context",
+           "examples"]
 
 def cli_context(ctx: typer.Context) -> CliContext:
     obj = ctx.find_root().obj
@@ -109,7 +48,7 @@ class GlobalOptionsGroup(TyperGroup):
         # the listing's order is `COMMAND_MODULES`', whichever command modules were imported first
         order = {name: position for position, name in enumerate(COMMAND_MODULES)}
         self.commands = dict(sorted(self.commands.items(), key=lambda item: order.get(item[0], len(order))))
-        globals_ = [p for p in self.params if p.name in _GLOBAL_TARGETS]
+        globals_ = [p for p in self.params if p.name in GLOBAL_TARGETS]
         for command in self.commands.values():
             taken = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
             for param in globals_:

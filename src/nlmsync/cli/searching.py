@@ -1,0 +1,160 @@
+"""What `nlmsync search` does, without typer: open the index, rank, add snippets, print (`run_search`).
+
+The typer command (`cli.search_cmds`) and a search given in its plain forms (`cli._plain_search`, which skips
+typer's import and command building: ~50 ms of a fresh process) both run it. The index (numpy when the whole
+index is loaded), the state file and rich are imported when a search runs, and `search --json` never imports
+rich.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nlmsync.cli._output import emit_json, escape_path, interactive, json_line, stdout_console
+from nlmsync.errors import InputError, UsageError
+
+if TYPE_CHECKING:
+    from nlmsync.cli._context import CliContext
+    from nlmsync.config import SearchSettings, Settings
+    from nlmsync.search import IndexReport, NoteIndex, SearchHit
+
+__all__ = ["open_index", "run_search", "sync_index"]
+
+
+def open_index(settings: Settings | SearchSettings) -> NoteIndex:
+    """The note index of the configured vault, cached in the configured state file."""
+    from nlmsync.search import NoteIndex
+    from nlmsync.store.db import open_connection
+
+    if not settings.vault.is_dir():
+        raise InputError(f"{settings.vault}: vault folder does not exist or is not a directory")
+    return NoteIndex(settings.vault, open_connection(settings.state_path), settings)
+
+
+def sync_index(index: NoteIndex, label: str, quiet: bool) -> IndexReport:
+    """`index.sync()`, showing the notes read as done/total with an ETA on a terminal unless `quiet`."""
+    if quiet or not interactive():
+        return index.sync()
+    from nlmsync.cli._progress import index_progress
+
+    with index_progress(label) as on_progress:
+        return index.sync(on_progress=on_progress)
+
+
+def run_search(cli: CliContext, query: str | None, limit: int, queries: Path | None, json_output: bool) -> None:
+    """`nlmsync search`: the typer command's work, and what a search given in its plain forms runs without typer
+    (`cli._plain_search`). A first search of a vault that changed shows the notes it reads on a terminal (unless
+    `--json` or `-q`); one of an unchanged vault is answered cold (`search.cold`) and shows nothing."""
+    if (query is None) == (queries is None):
+        raise UsageError("give either a QUERY or --queries FILE")
+    settings = cli.search_settings()
+    batch = _read_queries(queries) if queries is not None else None
+    if query is not None and not query.strip():
+        raise UsageError("the query is empty")
+    index = open_index(settings)
+    if batch is not None:
+        for line in batch:
+            sys.stdout.write(json_line(_results(index, settings, line, limit)) + "\n")
+        sys.stdout.flush()
+    else:
+        assert query is not None
+        with _progress_when_needed("indexing before the search", json_output or cli.quiet) as on_progress:
+            document = _results(index, settings, query, limit, on_progress)
+        if json_output:
+            emit_json(document)
+        else:
+            _print_results(document)
+    _close(index)
+    cli.exit_at_once = True
+
+
+@contextmanager
+def _progress_when_needed(label: str, quiet: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A callback for `NoteIndex.search(on_progress=…)` that starts `index_progress(label)` when the index
+    first reports notes to read; None when `quiet` or not on a terminal. (A search answered cold, or of a vault
+    with nothing to read, draws nothing.)"""
+    if quiet or not interactive():
+        yield None
+        return
+    with ExitStack() as stack:
+        display: Callable[[int, int], None] | None = None
+
+        def on_progress(done: int, total: int) -> None:
+            nonlocal display
+            if display is None:
+                if not total:
+                    return
+                from nlmsync.cli._progress import index_progress
+
+                display = stack.enter_context(index_progress(label))
+            display(done, total)
+
+        yield on_progress
+
+
+def _snippet(settings: Settings | SearchSettings, path: str, query: str) -> str:
+    from nlmsync.search import extract_snippet
+    from nlmsync.vault import read_note_text
+
+    try:
+        text = read_note_text(settings.vault, path)
+    except InputError:
+        return ""
+    return extract_snippet(text, query, max_length=settings.snippet_length)
+
+
+def _results(index: NoteIndex, settings: Settings | SearchSettings, query: str, limit: int,
+             on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    from nlmsync.search.bm25 import select
+
+    hits = index.search(query, limit=max(limit, settings.top_n), on_progress=on_progress)
+    chosen = {hit.path for hit in select(hits, settings.top_n, settings.cutoff_ratio, settings.min_k)}
+    return {"query": query, "selected_count": len(chosen),
+            "results": [_hit_dict(hit, hit.path in chosen, _snippet(settings, hit.path, query))
+                        for hit in hits[:limit]]}
+
+
+def _hit_dict(hit: SearchHit, selected: bool, snippet: str) -> dict[str, Any]:
+    return {"path": hit.path, "score": round(hit.score, 6), "matched_terms": list(hit.matched_terms),
+            "selected": selected, "snippet": snippet}
+
+
+def _read_queries(path: Path) -> list[str]:
+    try:
+        raw = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: queries file not found") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read queries file ({exc.strerror})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: queries file is not valid UTF-8 (byte {exc.start})") from None
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _close(index: NoteIndex) -> None:
+    """Close the index's state file (what any writes left in its log is checkpointed into the file)."""
+    if index.db is not None:
+        index.db.close()
+
+
+def _print_results(document: dict[str, Any]) -> None:
+    out = stdout_console()
+    results = document["results"]
+    if not results:
+        out.print(f"No notes match {escape_path(repr(document['query']))}.")
+        return
+    width = len(str(len(results)))
+    for rank, hit in enumerate(results, start=1):
+        mark = "[bold green]✓[/]" if hit["selected"] else " "
+        terms = ", ".join(hit["matched_terms"])
+        out.print(f"{rank:>{width}}. {mark} [bold]{escape_path(hit['path'])}[/]  "
+                  f"[cyan]{hit['score']:.3f}[/]  [dim]{escape_path(terms)}[/]")
+        if hit["snippet"]:
+            out.print("   " + " " * width + escape_path(" ".join(hit["snippet"].split())), style="dim")
+    out.print(f"[dim]✓ = selected for NotebookLM: {document['selected_count']} selected, {len(results)} shown[/]")
