@@ -75,14 +75,15 @@ def test_a_folded_body_counts_the_tokens_tokenize_gives(text: str) -> None:
     assert folded.lengths.tolist() == [[len(base_tokens(normalize(text))), 0, 0]]  # the body's words
 
 
-def test_term_ids_are_dense_in_order_of_first_appearance() -> None:
+def test_a_term_id_is_the_number_of_lookups_before_the_terms_first() -> None:
     vocabulary = TermIds()
     assert vocabulary.lookup(["b", "a", "b"]).tolist() == [0, 1, 0]
     assert vocabulary.lookup([]).tolist() == []
-    assert vocabulary.lookup(["c", "a", "c", "d"]).tolist() == [2, 1, 2, 3]
-    assert vocabulary.terms == ["b", "a", "c", "d"] and vocabulary.ids == {"b": 0, "a": 1, "c": 2, "d": 3}
+    assert vocabulary.lookup(["c", "a", "c", "d"]).tolist() == [3, 1, 3, 6]
+    assert vocabulary.ids == {"b": 0, "a": 1, "c": 3, "d": 6} and len(vocabulary) == 7
+    assert vocabulary.terms == ["b", "a", "", "c", "", "", "d"]
     lengths, is_ascii = vocabulary.shapes()
-    assert lengths.tolist() == [1, 1, 1, 1] and is_ascii.dtype == np.bool_ and is_ascii.all()
+    assert lengths.tolist() == [1, 1, 0, 1, 0, 0, 1] and is_ascii.dtype == np.bool_ and is_ascii.all()
 
 
 @pytest.mark.parametrize("weights", WEIGHTS)
@@ -103,3 +104,12 @@ def test_a_staged_title_heading_and_file_name_weigh_as_in_doc_terms(weights: Wei
     assert list(first.terms) == list(second.terms)
     assert first.tfs.tolist() == second.tfs.tolist() and first.base_lengths.tolist() == [[1, 0, 1], [5, 3, 4]]
     assert dict(zip(second.terms, second.tfs.tolist()))["dnf"] == weights.body * 1 + weights.path / 2
+
+
+def test_words_not_yet_known_get_ids_when_folded_and_long_ones_none() -> None:
+    vocabulary = TermIds()
+    vocabulary.lookup(["heapsort"])  # a compound first
+    tokens = ["heap", "x" * 81, "heapsort", "heap"]
+    ids = vocabulary.resolve_words(tokens, np.array([-1, -1, -1, -1]), 80)
+    assert ids.tolist() == [1, -1, 0, 1]
+    assert vocabulary.word_ids == {"heap": 1, "heapsort": 0}

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import operator
 from array import array
-from itertools import repeat
+from itertools import compress, count, repeat
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -32,38 +32,61 @@ if TYPE_CHECKING:
     from nlmsync.search.markdown import NoteFields
 
 FOLD_TOKENS = 1 << 17  # staged tokens counted at once: numpy's temporaries stay ~20 MB
+UNKNOWN = repeat(-1)  # the id `map(ids.get, tokens, UNKNOWN)` gives a term not (yet) in the vocabulary
 
 # A segment is a run of staged tokens of one note and field; its kind is the field (0 body, 1 heading, 2 file
 # name, 3 folder) plus flags: JOINS (base tokens in text order, adjacent ones may form a compound) and COUNTED
 # (distinct terms whose counts are staged beside them: a note counted by `note_fields`).
 BODY, HEADING, PATH, FOLDER = 0, 1, 2, 3
 JOINS, COUNTED = 4, 8
-_TEXT_KINDS = (BODY | JOINS, BODY, HEADING | JOINS, HEADING, FOLDER)
+_TEXT_KINDS = (BODY | JOINS, BODY, HEADING | JOINS, HEADING, FOLDER)  # then PATH | JOINS, PATH per part
 _COUNTED_KINDS = (BODY | COUNTED, HEADING | COUNTED, PATH | COUNTED, FOLDER | COUNTED)
 
 
 class TermIds:
-    """A batch vocabulary: each term's id is its position in `terms` (dense, in order of first appearance)."""
+    """A batch vocabulary: `ids` gives each term an id, `terms` the term of an id.
+
+    An id is the number of lookups made before the term's first one (`dict.setdefault` over a running count:
+    one dictionary operation per lookup, new term or not), so ids are unique but not dense: `terms` has a
+    place for every lookup, the term at its first one's, an empty string at the others (no id refers to them).
+
+    `word_ids` holds only the terms met as staged tokens (words and bigrams, not compounds): the one looked up
+    for every token, a fifth of the size on tldr (116k of 502k terms), so it stays in the processor's cache."""
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
+        self.word_ids: dict[str, int] = {}
         self.terms: list[str] = []
         self._lengths = np.zeros(0, dtype=np.int64)
         self._ascii = np.zeros(0, dtype=bool)
 
     def __len__(self) -> int:
+        """One more than the largest id."""
         return len(self.terms)
 
     def lookup(self, tokens: list[str]) -> np.ndarray:
-        """The ids of `tokens` (int64), new terms added in the order they first come."""
-        ids = np.fromiter(map(self.ids.get, tokens, repeat(-1)), dtype=np.int64, count=len(tokens))
+        """The ids of `tokens` (int64), new terms added."""
+        start = len(self.terms)
+        ids = np.fromiter(map(self.ids.setdefault, tokens, count(start)), dtype=np.int64, count=len(tokens))
+        looked_up = np.array(tokens, dtype=object)
+        looked_up[ids != np.arange(start, start + len(tokens))] = ""  # found again: keep no copy of the term alive
+        self.terms += looked_up.tolist()
+        return ids
+
+    def resolve_words(self, tokens: list[str], ids: np.ndarray, longest: int) -> np.ndarray:
+        """`ids` of `tokens` looked up in `word_ids` with `UNKNOWN` for the terms not in it, given their ids
+        now (they join `word_ids`), but for the tokens longer than `longest`, which keep -1 (in place)."""
         missing = np.flatnonzero(ids < 0)
-        if len(missing):
-            new = list(dict.fromkeys(map(tokens.__getitem__, missing.tolist())))
-            self.ids.update(zip(new, range(len(self.terms), len(self.terms) + len(new))))
-            self.terms += new
-            ids[missing] = np.fromiter(map(self.ids.__getitem__, map(tokens.__getitem__, missing.tolist())),
-                                       dtype=np.int64, count=len(missing))
+        if not len(missing):
+            return ids
+        missed = list(map(tokens.__getitem__, missing.tolist()))
+        new = list(dict.fromkeys(missed))  # a new word comes back several times before its first fold
+        short = np.fromiter(map(len, new), dtype=np.int64, count=len(new)) <= longest
+        if not short.all():
+            new = list(compress(new, short.tolist()))
+        fresh = dict(zip(new, self.lookup(new).tolist()))
+        self.word_ids.update(fresh)
+        ids[missing] = np.fromiter(map(fresh.get, missed, UNKNOWN), dtype=np.int64, count=len(missed))
         return ids
 
     def shapes(self) -> tuple[np.ndarray, np.ndarray]:
@@ -100,11 +123,12 @@ class StagedTerms:
     def _clear(self) -> None:
         self.notes = 0
         self._tokens: list[str] = []
+        self._ids = array("q")  # each token's id when it was staged (-1: new, or longer than MAX_TOKEN_LENGTH)
         self._counts = array("q")  # the counts of the COUNTED segments' terms, in order
         self._segment_lengths = array("q")
         self._segment_kinds = array("b")
         self._note_segments = array("q")
-        self._body_words = array("q")  # per note: the body's length
+        self._body_words = array("q")  # per note: the body's length (-1: counted at the fold)
         self._name_words = array("q")  # per note: the words its file name's weight is shared by
 
     @property
@@ -113,37 +137,39 @@ class StagedTerms:
         return len(self._tokens) >= FOLD_TOKENS
 
     def add_text(self, path: str, heading: str, body: str) -> None:
-        """Stage the note at `path` by its heading and body texts (`markdown.whole_fields`)."""
-        tokens = self._tokens
+        """Stage the note at `path` by its heading and body texts (`markdown.whole_fields`).
+
+        Its tokens are looked up at once, while they are fresh in the processor's cache (at the fold, after
+        100k other tokens, each lookup would have to fetch its token again); new terms get their ids there."""
         title = title_words(path)
-        body_base, body_bigrams = token_runs(body)
-        heading_base, heading_bigrams = token_runs(without_title(heading, title))
+        body_words, body_bigrams = token_runs(body)
+        heading_words, heading_bigrams = token_runs(without_title(heading, title))
         folder, _, name = path.rpartition("/")
         folder_terms = folder_tokens(folder)
-        tokens += body_base
-        tokens += body_bigrams
-        tokens += heading_base
-        tokens += heading_bigrams
-        tokens += folder_terms
-        self._segment_lengths.extend((len(body_base), len(body_bigrams), len(heading_base), len(heading_bigrams),
-                                      len(folder_terms)))
-        self._segment_kinds.extend(_TEXT_KINDS)
-        segments = len(_TEXT_KINDS)
-        for base, bigrams in path_token_runs(name):
-            tokens += base
-            tokens += bigrams
-            self._segment_lengths.extend((len(base), len(bigrams)))
-            self._segment_kinds.extend((PATH | JOINS, PATH))
-            segments += 2
-        self._note_segments.append(segments)
-        self._body_words.append(len(body_base))
+        note_tokens = body_words + body_bigrams + heading_words + heading_bigrams
+        note_tokens += folder_terms
+        lengths = [len(body_words), len(body_bigrams), len(heading_words), len(heading_bigrams), len(folder_terms)]
+        kinds = _TEXT_KINDS
+        for words, bigrams in path_token_runs(name):
+            note_tokens += words
+            note_tokens += bigrams
+            lengths += (len(words), len(bigrams))
+            kinds += (PATH | JOINS, PATH)
+        self._tokens += note_tokens
+        self._ids.extend(map(self.vocabulary.word_ids.get, note_tokens, UNKNOWN))
+        self._segment_lengths.extend(lengths)
+        self._segment_kinds.extend(kinds)
+        self._note_segments.append(len(lengths))
+        self._body_words.append(-1)  # counted at the fold, once rule 3 has left out the longest words
         self._name_words.append(len(title))
         self.notes += 1
 
     def add_counts(self, fields: NoteFields) -> None:
         """Stage a note by its fields' token counts."""
+        get = self.vocabulary.word_ids.get
         for field in (fields.body, fields.heading, fields.path, fields.folder):
             self._tokens += field
+            self._ids.extend(map(get, field, UNKNOWN))
             self._counts.extend(field.values())
             self._segment_lengths.append(len(field))
         self._segment_kinds.extend(_COUNTED_KINDS)
@@ -155,13 +181,21 @@ class StagedTerms:
     def fold(self, weights: Weights) -> Folded:
         """Count the staged notes' terms and weigh them (`doc_terms`' floats), then start afresh."""
         tokens, vocabulary = self._tokens, self.vocabulary
-        ids = vocabulary.lookup(tokens)
+        # rule 3: a word longer than MAX_TOKEN_LENGTH gets no id and is left out (its neighbours become adjacent)
+        ids = vocabulary.resolve_words(tokens, np.frombuffer(self._ids, dtype=np.int64).copy(), MAX_TOKEN_LENGTH)
         segment_lengths = np.frombuffer(self._segment_lengths, dtype=np.int64)
         token_segment = np.repeat(np.arange(len(segment_lengths)), segment_lengths)
+        kept = ids >= 0
+        if not kept.all():
+            ids, token_segment = ids[kept], token_segment[kept]
         kind = np.frombuffer(self._segment_kinds, dtype=np.int8)[token_segment]
         note = np.repeat(np.arange(self.notes), np.frombuffer(self._note_segments, dtype=np.int64))[token_segment]
         field = kind & 3
         counted = (kind & COUNTED) != 0
+        body_words = np.frombuffer(self._body_words, dtype=np.int64)
+        if (body_words < 0).any():  # a note given by its texts: its body's words that rule 3 kept
+            words = np.bincount(note[kind == BODY | JOINS], minlength=self.notes)
+            body_words = np.where(body_words < 0, words, body_words)
         seconds = self._compounds(ids, token_segment, kind)  # rule 4: the second token of each compound
         compound_ids = self._compound_ids(ids[seconds - 1], ids[seconds])
         ids = np.concatenate([ids, compound_ids])
@@ -178,14 +212,14 @@ class StagedTerms:
             keys, counts = keys[firsts], np.add.reduceat(repeats, firsts)
         else:
             keys, counts = np.unique(keys, return_counts=True)
-        folded = _weigh(keys, counts, stride, weights, np.frombuffer(self._body_words, dtype=np.int64),
-                        np.frombuffer(self._name_words, dtype=np.int64))
+        folded = _weigh(keys, counts, stride, weights, body_words, np.frombuffer(self._name_words, dtype=np.int64))
         self._clear()
         return folded
 
     def _compounds(self, ids: np.ndarray, token_segment: np.ndarray, kind: np.ndarray) -> np.ndarray:
         """Positions of the tokens that form a compound with the one before them (rule 4, `compound_tokens`):
-        both base tokens of one text in a row, both ASCII, joined at most `MAX_TOKEN_LENGTH` long."""
+        both base tokens (rule 3 applied) of one text in a row, both ASCII, joined at most `MAX_TOKEN_LENGTH`
+        long."""
         if len(ids) < 2:
             return np.zeros(0, dtype=np.int64)
         seconds = np.flatnonzero((token_segment[1:] == token_segment[:-1]) & ((kind[1:] & JOINS) != 0)) + 1

@@ -90,10 +90,11 @@ def tokens_and_words(text: str) -> tuple[list[str], int]:
 
 
 def token_runs(text: str) -> tuple[list[str], list[str]]:
-    """`tokenize(text)` but for its compounds: the base tokens in order (rules 1-3), then the CJK bigrams (rule 5).
-    A full build forms the compounds (rule 4) from the base tokens' term ids instead (`search.staged_terms`)."""
+    """What `tokenize(text)` is made of: the words in order, of any length (rules 1-2), and the CJK bigrams
+    (rule 5). A full build leaves out the words longer than `MAX_TOKEN_LENGTH` (rule 3) and forms the compounds
+    (rule 4) from the term ids of the rest (`search.staged_terms`)."""
     normalized = normalize(text)
-    return base_tokens(normalized), cjk_bigrams(normalized)
+    return words(normalized), cjk_bigrams(normalized)
 
 
 def path_token_runs(path: str) -> list[tuple[list[str], list[str]]]:
