@@ -57,7 +57,7 @@ class TermIds:
         self.ids: dict[str, int] = {}
         self.word_ids: dict[str, int] = {}
         self.terms: list[str] = []
-        self._lengths = np.zeros(0, dtype=np.int64)
+        self._lengths = np.zeros(0, dtype=np.int16)  # a term is at most MAX_TOKEN_LENGTH long
         self._ascii = np.zeros(0, dtype=bool)
 
     def __len__(self) -> int:
@@ -94,7 +94,7 @@ class TermIds:
         known = len(self._lengths)
         if known < len(self.terms):
             new = self.terms[known:]
-            self._lengths = np.concatenate([self._lengths, np.fromiter(map(len, new), dtype=np.int64,
+            self._lengths = np.concatenate([self._lengths, np.fromiter(map(len, new), dtype=np.int16,
                                                                        count=len(new))])
             self._ascii = np.concatenate([self._ascii, np.fromiter(map(str.isascii, new), dtype=bool,
                                                                    count=len(new))])
