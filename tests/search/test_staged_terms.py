@@ -22,8 +22,9 @@ from nlmsync.search.tokenize import base_tokens, normalize, tokenize
 # words that make every rule count: ASCII words and compounds, a token of 40 and one of 41 characters (two of
 # them joined pass or fail the 80 limit), tokens over 80 (left out, also as a compound's half), CJK runs
 # (bigrams; a 2-character word is also its own bigram), Latin beside CJK, NFKC and case folding
-WORDS = ["heap", "sort", "heapsort", "Heap", "a", "x" * 40, "y" * 41, "z" * 81, "q" * 200, "김치찌개", "김치", "ヒープソート",
-         "堆排序", "EKS의", "ｆｕｌｌ", "ﬁle", "ΣΑΣ", "café", "2024", "mc²", "—", "-", "\n# ", "\n## Heading ##", "\n"]
+WORDS = ["heap", "sort", "heapsort", "Heap", "a", "x" * 40, "y" * 41, "z" * 81, "q" * 200, "김치찌개", "김치",
+         "ヒープソート", "堆排序", "EKS의", "ｆｕｌｌ", "ﬁle", "ΣΑΣ", "café", "2024", "mc²", "—", "-", "\n# ",
+         "\n## Heading ##", "\n"]
 NAMES = ["heap-sort.md", "Heap Sort.MD", "김치찌개.md", "a\\b c.md", "---.md", "x" * 41 + " " + "y" * 41 + ".md",
          "notes.txt.md", "ヒープ.md"]
 FOLDERS = ["", "pages/common", "pages/ko", "ru/Plugins", "a b/c\\d", "堆/x"]

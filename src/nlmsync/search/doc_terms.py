@@ -124,7 +124,8 @@ class DocBatch:
         """Add a note by its texts (`markdown.whole_fields`): `add_note(path, markdown.text_fields(...))`,
         staged as tokens once the batch is packed."""
         if not self._stages(weights):
-            from nlmsync.search.markdown import text_fields  # only for the few notes before the batch is packed
+            # imported here: only the few notes before the batch is packed need it
+            from nlmsync.search.markdown import text_fields
 
             self.add(doc_terms(path, text_fields(path, text), weights))
             return

@@ -1,6 +1,6 @@
 """Reading a note: its bytes (`read_file_bytes`), its bytes to text (`decode_note`, the one rule for what is not
-a readable note), reading it from the vault (`read_note_text` refuses binary files and invalid UTF-8 with an `InputError` naming the note),
-and its lines a block at a time (`iter_lines`) however large it is.
+a readable note), reading it from the vault (`read_note_text` refuses binary files and invalid UTF-8 with an
+`InputError` naming the note), and its lines a block at a time (`iter_lines`) however large it is.
 """
 
 from __future__ import annotations
