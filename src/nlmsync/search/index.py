@@ -30,8 +30,8 @@ from nlmsync.config import IndexSettings
 from nlmsync.errors import PathOutsideVaultError
 from nlmsync.search.bm25 import select
 from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights
-from nlmsync.search.query import STOP_WORDS, query_weights
 from nlmsync.search.hits import SearchHit
+from nlmsync.search.query import STOP_WORDS, query_weights
 from nlmsync.search.tokenize import TOKENIZER_VERSION
 from nlmsync.store import index_cache
 from nlmsync.store.index_cache import CachedDoc, Snapshot
