@@ -321,7 +321,7 @@ class SnapshotParts:
     A fresh process answering its first query (`search.cold`) reads the notes (paths, `mtime_ns`, size, field
     lengths) at once, and by incremental blob reads only the vocabulary block of each query term (where the
     blocks are is saved beside the snapshot, `VocabularyBlocks`; a snapshot saved without them is read whole)
-    and that term's range of postings: on tldr ~2.5 MB of the 47 MB snapshot. Use it inside `with
+    and that term's range of postings: on tldr ~3 MB of the 47 MB snapshot. Use it inside `with
     SnapshotParts.open(conn)`, itself inside a read transaction (the rows read beside it are then of the same
     moment). Anything that does not fit together raises `ValueError`: the caller then
     takes the whole-index path, which checks and rebuilds.
