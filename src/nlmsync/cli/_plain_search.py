@@ -18,7 +18,6 @@ ways and compares what they print and their exit codes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from nlmsync.cli._context import GLOBAL_VALUE_OPTIONS, CliContext
 
@@ -45,7 +44,8 @@ class PlainSearch:
 def plain_search(args: list[str]) -> PlainSearch | None:
     """The search `args` (the words after `nlmsync`) ask for when they are a plain form, else None."""
     cli = CliContext()
-    given: dict[str, str] = {}
+    # as typer's root callback leaves them when these options are not given
+    cli.global_overrides.update(state=None, server=None, notebook=None)
     command = query = limit = None
     json_output = False
     seen: set[str] = set()
@@ -58,12 +58,12 @@ def plain_search(args: list[str]) -> PlainSearch | None:
             if value is None or value.startswith("-"):
                 return None
             seen.add(word)
-            given[word[2:]] = value
+            cli.set_global(word[2:], value)
         elif word in _QUIET:
             if seen & _QUIET:
                 return None
             seen.add(word)
-            cli.quiet = True
+            cli.set_global("quiet", True)
         elif command is None:
             if word != "search":
                 return None
@@ -83,9 +83,4 @@ def plain_search(args: list[str]) -> PlainSearch | None:
             query = word
     if command is None or query is None:
         return None
-    cli.vault = Path(given["vault"]) if "vault" in given else None
-    cli.config = Path(given["config"]) if "config" in given else None
-    state = given.get("state")
-    cli.global_overrides.update(state=Path(state) if state is not None else None, server=given.get("server"),
-                                notebook=given.get("notebook"))
     return PlainSearch(cli, query, 10 if limit is None else limit, json_output)
