@@ -42,8 +42,7 @@ def vault_unchanged(parts: SnapshotParts, rows: Sequence[CachedDoc], listing: Va
     terms could not be read is a note the whole-index path would read again: not unchanged.
     """
     row_of = {row.path: row for row in rows}
-    slot_of = dict(zip(parts.paths, range(len(parts.paths))))
-    slot_of.pop(None, None)  # type: ignore[call-overload]
+    slot_of = parts.slot_of
     paths, mtimes, sizes = listing.paths, listing.mtimes, listing.sizes
     indexed_rows = skipped_rows = hidden = 0
     found_skipped = 0
@@ -97,8 +96,8 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
     paths = parts.paths
     hidden = {slot for slot, path in enumerate(paths) if path is None} if None in paths else set()
     if rows:
-        row_paths = {row.path for row in rows}
-        hidden.update(slot for slot, path in enumerate(paths) if path in row_paths)
+        slot_of = parts.slot_of
+        hidden.update(slot_of[row.path] for row in rows if row.path in slot_of)
     n_docs = len(paths) - len(hidden) + len(overlay)
     if not n_docs or not query:
         return []

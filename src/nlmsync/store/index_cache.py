@@ -20,6 +20,7 @@ which describes one note completely.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 import threading
@@ -278,6 +279,18 @@ def _snapshot_row(conn: sqlite3.Connection, by_blob: bool) -> tuple[Any, ...] | 
     return tuple(parts)
 
 
+def _decode_paths(raw: bytes) -> list[str | None]:
+    """The snapshot's paths (joined by NUL as stored); a dead slot, stored empty, is None.
+
+    Raises:
+        UnicodeDecodeError: the stored paths are not UTF-8.
+    """
+    paths: list[str | None] = raw.decode("utf-8").split("\0") if raw else []  # type: ignore[assignment]
+    if "" in paths:  # dead slots (a merge leaves none, so this is rare)
+        paths = [path or None for path in paths]
+    return paths
+
+
 def load_snapshot(db: Connection, *, by_blob: bool = False) -> Snapshot | None:
     """The stored snapshot, or None when there is none or its parts do not fit together.
 
@@ -294,9 +307,7 @@ def load_snapshot(db: Connection, *, by_blob: bool = False) -> Snapshot | None:
     try:
         if _crc(bytes(paths_raw), bytes(vocab_raw)) != crc:
             return None
-        paths: list[str | None] = bytes(paths_raw).decode("utf-8").split("\0") if paths_raw else []  # type: ignore[assignment]
-        if "" in paths:  # dead slots (a merge leaves none, so this is rare)
-            paths = [path or None for path in paths]
+        paths = _decode_paths(bytes(paths_raw))
         saved = _read_blocks(conn, crc)
         terms = Vocabulary(bytes(vocab_raw), blocks=saved[0] if saved is not None else None)
         mtimes = np.frombuffer(mtimes_raw, dtype=np.int64)
@@ -334,6 +345,13 @@ class SnapshotParts:
         self._blobs = blobs
         self._entries = len(blobs[1]) // 4 if blobs else 0
 
+    @functools.cached_property
+    def slot_of(self) -> dict[str, int]:
+        """The slot of each live note, by path."""
+        slot_of: dict[str | None, int] = dict(zip(self.paths, range(len(self.paths))))
+        slot_of.pop(None, None)
+        return slot_of  # type: ignore[return-value]
+
     @classmethod
     def _read(cls, conn: sqlite3.Connection, row: tuple[Any, ...]) -> SnapshotParts:
         crc, paths_raw, mtimes_raw, sizes_raw, lengths_raw = row
@@ -347,9 +365,7 @@ class SnapshotParts:
                 if _crc(paths_raw, vocab) != crc:
                     raise ValueError("snapshot: CRC mismatch")
                 terms = Vocabulary(vocab)
-            paths: list[str | None] = paths_raw.decode("utf-8").split("\0") if paths_raw else []  # type: ignore[assignment]
-            if "" in paths:
-                paths = [path or None for path in paths]
+            paths = _decode_paths(paths_raw)
             count = len(paths)
             if len(mtimes_raw) != 8 * count or len(sizes_raw) != 8 * count or len(lengths_raw) != 24 * count:
                 raise ValueError("snapshot: note arrays do not fit the paths")
