@@ -26,19 +26,24 @@ def test_index_settings_defaults_are_the_settings_defaults() -> None:
         assert ours == Settings.model_fields[item.name].get_default(call_default_factory=True), item.name
 
 
+def _fresh_process(vault: Path, state: Path, body: str) -> str:
+    """What a new Python process prints running `body` with `index`, a NoteIndex of `vault` on a plain
+    connection to `state` (it must exit 0)."""
+    code = ("import sys\nfrom pathlib import Path\n"
+            "from nlmsync.search.index import NoteIndex\nfrom nlmsync.store.db import open_connection\n"
+            f"index = NoteIndex(Path({str(vault)!r}), open_connection(Path({str(state)!r})))\n" + body)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
 def test_the_search_path_imports_neither_pydantic_nor_sqlite_utils(vault: Path, tmp_path: Path) -> None:
     state = tmp_path / "state.db"
     open_database(state).close()  # an existing, migrated state file: the case of every search but the first
-    code = (
-        "import sys\nfrom pathlib import Path\n"
-        "from nlmsync.search.index import NoteIndex\nfrom nlmsync.store.db import open_connection\n"
-        f"hits = NoteIndex(Path({str(vault)!r}), open_connection(Path({str(state)!r}))).search('heapsort')\n"
-        "assert hits, 'no hit'\n"
+    assert _fresh_process(vault, state, (
+        "assert index.search('heapsort'), 'no hit'\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'pydantic', 'sqlite_utils', 'click', 'typer'}))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    )) == "[]"
 
 
 def test_an_unchanged_vault_is_searched_without_the_note_reading_modules(vault: Path, tmp_path: Path) -> None:
@@ -46,18 +51,12 @@ def test_an_unchanged_vault_is_searched_without_the_note_reading_modules(vault: 
     ASCII query, the `regex` engine (the vault has Korean and Japanese notes) is imported."""
     state = tmp_path / "state.db"
     NoteIndex(vault, open_connection(state)).sync()  # the cache a previous process left
-    code = (
-        "import sys\nfrom pathlib import Path\n"
-        "from nlmsync.search.index import NoteIndex\nfrom nlmsync.store.db import open_connection\n"
-        f"index = NoteIndex(Path({str(vault)!r}), open_connection(Path({str(state)!r})))\n"
+    assert _fresh_process(vault, state, (
         "assert index.search('How does heapsort work?'), 'no hit'\n"
         "assert index.notes_read == 0, index.notes_read\n"
         "print(sorted(m for m in sys.modules if m in {'regex', 'nlmsync.search.markdown'}))\n"
         "assert index.search('김치찌개'), 'no hit for a Korean query'\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    )) == "[]"
 
 
 def test_an_unchanged_vault_is_answered_cold_without_numpy(vault: Path, tmp_path: Path,
@@ -69,19 +68,13 @@ def test_an_unchanged_vault_is_answered_cold_without_numpy(vault: Path, tmp_path
         monkeypatch.setattr(index_module, "MERGE_THRESHOLD", threshold)
         NoteIndex(vault, open_connection(state)).sync()
         expected = [(h.path, h.score) for h in NoteIndex(vault, None).search("How does heapsort work?")]
-        code = (
-            "import sys\nfrom pathlib import Path\n"
-            "from nlmsync.search.index import NoteIndex\nfrom nlmsync.store.db import open_connection\n"
-            f"index = NoteIndex(Path({str(vault)!r}), open_connection(Path({str(state)!r})))\n"
+        answer, imported = _fresh_process(vault, state, (
             "hits = index.search('How does heapsort work?')\n"
             "assert not index.loaded, 'loaded'\n"
             "print(repr([(h.path, h.score) for h in hits]))\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'numpy' and '.' not in m\n"
             "             or m in {'nlmsync.search.postings', 'nlmsync.search.ranking'}))\n"
-        )
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
-        assert done.returncode == 0, done.stderr
-        answer, imported = done.stdout.strip().splitlines()
+        )).splitlines()
         assert answer == repr(expected)
         assert imported == "[]"
 
