@@ -31,6 +31,13 @@ def test_stop_words_and_compounds_weigh_a_quarter() -> None:
     assert 0 < STOP_WORD_WEIGHT < 1
 
 
+def test_query_compounds_follow_the_separator_rule() -> None:
+    """Rule 4 as the notes get it: no compound across a comma or a colon, one across a hyphen or a full stop."""
+    assert "heapsort" not in query_weights("heap, sort") and "heapsort" not in query_terms("heap: sort")
+    assert query_weights("heap-sort")["heapsort"] == COMPOUND_QUERY_WEIGHT
+    assert "nodejs" in query_terms("node.js")
+
+
 def test_a_stop_word_still_forms_its_compounds(tmp_path: Path) -> None:
     assert query_weights("set up the backup")["setup"] == COMPOUND_QUERY_WEIGHT * STOP_WORD_WEIGHT
     (tmp_path / "auth.md").write_text("The login page asks for a password.\n")

@@ -17,7 +17,7 @@ from nlmsync.search.doc_terms import DocBatch, Weights, doc_terms
 from nlmsync.search.markdown import note_fields, whole_fields
 from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.staged_terms import StagedTerms, TermIds
-from nlmsync.search.tokenize import base_tokens, normalize, tokenize
+from nlmsync.search.tokenize import base_tokens, normalize, tokenize, word_joins, words
 
 # words that make every rule count: ASCII words and compounds, a token of 40 and one of 41 characters (two of
 # them joined pass or fail the 80 limit), tokens over 80 (left out, also as a compound's half), CJK runs
@@ -28,7 +28,11 @@ WORDS = ["heap", "sort", "heapsort", "Heap", "a", "x" * 40, "y" * 41, "z" * 81, 
 NAMES = ["heap-sort.md", "Heap Sort.MD", "김치찌개.md", "a\\b c.md", "---.md", "x" * 41 + " " + "y" * 41 + ".md",
          "notes.txt.md", "ヒープ.md"]
 FOLDERS = ["", "pages/common", "pages/ko", "ru/Plugins", "a b/c\\d", "堆/x"]
-texts = st.lists(st.sampled_from(WORDS), max_size=14).map(" ".join)
+# what stands between two words: rule 4 joins them across white space or one joining mark alone, not across the rest
+SEPARATORS = [" ", " ", " ", "  ", "\n", " \t", "-", "_", ".", "/", "'", "\u2019", "^", ", ", ": ", "://", "`", " (",
+              "--", "\u2014", "\u3000", "\U0001F600", " \U00020000 ", ""]
+texts = st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(SEPARATORS)), max_size=14).map(
+    lambda pairs: "".join(word + separator for word, separator in pairs))
 notes = st.lists(st.tuples(st.sampled_from(FOLDERS), st.sampled_from(NAMES), texts), max_size=10)
 WEIGHTS = [Weights(), Weights(0.3, 1.7, 0.1, 2.9), Weights(1.0, 0.0, 4.0, 0.0)]
 
@@ -63,7 +67,7 @@ def test_notes_staged_by_their_texts_index_as_their_doc_terms(given_notes: list[
 
 
 @settings(max_examples=examples(200), deadline=None)
-@given(st.lists(st.sampled_from(WORDS), max_size=20).map(" ".join))
+@given(texts)
 def test_a_folded_body_counts_the_tokens_tokenize_gives(text: str) -> None:
     """The compounds made from term ids (rule 4) are `tokenize`'s, counted alike: one note's body alone."""
     stage = StagedTerms(TermIds())
@@ -114,3 +118,11 @@ def test_words_not_yet_known_get_ids_when_folded_and_long_ones_none() -> None:
     ids = vocabulary.resolve_words(tokens, np.array([-1, -1, -1, -1]), 80)
     assert ids.tolist() == [1, -1, 0, 1]
     assert vocabulary.word_ids == {"heap": 1, "heapsort": 0}
+
+
+@given(st.lists(texts, max_size=6))
+def test_separators_of_many_texts_join_words_as_each_texts_own(given_texts: list[str]) -> None:
+    """Rule 4 told for a fold's texts at once, by table (beyond the basic plane too), is `word_joins` text by text."""
+    normalized = [normalize(text) for text in given_texts]
+    expected = [join for text in normalized for join in word_joins(text, len(words(text)))]
+    assert staged_terms.separators_join(normalized).tolist() == expected

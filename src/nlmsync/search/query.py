@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from nlmsync.search.tokenize import MAX_TOKEN_LENGTH, base_tokens, cjk_bigrams, normalize, words
+from nlmsync.search.tokenize import MAX_TOKEN_LENGTH, base_tokens_and_joins, cjk_bigrams, normalize, words
 
 if TYPE_CHECKING:
     import regex
@@ -85,10 +85,11 @@ def _token_weights(base: list[str], stop_words: bool) -> list[float]:
     return [STOP_WORD_WEIGHT if token in STOP_WORDS else 1.0 for token in base]
 
 
-def _compounds(base: list[str], token_weights: list[float]) -> Iterator[tuple[str, float]]:
-    """Compounds of adjacent ASCII words, each weighing `COMPOUND_QUERY_WEIGHT` times its lighter word's weight."""
-    for (left, right), weight in zip(pairwise(base), map(min, pairwise(token_weights))):
-        if left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH:
+def _compounds(base: list[str], joins: list[bool], token_weights: list[float]) -> Iterator[tuple[str, float]]:
+    """Compounds of adjacent ASCII words (rule 4, `joins`), each weighing `COMPOUND_QUERY_WEIGHT` times its
+    lighter word's weight."""
+    for (left, right), join, weight in zip(pairwise(base), joins[1:], map(min, pairwise(token_weights))):
+        if join and left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH:
             yield left + right, COMPOUND_QUERY_WEIGHT * weight
 
 
@@ -103,11 +104,11 @@ def query_weights(query: str, *, stop_words: bool = True) -> dict[str, float]:
     weights: dict[str, float] = {}
     get = weights.get
     normalized = normalize(query)
-    base = base_tokens(normalized)
+    base, joins = base_tokens_and_joins(normalized)
     token_weights = _token_weights(base, stop_words)
     for token, weight in zip(base, token_weights):
         weights[token] = get(token, 0.0) + weight
-    for term, weight in _compounds(base, token_weights):
+    for term, weight in _compounds(base, joins, token_weights):
         weights[term] = get(term, 0.0) + weight
     if not normalized.isascii():
         cjk_char = _cjk_char()
@@ -137,11 +138,11 @@ def query_terms(query: str | None) -> list[str]:
     if not query:
         return []
     normalized = normalize(query)
-    base = base_tokens(normalized)
+    base, joins = base_tokens_and_joins(normalized)
     stops = _NO_STOP_WORDS if STOP_WORDS.issuperset(base) else STOP_WORDS
     plain = [token for token in base if token not in stops]
-    compounds = [left + right for left, right in pairwise(base)
-                 if left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH
+    compounds = [left + right for (left, right), join in zip(pairwise(base), joins[1:])
+                 if join and left.isascii() and right.isascii() and len(left) + len(right) <= MAX_TOKEN_LENGTH
                  and left not in stops and right not in stops]
     plain.extend(cjk_bigrams(normalized))
     return plain + compounds

@@ -17,6 +17,7 @@ words), summed body + heading + file name + folder in that order.
 
 from __future__ import annotations
 
+import functools
 import operator
 from array import array
 from itertools import compress, count, repeat
@@ -25,7 +26,14 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from nlmsync.search.markdown import title_words, without_title
-from nlmsync.search.tokenize import MAX_TOKEN_LENGTH, folder_tokens, path_token_runs, token_runs
+from nlmsync.search.tokenize import (
+    JOINING_MARKS,
+    MAX_TOKEN_LENGTH,
+    folder_tokens,
+    path_token_runs,
+    token_runs,
+    unicode_word_characters,
+)
 
 if TYPE_CHECKING:
     from nlmsync.search.doc_terms import Weights
@@ -57,6 +65,8 @@ class TermIds:
         self.ids: dict[str, int] = {}
         self.word_ids: dict[str, int] = {}
         self.terms: list[str] = []
+        self._pairs = np.zeros(0, dtype=np.int64)  # the pairs of ids `pair_ids` has met, ascending
+        self._pair_ids = np.zeros(0, dtype=np.int64)  # the id of each one's compound
         self._lengths = np.zeros(0, dtype=np.int16)  # a term is at most MAX_TOKEN_LENGTH long
         self._ascii = np.zeros(0, dtype=bool)
 
@@ -87,6 +97,26 @@ class TermIds:
         fresh = dict(zip(new, self.lookup(new).tolist()))
         self.word_ids.update(fresh)
         ids[missing] = np.fromiter(map(fresh.get, missed, UNKNOWN), dtype=np.int64, count=len(missed))
+        return ids
+
+    def pair_ids(self, pairs: np.ndarray) -> np.ndarray:
+        """The ids of the compounds of distinct pairs of ids (`first << 32 | second`, ascending), new ones added.
+        A pair met in an earlier fold is found by bisection: its string is made and looked up only once."""
+        at = np.searchsorted(self._pairs, pairs)
+        known = np.zeros(len(pairs), dtype=bool)
+        inside = at < len(self._pairs)
+        known[inside] = self._pairs[at[inside]] == pairs[inside]
+        ids = np.empty(len(pairs), dtype=np.int64)
+        ids[known] = self._pair_ids[at[known]]
+        new = np.flatnonzero(~known)
+        if len(new):
+            terms = self.terms
+            fresh = pairs[new]
+            joined = list(map(operator.add, map(terms.__getitem__, (fresh >> 32).tolist()),
+                              map(terms.__getitem__, (fresh & 0xFFFFFFFF).tolist())))
+            ids[new] = self.lookup(joined)
+            self._pairs = np.insert(self._pairs, at[new], fresh)
+            self._pair_ids = np.insert(self._pair_ids, at[new], ids[new])
         return ids
 
     def shapes(self) -> tuple[np.ndarray, np.ndarray]:
@@ -123,6 +153,7 @@ class StagedTerms:
     def _clear(self) -> None:
         self.notes = 0
         self._tokens: list[str] = []
+        self._texts: list[str] = []  # the normalized texts of the JOINS segments, in order (rule 4's separators)
         self._ids = array("q")  # each token's id when it was staged (-1: new, or longer than MAX_TOKEN_LENGTH)
         self._counts = array("q")  # the counts of the COUNTED segments' terms, in order
         self._segment_lengths = array("q")
@@ -142,20 +173,23 @@ class StagedTerms:
         Its tokens are looked up at once, while they are fresh in the processor's cache (at the fold, after
         100k other tokens, each lookup would have to fetch its token again); new terms get their ids there."""
         title = title_words(path)
-        body_words, body_bigrams = token_runs(body)
-        heading_words, heading_bigrams = token_runs(without_title(heading, title))
+        body_text, body_words, body_bigrams = token_runs(body)
+        heading_text, heading_words, heading_bigrams = token_runs(without_title(heading, title))
+        texts = [body_text, heading_text]
         folder, _, name = path.rpartition("/")
         folder_terms = folder_tokens(folder)
         note_tokens = body_words + body_bigrams + heading_words + heading_bigrams
         note_tokens += folder_terms
         lengths = [len(body_words), len(body_bigrams), len(heading_words), len(heading_bigrams), len(folder_terms)]
         kinds = _TEXT_KINDS
-        for words, bigrams in path_token_runs(name):
+        for text, words, bigrams in path_token_runs(name):
+            texts.append(text)
             note_tokens += words
             note_tokens += bigrams
             lengths += (len(words), len(bigrams))
             kinds += (PATH | JOINS, PATH)
         self._tokens += note_tokens
+        self._texts += texts
         self._ids.extend(map(self.vocabulary.word_ids.get, note_tokens, UNKNOWN))
         self._segment_lengths.extend(lengths)
         self._segment_kinds.extend(kinds)
@@ -185,10 +219,13 @@ class StagedTerms:
         ids = vocabulary.resolve_words(tokens, np.frombuffer(self._ids, dtype=np.int64).copy(), MAX_TOKEN_LENGTH)
         segment_lengths = np.frombuffer(self._segment_lengths, dtype=np.int64)
         token_segment = np.repeat(np.arange(len(segment_lengths)), segment_lengths)
+        kind = np.frombuffer(self._segment_kinds, dtype=np.int8)[token_segment]
+        joins = np.zeros(len(ids), dtype=bool)  # rule 4: the token forms a compound with the one before it
+        joins[np.flatnonzero(kind & JOINS)] = separators_join(self._texts)
         kept = ids >= 0
         if not kept.all():
-            ids, token_segment = ids[kept], token_segment[kept]
-        kind = np.frombuffer(self._segment_kinds, dtype=np.int8)[token_segment]
+            joins[1:] &= kept[:-1]  # none across a word left out
+            ids, token_segment, kind, joins = ids[kept], token_segment[kept], kind[kept], joins[kept]
         note = np.repeat(np.arange(self.notes), np.frombuffer(self._note_segments, dtype=np.int64))[token_segment]
         field = kind & 3
         counted = (kind & COUNTED) != 0
@@ -196,7 +233,7 @@ class StagedTerms:
         if (body_words < 0).any():  # a note given by its texts: its body's words that rule 3 kept
             words = np.bincount(note[kind == BODY | JOINS], minlength=self.notes)
             body_words = np.where(body_words < 0, words, body_words)
-        seconds = self._compounds(ids, token_segment, kind)  # rule 4: the second token of each compound
+        seconds = self._compounds(ids, joins)  # rule 4: the second token of each compound
         compound_ids = self._compound_ids(ids[seconds - 1], ids[seconds])
         ids = np.concatenate([ids, compound_ids])
         field = np.concatenate([field, field[seconds]])
@@ -216,26 +253,79 @@ class StagedTerms:
         self._clear()
         return folded
 
-    def _compounds(self, ids: np.ndarray, token_segment: np.ndarray, kind: np.ndarray) -> np.ndarray:
+    def _compounds(self, ids: np.ndarray, joins: np.ndarray) -> np.ndarray:
         """Positions of the tokens that form a compound with the one before them (rule 4, `compound_tokens`):
-        both base tokens (rule 3 applied) of one text in a row, both ASCII, joined at most `MAX_TOKEN_LENGTH`
-        long."""
-        if len(ids) < 2:
-            return np.zeros(0, dtype=np.int64)
-        seconds = np.flatnonzero((token_segment[1:] == token_segment[:-1]) & ((kind[1:] & JOINS) != 0)) + 1
+        words of one text in a row that `joins` joins (rule 3 applied), both ASCII, joined at most
+        `MAX_TOKEN_LENGTH` long."""
+        seconds = np.flatnonzero(joins)
         lengths, is_ascii = self.vocabulary.shapes()
         first, second = ids[seconds - 1], ids[seconds]
         joined = is_ascii[first] & is_ascii[second] & (lengths[first] + lengths[second] <= MAX_TOKEN_LENGTH)
         return seconds[joined]
 
     def _compound_ids(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
-        """The term ids of the compounds of these pairs of term ids: a string is made once per distinct pair."""
-        terms = self.vocabulary.terms
-        span = len(terms)
-        pairs, pair_of = np.unique(first * span + second, return_inverse=True)
-        joined = list(map(operator.add, map(terms.__getitem__, (pairs // span).tolist()),
-                          map(terms.__getitem__, (pairs % span).tolist())))
-        return self.vocabulary.lookup(joined)[pair_of]
+        """The term ids of the compounds of these pairs of term ids."""
+        pairs, pair_of = np.unique((first << 32) | second, return_inverse=True)
+        return self.vocabulary.pair_ids(pairs)[pair_of]
+
+
+def separators_join(texts: list[str]) -> np.ndarray:
+    """Rule 4 for every word of these normalized texts, in order (`tokenize.word_joins` of each, one array): the
+    word forms a compound with the one before it in its text, only white space or one joining mark between.
+
+    The characters of all texts are classed at once by table (word character, white space, joining mark): a
+    word is a run of word characters, exactly the base-token pattern's matches, so no regex runs again."""
+    if not texts:
+        return np.zeros(0, dtype=bool)
+    joined = "\0".join(texts)  # a NUL is neither white space nor a joining mark: no compound joins two texts
+    codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    classes = _classes(codes)
+    edges = np.diff((classes & _WORD).astype(np.int8), prepend=np.int8(0), append=np.int8(0))
+    starts, ends = np.flatnonzero(edges > 0), np.flatnonzero(edges < 0)
+    if len(starts) < 2:
+        return np.zeros(len(starts), dtype=bool)
+    gap_starts, gap_lengths = ends[:-1], starts[1:] - ends[:-1]  # the separator before each word but the first
+    first = classes[gap_starts]
+    joins = (first & (_SPACE | _MARK)) != 0  # right for a separator of one character: most are
+    longer = np.flatnonzero(gap_lengths > 1)
+    if len(longer):  # white space all through? (each character of each longer separator looked at)
+        lengths = gap_lengths[longer]
+        offsets = np.concatenate([[0], np.cumsum(lengths[:-1])])
+        at = np.arange(int(lengths.sum())) + np.repeat(gap_starts[longer] - offsets, lengths)
+        joins[longer] = np.logical_and.reduceat((classes[at] & _SPACE) != 0, offsets)
+    return np.concatenate([[False], joins])
+
+
+_WORD, _SPACE, _MARK = 1, 2, 4
+
+
+def _classes(codes: np.ndarray) -> np.ndarray:
+    """Each code point's class bits: `_WORD` (`[\\p{L}\\p{N}]`), `_SPACE` (white space), `_MARK` (a joining mark)."""
+    table = _bmp_classes()
+    if not len(codes) or int(codes.max()) <= 0xFFFF:
+        return table[codes]
+    beyond = codes > 0xFFFF
+    classes = table[np.where(beyond, 0, codes)]
+    if beyond.any():  # beyond the basic plane (rare): each distinct code point classed on its own
+        rare, index = np.unique(codes[beyond], return_inverse=True)
+        classes[beyond] = np.array([_class_of(chr(code)) for code in rare.tolist()], dtype=np.uint8)[index]
+    return classes
+
+
+@functools.cache
+def _bmp_classes() -> np.ndarray:
+    """`_classes` of the basic multilingual plane's code points, by code point."""
+    table = np.zeros(0x10000, dtype=np.uint8)
+    for code in unicode_word_characters(0x10000):
+        table[code] |= _WORD
+    table[[code for code in range(0x10000) if chr(code).isspace()]] |= _SPACE
+    table[[ord(mark) for mark in JOINING_MARKS]] |= _MARK
+    return table
+
+
+def _class_of(char: str) -> int:
+    return ((_WORD if unicode_word_characters(ord(char) + 1, start=ord(char)) else 0)
+            | (_SPACE if char.isspace() else 0) | (_MARK if char in JOINING_MARKS else 0))
 
 
 def _weigh(keys: np.ndarray, counts: np.ndarray, stride: int, weights: Weights, body_words: np.ndarray,

@@ -1,8 +1,20 @@
 """Tokenization and normalization (spec §3.1).
 
 1. NFKC + lowercase.  2. Base tokens `[\\p{L}\\p{N}]+`.  3. Lengths 1..80.
-4. Adjacent ASCII compound tokens (`heap` + `sort` -> `heapsort`).
+4. Adjacent ASCII compound tokens (`heap` + `sort` -> `heapsort`), of words one word may have been split
+   into: only white space, or one joining mark alone (`JOINING_MARKS`: `heap-sort`, `heap_sort`, `node.js`,
+   `tcp/ip`, `don't`, `mc^2`), stands between them. Any other separator (a comma, a colon, a bracket, a backtick,
+   `://`, `. ` at a sentence's end) ends a phrase: the words either side of it form no compound, nor do the
+   words either side of one left out by rule 3.
 5. CJK / Hangul bigrams.  6. Path tokens: `.md` removed, separators split.
+
+Why rule 4 looks at the separator: the compounds are for words written split or merged (`heap sort` finds
+`heapsort` and the other way round) and, at a quarter of a word's weight in a query, a bonus for two words
+side by side. Across punctuation they were neither: on tldr's 38,404 pages a third of all compounds
+(`informationhttps` of "More information: https://", `pathto` of `{{path/to/file}}`, a list item's last word
+and the next item's first) and half of the distinct ones; with them, half the vocabulary and a third of a
+full build's time went to terms no query meant (`benchmarks/known_items.py`: no known-item set moved by more
+than 0.003 MRR@10).
 
 CJK runs include the marks that belong to Japanese words though Unicode puts them in the
 Common script: the prolonged sound mark `ー` and the iteration mark `々`, so `ヒープソート`
@@ -11,7 +23,7 @@ yields `ヒー ープ プソ ソー ート`. Bigrams come from every base token,
 
 `count_tokens` counts the tokens of a text given in pieces (`text_pieces`), for notes of many megabytes.
 `token_runs` and `path_token_runs` give the tokens but for the compounds, which a full build forms from term
-ids (`search.staged_terms`).
+ids (`search.staged_terms`, which tells the separators of rule 4 apart for many notes at once).
 """
 
 from __future__ import annotations
@@ -33,12 +45,17 @@ if TYPE_CHECKING:
 MIN_TOKEN_LENGTH = 1
 MAX_TOKEN_LENGTH = 80
 # 3: the body's length in words, the file name's weight shared by its words, no title heading
-TOKENIZER_VERSION = 3
+# 4: compounds only across white space or one joining mark (rule 4)
+TOKENIZER_VERSION = 4
 PIECE_CHARS = 1 << 16  # `text_pieces`: characters tokenized at once when a large text is counted
 
 # Base tokens of ASCII text (the letters and digits of ASCII are exactly its \p{L} and \p{N}), with the
 # standard library's engine: faster, and a process that only meets ASCII never imports `regex` (~15 ms).
 _ASCII_BASE_TOKEN = re.compile(r"[A-Za-z0-9]+")
+_ASCII_SEPARATOR = re.compile(r"[^A-Za-z0-9]+")
+# Rule 4: the marks that, alone between two words, still join them (hyphen, underscore, apostrophes, full stop,
+# slash, and the caret of formula text: `mc^2` is `mc²`); white space of any length joins them too.
+JOINING_MARKS = frozenset("-_'./^\u2019")
 _PATH_SEPARATORS = re.compile(r"[/\\]+")
 _CJK_CLASS = r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc\u3005\u3006]"
 # The Unicode blocks every character of `_CJK_CLASS` is in (a test checks each code point): text with none
@@ -50,6 +67,7 @@ _CJK_BLOCKS = re.compile("[\u1100-\u11ff\u3005-\u318f\u31f0-\u31ff\u3400-\u4dbf\
 
 class _UnicodePatterns(NamedTuple):
     base_token: regex.Pattern[str]
+    separator: regex.Pattern[str]
     cjk_run: regex.Pattern[str]
 
 
@@ -61,8 +79,14 @@ def _unicode() -> _UnicodePatterns:
     letters or numbers, so a run never spans two base tokens (a CJK symbol such as a radical ends one)."""
     import regex
 
-    return _UnicodePatterns(regex.compile(r"[\p{L}\p{N}]+"),
+    return _UnicodePatterns(regex.compile(r"[\p{L}\p{N}]+"), regex.compile(r"[^\p{L}\p{N}]+"),
                             regex.compile(rf"(?V1)[{_CJK_CLASS}&&[\p{{L}}\p{{N}}]]{{2,}}"))
+
+
+def unicode_word_characters(stop: int, start: int = 0) -> list[int]:
+    """The code points in [start, stop) that base tokens are made of (`[\\p{L}\\p{N}]`, as the pattern decides)."""
+    chars = "".join(map(chr, range(start, stop)))
+    return [start + i for run in _unicode().base_token.finditer(chars) for i in range(run.start(), run.end())]
 
 
 def normalize(text: str) -> str:
@@ -81,23 +105,32 @@ def tokens_and_words(text: str) -> tuple[list[str], int]:
     """`tokenize(text)` and how many of its tokens are words (base tokens): the length BM25 gives a note's
     body counts its words, not the compounds and CJK bigrams made from them, which repeat the same text."""
     normalized = normalize(text)
-    base = base_tokens(normalized)
+    base, joins = base_tokens_and_joins(normalized)
     ascii_text = normalized.isascii()
-    tokens = base + compound_tokens(base, ascii_text)
+    tokens = base + compound_tokens(base, joins, ascii_text)
     if not ascii_text:
         tokens.extend(cjk_bigrams(normalized))
     return tokens, len(base)
 
 
-def token_runs(text: str) -> tuple[list[str], list[str]]:
-    """What `tokenize(text)` is made of: the words in order, of any length (rules 1-2), and the CJK bigrams
-    (rule 5). A full build leaves out the words longer than `MAX_TOKEN_LENGTH` (rule 3) and forms the compounds
-    (rule 4) from the term ids of the rest (`search.staged_terms`)."""
+class TokenRuns(NamedTuple):
+    """What `tokenize(text)` is made of: the normalized text, its words in order, of any length (rules 1-2), and
+    its CJK bigrams (rule 5). A full build leaves out the words longer than `MAX_TOKEN_LENGTH` (rule 3) and forms
+    the compounds (rule 4) from the term ids of the rest and the separators in `normalized`
+    (`search.staged_terms`)."""
+
+    normalized: str
+    words: list[str]
+    bigrams: list[str]
+
+
+def token_runs(text: str) -> TokenRuns:
+    """`TokenRuns` of `text`."""
     normalized = normalize(text)
-    return words(normalized), cjk_bigrams(normalized)
+    return TokenRuns(normalized, words(normalized), cjk_bigrams(normalized))
 
 
-def path_token_runs(path: str) -> list[tuple[list[str], list[str]]]:
+def path_token_runs(path: str) -> list[TokenRuns]:
     """`tokenize_path(path)` as the `token_runs` of each part (no compound joins two parts)."""
     stem = path[:-len(NOTE_SUFFIX)] if has_note_suffix(path) else path
     return [token_runs(part) for part in _PATH_SEPARATORS.split(stem) if part]
@@ -116,15 +149,46 @@ def words(normalized: str) -> list[str]:
     return (_ASCII_BASE_TOKEN if normalized.isascii() else _unicode().base_token).findall(normalized)
 
 
-def compound_tokens(base: list[str], ascii_text: bool = False) -> list[str]:
-    """Rule 4: each pair of adjacent ASCII base tokens joined (`heap` + `sort` -> `heapsort`), at most 80 long.
-    `ascii_text`: the tokens are known to be ASCII (they come from ASCII text).
+def base_tokens_and_joins(normalized: str) -> tuple[list[str], list[bool]]:
+    """`base_tokens(normalized)`, and per token whether it forms a compound with the one before it (rule 4): only
+    white space or one of `JOINING_MARKS` stands between them, and no word rule 3 left out."""
+    raw = words(normalized)
+    joins = word_joins(normalized, len(raw))
+    if len(normalized) <= MAX_TOKEN_LENGTH or max(map(len, raw), default=0) <= MAX_TOKEN_LENGTH:
+        return raw, joins
+    kept = [len(token) <= MAX_TOKEN_LENGTH for token in raw]
+    joins = [join and before for join, before in zip(joins, [False, *kept])]  # none across a word left out
+    return list(compress(raw, kept)), list(compress(joins, kept))
+
+
+def word_joins(normalized: str, count: int) -> list[bool]:
+    """For each of the `count` words of normalized text (`words(normalized)`), whether what separates it from the
+    word before is white space only or one joining mark alone (the first word: False)."""
+    if count < 2:
+        return [False] * count
+    pattern = _ASCII_SEPARATOR if normalized.isascii() else _unicode().separator
+    separators = pattern.findall(normalized)
+    if pattern.match(normalized) is not None:  # text before the first word
+        del separators[0]
+    return [False, *map(separator_joins, separators[:count - 1])]
+
+
+def separator_joins(separator: str) -> bool:
+    """Rule 4: whether two words with this text between them may be one word split."""
+    return separator.isspace() or (len(separator) == 1 and separator in JOINING_MARKS)
+
+
+def compound_tokens(base: list[str], joins: list[bool], ascii_text: bool = False) -> list[str]:
+    """Rule 4: each pair of adjacent ASCII base tokens joined (`heap` + `sort` -> `heapsort`), at most 80 long,
+    where the second joins the first (`joins`, of `base_tokens_and_joins`). `ascii_text`: the tokens are known to
+    be ASCII (they come from ASCII text).
 
     Built by `map` over the pairs rather than a loop: a full build makes millions of them."""
-    compounds: Iterator[str] = map(operator.add, base, base[1:])
+    compounds: Iterator[str] = compress(map(operator.add, base, base[1:]), joins[1:])
     if not ascii_text and not all(map(str.isascii, base)):
         is_ascii = list(map(str.isascii, base))
-        compounds = compress(compounds, map(operator.and_, is_ascii, is_ascii[1:]))
+        compounds = compress(map(operator.add, base, base[1:]),
+                             map(operator.and_, map(operator.and_, is_ascii, is_ascii[1:]), joins[1:]))
     if max(map(len, base), default=0) <= MAX_TOKEN_LENGTH // 2:  # no pair can be too long
         return list(compounds)
     return [token for token in compounds if len(token) <= MAX_TOKEN_LENGTH]
@@ -168,14 +232,24 @@ def count_tokens_and_words(pieces: Iterable[str]) -> tuple[Counter[str], int]:
     """`count_tokens(pieces)` and how many of the tokens are words (as `tokens_and_words`)."""
     counts: Counter[str] = Counter()
     word_count = 0
-    previous: list[str] = []  # the last base token so far, for the compound it makes with the next one
+    previous = ""  # the last word so far (of any length), for the compound it makes with the next one
+    gap = ""  # the text since that word: with the next piece's first separator, what stands between the two
     for piece in _joined(pieces, PIECE_CHARS):
         normalized = normalize(piece)
-        base = base_tokens(normalized)
+        raw = words(normalized)
         tokens = cjk_bigrams(normalized)
-        if base:
-            tokens += base + compound_tokens(previous + base[:1]) + compound_tokens(base)
-            previous = base[-1:]
+        if not raw:
+            gap += normalized
+        else:
+            base, joins = base_tokens_and_joins(normalized)
+            first = raw[0]
+            lead = normalized[:normalized.index(first)]
+            if (previous and len(previous) <= MAX_TOKEN_LENGTH and len(first) <= MAX_TOKEN_LENGTH
+                    and separator_joins(gap + lead)):
+                tokens += compound_tokens([previous, first], [False, True])
+            tokens += base + compound_tokens(base, joins)
+            previous = raw[-1]
+            gap = normalized[normalized.rindex(previous) + len(previous):]
             word_count += len(base)
         counts.update(tokens)
     return counts, word_count
