@@ -102,6 +102,18 @@ def test_a_word_of_a_longer_title_does_not_outrank_the_page_that_says_it(tmp_pat
     assert hits == ["linux/dnf5.md", "linux/dnf-deplist.md"]
 
 
+def test_a_file_name_without_a_word_still_counts_in_the_length(tmp_path: Path) -> None:
+    """Pages that all hold the query's words rank by length: a page named by symbols (`((`, `.`) counts its
+    name as one token, as a page named by a word does, so the page whose body is shortest comes first (it did
+    not when a name without a word counted none: the file name weighs 4 body words in the length)."""
+    alias = "> このコマンドは `{}` のエイリアスです。\n\n- オリジナルのコマンドのドキュメントを表示する:\n\n`tldr {}`\n"
+    touch(tmp_path / "common" / "comma.md", "# comma\n\n" + alias.format(",", ","))
+    touch(tmp_path / "common" / "((.md", "# ((\n\n" + alias.format("let", "let"))
+    touch(tmp_path / "common" / "..md", "# .\n\n" + alias.format("source", "source"))
+    hits = top_paths(make_index(tmp_path), "このコマンドは , のエイリアスです")
+    assert hits == ["common/comma.md", "common/((.md", "common/..md"]
+
+
 def test_heading_boost_beats_body_mention(vault: Path) -> None:
     touch(vault / "a.md", "Some text about walruses in the body of the note here.")
     touch(vault / "b.md", "# Walruses\n\nSome text about animals in the body of the note.")

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 MIN_TOKEN_LENGTH = 1
 MAX_TOKEN_LENGTH = 80
 # 3: the body's length in words, the file name's weight shared by its words, no title heading
-TOKENIZER_VERSION = 3
+# 4: a file name counts at least one token in the path's length (`markdown.name_length`)
+TOKENIZER_VERSION = 4
 PIECE_CHARS = 1 << 16  # `text_pieces`: characters tokenized at once when a large text is counted
 
 # Base tokens of ASCII text (the letters and digits of ASCII are exactly its \p{L} and \p{N}), with the
