@@ -98,11 +98,11 @@ class NoteFields:
 
 
 def name_length(tokens: int) -> int:
-    """A file name's length: its tokens, at least one. Every note has a file name; one the tokenizer finds no
-    word in (`((.md`, `..md`, an emoji) is a name of one word it cannot read, not an absent one. Counted as none,
-    such a note was the shortest of its kind by the file name's weight (4 words of its body), so among notes
-    that all hold a query's words (the translations of one template line, "This command is an alias of X")
-    the nameless ones came first whatever the query."""
+    """A file name's length: its tokens, at least one. Every note has a file name; one the tokenizer finds
+    no word in (`((.md`, `..md`, an emoji) is a name of one word it cannot read, not an absent one. Counted
+    as none, such a note was the shortest of its kind by the file name's weight (4 words of its body), so
+    among notes that all hold a query's words (the translations of one template line, "This command is an
+    alias of X") the nameless ones came first whatever the query."""
     return max(tokens, 1)
 
 
