@@ -12,6 +12,11 @@ from nlmsync.config import Settings
 from nlmsync.search.index import NoteIndex
 
 
+# a tldr alias page in Japanese ("This command is an alias of `{}`." and how to see the original's page)
+ALIAS_JA = ("> このコマンドは `{}` のエイリアスです。\n\n- オリジナルのコマンドのドキュメントを表示する:\n\n"
+            "`tldr {}`\n")
+
+
 def make_index(vault: Path, **settings: object) -> NoteIndex:
     return NoteIndex(vault, None, Settings(vault=vault, **settings))
 
@@ -92,14 +97,24 @@ def test_a_folder_name_weighs_less_than_a_file_name(tmp_path: Path) -> None:
 def test_a_word_of_a_longer_title_does_not_outrank_the_page_that_says_it(tmp_path: Path) -> None:
     """The page whose summary is the query beats one holding a query word as one of its title's words: the
     title is counted once (file name, not heading again) and its weight is shared among its words."""
-    alias = "> このコマンドは `{}` のエイリアスです。\n\n- オリジナルのコマンドのドキュメントを表示する:\n\n`tldr {}`\n"
-    touch(tmp_path / "linux" / "dnf5.md", "# dnf5\n\n" + alias.format("dnf", "dnf"))
+    touch(tmp_path / "linux" / "dnf5.md", "# dnf5\n\n" + ALIAS_JA.format("dnf", "dnf"))
     touch(tmp_path / "linux" / "dnf-deplist.md",
-          "# dnf deplist\n\n" + alias.format("dnf repoquery --deplist", "dnf repoquery"))
+          "# dnf deplist\n\n" + ALIAS_JA.format("dnf repoquery --deplist", "dnf repoquery"))
     for name in ("yum", "apt", "zypper", "pacman"):
         touch(tmp_path / "linux" / f"{name}.md", f"# {name}\n\n> Package manager.\n\n`{name} install`\n")
     hits = top_paths(make_index(tmp_path), "このコマンドは dnf のエイリアスです", 2)
     assert hits == ["linux/dnf5.md", "linux/dnf-deplist.md"]
+
+
+def test_a_file_name_without_a_word_still_counts_in_the_length(tmp_path: Path) -> None:
+    """Pages that all hold the query's words rank by length: a page named by symbols (`((`, `.`) counts its
+    name as one token, as a page named by a word does, so the page whose body is shortest comes first (it did
+    not when a name without a word counted none: the file name weighs 4 body words in the length)."""
+    touch(tmp_path / "common" / "comma.md", "# comma\n\n" + ALIAS_JA.format(",", ","))
+    touch(tmp_path / "common" / "((.md", "# ((\n\n" + ALIAS_JA.format("let", "let"))
+    touch(tmp_path / "common" / "..md", "# .\n\n" + ALIAS_JA.format("source", "source"))
+    hits = top_paths(make_index(tmp_path), "このコマンドは , のエイリアスです")
+    assert hits == ["common/comma.md", "common/((.md", "common/..md"]
 
 
 def test_heading_boost_beats_body_mention(vault: Path) -> None:

@@ -78,6 +78,14 @@ def test_note_fields_counts_tokens_per_field() -> None:
     assert fields.lengths == (3, 3, 2)  # the body's words (not `heapheap`, `heapsort`), the others' tokens
 
 
+def test_a_file_name_counts_at_least_one_token_in_the_path_length() -> None:
+    """A name the tokenizer finds no word in is one word it cannot read: as long as a one-word name."""
+    nameless, named = note_fields("pages/common/((.md", "x"), note_fields("pages/common/comma.md", "x")
+    assert sum(nameless.path.values()) == 0 and nameless.name_words == 0
+    assert nameless.lengths == named.lengths == (1, 0, 3)  # pages, common and the name
+    assert note_fields("dnf-deplist.md", "x").lengths == (1, 0, 3)  # dnf, deplist, dnfdeplist
+
+
 def test_the_body_length_counts_words_not_compounds_or_bigrams() -> None:
     fields = note_fields("n.md", "heap sort 堆排序")
     assert sum(fields.body.values()) == 6  # heap sort 堆排序 heapsort 堆排 排序

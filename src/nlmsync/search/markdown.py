@@ -92,9 +92,18 @@ class NoteFields:
     @property
     def lengths(self) -> tuple[int, int, int]:
         """Body, heading and path lengths: the body's words, the heading's tokens, the path's (the folder's
-        tokens and the file name's)."""
+        tokens and the file name's, at least one: `name_length`)."""
         return (self.body_words, sum(self.heading.values()),
-                sum(self.path.values()) + sum(self.folder.values()))
+                name_length(sum(self.path.values())) + sum(self.folder.values()))
+
+
+def name_length(tokens: int) -> int:
+    """A file name's length: its tokens, at least one. Every note has a file name; one the tokenizer finds
+    no word in (`((.md`, `..md`, an emoji) is a name of one word it cannot read, not an absent one. Counted
+    as none, such a note was the shortest of its kind by the file name's weight (4 words of its body), so
+    among notes that all hold a query's words (the translations of one template line, "This command is an
+    alias of X") the nameless ones came first whatever the query."""
+    return max(tokens, 1)
 
 
 LineKind = Literal["heading", "setext", "code", "text", "blank"]

@@ -349,7 +349,8 @@ def _weigh(keys: np.ndarray, counts: np.ndarray, stride: int, weights: Weights, 
         tf[entry_of[in_field]] += values[in_field]
     by_field = np.bincount(entry // stride * 4 + field, weights=counts, minlength=notes * 4).astype(np.int64)
     by_field = by_field.reshape(-1, 4)
-    lengths = np.stack([body_words, by_field[:, 1], by_field[:, 2] + by_field[:, 3]], axis=1)
+    name_lengths = np.maximum(by_field[:, 2], 1)  # `markdown.name_length`: at least one
+    lengths = np.stack([body_words, by_field[:, 1], name_lengths + by_field[:, 3]], axis=1)
     if not (weights.body and weights.heading and weights.path and weights.folder):
         entries, tf = entries[tf > 0], tf[tf > 0]
     return Folded((entries % stride).astype(np.int32), tf, np.bincount(entries // stride, minlength=notes), lengths)

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
 MIN_TOKEN_LENGTH = 1
 MAX_TOKEN_LENGTH = 80
 # 3: the body's length in words, the file name's weight shared by its words, no title heading
-# 4: compounds only across white space or one joining mark (rule 4)
+# 4: compounds only across white space or one joining mark (rule 4); a file name counts at least one token in
+#    the path's length (`markdown.name_length`)
 TOKENIZER_VERSION = 4
 PIECE_CHARS = 1 << 16  # `text_pieces`: characters tokenized at once when a large text is counted
 
