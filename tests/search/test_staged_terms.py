@@ -112,6 +112,26 @@ def test_a_staged_title_heading_and_file_name_weigh_as_in_doc_terms(weights: Wei
     assert dict(zip(second.terms, second.tfs.tolist()))["dnf"] == weights.body * 1 + weights.path / 2
 
 
+@pytest.mark.parametrize(("heading", "heading_length"), [("# dnf deplist", 0), ("# DNF-Deplist", 0),
+                                                        ("# dnf deplist tool", 5), ("# deplist", 1),
+                                                        ("# " + "x" * 81, 0), ("# dnf " + "x" * 81 + " deplist", 0)])
+def test_a_one_line_heading_is_left_out_when_it_says_the_title(heading: str, heading_length: int) -> None:
+    """A note whose only heading is its title (most notes) gets no heading field, staged as by `doc_terms`."""
+    path = "linux/dnf-deplist.md"
+    text = f"{heading}\n\n> An alias of `dnf repoquery`.\n"
+    staged, reference = DocBatch(0), DocBatch(0)
+    staged.add(doc_terms("a.md", note_fields("a.md", "x"), Weights()))  # packs the batch: the next one stages
+    reference.add(doc_terms("a.md", note_fields("a.md", "x"), Weights()))
+    whole = whole_fields(text)
+    assert whole is not None
+    staged.add_text(path, whole, Weights())
+    reference.add(doc_terms(path, note_fields(path, text), Weights()))
+    first, second = _built(staged, Weights()), _built(reference, Weights())
+    assert list(first.terms) == list(second.terms) and first.tfs.tolist() == second.tfs.tolist()
+    assert first.base_lengths.tolist() == second.base_lengths.tolist()
+    assert first.base_lengths[1][1] == heading_length  # its tokens, compounds included
+
+
 def test_words_not_yet_known_get_ids_when_folded_and_long_ones_none() -> None:
     vocabulary = TermIds()
     vocabulary.lookup(["heapsort"])  # a compound first
