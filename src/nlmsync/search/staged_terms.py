@@ -248,7 +248,7 @@ class StagedTerms:
             firsts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
             keys, counts = keys[firsts], np.add.reduceat(repeats, firsts)
         else:
-            keys, counts = np.unique(keys, return_counts=True)
+            keys, counts = _counted(keys)
         folded = _weigh(keys, counts, stride, weights, body_words, np.frombuffer(self._name_words, dtype=np.int64))
         self._clear()
         return folded
@@ -265,8 +265,13 @@ class StagedTerms:
 
     def _compound_ids(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
         """The term ids of the compounds of these pairs of term ids."""
-        pairs, pair_of = np.unique((first << 32) | second, return_inverse=True)
-        return self.vocabulary.pair_ids(pairs)[pair_of]
+        codes = (first << 32) | second
+        order = np.argsort(codes, kind="stable")
+        ordered = codes[order]
+        starts = np.concatenate([[True], ordered[1:] != ordered[:-1]]) if len(ordered) else np.zeros(0, dtype=bool)
+        pair_of = np.empty(len(codes), dtype=np.int64)
+        pair_of[order] = np.cumsum(starts) - 1
+        return self.vocabulary.pair_ids(ordered[starts])[pair_of]
 
 
 def separators_join(texts: list[str]) -> np.ndarray:
@@ -326,6 +331,16 @@ def _bmp_classes() -> np.ndarray:
 def _class_of(char: str) -> int:
     return ((_WORD if unicode_word_characters(ord(char) + 1, start=ord(char)) else 0)
             | (_SPACE if char.isspace() else 0) | (_MARK if char in JOINING_MARKS else 0))
+
+
+def _counted(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(keys, return_counts=True)` by a stable sort: a fold's keys come in runs already ascending (the
+    notes in order), which the stable sort merges in half the time of the quicksort `np.unique` makes."""
+    keys = np.sort(keys, kind="stable")
+    if not len(keys):
+        return keys, np.zeros(0, dtype=np.int64)
+    firsts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    return keys[firsts], np.diff(np.append(firsts, len(keys)))
 
 
 def _weigh(keys: np.ndarray, counts: np.ndarray, stride: int, weights: Weights, body_words: np.ndarray,
