@@ -5,6 +5,7 @@ the same terms, postings, weighted term frequencies (to the float) and lengths, 
 from __future__ import annotations
 
 from collections import Counter
+from itertools import count
 
 import numpy as np
 import pytest
@@ -135,10 +136,14 @@ def test_a_one_line_heading_is_left_out_when_it_says_the_title(heading: str, hea
 def test_words_not_yet_known_get_ids_when_folded_and_long_ones_none() -> None:
     vocabulary = TermIds()
     vocabulary.lookup(["heapsort"])  # a compound first
-    tokens = ["heap", "x" * 81, "heapsort", "heap"]
-    ids = vocabulary.resolve_words(tokens, np.array([-1, -1, -1, -1]), 80)
-    assert ids.tolist() == [1, -1, 0, 1]
-    assert vocabulary.word_ids == {"heap": 1, "heapsort": 0}
+    tokens = ["heap", "x" * 81, "heapsort", "heap", "x" * 81, "sort"]
+    vocabulary.word_ids["sort"] = 7  # known from an earlier fold
+    staged = np.fromiter(map(vocabulary.word_ids.setdefault, tokens, count(staged_terms.PENDING)), dtype=np.int64)
+    ids = vocabulary.resolve_words(tokens, staged, 80)
+    assert ids.tolist() == [1, -1, 0, 1, -1, 7]
+    assert vocabulary.word_ids == {"heap": 1, "x" * 81: -1, "heapsort": 0, "sort": 7}
+    again = np.fromiter(map(vocabulary.word_ids.setdefault, tokens, count(staged_terms.PENDING)), dtype=np.int64)
+    assert again.tolist() == [1, -1, 0, 1, -1, 7]  # the next fold stages them with their ids
 
 
 @given(st.lists(texts, max_size=6))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import operator
 from array import array
-from itertools import compress, count, repeat
+from itertools import compress, count
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -40,7 +40,9 @@ if TYPE_CHECKING:
     from nlmsync.search.markdown import NoteFields
 
 FOLD_TOKENS = 1 << 17  # staged tokens counted at once: numpy's temporaries stay ~20 MB
-UNKNOWN = repeat(-1)  # the id `map(ids.get, tokens, UNKNOWN)` gives a term not (yet) in the vocabulary
+# A word new to `TermIds.word_ids` when staged is given PENDING + its position in the fold's tokens there (staged
+# by `map(word_ids.setdefault, tokens, count(PENDING))`), its id at the fold (`TermIds.resolve_words`)
+PENDING = 1 << 40
 
 # A segment is a run of staged tokens of one note and field; its kind is the field (0 body, 1 heading, 2 file
 # name, 3 folder) plus flags: JOINS (base tokens in text order, adjacent ones may form a compound) and COUNTED
@@ -59,7 +61,8 @@ class TermIds:
     place for every lookup, the term at its first one's, an empty string at the others (no id refers to them).
 
     `word_ids` holds only the terms met as staged tokens (words and bigrams, not compounds): the one looked up
-    for every token, a fifth of the size on tldr (116k of 502k terms), so it stays in the processor's cache."""
+    for every token, a third of the size on tldr (118k of 318k terms), so it stays in the processor's cache. A
+    word longer than `MAX_TOKEN_LENGTH` is in it with -1 (rule 3 leaves it out)."""
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
@@ -84,19 +87,25 @@ class TermIds:
         return ids
 
     def resolve_words(self, tokens: list[str], ids: np.ndarray, longest: int) -> np.ndarray:
-        """`ids` of `tokens` looked up in `word_ids` with `UNKNOWN` for the terms not in it, given their ids
-        now (they join `word_ids`), but for the tokens longer than `longest`, which keep -1 (in place)."""
-        missing = np.flatnonzero(ids < 0)
-        if not len(missing):
+        """`ids` of `tokens` as staged (`PENDING`), the pending ones given their ids now, in `word_ids` too, but
+        for the words longer than `longest`, which get -1 (in place).
+
+        A new word's first token holds PENDING + its own position, and its later ones the same value: the firsts
+        are found by that, and each later one by bisection among them, with no dictionary operation but one
+        per new word."""
+        pending = ids >= PENDING
+        if not pending.any():
             return ids
-        missed = list(map(tokens.__getitem__, missing.tolist()))
-        new = list(dict.fromkeys(missed))  # a new word comes back several times before its first fold
+        firsts = np.flatnonzero(ids == PENDING + np.arange(len(ids)))
+        new = list(map(tokens.__getitem__, firsts.tolist()))
         short = np.fromiter(map(len, new), dtype=np.int64, count=len(new)) <= longest
-        if not short.all():
-            new = list(compress(new, short.tolist()))
-        fresh = dict(zip(new, self.lookup(new).tolist()))
-        self.word_ids.update(fresh)
-        ids[missing] = np.fromiter(map(fresh.get, missed, UNKNOWN), dtype=np.int64, count=len(missed))
+        if short.all():
+            fresh = self.lookup(new)
+        else:
+            fresh = np.full(len(new), -1, dtype=np.int64)
+            fresh[short] = self.lookup(list(compress(new, short.tolist())))
+        self.word_ids.update(zip(new, fresh.tolist()))
+        ids[pending] = fresh[np.searchsorted(firsts, ids[pending] - PENDING)]
         return ids
 
     def pair_ids(self, pairs: np.ndarray) -> np.ndarray:
@@ -154,7 +163,8 @@ class StagedTerms:
         self.notes = 0
         self._tokens: list[str] = []
         self._texts: list[str] = []  # the normalized texts of the JOINS segments, in order (rule 4's separators)
-        self._ids = array("q")  # each token's id when it was staged (-1: new, or longer than MAX_TOKEN_LENGTH)
+        self._ids = array("q")  # each token's id when it was staged (PENDING + a position: new; -1: too long)
+        self._offers = count(PENDING)  # what a token new to `word_ids` gets there: PENDING + its position
         self._counts = array("q")  # the counts of the COUNTED segments' terms, in order
         self._segment_lengths = array("q")
         self._segment_kinds = array("b")
@@ -171,7 +181,8 @@ class StagedTerms:
         """Stage the note at `path` by its heading and body texts (`markdown.whole_fields`).
 
         Its tokens are looked up at once, while they are fresh in the processor's cache (at the fold, after
-        100k other tokens, each lookup would have to fetch its token again); new terms get their ids there."""
+        100k other tokens, each lookup would have to fetch its token again); a new word is given a pending id
+        there (`PENDING`), its id at the fold."""
         title = title_words(path)
         body_text, body_words, body_bigrams = token_runs(body)
         heading_text, heading_words, heading_bigrams = token_runs(without_title(heading, title))
@@ -190,7 +201,7 @@ class StagedTerms:
             kinds += (PATH | JOINS, PATH)
         self._tokens += note_tokens
         self._texts += texts
-        self._ids.extend(map(self.vocabulary.word_ids.get, note_tokens, UNKNOWN))
+        self._ids.extend(map(self.vocabulary.word_ids.setdefault, note_tokens, self._offers))
         self._segment_lengths.extend(lengths)
         self._segment_kinds.extend(kinds)
         self._note_segments.append(len(lengths))
@@ -200,10 +211,10 @@ class StagedTerms:
 
     def add_counts(self, fields: NoteFields) -> None:
         """Stage a note by its fields' token counts."""
-        get = self.vocabulary.word_ids.get
+        setdefault = self.vocabulary.word_ids.setdefault
         for field in (fields.body, fields.heading, fields.path, fields.folder):
             self._tokens += field
-            self._ids.extend(map(get, field, UNKNOWN))
+            self._ids.extend(map(setdefault, field, self._offers))
             self._counts.extend(field.values())
             self._segment_lengths.append(len(field))
         self._segment_kinds.extend(_COUNTED_KINDS)
