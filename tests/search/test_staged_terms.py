@@ -18,14 +18,15 @@ from nlmsync.search.doc_terms import DocBatch, Weights, doc_terms
 from nlmsync.search.markdown import note_fields, whole_fields
 from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.staged_terms import StagedTerms, TermIds
-from nlmsync.search.tokenize import base_tokens, normalize, tokenize, word_joins, words
+from nlmsync.search.tokenize import base_tokens, cjk_bigrams, normalize, tokenize, word_joins, words
 
 # words that make every rule count: ASCII words and compounds, a token of 40 and one of 41 characters (two of
 # them joined pass or fail the 80 limit), tokens over 80 (left out, also as a compound's half), CJK runs
-# (bigrams; a 2-character word is also its own bigram), Latin beside CJK, NFKC and case folding
+# (bigrams; a 2-character word is also its own bigram; ideographs beyond the basic plane), Latin beside CJK, NFKC
+# and case folding
 WORDS = ["heap", "sort", "heapsort", "Heap", "a", "x" * 40, "y" * 41, "z" * 81, "q" * 200, "김치찌개", "김치",
-         "ヒープソート", "堆排序", "EKS의", "ｆｕｌｌ", "ﬁle", "ΣΑΣ", "café", "2024", "mc²", "—", "-", "\n# ",
-         "\n## Heading ##", "\n"]
+         "ヒープソート", "堆排序", "\U00020000\U00020001字", "EKS의", "ｆｕｌｌ", "ﬁle", "ΣΑΣ", "café", "2024", "mc²",
+         "—", "-", "\n# ", "\n## Heading ##", "\n"]
 NAMES = ["heap-sort.md", "Heap Sort.MD", "김치찌개.md", "a\\b c.md", "---.md", "x" * 41 + " " + "y" * 41 + ".md",
          "notes.txt.md", "ヒープ.md"]
 FOLDERS = ["", "pages/common", "pages/ko", "ru/Plugins", "a b/c\\d", "堆/x"]
@@ -152,3 +153,12 @@ def test_separators_of_many_texts_join_words_as_each_texts_own(given_texts: list
     normalized = [normalize(text) for text in given_texts]
     expected = [join for text in normalized for join in word_joins(text, len(words(text)))]
     assert staged_terms.separators_join(normalized).tolist() == expected
+
+
+@given(st.lists(texts, max_size=6))
+def test_cjk_bigrams_of_many_texts_are_each_texts_own(given_texts: list[str]) -> None:
+    """Rule 5 told for a fold's texts at once from their code points is `cjk_bigrams` text by text, in order."""
+    normalized = [normalize(text) for text in given_texts]
+    codes, text_of = staged_terms.cjk_bigram_codes(normalized)
+    got = [(int(i), chr(code >> 21) + chr(code & 0x1FFFFF)) for i, code in zip(text_of.tolist(), codes.tolist())]
+    assert got == [(i, bigram) for i, text in enumerate(normalized) for bigram in cjk_bigrams(text)]

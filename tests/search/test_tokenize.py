@@ -119,10 +119,16 @@ def _reference_tokens(text: str) -> list[str]:
     import regex
 
     normalized = unicodedata.normalize("NFKC", text).lower()
-    raw = regex.findall(r"[\p{L}\p{N}]+", normalized)
+    matches = list(regex.finditer(r"[\p{L}\p{N}]+", normalized))
+    raw = [m.group() for m in matches]
     base = [t for t in raw if len(t) <= MAX_TOKEN_LENGTH]
-    compounds = [left + right for left, right in pairwise(base)
-                 if left.isascii() and right.isascii() and len(left + right) <= MAX_TOKEN_LENGTH]
+    # rule 4: two words side by side in the text (none left out between), white space or one joining mark apart
+    compounds = [left.group() + right.group() for left, right in pairwise(matches)
+                 if left.group().isascii() and right.group().isascii()
+                 and max(len(left.group()), len(right.group())) <= MAX_TOKEN_LENGTH
+                 and len(left.group() + right.group()) <= MAX_TOKEN_LENGTH
+                 and (normalized[left.end():right.start()].isspace()
+                      or normalized[left.end():right.start()] in ("-", "_", "'", ".", "/", "^", "\u2019"))]
     bigrams = [run[i:i + 2] for token in raw
                for run in regex.findall(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc\u3005\u3006]{2,}", token)
                for i in range(len(run) - 1)]

@@ -30,12 +30,14 @@ from nlmsync.search.tokenize import (
     JOINING_MARKS,
     MAX_TOKEN_LENGTH,
     folder_tokens,
-    path_token_runs,
-    token_runs,
+    path_text_words,
+    text_words,
     unicode_word_characters,
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from nlmsync.search.doc_terms import Weights
     from nlmsync.search.markdown import NoteFields
 
@@ -49,7 +51,7 @@ PENDING = 1 << 40
 # (distinct terms whose counts are staged beside them: a note counted by `note_fields`).
 BODY, HEADING, PATH, FOLDER = 0, 1, 2, 3
 JOINS, COUNTED = 4, 8
-_TEXT_KINDS = (BODY | JOINS, BODY, HEADING | JOINS, HEADING, FOLDER)  # then PATH | JOINS, PATH per part
+_TEXT_KINDS = (BODY | JOINS, HEADING | JOINS, FOLDER)  # then PATH | JOINS per part of the file name
 _COUNTED_KINDS = (BODY | COUNTED, HEADING | COUNTED, PATH | COUNTED, FOLDER | COUNTED)
 
 
@@ -68,8 +70,8 @@ class TermIds:
         self.ids: dict[str, int] = {}
         self.word_ids: dict[str, int] = {}
         self.terms: list[str] = []
-        self._pairs = np.zeros(0, dtype=np.int64)  # the pairs of ids `pair_ids` has met, ascending
-        self._pair_ids = np.zeros(0, dtype=np.int64)  # the id of each one's compound
+        self._pairs = _KnownCodes()  # pairs of ids (`pair_ids`)
+        self._bigrams = _KnownCodes()  # pairs of code points (`bigram_ids`)
         self._lengths = np.zeros(0, dtype=np.int16)  # a term is at most MAX_TOKEN_LENGTH long
         self._ascii = np.zeros(0, dtype=bool)
 
@@ -109,24 +111,17 @@ class TermIds:
         return ids
 
     def pair_ids(self, pairs: np.ndarray) -> np.ndarray:
-        """The ids of the compounds of distinct pairs of ids (`first << 32 | second`, ascending), new ones added.
-        A pair met in an earlier fold is found by bisection: its string is made and looked up only once."""
-        at = np.searchsorted(self._pairs, pairs)
-        known = np.zeros(len(pairs), dtype=bool)
-        inside = at < len(self._pairs)
-        known[inside] = self._pairs[at[inside]] == pairs[inside]
-        ids = np.empty(len(pairs), dtype=np.int64)
-        ids[known] = self._pair_ids[at[known]]
-        new = np.flatnonzero(~known)
-        if len(new):
-            terms = self.terms
-            fresh = pairs[new]
-            joined = list(map(operator.add, map(terms.__getitem__, (fresh >> 32).tolist()),
-                              map(terms.__getitem__, (fresh & 0xFFFFFFFF).tolist())))
-            ids[new] = self.lookup(joined)
-            self._pairs = np.insert(self._pairs, at[new], fresh)
-            self._pair_ids = np.insert(self._pair_ids, at[new], ids[new])
-        return ids
+        """The ids of the compounds of distinct pairs of ids (`first << 32 | second`, ascending), new ones added."""
+        terms = self.terms
+        return self._pairs.ids(pairs, self.lookup, lambda fresh: list(map(
+            operator.add, map(terms.__getitem__, (fresh >> 32).tolist()),
+            map(terms.__getitem__, (fresh & 0xFFFFFFFF).tolist()))))
+
+    def bigram_ids(self, bigrams: np.ndarray) -> np.ndarray:
+        """The ids of distinct CJK bigrams given by their code points (`first << 21 | second`, ascending), new
+        ones added: the same term as a two-character word that writes them."""
+        return self._bigrams.ids(bigrams, self.lookup, lambda fresh: list(map(
+            operator.add, map(chr, (fresh >> 21).tolist()), map(chr, (fresh & 0x1FFFFF).tolist()))))
 
     def shapes(self) -> tuple[np.ndarray, np.ndarray]:
         """Every term's length and whether it is ASCII, by id (what rule 4 asks of two adjacent tokens)."""
@@ -138,6 +133,42 @@ class TermIds:
             self._ascii = np.concatenate([self._ascii, np.fromiter(map(str.isascii, new), dtype=bool,
                                                                    count=len(new))])
         return self._lengths, self._ascii
+
+
+class _KnownCodes:
+    """Integer codes of terms (a pair of ids, a pair of code points) met in earlier folds, ascending, and their ids:
+    a code met again is found by bisection, its term's string made and looked up only the first time."""
+
+    def __init__(self) -> None:
+        self.codes = np.zeros(0, dtype=np.int64)
+        self.term_ids = np.zeros(0, dtype=np.int64)
+
+    def ids(self, codes: np.ndarray, lookup: Callable[[list[str]], np.ndarray],
+            strings: Callable[[np.ndarray], list[str]]) -> np.ndarray:
+        """The term ids of distinct `codes` (ascending); the new ones' terms are `strings(their codes)`."""
+        at = np.searchsorted(self.codes, codes)
+        known = np.zeros(len(codes), dtype=bool)
+        inside = at < len(self.codes)
+        known[inside] = self.codes[at[inside]] == codes[inside]
+        ids = np.empty(len(codes), dtype=np.int64)
+        ids[known] = self.term_ids[at[known]]
+        new = np.flatnonzero(~known)
+        if len(new):
+            fresh = codes[new]
+            ids[new] = lookup(strings(fresh))
+            self.codes = np.insert(self.codes, at[new], fresh)
+            self.term_ids = np.insert(self.term_ids, at[new], ids[new])
+        return ids
+
+
+def _distinct(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(codes, return_inverse=True)` by a stable sort (codes come in ascending runs: faster)."""
+    order = np.argsort(codes, kind="stable")
+    ordered = codes[order]
+    starts = np.concatenate([[True], ordered[1:] != ordered[:-1]]) if len(ordered) else np.zeros(0, dtype=bool)
+    inverse = np.empty(len(codes), dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    return ordered[starts], inverse
 
 
 class Folded(NamedTuple):
@@ -184,21 +215,20 @@ class StagedTerms:
         100k other tokens, each lookup would have to fetch its token again); a new word is given a pending id
         there (`PENDING`), its id at the fold."""
         title = title_words(path)
-        body_text, body_words, body_bigrams = token_runs(body)
-        heading_text, heading_words, heading_bigrams = token_runs(without_title(heading, title))
+        body_text, body_words = text_words(body)
+        heading_text, heading_words = text_words(without_title(heading, title))
         texts = [body_text, heading_text]
         folder, _, name = path.rpartition("/")
         folder_terms = folder_tokens(folder)
-        note_tokens = body_words + body_bigrams + heading_words + heading_bigrams
+        note_tokens = body_words + heading_words
         note_tokens += folder_terms
-        lengths = [len(body_words), len(body_bigrams), len(heading_words), len(heading_bigrams), len(folder_terms)]
+        lengths = [len(body_words), len(heading_words), len(folder_terms)]
         kinds = _TEXT_KINDS
-        for text, words, bigrams in path_token_runs(name):
+        for text, words in path_text_words(name):
             texts.append(text)
             note_tokens += words
-            note_tokens += bigrams
-            lengths += (len(words), len(bigrams))
-            kinds += (PATH | JOINS, PATH)
+            lengths.append(len(words))
+            kinds += (PATH | JOINS,)
         self._tokens += note_tokens
         self._texts += texts
         self._ids.extend(map(self.vocabulary.word_ids.setdefault, note_tokens, self._offers))
@@ -226,18 +256,21 @@ class StagedTerms:
     def fold(self, weights: Weights) -> Folded:
         """Count the staged notes' terms and weigh them (`doc_terms`' floats), then start afresh."""
         tokens, vocabulary = self._tokens, self.vocabulary
-        # rule 3: a word longer than MAX_TOKEN_LENGTH gets no id and is left out (its neighbours become adjacent)
+        # rule 3: a word longer than MAX_TOKEN_LENGTH gets no id and is left out
         ids = vocabulary.resolve_words(tokens, np.frombuffer(self._ids, dtype=np.int64).copy(), MAX_TOKEN_LENGTH)
         segment_lengths = np.frombuffer(self._segment_lengths, dtype=np.int64)
         token_segment = np.repeat(np.arange(len(segment_lengths)), segment_lengths)
-        kind = np.frombuffer(self._segment_kinds, dtype=np.int8)[token_segment]
+        segment_kinds = np.frombuffer(self._segment_kinds, dtype=np.int8)
+        kind = segment_kinds[token_segment]
+        texts = _FoldTexts(self._texts)  # one per JOINS segment, in order
         joins = np.zeros(len(ids), dtype=bool)  # rule 4: the token forms a compound with the one before it
-        joins[np.flatnonzero(kind & JOINS)] = separators_join(self._texts)
+        joins[np.flatnonzero(kind & JOINS)] = texts.joins()
         kept = ids >= 0
         if not kept.all():
             joins[1:] &= kept[:-1]  # none across a word left out
             ids, token_segment, kind, joins = ids[kept], token_segment[kept], kind[kept], joins[kept]
-        note = np.repeat(np.arange(self.notes), np.frombuffer(self._note_segments, dtype=np.int64))[token_segment]
+        segment_note = np.repeat(np.arange(self.notes), np.frombuffer(self._note_segments, dtype=np.int64))
+        note = segment_note[token_segment]
         field = kind & 3
         counted = (kind & COUNTED) != 0
         body_words = np.frombuffer(self._body_words, dtype=np.int64)
@@ -246,9 +279,12 @@ class StagedTerms:
             body_words = np.where(body_words < 0, words, body_words)
         seconds = self._compounds(ids, joins)  # rule 4: the second token of each compound
         compound_ids = self._compound_ids(ids[seconds - 1], ids[seconds])
-        ids = np.concatenate([ids, compound_ids])
-        field = np.concatenate([field, field[seconds]])
-        note = np.concatenate([note, note[seconds]])
+        bigrams, bigram_text = texts.bigrams()  # rule 5, from the code points
+        distinct, bigram_of = _distinct(bigrams)
+        bigram_segment = np.flatnonzero(segment_kinds & JOINS)[bigram_text]
+        ids = np.concatenate([ids, compound_ids, vocabulary.bigram_ids(distinct)[bigram_of]])
+        field = np.concatenate([field, field[seconds], segment_kinds[bigram_segment] & 3])
+        note = np.concatenate([note, note[seconds], segment_note[bigram_segment]])
         stride = max(len(vocabulary), 1)
         keys = (note * stride + ids) * 4 + field  # ordered by note, then term, then field
         if counted.any():  # a counted note's terms are distinct per field: each weighs its count
@@ -276,47 +312,69 @@ class StagedTerms:
 
     def _compound_ids(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
         """The term ids of the compounds of these pairs of term ids."""
-        codes = (first << 32) | second
-        order = np.argsort(codes, kind="stable")
-        ordered = codes[order]
-        starts = np.concatenate([[True], ordered[1:] != ordered[:-1]]) if len(ordered) else np.zeros(0, dtype=bool)
-        pair_of = np.empty(len(codes), dtype=np.int64)
-        pair_of[order] = np.cumsum(starts) - 1
-        return self.vocabulary.pair_ids(ordered[starts])[pair_of]
+        pairs, pair_of = _distinct((first << 32) | second)
+        return self.vocabulary.pair_ids(pairs)[pair_of]
+
+
+class _FoldTexts:
+    """The normalized texts of a fold's JOINS segments as one array of code points, each classed by table (word
+    character, white space, joining mark, CJK): rules 4 and 5 told for all of them at once, by numpy.
+
+    A word is a run of word characters, exactly the base-token pattern's matches, and a CJK run one of CJK
+    characters, exactly `tokenize.cjk_bigrams`' runs: no regex runs again."""
+
+    def __init__(self, texts: list[str]) -> None:
+        # a NUL is neither a word's character, white space nor a joining mark: no compound joins two texts
+        self.codes = np.frombuffer("\0".join(texts).encode("utf-32-le"), dtype=np.uint32)
+        self.classes = _classes(self.codes)
+        self.starts = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1) - 1
+        if len(texts):
+            self.starts = np.concatenate([[0], self.starts[:-1]])
+
+    def joins(self) -> np.ndarray:
+        """Rule 4 for every word of the texts, in order (`tokenize.word_joins` of each, one array): the word forms
+        a compound with the one before it in its text, only white space or one joining mark between."""
+        classes = self.classes
+        edges = np.diff((classes & _WORD).astype(np.int8), prepend=np.int8(0), append=np.int8(0))
+        starts, ends = np.flatnonzero(edges > 0), np.flatnonzero(edges < 0)
+        if len(starts) < 2:
+            return np.zeros(len(starts), dtype=bool)
+        gap_starts, gap_lengths = ends[:-1], starts[1:] - ends[:-1]  # the separator before each word but the first
+        first = classes[gap_starts]
+        joins = (first & (_SPACE | _MARK)) != 0  # right for a separator of one character: most are
+        longer = np.flatnonzero(gap_lengths > 1)
+        if len(longer):  # white space all through? (each character of each longer separator looked at)
+            lengths = gap_lengths[longer]
+            offsets = np.concatenate([[0], np.cumsum(lengths[:-1])])
+            at = np.arange(int(lengths.sum())) + np.repeat(gap_starts[longer] - offsets, lengths)
+            joins[longer] = np.logical_and.reduceat((classes[at] & _SPACE) != 0, offsets)
+        return np.concatenate([[False], joins])
+
+    def bigrams(self) -> tuple[np.ndarray, np.ndarray]:
+        """Rule 5: the CJK bigrams of the texts in order (`tokenize.cjk_bigrams` of each), each as its two code
+        points (`first << 21 | second`), and the index of its text."""
+        cjk = (self.classes & _CJK) != 0
+        at = np.flatnonzero(cjk[:-1] & cjk[1:])
+        codes = (self.codes[at].astype(np.int64) << 21) | self.codes[at + 1]
+        return codes, np.searchsorted(self.starts, at, side="right") - 1
 
 
 def separators_join(texts: list[str]) -> np.ndarray:
-    """Rule 4 for every word of these normalized texts, in order (`tokenize.word_joins` of each, one array): the
-    word forms a compound with the one before it in its text, only white space or one joining mark between.
-
-    The characters of all texts are classed at once by table (word character, white space, joining mark): a
-    word is a run of word characters, exactly the base-token pattern's matches, so no regex runs again."""
-    if not texts:
-        return np.zeros(0, dtype=bool)
-    joined = "\0".join(texts)  # a NUL is neither white space nor a joining mark: no compound joins two texts
-    codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-    classes = _classes(codes)
-    edges = np.diff((classes & _WORD).astype(np.int8), prepend=np.int8(0), append=np.int8(0))
-    starts, ends = np.flatnonzero(edges > 0), np.flatnonzero(edges < 0)
-    if len(starts) < 2:
-        return np.zeros(len(starts), dtype=bool)
-    gap_starts, gap_lengths = ends[:-1], starts[1:] - ends[:-1]  # the separator before each word but the first
-    first = classes[gap_starts]
-    joins = (first & (_SPACE | _MARK)) != 0  # right for a separator of one character: most are
-    longer = np.flatnonzero(gap_lengths > 1)
-    if len(longer):  # white space all through? (each character of each longer separator looked at)
-        lengths = gap_lengths[longer]
-        offsets = np.concatenate([[0], np.cumsum(lengths[:-1])])
-        at = np.arange(int(lengths.sum())) + np.repeat(gap_starts[longer] - offsets, lengths)
-        joins[longer] = np.logical_and.reduceat((classes[at] & _SPACE) != 0, offsets)
-    return np.concatenate([[False], joins])
+    """`_FoldTexts.joins` of these normalized texts."""
+    return _FoldTexts(texts).joins()
 
 
-_WORD, _SPACE, _MARK = 1, 2, 4
+def cjk_bigram_codes(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """`_FoldTexts.bigrams` of these normalized texts."""
+    return _FoldTexts(texts).bigrams()
+
+
+_WORD, _SPACE, _MARK, _CJK = 1, 2, 4, 8
 
 
 def _classes(codes: np.ndarray) -> np.ndarray:
-    """Each code point's class bits: `_WORD` (`[\\p{L}\\p{N}]`), `_SPACE` (white space), `_MARK` (a joining mark)."""
+    """Each code point's class bits: `_WORD` (`[\\p{L}\\p{N}]`), `_SPACE` (white space), `_MARK` (a joining mark),
+    `_CJK` (what CJK runs are made of)."""
     table = _bmp_classes()
     if not len(codes) or int(codes.max()) <= 0xFFFF:
         return table[codes]
@@ -332,15 +390,17 @@ def _classes(codes: np.ndarray) -> np.ndarray:
 def _bmp_classes() -> np.ndarray:
     """`_classes` of the basic multilingual plane's code points, by code point."""
     table = np.zeros(0x10000, dtype=np.uint8)
-    for code in unicode_word_characters(0x10000):
-        table[code] |= _WORD
+    table[unicode_word_characters(0x10000)] |= _WORD
+    table[unicode_word_characters(0x10000, cjk=True)] |= _CJK
     table[[code for code in range(0x10000) if chr(code).isspace()]] |= _SPACE
     table[[ord(mark) for mark in JOINING_MARKS]] |= _MARK
     return table
 
 
 def _class_of(char: str) -> int:
-    return ((_WORD if unicode_word_characters(ord(char) + 1, start=ord(char)) else 0)
+    code = ord(char)
+    return ((_WORD if unicode_word_characters(code + 1, start=code) else 0)
+            | (_CJK if unicode_word_characters(code + 1, start=code, cjk=True) else 0)
             | (_SPACE if char.isspace() else 0) | (_MARK if char in JOINING_MARKS else 0))
 
 

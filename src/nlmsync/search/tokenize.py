@@ -22,8 +22,8 @@ yields `ヒー ープ プソ ソー ート`. Bigrams come from every base token,
 80 characters (unspaced Japanese sentences easily are).
 
 `count_tokens` counts the tokens of a text given in pieces (`text_pieces`), for notes of many megabytes.
-`token_runs` and `path_token_runs` give the tokens but for the compounds, which a full build forms from term
-ids (`search.staged_terms`, which tells the separators of rule 4 apart for many notes at once).
+`text_words` and `path_text_words` give the words alone: a full build forms the compounds from term ids and the
+bigrams from code points, for many notes at once (`search.staged_terms`).
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ class _UnicodePatterns(NamedTuple):
     base_token: regex.Pattern[str]
     separator: regex.Pattern[str]
     cjk_run: regex.Pattern[str]
+    cjk_character: regex.Pattern[str]
 
 
 @functools.cache
@@ -80,14 +81,17 @@ def _unicode() -> _UnicodePatterns:
     letters or numbers, so a run never spans two base tokens (a CJK symbol such as a radical ends one)."""
     import regex
 
+    cjk = rf"(?V1)[{_CJK_CLASS}&&[\p{{L}}\p{{N}}]]"
     return _UnicodePatterns(regex.compile(r"[\p{L}\p{N}]+"), regex.compile(r"[^\p{L}\p{N}]+"),
-                            regex.compile(rf"(?V1)[{_CJK_CLASS}&&[\p{{L}}\p{{N}}]]{{2,}}"))
+                            regex.compile(cjk + "{2,}"), regex.compile(cjk + "+"))
 
 
-def unicode_word_characters(stop: int, start: int = 0) -> list[int]:
-    """The code points in [start, stop) that base tokens are made of (`[\\p{L}\\p{N}]`, as the pattern decides)."""
+def unicode_word_characters(stop: int, start: int = 0, *, cjk: bool = False) -> list[int]:
+    """The code points in [start, stop) that base tokens are made of (`[\\p{L}\\p{N}]`, as the pattern decides),
+    or with `cjk`, those CJK runs are made of (rule 5)."""
     chars = "".join(map(chr, range(start, stop)))
-    return [start + i for run in _unicode().base_token.finditer(chars) for i in range(run.start(), run.end())]
+    pattern = _unicode().cjk_character if cjk else _unicode().base_token
+    return [start + i for run in pattern.finditer(chars) for i in range(run.start(), run.end())]
 
 
 def normalize(text: str) -> str:
@@ -114,27 +118,26 @@ def tokens_and_words(text: str) -> tuple[list[str], int]:
     return tokens, len(base)
 
 
-class TokenRuns(NamedTuple):
-    """What `tokenize(text)` is made of: the normalized text, its words in order, of any length (rules 1-2), and
-    its CJK bigrams (rule 5). A full build leaves out the words longer than `MAX_TOKEN_LENGTH` (rule 3) and forms
-    the compounds (rule 4) from the term ids of the rest and the separators in `normalized`
-    (`search.staged_terms`)."""
+class TextWords(NamedTuple):
+    """What a full build stages of a text (`search.staged_terms`): the normalized text and its words in order, of
+    any length (rules 1-2). The build leaves out the words longer than `MAX_TOKEN_LENGTH` (rule 3) and forms the
+    compounds (rule 4) from the term ids of the rest and the separators in `normalized`, and the CJK bigrams
+    (rule 5) from its code points."""
 
     normalized: str
     words: list[str]
-    bigrams: list[str]
 
 
-def token_runs(text: str) -> TokenRuns:
-    """`TokenRuns` of `text`."""
+def text_words(text: str) -> TextWords:
+    """`TextWords` of `text`."""
     normalized = normalize(text)
-    return TokenRuns(normalized, words(normalized), cjk_bigrams(normalized))
+    return TextWords(normalized, words(normalized))
 
 
-def path_token_runs(path: str) -> list[TokenRuns]:
-    """`tokenize_path(path)` as the `token_runs` of each part (no compound joins two parts)."""
+def path_text_words(path: str) -> list[TextWords]:
+    """`tokenize_path(path)` as the `text_words` of each part (no compound joins two parts)."""
     stem = path[:-len(NOTE_SUFFIX)] if has_note_suffix(path) else path
-    return [token_runs(part) for part in _PATH_SEPARATORS.split(stem) if part]
+    return [text_words(part) for part in _PATH_SEPARATORS.split(stem) if part]
 
 
 def base_tokens(normalized: str) -> list[str]:
