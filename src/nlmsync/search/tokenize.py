@@ -156,7 +156,11 @@ def words(normalized: str) -> list[str]:
 def base_tokens_and_joins(normalized: str) -> tuple[list[str], list[bool]]:
     """`base_tokens(normalized)`, and per token whether it forms a compound with the one before it (rule 4): only
     white space or one of `JOINING_MARKS` stands between them, and no word rule 3 left out."""
-    raw = words(normalized)
+    return _kept_and_joins(normalized, words(normalized))
+
+
+def _kept_and_joins(normalized: str, raw: list[str]) -> tuple[list[str], list[bool]]:
+    """`base_tokens_and_joins(normalized)` given its `words`."""
     joins = word_joins(normalized, len(raw))
     if len(normalized) <= MAX_TOKEN_LENGTH or max(map(len, raw), default=0) <= MAX_TOKEN_LENGTH:
         return raw, joins
@@ -174,12 +178,27 @@ def word_joins(normalized: str, count: int) -> list[bool]:
     separators = pattern.findall(normalized)
     if pattern.match(normalized) is not None:  # text before the first word
         del separators[0]
-    return [False, *map(separator_joins, separators[:count - 1])]
+    return [False, *map(_SEPARATORS_JOIN.__getitem__, separators[:count - 1])]
 
 
 def separator_joins(separator: str) -> bool:
     """Rule 4: whether two words with this text between them may be one word split."""
     return separator.isspace() or (len(separator) == 1 and separator in JOINING_MARKS)
+
+
+class _KnownSeparators(dict[str, bool]):
+    """`separator_joins` of the separators met so far (a text's are mostly a few: a space, a line break), up to
+    `_KNOWN_SEPARATORS` of them: one dictionary lookup a separator, no call."""
+
+    def __missing__(self, separator: str) -> bool:
+        joins = separator_joins(separator)
+        if len(self) < _KNOWN_SEPARATORS:
+            self[separator] = joins
+        return joins
+
+
+_KNOWN_SEPARATORS = 4096
+_SEPARATORS_JOIN = _KnownSeparators()
 
 
 def compound_tokens(base: list[str], joins: list[bool], ascii_text: bool = False) -> list[str]:
@@ -245,7 +264,7 @@ def count_tokens_and_words(pieces: Iterable[str]) -> tuple[Counter[str], int]:
         if not raw:
             gap += normalized
         else:
-            base, joins = base_tokens_and_joins(normalized)
+            base, joins = _kept_and_joins(normalized, raw)
             first = raw[0]
             lead = normalized[:normalized.index(first)]
             if (previous and len(previous) <= MAX_TOKEN_LENGTH and len(first) <= MAX_TOKEN_LENGTH
