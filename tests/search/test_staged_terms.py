@@ -18,7 +18,7 @@ from nlmsync.search.doc_terms import DocBatch, Weights, doc_terms
 from nlmsync.search.markdown import note_fields, whole_fields
 from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.staged_terms import StagedTerms, TermIds
-from nlmsync.search.tokenize import base_tokens, cjk_bigrams, normalize, tokenize, word_joins, words
+from nlmsync.search.tokenize import base_tokens, cjk_bigrams, normalize, tokenize, words_and_joins
 
 # words that make every rule count: ASCII words and compounds, a token of 40 and one of 41 characters (two of
 # them joined pass or fail the 80 limit), tokens over 80 (left out, also as a compound's half), CJK runs
@@ -149,9 +149,10 @@ def test_words_not_yet_known_get_ids_when_folded_and_long_ones_none() -> None:
 
 @given(st.lists(texts, max_size=6))
 def test_separators_of_many_texts_join_words_as_each_texts_own(given_texts: list[str]) -> None:
-    """Rule 4 told for a fold's texts at once, by table (beyond the basic plane too), is `word_joins` text by text."""
+    """Rule 4 told for a fold's texts at once, by table (beyond the basic plane too), is `words_and_joins`'s, text by
+    text."""
     normalized = [normalize(text) for text in given_texts]
-    expected = [join for text in normalized for join in word_joins(text, len(words(text)))]
+    expected = [join for text in normalized for join in words_and_joins(text)[1]]
     assert staged_terms.separators_join(normalized).tolist() == expected
 
 

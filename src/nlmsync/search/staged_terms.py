@@ -332,7 +332,7 @@ class _FoldTexts:
             self.starts = np.concatenate([[0], self.starts[:-1]])
 
     def joins(self) -> np.ndarray:
-        """Rule 4 for every word of the texts, in order (`tokenize.word_joins` of each, one array): the word forms
+        """Rule 4 for every word of the texts, in order (`tokenize.words_and_joins` of each, one array): the word forms
         a compound with the one before it in its text, only white space or one joining mark between."""
         classes = self.classes
         edges = np.diff((classes & _WORD).astype(np.int8), prepend=np.int8(0), append=np.int8(0))

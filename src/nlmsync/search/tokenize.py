@@ -53,7 +53,7 @@ PIECE_CHARS = 1 << 16  # `text_pieces`: characters tokenized at once when a larg
 # Base tokens of ASCII text (the letters and digits of ASCII are exactly its \p{L} and \p{N}), with the
 # standard library's engine: faster, and a process that only meets ASCII never imports `regex` (~15 ms).
 _ASCII_BASE_TOKEN = re.compile(r"[A-Za-z0-9]+")
-_ASCII_SEPARATOR = re.compile(r"[^A-Za-z0-9]+")
+_ASCII_WORD_SPLIT = re.compile(r"([A-Za-z0-9]+)")  # `split` gives the words and what stands between them
 # Rule 4: the marks that, alone between two words, still join them (hyphen, underscore, apostrophes, full stop,
 # slash, and the caret of formula text: `mc^2` is `mc²`); white space of any length joins them too.
 JOINING_MARKS = frozenset("-_'./^\u2019")
@@ -68,7 +68,7 @@ _CJK_BLOCKS = re.compile("[\u1100-\u11ff\u3005-\u318f\u31f0-\u31ff\u3400-\u4dbf\
 
 class _UnicodePatterns(NamedTuple):
     base_token: regex.Pattern[str]
-    separator: regex.Pattern[str]
+    word_split: regex.Pattern[str]
     cjk_run: regex.Pattern[str]
     cjk_character: regex.Pattern[str]
 
@@ -82,7 +82,7 @@ def _unicode() -> _UnicodePatterns:
     import regex
 
     cjk = rf"(?V1)[{_CJK_CLASS}&&[\p{{L}}\p{{N}}]]"
-    return _UnicodePatterns(regex.compile(r"[\p{L}\p{N}]+"), regex.compile(r"[^\p{L}\p{N}]+"),
+    return _UnicodePatterns(regex.compile(r"[\p{L}\p{N}]+"), regex.compile(r"([\p{L}\p{N}]+)"),
                             regex.compile(cjk + "{2,}"), regex.compile(cjk + "+"))
 
 
@@ -156,29 +156,28 @@ def words(normalized: str) -> list[str]:
 def base_tokens_and_joins(normalized: str) -> tuple[list[str], list[bool]]:
     """`base_tokens(normalized)`, and per token whether it forms a compound with the one before it (rule 4): only
     white space or one of `JOINING_MARKS` stands between them, and no word rule 3 left out."""
-    return _kept_and_joins(normalized, words(normalized))
+    return _rule_3(*words_and_joins(normalized))
 
 
-def _kept_and_joins(normalized: str, raw: list[str]) -> tuple[list[str], list[bool]]:
-    """`base_tokens_and_joins(normalized)` given its `words`."""
-    joins = word_joins(normalized, len(raw))
-    if len(normalized) <= MAX_TOKEN_LENGTH or max(map(len, raw), default=0) <= MAX_TOKEN_LENGTH:
+def words_and_joins(normalized: str) -> tuple[list[str], list[bool]]:
+    """`words(normalized)`, of any length, and per word whether what separates it from the word before is white
+    space only or one joining mark alone (the first word: False).
+
+    One split by the word pattern gives the words and what stands between them at once (a second scan for the
+    separators would cost as much again as finding the words)."""
+    parts = (_ASCII_WORD_SPLIT if normalized.isascii() else _unicode().word_split).split(normalized)
+    found = parts[1::2]  # the text before the first word, then word, separator, word, ..., word, the text after
+    return found, [False, *map(_SEPARATORS_JOIN.__getitem__, parts[2:-1:2])] if found else []
+
+
+def _rule_3(raw: list[str], joins: list[bool]) -> tuple[list[str], list[bool]]:
+    """Words and their joins (`words_and_joins`) without the words longer than `MAX_TOKEN_LENGTH`; the word after
+    one left out joins nothing."""
+    if max(map(len, raw), default=0) <= MAX_TOKEN_LENGTH:
         return raw, joins
     kept = [len(token) <= MAX_TOKEN_LENGTH for token in raw]
-    joins = [join and before for join, before in zip(joins, [False, *kept])]  # none across a word left out
+    joins = [join and before for join, before in zip(joins, [False, *kept])]
     return list(compress(raw, kept)), list(compress(joins, kept))
-
-
-def word_joins(normalized: str, count: int) -> list[bool]:
-    """For each of the `count` words of normalized text (`words(normalized)`), whether what separates it from the
-    word before is white space only or one joining mark alone (the first word: False)."""
-    if count < 2:
-        return [False] * count
-    pattern = _ASCII_SEPARATOR if normalized.isascii() else _unicode().separator
-    separators = pattern.findall(normalized)
-    if pattern.match(normalized) is not None:  # text before the first word
-        del separators[0]
-    return [False, *map(_SEPARATORS_JOIN.__getitem__, separators[:count - 1])]
 
 
 def separator_joins(separator: str) -> bool:
@@ -259,12 +258,12 @@ def count_tokens_and_words(pieces: Iterable[str]) -> tuple[Counter[str], int]:
     gap = ""  # the text since that word: with the next piece's first separator, what stands between the two
     for piece in _joined(pieces, PIECE_CHARS):
         normalized = normalize(piece)
-        raw = words(normalized)
+        raw, joins = words_and_joins(normalized)
         tokens = cjk_bigrams(normalized)
         if not raw:
             gap += normalized
         else:
-            base, joins = _kept_and_joins(normalized, raw)
+            base, joins = _rule_3(raw, joins)
             first = raw[0]
             lead = normalized[:normalized.index(first)]
             if (previous and len(previous) <= MAX_TOKEN_LENGTH and len(first) <= MAX_TOKEN_LENGTH
