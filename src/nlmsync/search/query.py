@@ -13,7 +13,8 @@ always indexed whole, so nothing here changes what a note contains):
   word forms them (`log in` → `login`, `set up` → `setup`). A compound of two adjacent query words is mostly a bonus
   for notes where the two also stand side by side; at full weight it would outweigh the words
   themselves. A quarter keeps its real use: `heap sort` still finds a note that only writes
-  `heapsort`, and the other way round.
+  `heapsort`, and the other way round. A query forms them by the notes' rule 4 (`tokenize`): not
+  across a comma, a colon, a bracket.
 - **A CJK word counts once**, whatever its bigrams: the word itself weighs `CJK_WORD_SHARE` and its
   character bigrams share the rest (a two-character word is its only bigram: 1). Counted in full,
   an n-character word weighed n (a word and n-1 bigrams), so a query mixing Latin and CJK ranked a
