@@ -4,6 +4,7 @@ the same terms, postings, weighted term frequencies (to the float) and lengths, 
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from itertools import count
 
@@ -18,7 +19,7 @@ from nlmsync.search.doc_terms import DocBatch, Weights, doc_terms
 from nlmsync.search.markdown import note_fields, whole_fields
 from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.staged_terms import StagedTerms, TermIds
-from nlmsync.search.tokenize import base_tokens, cjk_bigrams, normalize, tokenize, words_and_joins
+from nlmsync.search.tokenize import JOINING_MARKS, base_tokens, cjk_bigrams, normalize, tokenize, words_and_joins
 
 # words that make every rule count: ASCII words and compounds, a token of 40 and one of 41 characters (two of
 # them joined pass or fail the 80 limit), tokens over 80 (left out, also as a compound's half), CJK runs
@@ -163,3 +164,18 @@ def test_cjk_bigrams_of_many_texts_are_each_texts_own(given_texts: list[str]) ->
     codes, text_of = staged_terms.cjk_bigram_codes(normalized)
     got = [(int(i), chr(code >> 21) + chr(code & 0x1FFFFF)) for i, code in zip(text_of.tolist(), codes.tolist())]
     assert got == [(i, bigram) for i, text in enumerate(normalized) for bigram in cjk_bigrams(text)]
+
+
+def test_the_code_point_table_classes_every_character_of_the_basic_plane_as_the_patterns_do() -> None:
+    import regex
+
+    cjk_class = importlib.import_module("nlmsync.search.tokenize")._CJK_CLASS
+    word, cjk = regex.compile(r"[\p{L}\p{N}]"), regex.compile(rf"(?V1)[{cjk_class}&&[\p{{L}}\p{{N}}]]")
+    table = staged_terms._bmp_classes()
+    chars = [chr(code) for code in range(0x10000)]
+    assert [bool(bits & staged_terms._WORD) for bits in table.tolist()] == [bool(word.match(c)) for c in chars]
+    assert [bool(bits & staged_terms._CJK) for bits in table.tolist()] == [bool(cjk.match(c)) for c in chars]
+    assert [bool(bits & staged_terms._SPACE) for bits in table.tolist()] == [c.isspace() for c in chars]
+    assert [chr(code) for code, bits in enumerate(table.tolist()) if bits & staged_terms._MARK] == sorted(JOINING_MARKS)
+    assert staged_terms._class_of("\U00020000") == staged_terms._WORD | staged_terms._CJK  # beyond the plane
+    assert staged_terms._class_of("\U0001F600") == 0

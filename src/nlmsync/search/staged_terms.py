@@ -32,7 +32,7 @@ from nlmsync.search.tokenize import (
     folder_tokens,
     path_text_words,
     text_words,
-    unicode_word_characters,
+    word_character_runs,
 )
 
 if TYPE_CHECKING:
@@ -390,8 +390,9 @@ def _classes(codes: np.ndarray) -> np.ndarray:
 def _bmp_classes() -> np.ndarray:
     """`_classes` of the basic multilingual plane's code points, by code point."""
     table = np.zeros(0x10000, dtype=np.uint8)
-    table[unicode_word_characters(0x10000)] |= _WORD
-    table[unicode_word_characters(0x10000, cjk=True)] |= _CJK
+    for bit, cjk in ((_WORD, False), (_CJK, True)):
+        for first, end in word_character_runs(0x10000, cjk=cjk):
+            table[first:end] |= bit
     table[[code for code in range(0x10000) if chr(code).isspace()]] |= _SPACE
     table[[ord(mark) for mark in JOINING_MARKS]] |= _MARK
     return table
@@ -399,8 +400,8 @@ def _bmp_classes() -> np.ndarray:
 
 def _class_of(char: str) -> int:
     code = ord(char)
-    return ((_WORD if unicode_word_characters(code + 1, start=code) else 0)
-            | (_CJK if unicode_word_characters(code + 1, start=code, cjk=True) else 0)
+    return ((_WORD if word_character_runs(code + 1, start=code) else 0)
+            | (_CJK if word_character_runs(code + 1, start=code, cjk=True) else 0)
             | (_SPACE if char.isspace() else 0) | (_MARK if char in JOINING_MARKS else 0))
 
 

@@ -86,12 +86,12 @@ def _unicode() -> _UnicodePatterns:
                             regex.compile(cjk + "{2,}"), regex.compile(cjk + "+"))
 
 
-def unicode_word_characters(stop: int, start: int = 0, *, cjk: bool = False) -> list[int]:
-    """The code points in [start, stop) that base tokens are made of (`[\\p{L}\\p{N}]`, as the pattern decides),
-    or with `cjk`, those CJK runs are made of (rule 5)."""
+def word_character_runs(stop: int, start: int = 0, *, cjk: bool = False) -> list[tuple[int, int]]:
+    """The runs [first, last + 1) of code points in [start, stop) that base tokens are made of (`[\\p{L}\\p{N}]`,
+    as the pattern decides), or with `cjk`, that CJK runs are made of (rule 5)."""
     chars = "".join(map(chr, range(start, stop)))
     pattern = _unicode().cjk_character if cjk else _unicode().base_token
-    return [start + i for run in pattern.finditer(chars) for i in range(run.start(), run.end())]
+    return [(start + run.start(), start + run.end()) for run in pattern.finditer(chars)]
 
 
 def normalize(text: str) -> str:
