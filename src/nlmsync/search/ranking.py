@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,16 +36,19 @@ _MASK_BITS = 52
 _BIT_VALUES = np.exp2(np.arange(_MASK_BITS))
 
 
-@dataclass(slots=True)
-class TermScores:
-    """One (term, query weight)'s contributions to the documents holding the term."""
-
-    term: str
-    version: int  # the index's version it was computed for (see `Ranking`)
-    slots: np.ndarray  # the live base documents' slots, ascending (as intp, what `np.bincount` counts with)
-    contributions: np.ndarray  # aligned with `slots`
-    overlay: tuple[tuple[str, float], ...]  # (path, contribution) of the overlay's documents
-    df: int  # the documents holding the term: len(slots) + len(overlay)
+# One (term, query weight)'s contributions to the documents holding the term, as the cache keeps them:
+# (term, version, slots, contributions, overlay, df), read by these positions:
+# - version: the index's version it was computed for (see `Ranking`)
+# - slots: the live base documents' slots, ascending (as intp, what `np.bincount` counts with)
+# - contributions: aligned with `slots`
+# - overlay: (path, contribution) of the overlay's documents
+# - df: the documents holding the term, len(slots) + len(overlay)
+# A plain tuple, not a class: it holds nothing the garbage collector tracks (str, int, numpy arrays, tuples of
+# str and float), so the collector stops tracking it at its first collection. As instances of a class, the
+# thousands of entries of a cache that ran a thousand queries were all traversed by every collection of the
+# older generations (~1 ms each on obsidian-help, one of which fell in the first edit after those queries).
+TermScores = tuple[str, int, np.ndarray, np.ndarray, tuple[tuple[str, float], ...], int]
+_TERM, _VERSION, _SLOTS, _CONTRIBUTIONS, _OVERLAY, _DF = range(6)
 
 
 def _contribution(weight: float | np.ndarray, tf: np.ndarray, norm: np.ndarray, k1: float) -> np.ndarray:
@@ -79,21 +81,21 @@ class Ranking:
         self._follow_changes()
         keys = sorted(query.items())  # (term, weight): in term order, and the cache's keys
         entries = {key: scores for key in keys
-                   if (scores := self._cache.get(key)) is not None and scores.version == self.version}
+                   if (scores := self._cache.get(key)) is not None and scores[_VERSION] == self.version}
         if len(entries) < len(keys):
             entries.update(self._score_terms([key for key in keys if key not in entries]))
-        found = [scores for scores in map(entries.__getitem__, keys) if scores.df]  # in term order
+        found = [scores for scores in map(entries.__getitem__, keys) if scores[_DF]]  # in term order
         if common:
-            telling = [scores for scores in found if scores.term not in common or 2 * scores.df <= len(index)]
+            telling = [scores for scores in found if scores[_TERM] not in common or 2 * scores[_DF] <= len(index)]
             found = telling or found
         # (-score, -matched term count, path, matched terms as a bit mask: bit j for found[j])
-        candidates = self._base_candidates(found, limit) if any(len(scores.slots) for scores in found) else []
+        candidates = self._base_candidates(found, limit) if any(len(scores[_SLOTS]) for scores in found) else []
         if index.overlay:
             candidates.extend(_overlay_candidates(found))
         candidates.sort()
         if limit is not None:
             del candidates[limit:]
-        terms = [scores.term for scores in found]
+        terms = [scores[_TERM] for scores in found]
         return [SearchHit(path, -neg_score, _terms_in(mask, terms)) for neg_score, _count, path, mask in candidates]
 
     def _follow_changes(self) -> None:
@@ -134,8 +136,8 @@ class Ranking:
         for key, size, weight, df in zip(keys, sizes, weights, dfs):
             end = start + size
             over = index.overlay_postings.get(key[0], {})
-            new[key] = TermScores(key[0], self.version, all_slots[start:end], contributions[start:end],
-                                  _overlay_contributions(index, over, weight, avg), df)
+            new[key] = (key[0], self.version, all_slots[start:end], contributions[start:end],
+                        _overlay_contributions(index, over, weight, avg), df)
             start = end
         self._keep(new)
         return new
@@ -143,23 +145,23 @@ class Ranking:
     def _keep(self, new: dict[tuple[str, float], TermScores]) -> None:
         """Put `new` in the cache (replacing retired entries of the same keys), the oldest entries making room
         so that it holds at most `CACHE_ENTRIES` postings."""
-        added = sum(1 + scores.df for scores in new.values())
+        added = sum(1 + scores[_DF] for scores in new.values())
         if added > CACHE_ENTRIES:
             return
         for key in new:
             if (old := self._cache.pop(key, None)) is not None:
-                self._cache_postings -= 1 + old.df
+                self._cache_postings -= 1 + old[_DF]
         while self._cache_postings + added > CACHE_ENTRIES:
             old = self._cache.pop(next(iter(self._cache)))
-            self._cache_postings -= 1 + old.df
+            self._cache_postings -= 1 + old[_DF]
         self._cache.update(new)
         self._cache_postings += added
 
     def _base_candidates(self, found: list[TermScores], limit: int | None) -> list[tuple[float, int, str, int]]:
         """(-score, -matched term count, path, matched terms' bit mask) of the base documents that can be
         among the first `limit` (all of them with a positive score when `limit` is None)."""
-        all_slots = np.concatenate([scores.slots for scores in found])
-        doc_scores = np.bincount(all_slots, weights=np.concatenate([scores.contributions for scores in found]))
+        all_slots = np.concatenate([scores[_SLOTS] for scores in found])
+        doc_scores = np.bincount(all_slots, weights=np.concatenate([scores[_CONTRIBUTIONS] for scores in found]))
         positive = doc_scores.take((doc_scores > 0).nonzero()[0])
         if limit is not None and len(positive) > limit:  # the limit-th best score is the least a candidate needs
             is_hit = doc_scores >= np.partition(positive, len(positive) - limit)[len(positive) - limit]
@@ -168,7 +170,7 @@ class Ranking:
         hits = is_hit.nonzero()[0]
         # which terms each candidate holds: a bit mask (bit j: found[j]), added up per slot like the scores
         # (float64 adds powers of two exactly up to 2**53, so the terms go 52 at a time)
-        sizes = [len(scores.slots) for scores in found]
+        sizes = [len(scores[_SLOTS]) for scores in found]
         masks = [0] * len(hits)
         start = 0
         for first in range(0, len(found), _MASK_BITS):
@@ -210,7 +212,7 @@ def _overlay_candidates(found: list[TermScores]) -> list[tuple[float, int, str, 
     score: dict[str, float] = {}
     mask: dict[str, int] = {}
     for j, scores in enumerate(found):
-        for path, value in scores.overlay:
+        for path, value in scores[_OVERLAY]:
             score[path] = score.get(path, 0.0) + value
             mask[path] = mask.get(path, 0) | 1 << j
     return [(-score[path], -held.bit_count(), path, held) for path, held in mask.items() if score[path] > 0]
