@@ -16,6 +16,7 @@ what can stand apart already does: a note's terms (`doc_terms`), the postings (`
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -59,10 +60,21 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from nlmsync.config import SearchSettings, Settings
+    from nlmsync.search.markdown import NoteFields, NoteText
     from nlmsync.search.postings import PostingsIndex
 
 CACHE_FORMAT = 1
 MERGE_THRESHOLD = 512
+
+
+@functools.cache
+def _markdown_fields() -> tuple[Callable[..., NoteFields], Callable[..., NoteText | None]]:
+    """`markdown.note_fields` and `markdown.whole_fields`, imported on first use: a process whose vault did not
+    change reads no note and never needs markdown (and an import statement per note of a full build costs
+    ~30 ms on tldr)."""
+    from nlmsync.search.markdown import note_fields, whole_fields
+
+    return note_fields, whole_fields
 
 
 @dataclass
@@ -357,9 +369,7 @@ class NoteIndex:
 
     def _load(self, note: NoteFile, changes: _Changes) -> None:
         """Read, check and tokenize one note into `changes` (as an addition or a skip)."""
-        # imported here: a process whose vault did not change reads no note and never needs markdown
-        from nlmsync.search.markdown import note_fields, whole_fields
-
+        note_fields, whole_fields = _markdown_fields()
         if excluded_by_pattern(self.vault_root, note.path, self.settings.exclude):
             self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, "excluded by pattern"), changes)
             return

@@ -214,17 +214,20 @@ class StagedTerms:
         Its tokens are looked up at once, while they are fresh in the processor's cache (at the fold, after
         100k other tokens, each lookup would have to fetch its token again); a new word is given a pending id
         there (`PENDING`), its id at the fold."""
-        title = title_words(path)
+        folder, _, name = path.rpartition("/")
+        name_words = path_text_words(name)
+        # the title is the file name's words (`title_words`): its one part's, but for a name split by `\\`
+        title = ([word for part in name_words for word in part.words if len(word) <= MAX_TOKEN_LENGTH]
+                 if len(name_words) == 1 else title_words(path))
         body_text, body_words = text_words(body)
         heading_text, heading_words = text_words(without_title(heading, title))
         texts = [body_text, heading_text]
-        folder, _, name = path.rpartition("/")
         folder_terms = folder_tokens(folder)
         note_tokens = body_words + heading_words
         note_tokens += folder_terms
         lengths = [len(body_words), len(heading_words), len(folder_terms)]
         kinds = _TEXT_KINDS
-        for text, words in path_text_words(name):
+        for text, words in name_words:
             texts.append(text)
             note_tokens += words
             lengths.append(len(words))
