@@ -3,14 +3,18 @@ ids for many notes at once with numpy (`StagedTerms.fold`), and the batch vocabu
 (`TermIds`).
 
 Why: counting each note's fields in a `Counter` and then looking every (note, field, term) entry up in the
-batch vocabulary cost a dictionary lookup per entry in a vocabulary of half a million terms (a build of the
-38,404 tldr pages: 3M entries, 502k terms), most of them compounds (rule 4) made as strings only to be looked
-up once. Here each base token and bigram is looked up once as it comes (a cheap lookup: there are few distinct
-words, so the dictionary stays warm), the compounds are formed from the ids of adjacent base tokens — a
-string is made and looked up only for each distinct pair of a fold — and the counting is one sort.
+batch vocabulary cost a dictionary lookup per entry in a vocabulary of hundreds of thousands of terms (a build
+of the 38,404 tldr pages: 2.5M entries, 325k terms), most of them compounds (rule 4) made as strings only to
+be looked up once. Here each word is looked up once as it is staged (a cheap lookup: there are few distinct
+words, so the dictionary stays warm; a new one gets a pending id), and the fold does the rest for many notes
+at once: the texts' code points, classed by table (`_FoldTexts`), tell which adjacent words rule 4 joins and
+give the CJK bigrams (rule 5) with no regex; compounds are formed from the ids of adjacent words and bigrams
+from pairs of code points — a string is made and looked up only for each pair never met before — and the
+counting is one sort.
 
-What a note contributes is exactly `note_fields` + `doc_terms`: the same terms (`tokenize`'s rules; the
-compound rule here is `compound_tokens`' on ids, a test holds them equal; the title heading left out), the
+What a note contributes is exactly `note_fields` + `doc_terms`: the same terms (`tokenize`'s rules; rules 4
+and 5 here are `words_and_joins`', `compound_tokens`' and `cjk_bigrams`' on ids and code points, tests hold
+them equal; the title heading left out), the
 same counts, lengths (the body's in words) and weighted term frequencies (the file name's shared by its
 words), summed body + heading + file name + folder in that order.
 """
