@@ -154,14 +154,14 @@ def test_separators_of_many_texts_join_words_as_each_texts_own(given_texts: list
     text."""
     normalized = [normalize(text) for text in given_texts]
     expected = [join for text in normalized for join in words_and_joins(text)[1]]
-    assert staged_terms.separators_join(normalized).tolist() == expected
+    assert staged_terms._FoldTexts(normalized).joins().tolist() == expected
 
 
 @given(st.lists(texts, max_size=6))
 def test_cjk_bigrams_of_many_texts_are_each_texts_own(given_texts: list[str]) -> None:
     """Rule 5 told for a fold's texts at once from their code points is `cjk_bigrams` text by text, in order."""
     normalized = [normalize(text) for text in given_texts]
-    codes, text_of = staged_terms.cjk_bigram_codes(normalized)
+    codes, text_of = staged_terms._FoldTexts(normalized).bigrams()
     got = [(int(i), chr(code >> 21) + chr(code & 0x1FFFFF)) for i, code in zip(text_of.tolist(), codes.tolist())]
     assert got == [(i, bigram) for i, text in enumerate(normalized) for bigram in cjk_bigrams(text)]
 

@@ -66,9 +66,9 @@ class TermIds:
     one dictionary operation per lookup, new term or not), so ids are unique but not dense: `terms` has a
     place for every lookup, the term at its first one's, an empty string at the others (no id refers to them).
 
-    `word_ids` holds only the terms met as staged tokens (words and bigrams, not compounds): the one looked up
-    for every token, a third of the size on tldr (118k of 318k terms), so it stays in the processor's cache. A
-    word longer than `MAX_TOKEN_LENGTH` is in it with -1 (rule 3 leaves it out)."""
+    `word_ids` holds only the terms met as staged tokens (words and a folder's tokens; not the compounds and
+    bigrams a fold forms): the one looked up for every token, a fraction of the vocabulary, so it stays in the
+    processor's cache. A word longer than `MAX_TOKEN_LENGTH` is in it with -1 (rule 3 leaves it out)."""
 
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
@@ -169,7 +169,7 @@ def _distinct(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`np.unique(codes, return_inverse=True)` by a stable sort (codes come in ascending runs: faster)."""
     order = np.argsort(codes, kind="stable")
     ordered = codes[order]
-    starts = np.concatenate([[True], ordered[1:] != ordered[:-1]]) if len(ordered) else np.zeros(0, dtype=bool)
+    starts = _run_starts(ordered)
     inverse = np.empty(len(codes), dtype=np.int64)
     inverse[order] = np.cumsum(starts) - 1
     return ordered[starts], inverse
@@ -294,15 +294,11 @@ class StagedTerms:
         note = np.concatenate([note, note[seconds], segment_note[bigram_segment]])
         stride = max(len(vocabulary), 1)
         keys = (note * stride + ids) * 4 + field  # ordered by note, then term, then field
+        repeats = None
         if counted.any():  # a counted note's terms are distinct per field: each weighs its count
             repeats = np.ones(len(keys), dtype=np.int64)
             repeats[np.flatnonzero(counted)] = np.frombuffer(self._counts, dtype=np.int64)
-            order = np.argsort(keys, kind="stable")
-            keys, repeats = keys[order], repeats[order]
-            firsts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
-            keys, counts = keys[firsts], np.add.reduceat(repeats, firsts)
-        else:
-            keys, counts = _counted(keys)
+        keys, counts = _counted(keys, repeats)
         folded = _weigh(keys, counts, stride, weights, body_words, np.frombuffer(self._name_words, dtype=np.int64))
         self._clear()
         return folded
@@ -334,9 +330,8 @@ class _FoldTexts:
         # a NUL is neither a word's character, white space nor a joining mark: no compound joins two texts
         self.codes = np.frombuffer("\0".join(texts).encode("utf-32-le"), dtype=np.uint32)
         self.classes = _classes(self.codes)
-        self.starts = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1) - 1
-        if len(texts):
-            self.starts = np.concatenate([[0], self.starts[:-1]])
+        spans = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1  # each text and its NUL
+        self.starts = np.cumsum(spans) - spans
 
     def joins(self) -> np.ndarray:
         """Rule 4 for every word of the texts, in order (`tokenize.words_and_joins` of each, one array): the word forms
@@ -364,16 +359,6 @@ class _FoldTexts:
         at = np.flatnonzero(cjk[:-1] & cjk[1:])
         codes = (self.codes[at].astype(np.int64) << 21) | self.codes[at + 1]
         return codes, np.searchsorted(self.starts, at, side="right") - 1
-
-
-def separators_join(texts: list[str]) -> np.ndarray:
-    """`_FoldTexts.joins` of these normalized texts."""
-    return _FoldTexts(texts).joins()
-
-
-def cjk_bigram_codes(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """`_FoldTexts.bigrams` of these normalized texts."""
-    return _FoldTexts(texts).bigrams()
 
 
 _WORD, _SPACE, _MARK, _CJK = 1, 2, 4, 8
@@ -412,14 +397,23 @@ def _class_of(char: str) -> int:
             | (_SPACE if char.isspace() else 0) | (_MARK if char in JOINING_MARKS else 0))
 
 
-def _counted(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _counted(keys: np.ndarray, repeats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """`np.unique(keys, return_counts=True)` by a stable sort: a fold's keys come in runs already ascending (the
-    notes in order), which the stable sort merges in half the time of the quicksort `np.unique` makes."""
-    keys = np.sort(keys, kind="stable")
-    if not len(keys):
-        return keys, np.zeros(0, dtype=np.int64)
-    firsts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
-    return keys[firsts], np.diff(np.append(firsts, len(keys)))
+    notes in order), which the stable sort merges in half the time of the quicksort `np.unique` makes. With
+    `repeats`, each key counts its repeat instead of one."""
+    if repeats is None:
+        keys = np.sort(keys, kind="stable")
+        firsts = np.flatnonzero(_run_starts(keys))
+        return keys[firsts], np.diff(np.append(firsts, len(keys)))
+    order = np.argsort(keys, kind="stable")
+    keys, repeats = keys[order], repeats[order]
+    firsts = np.flatnonzero(_run_starts(keys))
+    return keys[firsts], np.add.reduceat(repeats, firsts)
+
+
+def _run_starts(ordered: np.ndarray) -> np.ndarray:
+    """Whether each value of an ascending array starts a run of equal values."""
+    return np.concatenate([[True], ordered[1:] != ordered[:-1]]) if len(ordered) else np.zeros(0, dtype=bool)
 
 
 def _weigh(keys: np.ndarray, counts: np.ndarray, stride: int, weights: Weights, body_words: np.ndarray,
@@ -434,7 +428,7 @@ def _weigh(keys: np.ndarray, counts: np.ndarray, stride: int, weights: Weights, 
     in_name = field == 2  # the file name's weight shared by its words, as `Weights.name_weight` shares it
     field_weights[in_name] = (weights.path / np.maximum(name_words, 1))[entry[in_name] // stride]
     values = counts.astype(np.float64) * field_weights
-    first = np.concatenate([[True], entry[1:] != entry[:-1]]) if len(entry) else np.zeros(0, dtype=bool)
+    first = _run_starts(entry)
     entry_of = np.cumsum(first) - 1
     entries = entry[first]
     tf = np.zeros(len(entries))

@@ -14,7 +14,7 @@ side by side. Across punctuation they were neither: on tldr's 38,404 pages a thi
 (`informationhttps` of "More information: https://", `pathto` of `{{path/to/file}}`, a list item's last word
 and the next item's first) and half of the distinct ones; with them, half the vocabulary and a third of a
 full build's time went to terms no query meant (`benchmarks/known_items.py`: no known-item set moved by more
-than 0.003 MRR@10).
+than 0.01 MRR@10).
 
 CJK runs include the marks that belong to Japanese words though Unicode puts them in the
 Common script: the prolonged sound mark `ー` and the iteration mark `々`, so `ヒープソート`
@@ -136,8 +136,7 @@ def text_words(text: str) -> TextWords:
 
 def path_text_words(path: str) -> list[TextWords]:
     """`tokenize_path(path)` as the `text_words` of each part (no compound joins two parts)."""
-    stem = path[:-len(NOTE_SUFFIX)] if has_note_suffix(path) else path
-    return [text_words(part) for part in _PATH_SEPARATORS.split(stem) if part]
+    return list(map(text_words, _path_parts(path)))
 
 
 def base_tokens(normalized: str) -> list[str]:
@@ -165,8 +164,18 @@ def words_and_joins(normalized: str) -> tuple[list[str], list[bool]]:
 
     One split by the word pattern gives the words and what stands between them at once (a second scan for the
     separators would cost as much again as finding the words)."""
-    parts = (_ASCII_WORD_SPLIT if normalized.isascii() else _unicode().word_split).split(normalized)
-    found = parts[1::2]  # the text before the first word, then word, separator, word, ..., word, the text after
+    return _words_and_joins(_split(normalized))
+
+
+def _split(normalized: str) -> list[str]:
+    """The text before the first word, then word, separator, word, ..., word, and the text after the last (the
+    whole text when it has no word)."""
+    return (_ASCII_WORD_SPLIT if normalized.isascii() else _unicode().word_split).split(normalized)
+
+
+def _words_and_joins(parts: list[str]) -> tuple[list[str], list[bool]]:
+    """`words_and_joins` of a text's `_split`."""
+    found = parts[1::2]
     return found, [False, *map(_SEPARATORS_JOIN.__getitem__, parts[2:-1:2])] if found else []
 
 
@@ -206,11 +215,11 @@ def compound_tokens(base: list[str], joins: list[bool], ascii_text: bool = False
     be ASCII (they come from ASCII text).
 
     Built by `map` over the pairs rather than a loop: a full build makes millions of them."""
-    compounds: Iterator[str] = compress(map(operator.add, base, base[1:]), joins[1:])
+    selectors: Iterable[bool] = joins[1:]
     if not ascii_text and not all(map(str.isascii, base)):
         is_ascii = list(map(str.isascii, base))
-        compounds = compress(map(operator.add, base, base[1:]),
-                             map(operator.and_, map(operator.and_, is_ascii, is_ascii[1:]), joins[1:]))
+        selectors = map(operator.and_, map(operator.and_, is_ascii, is_ascii[1:]), selectors)
+    compounds: Iterator[str] = compress(map(operator.add, base, base[1:]), selectors)
     if max(map(len, base), default=0) <= MAX_TOKEN_LENGTH // 2:  # no pair can be too long
         return list(compounds)
     return [token for token in compounds if len(token) <= MAX_TOKEN_LENGTH]
@@ -226,12 +235,16 @@ def cjk_bigrams(normalized: str) -> list[str]:
 
 def tokenize_path(path: str) -> list[str]:
     """Tokens of a vault path: `.md` removed, separators split, then `tokenize` per part (rule 6)."""
-    stem = path[:-len(NOTE_SUFFIX)] if has_note_suffix(path) else path
     tokens: list[str] = []
-    for part in _PATH_SEPARATORS.split(stem):
-        if part:
-            tokens.extend(tokenize(part))
+    for part in _path_parts(path):
+        tokens.extend(tokenize(part))
     return tokens
+
+
+def _path_parts(path: str) -> list[str]:
+    """Rule 6: the parts of a vault path, `.md` removed, split at its separators."""
+    stem = path[:-len(NOTE_SUFFIX)] if has_note_suffix(path) else path
+    return [part for part in _PATH_SEPARATORS.split(stem) if part]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -258,20 +271,19 @@ def count_tokens_and_words(pieces: Iterable[str]) -> tuple[Counter[str], int]:
     gap = ""  # the text since that word: with the next piece's first separator, what stands between the two
     for piece in _joined(pieces, PIECE_CHARS):
         normalized = normalize(piece)
-        raw, joins = words_and_joins(normalized)
+        parts = _split(normalized)
+        raw, joins = _words_and_joins(parts)
         tokens = cjk_bigrams(normalized)
         if not raw:
             gap += normalized
         else:
             base, joins = _rule_3(raw, joins)
             first = raw[0]
-            lead = normalized[:normalized.index(first)]
             if (previous and len(previous) <= MAX_TOKEN_LENGTH and len(first) <= MAX_TOKEN_LENGTH
-                    and separator_joins(gap + lead)):
+                    and separator_joins(gap + parts[0])):
                 tokens += compound_tokens([previous, first], [False, True])
             tokens += base + compound_tokens(base, joins)
-            previous = raw[-1]
-            gap = normalized[normalized.rindex(previous) + len(previous):]
+            previous, gap = raw[-1], parts[-1]
             word_count += len(base)
         counts.update(tokens)
     return counts, word_count
