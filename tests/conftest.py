@@ -1,6 +1,6 @@
 """Fixtures shared by every test package (a private copy of the fixture vault, the anyio backend, the fake
-NotebookLM in memory or as `fake-server --transport http` processes, a no-wait retry sleep) and the hypothesis
-profiles.
+NotebookLM in memory or as `fake-server --transport http` processes, a no-wait retry sleep, `make_world`: an
+in-process world for the orchestrator) and the hypothesis profiles.
 
 Profiles: `dev` (small, the default on a workstation) and `ci` (thorough: every property test runs the number
 of examples it names; the default when `CI` is set, as CI services do). `HYPOTHESIS_PROFILE=dev|ci`
@@ -17,12 +17,18 @@ import sys
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
 from tests.hypothesis_profiles import chosen_profile
 
 from nlmsync.fake import FakeNotebookLM
+
+if TYPE_CHECKING:
+    from tests.app.world import World
+
+    from nlmsync.fake.faults import Faults
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -103,3 +109,20 @@ def spawn_http_fake(tmp_path: Path) -> Iterator[Callable[..., str]]:
         proc.wait(timeout=30)
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+@pytest.fixture
+def make_world(tmp_path: Path) -> Iterator[Callable[..., World]]:
+    """Build in-process worlds (`tests/app/world.py`); every store a world handed out (`World.store()`) is closed
+    when the test ends."""
+    from tests.app.world import new_world
+
+    worlds: list[World] = []
+
+    def make(capacity: int = 50, faults: Faults | None = None, **settings: object) -> World:
+        worlds.append(new_world(tmp_path, capacity, faults, **settings))
+        return worlds[-1]
+
+    yield make
+    for world in worlds:
+        world.close()

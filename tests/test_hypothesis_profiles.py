@@ -46,7 +46,10 @@ def test_ci_runs_every_named_count_in_full_and_dev_a_tenth(restore_profile: None
 
 def test_the_profile_variable_is_not_read_as_a_setting(tmp_path) -> None:
     """The suite's own variable must not look like an nlmsync setting: every NLMSYNC_* name is one, and an
-    unknown one stops each command with exit 2 (that is how the fast loop once failed 34 CLI tests)."""
-    from nlmsync.config import load_settings
+    unknown one stops each command with exit 2."""
+    from nlmsync.config import ENV_PREFIX, load_settings
+    from nlmsync.errors import ConfigError
 
-    load_settings(vault=tmp_path, env={PROFILE_VARIABLE: "dev"})
+    assert load_settings(vault=tmp_path, env={PROFILE_VARIABLE: "dev"}) == load_settings(vault=tmp_path, env={})
+    with pytest.raises(ConfigError, match=PROFILE_VARIABLE):
+        load_settings(vault=tmp_path, env={ENV_PREFIX + PROFILE_VARIABLE: "dev"})

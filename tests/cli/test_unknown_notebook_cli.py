@@ -18,7 +18,7 @@ def test_unknown_notebook_id_is_exit_2_with_a_hint_naming_the_servers_notebooks(
     assert code == 0
     real = json.loads(out)["notebook_id"]
 
-    for command in (["refresh"], ["status"]):  # every command: tests/sync/test_unknown_notebook.py
+    for command in (["refresh"], ["status"]):  # every command: tests/app/test_unknown_notebook.py
         code, out, err = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "no-such-notebook",
                              *command)
         assert (code, out) == (2, ""), command

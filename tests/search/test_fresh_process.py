@@ -1,4 +1,4 @@
-"""What a fresh process answering one search loads: no pydantic, no sqlite-utils (issue 2's time to first
+"""What a fresh process answering one search loads: no pydantic, no sqlite-utils (the time to a first
 result), and the same answers as with `Settings`."""
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def test_an_unchanged_vault_is_searched_without_the_note_reading_modules(vault: 
 def test_an_unchanged_vault_is_answered_cold_without_numpy(vault: Path, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A fresh process's first query on an unchanged vault reads the query terms' postings from the state file
-    (`search.cold`): numpy, the postings and the ranking modules are never imported (issue 16), with a snapshot
+    (`search.cold`): numpy, the postings and the ranking modules are never imported, with a snapshot
     (a vault past the merge threshold) as with rows only (a small one), and the answer is the loaded index's."""
     for threshold, state in ((1, tmp_path / "snapshot.db"), (512, tmp_path / "rows.db")):
         monkeypatch.setattr(index_module, "MERGE_THRESHOLD", threshold)

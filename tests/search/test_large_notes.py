@@ -24,7 +24,7 @@ from nlmsync.search.tokenize import PIECE_CHARS, count_tokens, text_pieces, toke
 tokenize_module = importlib.import_module("nlmsync.search.tokenize")
 
 FIXTURE_VAULT = Path(__file__).resolve().parents[2] / "fixtures" / "vault"
-MEMORY_FACTOR = 5  # the bound: peak memory while indexing or reading one note <= 5x its size
+MEMORY_FACTOR = 5  # the bound: peak memory while indexing or reading one note <= 5x its size
 
 
 def fixture_texts() -> list[str]:

@@ -1,10 +1,9 @@
-"""The snippet extraction against a copy of the algorithm as it was before it was made linear.
+"""The snippet extraction against a plain, quadratic statement of the same algorithm.
 
-`reference_extract_snippet` below is the old code, kept here (not in `src`) as the specification of
-what a note up to `EXACT_LIMIT` characters must still get: exactly the same snippet. It re-joined
-all chosen segments for every candidate segment (quadratic on a long note with many matches) and
-tokenized every segment of every note; the new code keeps the snippet's length up to date, skips
-the words of segments without a match, and narrows a longer note to its best windows first.
+`reference_extract_snippet` below is the specification (kept here, not in `src`) of what a note up to
+`EXACT_LIMIT` characters must get: exactly the same snippet. It re-joins all chosen segments for every
+candidate segment and tokenizes every segment of every note; `src` keeps the snippet's length up to
+date, skips the words of segments without a match, and narrows a longer note to its best windows first.
 """
 
 from __future__ import annotations
@@ -522,7 +521,7 @@ LOG_WORDS = ["alpha", "beta", "gamma", "delta", "heap", "sort", "tree", "graph",
 
 
 def _big_note(seed: int = 1, lines: int = 36000) -> str:
-    """The issue's note, smaller: lines of 12 random words, a heading every 500 lines (~2.5 MB)."""
+    """A large note: lines of 12 random words, a heading every 500 lines (~2.5 MB)."""
     rng = random.Random(seed)
     out: list[str] = []
     for i in range(lines):

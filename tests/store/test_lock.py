@@ -92,10 +92,15 @@ def test_lock_is_reentrant_and_released(state_path: Path) -> None:
 
 
 def test_a_killed_holder_releases_the_lock(state_path: Path, other_writer) -> None:
-    other_writer.kill()
-    other_writer.wait(timeout=30)
-    with StateStore.open(state_path) as store, store.writer(timeout=5):
-        add(store, "a.md", "s1")
+    with StateStore.open(state_path) as store:
+        with pytest.raises(StateLockedError), store.writer(timeout=0.1):
+            pass
+        other_writer.kill()
+        other_writer.wait(timeout=30)
+        with store.writer(timeout=5):
+            add(store, "a.md", "s1")
+            assert (state_path.parent / "state.db.lock").read_text().splitlines()[0] == str(os.getpid())
+        assert [m.source_id for m in store.mappings_by_path(NB, "a.md")] == ["s1"]
 
 
 SQLITE_HOLDER = """

@@ -136,7 +136,7 @@ async def test_never_evicts_a_note_made_live_in_the_same_run(make_world):
 
 async def test_a_note_that_could_not_get_room_is_reported_as_it_happens(make_world):
     """A failed eviction fails the note that needed the room, and the run's progress display hears of it like
-    any other outcome (it used to be left out, so a live display never finished)."""
+    any other outcome, so a live display finishes."""
     world = make_world(capacity=1, faults=Faults(errors=[ErrorRule("source_delete", "Internal error")]))
     world.write("a.md", "a")
     world.write("b.md", "b")

@@ -69,7 +69,7 @@ def test_search_imports_nothing_of_the_notebook_side(vault: Path, tmp_path: Path
 
 def test_search_of_an_unchanged_vault_imports_no_numpy(vault: Path, tmp_path: Path) -> None:
     """Once the index is saved, a search of the unchanged vault is answered cold (`search/cold.py`): the
-    ranking's numpy and the whole index's modules are never loaded (issue 16's fresh-process budget)."""
+    ranking's numpy and the whole index's modules are never loaded."""
     code, _out, _imported = _imports(tmp_path, "--vault", str(vault), "index", "--json")
     assert code == 0
     code, out, imported = _imports(tmp_path, "--vault", str(vault), "search", "How does heapsort work?", "--json")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from tests.sync.world import World, new_world
+from tests.app.world import World, new_world
 
 from nlmsync.errors import PartialFailure
 from nlmsync.fake.faults import DropRule, Faults

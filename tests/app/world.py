@@ -1,4 +1,4 @@
-"""An in-process world for source-preparation tests: a small vault, the fake server, a real state store."""
+"""An in-process world for the orchestrator's tests: a small vault, the fake server, a real state store."""
 
 from __future__ import annotations
 

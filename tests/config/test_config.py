@@ -20,7 +20,7 @@ def write_config(vault: Path, text: str) -> Path:
 
 def test_reference_plugin_defaults() -> None:
     s = Settings()
-    # k1 1.0, not the plugin's 1.2: measured on issue 16's known-item sets (README, "How notes are ranked")
+    # k1 1.0, not the plugin's 1.2: the better of the two on the known-item sets ("How notes are ranked")
     assert (s.top_n, s.cutoff_ratio, s.min_k, s.k1, s.b) == (15, 0.4, 3, 1.0, 0.75)
     assert (s.weight_body, s.weight_heading, s.weight_path) == (1.0, 2.5, 4.0)
     assert s.full_rescan_every == 50
