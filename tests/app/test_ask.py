@@ -181,6 +181,7 @@ async def test_conversation_rejected_with_a_generic_error_is_retried_but_other_e
 
 
 async def test_dry_run_plans_a_new_notebook_without_creating_it(make_world):
+    # the server has no notebook with the title: the dry run only looked
     world = make_world()
     fill(world)
     async with world.run(notebook="new:Planned") as orch:
@@ -189,7 +190,7 @@ async def test_dry_run_plans_a_new_notebook_without_creating_it(make_world):
     assert plan.notebook_id == "new:Planned" and plan.dry_run
     assert [(n.path, n.branch) for n in plan.notes] == [("sorting/heapsort.md", Branch.ADDED),
                                                         ("sorting/merge-sort.md", Branch.ADDED)]
-    assert world.fake.calls == [] and len(world.fake.notebooks) == 1
+    assert [c.tool for c in world.fake.calls] == ["notebook_list"] and len(world.fake.notebooks) == 1
 
 
 class _QueryObserver:

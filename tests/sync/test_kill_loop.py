@@ -2,9 +2,10 @@
 
 The reused notes' bookkeeping is one step per run and the state file syncs at checkpoints, not at every
 commit (WAL, synchronous=NORMAL): convergence rests on deterministic titles and adoption. Each run is killed
-once the fake's journal shows more uploads; the run after the last kill must finish the job, and the one
-after it change nothing — every note live once under its title, no duplicate, no orphan, the registry
-agreeing with the notebook.
+once the fake's journal shows the call it waits for — the first run right after it created the notebook, before
+it could record it, the later ones after more uploads; the run after the last kill must finish the job, and the
+one after it change nothing — one notebook, every note live once under its title, no duplicate, no orphan, the
+registry agreeing with the notebook.
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ from nlmsync.store import StateStore
 from nlmsync.sync.titles import content_hash, source_title
 
 NOTES = 300
-KILL_AFTER_UPLOADS = (25, 80, 150, 220)
+KILL_AFTER = (("notebook_create", 1), ("source_add", 25), ("source_add", 80), ("source_add", 150),
+              ("source_add", 220))
 DEADLINE_SECONDS = 180.0
 
 
-def _uploads(journal: Path) -> int:
+def _calls(journal: Path, tool: str) -> int:
     try:
-        return journal.read_text(encoding="utf-8").count('"tool": "source_add", "arguments"')
+        return journal.read_text(encoding="utf-8").count(f'"tool": "{tool}", "arguments"')
     except FileNotFoundError:
         return 0
 
@@ -49,10 +51,10 @@ def test_kill_9_again_and_again_during_refresh_all_converges(tmp_path: Path) -> 
     state = vault / ".nlmsync" / FAKE_STATE_FILE
     journal = journal_path(state)
     kills = 0
-    for target in KILL_AFTER_UPLOADS:
+    for tool, target in KILL_AFTER:
         proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + DEADLINE_SECONDS
-        while proc.poll() is None and _uploads(journal) < target and time.monotonic() < deadline:
+        while proc.poll() is None and _calls(journal, tool) < target and time.monotonic() < deadline:
             time.sleep(0.01)  # polling for the condition, not waiting a fixed time
         if proc.poll() is None:
             proc.kill()

@@ -1,11 +1,17 @@
 """Which notebook a run works on, and the error for one the server does not know.
 
 `--notebook ID` is that notebook; `--notebook new:TITLE` is created on the first run that writes and found
-again by its title on later runs (a create whose answer was lost is adopted, not repeated); with neither,
-the notebook the state file used last.
+again by its title on later runs; with neither, the notebook the state file used last.
+
+A `new:TITLE` the state file does not know (a create whose answer or whose run was lost, a state file restored
+from a backup or moved aside) is first looked for on the server under that exact title, and adopted rather
+than created a second time. When several notebooks have the title, the one holding the most sources titled
+as nlmsync titles its uploads is taken, and the run says which one.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from nlmsync.errors import (
     ConnectionProblem,
@@ -16,18 +22,23 @@ from nlmsync.errors import (
 )
 from nlmsync.notebooklm import NotebookDetails, NotebookLMClient
 from nlmsync.store import StateStore
+from nlmsync.sync import parse_title
 
 NEW_NOTEBOOK_PREFIX = "new:"
 NOTEBOOKS_IN_HINT = 5
+NOTEBOOKS_SEARCHED = 1000
+"""How many of the server's notebooks a `new:TITLE` unknown to the state file is looked for among."""
 
 
 async def resolve_notebook(client: NotebookLMClient, store: StateStore, spec: str, *, create: bool,
-                           planned: bool = False) -> tuple[str, NotebookDetails | None]:
+                           planned: bool = False,
+                           notice: Callable[[str], None] | None = None) -> tuple[str, NotebookDetails | None]:
     """The notebook `spec` (`--notebook`, stripped) names, and its `notebook_get` answer when reading it was
     needed to find it.
 
-    `create`: a `new:TITLE` notebook not created yet is created (and becomes the default).
-    `planned` (a dry run): a `new:TITLE` notebook not created yet is returned as that spec itself.
+    `create`: a `new:TITLE` notebook unknown to the state file is adopted from the server or created, and
+    recorded (it becomes the default). `planned` (a dry run): a `new:TITLE` notebook the server does not have
+    yet is returned as that spec itself. `notice` hears which notebook of the server's was adopted.
 
     Raises:
         UsageError: no title after `new:`; `new:TITLE` not created yet and not `create`; no notebook given
@@ -37,24 +48,7 @@ async def resolve_notebook(client: NotebookLMClient, store: StateStore, spec: st
         title = spec[len(NEW_NOTEBOOK_PREFIX):].strip()
         if not title:
             raise UsageError("--notebook new:TITLE needs a title")
-        for known in _recorded_notebooks(store, title):
-            try:
-                details = await client.notebook_get(known)
-            except NotFoundError:
-                continue
-            if details.notebook.title == title:
-                if create and known != store.default_notebook():
-                    store.set_default_notebook(known)
-                return known, details
-        if planned:
-            return spec, None
-        if not create:
-            raise UsageError(f"notebook '{title}' has not been created yet (run refresh or ask first)")
-        notebook_id = await _create_notebook(client, store, title)
-        with store.step():
-            store.record_notebook(notebook_id, title)
-            store.set_default_notebook(notebook_id)
-        return notebook_id, None
+        return await _new_notebook(client, store, title, create=create, planned=planned, notice=notice)
     if spec:
         return spec, None
     default = store.default_notebook()
@@ -62,6 +56,32 @@ async def resolve_notebook(client: NotebookLMClient, store: StateStore, spec: st
         raise UsageError("no notebook given: pass --notebook ID, or --notebook new:TITLE to create one",
                          hint="or set 'notebook' in .nlmsync/config.toml")
     return default, None
+
+
+async def _new_notebook(client: NotebookLMClient, store: StateStore, title: str, *, create: bool, planned: bool,
+                        notice: Callable[[str], None] | None) -> tuple[str, NotebookDetails | None]:
+    """`new:TITLE`: the notebook this state file knows under `title`, else the server's, else a new one."""
+    for known in _recorded_notebooks(store, title):
+        try:
+            details = await client.notebook_get(known)
+        except NotFoundError:
+            continue
+        if details.notebook.title == title:
+            if create and known != store.default_notebook():
+                store.set_default_notebook(known)
+            return known, details
+    adopted = await _titled_notebook(client, title, notice)
+    if adopted is None:
+        if planned:
+            return NEW_NOTEBOOK_PREFIX + title, None
+        if not create:
+            raise UsageError(f"notebook '{title}' has not been created yet (run refresh or ask first)")
+        adopted = await _create_notebook(client, title, notice), None
+    if create:
+        with store.step():
+            store.record_notebook(adopted[0], title)
+            store.set_default_notebook(adopted[0])
+    return adopted
 
 
 def planned_title(notebook_id: str) -> str | None:
@@ -78,18 +98,42 @@ def _recorded_notebooks(store: StateStore, title: str) -> list[str]:
     return sorted(known, key=lambda nb: nb != default)
 
 
-async def _create_notebook(client: NotebookLMClient, store: StateStore, title: str) -> str:
-    """`notebook_create`; when its answer is lost, a notebook with that title unknown to the state file
-    (the one just created) is adopted instead of creating a second one on the next run."""
+async def _titled_notebook(client: NotebookLMClient, title: str,
+                          notice: Callable[[str], None] | None) -> tuple[str, NotebookDetails | None] | None:
+    """The server's notebook titled exactly `title` (and its `notebook_get` answer when several had to be read to
+    choose), or None when it has none. Of several, the one holding the most sources with nlmsync's titles wins
+    (the first listed on a tie); `notice` is told which was taken and which were not."""
+    matches = [nb for nb in (await client.notebook_list(NOTEBOOKS_SEARCHED)).notebooks if nb.title.strip() == title]
+    if not matches:
+        return None
+    if len(matches) == 1:
+        if notice is not None:
+            notice(f"using notebook {matches[0].id} titled '{title}', found on the server")
+        return matches[0].id, None
+    read = [(nb, await client.notebook_get(nb.id)) for nb in matches]
+    held = {nb.id: sum(1 for s in details.sources if parse_title(s.title) is not None) for nb, details in read}
+    chosen, details = max(read, key=lambda pair: held[pair[0].id])  # max keeps the first of equals
+    if notice is not None:
+        others = ", ".join(f"{nb.id} ({_held(held[nb.id])})" for nb, _ in read if nb is not chosen)
+        notice(f"{len(matches)} notebooks on the server are titled '{title}': using {chosen.id} "
+               f"({_held(held[chosen.id])}); not {others}")
+    return chosen.id, details
+
+
+def _held(count: int) -> str:
+    return f"{count} source{'' if count == 1 else 's'} titled as nlmsync's uploads"
+
+
+async def _create_notebook(client: NotebookLMClient, title: str, notice: Callable[[str], None] | None) -> str:
+    """`notebook_create`; when its answer is lost, the notebook the server now has under that title (the one
+    just created) is adopted instead of creating a second one."""
     try:
         return (await client.notebook_create(title)).notebook_id
     except ConnectionProblem:
-        known = store.notebooks()
-        listing = await client.notebook_list()
-        for nb in listing.notebooks:
-            if nb.title == title and nb.id not in known:
-                return nb.id
-        raise
+        adopted = await _titled_notebook(client, title, notice)
+        if adopted is None:
+            raise
+        return adopted[0]
 
 
 async def notebook_not_found(client: NotebookLMClient, notebook_id: str, *, given: bool) -> NotebookNotFoundError:

@@ -101,6 +101,7 @@ class Orchestrator:
         self.progress = progress
         self._index = index
         self.vault_root = Path(settings.vault)
+        self._notebook_notices: list[str] = []
 
     @classmethod
     @asynccontextmanager
@@ -140,7 +141,7 @@ class Orchestrator:
     async def _notebook(self, *, create: bool, planned: bool = False) -> tuple[str, NotebookDetails | None]:
         """The notebook of this run, and its `notebook_get` answer when reading it was needed (`resolve_notebook`)."""
         return await resolve_notebook(self.client, self.store, (self.settings.notebook or "").strip(),
-                                      create=create, planned=planned)
+                                      create=create, planned=planned, notice=self._notebook_notices.append)
 
     async def _remote(self, notebook_id: str, first: NotebookDetails | None) -> RemoteView:
         """The run's picture of the notebook.
@@ -156,8 +157,11 @@ class Orchestrator:
                                            given=bool((self.settings.notebook or "").strip())) from None
 
     def _notices(self, remote: RemoteView) -> list[str]:
-        """What a run tells the user beyond its notes: look-alike sources left alone, rate-limit pauses."""
-        notices = [lookalike_notice(i, t) for i, t in remote.foreign.items()]
+        """What a run tells the user beyond its notes: the notebook adopted from the server, look-alike sources
+        left alone, rate-limit pauses."""
+        notices = [*dict.fromkeys(self._notebook_notices)]
+        notices.extend(lookalike_notice(i, t) for i, t in remote.foreign.items())
+        self._notebook_notices.clear()
         paced = self.client.add_rate_notice()
         return [*notices, paced] if paced else notices
 
