@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from watchfiles import Change, DefaultFilter, awatch
@@ -33,6 +33,9 @@ from nlmsync.vault import (
     normalize_rel_path,
     scan_vault,
 )
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
 
 @dataclass(frozen=True)
@@ -221,7 +224,7 @@ class VaultWatcher:
 
 async def watch_vault(settings: Settings, *, refresh: bool = False, on_message: Callable[[WatchEvent], None] = print,
                       stop_event: anyio.Event | None = None, on_batch: Callable[[WatchPlan], None] | None = None,
-                      server: object = None) -> None:
+                      server: str | MCPServer[Any] | None = None) -> None:
     """Watch the vault until `stop_event` is set (or the task is cancelled / Ctrl-C).
 
     Raises:

@@ -11,7 +11,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nlmsync.cli._context import COMMAND_MODULES, COMPLETE_VAR, GLOBAL_VALUE_OPTIONS, CliContext
 from nlmsync.cli._output import visible
@@ -56,7 +56,7 @@ class _NeverRaised(Exception):
     """Stands in for click's exceptions while click is not imported: nothing can have raised them then."""
 
 
-def _click_error(name: str) -> type[BaseException]:
+def _click_error(name: str) -> type[Any]:
     """click's exception class `name` (Exit, Abort, ClickException), looked up only once an exception is
     being handled. typer >= 0.26 runs on its own copy of click, so a command never imports click itself
     (about 10 ms); an older typer runs on click and has imported it."""
@@ -96,7 +96,11 @@ def main(argv: list[str] | None = None) -> None:
     plain = None if completing else plain_search(args)
     cli = plain.cli if plain is not None else CliContext()
     try:
-        code = plain.run() if plain is not None else _run_typer(argv, args, cli, completing)
+        if plain is None:
+            code = _run_typer(argv, args, cli, completing)
+        else:
+            plain.run()
+            code = None
     except NlmsyncError as exc:
         _fail(exc.message or type(exc).__name__, exit_code_for(exc), exc.hint)
     except KeyboardInterrupt:

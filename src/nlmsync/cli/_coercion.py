@@ -19,7 +19,7 @@ try:
     from typer._param_types import coerce_cli_path
     from typer.core import _TyperParameter
 except ImportError:  # a typer without pydantic coercion
-    _TyperParameter = None
+    _TyperParameter = None  # type: ignore[misc,assignment]
 
 
 class _PlainValues:
@@ -50,7 +50,7 @@ class _PlainValues:
 
 def _install_on(param: Any) -> Any:
     if isinstance(param, _TyperParameter) and getattr(param, "_runtime_param", False) is None:
-        param._runtime_param = _PlainValues(param)
+        param._runtime_param = _PlainValues(param)  # type: ignore[assignment]
     return param
 
 

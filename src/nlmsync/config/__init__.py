@@ -25,7 +25,7 @@ from nlmsync.errors import ConfigError
 from nlmsync.vault import STATE_DIR_NAME
 
 if TYPE_CHECKING:
-    from nlmsync.config.model import Settings
+    from nlmsync.config.model import Settings as Settings
 
 ENV_PREFIX = "NLMSYNC_"
 CONFIG_FILE_NAME = "config.toml"

@@ -162,7 +162,7 @@ class FakeNotebookLM:
                 return []
             return [{"op": "source", "notebook_id": notebook.id, "source": asdict(source)}]
         if tool == "source_delete":
-            targets = as_list(arguments.get("source_ids")) or [arguments.get("source_id")]
+            targets = as_list(arguments.get("source_ids")) or [str(arguments.get("source_id") or "")]
             return [{"op": "source_deleted", "id": sid} for sid in targets if sid]
         if tool == "notebook_query":
             conversation_id = result["conversation_id"]

@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import anyio
 import mcp
@@ -98,7 +98,7 @@ def result_payload(tool: str, result: CallToolResult) -> dict[str, Any]:
 class _Session:
     """One MCP session, owned by a runner task; `dead` once a call saw the connection fail."""
 
-    errlog: IO[str]
+    errlog: TextIO
     client: mcp.Client | None = None
     dead: bool = False
     close_requested: anyio.Event = field(default_factory=anyio.Event)

@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TextIO
 from weakref import WeakKeyDictionary
 
 import anyio
@@ -130,7 +130,7 @@ class ServerTarget:
         if self.on_close is not None:
             self.on_close()
 
-    def transport(self, errlog: IO[str]) -> Any:
+    def transport(self, errlog: TextIO) -> Any:
         """A fresh transport for `mcp.Client` (one per connection); `errlog` receives a subprocess's stderr."""
         if self.kind == "in-process":
             assert self.server is not None

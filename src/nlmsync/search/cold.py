@@ -67,8 +67,9 @@ def vault_unchanged(parts: SnapshotParts, rows: Sequence[CachedDoc], listing: Va
             rest = [i for i in range(len(paths)) if i not in at]
             paths, mtimes, sizes = [paths[i] for i in rest], [mtimes[i] for i in rest], [sizes[i] for i in rest]
         for skip in listing.skipped:
-            row = row_of.get(skip.path)
-            if row is None or row.kind != _SKIPPED or (row.mtime_ns, row.size, row.skip_reason) != (0, 0, skip.reason):
+            skipped_row = row_of.get(skip.path)
+            if (skipped_row is None or skipped_row.kind != _SKIPPED
+                    or (skipped_row.mtime_ns, skipped_row.size, skipped_row.skip_reason) != (0, 0, skip.reason)):
                 return False
             found_skipped += 1
     elif listing.skipped:
@@ -76,8 +77,8 @@ def vault_unchanged(parts: SnapshotParts, rows: Sequence[CachedDoc], listing: Va
     # the other notes, compared with the snapshot's as whole lists
     if found_skipped != skipped_rows or len(paths) != len(slot_of) - hidden:
         return False
-    slots = list(map(slot_of.get, paths))
-    if None in slots:
+    slots = [slot_of.get(path, -1) for path in paths]
+    if -1 in slots:
         return False
     stored_mtimes, stored_sizes = parts.mtimes, parts.sizes
     return [stored_mtimes[slot] for slot in slots] == mtimes and [stored_sizes[slot] for slot in slots] == sizes
@@ -161,17 +162,17 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
     masks = dict.fromkeys(keys, 0)
     for j, entry in enumerate(found):
         bit = 1 << j
-        holders = set(entry.slots)
+        holders: set[int | str] = set(entry.slots)
         holders.update(path for path, _tf, _norm in entry.held)
         for key in keys:
             if key in holders:
                 masks[key] |= bit
-    candidates = sorted((-scores[key], -mask.bit_count(), key if isinstance(key, str) else paths[key], mask)
+    candidates = sorted((-scores[key], -mask.bit_count(), key if isinstance(key, str) else paths[key] or "", mask)
                         for key, mask in masks.items())
     if limit is not None:
         del candidates[limit:]
     terms = [entry.term for entry in found]
-    return [SearchHit(path, -neg_score, tuple(terms[j] for j in range(len(terms)) if mask >> j & 1))  # type: ignore[misc]
+    return [SearchHit(path, -neg_score, tuple(terms[j] for j in range(len(terms)) if mask >> j & 1))
             for neg_score, _count, path, mask in candidates]
 
 

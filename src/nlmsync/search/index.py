@@ -144,7 +144,7 @@ class NoteIndex:
             paths, mtimes, sizes = self._base_stats
             self._base_stats = None
             stats = dict(zip(paths, zip(mtimes.tolist(), sizes.tolist())))
-            stats.pop(None, None)  # type: ignore[call-overload]
+            stats.pop(None, None)
             stats.update(self._stats_dict)
             self._stats_dict = stats  # type: ignore[assignment]
         return self._stats_dict
@@ -488,7 +488,8 @@ class NoteIndex:
     def _hydrate(self, rows: list[CachedDoc], snapshot: Snapshot | None) -> None:
         if snapshot is not None:
             postings = self._postings
-            postings.load_base(snapshot.terms, snapshot.offsets, snapshot.slots, snapshot.tfs, snapshot.paths,
+            postings.load_base(snapshot.terms,  # type: ignore[arg-type]  # a loaded snapshot's is a Vocabulary
+                               snapshot.offsets, snapshot.slots, snapshot.tfs, snapshot.paths,
                                snapshot.lengths)
             for row in rows:  # a row hides the snapshot's entry for its path
                 postings.remove(row.path)
@@ -513,7 +514,7 @@ class NoteIndex:
                 stats = [self._stats[path] for path in p.base_paths]  # type: ignore[index]
                 snapshot = Snapshot(p.base_paths, np.array([m for m, _ in stats], dtype=np.int64),
                                     np.array([size for _, size in stats], dtype=np.int64), p.base_lengths,
-                                    p.terms, p.offsets, p.slots, p.tfs)
+                                    p.terms, p.offsets, p.slots, p.tfs)  # type: ignore[arg-type]
                 index_cache.write_snapshot(self.db, snapshot, self._skipped.values(), self._signature())
             else:
                 rows = [CachedDoc.deleted(path) for path in changes.removed]

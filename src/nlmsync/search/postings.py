@@ -175,7 +175,8 @@ class PostingsIndex:
         parts_f = [self.tfs[keep]]
         next_slot = len(live_slots)
         for source in sources:
-            local = np.frombuffer(source.term_ids, dtype=np.int32) if source.term_ids else np.zeros(0, np.int32)
+            local: np.ndarray = (np.frombuffer(source.term_ids, dtype=np.int32) if source.term_ids
+                                 else np.zeros(0, np.int32))
             if len(local) and not vocab:  # the first terms (a full build): the source's own ids serve
                 vocab = source.vocab
                 next_id = itertools.count(max(source.vocab.values()) + 1)  # a staged term may have no entry
@@ -190,7 +191,7 @@ class PostingsIndex:
             parts_s.append(np.repeat(np.arange(next_slot, next_slot + len(sizes), dtype=np.int32), sizes))
             parts_f.append(np.frombuffer(source.tfs, dtype=np.float64) if source.tfs else np.zeros(0))
             next_slot += len(sizes)
-        new_paths = [path for source in sources for path in source.packed_paths]
+        new_paths: list[str | None] = [path for source in sources for path in source.packed_paths]
         new_lengths = [np.frombuffer(source.packed_lengths, dtype=np.int64).reshape(-1, 3).copy()
                        if source.packed_paths else np.zeros((0, 3), dtype=np.int64) for source in sources]
         for source in sources:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
@@ -48,11 +48,17 @@ _BIT_VALUES = np.exp2(np.arange(_MASK_BITS))
 # thousands of entries of a cache that ran a thousand queries were all traversed by every collection of the
 # older generations (~1 ms each on obsidian-help, one of which fell in the first edit after those queries).
 TermScores = tuple[str, int, np.ndarray, np.ndarray, tuple[tuple[str, float], ...], int]
-_TERM, _VERSION, _SLOTS, _CONTRIBUTIONS, _OVERLAY, _DF = range(6)
+_TERM: Final = 0
+_VERSION: Final = 1
+_SLOTS: Final = 2
+_CONTRIBUTIONS: Final = 3
+_OVERLAY: Final = 4
+_DF: Final = 5
 
 
 def _contribution(weight: float | np.ndarray, tf: np.ndarray, norm: np.ndarray, k1: float) -> np.ndarray:
-    return weight * (tf * (k1 + 1.0)) / (tf + norm)
+    contribution: np.ndarray = weight * (tf * (k1 + 1.0)) / (tf + norm)
+    return contribution
 
 
 class Ranking:

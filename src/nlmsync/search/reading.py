@@ -295,7 +295,7 @@ def _base(path: str, text: str, plan: ChunkPlan, mode: str, message: str, **fiel
     return NoteReading(
         path=path, mode=mode, size_chars=len(text), total_chunks=len(plan.chunks), has_timestamps=plan.timed,
         duration=format_timestamp(plan.duration_seconds) if plan.duration_seconds is not None else None,
-        message=message, **fields,  # type: ignore[arg-type]
+        message=message, **fields,
     )
 
 
@@ -388,7 +388,7 @@ def read_note(path: str, text: str, settings: Settings, *, chunk: int | None = N
     if start_time is not None or end_time is not None:
         return _time_range(path, text, plan, settings, start_time, end_time)
     if chunk is not None or chunks is not None:
-        indices = parse_chunk_range(chunks, len(plan.chunks)) if chunks is not None else range(chunk, chunk + 1)
+        indices = parse_chunk_range(chunks, len(plan.chunks)) if chunks is not None else range(chunk or 0, (chunk or 0) + 1)
         return _read_chunks(path, text, plan, indices, 0)
     if query is not None and query.strip():
         return _search(path, text, plan, query, limit)

@@ -230,7 +230,7 @@ class StagedTerms:
         note_tokens = body_words + heading_words
         note_tokens += folder_terms
         lengths = [len(body_words), len(heading_words), len(folder_terms)]
-        kinds = _TEXT_KINDS
+        kinds: tuple[int, ...] = _TEXT_KINDS
         for text, words in name_words:
             texts.append(text)
             note_tokens += words
@@ -311,12 +311,14 @@ class StagedTerms:
         lengths, is_ascii = self.vocabulary.shapes()
         first, second = ids[seconds - 1], ids[seconds]
         joined = is_ascii[first] & is_ascii[second] & (lengths[first] + lengths[second] <= MAX_TOKEN_LENGTH)
-        return seconds[joined]
+        found: np.ndarray = seconds[joined]
+        return found
 
     def _compound_ids(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
         """The term ids of the compounds of these pairs of term ids."""
         pairs, pair_of = _distinct((first << 32) | second)
-        return self.vocabulary.pair_ids(pairs)[pair_of]
+        ids: np.ndarray = self.vocabulary.pair_ids(pairs)[pair_of]
+        return ids
 
 
 class _FoldTexts:
@@ -369,7 +371,8 @@ def _classes(codes: np.ndarray) -> np.ndarray:
     `_CJK` (what CJK runs are made of)."""
     table = _bmp_classes()
     if not len(codes) or int(codes.max()) <= 0xFFFF:
-        return table[codes]
+        classes: np.ndarray = table[codes]
+        return classes
     beyond = codes > 0xFFFF
     classes = table[np.where(beyond, 0, codes)]
     if beyond.any():  # beyond the basic plane (rare): each distinct code point classed on its own

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from functools import partial
 from typing import Annotated, Any, TypeVar
 
 import anyio
@@ -188,7 +189,7 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
         query: Annotated[str | None, Field(max_length=2000)] = None,
         dry_run: Annotated[bool, Field(description="Only report what would be done.")] = False,
     ) -> RefreshReport:
-        checked = [_call(lambda p=p: vault.open_note(p)[0]) for p in paths or []]
+        checked = [_call(partial(vault.open_note, p))[0] for p in paths or []]
 
         async def refresh(orchestrator: Orchestrator) -> RefreshReport:
             try:

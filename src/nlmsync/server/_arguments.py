@@ -29,7 +29,7 @@ def describe_validation_error(error: ValidationError) -> str:
     A field typed as a union (`"0:05:00"` or `300`) fails once per member; the most telling problem is kept
     (a broken constraint over "not a string" / "not a number").
     """
-    chosen: dict[str, dict[str, Any]] = {}
+    chosen: dict[str, Any] = {}
     for problem in error.errors():
         loc = problem["loc"]
         # later string parts of a location name union members ("constrained-str"), not fields

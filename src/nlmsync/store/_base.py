@@ -114,6 +114,19 @@ class StoreBase:
         finally:
             self._writer.release()
 
+    # --- what one part of the store uses of another (each defined by the mixin named) -----------
+    def _resolve(self, source_id: str) -> str:
+        """The source id at the end of `source_id`'s alias chain (`AliasMixin`)."""
+        raise NotImplementedError
+
+    def _queue_deletion(self, notebook_id: str, source_id: str, reason: str) -> None:
+        """Queue a remote source for deletion by the next run (`EvictionMixin`)."""
+        raise NotImplementedError
+
+    def _compact_now(self) -> None:
+        """Compact the conversations and aliases past their bounds (`CompactionMixin`)."""
+        raise NotImplementedError
+
     # --- small shared helpers -----------------------------------------------------------------
     def _now(self) -> str:
         return self._clock().astimezone(UTC).isoformat(timespec="microseconds")

@@ -72,8 +72,8 @@ class ConversationMixin(StoreBase):
         records = self.db.execute(
             "SELECT count(*) FROM query_records WHERE notebook_id = ? AND conversation_id = ?", key).fetchone()[0]
         conversations = self.db.execute("SELECT count(*) FROM conversations").fetchone()[0]
-        return (messages > s.max_messages_per_conversation or records > s.max_query_records_per_conversation
-                or conversations > s.max_conversations)
+        return bool(messages > s.max_messages_per_conversation or records > s.max_query_records_per_conversation
+                    or conversations > s.max_conversations)
 
     def query_records(self, notebook_id: str, conversation_id: str) -> list[QueryRecord]:
         """The conversation's query records, newest first (the order carry-over walks, §8)."""

@@ -7,7 +7,7 @@ a notebook's queue, applies the policy and writes the changes back.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from nlmsync.store._base import StoreBase
 from nlmsync.store._lru import PROTECTED, LruEntry, apply_use, eviction_order, protected_capacity
@@ -55,7 +55,7 @@ class EvictionMixin(StoreBase):
             sql, params = _CANDIDATES.format(extra=f"AND l.path IN ({marks})", order=""), [notebook_id, *only]
         return self._entries(sql, params)
 
-    def _entries(self, sql: str, params: list[object]) -> dict[str, LruEntry]:
+    def _entries(self, sql: str, params: Sequence[object]) -> dict[str, LruEntry]:
         rows = self.db.execute(sql, params).fetchall()
         return {p: LruEntry(path=p, segment=seg, tick=tick, uses=uses) for p, seg, tick, uses in rows}
 

@@ -78,7 +78,7 @@ class RegistryMixin(StoreBase):
             found = sorted(self._query_mappings(f"notebook_id = ? AND source_id IN ({marks})",
                                                 [notebook_id, *sorted(ids)]), key=_by_path_and_part)
             exact = [m for m in found if m.source_id in (source_id, target)]
-            return (exact or found or [None])[0]
+            return (exact or found)[0] if found else None
 
     def mappings_by_hash(self, notebook_id: str, content_hash: str) -> list[SourceMapping]:
         """Rows whose uploaded content has `content_hash` (rename/move detection, §5.3)."""

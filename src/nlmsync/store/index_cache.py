@@ -109,7 +109,7 @@ class Vocabulary(Sequence[str]):
         return self._data
 
     def __len__(self) -> int:
-        return self.blocks.count
+        return self.blocks.term_count
 
     def _block_bytes(self, k: int) -> bytes:
         return self._data[self.blocks.starts[k]:self.blocks.starts[k + 1] - 1]
@@ -150,9 +150,9 @@ class Vocabulary(Sequence[str]):
 
 class VocabularyBlocks(NamedTuple):
     """Where a stored vocabulary's blocks are: block k is `data[starts[k]:starts[k + 1] - 1]` (whole terms, the
-    first of them `heads[k]`, number `firsts[k]`), its CRC `crcs[k]`; `count` terms in all."""
+    first of them `heads[k]`, number `firsts[k]`), its CRC `crcs[k]`; `term_count` terms in all."""
 
-    count: int
+    term_count: int
     starts: list[int]
     firsts: list[int]
     heads: list[str]
@@ -266,7 +266,9 @@ def _mapped(conn: sqlite3.Connection) -> Iterator[None]:
 
 def _snapshot_row(conn: sqlite3.Connection, by_blob: bool) -> tuple[Any, ...] | None:
     if not by_blob:
-        return conn.execute(f"SELECT crc, {', '.join(_SNAPSHOT_COLUMNS)} FROM index_snapshot WHERE id = 1").fetchone()
+        row: tuple[Any, ...] | None = conn.execute(
+            f"SELECT crc, {', '.join(_SNAPSHOT_COLUMNS)} FROM index_snapshot WHERE id = 1").fetchone()
+        return row
     # incremental blob reads copy without holding the GIL (a SELECT's values are copied while holding it);
     # they are of one moment only inside the caller's transaction
     crc = conn.execute("SELECT crc FROM index_snapshot WHERE id = 1").fetchone()
@@ -402,7 +404,7 @@ class SnapshotParts:
             finally:
                 parts.close()
 
-    def postings(self, term_id: int) -> tuple[memoryview, memoryview]:
+    def postings(self, term_id: int) -> tuple[memoryview[int], memoryview[float]]:
         """The slots (int32) and weighted term frequencies (float64) of term number `term_id`.
 
         Raises:
@@ -504,8 +506,8 @@ _UPSERT = ("INSERT OR REPLACE INTO index_docs (path, kind, mtime_ns, size, skip_
 def _write_blocks(conn: sqlite3.Connection, crc: int, paths_crc: int, blocks: VocabularyBlocks) -> None:
     """Save where the vocabulary's blocks are, for the snapshot of CRC `crc` (a snapshot written without them,
     by an older nlmsync, has another CRC: its blocks are then found by reading it whole)."""
-    value = json.dumps({"snapshot_crc": crc, "paths_crc": paths_crc, **blocks._asdict()}, ensure_ascii=False,
-                       separators=(",", ":"))
+    value = json.dumps({"snapshot_crc": crc, "paths_crc": paths_crc, "count": blocks.term_count,
+                        **blocks._asdict()}, ensure_ascii=False, separators=(",", ":"))
     conn.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [BLOCKS_KEY, value])
 
 
@@ -550,7 +552,7 @@ def _blob(array: np.ndarray, dtype: type) -> memoryview:
     """The array's bytes without copying them when it already has this dtype and layout."""
     import numpy as np
 
-    return memoryview(np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8))
+    return memoryview(np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8).data)
 
 
 def write_snapshot(db: Connection, snapshot: Snapshot, rows: Iterable[CachedDoc], signature: str) -> None:

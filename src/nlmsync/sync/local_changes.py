@@ -16,7 +16,8 @@ from pathlib import Path
 from nlmsync import vault as vault_files
 from nlmsync.errors import InputError
 from nlmsync.store import SourceMapping
-from nlmsync.sync.plan import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, prepare_note
+from nlmsync.sync.plan import prepare_note
+from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS
 from nlmsync.vault import NoteChange
 
 __all__ = ["LocalChange", "local_changes"]

@@ -126,12 +126,12 @@ class Runner:
                 previous = done
         if stop is None:
             stop = self.fatal
-        done = [outcome for group in results for outcome in group]
+        outcomes = [outcome for group in results for outcome in group]
         if isinstance(stop, NlmsyncError):
-            stop_report(stop, self.deps.notebook_id, done)
+            stop_report(stop, self.deps.notebook_id, outcomes)
         if stop is not None:
             raise stop
-        return done
+        return outcomes
 
     @staticmethod
     def _reused_as_is(work: PlannedNote) -> bool:

@@ -250,10 +250,10 @@ class _Walk:
         full = prefix + entry.name
         if is_link:
             target = os.path.realpath(full)
-            reason = self.link_problem(target)
-            if reason is not None:
+            problem = self.link_problem(target)
+            if problem is not None:
                 if is_dir or is_note:
-                    self.skip(rel, reason)
+                    self.skip(rel, problem)
                 return
         if is_dir:
             # a plain folder is where its real parent is (realpath costs a stat per path component)
