@@ -9,7 +9,7 @@ one run so the machine's load is the same for all: the CPU time (user + system, 
 processes, best and median of `--runs` after an untimed one, interleaved:
 
 - `nlmsync search --json QUERY` on the unchanged vault, and the library's search path alone;
-- bm25s loading its saved index and answering the same query (what issue 16 compares against);
+- bm25s loading its saved index and answering the same query (the peer the command is compared with);
 - each step of the command line's work timed in one process in the order it happens (imports as the
   command makes them, the vault's rescan, the cold answer's reads, check and ranking — `search/cold.py` —
   and the snippets' modules), with the bare interpreter's start and exit;

@@ -3,8 +3,8 @@
     .venv/bin/pip install -e '.[bench]'
     .venv/bin/python benchmarks/stop_word_cost.py [--corpus tldr] [--rounds 5]
 
-Issue 16 asks that queries/s stay within 10% of what it was when queries dropped their stop words; they
-now count a quarter (`search.query.STOP_WORD_WEIGHT`), and a query reads their long postings. Both ways
+Stop words count a quarter in a query (`search.query.STOP_WORD_WEIGHT`), so a query reads their long
+postings; this measures what that costs against dropping them. Both ways
 answer the same 1,000 queries as `search_peers.py` (one at a time, the query's weighting included, the
 first ten hits) on one index, in one process, in alternating rounds so the machine's load is the same
 for both: each round clears the per-term cache and answers the queries twice, *new* (each term computed

@@ -26,11 +26,10 @@ def _params(vault: Path, *extra: str) -> StdioServerParameters:
                                  env=env)
 
 
-def _readme_registration(vault: Path) -> StdioServerParameters:
-    """The client configuration the README gives, pointed at this venv's `nlmsync` and the test vault."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Use nlmsync from an MCP client", 1)[1]
-    block = section.split("```json\n", 1)[1].split("```", 1)[0]
+def _documented_registration(vault: Path) -> StdioServerParameters:
+    """The client configuration docs/mcp-clients.md gives, pointed at this venv's `nlmsync` and the test vault."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "mcp-clients.md").read_text(encoding="utf-8")
+    block = page.split("```json\n", 1)[1].split("```", 1)[0]
     entry = json.loads(block)["mcpServers"]["nlmsync"]
     assert entry["command"] == "/path/to/.venv/bin/nlmsync" and "/path/to/vault" in entry["args"]
     args = [str(vault) if a == "/path/to/vault" else a for a in entry["args"]]
@@ -39,9 +38,9 @@ def _readme_registration(vault: Path) -> StdioServerParameters:
 
 
 @pytest.mark.slow  # a process boundary: a subprocess or server start per test
-async def test_every_vault_tool_over_stdio_as_the_readme_registers_it(vault: Path) -> None:
+async def test_every_vault_tool_over_stdio_as_the_docs_register_it(vault: Path) -> None:
     with anyio.fail_after(120):
-        async with Client(_readme_registration(vault)) as client:
+        async with Client(_documented_registration(vault)) as client:
             names = {t.name for t in (await client.list_tools()).tools}
             found = await client.call_tool("search_notes", {"query": "kimchi stew", "limit": 2})
             read = await client.call_tool("read_note", {"path": "cooking/kimchi-jjigae.md"})

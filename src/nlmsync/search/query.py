@@ -23,7 +23,7 @@ always indexed whole, so nothing here changes what a note contains):
   finds the note that writes `EKS` apart.
 
 Measured with `benchmarks/known_items.py` (known-item sets from tldr and obsidian-help, tuned on one
-half, reported on the other) and on Cranfield (`benchmarks/search_peers.py`); figures in the README.
+half, reported on the other) and on Cranfield (`benchmarks/search_peers.py`); figures in docs/benchmarks.md.
 """
 
 from __future__ import annotations
