@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,7 @@ def test_missing_default_server_says_how_to_install_it(vault: Path, tmp_path: Pa
                                                        monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no notebooklm-mcp on it
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))  # nor beside the interpreter
     code, out, err = run(capsys, "--vault", str(vault), "server-info")
     assert (code, out) == (4, "")
     assert err.splitlines()[0] == "nlmsync: error: MCP server command not found: notebooklm-mcp"

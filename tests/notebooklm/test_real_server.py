@@ -10,6 +10,8 @@ the test extra); its version comes from the package metadata and is named in the
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +97,19 @@ def test_real_server_auth_error_through_the_cli(real_server: tuple[str, dict[str
     assert lines[0] == f"nlmsync: error: {tool}: the NotebookLM server needs a Google login (No authentication found)"
     assert all(line.startswith("nlmsync: ") for line in lines) and len(lines) <= 2
     assert "Traceback" not in err
+
+
+def test_the_default_server_installed_beside_nlmsync_is_found_without_activating_the_venv(tmp_path: Path) -> None:
+    """Installed as `pip install . notebooklm-mcp-cli` and run as `.venv/bin/nlmsync` with the venv not on
+    PATH: nlmsync starts the real server from its own bin folder (not logged in: exit 5, not "not found")."""
+    nlmsync = Path(sys.executable).with_name("nlmsync")
+    assert (Path(sys.executable).parent / "notebooklm-mcp").exists(), "the test extra installs the real server"
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("NLMSYNC_")}, **private_home(tmp_path),
+           "PATH": os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                                   if Path(d) != Path(sys.executable).parent)}
+    done = subprocess.run([str(nlmsync), "--vault", str(vault), "server-info"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 5, done.stderr
+    assert "auth status: not logged in" in done.stdout

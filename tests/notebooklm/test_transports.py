@@ -118,3 +118,34 @@ async def test_server_that_dies_at_start_shows_its_last_words(tmp_path: Path, sl
     async with connect(f"{sys.executable} {script}", Settings(retry_attempts=1), sleep=sleeps) as client:
         with anyio.fail_after(60), pytest.raises(ServerUnreachableError, match="fatal: no config here"):
             await client.server_info()
+
+
+def _executable(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def test_a_command_not_on_path_is_found_beside_this_interpreter(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pip install . notebooklm-mcp-cli` in a virtual environment, then `.venv/bin/nlmsync` run without
+    activating it: the server's command is in the venv's bin folder, which is not on PATH."""
+    beside = _executable(tmp_path / "venv" / "bin" / "notebooklm-mcp")
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "venv" / "bin" / "python"))
+    target = resolve_server("notebooklm-mcp --transport stdio", env={"PATH": str(tmp_path / "empty")})
+    assert target.params is not None
+    assert target.params.command == str(beside) and target.params.args == ["--transport", "stdio"]
+
+
+def test_a_command_on_path_wins_and_a_path_is_taken_as_written(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    _executable(tmp_path / "venv" / "bin" / "notebooklm-mcp")
+    _executable(tmp_path / "path" / "notebooklm-mcp")
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "venv" / "bin" / "python"))
+    on_path = resolve_server("notebooklm-mcp", env={"PATH": str(tmp_path / "path")})
+    written = resolve_server("./notebooklm-mcp", env={"PATH": str(tmp_path / "empty")})
+    missing = resolve_server("no-such-server", env={"PATH": str(tmp_path / "empty")})
+    assert on_path.params is not None and on_path.params.command == "notebooklm-mcp"
+    assert written.params is not None and written.params.command == "./notebooklm-mcp"
+    assert missing.params is not None and missing.params.command == "no-such-server"

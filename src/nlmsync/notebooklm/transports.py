@@ -9,7 +9,9 @@
   `python -m nlmsync fake-server --transport stdio --state <state_dir>/fake-notebooklm.json …` — the real
   server's transport, for tests of that boundary (a dropped connection is that process exiting);
 - an `http://…/mcp` or `https://…/mcp` URL: streamable HTTP;
-- any other string: a command line run as a stdio subprocess (the environment is passed through);
+- any other string: a command line run as a stdio subprocess (the environment is passed through); a bare
+  command name that is not on PATH is looked for beside this interpreter too, so a server installed in
+  nlmsync's virtual environment is found when that environment is not activated (`.venv/bin/nlmsync`);
 - an in-process `MCPServer` object (tests): served over memory streams by `in_process_transport`.
 
 `in_process_transport` is also the seam for dropping an in-process connection: code running inside the
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -149,6 +152,15 @@ def _fake_command(extra_args: list[str], state_dir: Path | None) -> list[str]:
     return command + extra_args
 
 
+def _command_path(command: str, path: str | None) -> str:
+    """`command` as given when it is a path or on `path`; else the command of that name beside this interpreter
+    (the bin folder of the virtual environment nlmsync runs from), when there is one."""
+    if os.sep in command or shutil.which(command, path=path):
+        return command
+    beside = Path(sys.executable).parent / command
+    return str(beside) if shutil.which(str(beside)) else command
+
+
 def _in_process_fake(in_process_fake: InProcessFake | None, switches: list[str], spec: str,
                      state_dir: Path | None) -> ServerTarget:
     if in_process_fake is None:
@@ -188,5 +200,6 @@ def resolve_server(spec: str | MCPServer, *, state_dir: Path | None = None, env:
     else:
         label = f"the MCP server '{words[0]}'"
     full_env = {**os.environ, **(env or {})}
-    params = StdioServerParameters(command=words[0], args=words[1:], env=full_env)
+    params = StdioServerParameters(command=_command_path(words[0], full_env.get("PATH")), args=words[1:],
+                                   env=full_env)
     return ServerTarget(kind="stdio", label=label, params=params)
