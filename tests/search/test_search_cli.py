@@ -17,7 +17,28 @@ def test_index_json_reports_counts_and_skipped(vault: Path, capsys: pytest.Captu
     assert {"path": "quirks/latin1.md", "reason": "invalid utf-8 (byte 5)"} in report["skipped_notes"]
     code, out, _ = run(capsys, "--vault", str(vault), "index", "--json")
     again = json.loads(out)
-    assert (again["added_count"], again["updated_count"], again["unchanged_count"]) == (0, 0, 30)
+    assert (again["added_count"], again["updated_count"], again["unchanged_count"]) == (0, 0, 26)
+
+
+def test_index_counts_add_up_to_the_notes_indexed(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every indexed note is added, updated or unchanged; a skipped note is none of these, whether it stays
+    skipped, becomes a note, or a note becomes one."""
+    def index() -> dict[str, int]:
+        code, out, _ = run(capsys, "--vault", str(vault), "index", "--json")
+        assert code == 0
+        report = json.loads(out)
+        assert report["indexed_count"] == report["added_count"] + report["updated_count"] + report["unchanged_count"]
+        return report
+
+    first, idle = index(), index()
+    assert (first["added_count"], idle["unchanged_count"]) == (26, 26)
+    (vault / "quirks" / "empty.md").write_text("# Not empty any more\n", encoding="utf-8")
+    (vault / "inbox.md").write_text("", encoding="utf-8")
+    with (vault / "Home.md").open("a", encoding="utf-8") as home:
+        home.write("\nOne more line.\n")
+    changed = index()
+    assert (changed["added_count"], changed["updated_count"], changed["removed_count"]) == (1, 1, 1)
+    assert changed["indexed_count"] == 26 and changed["unchanged_count"] == 24
 
 
 def test_index_text_lists_skipped_notes(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -25,7 +25,7 @@ from nlmsync.search.snippets import EXACT_LIMIT, extract_snippet
 from nlmsync.search.snippets import SEPARATOR as NEW_SEPARATOR
 from nlmsync.search.tokenize import tokenize
 
-# --- the reference: snippets.py before it was made linear (unchanged but for its names) ----------
+# --- the reference: the straightforward quadratic way of choosing snippets, as the oracle ----------
 
 SEPARATOR = " … "
 TRAILER = " …"

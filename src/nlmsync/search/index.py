@@ -103,7 +103,6 @@ class _Changes:
     updated: int = 0
     removed: list[str] = field(default_factory=list)
     skipped: dict[str, CachedDoc] = field(default_factory=dict)
-    unchanged: int = 0
 
 
 class NoteIndex:
@@ -235,9 +234,10 @@ class NoteIndex:
             self._deleted = set()
             merged = self._postings.apply(changes.removed, changes.batch)
             self._persist(changes, merged)
-            return IndexReport(indexed=len(self._postings), added=len(changes.batch) - changes.updated,
-                               updated=changes.updated, removed=len(changes.removed), unchanged=changes.unchanged,
-                               skipped=self.skipped(), full_rescan=full,
+            indexed, added = len(self._postings), len(changes.batch) - changes.updated
+            # every note indexed is added, updated or unchanged; a skipped note is none of them
+            return IndexReport(indexed=indexed, added=added, updated=changes.updated, removed=len(changes.removed),
+                               unchanged=indexed - added - changes.updated, skipped=self.skipped(), full_rescan=full,
                                seconds=time.perf_counter() - started)
 
     def _rescan_all(self, listing: VaultListing | None = None,
@@ -264,7 +264,6 @@ class NoteIndex:
             for path in [p for p in self._skipped if p not in found]:
                 del self._skipped[path]
                 changes.skipped[path] = CachedDoc.deleted(path)
-        changes.unchanged = len(listing.paths) - len(candidates)
         # while the snapshot's stats are arrays, a candidate is either a snapshot note that changed or one
         # that is not in the snapshot: only the dict can know the latter (and the dict stays unfilled)
         stats = self._stats_dict if self._base_stats is not None else self._stats
@@ -274,10 +273,8 @@ class NoteIndex:
         for done, i in enumerate(sorted(candidates, key=listing.paths.__getitem__), start=1):
             note = listing.note(i)
             skipped = self._skipped.get(note.path)
-            if stats.get(note.path) == (note.mtime_ns, note.size) or (
-                    skipped is not None and (skipped.mtime_ns, skipped.size) == (note.mtime_ns, note.size)):
-                changes.unchanged += 1
-            else:
+            if stats.get(note.path) != (note.mtime_ns, note.size) and (
+                    skipped is None or (skipped.mtime_ns, skipped.size) != (note.mtime_ns, note.size)):
                 self._load(note, changes)
             if on_progress is not None:
                 on_progress(done, total)
