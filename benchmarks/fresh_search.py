@@ -60,7 +60,7 @@ with transaction(db), index_cache.SnapshotParts.open(db) as parts:
     r["reading the snapshot's notes and vocabulary"] = clock() - t; t = clock()
     assert vault_unchanged(parts, rows, listing)
     r["comparing the walk with them"] = clock() - t; t = clock()
-    from nlmsync.search.doc_terms import Weights
+    from nlmsync.search.bm25 import Weights
     answer_cold(parts, rows, query_weights(sys.argv[3]), 15, STOP_WORDS, Weights(), 1.2, 0.75)
     r["ranking: the query terms' postings read and scored"] = clock() - t; t = clock()
 import regex, nlmsync.search.snippets

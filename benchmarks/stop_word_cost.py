@@ -41,15 +41,15 @@ def main() -> None:
     index = NoteIndex(vault, open_database(state), Settings(vault=vault, state=state))
     index.sync()
     postings = index._postings
-    ranking = next(value for value in vars(postings).values() if isinstance(value, Ranking))
+    ranking = Ranking(postings)
     queries = throughput_queries(args.corpus, documents(args.corpus), 1000)
 
     def counted(query: str) -> None:
-        postings.rank(query_weights(query), 10, STOP_WORDS)
+        ranking.rank(query_weights(query), 10, STOP_WORDS)
 
     def dropped(query: str) -> None:
         weights = query_weights(query)
-        postings.rank({term: w for term, w in weights.items() if term not in STOP_WORDS} or weights, 10, STOP_WORDS)
+        ranking.rank({term: w for term, w in weights.items() if term not in STOP_WORDS} or weights, 10, STOP_WORDS)
 
     ways: dict[str, Callable[[str], None]] = {"stop words counted (now)": counted, "stop words dropped": dropped}
     rates: dict[tuple[str, str], list[float]] = {(way, kind): [] for way in ways for kind in ("new", "cached")}

@@ -48,8 +48,9 @@ def _is_package(path: Path) -> bool:
     return path.name == "__init__.py"
 
 
-def imported_modules(source: str, module: str, is_package: bool = False) -> set[str]:
-    """The nlmsync modules `source` (the text of `module`) imports, relative imports resolved."""
+def imported_modules(source: str, module: str, is_package: bool = False, *, names: bool = False) -> set[str]:
+    """The nlmsync modules `source` (the text of `module`) imports, relative imports resolved; with `names`,
+    `from X import y` gives `X.y` (a submodule, or a name of X)."""
     package = module.split(".") if is_package else module.split(".")[:-1]
     found: set[str] = set()
     for node in ast.walk(ast.parse(source)):
@@ -59,7 +60,7 @@ def imported_modules(source: str, module: str, is_package: bool = False) -> set[
                 target = ".".join([*base, *([node.module] if node.module else [])])
             else:
                 target = node.module or ""
-            if target == "nlmsync" or (node.level and not node.module):
+            if names or target == "nlmsync" or (node.level and not node.module):
                 found.update(f"{target}.{alias.name}" for alias in node.names)
             else:
                 found.add(target)
@@ -99,6 +100,50 @@ def test_no_module_imports_from_a_higher_layer() -> None:
         assert _top(module) in LAYER_OF_TOP, f"{module}: not placed in a layer (add it to LAYER_OF_TOP)"
         found += violations(module, imported_modules(path.read_text(encoding="utf-8"), module, _is_package(path)))
     assert found == []
+
+
+def import_cycles(imports: dict[str, set[str]]) -> list[list[str]]:
+    """The cycles of modules importing each other (`imports`: module -> the modules it imports), each as the
+    sorted modules of one strongly connected part."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for other in imports.get(module, set()):
+            if other not in order:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], order[other])
+        if low[module] == order[module]:
+            part = stack[stack.index(module):]
+            del stack[stack.index(module):]
+            if len(part) > 1:
+                cycles.append(sorted(part))
+
+    for module in sorted(imports):
+        if module not in order:
+            visit(module)
+    return cycles
+
+
+def test_no_two_modules_import_each_other_even_for_type_checking_or_inside_a_function() -> None:
+    paths = {_module_name(path): path for path in SRC.rglob("*.py")}
+
+    def module_of(name: str) -> str:  # `nlmsync.search.bm25.idf` or `nlmsync.search.bm25` -> the module
+        while name not in paths:
+            name = name.rpartition(".")[0]
+        return name
+
+    imports = {module: {module_of(name) for name in imported_modules(path.read_text(encoding="utf-8"), module,
+                                                                      _is_package(path), names=True)} - {module}
+               for module, path in paths.items()}
+    assert import_cycles(imports) == []
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 def test_the_domain_uses_have_no_cycle_and_every_domain_package_has_a_rule() -> None:

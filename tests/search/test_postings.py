@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 
 from nlmsync.search import staged_terms
-from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights, doc_terms
+from nlmsync.search.bm25 import Weights
+from nlmsync.search.doc_terms import DocBatch, DocTerms, doc_terms
 from nlmsync.search.markdown import NoteFields
 from nlmsync.search.postings import PostingsIndex, SortedTerms, stable_argsort
+from nlmsync.search.ranking import Ranking
 
 TERMS = ["heap", "sort", "heapsort", "tea", "river", "a", "b", "c"]
 PATHS = ["a.md", "b.md", "c.md", "d/e.md", "f.md", "g.md"]
@@ -47,8 +49,8 @@ def _fresh(current: dict[str, DocTerms]) -> PostingsIndex:
     return index
 
 
-def _ranks(index: PostingsIndex) -> list[list[tuple[str, float, tuple[str, ...]]]]:
-    return [[(r.path, r.score, r.matched_terms) for r in index.rank(q, limit, common)]
+def _ranks(ranking: Ranking) -> list[list[tuple[str, float, tuple[str, ...]]]]:
+    return [[(r.path, r.score, r.matched_terms) for r in ranking.rank(q, limit, common)]
             for q in QUERIES for limit in (None, 2) for common in (frozenset(), COMMON)]
 
 
@@ -56,6 +58,7 @@ def _ranks(index: PostingsIndex) -> list[list[tuple[str, float, tuple[str, ...]]
 @given(ops)
 def test_cached_ranking_equals_a_fresh_index(steps: list[tuple[str, object]]) -> None:
     index = PostingsIndex(Weights(), 1.2, 0.75, merge_threshold=3)
+    ranking = Ranking(index)
     current: dict[str, DocTerms] = {}
     for kind, arg in steps:
         if kind == "add":
@@ -75,10 +78,10 @@ def test_cached_ranking_equals_a_fresh_index(steps: list[tuple[str, object]]) ->
         else:
             assert isinstance(arg, int)
             query = QUERIES[arg]
-            assert [(r.path, r.score, r.matched_terms) for r in index.rank(query)] == \
-                [(r.path, r.score, r.matched_terms) for r in _fresh(current).rank(query)]
-    assert _ranks(index) == _ranks(_fresh(current))
-    assert _ranks(index) == _ranks(index)  # the cached second answer is the first
+            assert [(r.path, r.score, r.matched_terms) for r in ranking.rank(query)] == \
+                [(r.path, r.score, r.matched_terms) for r in Ranking(_fresh(current)).rank(query)]
+    assert _ranks(ranking) == _ranks(Ranking(_fresh(current)))
+    assert _ranks(ranking) == _ranks(ranking)  # the cached second answer is the first
 
 
 def test_a_stop_word_most_documents_hold_is_left_out_unless_nothing_else_matches() -> None:
@@ -86,7 +89,7 @@ def test_a_stop_word_most_documents_hold_is_left_out_unless_nothing_else_matches
     docs = {path: DocTerms(path, {"the": 1.0, **({"river": 1.0} if path == "a.md" else {})}, (10, 0, 1))
             for path in PATHS[:4]}
     docs["x.md"] = DocTerms("x.md", {"tea": 1.0, "of": 1.0}, (10, 0, 1))
-    index = _fresh(docs)
+    index = Ranking(_fresh(docs))
 
     # "the": 4 of 5 notes; "of": 1 of 5
     assert [(r.path, r.matched_terms) for r in index.rank({"the": 0.25, "river": 1.0}, None, stop_words)] == \
@@ -104,7 +107,7 @@ def test_a_document_matched_by_more_than_52_terms_lists_them_all() -> None:
     batch.add(DocTerms("all.md", dict(terms), (70, 0, 1)))
     batch.add(DocTerms("few.md", {"t000": 1.0, "t069": 3.0}, (2, 0, 1)))
     index.apply([], batch)
-    ranked = index.rank(terms, 10)
+    ranked = Ranking(index).rank(terms, 10)
     assert ranked[0].path == "all.md" and ranked[0].matched_terms == tuple(sorted(terms))
     assert ranked[1].matched_terms == ("t000", "t069")
 
@@ -157,3 +160,24 @@ def test_a_file_name_shares_its_weight_among_its_words() -> None:
     one = doc_terms("linux/dnf.md", named(["dnf"], 1), Weights())
     assert two.tf == {"dnf": 2.0, "deplist": 2.0, "dnfdeplist": 2.0, "linux": 1.0}
     assert one.tf == {"dnf": 4.0, "linux": 1.0}
+
+
+def test_every_change_gives_the_index_a_new_version() -> None:
+    index = PostingsIndex(Weights(), 1.2, 0.75, merge_threshold=1)
+    seen = [index.version]
+
+    def changed() -> None:
+        assert index.version not in seen
+        seen.append(index.version)
+
+    index.add(DocTerms("a.md", {"heap": 1.0}, (1, 0, 1)))
+    changed()
+    index.apply([], DocBatch(3))  # nothing to do: the same index
+    assert index.version == seen[-1]
+    index.merge()
+    changed()
+    index.remove("a.md")
+    changed()
+    index.load_base(SortedTerms(index.terms), index.offsets, index.slots, index.tfs, list(index.base_paths),
+                    index.base_lengths)
+    changed()

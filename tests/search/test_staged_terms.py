@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 
 from nlmsync.search import staged_terms
-from nlmsync.search.doc_terms import DocBatch, Weights, doc_terms
+from nlmsync.search.bm25 import Weights
+from nlmsync.search.doc_terms import DocBatch, doc_terms
 from nlmsync.search.markdown import note_fields, whole_fields
 from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.staged_terms import StagedTerms, TermIds

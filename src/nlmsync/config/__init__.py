@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_origin
 
 from nlmsync.errors import ConfigError
-from nlmsync.vault import STATE_DIR_NAME
+from nlmsync.vault import STATE_DIR_NAME, STATE_FILE_NAME
 
 if TYPE_CHECKING:
     from nlmsync.config.model import Settings as Settings
 
 ENV_PREFIX = "NLMSYNC_"
 CONFIG_FILE_NAME = "config.toml"
-STATE_FILE_NAME = "state.db"
 
 
 def __getattr__(name: str) -> Any:

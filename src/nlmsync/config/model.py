@@ -11,8 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from nlmsync.config import STATE_FILE_NAME
-from nlmsync.vault import STATE_DIR_NAME, check_exclude
+from nlmsync.vault import STATE_DIR_NAME, STATE_FILE_NAME, check_exclude
 
 
 class Settings(BaseModel):

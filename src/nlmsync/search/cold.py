@@ -20,11 +20,11 @@ import heapq
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from nlmsync.search.bm25 import idf
+from nlmsync.search.bm25 import contribution, idf, length_norm
 from nlmsync.search.hits import SearchHit
 
 if TYPE_CHECKING:
-    from nlmsync.search.doc_terms import Weights
+    from nlmsync.search.bm25 import Weights
     from nlmsync.store.index_cache import CachedDoc, SnapshotParts
     from nlmsync.vault import VaultListing
 
@@ -110,12 +110,10 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
     for row in overlay:
         for i in range(3):
             totals[i] += row.lengths[i]
-    avg = weights.length((totals[0], totals[1], totals[2])) / n_docs
-    w_body, w_heading, w_path = weights.body, weights.heading, weights.path
-    k1_plus_1 = k1 + 1.0
+    avg = weights.length(totals[0], totals[1], totals[2]) / n_docs
 
     def norm(body: int, heading: int, path: int) -> float:  # `PostingsIndex.norms`, one note at a time
-        return k1 * (1.0 - b + b * ((w_body * body + w_heading * heading + w_path * path) / avg))
+        return length_norm(weights.length(body, heading, path), avg, k1, b)
 
     found: list[_Found] = []  # the terms some note holds, in term order
     for term, query_weight in sorted(query.items()):
@@ -135,22 +133,20 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
     needed: set[int] = set()
     for entry in found:
         needed.update(entry.slots)
-    # `norm` inline (a call per note costs a third more); an int times a float is the float of the int times it
+    # an int times a float is the float of the int times it: the same norms as `PostingsIndex.norms`
     norms = [0.0] * len(paths)
     for slot in needed:
-        norms[slot] = k1 * (1.0 - b + b * ((w_body * lengths[3 * slot] + w_heading * lengths[3 * slot + 1]
-                                            + w_path * lengths[3 * slot + 2]) / avg))
+        norms[slot] = norm(lengths[3 * slot], lengths[3 * slot + 1], lengths[3 * slot + 2])
     # a note's score: its terms' contributions added in term order, starting from 0.0, as `np.bincount` adds
     # (a list by slot: twice as fast as a dict)
     base_scores = [0.0] * len(paths)
     row_scores: dict[str, float] = {}
     for entry in found:
         weight = entry.query_weight * idf(n_docs, entry.df)
-        contributions = [weight * (tf * k1_plus_1) / (tf + norms[slot]) for slot, tf in zip(entry.slots, entry.tfs)]
-        for slot, value in zip(entry.slots, contributions):
-            base_scores[slot] += value
+        for slot, tf in zip(entry.slots, entry.tfs):
+            base_scores[slot] += contribution(weight, tf, norms[slot], k1)
         for path, tf, path_norm in entry.held:
-            row_scores[path] = row_scores.get(path, 0.0) + weight * (tf * k1_plus_1) / (tf + path_norm)
+            row_scores[path] = row_scores.get(path, 0.0) + contribution(weight, tf, path_norm, k1)
     scores: dict[int | str, float] = {slot: base_scores[slot] for slot in needed if base_scores[slot] > 0}
     scores.update((path, value) for path, value in row_scores.items() if value > 0)
     if limit is not None and len(scores) > limit:  # the limit-th best score is the least a hit needs

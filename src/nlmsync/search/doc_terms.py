@@ -1,5 +1,5 @@
-"""A note's way into the postings index (spec §3.2): the field weights, its weighted term frequencies
-(`DocTerms`) and the batches (`DocBatch`) a sync or a full build hands to `PostingsIndex`."""
+"""A note's way into the postings index (spec §3.2): its weighted term frequencies (`DocTerms`) and the
+batches (`DocBatch`) a sync or a full build hands to `PostingsIndex`."""
 
 from __future__ import annotations
 
@@ -7,25 +7,11 @@ from array import array
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from nlmsync.search.bm25 import Weights
+
 if TYPE_CHECKING:
     from nlmsync.search.markdown import NoteFields, NoteText
     from nlmsync.search.staged_terms import StagedTerms, TermIds
-
-
-@dataclass(frozen=True)
-class Weights:
-    body: float = 1.0
-    heading: float = 2.5
-    path: float = 4.0  # the file name's, shared by its words (`name_weight`)
-    folder: float = 1.0  # the folder's tokens (in lengths, they count as path tokens)
-
-    def name_weight(self, name_words: int) -> float:
-        """The weight of each token of a file name of `name_words` words: `path` shared among the words. A
-        file name names the note; a word that is one of several in it names the note only in part."""
-        return self.path / max(name_words, 1)
-
-    def length(self, lengths: tuple[int, int, int]) -> float:
-        return self.body * lengths[0] + self.heading * lengths[1] + self.path * lengths[2]
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 
 from nlmsync.config import IndexSettings
 from nlmsync.errors import PathOutsideVaultError
-from nlmsync.search.bm25 import select
-from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights
+from nlmsync.search.bm25 import Weights, select
+from nlmsync.search.doc_terms import DocBatch, DocTerms
 from nlmsync.search.hits import SearchHit
 from nlmsync.search.query import STOP_WORDS, query_weights
 from nlmsync.search.tokenize import TOKENIZER_VERSION
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from nlmsync.config import SearchSettings, Settings
     from nlmsync.search.markdown import NoteFields, NoteText
     from nlmsync.search.postings import PostingsIndex
+    from nlmsync.search.ranking import Ranking
 
 CACHE_FORMAT = 1
 MERGE_THRESHOLD = 512
@@ -118,6 +119,7 @@ class NoteIndex:
         self.weights = Weights(self.settings.weight_body, self.settings.weight_heading, self.settings.weight_path,
                                self.settings.weight_folder)
         self._postings: PostingsIndex  # made by the first sync (`_hydrate_walking`): numpy is imported then
+        self._ranker: Ranking | None = None
         self._lock = threading.RLock()
         self._stats_dict: dict[str, tuple[int, int]] = {}
         self._base_stats: tuple[list[str | None], np.ndarray, np.ndarray] | None = None
@@ -192,7 +194,7 @@ class NoteIndex:
                     return hits
             if self.dirty:
                 self.sync(on_progress)
-            return self._postings.rank(terms, limit, common)
+            return self._ranking().rank(terms, limit, common)
 
     def selected(self, query: str, on_progress: Callable[[int, int], None] | None = None) -> list[SearchHit]:
         """The notes the selection rule (§3.3) picks for `query`."""
@@ -464,6 +466,14 @@ class NoteIndex:
         from nlmsync.search.postings import PostingsIndex  # numpy: not for a cold answer
 
         return PostingsIndex(self.weights, self.settings.k1, self.settings.b, merge_threshold=MERGE_THRESHOLD)
+
+    def _ranking(self) -> Ranking:
+        """The ranking of the postings index in use (a new one, with an empty cache, for a new index)."""
+        if self._ranker is None or self._ranker.index is not self._postings:
+            from nlmsync.search.ranking import Ranking
+
+            self._ranker = Ranking(self._postings)
+        return self._ranker
 
     def _forget_cache(self) -> None:
         self._postings = self._new_postings()

@@ -1,5 +1,5 @@
 """The in-memory field-weighted BM25 index (spec §3.2-3.3): pure data structures, no disk, no locks.
-This module builds, changes, merges and loads it; `search.ranking` answers queries from it.
+This module builds, changes, merges and loads it; `search.ranking.Ranking` answers queries from it.
 
 Layout: a compact *base* of postings in CSR form (numpy arrays: for term id t, entries
 `offsets[t]:offsets[t+1]` of `slots` and `tfs`) plus a small *overlay* of documents added
@@ -9,27 +9,25 @@ past a bound, `merge` folds base and overlay into a new base.
 
 Scores are bit-for-bit independent of that history: a document's weighted term frequency is
 `w_body*tf_body + w_heading*tf_heading + w_path*tf_path` computed the same way everywhere; the
-average weighted length comes from integer token totals; each term's contribution is computed
-by one numpy expression for base and overlay alike, and added in sorted term order. So an index
-maintained incrementally ranks exactly like one built from scratch.
+average weighted length comes from integer token totals; each term's contribution is `bm25.contribution`
+for base and overlay alike, added in sorted term order. So an index maintained incrementally ranks exactly
+like one built from scratch.
 
-Queries are answered by `search.ranking.Ranking`, which keeps each (term, query weight)'s contributions
-until the index changes: a method that changes any of the structures below in place must bump `_changes`
-(`merge` and `load_base` install new arrays and dicts, which the ranking's cache compares by identity).
+`version` names the index's state: every change (`add`, `remove`, `apply`, `merge`, `load_base`) gives it a
+new value, and whatever is computed from the index (the ranking's per-term cache) holds while it is unchanged.
 """
 
 from __future__ import annotations
 
 import itertools
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Protocol
 
 import numpy as np
 
-from nlmsync.search.doc_terms import DocBatch, DocTerms, Weights
-from nlmsync.search.hits import SearchHit
-from nlmsync.search.ranking import Ranking
+from nlmsync.search.bm25 import Weights, length_norm
+from nlmsync.search.doc_terms import DocBatch, DocTerms
 
 
 class Terms(Protocol):
@@ -70,8 +68,8 @@ class PostingsIndex:
         self.overlay_postings: dict[str, dict[str, float]] = {}
         self.totals = [0, 0, 0]
         self._norm_cache: tuple[float, np.ndarray] | None = None
-        self._changes = 0  # counts the changes made in place (add, remove); see `search.ranking`
-        self._ranking = Ranking(self)
+        self.version = 0
+        """A new value after every change of the index (see the module's docstring)."""
 
     # --- size and membership ---
 
@@ -93,7 +91,7 @@ class PostingsIndex:
     def avg_length(self) -> float:
         """Average weighted document length, exact whatever the order documents came and went."""
         count = len(self)
-        return self.weights.length((self.totals[0], self.totals[1], self.totals[2])) / count if count else 0.0
+        return self.weights.length(self.totals[0], self.totals[1], self.totals[2]) / count if count else 0.0
 
     # --- changes ---
 
@@ -105,7 +103,7 @@ class PostingsIndex:
         """Forget a document; True when it was indexed."""
         slot = self.slot_of.pop(path, None)
         if slot is not None:
-            self._changes += 1
+            self.version += 1
             self.alive[slot] = False
             self.base_paths[slot] = None
             self.dead += 1
@@ -114,7 +112,7 @@ class PostingsIndex:
         doc = self.overlay.pop(path, None)
         if doc is None:
             return False
-        self._changes += 1
+        self.version += 1
         for term in doc.tf:
             postings = self.overlay_postings[term]
             del postings[path]
@@ -130,7 +128,7 @@ class PostingsIndex:
     def add(self, doc: DocTerms) -> None:
         """Index (or re-index) one document through the overlay."""
         self.remove(doc.path)
-        self._changes += 1
+        self.version += 1
         self.overlay[doc.path] = doc
         for term, value in doc.tf.items():
             self.overlay_postings.setdefault(term, {})[doc.path] = value
@@ -227,6 +225,7 @@ class PostingsIndex:
         self.overlay = {}
         self.overlay_postings = {}
         self._norm_cache = None
+        self.version += 1
 
     def load_base(self, terms: Terms, offsets: np.ndarray, slots: np.ndarray, tfs: np.ndarray,
                   base_paths: list[str | None], base_lengths: np.ndarray) -> None:
@@ -247,23 +246,19 @@ class PostingsIndex:
         for doc in self.overlay.values():
             self._count(doc.lengths, +1)
         self._norm_cache = None
+        self.version += 1
 
     # --- scoring: the length norms `search.ranking` reads ---
 
     def norms(self, lengths: np.ndarray, avg: float) -> np.ndarray:
-        weighted = (self.weights.body * lengths[:, 0] + self.weights.heading * lengths[:, 1]
-                    + self.weights.path * lengths[:, 2])
-        return self.k1 * (1.0 - self.b + self.b * (weighted / avg))
+        """`bm25.length_norm` of documents of these field lengths (rows of body, heading, path)."""
+        weighted = self.weights.length(lengths[:, 0], lengths[:, 1], lengths[:, 2])
+        return length_norm(weighted, avg, self.k1, self.b)
 
     def base_norms(self, avg: float) -> np.ndarray:
         if self._norm_cache is None or self._norm_cache[0] != avg or len(self._norm_cache[1]) != len(self.alive):
             self._norm_cache = (avg, self.norms(self.base_lengths.astype(np.float64), avg))
         return self._norm_cache[1]
-
-    def rank(self, query: Mapping[str, float], limit: int | None = None,
-             common: frozenset[str] = frozenset()) -> list[SearchHit]:
-        """Documents with a positive score, best first (see `Ranking.rank`)."""
-        return self._ranking.rank(query, limit, common)
 
 
 def _sorted_vocabulary(vocab: dict[str, int]) -> tuple[list[str], np.ndarray]:

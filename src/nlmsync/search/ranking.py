@@ -1,14 +1,11 @@
 """Answering a query from a `PostingsIndex` (spec §3.3): BM25 contributions per term, added up per document.
 
-A (term, query weight)'s contributions to every document holding the term are computed by one numpy
-expression (`_contribution`) over all its postings, and kept (`Ranking._cache`): an entry is used
-only while the index is as it was when the entry was computed (the same `version`), so it holds the
-very floats a fresh computation would give, and a repeated term costs a lookup. Any change retires
-every entry: `PostingsIndex.add` and `remove` count their in-place changes in `_changes`, and `merge`
-and `load_base` install new arrays and dicts, which `Ranking` compares by identity. A method that
-changes the index's structures in place must bump `_changes`. Retired entries are not freed at once
-(thousands of them take milliseconds, which an edit would add to its next answer): a query overwrites
-those of its terms, and the oldest make room when the cache is full.
+A (term, query weight)'s contributions to every document holding the term are `bm25.contribution` over
+all its postings at once (numpy arrays), and kept (`Ranking._cache`): an entry is used only while the index
+has the `PostingsIndex.version` it was computed for, so it holds the very floats a fresh computation would
+give, and a repeated term costs a lookup. Retired entries are not freed at once (freeing thousands of them
+would delay the answer after an edit): a query overwrites those of its terms, and the oldest make room when
+the cache is full.
 
 A document's score adds its terms' contributions in sorted term order, for base documents
 (`np.bincount` adds in array order) and overlay documents alike, so an index maintained
@@ -17,17 +14,14 @@ incrementally ranks exactly like one built from scratch.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import numpy as np
 
-from nlmsync.search.bm25 import idf
+from nlmsync.search.bm25 import contribution, idf
 from nlmsync.search.hits import SearchHit
-
-if TYPE_CHECKING:
-    from nlmsync.search.postings import PostingsIndex
+from nlmsync.search.postings import PostingsIndex
 
 # Postings whose contributions the cache keeps at most (16 bytes each: the contribution and the slot):
 # 16 MB at most.
@@ -38,15 +32,14 @@ _BIT_VALUES = np.exp2(np.arange(_MASK_BITS))
 
 # One (term, query weight)'s contributions to the documents holding the term, as the cache keeps them:
 # (term, version, slots, contributions, overlay, df), read by these positions:
-# - version: the index's version it was computed for (see `Ranking`)
+# - version: the `PostingsIndex.version` it was computed for
 # - slots: the live base documents' slots, ascending (as intp, what `np.bincount` counts with)
 # - contributions: aligned with `slots`
 # - overlay: (path, contribution) of the overlay's documents
 # - df: the documents holding the term, len(slots) + len(overlay)
 # A plain tuple, not a class: it holds nothing the garbage collector tracks (str, int, numpy arrays, tuples of
-# str and float), so the collector stops tracking it at its first collection. As instances of a class, the
-# thousands of entries of a cache that ran a thousand queries were all traversed by every collection of the
-# older generations (~1 ms each on obsidian-help, one of which fell in the first edit after those queries).
+# str and float), so the collector stops tracking it at its first collection, and a full cache adds nothing
+# to the collections of the older generations.
 TermScores = tuple[str, int, np.ndarray, np.ndarray, tuple[tuple[str, float], ...], int]
 _TERM: Final = 0
 _VERSION: Final = 1
@@ -56,11 +49,6 @@ _OVERLAY: Final = 4
 _DF: Final = 5
 
 
-def _contribution(weight: float | np.ndarray, tf: np.ndarray, norm: np.ndarray, k1: float) -> np.ndarray:
-    contribution: np.ndarray = weight * (tf * (k1 + 1.0)) / (tf + norm)
-    return contribution
-
-
 class Ranking:
     """The ranking of one `PostingsIndex` and its per-term contributions cache (see the module's docstring)."""
 
@@ -68,8 +56,6 @@ class Ranking:
         self.index = index
         self._cache: dict[tuple[str, float], TermScores] = {}
         self._cache_postings = 0  # the postings the cache's entries hold, one more per entry
-        self.version = 0  # counts the states of the index seen, each recognized by `_state`
-        self._state: tuple[object, ...] = ()
 
     def rank(self, query: Mapping[str, float], limit: int | None = None,
              common: frozenset[str] = frozenset()) -> list[SearchHit]:
@@ -84,10 +70,10 @@ class Ranking:
         index = self.index
         if not len(index) or not query:
             return []
-        self._follow_changes()
         keys = sorted(query.items())  # (term, weight): in term order, and the cache's keys
+        version = index.version
         entries = {key: scores for key in keys
-                   if (scores := self._cache.get(key)) is not None and scores[_VERSION] == self.version}
+                   if (scores := self._cache.get(key)) is not None and scores[_VERSION] == version}
         if len(entries) < len(keys):
             entries.update(self._score_terms([key for key in keys if key not in entries]))
         found = [scores for scores in map(entries.__getitem__, keys) if scores[_DF]]  # in term order
@@ -103,16 +89,6 @@ class Ranking:
             del candidates[limit:]
         terms = [scores[_TERM] for scores in found]
         return [SearchHit(path, -neg_score, _terms_in(mask, terms)) for neg_score, _count, path, mask in candidates]
-
-    def _follow_changes(self) -> None:
-        """A new `version` when the index changed since the last query."""
-        index = self.index
-        counts = (index._changes, len(index), *index.totals, index.dead)
-        arrays = (index.terms, index.offsets, index.slots, index.tfs, index.alive, index.base_lengths,
-                  index.base_paths, index.overlay, index.overlay_postings)
-        if counts != self._state[:len(counts)] or not all(map(operator.is_, arrays, self._state[len(counts):])):
-            self.version += 1
-            self._state = (*counts, *arrays)
 
     def _score_terms(self, keys: list[tuple[str, float]]) -> dict[tuple[str, float], TermScores]:
         """The contributions of `keys` (all their base postings in one numpy pass), kept in the cache."""
@@ -136,13 +112,14 @@ class Ranking:
         dfs = [size + len(index.overlay_postings.get(term, ())) for (term, _weight), size in zip(keys, sizes)]
         weights = [query_weight * idf(n_docs, df) if df else 0.0 for (_term, query_weight), df in zip(keys, dfs)]
         avg = index.avg_length()
-        contributions = _contribution(np.repeat(weights, sizes), all_tfs, index.base_norms(avg).take(all_slots), index.k1)
+        contributions = contribution(np.repeat(weights, sizes), all_tfs, index.base_norms(avg).take(all_slots),
+                                     index.k1)
         new: dict[tuple[str, float], TermScores] = {}
         start = 0
         for key, size, weight, df in zip(keys, sizes, weights, dfs):
             end = start + size
             over = index.overlay_postings.get(key[0], {})
-            new[key] = (key[0], self.version, all_slots[start:end], contributions[start:end],
+            new[key] = (key[0], index.version, all_slots[start:end], contributions[start:end],
                         _overlay_contributions(index, over, weight, avg), df)
             start = end
         self._keep(new)
@@ -209,7 +186,7 @@ def _overlay_contributions(index: PostingsIndex, postings: dict[str, float], wei
     paths = list(postings)
     tfs = np.array([postings[path] for path in paths], dtype=np.float64)
     lengths = np.array([index.overlay[path].lengths for path in paths], dtype=np.float64)
-    return tuple(zip(paths, _contribution(weight, tfs, index.norms(lengths, avg), index.k1).tolist()))
+    return tuple(zip(paths, contribution(weight, tfs, index.norms(lengths, avg), index.k1).tolist()))
 
 
 def _overlay_candidates(found: list[TermScores]) -> list[tuple[float, int, str, int]]:

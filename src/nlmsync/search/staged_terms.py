@@ -42,7 +42,7 @@ from nlmsync.search.tokenize import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from nlmsync.search.doc_terms import Weights
+    from nlmsync.search.bm25 import Weights
     from nlmsync.search.markdown import NoteFields
 
 FOLD_TOKENS = 1 << 17  # staged tokens counted at once: numpy's temporaries stay ~20 MB

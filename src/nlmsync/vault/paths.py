@@ -16,6 +16,7 @@ from pathlib import Path
 from nlmsync.errors import PathOutsideVaultError
 
 STATE_DIR_NAME = ".nlmsync"  # nlmsync's own folder in the vault (state file, config)
+STATE_FILE_NAME = "state.db"  # the state file in it, unless one is named
 # The folders nlmsync never reads, at any depth: its own, Obsidian's settings and trash, git's.
 IGNORED_DIRS = frozenset({STATE_DIR_NAME, ".obsidian", ".trash", ".git"})
 NOTE_SUFFIX = ".md"  # what makes a file a note, in any letter case (`has_note_suffix`)
