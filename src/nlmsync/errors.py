@@ -13,7 +13,8 @@ The tree (exit code in brackets)::
     │   └── StateTooNewError [2]          written by a newer nlmsync; never modified
     ├── StateLockedError [7]              busy: another nlmsync holds this vault's writer lock, or another
     │                                     process kept the state file locked past the wait (safe to run again)
-    ├── CapacityError [3]                 notebook full and no managed source may be evicted
+    ├── CapacityError [3]                 notebook full: no managed source may be evicted, or the server
+    │                                     refused an add as full (its real limit, learned for later runs)
     ├── PartialFailure [6]                some notes failed, the rest were done and recorded
     └── NotebookLMError [1]               the NotebookLM MCP server failed a call
         ├── ConnectionProblem [4]         transient transport trouble (the only thing ever retried)

@@ -256,6 +256,9 @@ class Orchestrator:
                 raise
             finally:
                 report.source_count = len(remote)
+                report.capacity = self.store.capacity(notebook_id, self.settings.capacity)
+                if not dry_run:  # what this run could not delete waits with what earlier runs left
+                    report.pending_deletions_left_count = len(self.store.pending_deletions(notebook_id))
                 report.notices.extend(self._notices(remote))
         return selected
 
@@ -352,7 +355,8 @@ class Orchestrator:
         """The registry against the remote listing and the vault, with the next steps; changes nothing."""
         notebook_id, first = await self._notebook(create=False)
         remote = await self._remote(notebook_id, first)
-        report = StatusReport(notebook_id=notebook_id, title=remote.title, capacity=self.settings.capacity,
+        report = StatusReport(notebook_id=notebook_id, title=remote.title,
+                              capacity=self.store.capacity(notebook_id, self.settings.capacity),
                               source_count=len(remote))
         registered: set[str] = set()
         mappings = self.store.all_mappings(notebook_id)

@@ -1,4 +1,5 @@
-"""Notebooks (and the default one), conversations, their messages, and per-query records (§8, §9).
+"""Notebooks (the default one, and the capacity the server showed), conversations, their messages, and
+per-query records (§8, §9).
 
 A conversation is keyed by the remote conversation id within a notebook. Each turn stores one
 message (question, answer, time) and one query record (the source ids sent, the selected paths,
@@ -15,6 +16,7 @@ from nlmsync.store._base import StoreBase
 from nlmsync.store._models import ConversationSummary, Message, QueryRecord
 
 DEFAULT_NOTEBOOK_KEY = "default_notebook"
+LEARNED_CAPACITY_KEY = "learned_capacity:"
 
 
 class ConversationMixin(StoreBase):
@@ -40,6 +42,23 @@ class ConversationMixin(StoreBase):
         with self.step():
             self.record_notebook(notebook_id)
             self._set_meta(DEFAULT_NOTEBOOK_KEY, notebook_id)
+
+    def capacity(self, notebook_id: str, setting: int) -> int:
+        """How many sources `notebook_id` may hold: the `capacity` setting, or what the notebook held when the
+        server refused an add as full under that same setting (`learn_capacity`) if that is fewer. A changed
+        setting is the user's word and wins over what was learned under the old one."""
+        with self._reading():
+            learned = self._meta(LEARNED_CAPACITY_KEY + notebook_id)
+        if learned is None:
+            return setting
+        held, under = (int(n) for n in learned.split("/"))
+        return min(held, setting) if under == setting else setting
+
+    def learn_capacity(self, notebook_id: str, held: int, setting: int) -> None:
+        """The server refused an add to `notebook_id` as full while it held `held` sources and the `capacity`
+        setting was `setting`: later runs keep the notebook to `held` until the setting changes."""
+        with self.step():
+            self._set_meta(LEARNED_CAPACITY_KEY + notebook_id, f"{held}/{setting}")
 
     # --- conversations --------------------------------------------------------------------------
     def record_turn(self, notebook_id: str, conversation_id: str, question: str, answer: str,

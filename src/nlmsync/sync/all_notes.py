@@ -47,10 +47,12 @@ def vanished_paths(items: list[PlannedNote | NoteOutcome], scope: AllNotesScope,
 
 async def remove_vanished(deps: SyncDeps, remote: RemoteView, vanished: dict[str, str], *,
                           dry_run: bool) -> list[NoteOutcome]:
-    """Take out the sources of `vanished` paths (path -> reason), each with its registry rows in one step.
+    """Take out the sources of `vanished` paths (path -> reason), each with its registry rows in one step; a
+    source whose delete the server refuses is queued for later runs, and the run goes on.
 
     Raises:
-        NotebookLMError: a strict delete failed (what was removed before is in its `report`, `report.notes_done`).
+        NotebookLMError: the server cannot be used (what was removed before is in its `report`,
+            `report.notes_done`).
     """
     store, nb = deps.store, deps.notebook_id
     outcomes: list[NoteOutcome] = []
@@ -61,7 +63,8 @@ async def remove_vanished(deps: SyncDeps, remote: RemoteView, vanished: dict[str
                                         source_ids=[i for i in ids if i in remote]))
             continue
         try:
-            outcome = await evict_path(deps.client, store, nb, remote, path, reason=reason, branch=Branch.REMOVED)
+            outcome = await evict_path(deps.client, store, nb, remote, path, reason=reason, branch=Branch.REMOVED,
+                                       queue_refused=True)
         except NlmsyncError as exc:
             stop_report(exc, nb, outcomes)
             raise

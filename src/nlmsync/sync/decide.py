@@ -257,7 +257,7 @@ def check_capacity_up_front(deps: SyncDeps, works: list[PlannedNote], remote: Re
         CapacityError: the parts of the requested notes plus the sources nlmsync may not evict
             exceed the capacity.
     """
-    capacity = deps.settings.capacity
+    capacity = deps.capacity
     required = sum(len(w.note.parts) for w in works)
     if required + len(remote) <= capacity:  # fits even if no listed source may make room
         return

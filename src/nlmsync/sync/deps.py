@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -92,6 +93,11 @@ class SyncDeps:
     on_progress: ProgressCallback | None = None
     max_words: int = MAX_SOURCE_WORDS
     max_bytes: int = MAX_SOURCE_BYTES
+
+    @cached_property
+    def capacity(self) -> int:
+        """How many sources the notebook may hold: the `capacity` setting, or fewer once the server showed so."""
+        return self.store.capacity(self.notebook_id, self.settings.capacity)
 
     def progress(self, outcome: NoteOutcome) -> None:
         if self.on_progress is not None:

@@ -5,6 +5,8 @@ its `report` (`stop_report`, read back with `notes_done`), from sync up to the c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, Field, computed_field
 
 from nlmsync.errors import NlmsyncError
@@ -59,6 +61,21 @@ class RefreshReport(BaseModel):
 def stop_report(exc: NlmsyncError, notebook_id: str, notes: list[NoteOutcome]) -> None:
     """Record on `exc`, which stops a run, the outcomes of the notes the run had done and recorded."""
     exc.report = RefreshReport(notebook_id=notebook_id, notes=notes)
+
+
+def stopped_line(said: str, requested: Sequence[object], outcomes: list[NoteOutcome], not_tried: int) -> str:
+    """The one line of a run an error stopped: what the error `said`, then what became of the `requested`
+    notes — done (live in the notebook), excluded, failed, not tried."""
+    counts = {branch: 0 for branch in Branch}
+    for outcome in outcomes:
+        counts[outcome.branch] += 1
+    done = sum(counts[b] for b in (Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED))
+    parts = [f"{done} of {len(requested)} notes done"]
+    if counts[Branch.EXCLUDED]:
+        parts.append(f"{counts[Branch.EXCLUDED]} excluded")
+    parts.append(f"{counts[Branch.FAILED] - not_tried} failed")
+    parts.append(f"{not_tried} not tried")
+    return f"{said}; {', '.join(parts)}"
 
 
 def notes_done(exc: NlmsyncError) -> list[NoteOutcome]:

@@ -18,14 +18,33 @@ from collections.abc import Collection, Iterable
 
 import anyio
 
-from nlmsync.errors import CapacityError, ConnectionProblem, NlmsyncError, NotebookLMError
+from nlmsync.errors import (
+    AuthenticationRequiredError,
+    CapacityError,
+    ConnectionProblem,
+    NlmsyncError,
+    NotebookLMError,
+)
 from nlmsync.store import NoteHashes
 from nlmsync.sync.decide import PlannedNote, needs_retitle, needs_upload, slots_needed
 from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
-from nlmsync.sync.eviction import make_room, plan_evictions, strict_delete
+from nlmsync.sync.eviction import full_notebook_error, make_room, means_full, plan_evictions, strict_delete
 from nlmsync.sync.plan import Branch, PreparedNote
 from nlmsync.sync.reconcile import RemoteView, lookup_after_lost_answer
-from nlmsync.sync.report import NoteOutcome, stop_report
+from nlmsync.sync.report import NoteOutcome, stop_report, stopped_line
+
+
+class _NotTried(Exception):
+    """An upload not sent because an earlier one found the server unusable (`Runner.fatal`)."""
+
+
+def _why_stopped(fatal: NlmsyncError | None) -> str:
+    """A few words for why a run stopped, said by each note it did not try (the error itself is said once)."""
+    if isinstance(fatal, CapacityError):
+        return "the notebook is full"
+    if isinstance(fatal, AuthenticationRequiredError):
+        return "the server needs a Google login"
+    return "the server cannot be used"
 
 
 def _failed(work: PlannedNote, message: str) -> NoteOutcome:
@@ -51,7 +70,11 @@ class Runner:
         self.inflight = 0
         self.changed = anyio.Event()
         self.semaphore = anyio.Semaphore(deps.settings.concurrency)
-        self.fatal: BaseException | None = None
+        self.fatal: NlmsyncError | None = None
+        """The error after which no upload of the run can succeed: the first one stops the run."""
+        self.not_tried = 0
+        self.full = False
+        """The server refused an add as full, which stopped the run."""
         self.unmarked: list[str] = []
         """Notes whose use is not recorded yet, in order: recorded together at the end of the run."""
         self.read = list(read or ())
@@ -95,8 +118,11 @@ class Runner:
                     results[index].append(item)
                     self.deps.progress(item)
                     continue
-                if self.fatal is not None:
-                    break
+                if self.fatal is not None and needs_upload(item):
+                    outcome = self._not_tried(item)
+                    results[index].append(outcome)
+                    self.deps.progress(outcome)
+                    continue
                 if self._reused_as_is(item):  # no task: its use is recorded after the notes before it
                     outcome = _outcome(item, list(item.decision.keep), False)
                     (self.unmarked if previous.is_set() else trailing).append(item.note.path)
@@ -124,14 +150,26 @@ class Runner:
                 trailing = []
                 tg.start_soon(self._process, item, needed, previous, done, results[index], trailing)
                 previous = done
-        if stop is None:
-            stop = self.fatal
         outcomes = [outcome for group in results for outcome in group]
+        if stop is None and self.fatal is not None:
+            stop = self._learn_capacity() if self.full else self.fatal
+            stop.message = stopped_line(stop.message, items, outcomes, self.not_tried)
         if isinstance(stop, NlmsyncError):
             stop_report(stop, self.deps.notebook_id, outcomes)
         if stop is not None:
             raise stop
         return outcomes
+
+    def _learn_capacity(self) -> NlmsyncError:
+        """Once the uploads under way settled, the notebook holds what the server will take: later runs keep
+        it to that many sources."""
+        deps, held = self.deps, len(self.remote)
+        deps.store.learn_capacity(deps.notebook_id, held, deps.settings.capacity)
+        return full_notebook_error(deps.notebook_id, held, deps.settings.capacity)
+
+    def _not_tried(self, work: PlannedNote) -> NoteOutcome:
+        self.not_tried += 1
+        return _failed(work, f"not tried: {_why_stopped(self.fatal)}")
 
     @staticmethod
     def _reused_as_is(work: PlannedNote) -> bool:
@@ -140,7 +178,7 @@ class Runner:
 
     async def _make_room(self, needed: int, evicted: list[NoteOutcome]) -> None:
         """Evict for `needed` uploads, first letting in-flight notes finish so the choice is deterministic."""
-        store, nb, capacity = self.deps.store, self.deps.notebook_id, self.deps.settings.capacity
+        store, nb, capacity = self.deps.store, self.deps.notebook_id, self.deps.capacity
         while self.occupied() + needed > capacity and self.inflight:
             await self.changed.wait()
         before = len(evicted)
@@ -162,10 +200,16 @@ class Runner:
                     else:
                         ids, adopted = list(work.decision.keep), False
                     outcome = _outcome(work, ids, adopted)
+                except _NotTried:
+                    outcome = self._not_tried(work)
                 except FATAL_ERRORS as exc:
-                    self.fatal = exc
+                    self.fatal = self.fatal or exc
                     outcome = _failed(work, str(exc))
                 except NotebookLMError as exc:
+                    if self.fatal is None and means_full(exc, len(self.remote)):
+                        self.full = True  # no later upload can succeed: the run stops (exit 3)
+                        self.fatal = full_notebook_error(self.deps.notebook_id, len(self.remote),
+                                                         self.deps.settings.capacity)
                     outcome = _failed(work, str(exc))
                 finally:
                     self.reserved -= needed
@@ -214,7 +258,7 @@ class Runner:
             return existing, True
         async with self.semaphore:
             if self.fatal is not None:  # queued behind an upload that found the server unusable
-                raise type(self.fatal)(f"not tried: {self.fatal}")
+                raise _NotTried
             try:
                 added = await deps.client.source_add_text(deps.notebook_id, text, title,
                                                           wait=deps.settings.wait_for_processing)
@@ -312,7 +356,7 @@ def simulate(deps: SyncDeps, items: list[PlannedNote | NoteOutcome], remote: Rem
         if needs_upload(item):
             needed = slots_needed(item, remote)
             planned, occupied = plan_evictions(deps.store, deps.notebook_id, remote, occupied, needed,
-                                               deps.settings.capacity, exclude)
+                                               deps.capacity, exclude)
             outcomes.extend(planned)
             occupied += needed - len(item.decision.previous)
             ids = [remote.find_title(p.title) or "" for p in item.note.parts]
