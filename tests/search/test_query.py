@@ -16,6 +16,7 @@ from nlmsync.search.query import (
     COMPOUND_QUERY_WEIGHT,
     LATIN_IN_CJK_WEIGHT,
     STOP_WORD_WEIGHT,
+    matched_words,
     query_terms,
     query_weights,
 )
@@ -139,3 +140,21 @@ def test_ascii_queries_get_the_terms_of_the_general_path(text: str) -> None:
         assert list(query_weights(text, stop_words=stop_words).items()) == list(
             query_weights(text + " \u00b7", stop_words=stop_words).items())
     assert query_terms(text) == query_terms(text + " \u00b7")
+
+
+@pytest.mark.parametrize(("query", "terms", "shown"), [
+    # words side by side in the note (a compound matched) make one phrase; overlapping phrases join
+    ("how do I create a new vault", {"anew", "create", "do", "doi", "i", "new", "newvault", "vault"},
+     ["do I", "create", "a new vault"]),
+    ("how do I create a new vault", {"vault"}, ["vault"]),
+    # as the query writes them: case, and the joining mark between the words
+    ("Heap-Sort in C", {"heapsort", "c"}, ["Heap-Sort", "C"]),
+    # no compound across a comma: `heapsort` is no term of this query
+    ("heap, sort", {"heap", "heapsort"}, ["heap"]),
+    # CJK: the characters the matched bigrams cover; a Latin word written against CJK on its own
+    ("gzip形式で圧縮する", {"gzip", "圧縮", "縮す", "形式"}, ["gzip", "形式", "圧縮す"]),
+    ("김치찌개 만들기", {"김치찌개"}, ["김치찌개"]),
+    ("nothing", set(), []),
+])
+def test_matched_words_are_the_querys_words_a_hit_matched(query: str, terms: set[str], shown: list[str]) -> None:
+    assert matched_words(query, terms) == shown

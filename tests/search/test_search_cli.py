@@ -61,6 +61,16 @@ def test_search_json_is_one_document(vault: Path, capsys: pytest.CaptureFixture[
     assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
 
 
+def test_matched_terms_are_the_querys_words_as_written(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--vault", str(vault), "search", "How does a Heap Sort work?", "--json", "--limit", "3")
+    assert code == 0
+    matched = {result["path"]: result["matched_terms"] for result in json.loads(out)["results"]}
+    assert matched["algorithms/sorting/heapsort.md"] == ["How does", "Heap Sort", "work"]
+    assert matched["algorithms/complexity.md"] == ["Heap Sort"]  # it writes `heapsort`: the compound matched
+    code, out, _ = run(capsys, "--vault", str(vault), "search", "How does a Heap Sort work?", "--limit", "1")
+    assert out.splitlines()[0].endswith("How does, Heap Sort, work")
+
+
 def test_search_text_marks_selected(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--vault", str(vault), "search", "김치찌개")
     assert code == 0

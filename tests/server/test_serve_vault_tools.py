@@ -87,6 +87,7 @@ async def test_search_groups_chunks_by_note_with_offsets_and_snippets(vault: Pat
     found = await _ok(Settings(vault=vault), "search_notes", {"query": "heapsort sift down", "limit": 5})
     first = found["results"][0]
     assert first["path"] == "algorithms/sorting/heapsort.md" and first["selected"]
+    assert first["matched_terms"] == ["heapsort", "sift down"]  # the query's words, not the index's `siftdown`
     text = (vault / first["path"]).read_text(encoding="utf-8")
     chunk = first["chunks"][0]
     assert chunk["chunk_id"] == f"{first['path']}:{chunk['index']}"

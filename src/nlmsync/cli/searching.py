@@ -114,12 +114,14 @@ def _results(index: NoteIndex, settings: Settings | SearchSettings, query: str, 
     hits = index.search(query, limit=max(limit, settings.top_n), on_progress=on_progress)
     chosen = {hit.path for hit in select(hits, settings.top_n, settings.cutoff_ratio, settings.min_k)}
     return {"query": query, "selected_count": len(chosen),
-            "results": [_hit_dict(hit, hit.path in chosen, _snippet(settings, hit.path, query))
+            "results": [_hit_dict(hit, query, hit.path in chosen, _snippet(settings, hit.path, query))
                         for hit in hits[:limit]]}
 
 
-def _hit_dict(hit: SearchHit, selected: bool, snippet: str) -> dict[str, Any]:
-    return {"path": hit.path, "score": round(hit.score, 6), "matched_terms": list(hit.matched_terms),
+def _hit_dict(hit: SearchHit, query: str, selected: bool, snippet: str) -> dict[str, Any]:
+    from nlmsync.search import matched_words
+
+    return {"path": hit.path, "score": round(hit.score, 6), "matched_terms": matched_words(query, hit.matched_terms),
             "selected": selected, "snippet": snippet}
 
 

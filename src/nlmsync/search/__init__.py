@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from nlmsync.search.chunks import chunk_id, format_timestamp, parse_chunk_id
     from nlmsync.search.index import IndexReport, NoteIndex
     from nlmsync.search.markdown import markdown_lines
-    from nlmsync.search.query import query_terms
+    from nlmsync.search.query import matched_words, query_terms
     from nlmsync.search.hits import SearchHit
     from nlmsync.search.reading import (
         ChunkPlan,
@@ -39,6 +39,7 @@ _EXPORTS = {
     "extract_snippet": "nlmsync.search.snippets",
     "format_timestamp": "nlmsync.search.chunks",
     "markdown_lines": "nlmsync.search.markdown",
+    "matched_words": "nlmsync.search.query",
     "parse_chunk_id": "nlmsync.search.chunks",
     "plan_chunks": "nlmsync.search.reading",
     "query_terms": "nlmsync.search.query",
@@ -57,6 +58,7 @@ __all__ = [
     "extract_snippet",
     "format_timestamp",
     "markdown_lines",
+    "matched_words",
     "parse_chunk_id",
     "plan_chunks",
     "query_terms",

@@ -30,17 +30,25 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from nlmsync.search.tokenize import MAX_TOKEN_LENGTH, base_tokens_and_joins, cjk_bigrams, normalize, words
+from nlmsync.search.tokenize import (
+    MAX_TOKEN_LENGTH,
+    base_tokens_and_joins,
+    cjk_bigrams,
+    normalize,
+    separator_joins,
+    word_split,
+    words,
+)
 
 if TYPE_CHECKING:
     import regex
 
 __all__ = ["CJK_WORD_SHARE", "COMPOUND_QUERY_WEIGHT", "LATIN_IN_CJK_WEIGHT", "NEGATIONS", "STOP_WORDS",
-           "STOP_WORD_WEIGHT", "query_terms", "query_weights"]
+           "STOP_WORD_WEIGHT", "matched_words", "query_terms", "query_weights"]
 
 COMPOUND_QUERY_WEIGHT = 0.25
 STOP_WORD_WEIGHT = 0.25
@@ -150,3 +158,57 @@ def query_terms(query: str | None) -> list[str]:
 
 
 _NO_STOP_WORDS: frozenset[str] = frozenset()
+
+
+def matched_words(query: str, terms: Collection[str]) -> list[str]:
+    """The words of `query` that a hit's matched `terms` (of `query_weights(query)`) stand for, as the query
+    writes them, in its order: what a person reads, rather than the index's terms.
+
+    A compound that matched shows as the two words it joins (`heap sort`, not `heapsort`), matched CJK bigrams
+    as the characters they cover; words and phrases that overlap are one phrase (`create a` and `a new vault`:
+    `create a new vault`, words the note has side by side).
+    """
+    normalized = normalize(query)
+    shown = query if len(query) == len(normalized) else normalized  # offsets into `normalized` fit it
+    spans: list[tuple[int, int]] = []
+    parts = word_split(normalized)  # before, word, separator, word, ..., word, after
+    start = len(parts[0])
+    previous: tuple[str, int] | None = None  # the word before, and where it starts
+    for i in range(1, len(parts), 2):
+        word = parts[i]
+        end = start + len(word)
+        if len(word) <= MAX_TOKEN_LENGTH:
+            if word in terms:
+                spans.append((start, end))
+            if (previous is not None and word.isascii() and previous[0].isascii()
+                    and separator_joins(parts[i - 1]) and previous[0] + word in terms):
+                spans.append((previous[1], end))
+            previous = (word, start)
+        else:
+            previous = None
+        if not word.isascii():
+            spans.extend(_cjk_spans(word, start, terms))
+        start = end + (len(parts[i + 1]) if i + 1 < len(parts) else 0)
+    return [shown[first:last] for first, last in _merged(spans)]
+
+
+def _cjk_spans(word: str, start: int, terms: Collection[str]) -> Iterator[tuple[int, int]]:
+    """The spans of a word's matched CJK bigrams, and of the Latin letters written inside it that matched."""
+    for offset in range(len(word) - 1):
+        pair = word[offset:offset + 2]
+        if pair in terms and not pair.isascii():
+            yield start + offset, start + offset + 2
+    for latin in _LATIN.finditer(word):
+        if latin.group() in terms and latin.group() != word:
+            yield start + latin.start(), start + latin.end()
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` in order, those that overlap joined."""
+    merged: list[tuple[int, int]] = []
+    for first, last in sorted(spans):
+        if merged and first < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(last, merged[-1][1]))
+        else:
+            merged.append((first, last))
+    return merged

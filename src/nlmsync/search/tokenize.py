@@ -164,17 +164,17 @@ def words_and_joins(normalized: str) -> tuple[list[str], list[bool]]:
 
     One split by the word pattern gives the words and what stands between them at once (a second scan for the
     separators would cost as much again as finding the words)."""
-    return _words_and_joins(_split(normalized))
+    return _words_and_joins(word_split(normalized))
 
 
-def _split(normalized: str) -> list[str]:
+def word_split(normalized: str) -> list[str]:
     """The text before the first word, then word, separator, word, ..., word, and the text after the last (the
     whole text when it has no word)."""
     return (_ASCII_WORD_SPLIT if normalized.isascii() else _unicode().word_split).split(normalized)
 
 
 def _words_and_joins(parts: list[str]) -> tuple[list[str], list[bool]]:
-    """`words_and_joins` of a text's `_split`."""
+    """`words_and_joins` of a text's `word_split`."""
     found = parts[1::2]
     return found, [False, *map(_SEPARATORS_JOIN.__getitem__, parts[2:-1:2])] if found else []
 
@@ -271,7 +271,7 @@ def count_tokens_and_words(pieces: Iterable[str]) -> tuple[Counter[str], int]:
     gap = ""  # the text since that word: with the next piece's first separator, what stands between the two
     for piece in _joined(pieces, PIECE_CHARS):
         normalized = normalize(piece)
-        parts = _split(normalized)
+        parts = word_split(normalized)
         raw, joins = _words_and_joins(parts)
         tokens = cjk_bigrams(normalized)
         if not raw:

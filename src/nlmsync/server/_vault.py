@@ -25,6 +25,7 @@ from nlmsync.search import (
     chunk_id,
     extract_snippet,
     format_timestamp,
+    matched_words,
     parse_chunk_id,
     plan_chunks,
     rank_segments,
@@ -158,7 +159,8 @@ class VaultTools:
                                       char_offset_start=first.char_offset_start, char_offset_end=first.char_offset_end,
                                       snippet=snippet, start_time=_time(first.start_seconds),
                                       end_time=_time(first.end_seconds))]
-            results.append(NoteMatch(path=rel, score=round(hit.score, 6), matched_terms=list(hit.matched_terms),
+            results.append(NoteMatch(path=rel, score=round(hit.score, 6),
+                                     matched_terms=matched_words(query, hit.matched_terms),
                                      selected=hit.path in chosen, snippet=snippet, total_chunks=len(plan.chunks),
                                      has_timestamps=plan.timed, chunks=matches))
         message = f"{len(results)} notes" if results else "no note matches the query"
