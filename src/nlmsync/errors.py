@@ -7,6 +7,7 @@ The tree (exit code in brackets)::
     ├── ConfigError [2]                   unknown or invalid setting (names the key and where it came from)
     ├── InputError [2]                    bad input: a vault, a note, a path, a queries file
     │   ├── PathOutsideVaultError [2]     a path that escapes the vault or names an excluded note
+    │   ├── UnreadableNoteError [2]       a note that is binary, not UTF-8 or cannot be read (`reason`)
     │   └── NotebookNotFoundError [2]     the notebook given (or recorded) is not on the server
     ├── StateError [2]                    the state file cannot be used as it is
     │   ├── StateCorruptError [2]         not an SQLite file, or damaged
@@ -95,6 +96,15 @@ class InputError(NlmsyncError):
 
 class PathOutsideVaultError(InputError):
     pass
+
+
+class UnreadableNoteError(InputError):
+    """A note that is binary, not valid UTF-8 or cannot be read; `reason` says which in the index's words
+    (`binary`, `invalid utf-8 (byte 5)`, `unreadable (Permission denied)`)."""
+
+    def __init__(self, path: str, reason: str = "unreadable") -> None:
+        super().__init__(f"{path}: cannot read note: {reason}")
+        self.reason = reason
 
 
 class NotebookNotFoundError(InputError):

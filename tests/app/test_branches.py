@@ -248,6 +248,27 @@ async def test_unreadable_note_found_by_walking_is_excluded_not_failed(make_worl
     assert [t.split(" · ")[0] for t in world.remote().values()] == ["notes/good.md"]
 
 
+async def test_refresh_skips_a_note_for_the_reason_index_gives_said_once(make_world):
+    """Front matter `nlmsync: false`, an exclude pattern, binary bytes, invalid UTF-8, white space only: the
+    reason `refresh` reports is the one `index` lists, and names nothing twice (the path is the outcome's)."""
+    from nlmsync.search.index import NoteIndex
+
+    world = make_world(exclude=["drafts/**"])
+    world.write("notes/good.md", "fine")
+    world.write("notes/private.md", "---\nnlmsync: false\n---\nsecret")
+    world.write("drafts/plan.md", "a draft")
+    world.write("notes/blank.md", "  \n")
+    (world.vault / "notes" / "image.md").write_bytes(b"\x89PNG\x00\x00binary")
+    (world.vault / "notes" / "latin1.md").write_bytes("caf\xe9".encode("latin-1"))
+    async with world.run() as orch:
+        report = await orch.refresh(all_notes=True)
+    reasons = {n.path: n.reason for n in report.notes if n.branch == Branch.EXCLUDED}
+    indexed = {s.path: s.reason for s in NoteIndex(world.vault, None, world.settings).sync().skipped}
+    assert reasons == indexed == {
+        "notes/private.md": "excluded (nlmsync: false)", "drafts/plan.md": "excluded by pattern",
+        "notes/blank.md": "empty", "notes/image.md": "binary", "notes/latin1.md": "invalid utf-8 (byte 3)"}
+
+
 async def test_a_whitespace_only_note_is_empty_for_uploads_as_for_the_index(make_world):
     world = make_world()
     world.write("notes/good.md", "fine")

@@ -102,3 +102,11 @@ def test_refresh_all_skips_a_name_that_is_not_utf8_and_escapes_control_character
     code, _, err = run(capsys, *common, "refresh", "missing\x1b[2J\nnote.md")
     assert code == 2 and err.count("\n") == 1 and "\x1b" not in err
     assert err.startswith("nlmsync: error: missing\\x1b[2J\\nnote.md")
+
+
+def test_refresh_says_why_a_note_is_skipped_once_in_the_words_of_index(vault: Path, capsys) -> None:
+    code, out, _ = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Skips", "refresh", "--all")
+    lines = set(out.splitlines())
+    assert code == 0
+    assert {"excluded  private/diary-secret.md (nlmsync: false)", "excluded  quirks/binary-image.md — binary",
+            "excluded  quirks/latin1.md — invalid utf-8 (byte 5)", "excluded  quirks/whitespace-only.md — empty"} <= lines

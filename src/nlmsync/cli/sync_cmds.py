@@ -154,7 +154,9 @@ def _note_line(note: NoteOutcome) -> str:
     if note.source_ids:
         extra += f" → {', '.join(note.source_ids)}"
     if note.reason and note.branch in (Branch.EVICTED, Branch.REMOVED, Branch.EXCLUDED):
-        extra += f" — {escape_path(note.reason)}"
+        # a reason that starts with the branch's word is not made to say it twice: "excluded a.md by pattern"
+        said = note.reason.removeprefix(f"{note.branch.value} ")
+        extra += f" — {escape_path(note.reason)}" if said == note.reason else f" {escape_path(said)}"
     if note.error:
         extra += f" — {escape_path(note.error)}"
     return f"[{style}]{note.branch.value:<9}[/{style}] {escape_path(note.path)}{extra}" if style else \

@@ -38,6 +38,8 @@ from nlmsync.store import index_cache
 from nlmsync.store.index_cache import CachedDoc, Snapshot
 from nlmsync.store.transaction import transaction
 from nlmsync.vault import (
+    EXCLUDED_BY_FRONT_MATTER,
+    EXCLUDED_BY_PATTERN,
     NoteFile,
     SkippedNote,
     VaultListing,
@@ -50,6 +52,7 @@ from nlmsync.vault import (
     parse_front_matter,
     read_file_bytes,
     resolve_in_vault,
+    unreadable,
 )
 
 if TYPE_CHECKING:
@@ -370,13 +373,13 @@ class NoteIndex:
         """Read, check and tokenize one note into `changes` (as an addition or a skip)."""
         note_fields, whole_fields = _markdown_fields()
         if excluded_by_pattern(self.vault_root, note.path, self.settings.exclude):
-            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, "excluded by pattern"), changes)
+            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, EXCLUDED_BY_PATTERN), changes)
             return
         fs_path = note.fs_path or resolve_in_vault(self.vault_root, note.path)
         try:
             data = read_file_bytes(fs_path, note.size)
         except OSError as exc:
-            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, f"unreadable ({exc.strerror})"), changes)
+            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, unreadable(exc)), changes)
             return
         self.notes_read += 1
         text, problem = decode_note(data)
@@ -386,7 +389,7 @@ class NoteIndex:
             return
         front = parse_front_matter(text)
         if front.data.get("nlmsync") is False:
-            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, "excluded (nlmsync: false)"), changes)
+            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, EXCLUDED_BY_FRONT_MATTER), changes)
             return
         if note.path in self._stats:
             changes.updated += 1

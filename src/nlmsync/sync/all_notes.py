@@ -7,12 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nlmsync.errors import NlmsyncError
-from nlmsync.sync.decide import EXCLUDED_BY_CONFIGURATION, PlannedNote, RegistryView
+from nlmsync.sync.decide import PlannedNote, RegistryView
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.eviction import evict_path
 from nlmsync.sync.plan import Branch
 from nlmsync.sync.reconcile import RemoteView
 from nlmsync.sync.report import NoteOutcome, stop_report
+from nlmsync.vault import EXCLUSION_REASONS
 
 
 @dataclass(frozen=True)
@@ -29,17 +30,17 @@ class AllNotesScope:
 
 def vanished_paths(items: list[PlannedNote | NoteOutcome], scope: AllNotesScope, registry: RegistryView) -> dict[str, str]:
     """The managed registered notes in `scope` whose sources an `--all` run removes, with the reason:
-    not among the notes of the run and not the old path of one of its renames, or excluded by configuration."""
+    not among the notes of the run and not the old path of one of its renames, or now excluded (the reason says how)."""
     requested = {i.note.path if isinstance(i, PlannedNote) else i.path for i in items}
     renamed_from = {i.decision.rename_from for i in items if isinstance(i, PlannedNote)}
-    excluded = {i.path for i in items if isinstance(i, NoteOutcome) and i.branch == Branch.EXCLUDED
-                and i.reason == EXCLUDED_BY_CONFIGURATION}
+    excluded = {i.path: i.reason for i in items if isinstance(i, NoteOutcome) and i.branch == Branch.EXCLUDED
+                and i.reason in EXCLUSION_REASONS}
     gone: dict[str, str] = {}
     for path, rows in registry.by_path.items():
         if not any(m.managed for m, _ in rows) or path in renamed_from or not scope.covers(path):
             continue
         if path in excluded:
-            gone[path] = EXCLUDED_BY_CONFIGURATION
+            gone[path] = excluded[path]
         elif path not in requested:
             gone[path] = "no longer in the vault"
     return gone

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nlmsync import vault as vault_files
-from nlmsync.errors import CapacityError, InputError
+from nlmsync.errors import CapacityError, InputError, UnreadableNoteError
 from nlmsync.store import NoteHashes
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.eviction import CAPACITY_HINT
@@ -36,8 +36,6 @@ from nlmsync.sync.report import NoteOutcome
 
 if TYPE_CHECKING:
     from nlmsync.store import SourceMapping, StateStore
-
-EXCLUDED_BY_CONFIGURATION = "excluded by configuration"
 
 RACY_MTIME_NS = 2_000_000_000
 """A note modified this close to the moment it is read gets no `note_hashes` record: a later write within
@@ -156,23 +154,25 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
         if (record is not None and st is not None and record.mtime_ns == st.st_mtime_ns
                 and record.size == st.st_size and record.split == split):
             if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):
-                items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=EXCLUDED_BY_CONFIGURATION))
+                items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
             else:
                 items.append(known_note(path, record.hashes))
             continue
         try:
             text = vault_files.read_note_text(deps.vault_root, path)
         except (InputError, OSError) as exc:
-            if path in found:
-                items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=f"not a readable note: {exc}"))
+            if path in found:  # skipped as the index skips it, for the reason it gives
+                reason = exc.reason if isinstance(exc, UnreadableNoteError) else str(exc)
+                items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=reason))
             else:
                 items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc)))
             continue
         if vault_files.is_blank(text):  # the index's rule: nothing but white space is no note to upload
             items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason="empty"))
             continue
-        if vault_files.is_excluded(path, text, deps.settings.exclude, root=deps.vault_root):
-            items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=EXCLUDED_BY_CONFIGURATION))
+        excluded = vault_files.exclusion_reason(path, text, deps.settings.exclude, root=deps.vault_root)
+        if excluded is not None:
+            items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=excluded))
             continue
         note = prepare_note(path, text, deps.max_words, deps.max_bytes)
         items.append(note)

@@ -6,7 +6,16 @@ paths are notes, confinement), `walk` (finding the notes), `notes` (reading them
 from __future__ import annotations
 
 from nlmsync.vault.changes import NoteChange
-from nlmsync.vault.exclusion import check_exclude, excluded_by_pattern, is_excluded, matches_exclude
+from nlmsync.vault.exclusion import (
+    EXCLUDED_BY_FRONT_MATTER,
+    EXCLUDED_BY_PATTERN,
+    EXCLUSION_REASONS,
+    check_exclude,
+    excluded_by_pattern,
+    exclusion_reason,
+    is_excluded,
+    matches_exclude,
+)
 from nlmsync.vault.front_matter import FrontMatter, front_matter_strings, parse_front_matter
 from nlmsync.vault.notes import (
     decode_note,
@@ -15,6 +24,7 @@ from nlmsync.vault.notes import (
     read_file_bytes,
     read_note_file,
     read_note_text,
+    unreadable,
 )
 from nlmsync.vault.paths import (
     IGNORED_DIRS,
@@ -33,6 +43,9 @@ from nlmsync.vault.paths import (
 from nlmsync.vault.walk import NoteFile, SkippedNote, VaultListing, VaultScan, list_vault, scan_vault
 
 __all__ = [
+    "EXCLUDED_BY_FRONT_MATTER",
+    "EXCLUDED_BY_PATTERN",
+    "EXCLUSION_REASONS",
     "IGNORED_DIRS",
     "INVALID_NAME_ENCODING",
     "NOTE_SUFFIX",
@@ -47,6 +60,7 @@ __all__ = [
     "check_exclude",
     "decode_note",
     "excluded_by_pattern",
+    "exclusion_reason",
     "front_matter_strings",
     "has_note_suffix",
     "is_blank",
@@ -65,4 +79,5 @@ __all__ = [
     "read_note_text",
     "resolve_in_vault",
     "scan_vault",
+    "unreadable",
 ]

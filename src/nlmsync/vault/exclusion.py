@@ -19,6 +19,10 @@ from pathlib import Path
 from nlmsync.vault.front_matter import parse_front_matter
 from nlmsync.vault.paths import link_target, normalize_rel_path
 
+EXCLUDED_BY_PATTERN = "excluded by pattern"
+EXCLUDED_BY_FRONT_MATTER = "excluded (nlmsync: false)"
+EXCLUSION_REASONS = frozenset({EXCLUDED_BY_PATTERN, EXCLUDED_BY_FRONT_MATTER})
+
 
 def check_exclude(patterns: Sequence[str]) -> None:
     """Refuses a list of exclude patterns that gitignore's rules cannot read (`!` alone).
@@ -71,13 +75,18 @@ def excluded_by_pattern(root: Path, rel_path: str, patterns: Sequence[str]) -> b
     return target is not None and matches_exclude(target, patterns)
 
 
-def is_excluded(rel_path: str, text: str | None, patterns: Sequence[str], *, root: Path | None = None) -> bool:
-    """True for a note the user keeps out of nlmsync: a config glob matches (with `root`, also the note
-    a link leads to), or front matter `nlmsync: false`."""
+def exclusion_reason(rel_path: str, text: str | None, patterns: Sequence[str], *,
+                     root: Path | None = None) -> str | None:
+    """Why the user keeps a note out of nlmsync, in the words `index` and `refresh` report: a config glob
+    matches (with `root`, also the note a link leads to) — `EXCLUDED_BY_PATTERN` —, or its front matter says
+    `nlmsync: false` — `EXCLUDED_BY_FRONT_MATTER`; None for a note not excluded."""
     if excluded_by_pattern(root, rel_path, patterns) if root is not None else matches_exclude(rel_path, patterns):
-        return True
-    if text is not None:
-        flag = parse_front_matter(text).data.get("nlmsync")
-        if flag is False:
-            return True
-    return False
+        return EXCLUDED_BY_PATTERN
+    if text is not None and parse_front_matter(text).data.get("nlmsync") is False:
+        return EXCLUDED_BY_FRONT_MATTER
+    return None
+
+
+def is_excluded(rel_path: str, text: str | None, patterns: Sequence[str], *, root: Path | None = None) -> bool:
+    """True for a note the user keeps out of nlmsync (`exclusion_reason` gives one)."""
+    return exclusion_reason(rel_path, text, patterns, root=root) is not None

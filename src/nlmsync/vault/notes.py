@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from nlmsync.errors import InputError
+from nlmsync.errors import InputError, UnreadableNoteError
 from nlmsync.vault.paths import resolve_in_vault
 
 _BINARY_SNIFF_BYTES = 8192
@@ -66,7 +66,8 @@ def read_note_text(root: Path, rel_path: str) -> str:
 
     Raises:
         PathOutsideVaultError: the path leaves the vault.
-        InputError: the note is missing, unreadable, binary, or not valid UTF-8 (message names it).
+        UnreadableNoteError: the note cannot be read, is binary, or is not valid UTF-8 (`reason` says which).
+        InputError: the note is missing, or a folder (message names it).
     """
     return read_note_file(rel_path, resolve_in_vault(root, rel_path))
 
@@ -75,7 +76,8 @@ def read_note_file(rel_path: str, path: Path) -> str:
     """The text of the note `rel_path`, already resolved to `path` inside the vault.
 
     Raises:
-        InputError: the note is missing, unreadable, binary, or not valid UTF-8 (message names it).
+        UnreadableNoteError: the note cannot be read, is binary, or is not valid UTF-8 (`reason` says which).
+        InputError: the note is missing, or a folder (message names it).
     """
     try:
         data = path.read_bytes()
@@ -84,11 +86,16 @@ def read_note_file(rel_path: str, path: Path) -> str:
     except IsADirectoryError:
         raise InputError(f"{rel_path}: is a folder, not a note") from None
     except OSError as exc:
-        raise InputError(f"{rel_path}: cannot read note ({exc.strerror})") from None
+        raise UnreadableNoteError(rel_path, unreadable(exc)) from None
     text, problem = decode_note(data)
     if problem is not None and problem != "empty":
-        raise InputError(f"{rel_path}: cannot read note: {problem}")
+        raise UnreadableNoteError(rel_path, problem)
     return text
+
+
+def unreadable(exc: OSError) -> str:
+    """The reason a note that cannot be read is skipped: `unreadable (Permission denied)`."""
+    return f"unreadable ({exc.strerror})"
 
 
 def iter_lines(text: str, start: int = 0, block: int = 1 << 16) -> Iterator[str]:
