@@ -63,7 +63,7 @@ with transaction(db), index_cache.SnapshotParts.open(db) as parts:
     from nlmsync.search.bm25 import Weights
     answer_cold(parts, rows, query_weights(sys.argv[3]), 15, STOP_WORDS, Weights(), 1.2, 0.75)
     r["ranking: the query terms' postings read and scored"] = clock() - t; t = clock()
-import regex, nlmsync.search.snippets
+import regex, nlmsync.reading.snippets
 r["regex and the snippets' module"] = clock() - t
 print(json.dumps(r))
 '''

@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "nlmsync"
 LAYER_OF_TOP = {
     "errors": 0, "config": 0, "vault": 0, "_lazy": 0,
     "store": 1,
-    "search": 2, "notebooklm": 2, "sync": 2, "fake": 2,
+    "search": 2, "reading": 2, "notebooklm": 2, "sync": 2, "fake": 2,
     "app": 3,
     "cli": 4, "server": 4, "watch": 4, "__main__": 4, "testing": 4,
 }
@@ -28,6 +28,8 @@ DOMAIN = {top for top, layer in LAYER_OF_TOP.items() if layer == 2}
 DOMAIN_USES: dict[str, frozenset[str]] = {
     # The selector stands alone: it knows nothing of notebooks or sources.
     "search": frozenset(),
+    # Reading a note (chunks, snippets, read_note) scores its passages with search's tokenizer and BM25.
+    "reading": frozenset({"search"}),
     # Citations map an answer's passages to the headings of the vault notes, read with search's markdown fields.
     # sync drives the NotebookLM client it is handed and imports none of notebooklm.
     "sync": frozenset({"search"}),

@@ -9,9 +9,7 @@ from nlmsync import search
 
 def test_exported_names_are_exactly_the_documented_ones() -> None:
     assert sorted(search.__all__) == [
-        "ChunkPlan", "IndexReport", "NoteIndex", "NoteReading", "SearchHit", "chunk_id",
-        "extract_snippet", "format_timestamp", "markdown_lines", "matched_words", "parse_chunk_id", "plan_chunks", "query_terms",
-        "rank_segments", "read_chunks", "read_note", "tokenize",
+        "IndexReport", "NoteIndex", "SearchHit", "markdown_lines", "matched_words", "query_terms", "tokenize",
     ]
     for name in search.__all__:
         value = getattr(search, name)

@@ -15,9 +15,9 @@ from sqlite_utils import Database
 import nlmsync.server as server_package
 from nlmsync.config import Settings
 from nlmsync.errors import StateError
-from nlmsync.search import reading
+from nlmsync.reading import note as reading
 from nlmsync.search.index import NoteIndex
-from nlmsync.search.reading import ChunkPlan, plan_chunks
+from nlmsync.reading.note import ChunkPlan, plan_chunks
 from nlmsync.server import VaultTools, build_server, serving
 from nlmsync.server import _vault as vault_tools
 from nlmsync.store.db import open_database

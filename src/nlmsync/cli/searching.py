@@ -97,7 +97,7 @@ def _progress_when_needed(label: str, quiet: bool) -> Iterator[Callable[[int, in
 
 
 def _snippet(settings: Settings | SearchSettings, path: str, query: str) -> str:
-    from nlmsync.search import extract_snippet
+    from nlmsync.reading import extract_snippet
     from nlmsync.vault import read_note_text
 
     try:

@@ -25,7 +25,8 @@ from nlmsync.app import AskResult, Orchestrator
 from nlmsync.app.servers import connect_server
 from nlmsync.config import Settings
 from nlmsync.errors import InputError, NlmsyncError, PartialFailure
-from nlmsync.search import NoteIndex, NoteReading
+from nlmsync.reading import NoteReading
+from nlmsync.search import NoteIndex
 from nlmsync.server._arguments import StrictToolServer
 from nlmsync.server._http import check_bind, run_http
 from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult

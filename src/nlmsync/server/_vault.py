@@ -18,20 +18,19 @@ from pathlib import Path
 
 from nlmsync.config import Settings
 from nlmsync.errors import InputError, NlmsyncError, PathOutsideVaultError
-from nlmsync.search import (
+from nlmsync.reading import (
     ChunkPlan,
-    NoteIndex,
     NoteReading,
     chunk_id,
     extract_snippet,
     format_timestamp,
-    matched_words,
     parse_chunk_id,
     plan_chunks,
     rank_segments,
     read_chunks,
     read_note,
 )
+from nlmsync.search import NoteIndex, matched_words
 from nlmsync.search.bm25 import select
 from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
 from nlmsync.vault import (

@@ -3,7 +3,7 @@
 Segments come in order: fenced code blocks and `def`/`class`/`function`/`func` bodies whole (brackets
 matched, or indentation for Python), the rest by paragraph, long paragraphs by sentence, anything still
 longer than the limit at a sentence, word or grapheme boundary (`cut_point`), each with its offsets in
-the original text. `search.snippets` scores and joins them.
+the original text. `reading.snippets` scores and joins them.
 """
 
 from __future__ import annotations

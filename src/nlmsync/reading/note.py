@@ -15,8 +15,7 @@ A plan keeps, per search segment, its token count and its base tokens run togeth
 its tokens: a query tokenizes only the segments that can hold one of its terms. A note of many megabytes
 is then searched again and again without its tokens (~30 bytes per byte of text) kept in memory.
 
-Slightly over 400 lines, kept whole: the reading modes share the plan and the result models, and the
-chunking itself lives in `search.chunks`.
+Kept whole: the reading modes share the plan and the result models; the chunking itself is `reading.chunks`.
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ from pydantic import BaseModel, Field
 from nlmsync.config import Settings
 from nlmsync.errors import InputError
 from nlmsync.search.bm25 import rank_counts
-from nlmsync.search.chunks import (
+from nlmsync.reading.chunks import (
     Chunk,
     chunk_by_time,
     chunk_id,
@@ -42,7 +41,7 @@ from nlmsync.search.chunks import (
     parse_timestamps,
 )
 from nlmsync.search.query import query_terms
-from nlmsync.search.snippets import extract_snippet, match_terms
+from nlmsync.reading.snippets import extract_snippet, match_terms
 from nlmsync.search.tokenize import base_tokens, count_tokens, normalize, text_pieces
 
 __all__ = [

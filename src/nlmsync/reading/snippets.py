@@ -1,6 +1,6 @@
 """Query-aware snippet extraction (seed 004): `extract_snippet(content, query, max_length)`.
 
-The content is cut into segments (`search.segments`) — fenced code blocks and `def`/`class`/`function`/`func`
+The content is cut into segments (`reading.segments`) — fenced code blocks and `def`/`class`/`function`/`func`
 bodies whole (bracket matched), the rest by paragraph, long paragraphs by sentence — each with its offsets
 in the original text. With a query, segments are scored with BM25 (`rank_texts` over `tokenize`, the
 query's terms from `search.query.query_terms` — stop words removed —, a query term also matching
@@ -47,7 +47,7 @@ import regex
 
 from nlmsync.search.bm25 import idf, rank_texts, term_score
 from nlmsync.search.query import query_terms
-from nlmsync.search.segments import PARAGRAPH_BREAK, Segment, segment_text
+from nlmsync.reading.segments import PARAGRAPH_BREAK, Segment, segment_text
 from nlmsync.search.tokenize import normalize, tokenize
 
 __all__ = ["EXACT_LIMIT", "SEPARATOR", "extract_snippet", "match_terms"]

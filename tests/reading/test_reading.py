@@ -8,7 +8,7 @@ import pytest
 
 from nlmsync.config import Settings
 from nlmsync.errors import InputError
-from nlmsync.search.reading import (
+from nlmsync.reading.note import (
     parse_chunk_range,
     parse_time,
     plan_chunks,

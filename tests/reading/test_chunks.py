@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 
-from nlmsync.search.chunks import (
+from nlmsync.reading.chunks import (
     chunk_by_time,
     chunk_id,
     chunk_text,
