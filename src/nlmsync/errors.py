@@ -36,6 +36,7 @@ The tree (exit code in brackets)::
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 EXIT_OK = 0
@@ -206,6 +207,15 @@ class ServerError(NotebookLMError):
 
 class MalformedResponseError(NotebookLMError):
     pass
+
+
+def leaf_exceptions(exc: BaseException) -> Iterator[BaseException]:
+    """Every non-group exception inside `exc` (depth first); `exc` itself when it is not a group."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            yield from leaf_exceptions(inner)
+    else:
+        yield exc
 
 
 def exit_code_for(exc: BaseException) -> int:

@@ -43,3 +43,14 @@ def test_a_signal_stops_watch_cleanly_with_one_json_document(tmp_path: Path, sto
     with StateStore.open(vault / ".nlmsync" / "state.db") as store:
         assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert {row[0] for row in store.db.execute("SELECT path FROM index_docs")} == {"old.md", "new.md"}
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_watch_on_a_vault_that_does_not_exist_is_bad_input(tmp_path: Path, capsys, json_flag: list[str]):
+    from tests.cli_helpers import run_cli
+
+    missing = tmp_path / "nonexistent"
+    code, out, err = run_cli(capsys, "--vault", str(missing), "watch", *json_flag)
+    assert code == 2 and out == ""
+    assert err.startswith("nlmsync: error: ") and str(missing) in err and "unexpected" not in err
+    assert len(err.splitlines()) == 1 and not missing.exists()

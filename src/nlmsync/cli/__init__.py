@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from nlmsync.cli._context import COMMAND_MODULES, COMPLETE_VAR, GLOBAL_VALUE_OPTIONS, CliContext
 from nlmsync.cli._output import visible
 from nlmsync.cli._plain_search import plain_search
-from nlmsync.errors import EXIT_UNEXPECTED, NlmsyncError, exit_code_for
+from nlmsync.errors import EXIT_UNEXPECTED, NlmsyncError, exit_code_for, leaf_exceptions
 
 if TYPE_CHECKING:
     import typer
@@ -72,6 +72,12 @@ def _fail(message: str, code: int, hint: str | None = None) -> None:
     sys.exit(code)
 
 
+def _fail_for(exc: BaseException) -> None:
+    if isinstance(exc, NlmsyncError):
+        _fail(exc.message or type(exc).__name__, exit_code_for(exc), exc.hint)
+    _fail(f"unexpected {type(exc).__name__}: {exc}", EXIT_UNEXPECTED, "please report this with the command you ran")
+
+
 def _exit_at_once() -> None:
     """End the process here, its output flushed, without the interpreter's teardown; a stream that cannot be
     flushed (a closed pipe) is left to the interpreter's exit, which reports it as before."""
@@ -102,14 +108,16 @@ def main(argv: list[str] | None = None) -> None:
             plain.run()
             code = None
     except NlmsyncError as exc:
-        _fail(exc.message or type(exc).__name__, exit_code_for(exc), exc.hint)
+        _fail_for(exc)
+    except ExceptionGroup as group:  # an error raised in a task group is said as itself, not as the group
+        leaves = list(leaf_exceptions(group))
+        _fail_for(next((e for e in leaves if isinstance(e, NlmsyncError)), leaves[0]))
     except KeyboardInterrupt:
         _fail("interrupted", 130)
     except BrokenPipeError:
         sys.exit(EXIT_UNEXPECTED)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
-        _fail(f"unexpected {type(exc).__name__}: {exc}", EXIT_UNEXPECTED,
-              "please report this with the command you ran")
+        _fail_for(exc)
     if code == 130:
         _fail("interrupted", 130)
     if isinstance(code, int) and code:

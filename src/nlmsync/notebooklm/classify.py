@@ -11,7 +11,6 @@ Pure functions, no I/O:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import PurePath
 from typing import Any, Literal
 
@@ -35,6 +34,7 @@ from nlmsync.errors import (
     ServerTimeoutError,
     ServerUnreachableError,
     ServerValidationError,
+    leaf_exceptions,
 )
 
 __all__ = ["classify_exception", "classify_in_band_error", "classify_tool_error_text", "leaf_exceptions"]
@@ -133,15 +133,6 @@ def classify_tool_error_text(tool: str, text: str) -> NotebookLMError:
     """The exception for an MCP tool error result (`is_error`), e.g. the server rejecting our arguments."""
     raw = text.strip() or "the server reported a tool error without a message"
     return _build(_class_for_message(raw), tool, raw, {}, None)
-
-
-def leaf_exceptions(exc: BaseException) -> Iterator[BaseException]:
-    """Every non-group exception inside `exc` (depth first); `exc` itself when it is not a group."""
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            yield from leaf_exceptions(inner)
-    else:
-        yield exc
 
 
 _LEAF_PREFERENCE: tuple[type[BaseException], ...] = (
