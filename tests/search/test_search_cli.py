@@ -160,3 +160,21 @@ def test_control_characters_in_file_names_are_shown_escaped(vault: Path, capsys:
     assert code == 0 and "\x1b" not in out and "  blank\\x1b[31m.md — empty" in out
     code, out, _ = run(capsys, "--vault", str(vault), "search", "zanzibar", "--json")
     assert json.loads(out)["results"][0]["path"] == "evil\x1b[2J\nname.md"
+
+
+def test_two_names_that_normalize_alike_index_one_and_skip_the_other(vault: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A vault synced between macOS (NFD names) and Linux can hold `café.md` twice, composed and decomposed."""
+    import unicodedata
+
+    composed, decomposed = unicodedata.normalize("NFC", "café.md"), unicodedata.normalize("NFD", "café.md")
+    (vault / "cooking" / composed).write_text("# Café\n\nespresso zeppelin\n", encoding="utf-8")
+    (vault / "cooking" / decomposed).write_text("# Café\n\nlatte zeppelin\n", encoding="utf-8")
+    for _ in range(2):  # every run, not only the first
+        code, out, err = run(capsys, "--vault", str(vault), "index", "--json")
+        assert code == 0, err
+        skipped = [s for s in json.loads(out)["skipped_notes"] if "normalization" in s["reason"]]
+        assert [s["reason"] for s in skipped] == [f"duplicate of cooking/{composed} after Unicode normalization"]
+        code, out, err = run(capsys, "--vault", str(vault), "search", "zeppelin", "--json")
+        assert code == 0, err
+        assert [h["path"] for h in json.loads(out)["results"]] == [f"cooking/{composed}"]

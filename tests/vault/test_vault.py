@@ -290,7 +290,9 @@ def test_walk_finds_notes_under_nfd_names_on_disk_and_one_of_two_that_normalize_
         assert Path(notes[rel].fs_path).is_file(), rel  # the NFD name on disk, found by its NFC path
     twin = unicodedata.normalize("NFC", "twin/é.md")
     assert Path(notes[twin].fs_path).is_file()
-    assert [s.reason for s in listing.skipped if s.path == twin] == ["duplicate name after Unicode normalization"]
+    assert [s.reason for s in listing.skipped if s.path == twin] == []  # the kept note's path is not a skip
+    (skip,) = [s for s in listing.skipped if s.path.startswith("twin/")]
+    assert skip.reason == f"duplicate of {twin} after Unicode normalization" and (vault / skip.path).is_file()
     assert sorted(listing.paths) == [n.path for n in scan_vault(vault).notes]
     assert len(listing.paths) == len(set(listing.paths))
     plain = notes["cooking/sourdough.md"]

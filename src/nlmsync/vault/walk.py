@@ -282,13 +282,15 @@ class _Walk:
 
 def _drop_duplicates(listing: VaultListing) -> None:
     """Two files whose names differ only in Unicode normalization are one path: keep the first in
-    (path, mtime, size, fs path) order, report the others."""
+    (path, mtime, size, fs path) order, report the others under their names on disk (a skip under the kept
+    note's own path would stand for it)."""
     notes = sorted(listing.note(i) for i in range(len(listing.paths)))
     kept: list[NoteFile] = []
     previous = None
     for note in notes:
         if note.path == previous:
-            listing.skipped.append(SkippedNote(note.path, "duplicate name after Unicode normalization"))
+            on_disk = os.path.relpath(note.fs_path or note.path, listing.root).replace(os.sep, "/")
+            listing.skipped.append(SkippedNote(on_disk, f"duplicate of {note.path} after Unicode normalization"))
             continue
         kept.append(note)
         previous = note.path
