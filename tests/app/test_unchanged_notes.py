@@ -127,3 +127,29 @@ async def test_a_new_exclude_pattern_applies_to_a_recorded_note(make_world, read
         ("a.md", Branch.REUSED), ("private/b.md", Branch.EXCLUDED), ("private/b.md", Branch.REMOVED)]
     assert reads == []
     assert list(world.remote_texts().values()) == ["alpha"]
+
+
+async def test_status_calls_changed_only_what_refresh_changes_and_reads_only_notes_whose_stat_changed(make_world,
+                                                                                                      reads):
+    world = make_world()
+    write_old(world, "inbox.md", "# Inbox\n\nbuy milk\n")
+    write_old(world, "other.md", "# Other\n\nkept as it is\n")
+    async with world.run() as orch:
+        await orch.refresh(["inbox.md", "other.md"])
+    # a same-size edit with the file's mtime put back, as some sync tools and editors leave it: by its stat the
+    # note is unchanged, and refresh reuses its source — so status must not call it changed either
+    write_old(world, "inbox.md", "# Inbox\n\nbuy eggs\n")
+    reads.clear()
+    async with world.run() as orch:
+        status = await orch.status()
+        assert status.local_changes == [] and status.next_steps == []
+        assert reads == []  # no note's stat changed: none is read
+        assert (await orch.refresh(["inbox.md"])).notes[0].branch == Branch.REUSED
+    # an edit that changes the stat is read, shown, and refreshed
+    write_old(world, "other.md", "# Other\n\nchanged after all\n", LONG_AGO_NS + 1_000_000_000)
+    reads.clear()
+    async with world.run() as orch:
+        status = await orch.status()
+        assert [(c.path, c.change) for c in status.local_changes] == [("other.md", "modified")]
+        assert reads == ["other.md"]
+        assert (await orch.refresh(["other.md"])).notes[0].branch == Branch.REPLACED

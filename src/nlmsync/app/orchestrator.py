@@ -372,7 +372,8 @@ class Orchestrator:
                                      if i not in registered and i not in report.orphan_source_ids)
         report.local_changes = [
             LocalChangeEntry(path=c.path, change=c.change.value, renamed_to=c.renamed_to, command=c.command)
-            for c in local_changes(self.vault_root, mappings, self.settings.exclude)]
+            for c in local_changes(self.vault_root, mappings, self.settings.exclude,
+                                   self.store.note_hashes({m.path for m in mappings}))]
         used = {m.path: m for m in mappings}
         report.next_evictions = [
             EvictionCandidate(path=e.path, use_count=used[e.path].use_count if e.path in used else e.uses,

@@ -52,6 +52,11 @@ class NoteHashes:
     split: str
     hashes: tuple[str, ...]
 
+    def holds_for(self, mtime_ns: int, size: int, split: str) -> bool:
+        """Whether the record stands for the note's file as it is now (its mtime and size) when cut into parts
+        with the split limits `split`: the one rule by which refresh and status take a note as unchanged."""
+        return self.mtime_ns == mtime_ns and self.size == size and self.split == split
+
 
 @dataclass(slots=True)
 class ReconcileResult:

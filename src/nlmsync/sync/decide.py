@@ -33,6 +33,7 @@ from nlmsync.sync.plan import (
 )
 from nlmsync.sync.reconcile import RemoteView
 from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.split import split_key
 
 if TYPE_CHECKING:
     from nlmsync.store import SourceMapping, StateStore
@@ -123,7 +124,7 @@ class RegistryView:
 
 def split_limits(deps: SyncDeps) -> str:
     """The split limits as a `NoteHashes.split`: hashes made with other limits are not this run's."""
-    return f"{deps.max_words}/{deps.max_bytes}"
+    return split_key(deps.max_words, deps.max_bytes)
 
 
 def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = (),
@@ -151,8 +152,7 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
         except (OSError, ValueError):
             st = None
         record = known.get(path) if known and st is not None else None
-        if (record is not None and st is not None and record.mtime_ns == st.st_mtime_ns
-                and record.size == st.st_size and record.split == split):
+        if record is not None and st is not None and record.holds_for(st.st_mtime_ns, st.st_size, split):
             if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):
                 items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
             else:

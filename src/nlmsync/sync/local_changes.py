@@ -1,23 +1,26 @@
 """What changed in the vault since notes were synced, as `status` shows it: edits, renames, deletions and
 notes now excluded — each with the command that brings the notebook up to date.
 
-A synced note is compared by the content hashes of its parts (the hashes its sources were uploaded with); a
-synced path that is gone is a rename when a vault note nlmsync has not synced has the same hashes (the
-rename branch of §5 would rebind it), else a deletion. Reads the notes, changes nothing.
+A synced note is compared by the content hashes of its parts (the hashes its sources were uploaded with), by
+the rule `refresh` decides with: a note whose file has the mtime and size of its `note_hashes` record is the
+recorded hashes, unread, so what `status` calls changed is what `refresh` changes; only the others are read. A
+synced path that is gone is a rename when a vault note nlmsync has not synced has the same hashes (the rename
+branch of §5 would rebind it), else a deletion. Changes nothing.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from nlmsync import vault as vault_files
 from nlmsync.errors import InputError
-from nlmsync.store import SourceMapping
+from nlmsync.store import NoteHashes, SourceMapping
 from nlmsync.sync.plan import prepare_note
-from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS
+from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, split_key
 from nlmsync.vault import NoteChange
 
 __all__ = ["LocalChange", "local_changes"]
@@ -52,8 +55,25 @@ def _hashes(root: Path, path: str, exclude: list[str]) -> tuple[str, ...] | None
     return prepare_note(path, text, MAX_SOURCE_WORDS, MAX_SOURCE_BYTES).hashes
 
 
-def local_changes(root: Path, mappings: Iterable[SourceMapping], exclude: list[str]) -> list[LocalChange]:
-    """The synced notes (registry rows of one notebook) that differ from the vault, in path order."""
+def _recorded(root: Path, path: str, known: Mapping[str, NoteHashes], exclude: list[str]) -> tuple[str, ...] | None:
+    """The note's recorded part hashes when its file's stat is still the record's (and no pattern excludes
+    it now); None when the note must be read to be known."""
+    record = known.get(path)
+    if record is None:
+        return None
+    try:
+        st = os.stat(os.path.join(root, path))
+    except (OSError, ValueError):
+        return None
+    if not record.holds_for(st.st_mtime_ns, st.st_size, split_key()):
+        return None
+    return None if vault_files.excluded_by_pattern(root, path, exclude) else record.hashes
+
+
+def local_changes(root: Path, mappings: Iterable[SourceMapping], exclude: list[str],
+                  known: Mapping[str, NoteHashes] | None = None) -> list[LocalChange]:
+    """The synced notes (registry rows of one notebook) that differ from the vault, in path order; `known`
+    are the notes' `note_hashes` records (`StateStore.note_hashes`)."""
     synced: dict[str, list[SourceMapping]] = {}
     for m in mappings:
         synced.setdefault(m.path, []).append(m)
@@ -64,7 +84,7 @@ def local_changes(root: Path, mappings: Iterable[SourceMapping], exclude: list[s
         if not (root / path).is_file():
             missing[registered] = path
             continue
-        current = _hashes(root, path, exclude)
+        current = _recorded(root, path, known or {}, exclude) or _hashes(root, path, exclude)
         if current is None:
             changes.append(LocalChange(path, NoteChange.EXCLUDED))
         elif current != registered:

@@ -13,6 +13,12 @@ import re
 MAX_SOURCE_WORDS = 500_000
 MAX_SOURCE_BYTES = 1_000_000
 
+
+def split_key(max_words: int = MAX_SOURCE_WORDS, max_bytes: int = MAX_SOURCE_BYTES) -> str:
+    """The split limits as recorded with a note's part hashes (`NoteHashes.split`): hashes made with other
+    limits do not stand for the note."""
+    return f"{max_words}/{max_bytes}"
+
 # Zero-width cut points: after a blank line (a paragraph ends) and before an ATX heading line.
 _BLOCK_BOUNDARY = re.compile(r"(?<=\n\n)(?=[^\n])|(?<=\n)(?=#{1,6}[ \t])")
 _WORD_BOUNDARY = re.compile(r"(?<=\s)(?=\S)")
