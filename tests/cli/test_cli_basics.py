@@ -73,11 +73,28 @@ def test_completion_script_and_candidates(capsys: pytest.CaptureFixture[str],
     monkeypatch.setenv("COMP_WORDS", "nlmsync se")
     monkeypatch.setenv("COMP_CWORD", "1")
     code, out, _ = run(capsys)
-    assert code == 0 and out.split() == ["server-info", "search", "serve"]
+    assert code == 0 and out.split() == ["search", "serve", "server-info"]
+    monkeypatch.setenv("COMP_WORDS", "nlmsync completion ")
+    monkeypatch.setenv("COMP_CWORD", "2")
+    code, out, _ = run(capsys)
+    assert code == 0 and out.split() == ["bash", "zsh", "fish", "powershell"]
     monkeypatch.setenv("COMP_WORDS", "nlmsync serve --transport ")
     monkeypatch.setenv("COMP_CWORD", "3")
     code, out, _ = run(capsys)
     assert code == 0 and out.split() == ["stdio", "http"]
+
+
+def test_an_unknown_shell_is_one_line_naming_the_shells(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "completion", "tcsh")
+    assert (code, out) == (2, "")
+    assert err.splitlines() == ["nlmsync: error: SHELL: expected bash, zsh, fish or powershell, got 'tcsh'"]
+
+
+def test_help_lists_the_everyday_commands_first_and_the_tools_last(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run(capsys, "-h")[1]
+    listed = [line.split()[0] for line in out.split("Commands:\n", 1)[1].split("\n\n", 1)[0].splitlines()]
+    assert listed[:4] == ["index", "search", "refresh", "ask"]
+    assert listed[-3:] == ["server-info", "fake-server", "completion"]
 
 
 def test_query_has_no_short_flag_and_q_means_quiet(capsys: pytest.CaptureFixture[str]) -> None:

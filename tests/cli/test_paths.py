@@ -38,3 +38,16 @@ def test_refresh_from_a_folder_of_the_vault_takes_the_note_named_from_there(
                              "refresh", "--dry-run", "--json", "sorting/heapsort.md")
     assert code == 0, err
     assert [n["path"] for n in json.loads(out)["notes"]] == ["algorithms/sorting/heapsort.md"]
+
+
+def test_a_bad_path_in_the_default_vault_says_the_vault_is_the_current_folder_and_creates_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    for name in [n for n in os.environ if n.startswith("NLMSYNC_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, "--server", "fake", "--notebook", "new:Notes", "refresh", "notes/a.md")
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        "nlmsync: error: notes/a.md: no such note in the vault",
+        f"nlmsync: hint: the vault is the current folder ({tmp_path}); pass --vault DIR to name another"]
+    assert list(tmp_path.iterdir()) == []  # no .nlmsync/ in a folder that may not be a vault at all

@@ -37,6 +37,15 @@ async def test_fake_input_schemas_equal_the_real_ones(real_tools: RealTools) -> 
         assert schema["additionalProperties"] is False
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
+@pytest.mark.real_server
+def test_the_docs_say_how_many_of_the_real_tools_the_fake_has(real_tools: RealTools) -> None:
+    docs = " ".join((Path(__file__).resolve().parents[2] / "docs" / "ci.md").read_text(encoding="utf-8").split())
+    claim = (f"It has the {len(USED_TOOLS)} tools of the real `notebooklm-mcp` that nlmsync uses "
+             f"(of the real server's {len(real_tools.schemas)})")
+    assert claim in docs, f"docs/ci.md does not say: {claim}"
+
+
 @pytest.fixture(params=["in-process", "fake", pytest.param("stdio", marks=pytest.mark.slow),
                         pytest.param("http", marks=pytest.mark.slow)])
 def server_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Any:

@@ -23,19 +23,19 @@ GLOBAL_VALUE_OPTIONS = frozenset({"--vault", "--config", "--state", "--server", 
 # The module (in `nlmsync.cli`) that registers each command, in the order `--help` lists them. `main()`
 # imports only the module of the command it runs, so typer builds that command alone.
 COMMAND_MODULES = {
-    "completion": "completion_cmds",
-    "fake-server": "fake_cmds",
-    "server-info": "fake_cmds",
-    "notebooks": "notebook_cmds",
-    "conversations": "notebook_cmds",
     "index": "search_cmds",
     "search": "search_cmds",
-    "serve": "server_cmds",
     "refresh": "sync_cmds",
     "ask": "sync_cmds",
     "status": "sync_cmds",
     "reconcile": "sync_cmds",
     "watch": "watch_cmds",
+    "conversations": "notebook_cmds",
+    "notebooks": "notebook_cmds",
+    "serve": "server_cmds",
+    "server-info": "fake_cmds",
+    "fake-server": "fake_cmds",
+    "completion": "completion_cmds",
 }
 COMPLETE_VAR = "_NLMSYNC_COMPLETE"  # set when a shell's completion script asks for candidates
 

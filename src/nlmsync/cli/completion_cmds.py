@@ -6,19 +6,18 @@ The script calls nlmsync back with `_NLMSYNC_COMPLETE` set; `main()` then answer
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Annotated
 
 import typer
 
 from nlmsync.cli._app import COMPLETE_VAR, app, examples
+from nlmsync.errors import UsageError
+
+SHELLS = ("bash", "zsh", "fish", "powershell")
 
 
-class Shell(str, Enum):
-    bash = "bash"
-    zsh = "zsh"
-    fish = "fish"
-    powershell = "powershell"
+def _shells(incomplete: str) -> list[str]:
+    return [shell for shell in SHELLS if shell.startswith(incomplete)]
 
 
 @app.command("completion", epilog=examples(
@@ -27,9 +26,12 @@ class Shell(str, Enum):
     "nlmsync completion fish > ~/.config/fish/completions/nlmsync.fish",
 ))
 def completion_command(
-    shell: Annotated[Shell, typer.Argument(help="The shell to complete in.")],
+    shell: Annotated[str, typer.Argument(metavar="SHELL", help="bash, zsh, fish or powershell.",
+                                         autocompletion=_shells)],
 ) -> None:
     """Print the shell completion script for SHELL (commands, options and their choices complete on Tab)."""
     from typer.completion import get_completion_script
 
-    typer.echo(get_completion_script(prog_name="nlmsync", complete_var=COMPLETE_VAR, shell=shell.value))
+    if shell not in SHELLS:
+        raise UsageError(f"SHELL: expected {', '.join(SHELLS[:-1])} or {SHELLS[-1]}, got '{shell}'")
+    typer.echo(get_completion_script(prog_name="nlmsync", complete_var=COMPLETE_VAR, shell=shell))

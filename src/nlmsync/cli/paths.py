@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from nlmsync.vault import normalize_rel_path
+from nlmsync.errors import InputError
+from nlmsync.vault import normalize_rel_path, resolve_in_vault
 
 
 def vault_relative_args(vault_root: Path, args: Sequence[str]) -> list[str]:
@@ -29,3 +30,20 @@ def vault_relative_args(vault_root: Path, args: Sequence[str]) -> list[str]:
                 rel = None
         relative.append(arg if rel is None or rel == normalize_rel_path(arg) else rel)
     return relative
+
+
+def refuse_missing(vault_root: Path, args: Sequence[str]) -> None:
+    """Refuse a vault-relative argument that names nothing in the vault before anything is opened (no state
+    folder is made in a folder that may be no vault at all); when the vault is the current folder, the hint
+    says so, for a user who forgot `--vault`.
+
+    Raises:
+        InputError: the first argument that names no note or folder of the vault.
+        PathOutsideVaultError: an argument leads out of the vault.
+    """
+    for arg in args:
+        if not resolve_in_vault(vault_root, normalize_rel_path(arg)).exists():
+            here = Path.cwd()
+            hint = (f"the vault is the current folder ({here}); pass --vault DIR to name another"
+                    if vault_root.resolve() == here.resolve() else None)
+            raise InputError(f"{arg}: no such note in the vault", hint=hint)

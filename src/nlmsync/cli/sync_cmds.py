@@ -204,9 +204,11 @@ def refresh_command(
     cli = cli_context(ctx)
     settings = cli.settings(capacity=capacity, concurrency=concurrency)
     try:
-        from nlmsync.cli.paths import vault_relative_args
+        from nlmsync.cli.paths import refuse_missing, vault_relative_args
 
         targets = vault_relative_args(Path(settings.vault), paths or ())
+        if not all_notes:  # with --all a path no longer in the vault may still name synced notes
+            refuse_missing(Path(settings.vault), targets)
         report = _run(settings, lambda orch: orch.refresh(targets, query=query, all_notes=all_notes, dry_run=dry_run),
                       label="refresh", quiet=json_output or cli.quiet)
     except NlmsyncError as exc:
