@@ -45,7 +45,7 @@ r["the settings (the defaults: no pydantic)"] = clock() - t; t = clock()
 import nlmsync.search.index
 from nlmsync.search.cold import answer_cold, vault_unchanged
 from nlmsync.search.query import STOP_WORDS, query_weights
-from nlmsync.store import index_cache
+from nlmsync.search import index_cache
 from nlmsync.store.db import open_connection
 from nlmsync.store.transaction import transaction
 r["the search index's modules (no numpy)"] = clock() - t; t = clock()

@@ -133,14 +133,17 @@ def test_a_damaged_cache_is_not_answered_cold(vault: Path, damage: str, monkeypa
     assert index.loaded
 
 
-def test_a_snapshot_saved_without_its_vocabulary_blocks_is_answered_cold(vault: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """A cache an older nlmsync wrote has no saved blocks: the vocabulary is then read whole (and checked)."""
+def test_a_snapshot_without_its_vocabulary_blocks_is_built_again(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The blocks are written with the snapshot: one without them is damaged, not answered cold, and the index
+    built again from the vault is saved whole, so the next process is answered cold again."""
     monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
     fresh(vault).sync()
     db = open_database(vault / ".nlmsync" / "state.db")
     assert db.execute("DELETE FROM index_meta WHERE key = 'vocabulary_blocks'").rowcount == 1
     db.conn.commit()
+    index = fresh(vault)
+    assert [hits(index, q) for q in QUERIES] == [from_scratch(vault, q) for q in QUERIES]
+    assert index.loaded and index.notes_read > 0
     for query in QUERIES:
         assert cold(vault, query) == from_scratch(vault, query)
 

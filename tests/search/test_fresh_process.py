@@ -14,9 +14,9 @@ import pytest
 
 from nlmsync.config import IndexSettings, Settings
 from nlmsync.search import index as index_module
+from nlmsync.search import index_cache
 from nlmsync.search.index import NoteIndex
-from nlmsync.store import index_cache
-from nlmsync.store.db import open_connection, open_database
+from nlmsync.store.db import migrate, open_connection, open_database
 
 
 def test_index_settings_defaults_are_the_settings_defaults() -> None:
@@ -142,9 +142,11 @@ def test_a_cache_the_background_cannot_read_is_read_on_the_callers_connection(
 
 
 def test_an_index_in_memory_reads_at_once(vault: Path) -> None:
-    conn = sqlite3.connect(":memory:")
-    index_cache.create_tables(conn)
-    assert index_cache.start_read(conn).result() == ([], None)
+    from sqlite_utils import Database
+
+    db = Database(sqlite3.connect(":memory:"))
+    migrate(db)
+    assert index_cache.start_read(db.conn).result() == ([], None)
 
 
 def _bump(path: Path, *, mtime: bool = True) -> None:

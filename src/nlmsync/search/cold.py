@@ -3,7 +3,7 @@
 A fresh `nlmsync search` (or `ask`'s selection) on a vault that did not change since the index was saved
 needs neither the whole index in memory nor numpy: it must check every note's `mtime_ns` and size against
 the saved ones (§4.2: changes made while nothing ran) and score the few postings lists its query terms have.
-`answer_cold` does exactly that, from `store.index_cache.SnapshotParts` (the saved notes and vocabulary, and
+`answer_cold` does exactly that, from `search.index_cache.SnapshotParts` (the saved notes and vocabulary, and
 each query term's postings read on demand) and the cache's rows (the notes indexed since that snapshot).
 
 It answers only when the vault is what the cache says; anything else — a note added, edited, gone or newly
@@ -25,12 +25,12 @@ from nlmsync.search.hits import SearchHit
 
 if TYPE_CHECKING:
     from nlmsync.search.bm25 import Weights
-    from nlmsync.store.index_cache import CachedDoc, SnapshotParts
+    from nlmsync.search.index_cache import CachedDoc, SnapshotParts
     from nlmsync.vault import VaultListing
 
 __all__ = ["answer_cold", "vault_unchanged"]
 
-_INDEXED, _SKIPPED = "indexed", "skipped"  # `store.index_cache`'s row kinds
+_INDEXED, _SKIPPED = "indexed", "skipped"  # `search.index_cache`'s row kinds
 
 
 def vault_unchanged(parts: SnapshotParts, rows: Sequence[CachedDoc], listing: VaultListing) -> bool:

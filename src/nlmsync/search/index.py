@@ -11,7 +11,7 @@ of threads may call `search()` at once.
 One module of about 470 lines because `NoteIndex` is one object whose state — the lock, the dirty
 sets, the postings, the cached rows and their mtimes — every method reads or changes under that lock;
 what can stand apart already does: a note's terms (`doc_terms`), the postings (`postings`), ranking
-(`ranking`) and the cache's format (`store.index_cache`).
+(`ranking`) and the cache's format (`search.index_cache`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from nlmsync.search.doc_terms import DocBatch, DocTerms
 from nlmsync.search.hits import SearchHit
 from nlmsync.search.query import STOP_WORDS, query_weights
 from nlmsync.search.tokenize import TOKENIZER_VERSION
-from nlmsync.store import index_cache
-from nlmsync.store.index_cache import CachedDoc, Snapshot
+from nlmsync.search import index_cache
+from nlmsync.search.index_cache import CachedDoc, Snapshot
 from nlmsync.store.transaction import transaction
 from nlmsync.vault import (
     EXCLUDED_BY_FRONT_MATTER,

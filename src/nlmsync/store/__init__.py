@@ -1,10 +1,10 @@
 """All of nlmsync's memory: one SQLite file (`<vault>/.nlmsync/state.db`) through sqlite-utils.
 
 `StateStore` is the API; `open_database` opens the file for modules that keep their own tables in it
-(the search index cache).
+(the search index, whose format is `search.index_cache`'s; its tables are migration 0001's).
 
-The names below are imported on first use, so `import nlmsync.store.index_cache` (what a search in a
-fresh process needs) does not pay for the registry, the eviction queues and sqlite-utils.
+The names below are imported on first use, so a search in a fresh process, which needs only the connection
+(`store.db`) and `store.transaction`, does not pay for the registry, the eviction queues and sqlite-utils.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The one migration history of the state file. Steps are append-only once released.
 
-`0001_index_cache` holds the search layer's persisted BM25 index (`index_cache.py`); `0002_state`
+`0001_index_cache` holds the search layer's persisted BM25 index (its format is `search.index_cache`'s);
+`0002_state`
 holds everything else: notebooks, the source registry, aliases, eviction queues and log, pending
 deletions, conversations and query records; `0003_lru_by_recency` indexes the eviction queue by recency;
 `0004_note_hashes` records what each note hashed to when last read, by its file's mtime and size.
@@ -11,8 +12,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-
-from nlmsync.store import index_cache
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -25,7 +24,21 @@ MIGRATIONS_TABLE = "_sqlite_migrations"
 
 
 def _index_cache_tables(db: Database) -> None:
-    index_cache.create_tables(db)
+    """The search index's tables (what their columns hold: `search.index_cache`)."""
+    db.execute("CREATE TABLE IF NOT EXISTS index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS index_docs ("
+        " path TEXT PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('indexed', 'skipped', 'deleted')),"
+        " mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, skip_reason TEXT,"
+        " body_len INTEGER NOT NULL DEFAULT 0, heading_len INTEGER NOT NULL DEFAULT 0,"
+        " path_len INTEGER NOT NULL DEFAULT 0, terms BLOB)"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS index_snapshot ("
+        " id INTEGER PRIMARY KEY CHECK (id = 1), crc INTEGER NOT NULL, paths BLOB NOT NULL,"
+        " mtimes BLOB NOT NULL, sizes BLOB NOT NULL, lengths BLOB NOT NULL, vocab BLOB NOT NULL,"
+        " offsets BLOB NOT NULL, slots BLOB NOT NULL, tfs BLOB NOT NULL)"
+    )
 
 
 _STATE_TABLES = """

@@ -1,6 +1,5 @@
-"""The persisted BM25 index cache: tables (migration 0001) and their read/write API.
-
-Three tables:
+"""The search index as the state file keeps it: the format of its three tables (made by the store's migration
+0001) and their read/write API.
 
 - `index_meta` — key/value; `signature` says which tokenizer, weights and exclusions the cache was
   built with (a different signature means the cache is thrown away and rebuilt).
@@ -50,24 +49,6 @@ def _conn(db: Connection) -> sqlite3.Connection:
     return db if isinstance(db, sqlite3.Connection) else db.conn
 
 
-def create_tables(db: Connection) -> None:
-    """Create the index cache tables (migration 0001)."""
-    db = _conn(db)
-    db.execute("CREATE TABLE IF NOT EXISTS index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS index_docs ("
-        " path TEXT PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('indexed', 'skipped', 'deleted')),"
-        " mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, skip_reason TEXT,"
-        " body_len INTEGER NOT NULL DEFAULT 0, heading_len INTEGER NOT NULL DEFAULT 0,"
-        " path_len INTEGER NOT NULL DEFAULT 0, terms BLOB)"
-    )
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS index_snapshot ("
-        " id INTEGER PRIMARY KEY CHECK (id = 1), crc INTEGER NOT NULL, paths BLOB NOT NULL,"
-        " mtimes BLOB NOT NULL, sizes BLOB NOT NULL, lengths BLOB NOT NULL, vocab BLOB NOT NULL,"
-        " offsets BLOB NOT NULL, slots BLOB NOT NULL, tfs BLOB NOT NULL)"
-    )
-
 
 class CachedDoc(NamedTuple):
     """One `index_docs` row; `terms` only for an indexed note, `skip_reason` only for a skipped one."""
@@ -94,7 +75,7 @@ class Vocabulary(Sequence[str]):
 
     A term becomes a `str` only when it is looked at, with the neighbours in its block of about
     `block_bytes` (each block kept once made), so a process that answers a few queries from the cache does
-    not build every term: half a million strings are ~60 ms of a fresh process on the tldr corpus.
+    not build every term.
     `find` looks a term up in O(log n) without a Python call per probe; iterating makes every term.
     The blocks (`VocabularyBlocks`) are saved beside the snapshot, so that a cold answer reads only the
     blocks of its query terms (`StoredVocabulary`)."""
@@ -242,8 +223,8 @@ def _crc(paths: bytes, vocab: bytes) -> int:
     return zlib.crc32(vocab, zlib.crc32(paths))
 
 
-# Memory-mapped reads for the snapshot row: SQLite then copies its overflow pages (tens of MB for a large
-# vault) from the page cache instead of making a read call for each 4 KB page.
+# Memory-mapped reads for the snapshot row: SQLite then copies its overflow pages from the page cache instead
+# of making a read call for each page.
 _SNAPSHOT_MMAP_BYTES = 1 << 30
 
 
@@ -311,7 +292,9 @@ def load_snapshot(db: Connection, *, by_blob: bool = False) -> Snapshot | None:
             return None
         paths = _decode_paths(bytes(paths_raw))
         saved = _read_blocks(conn, crc)
-        terms = Vocabulary(bytes(vocab_raw), blocks=saved[0] if saved is not None else None)
+        if saved is None:  # damaged: the index is built again, and saved whole
+            return None
+        terms = Vocabulary(bytes(vocab_raw), blocks=saved[0])
         mtimes = np.frombuffer(mtimes_raw, dtype=np.int64)
         sizes = np.frombuffer(sizes_raw, dtype=np.int64)
         lengths = np.frombuffer(lengths_raw, dtype=np.int64).reshape(-1, 3)
@@ -333,11 +316,10 @@ class SnapshotParts:
 
     A fresh process answering its first query (`search.cold`) reads the notes (paths, `mtime_ns`, size, field
     lengths) at once, and by incremental blob reads only the vocabulary block of each query term (where the
-    blocks are is saved beside the snapshot, `VocabularyBlocks`; a snapshot saved without them is read whole)
-    and that term's range of postings: on tldr ~3 MB of the 47 MB snapshot. Use it inside `with
-    SnapshotParts.open(conn)`, itself inside a read transaction (the rows read beside it are then of the same
-    moment). Anything that does not fit together raises `ValueError`: the caller then
-    takes the whole-index path, which checks and rebuilds.
+    blocks are is saved beside the snapshot, `VocabularyBlocks`) and that term's range of postings. Use it
+    inside `with SnapshotParts.open(conn)`, itself inside a read transaction (the rows read beside it are then
+    of the same moment). Anything that does not fit together raises `ValueError`: the caller then takes the
+    whole-index path, which checks and rebuilds.
     """
 
     def __init__(self, paths: list[str | None], mtimes: list[int], sizes: list[int], lengths: memoryview,
@@ -360,13 +342,9 @@ class SnapshotParts:
         vocab_blob = conn.blobopen("index_snapshot", "vocab", 1, readonly=True)
         try:
             saved = _read_blocks(conn, crc)
-            if saved is not None and zlib.crc32(paths_raw) == saved[1]:
-                terms: Vocabulary = StoredVocabulary(saved[0], vocab_blob)
-            else:  # no saved blocks: the vocabulary read whole, and checked with the paths
-                vocab = vocab_blob.read()
-                if _crc(paths_raw, vocab) != crc:
-                    raise ValueError("snapshot: CRC mismatch")
-                terms = Vocabulary(vocab)
+            if saved is None or zlib.crc32(paths_raw) != saved[1]:
+                raise ValueError("snapshot: its vocabulary blocks are missing or are another snapshot's")
+            terms: Vocabulary = StoredVocabulary(saved[0], vocab_blob)
             paths = _decode_paths(paths_raw)
             count = len(paths)
             if len(mtimes_raw) != 8 * count or len(sizes_raw) != 8 * count or len(lengths_raw) != 24 * count:
@@ -388,8 +366,7 @@ class SnapshotParts:
     @contextmanager
     def open(cls, db: Connection) -> Iterator[SnapshotParts]:
         """The snapshot's parts for the block (no note and no term when there is no snapshot: a cache of rows
-        only), its postings read through memory-mapped pages (a term's first read costs ~4x more through read
-        calls).
+        only), its postings read through memory-mapped pages.
 
         Raises:
             ValueError: its parts do not fit together (or its CRC is wrong).
@@ -484,7 +461,7 @@ def start_read(db: Connection) -> CacheRead:
     """Start reading the rows and the snapshot; `result()` returns them.
 
     A file-backed cache with no transaction open on `db` is read in a background thread on a connection
-    of its own, in one read transaction: SQLite copies the snapshot's tens of MB without holding the GIL,
+    of its own, in one read transaction: SQLite copies the snapshot without holding the GIL,
     so the caller can walk the vault meanwhile. Otherwise it is read at once, on `db`."""
     conn = _conn(db)
     path = None
@@ -504,10 +481,11 @@ _UPSERT = ("INSERT OR REPLACE INTO index_docs (path, kind, mtime_ns, size, skip_
 
 
 def _write_blocks(conn: sqlite3.Connection, crc: int, paths_crc: int, blocks: VocabularyBlocks) -> None:
-    """Save where the vocabulary's blocks are, for the snapshot of CRC `crc` (a snapshot written without them,
-    by an older nlmsync, has another CRC: its blocks are then found by reading it whole)."""
+    """Save where the vocabulary's blocks are, for the snapshot of CRC `crc` (written with it, in its
+    transaction: a snapshot without its blocks is damaged)."""
     value = json.dumps({"snapshot_crc": crc, "paths_crc": paths_crc, "count": blocks.term_count,
-                        **blocks._asdict()}, ensure_ascii=False, separators=(",", ":"))
+                        "starts": blocks.starts, "firsts": blocks.firsts, "heads": blocks.heads, "crcs": blocks.crcs},
+                       ensure_ascii=False, separators=(",", ":"))
     conn.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [BLOCKS_KEY, value])
 
 
