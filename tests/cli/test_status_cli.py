@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -41,15 +42,16 @@ def test_status_shows_local_changes_with_the_command_for_each(synced: list[str],
     assert (code, err) == (0, "")
     report = json.loads(out)
     assert report["schema_version"] == 1
+    given = "nlmsync " + " ".join(synced)  # the commands carry the options this status was given
     assert [(c["path"], c["change"], c["renamed_to"], c["command"]) for c in report["local_changes"]] == [
-        ("notes/a.md", "modified", None, "nlmsync refresh notes/a.md"),
-        ("notes/b.md", "renamed", "notes/b-moved.md", "nlmsync refresh notes/b-moved.md"),
-        ("notes/c.md", "deleted", None, "nlmsync refresh --all")]
+        ("notes/a.md", "modified", None, f"{given} refresh notes/a.md"),
+        ("notes/b.md", "renamed", "notes/b-moved.md", f"{given} refresh notes/b-moved.md"),
+        ("notes/c.md", "deleted", None, f"{given} refresh --all")]
     assert report["source_count"] == 5 and report["capacity"] == 50 and len(report["active_sources"]) == 5
     assert [e["path"] for e in report["next_evictions"]][:1] == ["notes/a.md"]  # least recently used first
     assert [s["command"] for s in report["next_steps"]] == [
-        "nlmsync refresh notes/a.md notes/b-moved.md",
-        "nlmsync refresh --all (mirrors the vault: also uploads notes not synced yet)"]
+        f"{given} refresh notes/a.md notes/b-moved.md",
+        f"{given} refresh --all (mirrors the vault: also uploads notes not synced yet)"]
 
     code, out, _ = run(capsys, *synced, "status")
     assert code == 0
@@ -57,12 +59,39 @@ def test_status_shows_local_changes_with_the_command_for_each(synced: list[str],
     assert "Changed in the vault, not synced yet:" in out
     assert "  modified:  notes/a.md" in out and "  renamed:   notes/b.md → notes/b-moved.md" in out
     assert "  deleted:   notes/c.md" in out
-    assert "2 synced notes changed in the vault: nlmsync refresh notes/a.md notes/b-moved.md" in out
+    assert f"2 synced notes changed in the vault: {given} refresh notes/a.md notes/b-moved.md" in out
 
     # the advice works: after it, status has nothing left but the deletion
     assert run(capsys, *synced, "refresh", "notes/a.md", "notes/b-moved.md")[0] == 0
     code, out, _ = run(capsys, *synced, "status", "--json")
     assert [(c["path"], c["change"]) for c in json.loads(out)["local_changes"]] == [("notes/c.md", "deleted")]
+
+
+def test_the_commands_status_prints_work_as_printed(synced: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """The next steps carry the global options this run was given (here the vault, the fake server and the
+    notebook), so a command copied from anywhere talks to the same vault, server and notebook; status names
+    the server it talks to."""
+    notes = tmp_path / "vault" / "notes"
+    (notes / "a.md").write_text("# a\nEdited since the sync.\n", encoding="utf-8")
+    (notes / "b.md").write_text("# b\nEdited too.\n", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    code, out, _ = run(capsys, *synced, "status", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["server"] == "fake"
+    (step,) = report["next_steps"]
+    assert step["command"] == f"nlmsync --vault {tmp_path / 'vault'} --server fake --notebook new:Status refresh " \
+                              "notes/a.md notes/b.md"
+    assert [c["command"] for c in report["local_changes"]] == [
+        f"nlmsync --vault {tmp_path / 'vault'} --server fake --notebook new:Status refresh notes/{name}.md"
+        for name in ("a", "b")]
+    words = shlex.split(step["command"])
+    assert words[0] == "nlmsync" and run(capsys, *words[1:])[0] == 0
+    code, out, _ = run(capsys, *synced, "status")
+    assert code == 0 and "  server: fake" in out.splitlines() and "Up to date: nothing to do." in out
+    assert list(elsewhere.iterdir()) == []
 
 
 def test_status_up_to_date(synced: list[str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -105,7 +134,7 @@ def test_an_orphan_of_a_vault_note_is_adopted_by_the_refresh_status_names(synced
     assert code == 0 and report["orphan_source_ids"] == [orphan]
     assert [(s["why"], s["command"]) for s in report["next_steps"]] == [
         (("1 source titled by nlmsync for a note of the vault is not in the state file; refreshing the notes "
-         "adopts them"), "nlmsync refresh notes/f.md")]
+         "adopts them"), f"nlmsync {' '.join(synced)} refresh notes/f.md")]
 
     code, out, _ = run(capsys, *synced, "refresh", "--json", "notes/f.md")
     assert code == 0 and json.loads(out)["notes"][0]["adopted"] is True
@@ -128,7 +157,7 @@ def test_every_section_of_the_text_report_reads_as_documented(capsys: pytest.Cap
 
     entry = SourceMappingEntry(path="a [x].md", part=1, part_count=1, source_id="s1", title="t", managed=True)
     report = StatusReport(
-        notebook_id="nb", title="T", capacity=3, source_count=5, active_sources=[entry], stale_sources=[entry],
+        server="fake", notebook_id="nb", title="T", capacity=3, source_count=5, active_sources=[entry], stale_sources=[entry],
         orphan_source_ids=["o1"], unmanaged_count=1,
         local_changes=[LocalChangeEntry(path="m.md", change="modified", command="nlmsync refresh m.md"),
                        LocalChangeEntry(path="r.md", change="renamed", renamed_to="q.md", command="nlmsync refresh q.md")],
@@ -143,6 +172,7 @@ def test_every_section_of_the_text_report_reads_as_documented(capsys: pytest.Cap
     assert capsys.readouterr().out.splitlines() == [
         "Notebook nb (T): 5/3 sources, 2 over capacity",
         "  1 synced, 1 missing from the notebook, 1 orphans, 1 not uploaded by nlmsync",
+        "  server: fake",
         "", "Changed in the vault, not synced yet:", "  modified:  m.md", "  renamed:   r.md → q.md",
         "", "Synced, but the source is gone from the notebook:", "  a [x].md (s1)",
         "", "In the notebook with an nlmsync title, unknown to the state file:", "  o1",

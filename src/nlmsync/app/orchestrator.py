@@ -355,7 +355,7 @@ class Orchestrator:
         """The registry against the remote listing and the vault, with the next steps; changes nothing."""
         notebook_id, first = await self._notebook(create=False)
         remote = await self._remote(notebook_id, first)
-        report = StatusReport(notebook_id=notebook_id, title=remote.title,
+        report = StatusReport(server=self.settings.server, notebook_id=notebook_id, title=remote.title,
                               capacity=self.store.capacity(notebook_id, self.settings.capacity),
                               source_count=len(remote))
         registered: set[str] = set()

@@ -81,6 +81,7 @@ class NextStep(BaseModel):
 
 
 class StatusReport(BaseModel):
+    server: str = Field(description="The NotebookLM MCP server read: the server setting ('fake', a command line, a URL).")
     notebook_id: str
     title: str
     capacity: int

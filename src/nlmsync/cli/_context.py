@@ -18,7 +18,8 @@ GLOBAL_TARGETS = {"vault": "vault", "config": "config", "quiet": "quiet",
                    "state": "state", "server": "server", "notebook": "notebook"}
 _PATH_OPTIONS = frozenset({"vault", "config", "state"})
 # The global options that take a value: the word after one of them is its value, never the command's name.
-GLOBAL_VALUE_OPTIONS = frozenset({"--vault", "--config", "--state", "--server", "--notebook"})
+GLOBAL_VALUE_OPTIONS_IN_ORDER = ("--vault", "--config", "--state", "--server", "--notebook")
+GLOBAL_VALUE_OPTIONS = frozenset(GLOBAL_VALUE_OPTIONS_IN_ORDER)
 
 # The module (in `nlmsync.cli`) that registers each command, in the order `--help` lists them. `main()`
 # imports only the module of the command it runs, so typer builds that command alone.
@@ -65,6 +66,17 @@ class CliContext:
 
         return search_settings(vault=self.vault, config_file=self.config, env=os.environ,
                                overrides=self.global_overrides)
+
+    def global_words(self) -> list[str]:
+        """The global options this run was given on its command line, as words (`--vault DIR --server fake`),
+        for a command the run proposes to carry them."""
+        words: list[str] = []
+        for name in GLOBAL_VALUE_OPTIONS_IN_ORDER:
+            key = name.removeprefix("--")
+            value = getattr(self, key) if key in ("vault", "config") else self.global_overrides.get(key)
+            if value is not None:
+                words += [name, str(value)]
+        return words
 
     def set_global(self, name: str, value: Any) -> None:
         """Record global option `name` (a parameter name of `_global_options`)."""

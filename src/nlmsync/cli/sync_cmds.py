@@ -8,6 +8,7 @@ The orchestrator, the sync reports, anyio and rich are imported when a command r
 from __future__ import annotations
 
 import functools
+import shlex
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Self, TypeVar
@@ -284,6 +285,21 @@ def _eviction_line(candidate: EvictionCandidate) -> str:
     return f"{escape_path(candidate.path)} ({uses}, last {when(candidate.last_used)})"
 
 
+def _carrying_options(report: StatusReport, options: list[str]) -> StatusReport:
+    """`report` with each `nlmsync …` command it proposes carrying the global `options` this run was given, so
+    that a command copied from it, from any folder, talks to the same vault, server and notebook."""
+    if not options:
+        return report
+    given = " ".join(shlex.quote(word) for word in options)
+
+    def carried(command: str) -> str:
+        return f"nlmsync {given} {command.removeprefix('nlmsync ')}" if command.startswith("nlmsync ") else command
+
+    return report.model_copy(update={
+        "local_changes": [c.model_copy(update={"command": carried(c.command)}) for c in report.local_changes],
+        "next_steps": [s.model_copy(update={"command": carried(s.command)}) for s in report.next_steps]})
+
+
 def _print_status(report: StatusReport, json_output: bool) -> None:
     if json_output:
         emit_json(report)
@@ -295,6 +311,7 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
         f"sources, {room}")
     out(f"  {len(report.active_sources)} synced, {len(report.stale_sources)} missing from the notebook, "
         f"{len(report.orphan_source_ids)} orphans, {report.unmanaged_count} not uploaded by nlmsync")
+    out(f"  server: {escape(report.server)}")
     _print_section("Changed in the vault, not synced yet:", [_change_line(c) for c in report.local_changes])
     _print_section("Synced, but the source is gone from the notebook:",
                    [f"{escape_path(entry.path)} ({entry.source_id})" for entry in report.stale_sources])
@@ -317,8 +334,8 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
 def status_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     """What changed locally, what the notebook lacks, what goes next, capacity used — and what to run."""
     cli = cli_context(ctx)
-    _print_status(_run(cli.settings(), lambda orch: orch.status(), label="status", quiet=json_output or cli.quiet),
-                  json_output)
+    report = _run(cli.settings(), lambda orch: orch.status(), label="status", quiet=json_output or cli.quiet)
+    _print_status(_carrying_options(report, cli.global_words()), json_output)
 
 
 def _print_reconcile(report: ReconcileReport, json_output: bool, quiet: bool) -> None:
