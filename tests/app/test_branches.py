@@ -212,7 +212,7 @@ async def test_big_note_is_split_into_numbered_parts_managed_as_one(make_world):
 
         deps = SyncDeps(orch.client, orch.store, world.vault, orch.settings, world.notebook_id, max_words=70)
         remote = await read_remote(orch.client, world.notebook_id, expect_sources=False)
-        outcome = (await ensure_sources_for_paths(deps, ["big.md"], remote))[0]
+        outcome = (await ensure_sources_for_paths(deps, ["big.md"], remote)).notes[0]
         assert outcome.branch == Branch.ADDED and outcome.part_count == 3 and outcome.split
         rows = orch.store.mappings_by_path(world.notebook_id, "big.md")
         assert [(r.part, r.part_count) for r in rows] == [(0, 3), (1, 3), (2, 3)]

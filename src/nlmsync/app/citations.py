@@ -1,5 +1,6 @@
-"""An answer's citations mapped back to the vault: each cited source to the note it was uploaded from, and a
-cited passage to the heading above it in that note (read as it is now)."""
+"""An answer's citations mapped back to the vault: each cited source to the note it was uploaded from — for a
+pack, the note of the pack whose text holds the quoted passage — and the passage to the heading above it in
+that note (read as it is now)."""
 
 from __future__ import annotations
 
@@ -10,22 +11,16 @@ from nlmsync.app.results import Citation
 from nlmsync.errors import InputError
 from nlmsync.notebooklm import QueryAnswer
 from nlmsync.store import StateStore
-from nlmsync.sync import NoteOutcome, find_cited_text, heading_above
+from nlmsync.sync import NoteOutcome, find_cited_note, heading_above
 
 
 def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer: QueryAnswer,
                   live: list[NoteOutcome]) -> list[Citation]:
     """The citations of `answer`, by number: a reference's source resolved to its note through the sources
-    this run made `live` or else the registry; the heading from the cited text found in the note."""
-    path_of = {sid: o.path for o in live for sid in o.source_ids}
+    this run made `live` or else the registry; a pack's to the note of the pack that holds the cited text (not
+    placed when none does); the heading from the cited text found in the note."""
+    path_of = {sid: o.path for o in live if o.pack is None for sid in o.source_ids}
     texts: dict[str, str | None] = {}
-
-    def note_path(source_id: str) -> str | None:
-        resolved = store.resolve_source_id(source_id)
-        if resolved in path_of:
-            return path_of[resolved]
-        row = store.mapping_by_source_id(notebook_id, resolved)
-        return row.path if row else None
 
     def note_text(path: str) -> str | None:
         if path not in texts:
@@ -35,18 +30,33 @@ def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer:
                 texts[path] = None
         return texts[path]
 
+    def cited(source_id: str, quote: str | None) -> Citation:
+        resolved = store.resolve_source_id(source_id)
+        pack = store.pack_by_source_id(notebook_id, resolved)
+        if pack is not None:
+            paths = [p for p, _ in store.notes_of_pack(notebook_id, resolved)]
+            found = find_cited_note([note_text(p) for p in paths], quote) if quote else None
+            if found is None:
+                return Citation(number=0, source_id=source_id, pack=pack.title, located=False if quote else None)
+            path, offset = paths[found[0]], found[1]
+            return Citation(number=0, source_id=source_id, path=path, pack=pack.title, located=True,
+                            heading=heading_above(note_text(path) or "", offset))
+        path = path_of.get(resolved)
+        if path is None:
+            row = store.mapping_by_source_id(notebook_id, resolved)
+            path = row.path if row else None
+        text = note_text(path) if path and quote else None
+        found = find_cited_note([text], quote) if text is not None and quote else None
+        heading = heading_above(text, found[1]) if text is not None and found is not None else None
+        return Citation(number=0, source_id=source_id, path=path, heading=heading,
+                        located=(found is not None) if text is not None else None)
+
     citations: list[Citation] = []
     referenced = {r.citation_number for r in answer.references}
     for ref in answer.references:
-        path = note_path(ref.source_id)
-        heading = None
-        text = note_text(path) if path else None
-        if text is not None and ref.cited_text:
-            offset = find_cited_text(text, ref.cited_text)
-            heading = heading_above(text, offset) if offset is not None else None
-        citations.append(Citation(number=ref.citation_number, source_id=ref.source_id, path=path,
-                                  heading=heading, cited_text=ref.cited_text))
+        citation = cited(ref.source_id, ref.cited_text)
+        citations.append(citation.model_copy(update={"number": ref.citation_number, "cited_text": ref.cited_text}))
     for number, source_id in answer.citations.items():
         if number.isdigit() and int(number) not in referenced:
-            citations.append(Citation(number=int(number), source_id=source_id, path=note_path(source_id)))
+            citations.append(cited(source_id, None).model_copy(update={"number": int(number)}))
     return sorted(citations, key=lambda c: c.number)

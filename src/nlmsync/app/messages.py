@@ -52,7 +52,14 @@ def next_steps(report: StatusReport, orphan_paths: Sequence[str]) -> list[NextSt
 
 
 def partial_failure_message(report: RefreshReport, requested: int) -> str:
-    """One line for a refresh where some notes failed, saying truly what else happened (exit 6)."""
+    """One line for a refresh where some notes (or packs) failed, saying truly what else happened (exit 6)."""
+    if not report.failed:
+        packs = report.failed_packs
+        done = [p for p in report.packs if p.branch != Branch.FAILED]
+        said = f"{len(packs)} of {len(packs) + len(done)} packs failed" if done else (
+            "the one pack failed" if len(packs) == 1 else f"all {len(packs)} packs failed")
+        rest = "the rest were done and recorded" if done or report.notes else "nothing was done"
+        return f"{said}; {rest} (first: {packs[0].title}: {packs[0].error})"
     failed = report.failed
     first = failed[0]
     why = first.error or ""

@@ -57,10 +57,12 @@ from nlmsync.sync import (
     lookalike_notice,
     notes_done,
     orphan_ids,
+    packs_done,
     parse_title,
     queue_duplicate_sources,
     read_remote,
     retry_pending_deletions,
+    sources_layout,
 )
 
 if TYPE_CHECKING:
@@ -230,7 +232,7 @@ class Orchestrator:
             # Stopped (capacity, server gone, login needed …): the report says what was done and recorded before.
             exc.report = report
             raise
-        if report.failed:
+        if report.failed or report.failed_packs:
             raise PartialFailure(partial_failure_message(report, len(selected)), report=report)
         return report
 
@@ -249,10 +251,13 @@ class Orchestrator:
             try:
                 if self.progress:
                     self.progress.start("refresh", len(selected))
-                report.notes.extend(await ensure_sources_for_paths(self._deps(notebook_id), selected, remote,
-                                                                   dry_run=dry_run, found=found, all_notes=scope))
+                prepared = await ensure_sources_for_paths(self._deps(notebook_id), selected, remote,
+                                                          dry_run=dry_run, found=found, all_notes=scope)
+                report.notes.extend(prepared.notes)
+                report.packs.extend(prepared.packs)
             except NlmsyncError as exc:
                 report.notes.extend(notes_done(exc))
+                report.packs.extend(packs_done(exc))
                 raise
             finally:
                 report.source_count = len(remote)
@@ -260,6 +265,8 @@ class Orchestrator:
                 if not dry_run:  # what this run could not delete waits with what earlier runs left
                     report.pending_deletions_left_count = len(self.store.pending_deletions(notebook_id))
                 report.notices.extend(self._notices(remote))
+                if not dry_run:
+                    report.layout = sources_layout(self.store, notebook_id, remote)
         return selected
 
     async def keep_current(self, paths: Sequence[str]) -> RefreshReport | None:
@@ -306,9 +313,11 @@ class Orchestrator:
             hits = self._selected(question)
             if self.progress:
                 self.progress.start("preparing sources", len(hits))
-            outcomes = await ensure_sources_for_paths(self._deps(notebook_id), [h.path for h in hits], remote)
+            prepared = await ensure_sources_for_paths(self._deps(notebook_id), [h.path for h in hits], remote)
+            outcomes = prepared.notes
             result = AskResult(notebook_id=notebook_id, question=question, answer="", conversation_id=None,
-                               selected_notes=[SelectedNote(path=h.path, score=h.score) for h in hits], notes=outcomes)
+                               selected_notes=[SelectedNote(path=h.path, score=h.score) for h in hits], notes=outcomes,
+                               packs=prepared.packs)
             live = [o for o in outcomes if o.branch in (Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED)]
             result.notices.extend(f"{o.path}: {o.error}" for o in outcomes if o.branch == Branch.FAILED)
             result.notices.extend(self._notices(remote))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from nlmsync.sync import NoteOutcome
+from nlmsync.sync import NoteOutcome, PackOutcome
 
 
 class Citation(BaseModel):
@@ -14,9 +14,13 @@ class Citation(BaseModel):
 
     number: int
     source_id: str
-    path: str | None = None
+    path: str | None = Field(default=None, description="The note cited; for a pack, the note of the pack that "
+                             "holds the quoted text (None when it could not be placed).")
     heading: str | None = None
     cited_text: str | None = None
+    pack: str | None = Field(default=None, description="The title of the pack cited, when the source is a pack.")
+    located: bool | None = Field(default=None, description="Whether the quoted text was found in the note (None "
+                                 "when the server quoted nothing or the note cannot be read).")
 
 
 class SelectedNote(BaseModel):
@@ -37,6 +41,7 @@ class AskResult(BaseModel):
     carried_over_source_ids: list[str] = Field(default_factory=list)
     citations: list[Citation] = Field(default_factory=list)
     notes: list[NoteOutcome] = Field(default_factory=list, description="What source preparation did.")
+    packs: list[PackOutcome] = Field(default_factory=list, description="The packs holding selected notes.")
     notices: list[str] = Field(default_factory=list)
 
 

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -58,6 +58,17 @@ class Settings(BaseModel):
     call_timeout: float = Field(default=120.0, gt=0, description="Seconds any other MCP call may take.")
     retry_attempts: int = Field(default=3, ge=1, le=10, description="Attempts for idempotent calls on connection trouble.")
     retry_on_connection_issue: bool = Field(default=True, description="Retry idempotent calls on connection trouble.")
+    source_max_words: int = Field(default=500_000, ge=1, le=500_000,
+                                  description="Words one uploaded source may hold; longer notes are split into parts.")
+    source_max_bytes: int = Field(default=1_000_000, ge=1_000, le=1_000_000,
+                                  description="Bytes of text one uploaded source may hold (one request's limit).")
+
+    # --- packing many notes into one source (refresh --all) ---
+    pack: Literal["auto", "always", "never"] = Field(
+        default="auto", description="refresh --all packs notes into shared sources: when they do not fit one per "
+                                    "source (auto), always, or never.")
+    pack_free: int = Field(default=3, ge=1,
+                           description="Sources a packed notebook leaves free for notes a question needs.")
 
     # --- compaction (spec §9) ---
     max_conversations: int = Field(default=200, ge=1, description="Conversations kept (newest first).")

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         ReconcileResult,
         SourceMapping,
     )
+    from nlmsync.store._packs import PackRecord
     from nlmsync.store.db import check_state_file, open_database
     from nlmsync.store.state import StateStore
 
@@ -36,6 +37,7 @@ _EXPORTS = {
     "LruEntry": "nlmsync.store._lru",
     "Message": "nlmsync.store._models",
     "NoteHashes": "nlmsync.store._models",
+    "PackRecord": "nlmsync.store._packs",
     "PendingDeletion": "nlmsync.store._models",
     "QueryRecord": "nlmsync.store._models",
     "ReconcileResult": "nlmsync.store._models",
@@ -52,6 +54,7 @@ __all__ = [
     "LruEntry",
     "Message",
     "NoteHashes",
+    "PackRecord",
     "PendingDeletion",
     "QueryRecord",
     "ReconcileResult",

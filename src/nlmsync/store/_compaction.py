@@ -87,7 +87,8 @@ class CompactionMixin(StoreBase):
             while current in aliases and current not in keep:
                 keep.add(current)
                 current = aliases[current]
-        active = {r[0] for r in self.db.execute("SELECT source_id FROM source_mappings WHERE status = 'active'")}
+        active = {r[0] for r in self.db.execute("SELECT source_id FROM source_mappings WHERE status = 'active' "
+                                                "UNION SELECT source_id FROM packs")}
         keep.update(a for a in aliases if resolve_chain(aliases.get, a) in active)
         drop = set(aliases) - keep
         if len(keep) > self.settings.max_aliases:

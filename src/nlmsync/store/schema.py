@@ -4,7 +4,8 @@
 `0002_state`
 holds everything else: notebooks, the source registry, aliases, eviction queues and log, pending
 deletions, conversations and query records; `0003_lru_by_recency` indexes the eviction queue by recency;
-`0004_note_hashes` records what each note hashed to when last read, by its file's mtime and size.
+`0004_note_hashes` records what each note hashed to when last read, by its file's mtime and size;
+`0005_packs` holds the packs (sources holding many notes), their notes, and the titles of pack adds under way.
 """
 
 from __future__ import annotations
@@ -143,12 +144,51 @@ def _note_hashes(db: Database) -> None:
                "size INTEGER NOT NULL, split TEXT NOT NULL, hashes TEXT NOT NULL)")
 
 
+_PACK_TABLES = """
+CREATE TABLE packs (
+    notebook_id TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    title TEXT NOT NULL,
+    first_path TEXT NOT NULL,
+    last_path TEXT NOT NULL,
+    note_count INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    recorded_at TEXT NOT NULL,
+    PRIMARY KEY (notebook_id, source_id)
+);
+CREATE TABLE pack_members (
+    notebook_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    source_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    note_hash TEXT NOT NULL,
+    PRIMARY KEY (notebook_id, path)
+);
+CREATE INDEX pack_members_by_source ON pack_members (notebook_id, source_id, position);
+CREATE TABLE pack_adds (
+    notebook_id TEXT NOT NULL,
+    title TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    PRIMARY KEY (notebook_id, title)
+);
+"""
+
+
+def _packs(db: Database) -> None:
+    """Packs: sources holding many notes, each note in one (`_packs.py`), and the adds of packs under way."""
+    for statement in _PACK_TABLES.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
 # The history, in order: (name, step).
 _STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("0001_index_cache", _index_cache_tables),
     ("0002_state", _state_tables),
     ("0003_lru_by_recency", _lru_by_recency),
     ("0004_note_hashes", _note_hashes),
+    ("0005_packs", _packs),
 ]
 
 

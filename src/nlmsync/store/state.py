@@ -15,13 +15,15 @@ from nlmsync.store._compaction import CompactionMixin
 from nlmsync.store._conversations import ConversationMixin
 from nlmsync.store._eviction import EvictionMixin
 from nlmsync.store._note_hashes import NoteHashesMixin
+from nlmsync.store._packs import PacksMixin
 from nlmsync.store._registry import RegistryMixin
 from nlmsync.store.db import open_database
 
 
-class StateStore(RegistryMixin, AliasMixin, EvictionMixin, ConversationMixin, CompactionMixin, NoteHashesMixin):
-    """Source registry, aliases, eviction queues, pending deletions, conversations, compaction, and the
-    part hashes of notes as last read (`note_hashes`).
+class StateStore(RegistryMixin, AliasMixin, EvictionMixin, ConversationMixin, CompactionMixin, NoteHashesMixin,
+                 PacksMixin):
+    """Source registry, aliases, eviction queues, pending deletions, conversations, compaction, the part
+    hashes of notes as last read (`note_hashes`), and packs (sources holding many notes).
 
     Thread-safe (one RLock). Writes are steps (`with store.step():` groups several into one
     transaction). `with store.writer():` holds the cross-process writer lock for a whole run.

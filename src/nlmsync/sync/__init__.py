@@ -13,7 +13,9 @@
 - `all_notes` — `refresh --all`: the notes that left the vault and the removal of their sources;
 - `deletions` — retrying unfinished deletions, queueing duplicates of a lost add;
 - `carry_over` — `history_source_ids` (§8);
-- `citations` — finding cited text in a note and the heading above it;
+- `citations` — finding cited text in a note (or in which note of a pack) and the heading above it;
+- `pack_layout`, `pack_text`, `packs` — packing many notes into one source: which notes share a pack, a pack's
+  text, and the §5 branches for packs;
 - `local_changes` — the notes a vault's edits touch (`local_changes`);
 - `report` — the per-note outcomes a refresh reports.
 
@@ -31,20 +33,34 @@ from nlmsync.sync.local_changes import local_changes
 if TYPE_CHECKING:
     from nlmsync.sync.all_notes import AllNotesScope
     from nlmsync.sync.carry_over import history_source_ids
-    from nlmsync.sync.citations import find_cited_text, heading_above
+    from nlmsync.sync.citations import find_cited_note, find_cited_text, heading_above
     from nlmsync.sync.deletions import queue_duplicate_sources, retry_pending_deletions
     from nlmsync.sync.deps import SyncDeps
     from nlmsync.sync.identity import is_own_upload, lookalike_notice
+    from nlmsync.sync.packs import sources_layout
     from nlmsync.sync.plan import Branch, prepare_note
-    from nlmsync.sync.prepare import ensure_sources_for_paths
+    from nlmsync.sync.prepare import PreparedSources, ensure_sources_for_paths
     from nlmsync.sync.reconcile import RemoteView, orphan_ids, read_remote
-    from nlmsync.sync.report import NoteOutcome, RefreshReport, notes_done
+    from nlmsync.sync.report import (
+        NoteOutcome,
+        PackOutcome,
+        RefreshReport,
+        SourcesLayout,
+        notes_done,
+        packs_done,
+    )
     from nlmsync.sync.titles import parse_title
 
 _EXPORTS = {
     "Branch": "nlmsync.sync.plan",
     "AllNotesScope": "nlmsync.sync.all_notes",
     "NoteOutcome": "nlmsync.sync.report",
+    "PackOutcome": "nlmsync.sync.report",
+    "PreparedSources": "nlmsync.sync.prepare",
+    "SourcesLayout": "nlmsync.sync.report",
+    "find_cited_note": "nlmsync.sync.citations",
+    "packs_done": "nlmsync.sync.report",
+    "sources_layout": "nlmsync.sync.packs",
     "RefreshReport": "nlmsync.sync.report",
     "RemoteView": "nlmsync.sync.reconcile",
     "SyncDeps": "nlmsync.sync.deps",
@@ -67,10 +83,14 @@ __all__ = [
     "AllNotesScope",
     "Branch",
     "NoteOutcome",
+    "PackOutcome",
+    "PreparedSources",
     "RefreshReport",
     "RemoteView",
+    "SourcesLayout",
     "SyncDeps",
     "ensure_sources_for_paths",
+    "find_cited_note",
     "find_cited_text",
     "heading_above",
     "history_source_ids",
@@ -79,11 +99,13 @@ __all__ = [
     "lookalike_notice",
     "notes_done",
     "orphan_ids",
+    "packs_done",
     "parse_title",
     "prepare_note",
     "queue_duplicate_sources",
     "read_remote",
     "retry_pending_deletions",
+    "sources_layout",
 ]
 
 __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS, __all__)

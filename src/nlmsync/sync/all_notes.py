@@ -4,13 +4,14 @@ sources (`remove_vanished`)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from nlmsync.errors import NlmsyncError
 from nlmsync.sync.decide import PlannedNote, RegistryView
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.eviction import evict_path
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.plan import Branch, PreparedNote
 from nlmsync.sync.reconcile import RemoteView
 from nlmsync.sync.report import NoteOutcome, stop_report
 from nlmsync.vault import EXCLUSION_REASONS
@@ -28,10 +29,12 @@ class AllNotesScope:
         return any(root in ("", path) or path.startswith(root.rstrip("/") + "/") for root in self.roots)
 
 
-def vanished_paths(items: list[PlannedNote | NoteOutcome], scope: AllNotesScope, registry: RegistryView) -> dict[str, str]:
+def vanished_paths(items: Sequence[PlannedNote | PreparedNote | NoteOutcome], scope: AllNotesScope,
+                   registry: RegistryView, packed: Collection[str] = ()) -> dict[str, str]:
     """The managed registered notes in `scope` whose sources an `--all` run removes, with the reason:
-    not among the notes of the run and not the old path of one of its renames, or now excluded (the reason says how)."""
-    requested = {i.note.path if isinstance(i, PlannedNote) else i.path for i in items}
+    not among the notes of the run (`items`, and the notes going into packs, `packed`) and not the old path
+    of one of its renames, or now excluded (the reason says how)."""
+    requested = {i.note.path if isinstance(i, PlannedNote) else i.path for i in items} | set(packed)
     renamed_from = {i.decision.rename_from for i in items if isinstance(i, PlannedNote)}
     excluded = {i.path: i.reason for i in items if isinstance(i, NoteOutcome) and i.branch == Branch.EXCLUDED
                 and i.reason in EXCLUSION_REASONS}

@@ -1,26 +1,110 @@
-"""Mapping an answer's citations back to vault notes: where in the note the cited text is, under which heading."""
+"""Mapping an answer's citations back to vault notes: where the cited text is — in a note, or in which note of a
+pack — and under which heading.
+
+A server does not quote the bytes it was sent: NotebookLM hands back its indexed paragraphs re-joined by blank
+lines, with white space and markdown marks (`**`, `[…](…)`, list bullets) normalized. A quote is therefore
+matched word for word: both texts are cut into words (runs of letters and digits; each character of a script
+written without spaces — Chinese, Japanese, Thai, Lao, Khmer, Myanmar — a word of its own; compared
+case-insensitively after NFKC), and the quote's words must appear one after another in the note. A quote that does not appear whole
+is tried by its longest piece between ellipses, then by its first and its last dozen words (at least
+`MIN_PIECE_WORDS` each); one that still cannot be found is not placed — never guessed.
+"""
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from nlmsync.search import markdown_lines
 from nlmsync.vault import parse_front_matter
 
-_MAX_MATCH_WORDS = 12
+PIECE_WORDS = 12
+"""The length of the first and last pieces of a quote tried when it does not appear whole."""
+MIN_PIECE_WORDS = 4
+"""A piece shorter than this says too little to place a quote by."""
+
+_UNSPACED = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = re.compile(f"[^\\W_{_UNSPACED}]+|[{_UNSPACED}]")
+_ELLIPSIS = re.compile(r"\.\.\.|…")
+_SEPARATOR = "\x00"
+
+
+@dataclass(frozen=True)
+class Words:
+    """A text's words, normalized, with the offset in the text where each starts."""
+
+    joined: str
+    """The words, each followed by a separator: a run of words is found by one `str.find`."""
+    offsets: list[int]
+    """Per word, its start in the text."""
+    starts: list[int]
+    """Per word, its start in `joined`."""
+
+    @classmethod
+    def of(cls, text: str) -> Words:
+        offsets: list[int] = []
+        starts: list[int] = []
+        parts: list[str] = []
+        position = 0
+        for match in _WORD.finditer(text):
+            word = _normal(match.group())
+            offsets.append(match.start())
+            starts.append(position)
+            parts.append(word)
+            position += len(word) + 1
+        return cls(_SEPARATOR.join(parts) + _SEPARATOR if parts else "", offsets, starts)
+
+    def find(self, words: Sequence[str]) -> int | None:
+        """The text offset where `words` (normalized) start one after another, or None."""
+        if not words or not self.joined:
+            return None
+        needle = _SEPARATOR.join(words) + _SEPARATOR
+        at = 0
+        while True:
+            found = self.joined.find(needle, at)
+            if found < 0:
+                return None
+            if found == 0 or self.joined[found - 1] == _SEPARATOR:  # a whole word, not the end of one
+                return self.offsets[bisect_right(self.starts, found) - 1]
+            at = found + 1
+
+
+def _normal(word: str) -> str:
+    return unicodedata.normalize("NFKC", word).casefold()
+
+
+def quote_words(quote: str) -> list[list[str]]:
+    """The word runs to look a quote up by, most telling first: all of it; its longest piece between
+    ellipses; its first and last `PIECE_WORDS` words (pieces shorter than `MIN_PIECE_WORDS` are left out)."""
+    words = [_normal(w) for w in _WORD.findall(quote)]
+    tries = [words] if words else []
+    pieces = sorted(([_normal(w) for w in _WORD.findall(p)] for p in _ELLIPSIS.split(quote)), key=len, reverse=True)
+    if len(pieces) > 1 and len(pieces[0]) >= MIN_PIECE_WORDS:
+        tries.append(pieces[0])
+    if len(words) > PIECE_WORDS:
+        tries.extend([words[:PIECE_WORDS], words[-PIECE_WORDS:]])
+    return [t for i, t in enumerate(tries) if (i == 0 or len(t) >= MIN_PIECE_WORDS) and t not in tries[:i]]
 
 
 def find_cited_text(text: str, cited: str) -> int | None:
-    """The offset in `text` where `cited` starts: exact match first, then whitespace-insensitive."""
-    cited = cited.strip()
-    if not cited:
-        return None
-    offset = text.find(cited)
-    if offset >= 0:
-        return offset
-    words = cited.split()[:_MAX_MATCH_WORDS]
-    match = re.search(r"\s+".join(re.escape(w) for w in words), text)
-    return match.start() if match else None
+    """The offset in `text` where the cited passage starts (matched word for word, see the module), or None."""
+    found = find_cited_note([text], cited)
+    return found[1] if found is not None else None
+
+
+def find_cited_note(texts: Sequence[str | None], cited: str) -> tuple[int, int] | None:
+    """Which of `texts` (the notes of a pack, in order; None for one that cannot be read) holds the cited passage,
+    and where it starts: the first note holding it whole, else the first holding its most telling piece."""
+    words = [Words.of(text) if text is not None else None for text in texts]
+    for run in quote_words(cited):
+        for index, note in enumerate(words):
+            offset = note.find(run) if note is not None else None
+            if offset is not None:
+                return index, offset
+    return None
 
 
 def heading_above(text: str, offset: int) -> str | None:

@@ -261,15 +261,7 @@ def check_capacity_up_front(deps: SyncDeps, works: list[PlannedNote], remote: Re
     required = sum(len(w.note.parts) for w in works)
     if required + len(remote) <= capacity:  # fits even if no listed source may make room
         return
-    registry.read_all()
-    own_titles = {p.title for w in works for p in w.note.parts}
-    untouchable = 0
-    for source_id, title in remote.sources.items():
-        if title in own_titles and source_id not in remote.foreign:
-            continue
-        row = registry.mapping_by_source_id(source_id)
-        if row is None or not row.managed:
-            untouchable += 1
+    untouchable = untouchable_count(remote, registry, {p.title for w in works for p in w.note.parts})
     if required + untouchable > capacity:
         if len(remote) > capacity:  # the setting, not the notes, is what is wrong: say so first
             raise CapacityError(f"notebook {deps.notebook_id} holds {len(remote)} sources, capacity is {capacity}: "
@@ -278,3 +270,17 @@ def check_capacity_up_front(deps: SyncDeps, works: list[PlannedNote], remote: Re
         raise CapacityError(
             f"the {len(works)} requested notes need {required} sources but notebook {deps.notebook_id} "
             f"holds at most {capacity}{taken}; nothing was uploaded", hint=CAPACITY_HINT)
+
+
+def untouchable_count(remote: RemoteView, registry: RegistryView, own_titles: Collection[str]) -> int:
+    """The listed sources no eviction may take: neither a managed single-note source nor titled as one of
+    `own_titles` (the run's own uploads, adopted rather than added) — hand-added sources, look-alikes, packs."""
+    registry.read_all()
+    untouchable = 0
+    for source_id, title in remote.sources.items():
+        if title in own_titles and source_id not in remote.foreign:
+            continue
+        row = registry.mapping_by_source_id(source_id)
+        if row is None or not row.managed:
+            untouchable += 1
+    return untouchable

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Protocol
 from nlmsync.config import Settings
 from nlmsync.errors import AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError
 from nlmsync.sync.report import NoteOutcome
-from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS
 
 if TYPE_CHECKING:
     from nlmsync.store import StateStore
@@ -91,8 +90,14 @@ class SyncDeps:
     settings: Settings
     notebook_id: str
     on_progress: ProgressCallback | None = None
-    max_words: int = MAX_SOURCE_WORDS
-    max_bytes: int = MAX_SOURCE_BYTES
+    max_words: int = 0
+    max_bytes: int = 0
+    """The limits one source is held to (notes are split, packs filled within them); 0 takes the settings'
+    `source_max_words` and `source_max_bytes`."""
+
+    def __post_init__(self) -> None:
+        self.max_words = self.max_words or self.settings.source_max_words
+        self.max_bytes = self.max_bytes or self.settings.source_max_bytes
 
     @cached_property
     def capacity(self) -> int:

@@ -1,11 +1,13 @@
 """`ensure_sources_for_paths` (spec §5, "Entry"): make exactly the given notes live sources in a notebook.
 
 A run, in order: read and hash the notes, load their source mappings and resolve the alias chains
-(`decide.load_notes`, `decide.RegistryView`), and decide each note's one branch — reuse, replace
-add-first, rename by hash, or new (`decide.decide_all`, `plan.decide_branch`); screen unregistered
-sources titled like the run's parts (`identity`); refuse up front what cannot fit
-(`decide.check_capacity_up_front`); with `--all`, take out the sources of notes that left the vault
-(`all_notes`); then carry the branches out, evicting (§6) before the uploads that need room
+(`decide.load_notes`, `decide.RegistryView`); when the notebook is packed — or a `refresh --all` finds the
+vault does not fit one note per source (the `pack` setting) — keep the notes that fit a pack in packs
+(`packs.ensure_packs`: layout, the §5 branches per pack, add first, retire after); then the notes that stay
+alone, each taking one branch — reuse, replace add-first, rename by hash, or new (`decide.decide_all`,
+`plan.decide_branch`): screen unregistered sources titled like the run's parts (`identity`); refuse up front
+what cannot fit (`decide.check_capacity_up_front`); with `--all`, take out the sources of notes that left the
+vault (`all_notes`); then carry the branches out, evicting (§6) before the uploads that need room
 (`runner.Runner`), or in a dry run say what would be done (`runner.simulate`).
 
 A note that fails is reported and leaves its previous registry rows untouched; the rest go on.
@@ -14,6 +16,7 @@ A note that fails is reported and leaves its previous registry rows untouched; t
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 
 from nlmsync.errors import NlmsyncError
 from nlmsync.store import NoteHashes
@@ -25,56 +28,187 @@ from nlmsync.sync.decide import (
     decide_all,
     load_notes,
     read_for_upload,
+    untouchable_count,
 )
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.identity import screen_title_matches
+from nlmsync.sync.packs import Group, PlannedPack, ensure_packs, packable, packed_notes
+from nlmsync.sync.plan import PreparedNote
 from nlmsync.sync.reconcile import RemoteView
-from nlmsync.sync.report import NoteOutcome, notes_done, stop_report
+from nlmsync.sync.report import NoteOutcome, PackOutcome, notes_done, packs_done, stop_report
 from nlmsync.sync.runner import Runner, simulate
+
+
+@dataclass
+class PreparedSources:
+    """What a run made of its notes: one outcome per note (packed notes in their packs), and the packs."""
+
+    notes: list[NoteOutcome] = field(default_factory=list)
+    packs: list[PackOutcome] = field(default_factory=list)
 
 
 async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote: RemoteView, *,
                                    protect: set[str] | None = None, dry_run: bool = False,
-                                   found: Collection[str] = (), all_notes: AllNotesScope | None = None) -> list[NoteOutcome]:
+                                   found: Collection[str] = (),
+                                   all_notes: AllNotesScope | None = None) -> PreparedSources:
     """Make the notes at `paths` (vault-relative, normalized) live sources, in that order.
 
     Returns one outcome per path (reused, replaced, renamed, added, excluded or failed), with the
-    evictions each note needed just before it. `protect` are paths never evicted by this call (the
-    requested paths always are). With `dry_run`, nothing is written and no mutating call is made.
-    `found` are the paths that came from walking the vault rather than from the user (see `load_notes`).
-    With `all_notes`, the registered notes in its scope that are neither among `paths` nor claimed by a
-    rename of this run, or that are now excluded by configuration, have their sources removed first
-    (`removed` outcomes, before the others): renames are matched by content hash before any removal is
-    decided, so a moved note keeps its source.
+    evictions each note needed just before it; in a packed notebook the packs too, and a packed note's
+    outcome names its pack (`refresh --all` reports its packed notes through the packs alone). `protect`
+    are paths never evicted by this call (the requested paths always are). With `dry_run`, nothing is
+    written and no mutating call is made. `found` are the paths that came from walking the vault rather
+    than from the user (see `load_notes`). With `all_notes`, the registered notes in its scope that are
+    neither among `paths` nor claimed by a rename of this run, or that are now excluded by configuration,
+    have their sources removed first (`removed` outcomes, before the others): renames are matched by content
+    hash before any removal is decided, so a moved note keeps its source.
 
     Raises:
-        CapacityError: the requested notes alone exceed the capacity (before any upload), or no
-            managed eviction candidate is left (after the notes before it were done and recorded).
-        AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError: the server
-            cannot be used at all (what was done before is recorded).
+        CapacityError: the requested notes alone exceed the capacity (before any upload), or no managed
+            eviction candidate is left (after the notes before it were done and recorded).
+        AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError: the server cannot be
+            used at all (what was done before is recorded).
         An error raised after some notes were handled carries their outcomes in its `report` (a
             `RefreshReport`, `report.notes_done`).
     """
+    store, nb = deps.store, deps.notebook_id
     unique = list(dict.fromkeys(paths))
     read: list[NoteHashes] = []
-    notes = load_notes(deps, unique, found, deps.store.note_hashes(unique), read)
-    registry = RegistryView.read(deps.store, deps.notebook_id, None if all_notes is not None else unique)
-    items = decide_all(deps, notes, remote, registry)
-    reread = read_for_upload(deps, items, found, read)
+    known = store.note_hashes(unique)
+    items = load_notes(deps, unique, found, known, read)
+    packed = store.has_packs(nb)
+    registry = RegistryView.read(store, nb, None if all_notes is not None or packed else unique)
+    protected = set(protect or ()) | set(paths)
+    done = PreparedSources()
+    if _packs_apply(deps, items, remote, registry, all_notes, packed):
+        alone: list[NoteOutcome | PreparedNote] = []
+        try:
+            await _packed_run(deps, items, known, remote, registry, read, found, all_notes, protected, unique,
+                              dry_run, done, alone)
+        except NlmsyncError as exc:
+            stop_report(exc, nb, [*done.notes, *notes_done(exc)], [*done.packs, *packs_done(exc)])
+            raise
+        singles = alone
+    else:
+        singles = list(items)
+    try:
+        done.notes.extend(await _singles(deps, singles, items, remote, registry, read, found, all_notes,
+                                         protected, dry_run))
+    except NlmsyncError as exc:
+        stop_report(exc, nb, [*done.notes, *notes_done(exc)], done.packs)
+        raise
+    return done
+
+
+def _packs_apply(deps: SyncDeps, items: Sequence[PreparedNote | NoteOutcome], remote: RemoteView,
+                 registry: RegistryView, all_notes: AllNotesScope | None, packed: bool) -> bool:
+    """Whether the run keeps notes in packs: the notebook is packed already, or `refresh --all` packs it (the
+    `pack` setting: always, or — `auto` — when its notes do not fit one per source)."""
+    mode = deps.settings.pack
+    if all_notes is None:
+        return packed
+    if mode == "never":
+        return packed  # unpacking: the layout takes no note, its packs are retired
+    if packed or mode == "always":
+        return True
+    required = sum(len(i.parts) for i in items if isinstance(i, PreparedNote))
+    capacity = deps.settings.capacity
+    return required + len(remote) > capacity and required + untouchable_count(remote, registry, ()) > capacity
+
+
+async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], known: dict[str, NoteHashes],
+                      remote: RemoteView, registry: RegistryView, read: list[NoteHashes], found: Collection[str],
+                      all_notes: AllNotesScope | None, protect: set[str], requested: list[str], dry_run: bool,
+                      done: PreparedSources, alone: list[PreparedNote | NoteOutcome]) -> None:
+    """The packed notes of the run into `done` (packs, and per requested note the pack it is live in); the
+    notes that stay alone and the outcomes of the rest go to `alone`, for the single-note branches."""
+    store, nb = deps.store, deps.notebook_id
+    unpacking = all_notes is not None and deps.settings.pack == "never"
+    fits: list[PreparedNote] = []
+    for item in items:
+        if isinstance(item, PreparedNote) and not unpacking and packable(deps, item, _size(item, known)):
+            fits.append(item)
+        else:
+            alone.append(item)
+    held = set(store.pack_members(nb))
+    in_run = {i.path for i in items}
+    others = [p for p in sorted(held - in_run) if not _whole_vault(all_notes)]
+    other_known = store.note_hashes(others)
+    for item in load_notes(deps, others, others, other_known, read):
+        if isinstance(item, PreparedNote) and not unpacking and packable(deps, item, _size(item, other_known)):
+            fits.append(item)
+    layout = packed_notes(deps, fits, {**other_known, **known})
+    gone = held - {n.path for n in layout}
+    alone_parts = sum(len(i.parts) for i in alone if isinstance(i, PreparedNote) and not _live(i.path, registry, remote))
+    leaving = set(vanished_paths(items, all_notes, registry)) if all_notes is not None else set()
+    wanted, shown = _scope(deps, all_notes, set(requested))
+    run = await ensure_packs(deps, remote, registry, layout, wanted=wanted, shown=shown, gone=gone,
+                             alone_parts=alone_parts, leaving=leaving, found={*found, *others}, read=read,
+                             protect=protect,
+                             report_notes=() if all_notes is not None else requested, dry_run=dry_run)
+    done.packs.extend(run.packs)
+    done.notes.extend(run.notes)
+
+
+def _live(path: str, registry: RegistryView, remote: RemoteView) -> bool:
+    rows = registry.mappings(path)
+    return bool(rows) and all(resolved in remote for _, resolved in rows)
+
+
+def _whole_vault(all_notes: AllNotesScope | None) -> bool:
+    return all_notes is not None and "" in all_notes.roots
+
+
+def _size(note: PreparedNote, known: dict[str, NoteHashes]) -> int:
+    text = note.parts[0].text
+    return len(text.encode("utf-8", "surrogateescape")) if text is not None else known[note.path].size
+
+
+def _scope(deps: SyncDeps, all_notes: AllNotesScope | None, requested: set[str]):  # type: ignore[no-untyped-def]
+    """Which groups a run carries out and which kept packs it reports: every one for `refresh --all`, those
+    touching its folders for `refresh --all PATH`, those holding a requested note otherwise."""
+    if _whole_vault(all_notes):
+        return None, lambda pack: True
+    if all_notes is not None:
+        store, nb = deps.store, deps.notebook_id
+
+        def covers_group(group: Group) -> bool:
+            paths = group.paths() | {p for r in group.old_packs for p, _ in store.notes_of_pack(nb, r.source_id)}
+            return any(all_notes.covers(p) for p in paths)
+
+        return covers_group, lambda pack: any(all_notes.covers(p) for p in pack.paths)
+
+    def holds_requested(group: Group) -> bool:
+        return any(p in requested for pack in group.packs for p in pack.paths)
+
+    def shows(pack: PlannedPack) -> bool:
+        return any(p in requested for p in pack.paths)
+
+    return holds_requested, shows
+
+
+async def _singles(deps: SyncDeps, singles: list[PreparedNote | NoteOutcome],
+                   items: list[PreparedNote | NoteOutcome], remote: RemoteView, registry: RegistryView,
+                   read: list[NoteHashes], found: Collection[str], all_notes: AllNotesScope | None,
+                   protect: set[str], dry_run: bool) -> list[NoteOutcome]:
+    """The §5 branches for the notes kept one per source (`singles`; `items` are all the run's notes)."""
+    decided = decide_all(deps, singles, remote, registry)
+    reread = read_for_upload(deps, decided, found, read)
     if reread is not None:
-        items = decide_all(deps, reread, remote, registry)
-    works = [i for i in items if isinstance(i, PlannedNote)]
+        decided = decide_all(deps, reread, remote, registry)
+    works = [i for i in decided if isinstance(i, PlannedNote)]
     await screen_title_matches(deps.client, lambda source_id: registry.mapping_by_source_id(source_id) is not None,
                                remote, {p.title: p.text for w in works for p in w.note.parts if p.text is not None})
     check_capacity_up_front(deps, works, remote, registry)
-    protected = set(protect or ()) | set(paths)
-    vanished = {} if all_notes is None else vanished_paths(items, all_notes, registry)
+    singled = {i.path for i in singles}
+    packed = [i.path for i in items if i.path not in singled]
+    vanished = {} if all_notes is None else vanished_paths(decided, all_notes, registry, packed)
     removed = await remove_vanished(deps, remote, vanished, dry_run=dry_run)
     if dry_run:
-        return removed + simulate(deps, items, remote, protected)
+        return removed + simulate(deps, decided, remote, protect)
     left = [*vanished, *(w.decision.rename_from for w in works if w.decision.rename_from is not None)]
     try:
-        return removed + await Runner(deps, remote, protected, read, left).run(items)
+        return removed + await Runner(deps, remote, protect, read, left).run(decided)
     except NlmsyncError as exc:
         stop_report(exc, deps.notebook_id, removed + notes_done(exc))
         raise

@@ -14,7 +14,7 @@ instead of uploading twice.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 import anyio
 
@@ -45,6 +45,31 @@ def _why_stopped(fatal: NlmsyncError | None) -> str:
     if isinstance(fatal, AuthenticationRequiredError):
         return "the server needs a Google login"
     return "the server cannot be used"
+
+
+async def add_source(deps: SyncDeps, remote: RemoteView, text: str, title: str,
+                     adoptable: Callable[[list[str]], str | None]) -> tuple[str, bool]:
+    """Upload `text` as a source titled `title`; returns its id and whether an existing source was taken.
+
+    When the answer is lost, a fresh listing says whether the add happened: a source with the title that
+    `adoptable` accepts (of the ids listed under it) is taken; none means the add did not happen, so one more
+    cannot duplicate (a copy that lands later is swept by `queue_duplicate_sources` on the next run).
+
+    Raises:
+        NotebookLMError: the server refused the add, or could not be asked.
+    """
+    deps_client, notebook_id = deps.client, deps.notebook_id
+    try:
+        added = await deps_client.source_add_text(notebook_id, text, title, wait=deps.settings.wait_for_processing)
+    except ConnectionProblem:
+        listing = await lookup_after_lost_answer(deps_client, notebook_id)
+        found = adoptable([sid for sid, listed in listing.items() if listed == title])
+        if found is not None:
+            remote.added(found, title)
+            return found, True
+        added = await deps_client.source_add_text(notebook_id, text, title, wait=deps.settings.wait_for_processing)
+    remote.added(added.source_id, title)
+    return added.source_id, False
 
 
 def _failed(work: PlannedNote, message: str) -> NoteOutcome:
@@ -252,29 +277,13 @@ class Runner:
         return None
 
     async def _add_part(self, path: str, text: str, title: str) -> tuple[str, bool]:
-        deps = self.deps
         existing = self._adoptable(path, self.remote.titled(title))
         if existing is not None:
             return existing, True
         async with self.semaphore:
             if self.fatal is not None:  # queued behind an upload that found the server unusable
                 raise _NotTried
-            try:
-                added = await deps.client.source_add_text(deps.notebook_id, text, title,
-                                                          wait=deps.settings.wait_for_processing)
-            except ConnectionProblem:
-                # The answer was lost: the listing says whether the add happened. Absent means it did
-                # not, so one more add cannot duplicate; a source that appears later under the same
-                # title is swept by `queue_duplicate_sources` on the next run.
-                listing = await lookup_after_lost_answer(deps.client, deps.notebook_id)
-                found = self._adoptable(path, [sid for sid, listed in listing.items() if listed == title])
-                if found is not None:
-                    self.remote.added(found, title)
-                    return found, True
-                added = await deps.client.source_add_text(deps.notebook_id, text, title,
-                                                          wait=deps.settings.wait_for_processing)
-        self.remote.added(added.source_id, title)
-        return added.source_id, False
+            return await add_source(self.deps, self.remote, text, title, lambda ids: self._adoptable(path, ids))
 
     def _commit(self, work: PlannedNote, outcome: NoteOutcome) -> list[str]:
         """Record one note in one step (its use is recorded with the others at the end of the run); returns the

@@ -2,8 +2,10 @@
 
 Every source nlmsync uploads is titled with its vault path and a short hash of the exact text
 uploaded (`notes/heapsort.md · 3f9a12c0`, or `notes/big.md (part 2/3) · 3f9a12c0` for a part of a
-split note). A title is therefore unique to its content, which lets a crashed or ambiguous add be
-recovered by looking for that exact title remotely instead of uploading twice.
+split note); a pack of many notes by its first and last note, how many it holds and the hash of its text
+(`algorithms/a.md … algorithms/z.md (130 notes) · 3f9a12c0`). A title is therefore unique to its content,
+which lets a crashed or ambiguous add be recovered by looking for that exact title remotely instead of
+uploading twice.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ SHORT_HASH_CHARS = 8
 TITLE_SEPARATOR = " · "
 _ELLIPSIS = "…"
 _TITLE_PATTERN = re.compile(r"^(?P<path>.+?)(?: \(part (?P<part>\d+)/(?P<count>\d+)\))? · (?P<hash>[0-9a-f]{8})$")
+PACK_RANGE = " … "
+_PACK_PATTERN = re.compile(r"^(?P<first>.+?)(?: … (?P<last>.+?))? \((?P<count>\d+) notes?\) · (?P<hash>[0-9a-f]{8})$")
 
 
 def content_hash(text: str) -> str:
@@ -36,18 +40,44 @@ def source_title(path: str, part_hash: str, part: int = 0, part_count: int = 1) 
     """
     marker = f" (part {part + 1}/{part_count})" if part_count > 1 else ""
     suffix = f"{marker}{TITLE_SEPARATOR}{short_hash(part_hash)}"
-    room = MAX_TITLE_CHARS - len(suffix)
-    shown = path if len(path) <= room else _ELLIPSIS + path[len(path) - room + len(_ELLIPSIS):]
-    return shown + suffix
+    return _shown(path, MAX_TITLE_CHARS - len(suffix)) + suffix
+
+
+def _shown(path: str, room: int) -> str:
+    return path if len(path) <= room else _ELLIPSIS + path[len(path) - room + len(_ELLIPSIS):]
+
+
+def pack_title(first: str, last: str, count: int, text_hash: str) -> str:
+    """The title of a pack of `count` notes from `first` to `last` (vault paths) whose text hashes to
+    `text_hash`, at most 500 characters: the paths share the room, each keeping its end when too long."""
+    suffix = f" ({count} {'note' if count == 1 else 'notes'}){TITLE_SEPARATOR}{short_hash(text_hash)}"
+    if count == 1:
+        return _shown(first, MAX_TITLE_CHARS - len(suffix)) + suffix
+    room = MAX_TITLE_CHARS - len(suffix) - len(PACK_RANGE)
+    first_room = max(room // 2, room - len(last))
+    shown_first = _shown(first, first_room)
+    return shown_first + PACK_RANGE + _shown(last, room - len(shown_first)) + suffix
 
 
 def looks_managed(title: str) -> bool:
-    """True when `title` has the shape of a title nlmsync gives its uploads."""
+    """True when `title` has the shape of a title nlmsync gives its uploads (a note's, a part's or a pack's)."""
     return _TITLE_PATTERN.match(title) is not None
+
+
+def parse_pack_title(title: str) -> tuple[str, str, int, str] | None:
+    """The first and last vault paths (as shown: a long one starts with an ellipsis), the note count and the
+    short hash of a pack's title; None for any other title."""
+    match = _PACK_PATTERN.match(title)
+    if match is None:
+        return None
+    first = match.group("first")
+    return first, match.group("last") or first, int(match.group("count")), match.group("hash")
 
 
 def parse_title(title: str) -> tuple[str, str] | None:
     """The vault path (as shown: a long one starts with an ellipsis) and the short content hash of a title
-    nlmsync gives its uploads; None for any other title."""
+    nlmsync gives its uploads of one note (or part); None for a pack's title and any other title."""
     match = _TITLE_PATTERN.match(title)
-    return (match.group("path"), match.group("hash")) if match else None
+    if match is None or _PACK_PATTERN.match(title) is not None:
+        return None
+    return match.group("path"), match.group("hash")
