@@ -10,7 +10,8 @@ from nlmsync import app
 def test_exported_names_are_exactly_the_documented_ones() -> None:
     assert sorted(app.__all__) == [
         "AskResult", "Citation", "EvictionCandidate", "EvictionEntry", "LocalChangeEntry", "NextStep",
-        "Orchestrator", "ProgressSink", "ReconcileReport", "SelectedNote", "SourceMappingEntry", "StatusReport",
+        "NotePlacement", "Orchestrator", "PackEntry", "ProgressSink", "ReconcileReport", "SelectedNote",
+        "SourceMappingEntry", "StatusReport",
     ]
     for name in app.__all__:
         value = getattr(app, name)

@@ -38,9 +38,9 @@ def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer:
             found = find_cited_note([note_text(p) for p in paths], quote) if quote else None
             if found is None:
                 return Citation(number=0, source_id=source_id, pack=pack.title, located=False if quote else None)
-            path, offset = paths[found[0]], found[1]
-            return Citation(number=0, source_id=source_id, path=path, pack=pack.title, located=True,
-                            heading=heading_above(note_text(path) or "", offset))
+            held = paths[found[0]]
+            return Citation(number=0, source_id=source_id, path=held, pack=pack.title, located=True,
+                            heading=heading_above(note_text(held) or "", found[1]))
         path = path_of.get(resolved)
         if path is None:
             row = store.mapping_by_source_id(notebook_id, resolved)

@@ -55,10 +55,10 @@ def partial_failure_message(report: RefreshReport, requested: int) -> str:
     """One line for a refresh where some notes (or packs) failed, saying truly what else happened (exit 6)."""
     if not report.failed:
         packs = report.failed_packs
-        done = [p for p in report.packs if p.branch != Branch.FAILED]
-        said = f"{len(packs)} of {len(packs) + len(done)} packs failed" if done else (
+        fine = [p for p in report.packs if p.branch != Branch.FAILED]
+        said = f"{len(packs)} of {len(packs) + len(fine)} packs failed" if fine else (
             "the one pack failed" if len(packs) == 1 else f"all {len(packs)} packs failed")
-        rest = "the rest were done and recorded" if done or report.notes else "nothing was done"
+        rest = "the rest were done and recorded" if fine or report.notes else "nothing was done"
         return f"{said}; {rest} (first: {packs[0].title}: {packs[0].error})"
     failed = report.failed
     first = failed[0]

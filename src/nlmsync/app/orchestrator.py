@@ -25,6 +25,8 @@ from nlmsync.app.results import (
     EvictionCandidate,
     EvictionEntry,
     LocalChangeEntry,
+    NotePlacement,
+    PackEntry,
     ReconcileReport,
     SelectedNote,
     SourceMappingEntry,
@@ -57,6 +59,7 @@ from nlmsync.sync import (
     lookalike_notice,
     notes_done,
     orphan_ids,
+    pack_member_mappings,
     packs_done,
     parse_title,
     queue_duplicate_sources,
@@ -64,6 +67,7 @@ from nlmsync.sync import (
     retry_pending_deletions,
     sources_layout,
 )
+from nlmsync.vault import normalize_rel_path
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -270,14 +274,16 @@ class Orchestrator:
         return selected
 
     async def keep_current(self, paths: Sequence[str]) -> RefreshReport | None:
-        """Refresh those of `paths` that are already synced to the notebook (watch mode); None if none are.
+        """Refresh those of `paths` that are already synced to the notebook (watch mode) — in a packed notebook
+        every note of `paths` that is in the vault, since each note belongs in a pack; None if none are.
 
         Raises:
             PartialFailure, CapacityError: as `refresh`.
         """
         notebook_id, _ = await self._notebook(create=False)
-        synced = {m.path for m in self.store.all_mappings(notebook_id)}
-        wanted = [p for p in paths if p in synced]
+        synced = {m.path for m in self.store.all_mappings(notebook_id)} | set(self.store.pack_members(notebook_id))
+        packed = self.store.has_packs(notebook_id)
+        wanted = [p for p in paths if p in synced or (packed and (self.vault_root / p).is_file())]
         return await self.refresh(wanted) if wanted else None
 
     def _refresh_paths(self, notebook_id: str, named: list[tuple[str, bool]] | None, query: str | None,
@@ -360,14 +366,20 @@ class Orchestrator:
                                                     conversation_id=None, timeout=timeout), None
 
     # --- status and reconcile ------------------------------------------------------------------
-    async def status(self) -> StatusReport:
-        """The registry against the remote listing and the vault, with the next steps; changes nothing."""
+    async def status(self, paths: Sequence[str] = ()) -> StatusReport:
+        """The registry against the remote listing and the vault, with the next steps, and for each of `paths`
+        (vault-relative notes) the source that holds it; changes nothing."""
         notebook_id, first = await self._notebook(create=False)
         remote = await self._remote(notebook_id, first)
         report = StatusReport(server=self.settings.server, notebook_id=notebook_id, title=remote.title,
                               capacity=self.store.capacity(notebook_id, self.settings.capacity),
-                              source_count=len(remote))
-        registered: set[str] = set()
+                              source_count=len(remote), layout=sources_layout(self.store, notebook_id, remote))
+        packs = self.store.packs(notebook_id)
+        report.packs = [PackEntry(title=p.title, source_id=p.source_id, first_path=p.first_path,
+                                  last_path=p.last_path, note_count=p.note_count, size=p.size,
+                                  live=p.source_id in remote) for p in packs]
+        registered: set[str] = {p.source_id for p in packs}
+        report.notes = [self._placement(notebook_id, normalize_rel_path(path), remote) for path in paths]
         mappings = self.store.all_mappings(notebook_id)
         for m in mappings:
             resolved = self.store.resolve_source_id(m.source_id)
@@ -379,10 +391,11 @@ class Orchestrator:
                                     if await is_own_upload(self.client, self.vault_root, i, remote.sources[i])]
         report.unmanaged_count = sum(1 for i in remote.sources
                                      if i not in registered and i not in report.orphan_source_ids)
+        synced = [*mappings, *pack_member_mappings(self.store, notebook_id)]
         report.local_changes = [
             LocalChangeEntry(path=c.path, change=c.change.value, renamed_to=c.renamed_to, command=c.command)
-            for c in local_changes(self.vault_root, mappings, self.settings.exclude,
-                                   self.store.note_hashes({m.path for m in mappings}))]
+            for c in local_changes(self.vault_root, synced, self.settings.exclude,
+                                   self.store.note_hashes({m.path for m in synced}))]
         used = {m.path: m for m in mappings}
         report.next_evictions = [
             EvictionCandidate(path=e.path, use_count=used[e.path].use_count if e.path in used else e.uses,
@@ -398,6 +411,19 @@ class Orchestrator:
         report.next_steps = next_steps(report, orphan_paths)
         return report
 
+    def _placement(self, notebook_id: str, path: str, remote: RemoteView) -> NotePlacement:
+        """Where the note at `path` is in the notebook: in a pack, alone, or not in it."""
+        held = self.store.pack_members(notebook_id, [path]).get(path)
+        if held is not None:
+            pack = self.store.pack_by_source_id(notebook_id, held[0])
+            return NotePlacement(path=path, where="pack" if held[0] in remote else "missing", source_ids=[held[0]],
+                                 pack=pack.title if pack else None)
+        rows = self.store.mappings_by_path(notebook_id, path)
+        if not rows:
+            return NotePlacement(path=path, where="not synced")
+        ids = [self.store.resolve_source_id(r.source_id) for r in rows]
+        return NotePlacement(path=path, where="alone" if all(i in remote for i in ids) else "missing", source_ids=ids)
+
     async def reconcile(self) -> ReconcileReport:
         """§7.3 against one fresh listing: mark mappings active (canonical ids) or stale."""
         async with self._writer():
@@ -405,6 +431,7 @@ class Orchestrator:
             remote = await self._remote(notebook_id, first)
             result = self.store.reconcile(notebook_id, remote.ids())
             registered = {self.store.resolve_source_id(m.source_id) for m in self.store.all_mappings(notebook_id)}
+            registered.update(p.source_id for p in self.store.packs(notebook_id))
             orphans = [i for i in orphan_ids(remote, registered) if await is_own_upload(self.client, self.vault_root, i, remote.sources[i])]
         return ReconcileReport(notebook_id=notebook_id, active_count=len(result.active),
                                stale_paths=[m.path for m in result.stale],

@@ -55,8 +55,10 @@ def vault_notes(vault_root: Path) -> list[str]:
 
 
 def synced_notes(store: StateStore, vault_root: Path, notebook_id: str) -> list[str]:
-    """The notes whose sources the notebook holds (as the registry says) and that are still in the vault."""
+    """The notes whose sources the notebook holds (as the registry says: alone or in a pack) and that are still
+    in the vault."""
     paths = dict.fromkeys(m.path for m in store.all_mappings(notebook_id) if m.status == "active")
+    paths.update(dict.fromkeys(sorted(store.pack_members(notebook_id))))
     return [p for p in paths if (vault_root / p).is_file()]
 
 
@@ -71,7 +73,7 @@ def all_notes_scope(store: StateStore, notebook_id: str, paths: Sequence[str], r
     if not roots:
         return AllNotesScope()
     scope = AllNotesScope(tuple(roots))
-    registered = {m.path for m in store.all_mappings(notebook_id)}
+    registered = {m.path for m in store.all_mappings(notebook_id)} | set(store.pack_members(notebook_id))
     for arg, root in zip(paths, roots):
         one = AllNotesScope((root,))
         if not any(one.covers(p) for p in selected) and not any(one.covers(p) for p in registered):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from nlmsync.sync import NoteOutcome, PackOutcome
+from nlmsync.sync import NoteOutcome, PackOutcome, SourcesLayout
 
 
 class Citation(BaseModel):
@@ -85,12 +85,37 @@ class NextStep(BaseModel):
     command: str
 
 
+class PackEntry(BaseModel):
+    """A pack (a source holding many notes) as `status` reports it."""
+
+    title: str
+    source_id: str
+    first_path: str
+    last_path: str
+    note_count: int
+    size: int = Field(description="Bytes of text.")
+    live: bool = Field(description="Whether the notebook holds its source.")
+
+
+class NotePlacement(BaseModel):
+    """Where one note is in the notebook: in a pack, alone (its own source, or parts), missing (its source is
+    gone from the notebook) or not synced."""
+
+    path: str
+    where: str
+    source_ids: list[str] = Field(default_factory=list)
+    pack: str | None = Field(default=None, description="The title of the pack holding the note.")
+
+
 class StatusReport(BaseModel):
     server: str = Field(description="The NotebookLM MCP server read: the server setting ('fake', a command line, a URL).")
     notebook_id: str
     title: str
     capacity: int
     source_count: int = Field(description="Sources the notebook holds now.")
+    layout: SourcesLayout | None = Field(default=None, description="How the sources hold the notes.")
+    packs: list[PackEntry] = Field(default_factory=list)
+    notes: list[NotePlacement] = Field(default_factory=list, description="Where each note asked about is.")
     active_sources: list[SourceMappingEntry] = Field(default_factory=list)
     stale_sources: list[SourceMappingEntry] = Field(default_factory=list,
                                                description="Synced notes whose source is gone from the notebook.")

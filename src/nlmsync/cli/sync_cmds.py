@@ -47,7 +47,7 @@ if TYPE_CHECKING:
         StatusReport,
     )
     from nlmsync.config import Settings
-    from nlmsync.sync import Branch, NoteOutcome, RefreshReport
+    from nlmsync.sync import Branch, NoteOutcome, PackOutcome, RefreshReport
 
 T = TypeVar("T")
 # A refresh stopped with one of these still prints its report (what was done and recorded before it stopped).
@@ -164,6 +164,21 @@ def _note_line(note: NoteOutcome) -> str:
         f"{note.branch.value:<9} {escape_path(note.path)}{extra}"
 
 
+def _pack_line(pack: PackOutcome) -> str:
+    style = _branch_style().get(pack.branch, "")
+    extra = f" ({pack.note_count} {'note' if pack.note_count == 1 else 'notes'}, {pack.size:,} bytes)" \
+        if pack.paths else ""
+    if pack.adopted:
+        extra += " (adopted existing source)"
+    if pack.source_id:
+        extra += f" → {pack.source_id}"
+    if pack.reason:
+        extra += f" — {escape_path(pack.reason)}"
+    if pack.error:
+        extra += f" — {escape_path(pack.error)}"
+    return f"[{style}]{'pack ' + pack.branch.value:<14}[/{style}] {escape_path(pack.title)}{extra}"
+
+
 def _print_refresh(report: RefreshReport, json_output: bool, quiet: bool) -> None:
     from nlmsync.sync import Branch
 
@@ -176,10 +191,20 @@ def _print_refresh(report: RefreshReport, json_output: bool, quiet: bool) -> Non
     for note in report.notes:
         if not quiet or note.branch is Branch.FAILED:
             out.print(_note_line(note))
-    counts = ", ".join(f"{n} {b}" for b, n in sorted(report.counts().items())) or "nothing to do"
+    for pack in report.packs:
+        if pack.branch is Branch.FAILED or not (quiet or pack.branch is Branch.REUSED):
+            out.print(_pack_line(pack))
+    counted = [", ".join(f"{n} {b}" for b, n in sorted(report.counts().items()))]
+    packs: dict[str, int] = {}
+    for pack in report.packs:
+        packs[pack.branch.value] = packs.get(pack.branch.value, 0) + 1
+    if packs:
+        counted.append("packs: " + ", ".join(f"{n} {b}" for b, n in sorted(packs.items())))
+    counts = "; ".join(c for c in counted if c) or "nothing to do"
     prefix = "Dry run — would do: " if report.dry_run else ""
+    layout = f": {report.layout}" if report.layout is not None and report.layout.pack_count else ""
     out.print(f"{prefix}{counts}. Notebook {report.notebook_id}: {report.source_count}/"
-              f"{report.capacity} sources.")
+              f"{report.capacity} sources{layout}.")
     if report.pending_deletions_done_count or report.pending_deletions_left_count:
         out.print(f"Pending deletions: {report.pending_deletions_done_count} done, "
                   f"{report.pending_deletions_left_count} still pending.")
@@ -309,6 +334,12 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
     room = f"{free} free" if free >= 0 else f"[red]{-free} over capacity[/red]"
     out(f"Notebook {report.notebook_id} ({escape_path(report.title)}): {report.source_count}/{report.capacity} "
         f"sources, {room}")
+    if report.layout is not None and report.layout.pack_count:
+        out(f"  {report.layout}")
+    for placed in report.notes:
+        where = f"in pack {escape_path(placed.pack)}" if placed.where == "pack" and placed.pack else placed.where
+        ids = f" ({', '.join(placed.source_ids)})" if placed.source_ids else ""
+        out(f"  {escape_path(placed.path)}: {where}{ids}")
     out(f"  {len(report.active_sources)} synced, {len(report.stale_sources)} missing from the notebook, "
         f"{len(report.orphan_source_ids)} orphans, {report.unmanaged_count} not uploaded by nlmsync")
     out(f"  server: {escape(report.server)}")
@@ -330,11 +361,20 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
 @app.command("status", epilog=examples(
     "nlmsync --vault ~/notes status",
     "nlmsync status --json",
+    "nlmsync status notes/heapsort.md                   # which source holds a note: its pack, or its own",
 ))
-def status_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
+def status_command(
+    ctx: typer.Context,
+    paths: Annotated[list[str] | None, typer.Argument(help="Notes to say the source of (a pack, alone, or none).")] = None,
+    json_output: JsonFlag = False,
+) -> None:
     """What changed locally, what the notebook lacks, what goes next, capacity used — and what to run."""
     cli = cli_context(ctx)
-    report = _run(cli.settings(), lambda orch: orch.status(), label="status", quiet=json_output or cli.quiet)
+    settings = cli.settings()
+    from nlmsync.cli.paths import vault_relative_args
+
+    targets = vault_relative_args(Path(settings.vault), paths or ())
+    report = _run(settings, lambda orch: orch.status(targets), label="status", quiet=json_output or cli.quiet)
     _print_status(_carrying_options(report, cli.global_words()), json_output)
 
 

@@ -28,7 +28,7 @@ async def queue_duplicate_sources(deps: SyncDeps, remote: RemoteView) -> int:
     written when there are none).
     """
     store, nb = deps.store, deps.notebook_id
-    mapped = store.mapped_source_ids(nb)
+    mapped = store.mapped_source_ids(nb) | {p.source_id for p in store.packs(nb)}
     if all(source_id in mapped for source_id in remote.sources):  # the usual case: every source is a row's
         return 0
     registry = RegistryView.read(store, nb)

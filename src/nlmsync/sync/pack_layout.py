@@ -7,15 +7,19 @@ of consecutive notes. Two rules keep it put as the vault changes:
   of a pack: a note that sorts between two starts belongs to the pack of the first. An inserted note joins
   the pack whose range holds it, a deleted one leaves its pack, an edited one stays where it is: one pack
   changes, and no boundary elsewhere moves.
-- **Content-defined boundaries.** Where a new boundary is needed — the first layout of a vault, or a pack
-  grown past the per-source limit — it is chosen the way content-defined chunking (rsync, restic) chooses
-  chunk boundaries: near each ideal cut, inside a window, the note whose path hashes lowest starts the next
-  pack. The choice depends on the notes near the cut only, so the same notes give the same packs again (a
-  run killed part-way plans the very packs it was making) and an insert elsewhere does not move it.
+- **Content-defined boundaries.** Where new boundaries are needed — the first layout of a vault, or a pack
+  grown past the per-source limit — they are chosen the way content-defined chunking (rsync, restic,
+  FastCDC) chooses chunk boundaries: walking the notes, once a pack holds half its target size, a note whose
+  path hashes below a threshold starts the next pack, the threshold rising with the note's size and steeply
+  once the pack passes its target; a note that would take the pack past the limit always starts the next
+  one. A boundary depends on the notes since the one before it only, so the same notes give the same packs
+  (a run killed part-way plans the very packs it was making), and a note inserted or removed moves at most
+  the boundaries up to the next one the two walks share.
 
 A layout never holds more packs than its budget: when kept ranges and splits come to more, the two
-neighbouring packs with the smallest joined size are merged until it fits, and `NotesDoNotFit` says so when
-no merge can make it fit. Pure and deterministic: no disk, no server.
+neighbouring packs with the smallest joined size are merged until it fits; when no merge can make it fit, the
+notes are cut afresh into larger packs, and `NotesDoNotFit` says so when even packs filled to the limit need
+more. Pure and deterministic: no disk, no server.
 """
 
 from __future__ import annotations
@@ -28,12 +32,15 @@ from dataclasses import dataclass
 import xxhash
 
 FILL = 0.8
-"""A pack is cut to hold at most this share of the per-source limit, so that its notes can grow a while before
-it has to be split."""
+"""New packs aim at no more than this share of the limit (a first layout, unless its budget needs fuller
+packs; the pieces of a pack grown past the limit), so that their notes can grow a while before one has to be
+split again."""
 
-WINDOW = 1 / 8
-"""Half the width of the window a boundary is chosen in, as a share of a pack's ideal size: pieces come out
-within 25% of equal, so a pack cut to `FILL` of the limit never goes over it."""
+_EARLY, _LATE = 0.5, 4.0
+"""Boundaries per target size a note may start (as a hazard per byte) while a pack is between half its target
+and its target, and past its target: boundaries are rare before the target and soon found after it."""
+
+_RANKS = float(2**64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +70,9 @@ def plan_layout(notes: Sequence[PackNote], starts: Sequence[str], *, max_bytes: 
     """The packs of `notes` (sorted by path), as `[start, end)` index ranges in order.
 
     `starts` are the first paths of the packs the notebook holds (their ranges are kept); with none, the
-    notes are cut into about `target_bytes` packs, fewer when the budget is tight. A pack holds at most
-    `max_bytes`, unless one note alone is larger (the caller keeps such notes out of packs).
+    notes are cut at content-defined boundaries into packs of about `target_bytes` — larger when the budget
+    needs them to be. A pack holds at most `max_bytes`, unless one note alone is larger (the caller keeps
+    such notes out of packs).
 
     Raises:
         NotesDoNotFit: more than `budget` packs are needed.
@@ -72,81 +80,91 @@ def plan_layout(notes: Sequence[PackNote], starts: Sequence[str], *, max_bytes: 
     if not notes:
         return []
     if budget < 1:
-        raise NotesDoNotFit(_least_packs(notes, max_bytes), budget)
+        raise NotesDoNotFit(len(_filled([n.size for n in notes], max_bytes)), budget)
     sizes = [n.size for n in notes]
-    ranges = _kept_ranges(notes, sorted(set(starts)))
-    if len(ranges) == 1 and not starts:
-        total = sum(sizes)
-        count = max(min(math.ceil(total / target_bytes), budget), math.ceil(total / (max_bytes * FILL)))
-        ranges = _split(notes, sizes, 0, len(notes), count, max_bytes)
-    else:
-        ranges = [piece for lo, hi in ranges for piece in _within_limit(notes, sizes, lo, hi, max_bytes)]
-    return _merged_to_budget(ranges, sizes, max_bytes, budget, notes)
+    if starts:
+        ranges = [piece for lo, hi in _kept_ranges(notes, sorted(set(starts)))
+                  for piece in _within_limit(notes, sizes, lo, hi, max_bytes)]
+        kept = _merged_to_budget(ranges, sizes, max_bytes, budget)
+        if kept is not None:
+            return kept
+    target = min(max(target_bytes, math.ceil(sum(sizes) / budget)), math.ceil(max_bytes * FILL))
+    while True:  # a first layout, or kept ranges that cannot fit any more: cut afresh, in larger packs if need be
+        fresh = _merged_to_budget(_cut(notes, sizes, 0, len(notes), target, max_bytes), sizes, max_bytes, budget)
+        if fresh is not None:
+            return fresh
+        if target >= max_bytes:
+            break
+        target = min(max_bytes, math.ceil(target * 1.25))
+    filled = _filled(sizes, max_bytes)  # packs filled to the limit in order: the fewest there can be
+    if len(filled) > budget:
+        raise NotesDoNotFit(len(filled), budget)
+    return filled
 
 
 def _kept_ranges(notes: Sequence[PackNote], starts: Sequence[str]) -> list[tuple[int, int]]:
-    """The notes cut at every kept start (a start with no note in its range gives no pack)."""
+    """The notes cut at every kept start but the first (the first pack's range reaches back to the first note);
+    a start with no note in its range gives no pack."""
     paths = [n.path for n in notes]
-    cuts = sorted({0, *(bisect_left(paths, s) for s in starts)} - {len(paths)})
+    cuts = sorted({0, *(bisect_left(paths, s) for s in starts[1:])} - {len(paths)})
     return list(zip(cuts, [*cuts[1:], len(paths)], strict=True))
 
 
 def _within_limit(notes: Sequence[PackNote], sizes: Sequence[int], lo: int, hi: int,
                   max_bytes: int) -> list[tuple[int, int]]:
-    """`[lo, hi)` as it is, or split into as few pieces as leave each at most `FILL` of the limit."""
+    """`[lo, hi)` as it is, or cut at content-defined boundaries into pieces aiming at `FILL` of the limit."""
     size = sum(sizes[lo:hi])
-    if size <= max_bytes or hi - lo < 2:
+    if size <= max_bytes:
         return [(lo, hi)]
-    return _split(notes, sizes, lo, hi, math.ceil(size / (max_bytes * FILL)), max_bytes)
+    return _cut(notes, sizes, lo, hi, math.ceil(size / math.ceil(size / (max_bytes * FILL))), max_bytes)
 
 
-def _split(notes: Sequence[PackNote], sizes: Sequence[int], lo: int, hi: int, count: int,
-           max_bytes: int) -> list[tuple[int, int]]:
-    """`[lo, hi)` cut into `count` pieces of about equal size at content-defined boundaries; a piece still over
-    the limit (a few large notes) is split again."""
-    count = max(1, min(count, hi - lo))
-    if count == 1:
-        return [(lo, hi)]
-    offsets = [0]  # bytes before each note of the range
-    for size in sizes[lo:hi]:
-        offsets.append(offsets[-1] + size)
-    total = offsets[-1]
-    width = total / count * WINDOW
-    cuts = [lo]
-    for j in range(1, count):
-        ideal = total * j / count
-        first = bisect_left(offsets, ideal - width, 1, hi - lo)
-        last = bisect_left(offsets, ideal + width, 1, hi - lo)
-        window = [i for i in range(first, min(last + 1, hi - lo)) if offsets[i] <= ideal + width]
-        if window:
-            chosen = min(window, key=lambda i: (boundary_rank(notes[lo + i].path), i))
-        else:  # no note starts inside the window (a large note spans it): the nearest start
-            chosen = min(range(1, hi - lo), key=lambda i: (abs(offsets[i] - ideal), i))
-        if lo + chosen > cuts[-1]:
-            cuts.append(lo + chosen)
-    pieces = list(zip(cuts, [*cuts[1:], hi], strict=True))
-    return [part for a, b in pieces for part in _within_limit(notes, sizes, a, b, max_bytes)]
+def _cut(notes: Sequence[PackNote], sizes: Sequence[int], lo: int, hi: int, target: int,
+         max_bytes: int) -> list[tuple[int, int]]:
+    """`[lo, hi)` cut into packs at content-defined boundaries aiming at `target` bytes (see the module)."""
+    pieces: list[tuple[int, int]] = []
+    start, filled = lo, 0
+    for i in range(lo, hi):
+        size = sizes[i]
+        if i > start and (filled + size > max_bytes or _starts_pack(notes[i].path, size, filled, target)):
+            pieces.append((start, i))
+            start, filled = i, 0
+        filled += size
+    pieces.append((start, hi))
+    return pieces
 
 
-def _merged_to_budget(ranges: list[tuple[int, int]], sizes: Sequence[int], max_bytes: int, budget: int,
-                      notes: Sequence[PackNote]) -> list[tuple[int, int]]:
-    """Merge the neighbouring packs with the smallest joined size (within the limit) until `budget` is met."""
+def _starts_pack(path: str, size: int, filled: int, target: int) -> bool:
+    """Whether the note at `path` (of `size` bytes) starts a new pack after one holding `filled` bytes."""
+    if filled < target / 2:
+        return False
+    hazard = (_EARLY if filled < target else _LATE) * size / target
+    return boundary_rank(path) < _RANKS * -math.expm1(-hazard)
+
+
+def _merged_to_budget(ranges: list[tuple[int, int]], sizes: Sequence[int], max_bytes: int,
+                      budget: int) -> list[tuple[int, int]] | None:
+    """Merge the neighbouring packs with the smallest joined size (within the limit) until `budget` is met;
+    None when no merge is left that could."""
     packed = [(a, b, sum(sizes[a:b])) for a, b in ranges]
     while len(packed) > budget:
         pairs = [(packed[i][2] + packed[i + 1][2], i) for i in range(len(packed) - 1)
                  if packed[i][2] + packed[i + 1][2] <= max_bytes]
         if not pairs:
-            raise NotesDoNotFit(max(_least_packs(notes, max_bytes), budget + 1), budget)
+            return None
         joined, i = min(pairs)
         packed[i:i + 2] = [(packed[i][0], packed[i + 1][1], joined)]
     return [(a, b) for a, b, _ in packed]
 
 
-def _least_packs(notes: Sequence[PackNote], max_bytes: int) -> int:
-    """How many packs the notes need at the least: filled to the limit one after another, in path order."""
-    count, filled = 0, max_bytes
-    for note in notes:
-        if filled + note.size > max_bytes:
-            count, filled = count + 1, 0
-        filled += note.size
-    return count
+def _filled(sizes: Sequence[int], max_bytes: int) -> list[tuple[int, int]]:
+    """Packs filled to the limit one after another, in path order: the fewest packs the notes can be in."""
+    pieces: list[tuple[int, int]] = []
+    start, filled = 0, 0
+    for i, size in enumerate(sizes):
+        if i > start and filled + size > max_bytes:
+            pieces.append((start, i))
+            start, filled = i, 0
+        filled += size
+    pieces.append((start, len(sizes)))
+    return pieces

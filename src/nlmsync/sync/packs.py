@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from nlmsync.errors import CapacityError, NlmsyncError, NotebookLMError
-from nlmsync.store import NoteHashes, PackRecord
+from nlmsync.store import NoteHashes, PackRecord, SourceMapping
 from nlmsync.sync.decide import RegistryView, load_notes, untouchable_count
 from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
 from nlmsync.sync.eviction import CAPACITY_HINT, make_room, strict_delete
@@ -61,6 +61,14 @@ def sources_layout(store: StateStore, notebook_id: str, remote: RemoteView) -> S
     live = [p for p in store.packs(notebook_id) if p.source_id in remote]
     return SourcesLayout(alone_note_count=len(alone), pack_count=len(live),
                          packed_note_count=sum(p.note_count for p in live))
+
+
+def pack_member_mappings(store: StateStore, notebook_id: str) -> list[SourceMapping]:
+    """Each packed note as a one-part source mapping onto its pack (what `local_changes` compares the vault with)."""
+    records = {p.source_id: p for p in store.packs(notebook_id)}
+    return [SourceMapping(notebook_id=notebook_id, path=path, source_id=source_id, content_hash=note_hash,
+                          title=records[source_id].title if source_id in records else "")
+            for path, (source_id, note_hash) in sorted(store.pack_members(notebook_id).items())]
 
 
 def pack_limit(deps: SyncDeps) -> int:
@@ -235,6 +243,33 @@ async def build_packs(deps: SyncDeps, packs: Sequence[PlannedPack], remote: Remo
     return errors
 
 
+async def settle_pack_adds(deps: SyncDeps, remote: RemoteView, planned: Sequence[PlannedPack]) -> None:
+    """Delete what earlier pack adds left behind: a source titled as an add under way that no registry row holds
+    and this run does not adopt (a run killed between the add and its record, with a plan that changed since;
+    or a copy of a pack whose lost add answer landed late). The titles this run does not plan are settled."""
+    store, nb = deps.store, deps.notebook_id
+    adopted = {p.source_id for p in planned if p.adopted}
+    titles = {p.title for p in planned}
+    settled: list[str] = []
+    for title in store.pack_adds(nb):
+        strays = [sid for sid in remote.titled(title) if sid not in adopted
+                  and store.pack_by_source_id(nb, sid) is None and store.mapping_by_source_id(nb, sid) is None]
+        for source_id in strays:
+            with store.step():
+                store.queue_deletion(nb, source_id, f"left by an interrupted upload: {title}")
+            try:
+                await strict_delete(deps.client, nb, remote, source_id)
+            except FATAL_ERRORS:
+                raise
+            except NotebookLMError:
+                continue
+            with store.step():
+                store.deletion_done(nb, source_id)
+        if title not in titles:
+            settled.append(title)
+    store.end_pack_adds(nb, settled)
+
+
 def _read_texts(deps: SyncDeps, pack: PlannedPack, found: Collection[str], read: list[NoteHashes]) -> str | None:
     """Read the notes of `pack` known only by their stat; an error line when one cannot be read any more."""
     missing = [n for n in pack.notes if n.note.parts[0].text is None]
@@ -292,19 +327,21 @@ def _group_order(group: Group) -> str:
     return min(firsts)
 
 
-def _why(pack: PlannedPack, group: Group, old_members: dict[str, str]) -> str:
-    """Why a pack is uploaded, in words: what changed among its notes."""
-    changed, new = [], []
+def _why(pack: PlannedPack, group: Group, old_members: dict[str, str], left: Sequence[str] = ()) -> str:
+    """Why a pack is uploaded, in words: which of its notes changed, are new, were alone before, or left it."""
+    changed, new, alone = [], [], []
+    singles = set(group.old_singles)
     for note in pack.notes:
         before = old_members.get(note.path)
-        if before is None:
+        if note.path in singles:
+            alone.append(note.path)
+        elif before is None:
             new.append(note.path)
         elif before != note.note_hash:
             changed.append(note.path)
-    parts = [_listed(f"{len(changed)} changed", changed), _listed(f"{len(new)} new", new)]
+    parts = [_listed(f"{len(changed)} changed", changed), _listed(f"{len(new)} new", new),
+             _listed(f"{len(alone)} alone before", alone), _listed(f"{len(left)} left", list(left))]
     said = "; ".join(p for p in parts if p)
-    if not group.old_packs and not group.old_singles:
-        return f"notes new to the notebook: {said}" if said else "notes new to the notebook"
     return said or "its notes moved between packs"
 
 
@@ -316,10 +353,12 @@ def _listed(head: str, paths: list[str]) -> str:
     return f"{head}: {shown}{more}"
 
 
-def pack_outcome(pack: PlannedPack, branch: Branch, **fields: object) -> PackOutcome:
+def pack_outcome(pack: PlannedPack, branch: Branch, *, previous_source_ids: Sequence[str] = (),
+                 reason: str | None = None, error: str | None = None) -> PackOutcome:
     title = pack.title or (pack.keep.title if pack.keep is not None else "")
     return PackOutcome(branch=branch, title=title, source_id=pack.source_id, paths=pack.paths, size=_size(pack),
-                       adopted=pack.adopted, **fields)  # type: ignore[arg-type]
+                       adopted=pack.adopted, previous_source_ids=list(previous_source_ids), reason=reason,
+                       error=error)
 
 
 class PackRunner:
@@ -465,6 +504,7 @@ class PackRunner:
         paths = group.paths()
         read = [r for r in self.read if r.path in paths]
         old_ids = [r.source_id for r in group.old_packs]
+        left = _left(store, nb, group)
         with store.step():
             for record in group.old_packs:
                 heir = _heir(store.notes_of_pack(nb, record.source_id), successor)
@@ -489,11 +529,10 @@ class PackRunner:
                 store.record_pack(PackRecord(nb, pack.source_id, pack.content_hash, pack.title, pack.paths[0],
                                              pack.paths[-1], len(pack.notes), _size(pack)), pack.members())
             store.record_note_hashes(read)
-            store.end_pack_adds(nb, [p.title for p in group.packs])
         branch = Branch.REPLACED if group.old_packs or group.old_singles else Branch.ADDED
         for i, pack in enumerate(group.packs):
             self.outcomes.append(pack_outcome(pack, branch, previous_source_ids=old_ids if i == 0 else [],
-                                              reason=_why(pack, group, self.old_members)))
+                                              reason=_why(pack, group, self.old_members, left if i == 0 else ())))
         if not group.packs:
             self.outcomes.extend(removed_outcome(r) for r in group.old_packs)
         return retire
@@ -566,6 +605,8 @@ async def ensure_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryVie
     groups = [g for g in group_changes(deps, planned, registry, gone) if wanted is None or wanted(g)]
     changed = [p for g in groups for p in g.packs]
     errors = await build_packs(deps, changed, remote, found, read)
+    if not dry_run and wanted is None:
+        await settle_pack_adds(deps, remote, changed)
     broken = {id(changed[i]): message for i, message in errors.items()}
     run = PackRun()
     failed = [g for g in groups if any(id(p) in broken for p in g.packs)]
@@ -590,16 +631,25 @@ async def ensure_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryVie
     return run
 
 
+def _left(store: StateStore, notebook_id: str, group: Group) -> list[str]:
+    """The notes of a group's old packs that none of its new packs holds (deleted, excluded, alone now)."""
+    kept = {p for pack in group.packs for p in pack.paths}
+    return sorted(p for r in group.old_packs for p, _ in store.notes_of_pack(notebook_id, r.source_id)
+                  if p not in kept)
+
+
 def _simulated(deps: SyncDeps, groups: Sequence[Group]) -> list[PackOutcome]:
     """What carrying out `groups` would do (a dry run)."""
-    old_members = {path: note_hash for path, (_, note_hash) in deps.store.pack_members(deps.notebook_id).items()}
+    store, nb = deps.store, deps.notebook_id
+    old_members = {path: note_hash for path, (_, note_hash) in store.pack_members(nb).items()}
     outcomes: list[PackOutcome] = []
     for group in groups:
         branch = Branch.REPLACED if group.old_packs or group.old_singles else Branch.ADDED
         previous = [r.source_id for r in group.old_packs]
+        left = _left(store, nb, group)
         for i, pack in enumerate(group.packs):
             outcomes.append(pack_outcome(pack, branch, previous_source_ids=previous if i == 0 else [],
-                                         reason=_why(pack, group, old_members)))
+                                         reason=_why(pack, group, old_members, left if i == 0 else ())))
         if not group.packs:
             outcomes.extend(removed_outcome(r) for r in group.old_packs)
     return outcomes

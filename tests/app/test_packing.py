@@ -1,0 +1,308 @@
+"""Packed notebooks against the in-process fake and a real state store: when nlmsync packs, what a pack holds,
+what each change costs, asking with packs, citations, and the settings that shape it."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from nlmsync.errors import CapacityError
+from nlmsync.sync.pack_text import path_heading
+from nlmsync.sync.plan import Branch
+from nlmsync.sync.titles import parse_pack_title
+
+pytestmark = pytest.mark.anyio
+
+NOTES = 40
+LONG_AGO = time.time_ns() - 3600 * 10**9
+
+
+def note_text(i: int, version: int = 1) -> str:
+    return (f"# Note {i}\n\nVersion {version}: the body of note {i} about topic{i % 7}.\n\n"
+            f"## Details\nMore words about item {i}, sorted {i * 3}.\n")
+
+
+def fill(world, count: int = NOTES) -> list[str]:
+    paths = [f"f{i % 4}/n{i:02}.md" for i in range(count)]
+    for i, path in enumerate(paths):
+        world.write(path, note_text(i))
+        os.utime(world.vault / path, ns=(LONG_AGO, LONG_AGO))
+    return sorted(paths)
+
+
+def packed_paths(world) -> dict[str, list[str]]:
+    """Title -> the notes a pack's text holds, read from the fake's sources (what NotebookLM holds)."""
+    held: dict[str, list[str]] = {}
+    for title, text in world.remote_texts().items():
+        if parse_pack_title(title) is not None:
+            held[title] = [line[2:] for line in text.splitlines() if line.startswith("# ") and line.endswith(".md")]
+    return held
+
+
+def assert_every_note_once(world, paths: list[str]) -> None:
+    """Every note in exactly one source: one pack, or its own source — never both, never none."""
+    in_packs = [p for held in packed_paths(world).values() for p in held]
+    alone = [t.split(" · ")[0] for t in world.remote() .values() if parse_pack_title(t) is None]
+    assert sorted(in_packs + alone) == sorted(paths)
+
+
+async def mirror(world, **overrides: object):
+    async with world.run(**overrides) as orch:
+        return await orch.refresh(all_notes=True)
+
+
+async def test_a_vault_that_does_not_fit_is_packed_with_every_note_in_one_source(make_world):
+    world = make_world(capacity=6)
+    paths = fill(world)
+    report = await mirror(world)
+    assert report.packs and all(p.branch == Branch.ADDED for p in report.packs)
+    assert report.notes == []  # packed notes are reported through their packs
+    assert_every_note_once(world, paths)
+    assert len(world.remote()) <= 6 - 3  # pack_free sources left free
+    assert report.layout is not None and report.layout.packed_note_count == NOTES
+    assert [p for pack in report.packs for p in pack.paths] == paths
+    text = next(iter(world.remote_texts().values()))
+    first = paths[0]
+    assert text.startswith(f"{path_heading(first)}\n\n{note_text(int(first[-5:-3]))}")
+
+
+async def test_a_vault_that_fits_stays_one_note_per_source_unless_always(make_world):
+    world = make_world(capacity=50)
+    paths = fill(world, 10)
+    report = await mirror(world)
+    assert report.packs == [] and len(report.notes) == 10
+    world2 = make_world(capacity=50)
+    world2.settings = world2.settings.model_copy(update={"state": world.root / "other.db"})
+    report = await mirror(world, pack="always")
+    assert len(report.packs) == 1 and report.packs[0].paths == paths
+    assert_every_note_once(world, paths)
+
+
+async def test_pack_never_stops_with_exit_3_as_one_note_per_source_does(make_world):
+    world = make_world(capacity=6)
+    fill(world)
+    with pytest.raises(CapacityError):
+        await mirror(world, pack="never")
+    assert world.mutating_calls() == []
+
+
+async def test_an_idle_run_makes_no_mutating_call_and_one_listing(make_world):
+    world = make_world(capacity=6)
+    fill(world)
+    first = await mirror(world)
+    mark = len(world.fake.calls)
+    again = await mirror(world)
+    assert world.mutating_calls(mark) == []
+    assert world.calls("notebook_get", mark) == 1
+    assert [(p.branch, p.source_id) for p in again.packs] == [(Branch.REUSED, p.source_id) for p in first.packs]
+
+
+@pytest.mark.parametrize("change", ["edit", "insert", "delete", "rename"])
+async def test_one_change_replaces_one_pack_add_first(make_world, change):
+    world = make_world(capacity=6, pack_free=1)
+    paths = fill(world)
+    await mirror(world, pack="always", source_max_bytes=2_000)  # several small packs
+    before = packed_paths(world)
+    assert len(before) >= 3
+    target = paths[len(paths) // 2]
+    if change == "edit":
+        world.write(target, note_text(99, 2))
+    elif change == "insert":
+        target = target[:-3] + "b.md"
+        world.write(target, note_text(98))
+        paths.append(target)
+    elif change == "delete":
+        (world.vault / target).unlink()
+        paths.remove(target)
+    else:
+        renamed = target[:-3] + "-renamed.md"
+        (world.vault / target).rename(world.vault / renamed)
+        paths[paths.index(target)] = renamed
+    mark = len(world.fake.calls)
+    report = await mirror(world, pack="always", source_max_bytes=2_000)
+    assert world.mutating_calls(mark) == ["source_add", "source_delete"]
+    changed = [p for p in report.packs if p.branch != Branch.REUSED]
+    assert [p.branch for p in changed] == [Branch.REPLACED]
+    assert len(set(packed_paths(world)) - set(before)) == 1
+    assert_every_note_once(world, paths)
+    async with world.run() as orch:
+        assert orch.store.pending_deletions(world.notebook_id) == []
+        old = changed[0].previous_source_ids
+        assert old and orch.store.resolve_source_id(old[0]) == changed[0].source_id  # carry-over resolves
+
+
+async def test_notes_alone_move_into_packs_when_the_vault_outgrows_the_notebook(make_world):
+    world = make_world(capacity=12)
+    paths = fill(world, 10)
+    first = await mirror(world)
+    assert len(first.notes) == 10 and not first.packs
+    more = [f"g/m{i:02}.md" for i in range(20)]
+    for i, path in enumerate(more):
+        world.write(path, note_text(100 + i))
+    report = await mirror(world)
+    assert report.packs
+    assert_every_note_once(world, paths + more)
+    assert len(world.remote()) <= 12 - 3
+    async with world.run() as orch:
+        assert orch.store.all_mappings(world.notebook_id) == []
+        assert orch.store.pending_deletions(world.notebook_id) == []
+
+
+async def test_hand_added_sources_are_left_alone_and_counted(make_world):
+    world = make_world(capacity=6)
+    paths = fill(world)
+    hand = world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "text",
+                                           "text": "my own notes", "title": "Mine"})["source_id"]
+    report = await mirror(world)
+    assert hand in world.remote()
+    assert len(world.remote()) <= 6 - 3
+    assert report.layout is not None and report.layout.pack_count == len(world.remote()) - 1
+    assert_every_note_once(world, paths + ["Mine"])
+
+
+async def test_notes_that_do_not_fit_even_packed_stop_with_exit_3_saying_by_how_much(make_world):
+    world = make_world(capacity=4)
+    fill(world)
+    with pytest.raises(CapacityError) as info:
+        await mirror(world, source_max_bytes=1_000)
+    message = str(info.value)
+    assert f"the {NOTES} notes" in message and "short; nothing was uploaded" in message
+    assert "room for 1 " in message and "'pack_free'" in message
+    assert world.mutating_calls() == []
+
+
+async def test_a_dry_run_prints_the_plan_and_changes_nothing(make_world):
+    world = make_world(capacity=6)
+    fill(world)
+    await mirror(world, pack="always", source_max_bytes=2_000)
+    world.write("f1/n05.md", note_text(5, 2))
+    mark = len(world.fake.calls)
+    async with world.run(pack="always", source_max_bytes=2_000) as orch:
+        plan = await orch.refresh(all_notes=True, dry_run=True)
+    assert world.mutating_calls(mark) == []
+    changed = [p for p in plan.packs if p.branch != Branch.REUSED]
+    assert [(p.branch, p.reason) for p in changed] == [(Branch.REPLACED, "1 changed: f1/n05.md")]
+    assert "f1/n05.md" in changed[0].paths and changed[0].previous_source_ids
+
+
+async def test_a_note_too_large_for_a_pack_stays_alone(make_world):
+    world = make_world(capacity=8)
+    paths = fill(world, 12)
+    world.write("big.md", "# Big\n\n" + "word " * 600)
+    report = await mirror(world, pack="always", source_max_bytes=2_000)
+    big = [n for n in report.notes if n.path == "big.md"]
+    assert big and big[0].branch == Branch.ADDED and big[0].part_count > 1
+    assert "big.md" not in [p for pack in report.packs for p in pack.paths]
+    in_packs = [p for held in packed_paths(world).values() for p in held]
+    assert sorted(in_packs) == paths
+
+
+async def test_pack_never_unpacks_a_packed_notebook(make_world):
+    world = make_world(capacity=50)
+    paths = fill(world, 12)
+    await mirror(world, pack="always")
+    report = await mirror(world, pack="never")
+    assert [p.branch for p in report.packs] == [Branch.REMOVED]
+    assert sorted(t.split(" · ")[0] for t in world.remote().values()) == paths
+    async with world.run() as orch:
+        assert not orch.store.has_packs(world.notebook_id)
+
+
+async def test_asking_a_packed_notebook_uploads_nothing_and_cites_the_note_and_heading(make_world):
+    world = make_world(capacity=6)
+    world.write("algo/heapsort.md", "# Heapsort\n\nIntro.\n\n## How does it work?\n\nHeapsort builds a max-heap "
+                                    "from the array, then swaps the root to the end.\n")
+    fill(world)
+    await mirror(world)
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        result = await orch.ask("How does heapsort build a max-heap?")
+    assert world.mutating_calls(mark) == ["notebook_query"]
+    held = {n.path: n for n in result.notes}
+    assert held["algo/heapsort.md"].branch == Branch.REUSED and held["algo/heapsort.md"].pack
+    cited = [c for c in result.citations if c.path == "algo/heapsort.md"]
+    assert cited and cited[0].heading == "How does it work?" and cited[0].located and cited[0].pack
+    packs_asked = {sid for n in result.notes for sid in n.source_ids}
+    assert set(result.source_ids) == packs_asked
+
+
+async def test_asking_about_a_note_added_since_the_mirror_replaces_its_pack_and_evicts_none(make_world):
+    world = make_world(capacity=6)
+    fill(world)
+    await mirror(world)
+    packs_before = set(world.remote())
+    world.write("f1/n05b.md", "# Kimchi\n\nKimchi ferments napa cabbage with gochugaru.\n")
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        result = await orch.ask("How does kimchi ferment cabbage?")
+    assert world.mutating_calls(mark) == ["source_add", "source_delete", "notebook_query"]
+    assert any(c.path == "f1/n05b.md" and c.located for c in result.citations)
+    assert len(set(world.remote()) - packs_before) == 1 and len(packs_before - set(world.remote())) == 1
+    mark = len(world.fake.calls)
+    await mirror(world)
+    assert world.mutating_calls(mark) == []  # the pack is already what a mirror makes
+
+
+async def test_a_quote_no_note_of_the_pack_holds_is_not_placed(make_world):
+    world = make_world(capacity=6)
+    fill(world)
+    await mirror(world)
+    from nlmsync.app.citations import map_citations
+    from nlmsync.notebooklm.models import QueryAnswer
+
+    pack_id = next(iter(world.remote()))
+    answer = QueryAnswer.model_validate({
+        "status": "success", "answer": "x", "citations": {"1": pack_id, "2": pack_id},
+        "references": [{"source_id": pack_id, "citation_number": 1, "cited_text": "words that no note holds"},
+                       {"source_id": pack_id, "citation_number": 2,
+                        "cited_text": "the **body** of note 17 about\n topic3"}]})
+    async with world.run() as orch:
+        unplaced, placed = map_citations(orch.store, world.vault, world.notebook_id, answer, [])
+    assert (unplaced.path, unplaced.located, unplaced.heading) == (None, False, None)
+    assert unplaced.pack == world.remote()[pack_id]
+    assert (placed.path, placed.heading, placed.located) == ("f1/n17.md", "Note 17", True)
+
+
+async def test_status_shows_the_layout_and_which_pack_holds_a_note(make_world):
+    world = make_world(capacity=6)
+    fill(world)
+    world.write("f1/n05.md", note_text(5, 2))
+    await mirror(world)
+    world.write("f1/n05.md", note_text(5, 3))
+    async with world.run() as orch:
+        report = await orch.status(["f1/n05.md", "nowhere.md"])
+    assert report.layout is not None and report.layout.packed_note_count == NOTES
+    placed, unknown = report.notes
+    assert placed.where == "pack" and placed.pack in world.remote().values()
+    assert unknown.where == "not synced"
+    assert [(c.path, c.change) for c in report.local_changes] == [("f1/n05.md", "modified")]
+    assert len(report.packs) == report.layout.pack_count
+
+
+async def test_watch_keeps_a_packed_notebook_current_with_a_new_note(make_world):
+    world = make_world(capacity=6)
+    paths = fill(world)
+    await mirror(world)
+    world.write("f2/new.md", "# New\n\nfresh words\n")
+    async with world.run() as orch:
+        report = await orch.keep_current(["f2/new.md"])
+    assert report is not None and [p.branch for p in report.packs] == [Branch.REPLACED]
+    assert_every_note_once(world, [*paths, "f2/new.md"])
+
+
+async def test_a_pack_add_left_behind_by_a_killed_run_is_deleted_once_no_plan_takes_it(make_world):
+    world = make_world(capacity=6)
+    fill(world)
+    await mirror(world)
+    stray = world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "text",
+                                            "text": "# f0/x.md\n\nold", "title": "f0/x.md (1 note) · 0badc0de"})
+    async with world.run() as orch:
+        orch.store.start_pack_add(world.notebook_id, "f0/x.md (1 note) · 0badc0de")
+    mark = len(world.fake.calls)
+    await mirror(world)
+    assert world.mutating_calls(mark) == ["source_delete"]
+    assert stray["source_id"] not in world.remote()
+    async with world.run() as orch:
+        assert orch.store.pack_adds(world.notebook_id) == []
