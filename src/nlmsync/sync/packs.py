@@ -35,7 +35,7 @@ from nlmsync.errors import CapacityError, NlmsyncError, NotebookLMError
 from nlmsync.store import NoteHashes, PackRecord, SourceMapping
 from nlmsync.sync.decide import RegistryView, load_notes, untouchable_count
 from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
-from nlmsync.sync.eviction import CAPACITY_HINT, make_room, strict_delete
+from nlmsync.sync.eviction import CAPACITY_HINT, full_notebook_error, make_room, means_full, strict_delete
 from nlmsync.sync.identity import holds_text
 from nlmsync.sync.pack_layout import NotesDoNotFit, PackNote, plan_layout
 from nlmsync.sync.pack_text import block_size, compose_pack
@@ -172,7 +172,7 @@ def layout_budget(deps: SyncDeps, remote: RemoteView, registry: RegistryView, re
     registry.read_all()
     retiring = {resolved for path in retiring_paths for _, resolved in registry.mappings(path)}
     staying = sum(1 for sid in remote.sources if sid not in pack_ids and sid not in retiring)
-    return deps.settings.capacity - deps.settings.pack_free - staying - alone_parts
+    return deps.capacity - deps.settings.pack_free - staying - alone_parts
 
 
 def does_not_fit(deps: SyncDeps, remote: RemoteView, registry: RegistryView, error: NotesDoNotFit,
@@ -186,7 +186,7 @@ def does_not_fit(deps: SyncDeps, remote: RemoteView, registry: RegistryView, err
     return CapacityError(
         f"the {len(notes)} notes ({size:,} bytes) need at least {error.needed} packs of at most "
         f"{pack_limit(deps):,} bytes, but notebook {deps.notebook_id} has room for {max(error.budget, 0)} "
-        f"(capacity {settings.capacity}, {settings.pack_free} left free by 'pack_free'{others}): "
+        f"(capacity {deps.capacity}, {settings.pack_free} left free by 'pack_free'{others}): "
         f"{short} {'source' if short == 1 else 'sources'} short; nothing was uploaded",
         hint=CAPACITY_HINT)
 
@@ -361,6 +361,10 @@ def pack_outcome(pack: PlannedPack, branch: Branch, *, previous_source_ids: Sequ
                        error=error)
 
 
+class _NotTried(Exception):
+    """An add not sent because an earlier one stopped the run (`PackRunner.fatal`)."""
+
+
 class PackRunner:
     """Carries out the groups: add first, record and retire in one step, then delete the old sources."""
 
@@ -418,7 +422,7 @@ class PackRunner:
     async def _make_room(self, needed: int, group: Group) -> None:
         """Room for `needed` adds: wait for groups under way; then retire early the old sources of this group
         and of those not started yet; then evict managed single-note sources (§6)."""
-        capacity = self.deps.settings.capacity
+        capacity = self.deps.capacity
         while self.occupied() + needed > capacity and self.inflight:
             await self.changed.wait()
         for candidate in [group, *self.waiting]:
@@ -458,11 +462,17 @@ class PackRunner:
                 for pack in group.packs:
                     if pack.source_id is None:
                         await self._add(pack)
+            except _NotTried:
+                self._fail(group, "not tried: the run stopped")
+                return
             except FATAL_ERRORS as exc:
-                self.fatal = exc
+                self.fatal = self.fatal or exc
                 self._fail(group, str(exc))
                 return
             except NotebookLMError as exc:
+                if self.fatal is None and means_full(exc, len(self.remote)):  # no later add can succeed: stop
+                    deps.store.learn_capacity(nb, len(self.remote), deps.settings.capacity)
+                    self.fatal = full_notebook_error(nb, len(self.remote), deps.settings.capacity)
                 self._fail(group, str(exc))
                 return
             finally:
@@ -483,8 +493,8 @@ class PackRunner:
         deps = self.deps
         assert pack.text is not None
         async with self.semaphore:
-            if self.fatal is not None:
-                raise type(self.fatal)(f"not tried: {self.fatal}")
+            if self.fatal is not None:  # queued behind an add that found the server unusable or full
+                raise _NotTried
             with deps.store.step():
                 deps.store.start_pack_add(deps.notebook_id, pack.title)
             pack.source_id, pack.adopted = await add_source(deps, self.remote, pack.text, pack.title, self._adoptable)

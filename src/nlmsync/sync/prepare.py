@@ -112,7 +112,7 @@ def _packs_apply(deps: SyncDeps, items: Sequence[PreparedNote | NoteOutcome], re
     if packed or mode == "always":
         return True
     required = sum(len(i.parts) for i in items if isinstance(i, PreparedNote))
-    capacity = deps.settings.capacity
+    capacity = deps.capacity
     return required + len(remote) > capacity and required + untouchable_count(remote, registry, ()) > capacity
 
 
