@@ -16,8 +16,8 @@ LIMIT = 10_000
 
 def _vault(count: int, seed: int = 7, folders: int = 9) -> list[PackNote]:
     rng = random.Random(seed)
-    names = {f"f{rng.randrange(folders)}/note-{rng.randrange(10**6):06}.md" for _ in range(count)}
-    return sorted((PackNote(n, rng.randint(50, 1_500)) for n in names), key=lambda n: n.path)
+    names = sorted({f"f{rng.randrange(folders)}/note-{rng.randrange(10**6):06}.md" for _ in range(count)})
+    return [PackNote(n, rng.randint(50, 1_500)) for n in names]
 
 
 def _packs(notes: list[PackNote], starts: list[str] | None = None, *, budget: int = 1_000,

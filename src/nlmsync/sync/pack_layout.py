@@ -9,9 +9,9 @@ of consecutive notes. Two rules keep it put as the vault changes:
   changes, and no boundary elsewhere moves.
 - **Content-defined boundaries.** Where new boundaries are needed — the first layout of a vault, or a pack
   grown past the per-source limit — they are chosen the way content-defined chunking (rsync, restic,
-  FastCDC) chooses chunk boundaries: walking the notes, once a pack holds half its target size, a note whose
-  path hashes below a threshold starts the next pack, the threshold rising with the note's size and steeply
-  once the pack passes its target; a note that would take the pack past the limit always starts the next
+  FastCDC) chooses chunk boundaries: walking the notes, once a pack holds a quarter of its target size, a note
+  whose path hashes below a threshold starts the next pack, the threshold rising with the note's size and
+  doubling once the pack passes its target; a note that would take the pack past the limit always starts the next
   one. A boundary depends on the notes since the one before it only, so the same notes give the same packs
   (a run killed part-way plans the very packs it was making), and a note inserted or removed moves at most
   the boundaries up to the next one the two walks share.
@@ -36,9 +36,13 @@ FILL = 0.8
 packs; the pieces of a pack grown past the limit), so that their notes can grow a while before one has to be
 split again."""
 
-_EARLY, _LATE = 0.5, 4.0
-"""Boundaries per target size a note may start (as a hazard per byte) while a pack is between half its target
-and its target, and past its target: boundaries are rare before the target and soon found after it."""
+_MIN_SHARE = 0.25
+"""No pack ends before it holds this share of its target."""
+_EARLY, _LATE = 1.0, 2.0
+"""Boundaries per target size a note may start (a hazard per byte) while a pack is below its target, and past
+it: about one boundary per target size, found sooner once the pack passes its target. Both are kept low next
+to the rise of a chunker that must keep sizes tight, because a boundary that depends little on how full the
+pack is lets a walk disturbed by an insert fall back into step at the next boundary."""
 
 _RANKS = float(2**64)
 
@@ -136,7 +140,7 @@ def _cut(notes: Sequence[PackNote], sizes: Sequence[int], lo: int, hi: int, targ
 
 def _starts_pack(path: str, size: int, filled: int, target: int) -> bool:
     """Whether the note at `path` (of `size` bytes) starts a new pack after one holding `filled` bytes."""
-    if filled < target / 2:
+    if filled < target * _MIN_SHARE:
         return False
     hazard = (_EARLY if filled < target else _LATE) * size / target
     return boundary_rank(path) < _RANKS * -math.expm1(-hazard)
