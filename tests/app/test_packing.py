@@ -122,7 +122,7 @@ async def test_one_change_replaces_one_pack_add_first(make_world, change):
         paths[paths.index(target)] = renamed
     mark = len(world.fake.calls)
     report = await mirror(world, pack="always", source_max_bytes=2_000)
-    assert world.mutating_calls(mark) == ["source_add", "source_delete"]
+    assert world.mutating_calls(mark) == ["source_add", "source_delete"]  # no pack was full: none is split
     changed = [p for p in report.packs if p.branch != Branch.REUSED]
     assert [p.branch for p in changed] == [Branch.REPLACED]
     assert len(set(packed_paths(world)) - set(before)) == 1
@@ -306,3 +306,22 @@ async def test_a_pack_add_left_behind_by_a_killed_run_is_deleted_once_no_plan_ta
     assert stray["source_id"] not in world.remote()
     async with world.run() as orch:
         assert orch.store.pack_adds(world.notebook_id) == []
+
+
+async def test_a_pack_grown_past_the_limit_is_replaced_by_two(make_world):
+    world = make_world(capacity=12, pack_free=1)
+    paths = fill(world)
+    first = await mirror(world, pack="always", source_max_bytes=2_000)
+    grown = first.packs[1]
+    target = grown.paths[len(grown.paths) // 2]
+    world.write(target, note_text(77) + "padding words " * 60)
+    mark = len(world.fake.calls)
+    report = await mirror(world, pack="always", source_max_bytes=2_000)
+    assert sorted(world.mutating_calls(mark)) == ["source_add", "source_add", "source_delete"]
+    changed = [p for p in report.packs if p.branch != Branch.REUSED]
+    assert [p.branch for p in changed] == [Branch.REPLACED, Branch.REPLACED]
+    assert sorted(p for pack in changed for p in pack.paths) == sorted(grown.paths)
+    assert all(p.size <= 2_000 for p in changed)
+    assert_every_note_once(world, paths)
+    async with world.run() as orch:
+        assert orch.store.resolve_source_id(grown.source_id or "") in {p.source_id for p in changed}

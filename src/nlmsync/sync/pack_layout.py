@@ -7,14 +7,15 @@ of consecutive notes. Two rules keep it put as the vault changes:
   of a pack: a note that sorts between two starts belongs to the pack of the first. An inserted note joins
   the pack whose range holds it, a deleted one leaves its pack, an edited one stays where it is: one pack
   changes, and no boundary elsewhere moves.
-- **Content-defined boundaries.** Where new boundaries are needed — the first layout of a vault, or a pack
-  grown past the per-source limit — they are chosen the way content-defined chunking (rsync, restic,
-  FastCDC) chooses chunk boundaries: walking the notes, once a pack holds a quarter of its target size, a note
-  whose path hashes below a threshold starts the next pack, the threshold rising with the note's size and
-  doubling once the pack passes its target; a note that would take the pack past the limit always starts the next
-  one. A boundary depends on the notes since the one before it only, so the same notes give the same packs
-  (a run killed part-way plans the very packs it was making), and a note inserted or removed moves at most
-  the boundaries up to the next one the two walks share.
+- **Content-defined boundaries.** Where new boundaries are needed they are chosen by the notes' paths, not by
+  counting. A pack grown past the per-source limit is split into pieces of about equal size, each cut at the
+  note whose path hashes lowest in a window around its ideal place. A vault's first layout is chosen the way
+  content-defined chunking (rsync, restic, FastCDC) chooses chunk boundaries: walking the notes, once a pack
+  holds a quarter of its target size, a note whose path hashes below a threshold starts the next pack, the
+  threshold rising with the note's size and doubling once the pack passes its target; a note that would take
+  the pack past `FILL` of the limit (or past its target, if the budget needs fuller packs) starts the next. Either way the same notes give the same packs (a run
+  killed part-way plans the very packs it was making), and a note inserted into a first layout moves no
+  boundary but those up to the next one the two walks share.
 
 A layout never holds more packs than its budget: when kept ranges and splits come to more, the two
 neighbouring packs with the smallest joined size are merged until it fits; when no merge can make it fit, the
@@ -43,6 +44,10 @@ _EARLY, _LATE = 1.0, 2.0
 it: about one boundary per target size, found sooner once the pack passes its target. Both are kept low next
 to the rise of a chunker that must keep sizes tight, because a boundary that depends little on how full the
 pack is lets a walk disturbed by an insert fall back into step at the next boundary."""
+
+_SPLIT_WINDOW = 1 / 8
+"""A pack grown past the limit is cut within this share of a piece's size either side of each ideal cut:
+pieces come out within a quarter of equal, so pieces aimed at `FILL` of the limit stay within it."""
 
 _RANKS = float(2**64)
 
@@ -94,7 +99,8 @@ def plan_layout(notes: Sequence[PackNote], starts: Sequence[str], *, max_bytes: 
             return kept
     target = min(max(target_bytes, math.ceil(sum(sizes) / budget)), math.ceil(max_bytes * FILL))
     while True:  # a first layout, or kept ranges that cannot fit any more: cut afresh, in larger packs if need be
-        fresh = _merged_to_budget(_cut(notes, sizes, 0, len(notes), target, max_bytes), sizes, max_bytes, budget)
+        cap = max(target, math.ceil(max_bytes * FILL))  # room to grow, unless the budget needs fuller packs
+        fresh = _merged_to_budget(_cut(notes, sizes, 0, len(notes), target, cap), sizes, max_bytes, budget)
         if fresh is not None:
             return fresh
         if target >= max_bytes:
@@ -116,11 +122,28 @@ def _kept_ranges(notes: Sequence[PackNote], starts: Sequence[str]) -> list[tuple
 
 def _within_limit(notes: Sequence[PackNote], sizes: Sequence[int], lo: int, hi: int,
                   max_bytes: int) -> list[tuple[int, int]]:
-    """`[lo, hi)` as it is, or cut at content-defined boundaries into pieces aiming at `FILL` of the limit."""
+    """`[lo, hi)` as it is, or split into as few pieces of about equal size as leave each within `FILL` of
+    the limit: each cut near its ideal place, at the note whose path hashes lowest in a window around it."""
     size = sum(sizes[lo:hi])
-    if size <= max_bytes:
+    if size <= max_bytes or hi - lo < 2:
         return [(lo, hi)]
-    return _cut(notes, sizes, lo, hi, math.ceil(size / math.ceil(size / (max_bytes * FILL))), max_bytes)
+    count = min(hi - lo, math.ceil(size / (max_bytes * FILL)))
+    offsets = [0]  # bytes before each note of the range
+    for note_size in sizes[lo:hi]:
+        offsets.append(offsets[-1] + note_size)
+    width = size / count * _SPLIT_WINDOW
+    cuts = [lo]
+    for j in range(1, count):
+        ideal = size * j / count
+        window = [i for i in range(1, hi - lo) if ideal - width <= offsets[i] <= ideal + width]
+        if window:
+            chosen = min(window, key=lambda i: (boundary_rank(notes[lo + i].path), i))
+        else:  # no note starts inside the window (a large note spans it): the nearest start
+            chosen = min(range(1, hi - lo), key=lambda i: (abs(offsets[i] - ideal), i))
+        if lo + chosen > cuts[-1]:
+            cuts.append(lo + chosen)
+    pieces = list(zip(cuts, [*cuts[1:], hi], strict=True))
+    return [part for a, b in pieces for part in _within_limit(notes, sizes, a, b, max_bytes)]
 
 
 def _cut(notes: Sequence[PackNote], sizes: Sequence[int], lo: int, hi: int, target: int,
