@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -67,6 +68,47 @@ async def test_ask_over_stdio_with_the_bundled_fake_server(vault: Path) -> None:
     assert "algorithms/sorting/heapsort.md" in [n["path"] for n in refreshed.structured_content["notes"]]
     assert not asked.is_error, asked.content
     assert asked.structured_content["answer"]
+    assert (vault / ".nlmsync" / "fake-notebooklm.json").is_file()
+
+
+# The options the MCP Inspector's launcher reads itself wherever they stand before `--` (its `--server` and
+# `--config` name an entry of its own config file), and those of its CLI client; the rest is the server's command.
+INSPECTOR_VALUE_OPTIONS = {"-e", "--config", "--server", "--transport", "--server-url", "--header", "--method"}
+INSPECTOR_FLAGS = {"--cli", "--web", "--tui"}
+
+
+def _as_the_inspector_starts_it(vault: Path) -> StdioServerParameters:
+    """The Inspector command of docs/mcp-clients.md, split as the Inspector splits it: its own options out,
+    `-e NAME=VALUE` into the server's environment, the rest the server's command (`~/notes` the test vault)."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "mcp-clients.md").read_text(encoding="utf-8")
+    (line,) = [line for line in page.splitlines() if line.startswith("npx @modelcontextprotocol/inspector ")]
+    words = shlex.split(line)[2:]
+    env, command, own = environment_without_settings(), [], []
+    while words:
+        word = words.pop(0)
+        if word in INSPECTOR_VALUE_OPTIONS:
+            value = words.pop(0)
+            own.append(word)
+            if word == "-e":
+                name, _, env[name] = value.partition("=")
+        elif word in INSPECTOR_FLAGS:
+            own.append(word)
+        else:
+            command.append(str(vault) if word == "~/notes" else word)
+    assert "--server" not in own and "--config" not in own, "the Inspector would take these as its own"
+    assert command[0] == "nlmsync" and command[-1] == "serve"
+    return StdioServerParameters(command=str(Path(sys.executable).with_name("nlmsync")), args=command[1:], env=env)
+
+
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
+async def test_the_inspector_command_of_the_docs_gives_serve_its_settings_through_the_environment(
+        vault: Path) -> None:
+    with anyio.fail_after(120):
+        async with Client(_as_the_inspector_starts_it(vault)) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            asked = await client.call_tool("ask_notebook", {"question": "How does heapsort work?"})
+    assert names == {"search_notes", "read_note", "get_chunk", "ask_notebook", "refresh_notebook"}
+    assert not asked.is_error, asked.content  # answered by the fake server NLMSYNC_SERVER named, offline
     assert (vault / ".nlmsync" / "fake-notebooklm.json").is_file()
 
 
