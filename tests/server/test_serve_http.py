@@ -15,6 +15,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from tests.cli_helpers import environment_without_settings
+from tests.server.answers import answer
 
 from nlmsync.cli import main
 from nlmsync.config import Settings
@@ -76,7 +77,7 @@ async def test_token_is_required_and_accepted_over_http(vault: Path) -> None:
                 tg.cancel_scope.cancel()
     assert missing.status_code == wrong.status_code == 401
     assert missing.headers["www-authenticate"] == "Bearer"
-    assert found.structured_content["results"][0]["path"] == "algorithms/graphs/dijkstra.md"
+    assert answer(found)["results"][0]["path"] == "algorithms/graphs/dijkstra.md"
 
 
 @pytest.mark.parametrize(("flags", "field"), [
@@ -109,7 +110,7 @@ async def test_port_0_prints_the_url_and_sigterm_stops_cleanly(vault: Path) -> N
             assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp") and not url.endswith(":0/mcp")
             async with Client(url) as client:
                 found = await client.call_tool("search_notes", {"query": "dijkstra", "limit": 1})
-        assert found.structured_content["results"][0]["path"] == "algorithms/graphs/dijkstra.md"
+        assert answer(found)["results"][0]["path"] == "algorithms/graphs/dijkstra.md"
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=60)
     finally:

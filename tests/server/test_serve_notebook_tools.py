@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from tests.server.answers import answer
 
 from nlmsync.config import Settings
 from nlmsync.fake import FakeNotebookLM, build_fake_server
@@ -36,9 +37,9 @@ async def test_refresh_reports_branches_then_reuses(vault: Path) -> None:
                                                                      "cooking/kimchi-jjigae.md"]})
         second = await client.call_tool("refresh_notebook", {"paths": ["algorithms/sorting/heapsort.md"]})
     assert not first.is_error, first.content
-    branches = {n["path"]: n["branch"] for n in first.structured_content["notes"]}
+    branches = {n["path"]: n["branch"] for n in answer(first)["notes"]}
     assert branches == {"algorithms/sorting/heapsort.md": "added", "cooking/kimchi-jjigae.md": "added"}
-    assert [n["branch"] for n in second.structured_content["notes"]] == ["reused"]
+    assert [n["branch"] for n in answer(second)["notes"]] == ["reused"]
     [notebook] = fake.notebooks.values()
     assert len(notebook.sources) == 2
 
@@ -58,14 +59,14 @@ async def test_ask_answers_with_citations_and_continues_the_conversation(vault: 
     async with _client(_settings(vault), fake) as client:
         first = await client.call_tool("ask_notebook", {"question": "How does heapsort build the heap?"})
         assert not first.is_error, first.content
-        answer: dict[str, Any] = first.structured_content
+        asked: dict[str, Any] = answer(first)
         follow = await client.call_tool("ask_notebook", {"question": "And its worst case?"})
         fresh = await client.call_tool("ask_notebook", {"question": "Kimchi stew recipe?", "new": True})
-    assert answer["answer"] and answer["conversation_id"]
-    assert "algorithms/sorting/heapsort.md" in [s["path"] for s in answer["selected_notes"]]
-    assert any(c["path"] == "algorithms/sorting/heapsort.md" for c in answer["citations"])
-    assert follow.structured_content["conversation_id"] == answer["conversation_id"]
-    assert fresh.structured_content["conversation_id"] != answer["conversation_id"]
+    assert asked["answer"] and asked["conversation_id"]
+    assert "algorithms/sorting/heapsort.md" in [s["path"] for s in asked["selected_notes"]]
+    assert any(c["path"] == "algorithms/sorting/heapsort.md" for c in asked["citations"])
+    assert answer(follow)["conversation_id"] == asked["conversation_id"]
+    assert answer(fresh)["conversation_id"] != asked["conversation_id"]
 
 
 async def test_concurrent_asks_are_serialized_and_all_succeed(vault: Path) -> None:

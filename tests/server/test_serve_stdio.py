@@ -15,6 +15,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from tests.cli_helpers import environment_without_settings
+from tests.server.answers import answer
 
 from nlmsync.cli import main
 
@@ -50,9 +51,9 @@ async def test_every_vault_tool_over_stdio_as_the_docs_register_it(vault: Path) 
             excluded = await client.call_tool("get_chunk", {"chunk_id": "private/diary-secret.md:0"})
             invalid = await client.call_tool("search_notes", {"query": "x", "limit": "many"})
     assert names == {"search_notes", "read_note", "get_chunk", "ask_notebook", "refresh_notebook"}
-    assert found.structured_content["results"][0]["path"] == "cooking/kimchi-jjigae.md"
-    assert read.structured_content["content"] == (vault / "cooking/kimchi-jjigae.md").read_text(encoding="utf-8")
-    assert chunk.structured_content["chunks"][0]["chunk_id"] == "cooking/kimchi-jjigae.md:0"
+    assert answer(found)["results"][0]["path"] == "cooking/kimchi-jjigae.md"
+    assert answer(read)["content"] == (vault / "cooking/kimchi-jjigae.md").read_text(encoding="utf-8")
+    assert answer(chunk)["chunks"][0]["chunk_id"] == "cooking/kimchi-jjigae.md:0"
     assert escaped.is_error and "leaves the vault" in escaped.content[0].text
     assert excluded.is_error and "excluded" in excluded.content[0].text
     assert invalid.is_error and "limit" in invalid.content[0].text
@@ -65,9 +66,9 @@ async def test_ask_over_stdio_with_the_bundled_fake_server(vault: Path) -> None:
             refreshed = await client.call_tool("refresh_notebook", {"query": "heapsort"})
             asked = await client.call_tool("ask_notebook", {"question": "What is heapsort's worst case?"})
     assert not refreshed.is_error, refreshed.content
-    assert "algorithms/sorting/heapsort.md" in [n["path"] for n in refreshed.structured_content["notes"]]
+    assert "algorithms/sorting/heapsort.md" in [n["path"] for n in answer(refreshed)["notes"]]
     assert not asked.is_error, asked.content
-    assert asked.structured_content["answer"]
+    assert answer(asked)["answer"]
     assert (vault / ".nlmsync" / "fake-notebooklm.json").is_file()
 
 

@@ -11,6 +11,7 @@ import anyio
 import pytest
 from mcp import Client
 from sqlite_utils import Database
+from tests.server.answers import answer
 
 import nlmsync.server as server_package
 from nlmsync.config import Settings
@@ -35,14 +36,12 @@ async def _call(settings: Settings, tool: str, arguments: dict[str, Any]) -> Any
 
 async def _ok(settings: Settings, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     result = await _call(settings, tool, arguments)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
+    return answer(result)
 
 
 async def _error(settings: Settings, tool: str, arguments: dict[str, Any]) -> str:
     result = await _call(settings, tool, arguments)
-    assert result.is_error and result.structured_content is None
+    assert result.is_error
     return result.content[0].text
 
 
@@ -80,7 +79,7 @@ async def test_lists_every_tool_with_typed_inputs(vault: Path) -> None:
     assert set(tools) == {"search_notes", "read_note", "get_chunk", "ask_notebook", "refresh_notebook"}
     assert tools["search_notes"].input_schema["required"] == ["query"]
     assert tools["read_note"].input_schema["properties"]["chunk"]["anyOf"][0]["minimum"] == 0
-    assert all(t.output_schema for t in tools.values())
+    assert not any(t.output_schema for t in tools.values())  # each description says what its tool answers
 
 
 async def test_search_groups_chunks_by_note_with_offsets_and_snippets(vault: Path) -> None:
@@ -90,10 +89,10 @@ async def test_search_groups_chunks_by_note_with_offsets_and_snippets(vault: Pat
     assert first["matched_terms"] == ["heapsort", "sift down"]  # the query's words, not the index's `siftdown`
     text = (vault / first["path"]).read_text(encoding="utf-8")
     chunk = first["chunks"][0]
-    assert chunk["chunk_id"] == f"{first['path']}:{chunk['index']}"
+    assert chunk["chunk_id"].startswith(f"{first['path']}:")
     assert chunk["char_offset_start"] < chunk["char_offset_end"] <= len(text)
     assert "heap" in chunk["snippet"].lower()
-    assert first["snippet"] and first["total_chunks"] >= 1
+    assert first["total_chunks"] >= 1
     scores = [r["score"] for r in found["results"]]
     assert scores == sorted(scores, reverse=True)
 
@@ -104,8 +103,8 @@ async def test_a_note_matching_by_its_path_only_still_offers_its_first_chunk(vau
     text = (vault / "physics/formulas.md").read_text(encoding="utf-8")
     assert "formulas" not in text.lower()  # the path is what matched
     [chunk] = note["chunks"]
-    assert (chunk["chunk_id"], chunk["index"], chunk["score"]) == ("physics/formulas.md:0", 0, 0.0)
-    assert chunk["char_offset_start"] == 0 and chunk["snippet"] == note["snippet"]
+    assert (chunk["chunk_id"], chunk["score"]) == ("physics/formulas.md:0", 0.0)
+    assert chunk["char_offset_start"] == 0
     assert chunk["snippet"].startswith("# Physics formulae") and chunk["snippet"][:40] in text
 
 
@@ -117,7 +116,6 @@ async def test_search_in_a_transcript_points_at_30_second_windows(vault: Path) -
         span = text[chunk["char_offset_start"]:chunk["char_offset_end"]]
         assert span.lstrip().startswith("[") and len(span) < 2000
         assert chunk["start_time"] is not None
-    assert note["has_timestamps"]
 
 
 async def test_search_never_returns_excluded_notes(vault: Path) -> None:
@@ -270,7 +268,7 @@ async def test_concurrent_searches_all_succeed(vault: Path) -> None:
                     for i, query in enumerate(queries):
                         tg.start_soon(one, i, query)
     assert len(results) == len(queries)
-    assert all(not r.is_error and r.structured_content["results"] for r in results.values())
+    assert all(not r.is_error and answer(r)["results"] for r in results.values())
 
 
 async def test_searches_run_at_the_same_time(vault: Path) -> None:
@@ -310,7 +308,7 @@ def test_an_edited_note_is_searched_as_it_is_now(vault: Path) -> None:
     note.write_text("# Shakshuka\n\nNow with zaatar sprinkled on top.\n", encoding="utf-8")
     tools.index.mark_path_modified("cooking/shakshuka.md")
     found = tools.search_notes("shakshuka zaatar", 1).results[0]
-    assert "zaatar" in found.snippet and "zaatar" in found.chunks[0].snippet
+    assert "zaatar" in found.chunks[0].snippet
 
 
 def test_a_large_note_is_cut_into_chunks_once_across_calls(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:

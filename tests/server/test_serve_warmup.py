@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
+from tests.server.answers import answer
 
 import nlmsync.server as server_package
 from nlmsync.cli import main
@@ -53,7 +54,7 @@ async def test_an_early_search_waits_for_the_index_with_progress(vault: Path) ->
         db.close()
     result = found["result"]
     assert not result.is_error, result.content
-    assert result.structured_content["results"][0]["path"] == "algorithms/sorting/heapsort.md"
+    assert answer(result)["results"][0]["path"] == "algorithms/sorting/heapsort.md"
     assert progress[0] == (0, None, "building the search index: scanning the vault")
     assert progress[-1] == (31, 31, "search index ready")  # 30 notes read, then the index saved
     assert all(earlier[0] < later[0] for earlier, later in pairwise(progress))  # as MCP requires

@@ -1,8 +1,8 @@
 """nlmsync's own MCP server (`nlmsync serve`): vault search, large-note reading, notebook asking.
 
 Tools: `search_notes`, `read_note`, `get_chunk` (the vault, `VaultTools`), `ask_notebook` and
-`refresh_notebook` (the notebook, through the `Orchestrator`). Inputs are typed with pydantic,
-results are structured. Any `NlmsyncError` becomes a tool error carrying its one-line message (a
+`refresh_notebook` (the notebook, through the `Orchestrator`). Inputs are typed with pydantic; each
+answer is its result model as one compact JSON text (`_arguments.StrictToolServer`). Any `NlmsyncError` becomes a tool error carrying its one-line message (a
 path, a field — never note text). Vault tools are synchronous, so the SDK runs them on worker
 threads and searches proceed concurrently; notebook tools are serialized by an in-process lock and
 by the store's cross-process writer lock the orchestrator takes.
@@ -41,11 +41,9 @@ __all__ = [
     "run_stdio", "serving",
 ]
 
-INSTRUCTIONS = """Tools over the user's markdown vault and their NotebookLM notebook.
-search_notes finds notes and the chunks inside them that match; read_note reads a note (whole when
-small; for a large one a preview with hints, then chunks, time ranges or a search inside it);
-get_chunk fetches a chunk by its id (PATH:INDEX) with optional neighbours. ask_notebook asks
-NotebookLM with the right notes as sources; refresh_notebook uploads notes as sources."""
+INSTRUCTIONS = """The user's markdown notes (their vault) and their NotebookLM notebook.
+search_notes finds notes and the passages in them that match; read_note and get_chunk read them.
+ask_notebook asks the notebook a question with the notes it needs; refresh_notebook uploads notes."""
 
 T = TypeVar("T")
 _Time = Annotated[str, Field(max_length=20)] | Annotated[float, Field(ge=0)]  # "0:05:00", "300" or 300
@@ -136,45 +134,46 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
     notebook = _Notebook(settings, index, notebook_server)
     server = StrictToolServer("nlmsync", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.strict_tool("Search the vault: notes ranked by BM25 (path, headings and body), each with its "
-                        "best matching chunks (ids PATH:INDEX, character offsets, scores, snippets).")
+    @server.strict_tool("Find the user's notes about something. Answers the best notes first, each with its "
+                        "path, score, the query's words it holds, whether ask_notebook would use it (selected), "
+                        "and its best passages (chunk_id, character offsets, snippet).")
     async def search_notes(
         ctx: Context,
-        query: Annotated[str, Field(min_length=1, max_length=2000, description="Words to look for.")],
-        limit: Annotated[int, Field(ge=1, le=50, description="Most notes to return.")] = 10,
-        chunks_per_note: Annotated[int, Field(ge=1, le=10, description="Most chunks per note.")] = 3,
+        query: Annotated[str, Field(min_length=1, max_length=2000, description="What to look for, in words.")],
+        limit: Annotated[int, Field(ge=1, le=50, description="Most notes.")] = 10,
+        chunks_per_note: Annotated[int, Field(ge=1, le=10, description="Most passages per note.")] = 3,
     ) -> SearchResult:
         if warmup is not None:
             await warmup.wait(ctx.report_progress)
         return await anyio.to_thread.run_sync(lambda: _call(lambda: vault.search_notes(query, limit, chunks_per_note)))
 
-    @server.strict_tool("Read a note by its vault path. Small notes come whole; large ones as a preview "
-                        "with metadata and hints. Then: chunk=N or chunks='N-M' for pages, start_time/"
-                        "end_time for a transcript, query=… for the best chunks plus beginning/middle/end.")
+    @server.strict_tool("Read a note. A small one comes whole; a large one as a preview with hints, then by "
+                        "chunk=N or chunks='N-M', by start_time/end_time in a transcript, or by query=… for "
+                        "the passages that match plus its beginning, middle and end.")
     def read_note(
-        path: Annotated[str, Field(min_length=1, max_length=4096, description="Vault-relative note path.")],
-        chunk: Annotated[int | None, Field(ge=0, description="One chunk by index.")] = None,
-        chunks: Annotated[str | None, Field(max_length=40, description="A chunk range, e.g. '20-25'.")] = None,
-        start_time: Annotated[_Time | None, Field(description="H:MM:SS, MM:SS or seconds.")] = None,
-        end_time: Annotated[_Time | None, Field(description="H:MM:SS, MM:SS or seconds.")] = None,
-        query: Annotated[str | None, Field(max_length=2000, description="Search inside the note.")] = None,
-        full: Annotated[bool, Field(description="Load the whole note even when it is large.")] = False,
-        limit: Annotated[int, Field(ge=4, le=30, description="Most chunks a search returns.")] = 10,
+        path: Annotated[str, Field(min_length=1, max_length=4096, description="e.g. notes/heapsort.md")],
+        chunk: Annotated[int | None, Field(ge=0)] = None,
+        chunks: Annotated[str | None, Field(max_length=40, description="e.g. '20-25'")] = None,
+        start_time: Annotated[_Time | None, Field(description="H:MM:SS, MM:SS or seconds")] = None,
+        end_time: Annotated[_Time | None, Field(description="H:MM:SS, MM:SS or seconds")] = None,
+        query: Annotated[str | None, Field(max_length=2000)] = None,
+        full: Annotated[bool, Field(description="The whole note, however large.")] = False,
+        limit: Annotated[int, Field(ge=4, le=30, description="Most chunks for a query.")] = 10,
     ) -> NoteReading:
         return _call(lambda: vault.read_note(path, chunk=chunk, chunks=chunks, start_time=start_time,
                                              end_time=end_time, query=query, full=full, limit=limit))
 
-    @server.strict_tool("Fetch one chunk by id (PATH:INDEX, as search_notes returns) with `surrounding` "
-                        "chunks on each side for context.")
+    @server.strict_tool("Read one passage by the chunk_id search_notes gave, with `surrounding` passages "
+                        "before and after it.")
     def get_chunk(
-        chunk_id: Annotated[str, Field(min_length=3, max_length=4200, description="PATH:INDEX")],
-        surrounding: Annotated[int, Field(ge=0, le=5, description="Chunks before and after.")] = 0,
+        chunk_id: Annotated[str, Field(min_length=3, max_length=4200, description="PATH:N")],
+        surrounding: Annotated[int, Field(ge=0, le=5)] = 0,
     ) -> NoteReading:
         return _call(lambda: vault.get_chunk(chunk_id, surrounding))
 
-    @server.strict_tool("Ask the NotebookLM notebook a question: nlmsync picks the relevant notes, makes "
-                        "them live sources, asks, and maps citations back to vault notes. Continues the "
-                        "latest conversation unless new=true or a conversation_id is given.")
+    @server.strict_tool("Ask the user's NotebookLM notebook. The notes the question needs are uploaded first; "
+                        "the answer cites notes and headings. Follows up in the latest conversation unless "
+                        "new=true or a conversation_id is given.")
     async def ask_notebook(
         question: Annotated[str, Field(min_length=1, max_length=10_000)],
         conversation_id: Annotated[str | None, Field(max_length=200)] = None,
@@ -182,13 +181,13 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
     ) -> AskResult:
         return await notebook.run(lambda o: o.ask(question, conversation_id=conversation_id, new=new))
 
-    @server.strict_tool("Make notes live sources of the notebook: the given vault paths and/or the notes a "
-                        "query selects (none: refresh the notes already synced). Reports per note the "
-                        "branch taken: reused, replaced, renamed, added, evicted or failed.")
+    @server.strict_tool("Upload notes to the user's NotebookLM notebook: the paths given and the notes a query "
+                        "needs (neither: bring the notes uploaded before up to date). Answers per note what was "
+                        "done: reused, replaced, renamed, added, evicted to make room, excluded or failed.")
     async def refresh_notebook(
-        paths: Annotated[list[str] | None, Field(max_length=500, description="Vault-relative note paths.")] = None,
+        paths: Annotated[list[str] | None, Field(max_length=500, description="Note paths.")] = None,
         query: Annotated[str | None, Field(max_length=2000)] = None,
-        dry_run: Annotated[bool, Field(description="Only report what would be done.")] = False,
+        dry_run: Annotated[bool, Field(description="Only say what would be done.")] = False,
     ) -> RefreshReport:
         checked = [_call(partial(vault.open_note, p))[0] for p in paths or []]
 

@@ -1,23 +1,29 @@
-"""Argument errors of `nlmsync serve`'s tools: one line naming the field, and unknown arguments refused.
+"""How `nlmsync serve`'s tools take arguments and give answers: argument errors in one line naming the field,
+unknown arguments refused, and each answer one compact JSON text.
 
 The SDK validates a tool's arguments with pydantic and reports a failure as the whole multi-line
 `ValidationError` (with a documentation URL), and it drops arguments it does not know — so a
 misspelt `chunks` would silently return the whole note. `StrictToolServer` turns the first into
 `limit: Input should be a valid integer (got 'many')` and the second into a tool error listing the
 arguments the tool takes.
+
+An LLM client pays for every byte of `tools/list` and of each answer: a tool publishes no output schema (its
+description says what it answers), and its answer is the result model as one compact JSON text, fields
+that are None left out — not the SDK's indented text beside a structured copy of the same data.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-__all__ = ["StrictToolServer", "describe_validation_error"]
+__all__ = ["StrictToolServer", "compact_json", "describe_validation_error"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 SHOWN_INPUT_CHARS = 60
@@ -58,11 +64,13 @@ class StrictToolServer(MCPServer):
         self._accepted: dict[str, tuple[str, ...]] = {}
 
     def strict_tool(self, description: str) -> Callable[[F], F]:
-        """Like `tool(description=…)`, recording the argument names the function takes."""
+        """Like `tool(description=…)`, recording the argument names the function takes; the model the function
+        returns is answered as compact JSON text, without an output schema."""
         def register(fn: F) -> F:
             self._accepted[fn.__name__] = tuple(name for name, param in inspect.signature(fn).parameters.items()
                                                 if param.annotation not in (Context, "Context"))
-            return self.tool(description=description)(fn)
+            self.tool(description=description, structured_output=False)(_answering_json(fn))
+            return fn
 
         return register
 
@@ -81,3 +89,24 @@ class StrictToolServer(MCPServer):
             if isinstance(cause, ValidationError) and not isinstance(exc, UnexpectedToolError):
                 raise ToolError(f"Error executing tool {name}: {describe_validation_error(cause)}") from cause
             raise
+
+
+def compact_json(result: BaseModel) -> str:
+    """A tool's answer as the client receives it: one line of JSON, None fields left out."""
+    return result.model_dump_json(exclude_none=True)
+
+
+def _answering_json(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` answering its model as `compact_json` (same signature, so the SDK reads the same arguments)."""
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def answer_async(*args: Any, **kwargs: Any) -> str:
+            return compact_json(await fn(*args, **kwargs))
+
+        return answer_async
+
+    @functools.wraps(fn)
+    def answer(*args: Any, **kwargs: Any) -> str:
+        return compact_json(fn(*args, **kwargs))
+
+    return answer

@@ -47,6 +47,7 @@ from nlmsync.vault import (
 _IGNORED = "/".join(sorted(IGNORED_DIRS))
 PLAN_CACHE_SIZE = 128
 PLAN_CACHE_CHARS = 32_000_000  # bound on the note text the cache keeps, whatever the note sizes
+SCORE_DIGITS = 3  # a score to three decimals tells a client all it can use
 
 
 class VaultTools:
@@ -143,27 +144,25 @@ class VaultTools:
                 continue  # vanished, excluded or unreadable since indexing: not served
             matches = [
                 ChunkMatch(
-                    chunk_id=chunk_id(rel, h.chunk_index), index=h.chunk_index, score=round(h.score, 6),
+                    chunk_id=chunk_id(rel, h.chunk_index), score=round(h.score, SCORE_DIGITS),
                     char_offset_start=h.segment.char_offset_start, char_offset_end=h.segment.char_offset_end,
                     snippet=extract_snippet(h.segment.text, query, settings.snippet_length),
                     start_time=_time(h.segment.start_seconds), end_time=_time(h.segment.end_seconds),
                 )
                 for h in rank_segments(plan, query)[:chunks_per_note]
             ]
-            snippet = matches[0].snippet if matches else extract_snippet(text, query, settings.snippet_length)
             if not matches and plan.chunks:
                 # matched by its path only: its first chunk, so every result has a chunk to fetch
                 first = plan.chunks[0]
-                matches = [ChunkMatch(chunk_id=chunk_id(rel, 0), index=0, score=0.0,
+                snippet = extract_snippet(text, query, settings.snippet_length)
+                matches = [ChunkMatch(chunk_id=chunk_id(rel, 0), score=0.0,
                                       char_offset_start=first.char_offset_start, char_offset_end=first.char_offset_end,
                                       snippet=snippet, start_time=_time(first.start_seconds),
                                       end_time=_time(first.end_seconds))]
-            results.append(NoteMatch(path=rel, score=round(hit.score, 6),
+            results.append(NoteMatch(path=rel, score=round(hit.score, SCORE_DIGITS),
                                      matched_terms=matched_words(query, hit.matched_terms),
-                                     selected=hit.path in chosen, snippet=snippet, total_chunks=len(plan.chunks),
-                                     has_timestamps=plan.timed, chunks=matches))
-        message = f"{len(results)} notes" if results else "no note matches the query"
-        return SearchResult(query=query, results=results, message=message)
+                                     selected=hit.path in chosen, total_chunks=len(plan.chunks), chunks=matches))
+        return SearchResult(query=query, results=results, message=None if results else "no note matches the query")
 
     def read_note(self, path: str, *, chunk: int | None = None, chunks: str | None = None,
                   start_time: str | float | None = None, end_time: str | float | None = None, query: str | None = None,

@@ -1,0 +1,16 @@
+"""What a client reads from a tool of `nlmsync serve`: the one JSON text of its answer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp_types import CallToolResult, TextContent
+
+
+def answer(result: CallToolResult) -> Any:
+    """The answer of a call that succeeded, as JSON."""
+    assert not result.is_error, result.content
+    (block,) = result.content
+    assert isinstance(block, TextContent)
+    return json.loads(block.text)
