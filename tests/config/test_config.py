@@ -67,7 +67,7 @@ def test_unknown_or_invalid_keys_name_the_key(tmp_path: Path, text: str, env: di
     ("weight_path = inf\n", {}, "invalid value for 'weight_path'"),
     ("", {"NLMSYNC_CALL_TIMEOUT": "inf"}, "invalid value for 'NLMSYNC_CALL_TIMEOUT'"),
     ("", {"NLMSYNC_ADD_RATE_PER_MINUTE": "Infinity"}, "invalid value for 'NLMSYNC_ADD_RATE_PER_MINUTE'"),
-    ('exclude = ["private/**", "!"]\n', {}, "config.toml: invalid value for 'exclude': Value error, Invalid git"),
+    ('exclude = ["private/**", "!"]\n', {}, "config.toml: invalid value for 'exclude': Invalid git"),
     ("", {"NLMSYNC_EXCLUDE": "drafts,!"}, "environment: invalid value for 'NLMSYNC_EXCLUDE'"),
 ])
 def test_a_bare_string_for_a_list_or_a_number_that_is_not_finite_is_refused(
@@ -157,3 +157,28 @@ def test_search_still_rejects_bad_settings(vault: Path, capsys: pytest.CaptureFi
     code, out, err = run_cli(capsys, "--vault", str(vault), "search", "heapsort", "--json")
     assert code == 2 and out == ""
     assert message in err
+
+
+@pytest.mark.parametrize(("text", "env", "message"), [
+    ("capacity = true\n", {}, "config.toml: invalid value for 'capacity': a number is wanted, not a boolean"),
+    ("top_n = false\n", {}, "config.toml: invalid value for 'top_n': a number is wanted, not a boolean"),
+    ("k1 = true\n", {}, "config.toml: invalid value for 'k1': a number is wanted, not a boolean"),
+    ("chunk_max_tokens = 40\nchunk_overlap_tokens = 40\n", {},
+     "config.toml: invalid value for 'chunk_overlap_tokens': must be smaller than chunk_max_tokens (40)"),
+    ("", {"NLMSYNC_CHUNK_OVERLAP_TOKENS": "500"},
+     "environment: invalid value for 'NLMSYNC_CHUNK_OVERLAP_TOKENS': must be smaller than chunk_max_tokens (400)"),
+    ('serve_token = "   "\n', {}, "config.toml: invalid value for 'serve_token': a bearer token needs at least 16 characters"),
+    ('serve_token = "x"\n', {}, "config.toml: invalid value for 'serve_token': a bearer token needs at least 16 characters"),
+    ("", {"NLMSYNC_SERVE_TOKEN": "has spaces in the middle"}, "invalid value for 'NLMSYNC_SERVE_TOKEN'"),
+])
+def test_a_value_that_means_something_else_is_refused_naming_its_key(tmp_path: Path, text: str,
+                                                                     env: dict[str, str], message: str) -> None:
+    write_config(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(vault=tmp_path, env=env)
+    assert message in str(caught.value) and caught.value.exit_code == 2
+
+
+def test_booleans_and_a_good_token_are_still_taken() -> None:
+    settings = Settings(query_stop_words=False, wait_for_processing=True, serve_token="0123456789abcdef0123")
+    assert settings.serve_token == "0123456789abcdef0123" and settings.capacity == 50

@@ -199,8 +199,8 @@ def load_settings(*, vault: Path | None = None, config_file: Path | None = None,
         key = str(loc[0]) if loc else "?"
         source = key_source.get(key, "settings")
         shown = ENV_PREFIX + key.upper() if source == "environment" else key
-        raise ConfigError(f"{source}: invalid value for '{shown}': {first.get('msg', 'invalid')}", key=key,
-                          source=source) from None
+        said = str(first.get("msg", "invalid")).removeprefix("Value error, ")  # pydantic's prefix says nothing
+        raise ConfigError(f"{source}: invalid value for '{shown}': {said}", key=key, source=source) from None
 
 
 def search_settings(*, vault: Path | None = None, config_file: Path | None = None,

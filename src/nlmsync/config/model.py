@@ -9,9 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from nlmsync.vault import STATE_DIR_NAME, STATE_FILE_NAME, check_exclude
+
+
+SERVE_TOKEN_MIN_CHARS = 16
+"""A bearer token shorter than this is guessed too easily to guard a server reachable from the network."""
 
 
 class Settings(BaseModel):
@@ -103,11 +107,31 @@ class Settings(BaseModel):
         check_exclude(value)
         return value
 
-    @model_validator(mode="after")
-    def _overlap_below_window(self) -> Settings:
-        if self.chunk_overlap_tokens >= self.chunk_max_tokens:
-            raise ValueError("chunk_overlap_tokens must be smaller than chunk_max_tokens")
-        return self
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        # pydantic takes true for 1: `capacity = true` would silently mean one source
+        if isinstance(value, bool) and info.field_name is not None:
+            annotation = str(cls.model_fields[info.field_name].annotation)
+            if ("int" in annotation or "float" in annotation) and "bool" not in annotation:
+                raise ValueError("a number is wanted, not a boolean")
+        return value
+
+    @field_validator("chunk_overlap_tokens")
+    @classmethod
+    def _overlap_below_window(cls, value: int, info: ValidationInfo) -> int:
+        window = info.data.get("chunk_max_tokens")
+        if window is not None and value >= window:
+            raise ValueError(f"must be smaller than chunk_max_tokens ({window})")
+        return value
+
+    @field_validator("serve_token")
+    @classmethod
+    def _guessable_token(cls, value: str | None) -> str | None:
+        if value is not None and (len(value) < SERVE_TOKEN_MIN_CHARS or any(c.isspace() for c in value)):
+            raise ValueError(f"a bearer token needs at least {SERVE_TOKEN_MIN_CHARS} characters and no white "
+                             "space (for one: python3 -c 'import secrets; print(secrets.token_urlsafe(32))')")
+        return value
 
     @property
     def state_path(self) -> Path:
