@@ -161,3 +161,15 @@ def test_times_are_relative_on_a_terminal_and_iso_otherwise(vault: Path, capsys:
     code, out, _ = run(capsys, "--vault", str(vault), "conversations")
     line = next(line for line in out.splitlines() if line.startswith("c0ffee-2"))
     assert code == 0 and ("just now" in line or " s ago" in line) and "+00:00" not in line
+
+
+@pytest.mark.parametrize("command", [["conversations"], ["conversations", "show", "abc"],
+                                     ["--server", "fake", "notebooks"]])
+def test_a_state_file_that_is_a_folder_is_refused_not_taken_for_none(vault: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str],
+                                                                     command: list[str]) -> None:
+    folder = tmp_path / "state-folder"
+    folder.mkdir()
+    code, out, err = run(capsys, "--vault", str(vault), "--state", str(folder), *command)
+    assert code == 2 and out == ""
+    assert err.startswith(f"nlmsync: error: {folder}: state file is not a usable nlmsync database")

@@ -6,6 +6,7 @@ The MCP client, anyio and the state store are imported when a command runs, not 
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -74,8 +75,12 @@ def notebooks_command(ctx: typer.Context, json_output: JsonFlag = False) -> None
 
 
 def _open_state(settings: Settings) -> StateStore | None:
-    """The state file, open; None when there is none yet (nothing was synced or asked with it)."""
-    if not settings.state_path.is_file():
+    """The state file, open; None when there is none yet (nothing was synced or asked with it).
+
+    Raises:
+        StateError: something that is not a state file is where it should be (a folder, a broken link …).
+    """
+    if not os.path.lexists(settings.state_path):
         return None
     from nlmsync.store import StateStore
 
