@@ -101,3 +101,111 @@ async def test_watching_a_missing_vault_is_an_input_error_and_creates_nothing(ma
     with pytest.raises(InputError, match="no-such-vault: the vault is not a directory"):
         await watch_vault(settings)
     assert not missing.exists()
+
+
+def test_a_folder_event_stands_for_the_notes_in_it(tmp_path):
+    from nlmsync.watch import expand_folders
+
+    (tmp_path / "science" / "deep").mkdir(parents=True)
+    for rel in ("science/a.md", "science/deep/b.md", "science/picture.png"):
+        (tmp_path / rel).write_text("x")
+    known = {"physics/a.md": 11, "physics/deep/b.md": 12, "physics.md": 13, "other/c.md": 14}
+    events = expand_folders(tmp_path, [FileEvent("deleted", "physics"), FileEvent("added", "science", 99)], known)
+    assert sorted((e.kind, e.path) for e in events) == [
+        ("added", "science/a.md"), ("added", "science/deep/b.md"),
+        ("deleted", "physics/a.md"), ("deleted", "physics/deep/b.md")]
+    inodes = {e.path: e.inode for e in events if e.kind == "added"}
+    assert inodes["science/a.md"] == (tmp_path / "science" / "a.md").stat().st_ino
+
+
+@pytest.mark.anyio
+async def test_a_folder_renamed_under_watch_renames_every_note_in_it_and_later_edits_reach_the_notebook(make_world):
+    world = make_world(watch_debounce_ms=50)
+    world.write("physics/heat.md", "# Heat\nfirst version\n")
+    world.write("physics/deep/waves.md", "# Waves\ncrests and troughs\n")
+    async with world.run() as orch:
+        await orch.refresh(["physics"])
+    events: list[WatchEvent] = []
+    ready, moved, replaced, stop = anyio.Event(), anyio.Event(), anyio.Event(), anyio.Event()
+
+    def on_batch(plan: WatchPlan) -> None:
+        ready.set()
+        if len([e for e in events if e.kind == "renamed"]) == 2:
+            moved.set()
+
+    def on_message(event: WatchEvent) -> None:
+        events.append(event)
+        if (event.kind, event.branch, event.path) == ("refreshed", "replaced", "science/heat.md"):
+            replaced.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(partial(watch_vault, world.settings, refresh=True, server=build_fake_server(world.fake),
+                              stop_event=stop, on_batch=on_batch, on_message=on_message))
+        with anyio.fail_after(60):
+            await ready.wait()
+            (world.vault / "physics").rename(world.vault / "science")
+            await moved.wait()
+            world.write("science/heat.md", "# Heat\nsecond version mentions zeppelin\n")
+            await replaced.wait()
+        stop.set()
+
+    assert {(e.path, e.renamed_to) for e in events if e.kind == "renamed"} == {
+        ("physics/heat.md", "science/heat.md"), ("physics/deep/waves.md", "science/deep/waves.md")}
+    store = world.store()
+    assert sorted(m.path for m in store.all_mappings(world.notebook_id)) == ["science/deep/waves.md",
+                                                                             "science/heat.md"]
+    (row,) = store.mappings_by_path(world.notebook_id, "science/heat.md")
+    assert "zeppelin" in world.remote_texts()[row.title]
+    store.close()
+
+
+@pytest.mark.anyio
+async def test_watch_goes_on_when_the_disk_under_the_state_file_is_full(make_world, monkeypatch):
+    import sqlite3
+
+    from nlmsync.store import StateStore
+
+    world = make_world(watch_debounce_ms=50)
+    world.write("a.md", "# Alpha\nalpha\n")
+    world.write("b.md", "# Beta\nbeta\n")
+    async with world.run() as orch:
+        await orch.refresh(["a.md", "b.md"])
+    rename = StateStore.apply_vault_rename
+    full = {"now": True}
+
+    def apply_vault_rename(self, old_path, new_path):
+        if full["now"]:
+            with self.step():  # the write SQLite cannot make: the device is full
+                error = sqlite3.OperationalError("database or disk is full")
+                error.sqlite_errorcode = 13
+                raise error
+        return rename(self, old_path, new_path)
+
+    monkeypatch.setattr(StateStore, "apply_vault_rename", apply_vault_rename)
+    events: list[WatchEvent] = []
+    batches: list[WatchPlan] = []
+    ready, failed, renamed, stop = anyio.Event(), anyio.Event(), anyio.Event(), anyio.Event()
+
+    def on_batch(plan: WatchPlan) -> None:
+        batches.append(plan)
+        ready.set()
+
+    def on_message(event: WatchEvent) -> None:
+        events.append(event)
+        (failed if event.kind == "failed" else renamed).set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(partial(watch_vault, world.settings, stop_event=stop, on_batch=on_batch,
+                              on_message=on_message))
+        with anyio.fail_after(60):
+            await ready.wait()
+            (world.vault / "a.md").rename(world.vault / "a2.md")
+            await failed.wait()
+            full["now"] = False  # room again: the watch is still there for the next change
+            (world.vault / "b.md").rename(world.vault / "b2.md")
+            await renamed.wait()
+        stop.set()
+
+    (failure,) = [e for e in events if e.kind == "failed"]
+    assert "no space left on the device" in failure.error and str(failure).startswith("not recorded: ")
+    assert WatchEvent("renamed", path="b.md", renamed_to="b2.md") in events

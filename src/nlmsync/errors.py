@@ -14,6 +14,8 @@ The tree (exit code in brackets)::
     │   └── StateTooNewError [2]          written by a newer nlmsync; never modified
     ├── StateLockedError [7]              busy: another nlmsync holds this vault's writer lock, or another
     │                                     process kept the state file locked past the wait (safe to run again)
+    ├── DiskFullError [7]                 no space left where nlmsync writes (the disk, or the user's quota):
+    │                                     nothing was half-written, safe to run again once there is room
     ├── CapacityError [3]                 notebook full: no managed source may be evicted, or the server
     │                                     refused an add as full (its real limit, learned for later runs)
     ├── PartialFailure [6]                some notes failed, the rest were done and recorded
@@ -36,7 +38,10 @@ The tree (exit code in brackets)::
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Protocol
 
 EXIT_OK = 0
@@ -132,6 +137,41 @@ class StateLockedError(NlmsyncError):
     def __init__(self, message: str, *, pid: int | None = None, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.pid = pid
+
+
+class DiskFullError(NlmsyncError):
+    """No space left on the device (or in the quota) where nlmsync writes. Every write is a step that either
+    happened whole or not at all, so nothing needs moving aside or rebuilding: run again once there is room."""
+
+    exit_code = EXIT_BUSY
+
+    def __init__(self, where: str | Path) -> None:
+        super().__init__(f"{where}: no space left on the device; nothing was half-written",
+                         hint="free some space (or raise the quota) and run the command again")
+        self.where = str(where)
+
+
+_SQLITE_FULL = 13
+_SQLITE_IOERR = 10
+_SQLITE_IOERR_SHMSIZE = 19 << 8 | _SQLITE_IOERR  # growing the WAL index (`-shm`) failed: no room for it
+
+
+def is_disk_full(exc: BaseException, where: str | Path | None = None) -> bool:
+    """Whether `exc` says there is no room to write: ENOSPC or EDQUOT, SQLite's SQLITE_FULL or its failure to
+    grow the WAL index, or any other SQLite I/O error while the file system holding `where` has no free block."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(code, int):
+        return False
+    if code & 0xFF == _SQLITE_FULL or code == _SQLITE_IOERR_SHMSIZE:
+        return True
+    if code & 0xFF != _SQLITE_IOERR or where is None:
+        return False
+    try:
+        return os.statvfs(Path(where).parent).f_bavail == 0
+    except OSError:
+        return False
 
 
 class CapacityError(NlmsyncError):

@@ -5,9 +5,11 @@
   renames the source registry mapping; old `.md` → anything else removes it.
 
 watchfiles reports a rename as a deletion plus an addition; the two are paired here by inode (the
-inode of every note is remembered from the last scan), which is exact on one filesystem. Event
-batches are debounced by watchfiles. Each batch is applied in atomic store steps, so stopping at any
-point (Ctrl-C) leaves a consistent state.
+inode of every note is remembered from the last scan), which is exact on one filesystem. A folder renamed
+or moved is reported as the folder alone: it stands for every note in it (`expand_folders`), so each of
+them is renamed. Event batches are debounced by watchfiles. Each batch is applied in atomic store steps, so
+stopping at any point (Ctrl-C) leaves a consistent state; a batch the state file cannot take (a full disk)
+is reported and the watch goes on.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from watchfiles import Change, DefaultFilter, awatch
 
 from nlmsync.app import Orchestrator
 from nlmsync.config import Settings
-from nlmsync.errors import InputError, NlmsyncError
+from nlmsync.errors import DiskFullError, InputError, NlmsyncError, is_disk_full
 from nlmsync.search import NoteIndex
 from nlmsync.store import StateStore
 from nlmsync.vault import (
@@ -43,10 +45,11 @@ class WatchEvent:
     """One thing the watch did to the registry or the notebook, for a person (`str()`) or a script (fields).
 
     `kind`: `renamed` (a synced note moved: `path` → `renamed_to`), `mapping_removed` (a synced note renamed to
-    something that is not a note), `refreshed` (`--refresh` took `branch` for `path`), `refresh_failed` (`error`).
+    something that is not a note), `refreshed` (`--refresh` took `branch` for `path`), `refresh_failed` (`error`),
+    `failed` (a batch the state file could not take: `error`; the watch goes on).
     """
 
-    kind: Literal["renamed", "mapping_removed", "refreshed", "refresh_failed"]
+    kind: Literal["renamed", "mapping_removed", "refreshed", "refresh_failed", "failed"]
     path: str | None = None
     renamed_to: str | None = None
     branch: str | None = None
@@ -59,6 +62,8 @@ class WatchEvent:
             return f"removed mapping of {self.path} (renamed to {self.renamed_to})"
         if self.kind == "refresh_failed":
             return f"refresh failed: {self.error}"
+        if self.kind == "failed":
+            return f"not recorded: {self.error}"
         return f"{self.branch} {self.path}"
 
 
@@ -159,6 +164,24 @@ def to_events(root: Path, changes: Iterable[tuple[Change, str]]) -> list[FileEve
     return events
 
 
+def expand_folders(root: Path, events: Iterable[FileEvent], known_inodes: dict[str, int]) -> list[FileEvent]:
+    """`events` with each folder event as the events of the notes in it: a folder deleted (or moved away) is
+    the deletion of every known note under it, a folder added (or moved here) the addition of every note the
+    walk finds in it — so a folder renamed is, once paired by inode, the rename of each of its notes."""
+    expanded: list[FileEvent] = []
+    for event in events:
+        if has_note_suffix(event.path):
+            expanded.append(event)
+        elif event.kind == NoteChange.DELETED:
+            prefix = event.path + "/"
+            expanded.extend(FileEvent(NoteChange.DELETED, path) for path in known_inodes if path.startswith(prefix))
+        elif (root / event.path).is_dir():
+            for note in scan_vault(root / event.path).notes:
+                path = f"{event.path}/{note.path}"
+                expanded.append(FileEvent(NoteChange.ADDED, path, _inode(root, path)))
+    return expanded
+
+
 def note_inodes(root: Path) -> dict[str, int]:
     inodes: dict[str, int] = {}
     for note in scan_vault(root).notes:
@@ -188,6 +211,7 @@ class VaultWatcher:
         self.inodes = note_inodes(self.root)
 
     async def apply(self, events: list[FileEvent]) -> WatchPlan:
+        events = expand_folders(self.root, events, self.inodes)
         plan = plan_watch_actions(events, self.inodes)
         for path in plan.deleted:
             self.index.mark_path_deleted(path)
@@ -252,6 +276,15 @@ async def _loop(settings: Settings, store: StateStore, orch: Orchestrator | None
     # yield_on_timeout: an empty batch now and then lets `on_batch` see that the watch is running.
     async for changes in awatch(watcher.root, watch_filter=_VaultFilter(), debounce=debounce, stop_event=stop_event,
                                 step=20, rust_timeout=200, yield_on_timeout=True):
-        plan = await watcher.apply(to_events(watcher.root, changes)) if changes else WatchPlan()
+        try:
+            plan = await watcher.apply(to_events(watcher.root, changes)) if changes else WatchPlan()
+        except (NlmsyncError, OSError) as exc:
+            # the state file cannot take this batch (a full disk, another run holding it): say so and keep
+            # watching; the index's marks stay for the next batch, and `refresh` rebinds moved notes by content
+            if isinstance(exc, OSError) and not is_disk_full(exc):
+                raise
+            problem = exc if isinstance(exc, NlmsyncError) else DiskFullError(exc.filename or store.path or "")
+            on_message(WatchEvent("failed", error=str(problem)))
+            plan = WatchPlan()
         if on_batch is not None:
             on_batch(plan)

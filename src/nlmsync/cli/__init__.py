@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 from nlmsync.cli._context import COMMAND_MODULES, COMPLETE_VAR, GLOBAL_VALUE_OPTIONS, CliContext
 from nlmsync.cli._output import visible
 from nlmsync.cli._plain_search import plain_search
-from nlmsync.errors import EXIT_UNEXPECTED, NlmsyncError, exit_code_for, leaf_exceptions
+from nlmsync.errors import (
+    EXIT_UNEXPECTED,
+    DiskFullError,
+    NlmsyncError,
+    exit_code_for,
+    is_disk_full,
+    leaf_exceptions,
+)
 
 if TYPE_CHECKING:
     import typer
@@ -73,6 +80,8 @@ def _fail(message: str, code: int, hint: str | None = None) -> None:
 
 
 def _fail_for(exc: BaseException) -> None:
+    if is_disk_full(exc):  # a file written outside the state file (a lock, the fake server's state …)
+        exc = DiskFullError(getattr(exc, "filename", None) or "a file nlmsync writes")
     if isinstance(exc, NlmsyncError):
         _fail(exc.message or type(exc).__name__, exit_code_for(exc), exc.hint)
     _fail(f"unexpected {type(exc).__name__}: {exc}", EXIT_UNEXPECTED, "please report this with the command you ran")
@@ -111,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
         _fail_for(exc)
     except ExceptionGroup as group:  # an error raised in a task group is said as itself, not as the group
         leaves = list(leaf_exceptions(group))
-        _fail_for(next((e for e in leaves if isinstance(e, NlmsyncError)), leaves[0]))
+        _fail_for(next((e for e in leaves if isinstance(e, NlmsyncError) or is_disk_full(e)), leaves[0]))
     except KeyboardInterrupt:
         _fail("interrupted", 130)
     except BrokenPipeError:

@@ -15,6 +15,7 @@ import typer
 from nlmsync.cli._app import JsonFlag, app, cli_context, examples
 from nlmsync.cli._output import emit_json, escape_path, stdout_console
 from nlmsync.cli.searching import open_index, run_search, sync_index
+from nlmsync.errors import StateError
 
 
 @app.command("index", epilog=examples(
@@ -27,6 +28,12 @@ def index_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     settings = cli.settings()
     index = open_index(settings)
     report = sync_index(index, "indexing", json_output or cli.quiet)
+    if index.save_error is not None:
+        from nlmsync.store.db import state_failure
+
+        path = settings.state_path
+        raise state_failure(path, index.save_error, "write") or StateError(
+            f"{path}: the index could not be saved in the state file ({index.save_error})")
     if json_output:
         emit_json(report.as_dict())
         return

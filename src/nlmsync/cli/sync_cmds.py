@@ -30,6 +30,7 @@ from nlmsync.errors import (
     EXIT_CAPACITY,
     EXIT_CONNECTION,
     EXIT_PARTIAL,
+    DiskFullError,
     NlmsyncError,
     PartialFailure,
 )
@@ -240,9 +241,11 @@ def refresh_command(
     except NlmsyncError as exc:
         from nlmsync.sync import RefreshReport
 
-        # exit 6, or a run stopped part-way (exit 3, 4, 5): what was done and recorded is still printed — with
-        # --json always (a script reads one document whatever happened), on a terminal when there is something
-        if isinstance(exc.report, RefreshReport) and exc.exit_code in REPORTED_EXIT_CODES and (
+        # exit 6, or a run stopped part-way (exit 3, 4, 5, or 7 for a full disk): what was done and recorded is
+        # still printed — with --json always (a script reads one document whatever happened), on a terminal when
+        # there is something
+        stopped = exc.exit_code in REPORTED_EXIT_CODES or isinstance(exc, DiskFullError)
+        if isinstance(exc.report, RefreshReport) and stopped and (
                 json_output or isinstance(exc, PartialFailure) or exc.report.notes):
             _print_refresh(exc.report, json_output, cli.quiet)
         raise

@@ -133,6 +133,9 @@ class NoteIndex:
         self._deleted: set[str] = set()
         self._incremental_syncs = 0
         self._rewrite_cache = False
+        self.save_error: sqlite3.Error | None = None
+        """Why the last sync could not save the index in the state file (None: saved, or nothing to save). The
+        index still answers from memory and saves itself whole on the next sync."""
         self._cold_tried = False
         self._cold_listing: VaultListing | None = None  # the walk the cold answer checked (see `_answer_cold`)
         self.notes_read = 0
@@ -535,6 +538,9 @@ class NoteIndex:
                 if rows:
                     index_cache.write_changes(self.db, rows)
             self._rewrite_cache = False
-        except sqlite3.Error:
-            # The cache is only a cache: keep serving from memory and rewrite it whole next time.
+            self.save_error = None
+        except sqlite3.Error as exc:
+            # The cache is only a cache: keep serving from memory and rewrite it whole next time; whoever
+            # promised to save it (`nlmsync index`) reads `save_error`.
             self._rewrite_cache = True
+            self.save_error = exc

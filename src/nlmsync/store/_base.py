@@ -19,15 +19,12 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from nlmsync.config import Settings
-from nlmsync.errors import StateCorruptError, StateError
-from nlmsync.store import db as state_db
-from nlmsync.store._lock import WriterLock, state_file_busy
-from nlmsync.store.db import is_busy, move_aside_hint
+from nlmsync.store._lock import WriterLock
+from nlmsync.store.db import state_failure
 from nlmsync.store.transaction import transaction
 
 # How long a run waits for another nlmsync run on the same vault before stopping as busy (exit 7).
 DEFAULT_WRITER_TIMEOUT = 10.0
-_STORAGE_FAILURES = ("disk is full", "disk I/O error", "readonly database")
 Clock = Callable[[], datetime]
 
 
@@ -80,17 +77,11 @@ class StoreBase:
     def _translate_errors(self) -> Iterator[None]:
         try:
             yield
-        except sqlite3.OperationalError as exc:
-            if is_busy(exc):
-                raise state_file_busy(self.path, str(exc), state_db.BUSY_TIMEOUT_SECONDS) from exc
-            if any(word in str(exc) for word in _STORAGE_FAILURES):
-                raise StateError(f"{self._name}: cannot write the state file ({exc})") from exc
-            raise
         except sqlite3.DatabaseError as exc:
-            if type(exc) is sqlite3.DatabaseError:
-                raise StateCorruptError(f"{self._name}: state file is damaged ({exc})",
-                                        hint=move_aside_hint(self._name)) from exc
-            raise
+            failure = state_failure(self._name, exc, "write")
+            if failure is None:
+                raise
+            raise failure from exc
 
     def _at_end_of_step(self, action: Callable[[], None]) -> None:
         if action not in self._end_of_step:

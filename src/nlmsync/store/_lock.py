@@ -69,8 +69,11 @@ class WriterLock:
                     raise StateLockedError(f"another nlmsync is running on this vault{who}", pid=pid,
                                            hint=f"{BUSY_HINT}; the lock is {self.lock_path}") from None
                 time.sleep(POLL_SECONDS)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n{_own_command()}\n".encode("utf-8", "replace"), 0)
+        try:  # who holds the lock, for the message another run gives: worth no failure on a full disk
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n{_own_command()}\n".encode("utf-8", "replace"), 0)
+        except OSError:
+            pass
         return fd
 
     def release(self) -> None:

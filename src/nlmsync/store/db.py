@@ -11,7 +11,14 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nlmsync.errors import StateCorruptError, StateError, StateTooNewError
+from nlmsync.errors import (
+    DiskFullError,
+    NlmsyncError,
+    StateCorruptError,
+    StateError,
+    StateTooNewError,
+    is_disk_full,
+)
 from nlmsync.store import schema
 from nlmsync.store._lock import state_file_busy
 from nlmsync.store.schema import MIGRATION_SET, MIGRATIONS_TABLE, known_migration_names
@@ -57,6 +64,29 @@ def _too_new(path: Path, unknown: list[str]) -> StateTooNewError:
 def is_busy(exc: sqlite3.OperationalError) -> bool:
     """Whether SQLite gave up waiting for a lock another connection holds."""
     return "locked" in str(exc) or "busy" in str(exc)
+
+
+# SQLite's primary result codes that say what is wrong with the file, not with nlmsync's use of it
+_DAMAGED = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+_UNUSABLE = frozenset({3, 8, 10, 14})  # SQLITE_PERM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN
+_UNUSABLE_WORDS = ("disk I/O error", "readonly database", "unable to open")
+
+
+def state_failure(path: Path | str, exc: sqlite3.Error, doing: str) -> NlmsyncError | None:
+    """What `exc`, met while `doing` ("read", "write", "open") the state file at `path`, means for the user:
+    another process keeps it locked (exit 7), no room to write (exit 7), the file is damaged (exit 2, with
+    the hint to move it aside — only then), it cannot be read or written here (exit 2); None for anything else.
+    A full disk or a read-only folder is never taken for damage: moving the file aside would lose the state."""
+    if isinstance(exc, sqlite3.OperationalError) and is_busy(exc):
+        return state_file_busy(Path(path), str(exc), BUSY_TIMEOUT_SECONDS)
+    if is_disk_full(exc, path):
+        return DiskFullError(path)
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in _DAMAGED or type(exc) is sqlite3.DatabaseError:
+        return _corrupt(Path(path), str(exc))
+    if code in _UNUSABLE or any(words in str(exc) for words in _UNUSABLE_WORDS):
+        return StateError(f"{path}: cannot {doing} the state file ({exc})")
+    return None
 
 
 def check_state_file(path: Path) -> None:
@@ -117,7 +147,7 @@ def _read_history(path: Path, *, immutable: bool) -> tuple[list[str], bool]:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{'&immutable=1' if immutable else ''}", uri=True,
                                timeout=BUSY_TIMEOUT_SECONDS)
     except sqlite3.Error as exc:
-        raise _corrupt(path, str(exc)) from None
+        raise state_failure(path, exc, "read") or _corrupt(path, str(exc)) from None
     try:
         conn.execute(f"PRAGMA mmap_size = {_CHECK_MMAP_BYTES}")
         problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
@@ -129,9 +159,7 @@ def _read_history(path: Path, *, immutable: bool) -> tuple[list[str], bool]:
             f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ?", [MIGRATION_SET])]
         return applied, bool(tables - {MIGRATIONS_TABLE})
     except sqlite3.OperationalError as exc:
-        if is_busy(exc):
-            raise state_file_busy(path, str(exc), BUSY_TIMEOUT_SECONDS) from None
-        raise _corrupt(path, str(exc)) from None
+        raise state_failure(path, exc, "read") or StateError(f"{path}: cannot read the state file ({exc})") from None
     except sqlite3.DatabaseError as exc:
         raise _corrupt(path, str(exc)) from None
     finally:
@@ -152,6 +180,8 @@ def open_connection(path: Path) -> sqlite3.Connection:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, check_same_thread=False, timeout=BUSY_TIMEOUT_SECONDS)
     except (OSError, sqlite3.Error) as exc:
+        if is_disk_full(exc, path):
+            raise DiskFullError(path) from None
         raise StateError(f"{path}: cannot open state file ({exc})") from None
     try:
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
@@ -171,10 +201,9 @@ def open_connection(path: Path) -> sqlite3.Connection:
             migrate(Database(conn), path)
     except sqlite3.DatabaseError as exc:
         conn.close()
-        if isinstance(exc, sqlite3.OperationalError) and is_busy(exc):
-            raise state_file_busy(path, str(exc), BUSY_TIMEOUT_SECONDS) from None
         if isinstance(exc, sqlite3.OperationalError):
-            raise StateError(f"{path}: cannot prepare state file ({exc})") from None
+            raise state_failure(path, exc, "prepare") or StateError(
+                f"{path}: cannot prepare state file ({exc})") from None
         raise _corrupt(path, str(exc)) from None
     except BaseException:
         conn.close()
