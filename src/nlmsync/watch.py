@@ -24,7 +24,7 @@ from watchfiles import Change, DefaultFilter, awatch
 
 from nlmsync.app import Orchestrator
 from nlmsync.config import Settings
-from nlmsync.errors import DiskFullError, InputError, NlmsyncError, is_disk_full
+from nlmsync.errors import DiskFullError, InputError, NlmsyncError, is_disk_full, leaf_exceptions
 from nlmsync.search import NoteIndex
 from nlmsync.store import StateStore
 from nlmsync.vault import (
@@ -268,6 +268,16 @@ async def watch_vault(settings: Settings, *, refresh: bool = False, on_message: 
         store.close()
 
 
+def _batch_problem(exc: BaseException, store: StateStore) -> NlmsyncError | None:
+    """What stopped a batch, as the error to report, when the watch can go on after it; None when it cannot."""
+    for leaf in leaf_exceptions(exc):
+        if isinstance(leaf, NlmsyncError):
+            return leaf
+        if is_disk_full(leaf):
+            return DiskFullError(getattr(leaf, "filename", None) or store.path or "")
+    return None
+
+
 async def _loop(settings: Settings, store: StateStore, orch: Orchestrator | None,
                 on_message: Callable[[WatchEvent], None],
                 stop_event: anyio.Event | None, on_batch: Callable[[WatchPlan], None] | None, debounce: int) -> None:
@@ -278,12 +288,12 @@ async def _loop(settings: Settings, store: StateStore, orch: Orchestrator | None
                                 step=20, rust_timeout=200, yield_on_timeout=True):
         try:
             plan = await watcher.apply(to_events(watcher.root, changes)) if changes else WatchPlan()
-        except (NlmsyncError, OSError) as exc:
+        except (NlmsyncError, OSError, ExceptionGroup) as exc:
             # the state file cannot take this batch (a full disk, another run holding it): say so and keep
             # watching; the index's marks stay for the next batch, and `refresh` rebinds moved notes by content
-            if isinstance(exc, OSError) and not is_disk_full(exc):
+            problem = _batch_problem(exc, store)
+            if problem is None:
                 raise
-            problem = exc if isinstance(exc, NlmsyncError) else DiskFullError(exc.filename or store.path or "")
             on_message(WatchEvent("failed", error=str(problem)))
             plan = WatchPlan()
         if on_batch is not None:

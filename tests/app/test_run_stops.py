@@ -142,3 +142,38 @@ async def test_a_note_back_while_its_old_source_waits_for_deletion_converges_to_
         assert orch.store.pending_deletions(world.notebook_id) == []
         rows = orch.store.all_mappings(world.notebook_id)
     assert sorted(world.remote().values()) == sorted(r.title for r in rows) and len(rows) == 2
+
+
+async def test_a_state_file_that_cannot_take_a_record_stops_the_run_with_its_own_error(make_world, monkeypatch):
+    import sqlite3
+
+    from nlmsync.errors import DiskFullError
+    from nlmsync.store import StateStore
+
+    world = make_world()
+    paths = notes(world, 6)
+    upsert = StateStore.upsert_mapping
+    calls = {"n": 0}
+
+    def upsert_mapping(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > 2:  # the disk is full from the third record on
+            error = sqlite3.OperationalError("database or disk is full")
+            error.sqlite_errorcode = 13
+            raise error
+        return upsert(self, *args, **kwargs)
+
+    monkeypatch.setattr(StateStore, "upsert_mapping", upsert_mapping)
+    async with world.run(concurrency=2) as orch:
+        with pytest.raises(DiskFullError) as info:  # itself, not wrapped in an exception group
+            await orch.refresh(paths)
+    report = info.value.report
+    assert sorted(n.path for n in report.notes) == paths
+    assert [n.branch for n in report.notes].count(Branch.ADDED) == 2
+    assert "2 of 6 notes done" in str(info.value)
+    monkeypatch.undo()
+    async with world.run() as orch:  # once there is room, the repeat finishes the job without duplicates
+        again = await orch.refresh(paths)
+    assert {n.branch for n in again.notes} <= {Branch.REUSED, Branch.ADDED}
+    titles = list(world.remote().values())
+    assert len(titles) == len(set(titles)) == 6

@@ -44,7 +44,9 @@ def _why_stopped(fatal: NlmsyncError | None) -> str:
         return "the notebook is full"
     if isinstance(fatal, AuthenticationRequiredError):
         return "the server needs a Google login"
-    return "the server cannot be used"
+    if isinstance(fatal, NotebookLMError):
+        return "the server cannot be used"
+    return "the state file cannot be written"
 
 
 async def add_source(deps: SyncDeps, remote: RemoteView, text: str, title: str,
@@ -240,16 +242,23 @@ class Runner:
                     self.reserved -= needed
                 await previous.wait()
                 if outcome.branch != Branch.FAILED:
-                    retire = self._commit(work, outcome)
+                    try:
+                        retire = self._commit(work, outcome)
+                    except NlmsyncError as exc:  # the state file cannot take it (full, locked): the run stops
+                        self.fatal = self.fatal or exc
+                        outcome = _failed(work, f"not recorded: {exc}")
                 out.append(outcome)
                 self.deps.progress(outcome)
             finally:
                 self.unmarked.extend(trailing)
                 done.set()
-            for source_id in retire:
-                await self._delete_best_effort(source_id)
-            if outcome.branch == Branch.RENAMED or (outcome.branch == Branch.REUSED and needs_retitle(work)):
-                await self._retitle_best_effort(work)
+            try:
+                for source_id in retire:
+                    await self._delete_best_effort(source_id)
+                if outcome.branch == Branch.RENAMED or (outcome.branch == Branch.REUSED and needs_retitle(work)):
+                    await self._retitle_best_effort(work)
+            except NlmsyncError as exc:  # the state file cannot take what they would record: the run stops
+                self.fatal = self.fatal or exc
         finally:
             self.inflight -= 1
             self._signal()
