@@ -15,8 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer.main
-
 from nlmsync import errors
 from nlmsync.cli import app, main
 from nlmsync.config import Settings
@@ -45,11 +43,11 @@ def _table_first_column(section: str) -> list[str]:
 
 
 def _commands() -> dict[str, Any]:
-    return dict(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+    return dict(app.commands)
 
 
 def _root_options() -> set[str]:
-    root = typer.main.get_command(app)
+    root = app
     return {opt for param in root.params for opt in (*param.opts, *param.secondary_opts)} | {"-h", "--help"}
 
 

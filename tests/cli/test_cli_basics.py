@@ -10,13 +10,12 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-import typer.main
 from tests.cli_helpers import run_cli as run
 
 from nlmsync.cli import _command_name, app
 from nlmsync.cli._app import COMMAND_MODULES, GLOBAL_VALUE_OPTIONS
 
-COMMANDS = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+COMMANDS = sorted(app.commands)
 
 
 def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -59,29 +58,50 @@ def test_global_options_after_the_command(vault: Path, tmp_path: Path, capsys: p
 
 
 def test_fake_server_keeps_its_own_state_option() -> None:
-    params = typer.main.get_command(app).commands["fake-server"].params  # type: ignore[attr-defined]
+    params = app.commands["fake-server"].params
     state = [p for p in params if "--state" in p.opts]
     assert len(state) == 1 and "JSON file" in (state[0].help or "")  # no global twin shadows it
-    assert any("--vault" in p.opts for p in typer.main.get_command(app).commands["search"].params)  # type: ignore[attr-defined]
+    assert any("--vault" in p.opts for p in app.commands["search"].params)
+
+
+def _candidates(out: str) -> list[str]:
+    return [line.split(",", 1)[1] for line in out.splitlines()]  # bash's answer lines: TYPE,VALUE
 
 
 def test_completion_script_and_candidates(capsys: pytest.CaptureFixture[str],
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, _ = run(capsys, "completion", "bash")
-    assert code == 0 and "_NLMSYNC_COMPLETE=complete_bash" in out and "complete " in out
-    monkeypatch.setenv("_NLMSYNC_COMPLETE", "complete_bash")
+    assert code == 0 and "_NLMSYNC_COMPLETE=bash_complete" in out and "complete " in out
+    monkeypatch.setenv("_NLMSYNC_COMPLETE", "bash_complete")
     monkeypatch.setenv("COMP_WORDS", "nlmsync se")
     monkeypatch.setenv("COMP_CWORD", "1")
     code, out, _ = run(capsys)
-    assert code == 0 and out.split() == ["search", "serve", "server-info"]
+    assert code == 0 and _candidates(out) == ["search", "serve", "server-info"]
     monkeypatch.setenv("COMP_WORDS", "nlmsync completion ")
     monkeypatch.setenv("COMP_CWORD", "2")
     code, out, _ = run(capsys)
-    assert code == 0 and out.split() == ["bash", "zsh", "fish", "powershell"]
+    assert code == 0 and _candidates(out) == ["bash", "zsh", "fish", "powershell"]
     monkeypatch.setenv("COMP_WORDS", "nlmsync serve --transport ")
     monkeypatch.setenv("COMP_CWORD", "3")
     code, out, _ = run(capsys)
-    assert code == 0 and out.split() == ["stdio", "http"]
+    assert code == 0 and _candidates(out) == ["stdio", "http"]
+
+
+def test_powershell_completion_script_and_candidates(capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _ = run(capsys, "completion", "powershell")
+    assert code == 0 and "Register-ArgumentCompleter -Native -CommandName nlmsync" in out
+    assert '$env:_NLMSYNC_COMPLETE = "powershell_complete"' in out
+    # what the script hands nlmsync: the line up to the cursor, and the word being completed
+    monkeypatch.setenv("_NLMSYNC_COMPLETE", "powershell_complete")
+    monkeypatch.setenv("COMP_WORDS", "nlmsync --vault notes se")
+    monkeypatch.setenv("COMP_CWORD", "se")
+    code, out, _ = run(capsys)
+    assert code == 0 and [line.split("\t")[1] for line in out.splitlines()] == ["search", "serve", "server-info"]
+    monkeypatch.setenv("COMP_WORDS", "nlmsync serve --transport ")
+    monkeypatch.setenv("COMP_CWORD", "")
+    code, out, _ = run(capsys)
+    assert code == 0 and [line.split("\t")[1] for line in out.splitlines()] == ["stdio", "http"]
 
 
 def test_an_unknown_shell_is_one_line_naming_the_shells(capsys: pytest.CaptureFixture[str]) -> None:
@@ -99,11 +119,11 @@ def test_help_lists_the_everyday_commands_first_and_the_tools_last(capsys: pytes
 
 def test_query_has_no_short_flag_and_q_means_quiet(capsys: pytest.CaptureFixture[str]) -> None:
     out = run(capsys, "refresh", "-h")[1]
-    assert "-q, --quiet" in out and "--query <str>" in out and "-q, --query" not in out
+    assert "-q, --quiet" in out and "--query TEXT" in out and "-q, --query" not in out
 
 
 @pytest.mark.parametrize("limit", ["0", "x"])
-def test_a_bad_limit_is_refused_by_typer_as_before(vault: Path, capsys: pytest.CaptureFixture[str], limit: str) -> None:
+def test_a_bad_limit_is_refused_with_a_usage_error(vault: Path, capsys: pytest.CaptureFixture[str], limit: str) -> None:
     code, out, err = run(capsys, "--vault", str(vault), "search", "heapsort", "--limit", limit, "--json")
     assert code == 2 and out == ""
     assert "--limit" in err
@@ -112,8 +132,8 @@ def test_a_bad_limit_is_refused_by_typer_as_before(vault: Path, capsys: pytest.C
 def test_each_command_is_registered_by_the_module_main_imports_for_it() -> None:
     # main() imports only the module COMMAND_MODULES names for the command it runs: a command missing from the
     # map, or registered by another module, would be unknown to nlmsync run as a program
-    registered = {info.name: info.callback.__module__  # type: ignore[union-attr]
-                  for info in app.registered_commands}
+    registered = {name: command.callback.__module__ for name, command in app.commands.items()
+                  if command.callback is not None}
     assert registered == {name: f"nlmsync.cli.{module}" for name, module in COMMAND_MODULES.items()}
 
 
@@ -129,7 +149,7 @@ def test_help_lists_the_commands_in_one_order_whatever_was_imported_first() -> N
 
 def test_the_words_that_take_a_value_are_the_global_options_that_do() -> None:
     # the name of the command main() registers is the first word that is neither these nor their values
-    root = typer.main.get_command(app)
+    root = app
     taking_values = {opt for param in root.params if not getattr(param, "is_flag", False)
                      for opt in param.opts}
     assert taking_values == GLOBAL_VALUE_OPTIONS

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-# Run `main(argv)` in a new interpreter and write down the modules it imported beyond typer's own (an
-# older typer imports rich by itself; that is not the CLI's doing).
+# Run `main(argv)` in a new interpreter and write down the modules it imported beyond click's own.
 _PROBE = """
 import json, sys
-import typer
+import click
 before = set(sys.modules)
 from nlmsync.cli import main
 try:
@@ -59,12 +58,11 @@ def test_search_imports_nothing_of_the_notebook_side(vault: Path, tmp_path: Path
     assert "algorithms/sorting/heapsort.md" in out  # it really searched
     assert "nlmsync.search.index" in imported
     assert _among(imported, NOTEBOOK_SIDE) == []
-    assert _among(imported, OTHER_COMMANDS) == []  # typer builds the search command alone
+    assert _among(imported, OTHER_COMMANDS) == []  # click builds the search command alone
     if json_flag:
         assert _among(imported, ("rich",)) == []  # one JSON document needs no terminal rendering
-    # nothing configures the settings and no value needs converting: neither the settings model nor typer's
-    # coercion loads pydantic
-    assert _among(imported, ("pydantic", "pydantic_core", "typer._adapters", "nlmsync.config.model")) == []
+    # nothing configures the settings: the settings model is not loaded, nor pydantic
+    assert _among(imported, ("pydantic", "pydantic_core", "nlmsync.config.model")) == []
 
 
 def test_search_of_an_unchanged_vault_imports_no_numpy(vault: Path, tmp_path: Path) -> None:
@@ -75,15 +73,13 @@ def test_search_of_an_unchanged_vault_imports_no_numpy(vault: Path, tmp_path: Pa
     code, out, imported = _imports(tmp_path, "--vault", str(vault), "search", "How does heapsort work?", "--json")
     assert code == 0 and json.loads(out)["results"][0]["path"] == "algorithms/sorting/heapsort.md"
     assert _among(imported, ("numpy", "nlmsync.search.postings", "nlmsync.search.ranking")) == []
-    # a plain form (`cli/_plain_search.py`): typer's app is not built (tests/cli/test_plain_search.py checks
-    # that typer itself is not imported: this probe imports it first)
-    assert _among(imported, ("nlmsync.cli._app", "nlmsync.cli.search_cmds")) == []
 
 
-def test_search_given_values_to_convert_still_works(vault: Path, tmp_path: Path) -> None:
-    code, out, imported = _imports(tmp_path, "--vault", str(vault), "search", "heapsort", "--limit=1", "--json")
+def test_search_given_values_to_convert_loads_no_pydantic(vault: Path, tmp_path: Path) -> None:
+    code, out, imported = _imports(tmp_path, "--vault", str(vault), "search", "heapsort", "--limit=1", "--json",
+                                   "--state", str(tmp_path / "state.db"))
     assert code == 0 and len(json.loads(out)["results"]) == 1
-    assert "typer._adapters" in imported  # a value typer converts: typer's own coercion did it
+    assert _among(imported, ("pydantic", "pydantic_core")) == []  # click converts the values
 
 
 def test_index_imports_nothing_of_the_notebook_side(vault: Path, tmp_path: Path) -> None:

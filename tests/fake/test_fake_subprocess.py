@@ -214,13 +214,11 @@ def test_every_fault_switch_is_documented(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_in_process_fake_takes_the_same_switches_as_the_fake_server_command() -> None:
-    import typer.main
-
     from nlmsync.cli import app
     from nlmsync.fake.options import FAKE_SWITCHES
 
-    root = typer.main.get_command(app)
-    command = root.commands["fake-server"]  # type: ignore[attr-defined]
+    root = app
+    command = root.commands["fake-server"]
     global_options = {opt for param in root.params for opt in param.opts} - {"--state"}  # fake-server's own --state
     options = {opt for param in command.params for opt in param.opts if opt.startswith("--")}
     assert FAKE_SWITCHES == options - global_options - {"--transport", "--host", "--port", "--help"}

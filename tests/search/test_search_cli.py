@@ -125,7 +125,7 @@ def test_missing_vault_and_corrupt_state(vault: Path, tmp_path: Path, capsys: py
 
 def test_ctrl_c_during_a_search_exits_130_and_says_so(vault: Path, capsys: pytest.CaptureFixture[str],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """typer hands a KeyboardInterrupt back as the return value 130; a script must not see success (0)."""
+    """click turns a KeyboardInterrupt into an abort; a script must not see success (0)."""
     from nlmsync.search.index import NoteIndex
 
     def interrupted(*_args: object, **_kwargs: object) -> None:

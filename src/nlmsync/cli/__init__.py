@@ -1,8 +1,7 @@
-"""nlmsync's command line: `main()` runs the Typer app and turns every known error into one line + exit code.
+"""nlmsync's command line: `main()` runs the click app and turns every known error into one line + exit code.
 
 Each command is registered by its module (`_context.COMMAND_MODULES`); `main()` imports the module of the
-command it runs, and `nlmsync.cli.app` is the app with every command. A search given in its plain forms
-(`_plain_search`) runs without importing typer at all.
+command it runs, so a run builds that command alone, and `nlmsync.cli.app` is the app with every command.
 """
 
 from __future__ import annotations
@@ -13,9 +12,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from nlmsync.cli._context import COMMAND_MODULES, COMPLETE_VAR, GLOBAL_VALUE_OPTIONS, CliContext
+from nlmsync.cli._context import COMMAND_MODULES, COMPLETE_VAR, GLOBAL_VALUE_OPTIONS, CliContext, Interrupted
 from nlmsync.cli._output import visible
-from nlmsync.cli._plain_search import plain_search
 from nlmsync.errors import (
     EXIT_UNEXPECTED,
     DiskFullError,
@@ -26,12 +24,12 @@ from nlmsync.errors import (
 )
 
 if TYPE_CHECKING:
-    import typer
+    import click
 
 __all__ = ["app", "main"]
 
 
-def __getattr__(name: str) -> typer.Typer:
+def __getattr__(name: str) -> click.Group:
     if name == "app":  # the app as a whole (its help, its commands): every command registered
         return _with_commands(None)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -48,7 +46,7 @@ def _command_name(argv: Sequence[str]) -> str | None:
     return None
 
 
-def _with_commands(name: str | None) -> typer.Typer:
+def _with_commands(name: str | None) -> click.Group:
     """The app with command `name` registered, or every command when `name` is none of them (`--help`, a
     mistyped name: the listing and the suggestions need them all)."""
     from nlmsync.cli._app import app
@@ -57,18 +55,6 @@ def _with_commands(name: str | None) -> typer.Typer:
     for module in modules:
         importlib.import_module(f"{__name__}.{module}")
     return app
-
-
-class _NeverRaised(Exception):
-    """Stands in for click's exceptions while click is not imported: nothing can have raised them then."""
-
-
-def _click_error(name: str) -> type[Any]:
-    """click's exception class `name` (Exit, Abort, ClickException), looked up only once an exception is
-    being handled. typer >= 0.26 runs on its own copy of click, so a command never imports click itself
-    (about 10 ms); an older typer runs on click and has imported it."""
-    click = sys.modules.get("click")
-    return getattr(click.exceptions, name) if click is not None else _NeverRaised
 
 
 def _fail(message: str, code: int, hint: str | None = None) -> None:
@@ -103,57 +89,43 @@ def main(argv: list[str] | None = None) -> None:
 
     Run as a program (`argv` None), a command that succeeded and said it leaves nothing to close
     (`CliContext.exit_at_once`, a search) ends the process at once: the interpreter's teardown frees every
-    object of the process for nothing (a search of tldr's 38,404 notes: about 17 ms of CPU). Called with
-    `argv` (tests, other Python code) it returns or raises SystemExit as always.
+    object of the process for nothing. Called with `argv` (tests, other Python code) it returns or raises
+    SystemExit as always.
     """
     args = sys.argv[1:] if argv is None else argv
     completing = COMPLETE_VAR in os.environ  # a shell asking for completions (see `nlmsync completion`)
-    plain = None if completing else plain_search(args)
-    cli = plain.cli if plain is not None else CliContext()
+    cli = CliContext()
     try:
-        if plain is None:
-            code = _run_typer(argv, args, cli, completing)
-        else:
-            plain.run()
-            code = None
+        code = _run_click(args, cli, completing)
     except NlmsyncError as exc:
         _fail_for(exc)
     except ExceptionGroup as group:  # an error raised in a task group is said as itself, not as the group
         leaves = list(leaf_exceptions(group))
         _fail_for(next((e for e in leaves if isinstance(e, NlmsyncError) or is_disk_full(e)), leaves[0]))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Interrupted):
         _fail("interrupted", 130)
     except BrokenPipeError:
         sys.exit(EXIT_UNEXPECTED)
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
         _fail_for(exc)
-    if code == 130:
-        _fail("interrupted", 130)
     if isinstance(code, int) and code:
         sys.exit(code)
     if argv is None and cli.exit_at_once:
         _exit_at_once()
 
 
-def _run_typer(argv: list[str] | None, args: list[str], cli: CliContext, completing: bool) -> object:
-    """The Typer app run on `argv` with the command its words name registered; its exit code (typer's own
-    errors — a bad option, `--help`, an aborted prompt — shown and exited here)."""
-    from typer.exceptions import Abort, TyperException
+def _run_click(args: list[str], cli: CliContext, completing: bool) -> object:
+    """The app run on `args` with the command its words name registered; its exit code (click's own errors — a
+    bad option, an aborted prompt — shown and exited here; `--help` and `--version` return 0)."""
+    from click.exceptions import Abort, ClickException
 
     app = _with_commands(None if completing else _command_name(args))
-    if completing:
-        from typer.completion import completion_init
-
-        completion_init()
     try:
-        # Outside standalone mode typer hands back the exit code of a `typer.Exit` and, as 130, of a
-        # KeyboardInterrupt (Ctrl-C) instead of raising them: a code dropped here would exit 0.
-        return app(args=argv, prog_name="nlmsync", standalone_mode=False, obj=cli)
-    except _click_error("Exit") as exc:
-        sys.exit(exc.exit_code)
-    except (_click_error("Abort"), Abort):  # typer >= 0.26 raises its own Abort (end of input at a prompt)
-        _fail("aborted", 130)
-    except (_click_error("ClickException"), TyperException) as exc:  # typer >= 0.26: its own copy of click's
-        exc.show()  # type: ignore[union-attr]  # every TyperException typer raises is one of those copies
+        # outside standalone mode click hands back the exit code of `ctx.exit()` instead of raising it
+        return app.main(args=args, prog_name="nlmsync", complete_var=COMPLETE_VAR, standalone_mode=False, obj=cli)
+    except Abort as exc:  # Ctrl-C, or the end of input at a prompt
+        _fail("interrupted" if isinstance(exc.__cause__, KeyboardInterrupt) else "aborted", 130)
+    except ClickException as exc:
+        exc.show()
         sys.exit(exc.exit_code)
     return None

@@ -1,7 +1,8 @@
-"""The Typer application, its global options and the per-run context every command reads.
+"""The command line's root: the `nlmsync` group, its global options and the per-run context every command reads.
 
-The per-run context itself (`CliContext`) and the tables of commands and global options are `cli._context`'s,
-which a search given in its plain forms uses without typer (`cli._plain_search`).
+The command line is click's: a command module declares its command with `@app.command(...)` and click's
+decorators. The per-run context itself (`CliContext`) and the tables of commands and global options are
+`cli._context`'s.
 
 The global options (`--vault`, `--config`, `--state`, `--server`, `--notebook`, `--quiet`) are accepted before
 the command and after it alike (`nlmsync search tar --vault ~/notes`): `GlobalOptionsGroup` gives every
@@ -11,19 +12,28 @@ command a copy of them that writes into the same `CliContext`; given twice, the 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any, TypeVar
 
-import typer
-from typer.core import TyperGroup
+import click
 
-from nlmsync.cli._coercion import install as install_plain_coercion
-from nlmsync.cli._context import COMMAND_MODULES, COMPLETE_VAR, GLOBAL_TARGETS, GLOBAL_VALUE_OPTIONS, CliContext
+from nlmsync.cli._context import (
+    COMMAND_MODULES,
+    COMPLETE_VAR,
+    GLOBAL_TARGETS,
+    GLOBAL_VALUE_OPTIONS,
+    CliContext,
+    Interrupted,
+)
 
-__all__ = ["COMMAND_MODULES", "COMPLETE_VAR", "GLOBAL_VALUE_OPTIONS", "CliContext", "JsonFlag", "app", "cli_context",
-           "examples"]
+__all__ = ["COMMAND_MODULES", "COMPLETE_VAR", "GLOBAL_VALUE_OPTIONS", "CliContext", "app", "cli_context", "examples",
+           "json_flag", "path_type"]
 
-def cli_context(ctx: typer.Context) -> CliContext:
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def cli_context(ctx: click.Context) -> CliContext:
     obj = ctx.find_root().obj
     if not isinstance(obj, CliContext):
         obj = CliContext()
@@ -31,38 +41,50 @@ def cli_context(ctx: typer.Context) -> CliContext:
     return obj
 
 
-def _store_global(ctx: Any, param: Any, value: Any) -> Any:
+def _store_global(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     """Callback of a global option given after the command: it overrides the one given before."""
     if value is not None and value is not False and not ctx.resilient_parsing:
+        assert param.name is not None
         cli_context(ctx).set_global(param.name, value)
     return value
 
 
-class GlobalOptionsGroup(TyperGroup):
+class GlobalOptionsGroup(click.Group):
     """The root command: each subcommand also accepts the global options (unless it has a flag of that name,
-    as `fake-server --state` has), so they may follow the command as users of git, gh or restic expect. Values that need no conversion skip typer's pydantic
-    coercion (`cli._coercion`)."""
+    as `fake-server --state` has), so they may follow the command as users of git, gh or restic expect; `--help`
+    lists the commands in `COMMAND_MODULES`' order, whichever command modules were imported first."""
 
-    def __init__(self, **attrs: Any) -> None:
-        super().__init__(**attrs)
-        # the listing's order is `COMMAND_MODULES`', whichever command modules were imported first
-        order = {name: position for position, name in enumerate(COMMAND_MODULES)}
-        self.commands = dict(sorted(self.commands.items(), key=lambda item: order.get(item[0], len(order))))
-        globals_ = [p for p in self.params if p.name in GLOBAL_TARGETS]
-        for command in self.commands.values():
-            taken = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
-            for param in globals_:
-                if taken.intersection(param.opts):
-                    continue
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        taken = {opt for p in cmd.params for opt in (*p.opts, *p.secondary_opts)}
+        for param in self.params:
+            if param.name in GLOBAL_TARGETS and not taken.intersection(param.opts):
                 twin = copy.copy(param)
                 twin.expose_value = False
                 twin.callback = _store_global
-                command.params.append(twin)
-        install_plain_coercion(self)
+                cmd.params.append(twin)
+        super().add_command(cmd, name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted from None
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        order = {name: position for position, name in enumerate(COMMAND_MODULES)}
+        return sorted(self.commands, key=lambda name: order.get(name, len(order)))
 
 
-# The --json flag of every command that prints one result (`watch` and `server-info` word theirs differently).
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout and nothing else.")]
+def path_type() -> click.Path:
+    """A path option or argument's type: a `Path`, not checked here (the command says what is wrong with it)."""
+    return click.Path(path_type=Path)
+
+
+def json_flag(function: F) -> F:
+    """The --json flag of every command that prints one result (`watch` and `server-info` word theirs
+    differently): the command's `json_output` parameter."""
+    return click.option("--json", "json_output", is_flag=True,
+                        help="Print one JSON document on stdout and nothing else.")(function)
 
 
 def examples(*lines: str) -> str:
@@ -70,41 +92,36 @@ def examples(*lines: str) -> str:
     return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)
 
 
-def _print_version(value: bool) -> None:
-    if value:
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
         from nlmsync import __version__
 
-        typer.echo(f"nlmsync {__version__}")
-        raise typer.Exit()
+        click.echo(f"nlmsync {__version__}")
+        ctx.exit()
 
 
-app = typer.Typer(
-    name="nlmsync",
+@click.group(
+    "nlmsync",
     cls=GlobalOptionsGroup,
     help="Keep a NotebookLM notebook stocked with the right notes from a markdown vault, and ask it questions.",
     epilog="Global options may also follow the command (nlmsync search tar --vault ~/notes). "
            "'nlmsync COMMAND -h' shows a command's options and examples.",
     no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": ["-h", "--help"], "show_default": True},
 )
-
-
-@app.callback()
-def _global_options(
-    ctx: typer.Context,
-    vault: Annotated[Path | None, typer.Option("--vault", help="The markdown vault folder (default: .).")] = None,
-    config: Annotated[Path | None, typer.Option("--config", help="Config file (default: <vault>/.nlmsync/config.toml).")] = None,
-    state: Annotated[Path | None, typer.Option("--state", help="State file (default: <vault>/.nlmsync/state.db).")] = None,
-    server: Annotated[str | None, typer.Option("--server", help="NotebookLM MCP server: 'fake' (in-process), 'fake-stdio', a command line, or an http://…/mcp URL.")] = None,
-    notebook: Annotated[str | None, typer.Option("--notebook", help="Notebook id, or new:TITLE to create one.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display and no per-note lines: "
-                                        "the summary and errors only (for cron).")] = False,
-    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
-                                          help="Print nlmsync's version and exit.")] = False,
-) -> None:
+@click.option("--vault", type=path_type(), help="The markdown vault folder (default: .).")
+@click.option("--config", type=path_type(), help="Config file (default: <vault>/.nlmsync/config.toml).")
+@click.option("--state", type=path_type(), help="State file (default: <vault>/.nlmsync/state.db).")
+@click.option("--server", help="NotebookLM MCP server: 'fake' (in-process), 'fake-stdio', a command line, or an "
+                               "http://…/mcp URL.")
+@click.option("--notebook", help="Notebook id, or new:TITLE to create one.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display and no per-note lines: the summary and "
+                                                  "errors only (for cron).")
+@click.option("--version", is_flag=True, is_eager=True, expose_value=False, callback=_print_version,
+              help="Print nlmsync's version and exit.")
+@click.pass_context
+def app(ctx: click.Context, vault: Path | None, config: Path | None, state: Path | None, server: str | None,
+        notebook: str | None, quiet: bool) -> None:
     cli = cli_context(ctx)  # the one `main()` handed in, or a new one
     cli.vault, cli.config, cli.quiet = vault, config, quiet
     cli.global_overrides.update(state=state, server=server, notebook=notebook)

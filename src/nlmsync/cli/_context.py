@@ -1,6 +1,6 @@
 """The per-run context every command reads (`CliContext`: what the global options said) and the tables of the
-command line — which module registers each command, the global options — without typer: `cli._app` builds
-the Typer application on them, and a search given in its plain forms runs on them alone (`cli._plain_search`).
+command line — which module registers each command, the global options — on which `cli._app` builds the click
+application.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ GLOBAL_VALUE_OPTIONS_IN_ORDER = ("--vault", "--config", "--state", "--server", "
 GLOBAL_VALUE_OPTIONS = frozenset(GLOBAL_VALUE_OPTIONS_IN_ORDER)
 
 # The module (in `nlmsync.cli`) that registers each command, in the order `--help` lists them. `main()`
-# imports only the module of the command it runs, so typer builds that command alone.
+# imports only the module of the command it runs, so click builds that command alone.
 COMMAND_MODULES = {
     "index": "search_cmds",
     "search": "search_cmds",
@@ -39,6 +39,11 @@ COMMAND_MODULES = {
     "completion": "completion_cmds",
 }
 COMPLETE_VAR = "_NLMSYNC_COMPLETE"  # set when a shell's completion script asks for candidates
+
+
+class Interrupted(Exception):
+    """Ctrl-C while a command ran: `main()` says so in one line and exits 130 (click would make it an abort,
+    after a blank line)."""
 
 
 @dataclass

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
+import click
 
-from nlmsync.cli._app import app, cli_context, examples
+from nlmsync.cli._app import app, cli_context, examples, path_type
 from nlmsync.cli._output import emit_json, stdout_console
 from nlmsync.errors import UsageError
 
@@ -35,37 +35,34 @@ def _faults(latency: float, drop_on_call: str | None, drop_on: list[str], error_
     "nlmsync fake-server --transport http --port 0 --state fake.json   # prints http://127.0.0.1:PORT/mcp",
     'nlmsync --server "fake --capacity 5 --drop-on source_add:2:after" refresh notes/',
 ))
-def fake_server(
-    transport: Annotated[str, typer.Option("--transport", help="stdio, or http (streamable HTTP at /mcp).")] = "stdio",
-    host: Annotated[str, typer.Option("--host", help="HTTP: address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="HTTP: port; 0 picks a free one and prints the URL.")] = 0,
-    state: Annotated[Path | None, typer.Option(
-        "--state", help="Keep notebooks, sources, the call log and fault counters in this JSON file: each "
-                        "change is appended to FILE.journal at once, and the file is rewritten atomically "
-                        "before a drop and when the server stops. Default: memory only.")] = None,
-    capacity: Annotated[int, typer.Option("--capacity", min=1, help="Sources per notebook.")] = 50,
-    latency: Annotated[float, typer.Option("--latency", min=0.0, help="Seconds to wait before every call. A notebook_query whose timeout is shorter "
-                                       "answers 'deadline exceeded' when its budget runs out, like the real server.")] = 0.0,
-    drop_on_call: Annotated[str | None, typer.Option(
-        "--drop-on-call", metavar="N[:before|after]",
-        help="Drop the connection (the server process exits at once, over stdio and http alike, with code 75) "
-             "on the Nth call overall, before applying it (default) or after applying it with the answer lost.")] = None,
-    drop_on: Annotated[list[str] | None, typer.Option(
-        "--drop-on", metavar="TOOL:N[:before|after]",
-        help="Drop the connection on TOOL's Nth call, before or after applying it. Repeatable.")] = None,
-    error_on: Annotated[list[str] | None, typer.Option(
-        "--error-on", metavar="TOOL[:N]=MESSAGE",
-        help="Answer TOOL (its Nth call, or every call) with the in-band error MESSAGE. Repeatable.")] = None,
-    empty_sources_once: Annotated[bool, typer.Option(
-        "--empty-sources-once", help="The first notebook_get of a non-empty notebook lists no sources.")] = False,
-    auth_required: Annotated[bool, typer.Option(
-        "--auth-required", help="Act like a server without a Google login: every tool but server_info fails "
-                                "with 'No authentication found'.")] = False,
-    rate_limit_on: Annotated[list[str] | None, typer.Option(
-        "--rate-limit-on", metavar="TOOL[:N]",
-        help="Answer TOOL (its Nth call, or every call) with a RESOURCE_EXHAUSTED rate-limit error. "
-             "Repeatable.")] = None,
-) -> None:
+@click.option("--transport", default="stdio", help="stdio, or http (streamable HTTP at /mcp).")
+@click.option("--host", default="127.0.0.1", help="HTTP: address to listen on.")
+@click.option("--port", type=int, default=0, help="HTTP: port; 0 picks a free one and prints the URL.")
+@click.option("--state", type=path_type(), metavar="FILE",
+              help="Keep notebooks, sources, the call log and fault counters in this JSON file: each change is "
+                   "appended to FILE.journal at once, and the file is rewritten atomically before a drop and when "
+                   "the server stops. Default: memory only.")
+@click.option("--capacity", type=click.IntRange(min=1), default=50, help="Sources per notebook.")
+@click.option("--latency", type=click.FloatRange(min=0.0), default=0.0,
+              help="Seconds to wait before every call. A notebook_query whose timeout is shorter answers 'deadline "
+                   "exceeded' when its budget runs out, like the real server.")
+@click.option("--drop-on-call", metavar="N[:before|after]",
+              help="Drop the connection (the server process exits at once, over stdio and http alike, with code 75) "
+                   "on the Nth call overall, before applying it (default) or after applying it with the answer lost.")
+@click.option("--drop-on", multiple=True, metavar="TOOL:N[:before|after]",
+              help="Drop the connection on TOOL's Nth call, before or after applying it. Repeatable.")
+@click.option("--error-on", multiple=True, metavar="TOOL[:N]=MESSAGE",
+              help="Answer TOOL (its Nth call, or every call) with the in-band error MESSAGE. Repeatable.")
+@click.option("--empty-sources-once", is_flag=True,
+              help="The first notebook_get of a non-empty notebook lists no sources.")
+@click.option("--auth-required", is_flag=True,
+              help="Act like a server without a Google login: every tool but server_info fails with 'No "
+                   "authentication found'.")
+@click.option("--rate-limit-on", multiple=True, metavar="TOOL[:N]",
+              help="Answer TOOL (its Nth call, or every call) with a RESOURCE_EXHAUSTED rate-limit error. Repeatable.")
+def fake_server(transport: str, host: str, port: int, state: Path | None, capacity: int, latency: float,
+                drop_on_call: str | None, drop_on: tuple[str, ...], error_on: tuple[str, ...],
+                empty_sources_once: bool, auth_required: bool, rate_limit_on: tuple[str, ...]) -> None:
     """Run the fake NotebookLM MCP server: the real tools and schemas, offline, with fault switches.
 
     Call counts for the fault switches start at 1 and, with --state, continue across restarts, so a client
@@ -73,7 +70,7 @@ def fake_server(
     """
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport: expected 'stdio' or 'http', got '{transport}'")
-    faults = _faults(latency, drop_on_call, drop_on or [], error_on or [], rate_limit_on or [],
+    faults = _faults(latency, drop_on_call, list(drop_on), list(error_on), list(rate_limit_on),
                      empty_sources_once, auth_required)
     import anyio
 
@@ -102,10 +99,9 @@ def fake_server(
     'nlmsync --server "notebooklm-mcp --transport stdio" server-info',
     "nlmsync --server http://127.0.0.1:8765/mcp server-info --json",
 ))
-def server_info(
-    ctx: typer.Context,
-    json_output: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
-) -> None:
+@click.option("--json", "json_output", is_flag=True, help="One JSON document on stdout.")
+@click.pass_context
+def server_info(ctx: click.Context, json_output: bool) -> None:
     """Check the NotebookLM MCP server: its version, its login state, and that a notebook listing works.
 
     A server that answers but is not logged in is reported as such (its version, "not logged in"), then the

@@ -7,11 +7,11 @@ The MCP client, anyio and the state store are imported when a command runs, not 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-import typer
+import click
 
-from nlmsync.cli._app import JsonFlag, app, cli_context, examples
+from nlmsync.cli._app import app, cli_context, examples, json_flag
 from nlmsync.cli._output import emit_json, escape, stdout_console, visible, when
 from nlmsync.errors import UsageError
 
@@ -44,7 +44,9 @@ def _known_default(settings: Settings) -> str | None:
 @app.command("notebooks", epilog=examples(
     "nlmsync notebooks                                   # id, title and sources of each notebook",
     'nlmsync --server "notebooklm-mcp --transport stdio" notebooks --json'))
-def notebooks_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
+@json_flag
+@click.pass_context
+def notebooks_command(ctx: click.Context, json_output: bool) -> None:
     """List the server's notebooks: id, title, source count (* = the one this vault uses)."""
     settings = cli_context(ctx).settings()
     import anyio
@@ -96,14 +98,15 @@ def _short(text: str, limit: int) -> str:
     "nlmsync conversations                  # newest first: id, turns, last asked, first question",
     "nlmsync conversations show 7ba8c638    # one conversation's turns (an id prefix is enough)",
     "nlmsync conversations show 7ba8c638 --json"))
-def conversations_command(
-    ctx: typer.Context,
-    action: Annotated[list[str] | None, typer.Argument(metavar="[list | show ID]",
-                                                       help="'list' (the default) or 'show ID'.")] = None,
-    json_output: JsonFlag = False,
-) -> None:
-    """The conversations of `ask` kept in the state file, like `llm logs`: a list, or one with its turns."""
-    words = action or ["list"]
+@click.argument("action", nargs=-1, metavar="[list | show ID]")
+@json_flag
+@click.pass_context
+def conversations_command(ctx: click.Context, action: tuple[str, ...], json_output: bool) -> None:
+    """The conversations of `ask` kept in the state file, like `llm logs`: a list, or one with its turns.
+
+    ACTION is 'list' (the default) or 'show ID'.
+    """
+    words = list(action) or ["list"]
     if words == ["list"]:
         _list_conversations(cli_context(ctx).settings(), json_output)
     elif len(words) == 2 and words[0] == "show":

@@ -1,18 +1,16 @@
 """`nlmsync index` and `nlmsync search`: build the BM25 index and query it from the command line.
 
-The commands' work is `cli.searching`'s (a search given in its plain forms runs it without typer); the index,
-the state file and rich are imported when a command runs, not with the module, so that `--help` and the other
-commands do not pay for them.
+The commands' work is `cli.searching`'s; the index, the state file and rich are imported when a command runs,
+not with the module, so that `--help` and the other commands do not pay for them.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
-from nlmsync.cli._app import JsonFlag, app, cli_context, examples
+from nlmsync.cli._app import app, cli_context, examples, json_flag, path_type
 from nlmsync.cli._output import emit_json, escape_path, stdout_console
 from nlmsync.cli.searching import open_index, run_search, sync_index
 from nlmsync.errors import StateError
@@ -22,7 +20,9 @@ from nlmsync.errors import StateError
     "nlmsync --vault ~/notes index",
     "nlmsync index --vault ~/notes --json   # counts and skipped notes as one JSON document",
 ))
-def index_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
+@json_flag
+@click.pass_context
+def index_command(ctx: click.Context, json_output: bool) -> None:
     """Build or update the BM25 index; print counts, skipped notes with reasons, and timing."""
     cli = cli_context(ctx)
     settings = cli.settings()
@@ -53,13 +53,13 @@ def index_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
     'nlmsync search "heap sort" --vault ~/notes --limit 5',
     "nlmsync search --queries questions.txt   # one JSON line per query",
 ))
-def search_command(
-    ctx: typer.Context,
-    query: Annotated[str | None, typer.Argument(help="What to look for.")] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="Show at most this many notes.")] = 10,
-    queries: Annotated[Path | None, typer.Option("--queries", help="Run one query per line of FILE ('-' = stdin); "
-                                                 "print one JSON line per query.")] = None,
-    json_output: JsonFlag = False,
-) -> None:
+@click.argument("query", required=False)
+@click.option("--limit", type=click.IntRange(min=1), default=10,
+              help="Show at most this many notes.")
+@click.option("--queries", type=path_type(), metavar="FILE",
+              help="Run one query per line of FILE ('-' = stdin); print one JSON line per query.")
+@json_flag
+@click.pass_context
+def search_command(ctx: click.Context, query: str | None, limit: int, queries: Path | None, json_output: bool) -> None:
     """Rank the vault's notes for QUERY with scores, matched terms, snippets, and the notes the selection rule picks."""
     run_search(cli_context(ctx), query, limit, queries, json_output)

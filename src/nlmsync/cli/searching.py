@@ -1,9 +1,6 @@
-"""What `nlmsync search` does, without typer: open the index, rank, add snippets, print (`run_search`).
-
-The typer command (`cli.search_cmds`) and a search given in its plain forms (`cli._plain_search`, which skips
-typer's import and command building: ~50 ms of a fresh process) both run it. The index (numpy when the whole
-index is loaded), the state file and rich are imported when a search runs, and `search --json` never imports
-rich.
+"""What `nlmsync search` and `nlmsync index` do: open the index, sync or rank, add snippets, print
+(`run_search`, `sync_index`); `cli.search_cmds` declares the commands. The index (numpy when the whole index is
+loaded), the state file and rich are imported when a search runs, and `search --json` never imports rich.
 """
 
 from __future__ import annotations
@@ -46,8 +43,7 @@ def sync_index(index: NoteIndex, label: str, quiet: bool) -> IndexReport:
 
 
 def run_search(cli: CliContext, query: str | None, limit: int, queries: Path | None, json_output: bool) -> None:
-    """`nlmsync search`: the typer command's work, and what a search given in its plain forms runs without typer
-    (`cli._plain_search`). A first search of a vault that changed shows the notes it reads on a terminal (unless
+    """`nlmsync search`. A first search of a vault that changed shows the notes it reads on a terminal (unless
     `--json` or `-q`); one of an unchanged vault is answered cold (`search.cold`) and shows nothing."""
     if (query is None) == (queries is None):
         raise UsageError("give either a QUERY or --queries FILE")

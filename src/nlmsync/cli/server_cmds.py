@@ -10,36 +10,26 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from enum import Enum
 from pathlib import Path
 from types import FrameType
-from typing import Annotated
 
-import typer
+import click
 
 from nlmsync.cli._app import app, cli_context, examples
-
-
-class Transport(str, Enum):
-    stdio = "stdio"
-    http = "http"
 
 
 @app.command("serve", epilog=examples(
     "nlmsync --vault ~/notes serve                              # stdio, for a client that starts it",
     "nlmsync --vault ~/notes serve --transport http --port 0    # prints http://127.0.0.1:PORT/mcp",
 ))
-def serve_command(
-    ctx: typer.Context,
-    transport: Annotated[Transport, typer.Option("--transport", help="stdio (for a client that starts nlmsync) "
-                                                                     "or http (streamable HTTP at /mcp).")]
-    = Transport.stdio,
-    host: Annotated[str, typer.Option("--host", help="HTTP address to bind; off loopback a bearer token "
-                                                     "(serve_token / NLMSYNC_SERVE_TOKEN) is required.")]
-    = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="HTTP port; 0 picks a free one. The URL "
-                                                                   "is printed on stdout once listening.")] = 8765,
-) -> None:
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio",
+              help="stdio (for a client that starts nlmsync) or http (streamable HTTP at /mcp).")
+@click.option("--host", default="127.0.0.1",
+              help="HTTP address to bind; off loopback a bearer token (serve_token / NLMSYNC_SERVE_TOKEN) is required.")
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=8765,
+              help="HTTP port; 0 picks a free one. The URL is printed on stdout once listening.")
+@click.pass_context
+def serve_command(ctx: click.Context, transport: str, host: str, port: int) -> None:
     """Run nlmsync's MCP server: search_notes, read_note, get_chunk, ask_notebook, refresh_notebook.
 
     The search index is brought up to date in the background as the server starts; a search that comes
@@ -51,12 +41,12 @@ def serve_command(
 
     from nlmsync.server import check_bind, run_http, run_stdio, serving
 
-    if transport is Transport.http:
+    if transport == "http":
         check_bind(host, settings.serve_token)
     if settings.vault == Path("."):
         _warn(f"no --vault given: serving the current folder, {Path.cwd()} (an MCP client starts nlmsync in "
               "a folder of its choosing: give --vault with an absolute path)")
-    if transport is Transport.http:
+    if transport == "http":
         with _stop_on_sigterm(), serving(settings, warn=_warn) as server:
             anyio.run(lambda: run_http(server, host, port, settings.serve_token, announce=_announce))
     else:

@@ -11,11 +11,11 @@ import functools
 import shlex
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Self, TypeVar
+from typing import TYPE_CHECKING, Self, TypeVar
 
-import typer
+import click
 
-from nlmsync.cli._app import JsonFlag, app, cli_context, examples
+from nlmsync.cli._app import app, cli_context, examples, json_flag
 from nlmsync.cli._output import (
     emit_json,
     escape,
@@ -216,18 +216,21 @@ def _print_refresh(report: RefreshReport, json_output: bool, quiet: bool) -> Non
     "nlmsync --vault ~/notes refresh -q                  # cron: the summary line only",
     'nlmsync refresh --query "heap sort" --dry-run       # what the notes a question selects would need',
 ))
-def refresh_command(
-    ctx: typer.Context,
-    paths: Annotated[list[str] | None, typer.Argument(help="Notes or folders (default: the notes already synced).")] = None,
-    query: Annotated[str | None, typer.Option("--query", help="Refresh the notes this query selects.")] = None,
-    all_notes: Annotated[bool, typer.Option("--all", help="Mirror the whole vault (or only the given PATHs): upload every note, "
-                                                 "remove the sources of notes that left it.")] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; make no change anywhere.")] = False,
-    capacity: Annotated[int | None, typer.Option("--capacity", help="Sources the notebook may hold.")] = None,
-    concurrency: Annotated[int | None, typer.Option("--concurrency", help="Concurrent uploads.")] = None,
-    json_output: JsonFlag = False,
-) -> None:
-    """Make notes live sources: per note the branch taken (reused, replaced, renamed, added, evicted, …)."""
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.option("--query", help="Refresh the notes this query selects.")
+@click.option("--all", "all_notes", is_flag=True, help="Mirror the whole vault (or only the given PATHs): upload every "
+                                                       "note, remove the sources of notes that left it.")
+@click.option("--dry-run", is_flag=True, help="Print the plan; make no change anywhere.")
+@click.option("--capacity", type=int, help="Sources the notebook may hold.")
+@click.option("--concurrency", type=int, help="Concurrent uploads.")
+@json_flag
+@click.pass_context
+def refresh_command(ctx: click.Context, paths: tuple[str, ...], query: str | None, all_notes: bool, dry_run: bool,
+                    capacity: int | None, concurrency: int | None, json_output: bool) -> None:
+    """Make notes live sources: per note the branch taken (reused, replaced, renamed, added, evicted, …).
+
+    PATHs are notes or folders (default: the notes already synced).
+    """
     cli = cli_context(ctx)
     settings = cli.settings(capacity=capacity, concurrency=concurrency)
     try:
@@ -276,16 +279,15 @@ def _print_ask(result: AskResult, json_output: bool) -> None:
     'nlmsync ask "And its worst case?"                   # follows up in the latest conversation',
     'nlmsync ask --new "What did I write about kimchi?"',
 ))
-def ask_command(
-    ctx: typer.Context,
-    question: Annotated[str, typer.Argument(help="The question to ask the notebook.")],
-    conversation: Annotated[str | None, typer.Option("--conversation", help="Continue this conversation.")] = None,
-    new: Annotated[bool, typer.Option("--new", help="Start a new conversation.")] = False,
-    json_output: JsonFlag = False,
-) -> None:
-    """Select notes (BM25), make them live sources, ask with carry-over, print the answer with citations."""
+@click.argument("question")
+@click.option("--conversation", help="Continue this conversation.")
+@click.option("--new", is_flag=True, help="Start a new conversation.")
+@json_flag
+@click.pass_context
+def ask_command(ctx: click.Context, question: str, conversation: str | None, new: bool, json_output: bool) -> None:
+    """Select notes (BM25), make them live sources, ask QUESTION with carry-over, print the answer with citations."""
     if new and conversation:
-        raise typer.BadParameter("--new and --conversation cannot be used together")
+        raise click.BadParameter("--new and --conversation cannot be used together")
     cli = cli_context(ctx)
     result = _run(cli.settings(), lambda orch: orch.ask(question, conversation_id=conversation, new=new),
                   label="ask", quiet=json_output or cli.quiet)
@@ -366,12 +368,14 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
     "nlmsync status --json",
     "nlmsync status notes/heapsort.md                   # which source holds a note: its pack, or its own",
 ))
-def status_command(
-    ctx: typer.Context,
-    paths: Annotated[list[str] | None, typer.Argument(help="Notes to say the source of (a pack, alone, or none).")] = None,
-    json_output: JsonFlag = False,
-) -> None:
-    """What changed locally, what the notebook lacks, what goes next, capacity used — and what to run."""
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@json_flag
+@click.pass_context
+def status_command(ctx: click.Context, paths: tuple[str, ...], json_output: bool) -> None:
+    """What changed locally, what the notebook lacks, what goes next, capacity used — and what to run.
+
+    PATHs are notes to say the source of (a pack, alone, or none).
+    """
     cli = cli_context(ctx)
     settings = cli.settings()
     from nlmsync.cli.paths import vault_relative_args
@@ -396,7 +400,9 @@ def _print_reconcile(report: ReconcileReport, json_output: bool, quiet: bool) ->
     "nlmsync --vault ~/notes reconcile",
     "nlmsync reconcile -q   # the summary line only",
 ))
-def reconcile_command(ctx: typer.Context, json_output: JsonFlag = False) -> None:
+@json_flag
+@click.pass_context
+def reconcile_command(ctx: click.Context, json_output: bool) -> None:
     """Reconcile the registry with the notebook: mark mappings active or stale, canonicalize source ids."""
     cli = cli_context(ctx)
     _print_reconcile(_run(cli.settings(), lambda orch: orch.reconcile(), label="reconcile",

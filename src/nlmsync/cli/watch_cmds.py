@@ -7,9 +7,9 @@ The watcher, anyio and the orchestrator are imported when the command runs, not 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-import typer
+import click
 
 from nlmsync.cli._app import app, cli_context, examples
 from nlmsync.cli._output import emit_json, escape_path, stderr_console
@@ -23,12 +23,11 @@ if TYPE_CHECKING:
     "nlmsync --vault ~/notes watch             # keep the search index current",
     "nlmsync --vault ~/notes watch --refresh   # and the notes already in the notebook",
 ))
-def watch_command(
-    ctx: typer.Context,
-    refresh: Annotated[bool, typer.Option("--refresh", help="Also keep already-synced notes current in the notebook.")] = False,
-    debounce_ms: Annotated[int | None, typer.Option("--debounce-ms", help="Wait this long for changes to settle.")] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="When stopped, print one JSON document: what the watch did.")] = False,
-) -> None:
+@click.option("--refresh", is_flag=True, help="Also keep already-synced notes current in the notebook.")
+@click.option("--debounce-ms", type=int, help="Wait this long for changes to settle.")
+@click.option("--json", "json_output", is_flag=True, help="When stopped, print one JSON document: what the watch did.")
+@click.pass_context
+def watch_command(ctx: click.Context, refresh: bool, debounce_ms: int | None, json_output: bool) -> None:
     """Keep the index (and with --refresh the notebook) current from vault file events; Ctrl-C or SIGTERM stops."""
     cli = cli_context(ctx)
     settings = cli.settings(watch_debounce_ms=debounce_ms)
