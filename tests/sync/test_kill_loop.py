@@ -82,3 +82,92 @@ def test_kill_9_again_and_again_during_refresh_all_converges(tmp_path: Path) -> 
         assert sorted(r.path for r in rows) == sorted(texts)
         assert {store.resolve_source_id(r.source_id) for r in rows} == set(notebook.sources)
         assert store.pending_deletions(notebook.id) == []
+
+
+PACKED_NOTES = 3_000
+PACKED_ENV = {"NLMSYNC_SOURCE_MAX_BYTES": "6000", "NLMSYNC_CAPACITY": "50"}
+
+
+def _run_killed(command: list[str], journal: Path, points: tuple[tuple[str, int], ...], env: dict[str, str]) -> int:
+    """Run `command` once per point, each killed once the fake's journal shows that many calls of the tool."""
+    kills = 0
+    for tool, target in points:
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        while proc.poll() is None and _calls(journal, tool) < target and time.monotonic() < deadline:
+            time.sleep(0.01)  # polling for the condition, not waiting a fixed time
+        if proc.poll() is None:
+            proc.kill()
+            kills += 1
+        proc.communicate()
+    return kills
+
+
+@pytest.mark.slow
+def test_kill_9_again_and_again_during_a_packed_refresh_all_converges(tmp_path: Path) -> None:
+    """A vault of a few thousand notes packed into a notebook of 50, killed while it is created and filled, then
+    while a second mirror replaces, splits and retires packs: every note ends in exactly one pack with its
+    current text, one notebook, no orphan, the registry agreeing, and an idle run after it changes nothing."""
+    import os
+
+    from nlmsync.sync.pack_text import compose_pack
+
+    vault = tmp_path / "vault"
+    texts: dict[str, str] = {}
+
+    def write(rel: str, text: str) -> None:
+        texts[rel] = text
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, encoding="utf-8")
+
+    for i in range(PACKED_NOTES):
+        write(f"notes/{i // 100:02}/n{i:04}.md", f"# Note {i}\n\nBody of note {i}, about topic {i % 17}.\n")
+    env = {**os.environ, **PACKED_ENV}
+    command = [sys.executable, "-m", "nlmsync", "--vault", str(vault), "--server", "fake --capacity 50",
+               "--notebook", "new:Packed", "refresh", "--all", "--json"]
+    state = vault / ".nlmsync" / FAKE_STATE_FILE
+    journal = journal_path(state)
+    kills = _run_killed(command, journal, (("notebook_create", 1), ("source_add", 4), ("source_add", 12),
+                                           ("source_add", 25)), env)
+    assert kills >= 3, "the runs finished before they could be killed"
+    first = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE_SECONDS, env=env, check=False)
+    assert first.returncode == 0, first.stderr
+
+    for i in range(0, PACKED_NOTES, 13):  # edits across every pack, deletions, new notes, one pack grown past the limit
+        write(f"notes/{i // 100:02}/n{i:04}.md", f"# Note {i}\n\nEdited body of note {i}.\n")
+    for i in range(5, PACKED_NOTES, 97):
+        rel = f"notes/{i // 100:02}/n{i:04}.md"
+        (vault / rel).unlink()
+        del texts[rel]
+    for i in range(0, PACKED_NOTES, 61):
+        write(f"notes/{i // 100:02}/n{i:04}b.md", f"# New {i}\n\nA note added after the mirror.\n")
+    write("notes/10/n1001.md", "# Grown\n\n" + "A long line of words. " * 150)
+    adds, deletes = _calls(journal, "source_add"), _calls(journal, "source_delete")
+    kills = _run_killed(command, journal, (("source_add", adds + 3), ("source_delete", deletes + 2),
+                                           ("source_add", adds + 20), ("source_delete", deletes + 15)), env)
+    assert kills >= 2, "the runs finished before they could be killed"
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE_SECONDS, env=env, check=False)
+    assert finished.returncode == 0, finished.stderr
+    before_idle = len(FakeNotebookLM(state_path=state).calls)
+    idle = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE_SECONDS, env=env, check=False)
+    assert idle.returncode == 0, idle.stderr
+
+    fake = FakeNotebookLM(state_path=state)
+    assert len(fake.notebooks) == 1
+    (notebook,) = fake.notebooks.values()
+    idle_calls = [c.tool for c in fake.calls[before_idle:]]
+    assert idle_calls.count("notebook_get") == 1
+    assert not {"source_add", "source_delete", "source_rename", "notebook_create"} & set(idle_calls)
+    assert len(notebook.sources) <= 50 - 3
+    with StateStore.open(vault / ".nlmsync" / "state.db", Settings(vault=vault)) as store:
+        packs = store.packs(notebook.id)
+        assert {p.source_id for p in packs} == set(notebook.sources)
+        assert store.all_mappings(notebook.id) == [] and store.pending_deletions(notebook.id) == []
+        held: list[str] = []
+        for pack in packs:
+            notes = [p for p, _ in store.notes_of_pack(notebook.id, pack.source_id)]
+            held.extend(notes)
+            source = notebook.sources[pack.source_id]
+            assert source.title == pack.title
+            assert source.text == compose_pack([(p, texts[p]) for p in notes])
+    assert sorted(held) == sorted(texts)

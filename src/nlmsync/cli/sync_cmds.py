@@ -345,7 +345,8 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
         where = f"in pack {escape_path(placed.pack)}" if placed.where == "pack" and placed.pack else placed.where
         ids = f" ({', '.join(placed.source_ids)})" if placed.source_ids else ""
         out(f"  {escape_path(placed.path)}: {where}{ids}")
-    out(f"  {len(report.active_sources)} synced, {len(report.stale_sources)} missing from the notebook, "
+    synced = len(report.active_sources) + (report.layout.packed_note_count if report.layout is not None else 0)
+    out(f"  {synced} synced, {len(report.stale_sources)} missing from the notebook, "
         f"{len(report.orphan_source_ids)} orphans, {report.unmanaged_count} not uploaded by nlmsync")
     out(f"  server: {escape(report.server)}")
     _print_section("Changed in the vault, not synced yet:", [_change_line(c) for c in report.local_changes])

@@ -89,7 +89,7 @@ def plan_layout(notes: Sequence[PackNote], starts: Sequence[str], *, max_bytes: 
     if not notes:
         return []
     if budget < 1:
-        raise NotesDoNotFit(len(_filled([n.size for n in notes], max_bytes)), budget)
+        raise NotesDoNotFit(len(_filled([n.size for n in notes], max_bytes)), max(budget, 0))
     sizes = [n.size for n in notes]
     if starts:
         ranges = [piece for lo, hi in _kept_ranges(notes, sorted(set(starts)))

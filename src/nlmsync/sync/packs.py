@@ -33,7 +33,7 @@ import anyio
 
 from nlmsync.errors import CapacityError, NlmsyncError, NotebookLMError
 from nlmsync.store import NoteHashes, PackRecord, SourceMapping
-from nlmsync.sync.decide import RegistryView, load_notes, untouchable_count
+from nlmsync.sync.decide import RegistryView, load_notes
 from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
 from nlmsync.sync.eviction import CAPACITY_HINT, full_notebook_error, make_room, means_full, strict_delete
 from nlmsync.sync.identity import holds_text
@@ -162,32 +162,46 @@ def packed_notes(deps: SyncDeps, notes: Sequence[PreparedNote], known: dict[str,
     return sorted(out, key=lambda n: n.path)
 
 
-def layout_budget(deps: SyncDeps, remote: RemoteView, registry: RegistryView, retiring_paths: Collection[str],
-                  alone_parts: int) -> int:
-    """How many packs the notebook has room for: its capacity, less `pack_free`, the sources nlmsync may not
-    touch, the single-note sources that stay (all but those of `retiring_paths`: notes going into packs or
-    leaving) and `alone_parts` still to add."""
+@dataclass(frozen=True)
+class Room:
+    """The sources a layout may use: the notebook's capacity, less `pack_free`, the sources that stay (hand-added
+    sources, look-alikes, single-note sources the run keeps) and the parts still to add of notes kept alone."""
+
+    capacity: int
+    free: int
+    staying: int
+    alone_parts: int
+
+    @property
+    def budget(self) -> int:
+        return self.capacity - self.free - self.staying - self.alone_parts
+
+
+def room_for_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryView, retiring_paths: Collection[str],
+                   alone_parts: int) -> Room:
+    """The room a layout has: the single-note sources of `retiring_paths` (notes going into packs, or leaving
+    the notebook) and the packs themselves make room; every other listed source stays."""
     store, nb = deps.store, deps.notebook_id
     pack_ids = {p.source_id for p in store.packs(nb)}
     registry.read_all()
     retiring = {resolved for path in retiring_paths for _, resolved in registry.mappings(path)}
     staying = sum(1 for sid in remote.sources if sid not in pack_ids and sid not in retiring)
-    return deps.capacity - deps.settings.pack_free - staying - alone_parts
+    return Room(deps.capacity, deps.settings.pack_free, staying, alone_parts)
 
 
-def does_not_fit(deps: SyncDeps, remote: RemoteView, registry: RegistryView, error: NotesDoNotFit,
-                 notes: Sequence[PackedNote]) -> CapacityError:
+def does_not_fit(deps: SyncDeps, room: Room, error: NotesDoNotFit, notes: Sequence[PackedNote]) -> CapacityError:
     """The capacity error of a layout that does not fit, saying by how much."""
-    settings = deps.settings
     size = sum(block_size(n.path, n.size) for n in notes)
-    taken = untouchable_count(remote, registry, set())
-    others = f"; {taken} taken by sources nlmsync did not upload" if taken else ""
-    short = error.needed - error.budget
+    needed = error.needed + room.alone_parts
+    have = room.capacity - room.free - room.staying
+    alone = (f" and {room.alone_parts} for notes too large for a pack" if room.alone_parts else "")
+    staying = f", {room.staying} taken by sources that stay" if room.staying else ""
+    short = needed - have
     return CapacityError(
-        f"the {len(notes)} notes ({size:,} bytes) need at least {error.needed} packs of at most "
-        f"{pack_limit(deps):,} bytes, but notebook {deps.notebook_id} has room for {max(error.budget, 0)} "
-        f"(capacity {deps.capacity}, {settings.pack_free} left free by 'pack_free'{others}): "
-        f"{short} {'source' if short == 1 else 'sources'} short; nothing was uploaded",
+        f"the {len(notes)} notes ({size:,} bytes) need at least {error.needed} "
+        f"{'pack' if error.needed == 1 else 'packs'} of at most {pack_limit(deps):,} bytes{alone}, but notebook "
+        f"{deps.notebook_id} has room for {max(have, 0)} (capacity {room.capacity}, {room.free} left free by "
+        f"'pack_free'{staying}): {short} {'source' if short == 1 else 'sources'} short; nothing was uploaded",
         hint=CAPACITY_HINT)
 
 
@@ -607,11 +621,11 @@ async def ensure_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryVie
         AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError: the server cannot be
             used (what was done before is recorded and carried in the error's report).
     """
-    budget = layout_budget(deps, remote, registry, [*(n.path for n in notes), *leaving], alone_parts)
+    room = room_for_packs(deps, remote, registry, [*(n.path for n in notes), *leaving], alone_parts)
     try:
-        planned = plan_packs(deps, notes, budget)
+        planned = plan_packs(deps, notes, room.budget)
     except NotesDoNotFit as exc:
-        raise does_not_fit(deps, remote, registry, exc, notes) from None
+        raise does_not_fit(deps, room, exc, notes) from None
     groups = [g for g in group_changes(deps, planned, registry, gone) if wanted is None or wanted(g)]
     changed = [p for g in groups for p in g.packs]
     errors = await build_packs(deps, changed, remote, found, read)

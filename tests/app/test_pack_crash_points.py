@@ -1,0 +1,165 @@
+"""Crash points of a packed `refresh --all` (restic/SQLite style): drop the connection at every mutating call,
+before and after the server applied it, or kill nlmsync right there; the next `refresh --all` must converge to
+the state an uninterrupted run reaches — every note in exactly one source with its current text, the very
+packs an uninterrupted run makes, no duplicate, no orphan, registry consistent.
+
+Scenario (capacity 12, packs of at most 1,500 bytes): 40 notes mirrored in packs; then two edits in two
+packs, a note moved to another folder, a deleted note, three new notes and one note grown so that its pack
+must be split — so the refresh replaces packs, splits one, and retires what the changes leave behind.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import pytest
+from tests.app.test_crash_points import KillingClient, _contains_killed, snapshot_state
+from tests.app.world import World, new_world
+
+from nlmsync.fake.faults import DropRule, Faults
+from nlmsync.fake.state import FakeNotebookLM
+from nlmsync.store import StateStore
+from nlmsync.sync.pack_text import compose_pack
+from nlmsync.sync.titles import parse_pack_title
+
+pytestmark = pytest.mark.anyio
+
+CAPACITY = 12
+SETTINGS = {"pack": "always", "source_max_bytes": 1_500, "pack_free": 1}
+
+
+def note_text(i: int, version: int = 1) -> str:
+    return f"# Note {i}\n\nVersion {version} of note {i}, about topic {i % 5}.\n\n## Details\nWords {i}.\n"
+
+
+async def build_base(world: World) -> None:
+    long_ago = time.time_ns() - 3600 * 10**9
+    for i in range(40):
+        path = f"d{i % 3}/n{i:02}.md"
+        world.write(path, note_text(i))
+        os.utime(world.vault / path, ns=(long_ago, long_ago))
+    async with world.run(**SETTINGS) as orch:
+        await orch.refresh(all_notes=True)
+    world.write("d1/n01.md", note_text(1, 2))
+    world.write("d2/n35.md", note_text(35, 2))
+    (world.vault / "moved").mkdir()
+    (world.vault / "d0/n03.md").rename(world.vault / "moved/n03.md")
+    (world.vault / "d1/n04.md").unlink()
+    for name in ("d0/n06b.md", "d2/n20b.md", "e/new.md"):
+        world.write(name, f"# {name}\n\nA new note.\n")
+    world.write("d1/n19.md", note_text(19, 3) + "Grown. " * 120)
+
+
+def observe(world: World, state: Path) -> tuple[object, ...]:
+    """What must be equal between runs: the sources (title and text), the packs and the notes they hold."""
+    remote = world.fake.notebooks[world.notebook_id].sources
+    titles = [s.title for s in remote.values()]
+    assert len(titles) == len(set(titles)), "duplicate sources"
+    store = StateStore.open(state, world.settings)
+    try:
+        packs = store.packs(world.notebook_id)
+        assert {p.source_id for p in packs} == set(remote), "orphans or dangling packs"
+        assert store.all_mappings(world.notebook_id) == []
+        assert store.pending_deletions(world.notebook_id) == []
+        held = {}
+        for pack in packs:
+            notes = [p for p, _ in store.notes_of_pack(world.notebook_id, pack.source_id)]
+            held[pack.title] = notes
+            text = compose_pack([(p, (world.vault / p).read_text(encoding="utf-8")) for p in notes])
+            assert remote[pack.source_id].text == text and remote[pack.source_id].title == pack.title
+    finally:
+        store.close()
+    vault_notes = sorted(p.relative_to(world.vault).as_posix() for p in world.vault.rglob("*.md"))
+    assert sorted(p for notes in held.values() for p in notes) == vault_notes, "a note in no pack, or in two"
+    assert all(parse_pack_title(t) for t in titles)
+    return tuple(sorted((s.title, s.text) for s in remote.values())), tuple(sorted(held.items()))
+
+
+@dataclass
+class Base:
+    world: World
+    notebooks: dict[str, object]
+    state: Path
+    calls: dict[str, int]
+    expected: tuple[object, ...]
+
+    def restore(self, root: Path, faults: Faults) -> tuple[World, Path]:
+        shutil.copytree(self.world.vault, root / "vault")
+        shutil.copytree(self.state, root / "state")
+        fake = FakeNotebookLM(capacity=CAPACITY, faults=faults)
+        fake.notebooks = copy.deepcopy(self.notebooks)
+        settings = self.world.settings.model_copy(update={"vault": root / "vault"})
+        return World(root, fake, self.world.notebook_id, settings), root / "state" / settings.state_path.name
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Base:
+    world = new_world(tmp_path_factory.mktemp("pack-crash-base"), capacity=CAPACITY)
+    anyio.run(build_base, world)
+    notebooks = copy.deepcopy(world.fake.notebooks)
+    snapshot = world.root / "base"
+    snapshot_state(world, snapshot)
+    reference, state = Base(world, notebooks, snapshot, {}, ()).restore(world.root / "reference", Faults())
+
+    async def refresh() -> None:
+        async with reference.run(state=state, **SETTINGS) as orch:
+            await orch.refresh(all_notes=True)
+
+    anyio.run(refresh)
+    calls = {tool: reference.calls(tool) for tool in ("source_add", "source_delete")}
+    return Base(world, notebooks, snapshot, calls, observe(reference, state))
+
+
+UNINTERRUPTED_CALLS = {"source_add": 4, "source_delete": 3}
+POINTS = [pytest.param(mode, tool, nth, when, id=f"{mode}-{tool}#{nth}-{when}",
+                       marks=() if (tool, nth, when) == ("source_add", 1, "after") else pytest.mark.slow)
+          for mode in ("drop", "kill") for tool, total in UNINTERRUPTED_CALLS.items()
+          for nth in range(1, total + 1) for when in ("before", "after")]
+
+
+def test_the_uninterrupted_refresh_replaces_splits_and_retires_packs(base: Base) -> None:
+    assert base.calls == UNINTERRUPTED_CALLS
+
+
+@pytest.mark.parametrize(("mode", "tool", "nth", "when"), POINTS)
+async def test_every_crash_point_of_a_packed_refresh_converges(base: Base, tmp_path: Path, mode: str, tool: str,
+                                                               nth: int, when: str) -> None:
+    assert base.calls == UNINTERRUPTED_CALLS, "the scenario changed: see the uninterrupted refresh's test"
+    if mode == "drop":
+        world, state = base.restore(tmp_path, Faults(drops=[DropRule(nth=nth, tool=tool, when=when)]))
+        async with world.run(state=state, **SETTINGS) as orch:
+            try:
+                await orch.refresh(all_notes=True)
+            except Exception:  # a pack whose add was dropped may fail: the next run finishes it
+                pass
+        fired = any(c.dropped == when or (when == "before" and not c.applied and c.tool == tool)
+                    for c in world.fake.calls)
+    else:
+        world, state = base.restore(tmp_path, Faults())
+        killer: list[KillingClient] = []
+
+        def wrap(client):
+            killer.append(KillingClient(client, tool, nth, when))
+            return killer[0]
+
+        try:
+            async with world.run(wrap=wrap, state=state, **SETTINGS) as orch:
+                await orch.refresh(all_notes=True)
+        except BaseException as exc:  # the simulated kill, possibly inside exception groups
+            if not _contains_killed(exc):
+                raise
+        fired = killer[0].fired
+    assert fired, f"{tool} #{nth} {when}: the fault never fired"
+    world.fake.faults = Faults()
+    async with world.run(state=state, **SETTINGS) as orch:
+        await orch.refresh(all_notes=True)
+    got = observe(world, state)
+    assert got == base.expected, (f"crash at {tool} #{nth} {when} did not converge: "
+                                  f"remote +{set(got[0]) - set(base.expected[0])} "
+                                  f"-{set(base.expected[0]) - set(got[0])}")
