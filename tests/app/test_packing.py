@@ -321,7 +321,7 @@ async def test_a_pack_grown_past_the_limit_is_replaced_by_two(make_world):
     changed = [p for p in report.packs if p.branch != Branch.REUSED]
     assert [p.branch for p in changed] == [Branch.REPLACED, Branch.REPLACED]
     assert sorted(p for pack in changed for p in pack.paths) == sorted(grown.paths)
-    assert all(p.size <= 2_000 for p in changed)
+    assert all(p.byte_count <= 2_000 for p in changed)
     assert_every_note_once(world, paths)
     async with world.run() as orch:
         assert orch.store.resolve_source_id(grown.source_id or "") in {p.source_id for p in changed}

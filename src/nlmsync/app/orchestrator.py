@@ -376,7 +376,7 @@ class Orchestrator:
                               source_count=len(remote), layout=sources_layout(self.store, notebook_id, remote))
         packs = self.store.packs(notebook_id)
         report.packs = [PackEntry(title=p.title, source_id=p.source_id, first_path=p.first_path,
-                                  last_path=p.last_path, note_count=p.note_count, size=p.size,
+                                  last_path=p.last_path, note_count=p.note_count, byte_count=p.size,
                                   live=p.source_id in remote) for p in packs]
         registered: set[str] = {p.source_id for p in packs}
         report.notes = [self._placement(notebook_id, normalize_rel_path(path), remote) for path in paths]

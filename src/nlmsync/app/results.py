@@ -93,7 +93,7 @@ class PackEntry(BaseModel):
     first_path: str
     last_path: str
     note_count: int
-    size: int = Field(description="Bytes of text.")
+    byte_count: int = Field(description="Bytes of text.")
     live: bool = Field(description="Whether the notebook holds its source.")
 
 

@@ -167,7 +167,7 @@ def _note_line(note: NoteOutcome) -> str:
 
 def _pack_line(pack: PackOutcome) -> str:
     style = _branch_style().get(pack.branch, "")
-    extra = f" ({pack.note_count} {'note' if pack.note_count == 1 else 'notes'}, {pack.size:,} bytes)" \
+    extra = f" ({pack.note_count} {'note' if pack.note_count == 1 else 'notes'}, {pack.byte_count:,} bytes)" \
         if pack.paths else ""
     if pack.adopted:
         extra += " (adopted existing source)"
@@ -266,7 +266,12 @@ def _print_ask(result: AskResult, json_output: bool) -> None:
     if result.citations:
         out.print("\nSources:")
         for c in result.citations:
-            where = escape_path(c.path) if c.path else f"source {c.source_id}"
+            if c.path:
+                where = escape_path(c.path)
+            elif c.pack:
+                where = f"pack {escape_path(c.pack)} (the quote is in none of its notes as they are now)"
+            else:
+                where = f"source {c.source_id}"
             heading = f" › {escape_path(c.heading)}" if c.heading else ""
             out.print(f"  [{c.number}] {where}{heading}")
     if result.conversation_id:

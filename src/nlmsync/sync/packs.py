@@ -370,7 +370,7 @@ def _listed(head: str, paths: list[str]) -> str:
 def pack_outcome(pack: PlannedPack, branch: Branch, *, previous_source_ids: Sequence[str] = (),
                  reason: str | None = None, error: str | None = None) -> PackOutcome:
     title = pack.title or (pack.keep.title if pack.keep is not None else "")
-    return PackOutcome(branch=branch, title=title, source_id=pack.source_id, paths=pack.paths, size=_size(pack),
+    return PackOutcome(branch=branch, title=title, source_id=pack.source_id, paths=pack.paths, byte_count=_size(pack),
                        adopted=pack.adopted, previous_source_ids=list(previous_source_ids), reason=reason,
                        error=error)
 
@@ -579,7 +579,7 @@ def _size(pack: PlannedPack) -> int:
 
 
 def removed_outcome(record: PackRecord) -> PackOutcome:
-    return PackOutcome(branch=Branch.REMOVED, title=record.title, source_id=record.source_id, size=record.size,
+    return PackOutcome(branch=Branch.REMOVED, title=record.title, source_id=record.source_id, byte_count=record.size,
                        reason="its notes left the notebook's packs")
 
 

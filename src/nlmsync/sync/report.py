@@ -43,7 +43,7 @@ class PackOutcome(BaseModel):
     source_id: str | None = None
     previous_source_ids: list[str] = Field(default_factory=list)
     paths: list[str] = Field(default_factory=list)
-    size: int = Field(default=0, description="Bytes of text.")
+    byte_count: int = Field(default=0, description="Bytes of text.")
     adopted: bool = Field(default=False, description="An existing remote source with the exact title was taken.")
     reason: str | None = None
     error: str | None = None
