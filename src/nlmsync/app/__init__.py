@@ -9,6 +9,7 @@
 - `servers`: the NotebookLM client a run talks to, with `--server fake` served by the bundled fake.
 - `citations`: an answer's citations mapped back to vault notes and headings.
 - `messages`: what `status` proposes to do next, and the line of a partly failed refresh.
+- `answer_notes`: `ask --save`, an answer kept in the vault as a note with links to what it cites.
 """
 
 from nlmsync.app.orchestrator import Orchestrator, ProgressSink

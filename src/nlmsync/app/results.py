@@ -43,6 +43,7 @@ class AskResult(BaseModel):
     notes: list[NoteOutcome] = Field(default_factory=list, description="What source preparation did.")
     packs: list[PackOutcome] = Field(default_factory=list, description="The packs holding selected notes.")
     notices: list[str] = Field(default_factory=list)
+    saved_path: str | None = Field(default=None, description="Where `ask --save` wrote the answer in the vault.")
 
 
 class SourceMappingEntry(BaseModel):

@@ -12,7 +12,14 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from nlmsync.cli._context import COMMAND_MODULES, COMPLETE_VAR, GLOBAL_VALUE_OPTIONS, CliContext, Interrupted
+from nlmsync.cli._context import (
+    COMMAND_MODULES,
+    COMPLETE_VAR,
+    GLOBAL_VALUE_OPTIONS,
+    CliContext,
+    Interrupted,
+    with_optional_values,
+)
 from nlmsync.cli._output import visible
 from nlmsync.errors import (
     EXIT_UNEXPECTED,
@@ -92,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     object of the process for nothing. Called with `argv` (tests, other Python code) it returns or raises
     SystemExit as always.
     """
-    args = sys.argv[1:] if argv is None else argv
+    args = with_optional_values(sys.argv[1:] if argv is None else argv)
     completing = COMPLETE_VAR in os.environ  # a shell asking for completions (see `nlmsync completion`)
     cli = CliContext()
     try:

@@ -6,6 +6,7 @@ application.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,7 +39,27 @@ COMMAND_MODULES = {
     "fake-server": "fake_cmds",
     "completion": "completion_cmds",
 }
+# Options whose value, a note's path, may be left out: `ask Q --save` and `ask --save Q` save under a name made
+# from the question, `ask Q --save answers/heap.md` as that file (the word after is the value when it is a note's).
+OPTIONAL_NOTE_VALUES = frozenset({"--save"})
 COMPLETE_VAR = "_NLMSYNC_COMPLETE"  # set when a shell's completion script asks for candidates
+
+
+def with_optional_values(args: Sequence[str]) -> list[str]:
+    """`args` with each option of `OPTIONAL_NOTE_VALUES` given without a note's path after it written `--save=`
+    (an empty value: the default), so the word after it is taken for what it is (click's own optional values
+    would take `ask --save "How…?"`'s question for FILE)."""
+    if not OPTIONAL_NOTE_VALUES.intersection(args):
+        return list(args)
+    from nlmsync.vault import has_note_suffix
+
+    out: list[str] = []
+    for position, word in enumerate(args):
+        if word == "--":
+            return out + list(args[position:])
+        following = args[position + 1] if position + 1 < len(args) else ""
+        out.append(f"{word}=" if word in OPTIONAL_NOTE_VALUES and not has_note_suffix(following) else word)
+    return out
 
 
 class Interrupted(Exception):

@@ -277,25 +277,44 @@ def _print_ask(result: AskResult, json_output: bool) -> None:
     if result.conversation_id:
         out.print(f"\n[dim]conversation {result.conversation_id} · {len(result.source_ids)} sources"
                   f" ({len(result.carried_over_source_ids)} carried over)[/dim]")
+    if result.saved_path:
+        out.print(f"Saved to {escape_path(result.saved_path)}")
 
 
 @app.command("ask", epilog=examples(
     'nlmsync --vault ~/notes ask "How does heapsort work?"',
     'nlmsync ask "And its worst case?"                   # follows up in the latest conversation',
     'nlmsync ask --new "What did I write about kimchi?"',
+    'nlmsync ask "How does heapsort work?" --save      # keep the answer as a note in answers/',
 ))
 @click.argument("question")
 @click.option("--conversation", help="Continue this conversation.")
 @click.option("--new", is_flag=True, help="Start a new conversation.")
+@click.option("--save", metavar="[FILE]",
+              help="Also write the answer into the vault as a note: FILE (ending in .md), or a name made from the "
+                   "question in answers/.")
 @json_flag
 @click.pass_context
-def ask_command(ctx: click.Context, question: str, conversation: str | None, new: bool, json_output: bool) -> None:
+def ask_command(ctx: click.Context, question: str, conversation: str | None, new: bool, save: str | None,
+                json_output: bool) -> None:
     """Select notes (BM25), make them live sources, ask QUESTION with carry-over, print the answer with citations."""
     if new and conversation:
         raise click.BadParameter("--new and --conversation cannot be used together")
     cli = cli_context(ctx)
-    result = _run(cli.settings(), lambda orch: orch.ask(question, conversation_id=conversation, new=new),
+    settings = cli.settings()
+    target = None
+    if save is not None:  # the place is checked before the question is asked
+        from nlmsync.app.answer_notes import answer_target
+        from nlmsync.cli.paths import vault_relative_args
+
+        target = answer_target(settings.vault, question, vault_relative_args(settings.vault, [save])[0] if save else "")
+    result = _run(settings, lambda orch: orch.ask(question, conversation_id=conversation, new=new),
                   label="ask", quiet=json_output or cli.quiet)
+    if target is not None:
+        from nlmsync.app.answer_notes import save_answer
+
+        save_answer(settings.vault, target, result, sync=settings.sync_saved_answers)
+        result = result.model_copy(update={"saved_path": target})
     _print_ask(result, json_output)
 
 

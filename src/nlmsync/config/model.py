@@ -73,6 +73,9 @@ class Settings(BaseModel):
                                     "source (auto), always, or never.")
     pack_free: int = Field(default=3, ge=1,
                            description="Sources a packed notebook leaves free for notes a question needs.")
+    sync_saved_answers: bool = Field(default=False,
+                                     description="Upload the answers `ask --save` writes like other notes (by "
+                                                 "default they say `nlmsync: false`).")
 
     # --- compaction (spec §9) ---
     max_conversations: int = Field(default=200, ge=1, description="Conversations kept (newest first).")

@@ -1,0 +1,101 @@
+"""`ask --save`: an answer kept in the vault as a markdown note.
+
+The note has front matter recording the question, the notebook, the conversation and the date, the question as
+its title, the answer as NotebookLM gave it (its `[n]` markers included), and a *Sources* list that gives each
+marker an Obsidian link to the note and heading it cites (`[[algorithms/sorting/heapsort#How does it work?]]`).
+Unless `sync_saved_answers` is set, the front matter also says `nlmsync: false`, so the answer stays out of the
+notebook (and of the search index) like any note the user keeps out: the notebook already has what it cites.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+from nlmsync import vault as vault_files
+from nlmsync.app.results import AskResult, Citation
+from nlmsync.errors import InputError
+
+__all__ = ["ANSWERS_FOLDER", "answer_note", "answer_target", "save_answer"]
+
+ANSWERS_FOLDER = "answers"
+# Characters a file name or an Obsidian link cannot hold (a link's `#`, `^`, `|`, `[`, `]`), and the path ones.
+_NOT_IN_NAMES = re.compile(r'[\\/:*?"<>|#^\[\]\x00-\x1f]+')
+_NOT_IN_LINKS = re.compile(r"[#^|\[\]]+")
+_NAME_CHARS = 100
+
+
+def answer_target(vault_root: Path, question: str, file: str) -> str:
+    """The vault path an answer to `question` is saved at: `file` (vault-relative; `.md` added when missing), or
+    for "" a name made from the question in `answers/` (the first one not taken: `… 2.md`, `… 3.md`).
+
+    Raises:
+        PathOutsideVaultError: `file` leads out of the vault.
+        InputError: `file` is already in the vault (a saved answer never overwrites a note).
+    """
+    if file:
+        rel = vault_files.normalize_rel_path(file if vault_files.has_note_suffix(file)
+                                              else file + vault_files.NOTE_SUFFIX)
+        if vault_files.resolve_in_vault(vault_root, rel).exists():
+            raise InputError(f"{rel}: already in the vault; a saved answer never overwrites a note",
+                             hint="name another FILE, or leave it out for a new name in answers/")
+        return rel
+    name = " ".join(_NOT_IN_NAMES.sub(" ", question).split()).strip(". ")[:_NAME_CHARS].rstrip(". ") or "answer"
+    number = 1
+    while True:
+        rel = f"{ANSWERS_FOLDER}/{name}{f' {number}' if number > 1 else ''}{vault_files.NOTE_SUFFIX}"
+        if not vault_files.resolve_in_vault(vault_root, rel).exists():
+            return rel
+        number += 1
+
+
+def answer_note(result: AskResult, asked_at: datetime, *, sync: bool) -> str:
+    """The markdown of a saved answer (see the module docstring); `sync`: leave out `nlmsync: false`."""
+    front = [f"question: {_yaml_text(result.question)}", f"notebook: {_yaml_text(result.notebook_id)}",
+             f"conversation: {_yaml_text(result.conversation_id or '')}",
+             f"date: {asked_at.astimezone(UTC).isoformat(timespec='seconds')}"]
+    if not sync:
+        front.append("nlmsync: false")
+    lines = ["---", *front, "---", "", f"# {' '.join(result.question.split())}", "", result.answer.strip()]
+    if result.citations:
+        lines += ["", "## Sources", ""]
+        lines += [f"- [{c.number}] {_cited(c)}" for c in result.citations]
+    return "\n".join(lines) + "\n"
+
+
+def save_answer(vault_root: Path, target: str, result: AskResult, *, sync: bool,
+                asked_at: datetime | None = None) -> None:
+    """Write the answer note at `target` (from `answer_target`), its folders made as needed; never over a file.
+
+    Raises:
+        InputError: `target` appeared in the vault meanwhile, or cannot be written (the message names it).
+    """
+    path = vault_files.resolve_in_vault(vault_root, target)
+    text = answer_note(result, asked_at or datetime.now(UTC), sync=sync)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("x", encoding="utf-8") as out:
+            out.write(text)
+    except FileExistsError:
+        raise InputError(f"{target}: already in the vault; a saved answer never overwrites a note") from None
+    except OSError as exc:
+        raise InputError(f"{target}: cannot save the answer ({exc.strerror})") from None
+
+
+def _cited(citation: Citation) -> str:
+    """An Obsidian link to the note (and heading) a citation names, or what is known of its source."""
+    if citation.path is None:
+        return f"pack {citation.pack}" if citation.pack else f"source {citation.source_id}"
+    link = citation.path.removesuffix(vault_files.NOTE_SUFFIX)
+    if citation.heading:
+        heading = " ".join(_NOT_IN_LINKS.sub(" ", citation.heading).split())
+        if heading:
+            link += f"#{heading}"
+    return f"[[{link}]]"
+
+
+def _yaml_text(text: str) -> str:
+    """`text` as a YAML scalar on one line: a JSON string is a double-quoted YAML string."""
+    return json.dumps(text, ensure_ascii=False)
