@@ -31,6 +31,14 @@ def test_capacity_is_enforced_with_a_clear_error() -> None:
     assert len(fake.notebooks[nb].sources) == 2
 
 
+def test_a_source_over_the_per_request_limit_is_refused_and_one_at_it_is_taken(fake: FakeNotebookLM) -> None:
+    nb = _notebook(fake)
+    refused = _add(fake, nb, "é" * 500_001, "big")  # 1,000,002 bytes
+    assert refused["status"] == "error" and "1000002 bytes (maximum 1000000" in refused["error"]
+    assert _add(fake, nb, "a " * 500_000, "at the limit")["status"] == "success"  # 500,000 words
+    assert [s.title for s in fake.notebooks[nb].sources.values()] == ["at the limit"]
+
+
 def test_delete_needs_confirm(fake: FakeNotebookLM) -> None:
     nb = _notebook(fake)
     sid = _add(fake, nb, "text", "t")["source_id"]

@@ -90,3 +90,22 @@ async def test_notebook_errors_become_tool_errors(vault: Path) -> None:
     async with _client(Settings(vault=vault, server="fake"), FakeNotebookLM()) as client:
         result = await client.call_tool("ask_notebook", {"question": "anything"})
     assert result.is_error and "no notebook given" in result.content[0].text
+
+
+async def test_ask_on_a_packed_notebook_cites_the_note_inside_the_pack(vault: Path) -> None:
+    from nlmsync.app import Orchestrator
+
+    fake = FakeNotebookLM(capacity=5)
+    settings = _settings(vault).model_copy(update={"capacity": 5})
+    async with Orchestrator.open(settings, server=build_fake_server(fake)) as orch:
+        report = await orch.refresh(all_notes=True)
+    assert report.packs  # the fixture vault does not fit 5 sources one note each
+    async with _client(settings, fake) as client:
+        result = await client.call_tool("ask_notebook", {"question": "How does heapsort build the heap?"})
+    assert not result.is_error, result.content
+    asked = answer(result)
+    cited = [c for c in asked["citations"] if c["path"] == "algorithms/sorting/heapsort.md"]
+    assert cited and cited[0]["pack"] and cited[0]["located"] is True and cited[0]["heading"]
+    [notebook] = fake.notebooks.values()
+    assert set(asked["source_ids"]) <= set(notebook.sources)
+    assert [c.tool for c in fake.calls if c.tool == "source_add"] == ["source_add"] * len(report.packs)

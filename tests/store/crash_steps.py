@@ -16,7 +16,7 @@ from typing import Any
 from tests.store.helpers import NB, add
 
 from nlmsync.config import Settings
-from nlmsync.store import StateStore, open_database
+from nlmsync.store import PackRecord, StateStore, open_database
 
 KILLED, FINISHED, FAILED = 17, 0, 3
 SETTINGS = Settings(max_conversations=3, max_aliases=6, max_query_records_per_conversation=4)
@@ -42,6 +42,10 @@ def seed(store: StateStore) -> None:
     for i in range(3):
         store.record_turn(NB, f"conv{i}", f"q{i}", f"a{i}", [f"a-v{i}"], ["a.md"], {"1": "a-v1"})
     store.queue_deletion(NB, "stale-1", "replaced")
+    store.record_pack(PackRecord(NB, "p-v1", "hash-p1", "p/a.md … p/c.md (3 notes) · aaaaaaaa", "p/a.md", "p/c.md", 3,
+                                 300), [("p/a.md", "ha"), ("p/b.md", "hb"), ("p/c.md", "hc")])
+    add(store, "p/d.md", "d-alone")
+    store.start_pack_add(NB, "p/a.md … p/d.md (4 notes) · bbbbbbbb")
 
 
 def _replace_step(store: StateStore) -> None:
@@ -59,6 +63,21 @@ def _evict_step(store: StateStore) -> None:
         store.remove_mappings(NB, "big.md")
 
 
+def _pack_replace_step(store: StateStore) -> None:
+    """A pack and a note alone replaced by one pack holding the four, as a packed refresh records it."""
+    with store.step():
+        store.remove_pack(NB, "p-v1")
+        store.queue_deletion(NB, "p-v1", "pack replaced")
+        store.register_source_alias("p-v1", "p-v2")
+        for m in store.mappings_by_path(NB, "p/d.md"):
+            store.queue_deletion(NB, m.source_id, "p/d.md moved into a pack")
+            store.register_source_alias(m.source_id, "p-v2")
+        store.remove_mappings(NB, "p/d.md")
+        store.record_pack(PackRecord(NB, "p-v2", "hash-p2", "p/a.md … p/d.md (4 notes) · bbbbbbbb", "p/a.md",
+                                     "p/d.md", 4, 400), [("p/a.md", "ha2"), ("p/b.md", "hb"), ("p/c.md", "hc"),
+                                                         ("p/d.md", "hd")])
+
+
 def _turn_with_compaction(store: StateStore) -> None:
     store.record_turn(NB, "conv-new", "why?", "because", ["a-v1", "big-0"], ["a.md", "big.md"], {"1": "a-v1"})
 
@@ -73,6 +92,7 @@ def _alias_with_compaction(store: StateStore) -> None:
 STEPS: dict[str, Step] = {
     "replace": _replace_step,
     "evict": _evict_step,
+    "pack_replace": _pack_replace_step,
     "reconcile": lambda s: s.reconcile(NB, {"a-v1", "big-1", "c-v1"}),
     "record_turn+compaction": _turn_with_compaction,
     "alias+compaction": _alias_with_compaction,
