@@ -25,6 +25,7 @@ source before its pack lands), then managed single-note sources by the eviction 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -205,17 +206,27 @@ def does_not_fit(deps: SyncDeps, room: Room, error: NotesDoNotFit, notes: Sequen
         hint=CAPACITY_HINT)
 
 
-def plan_packs(deps: SyncDeps, notes: list[PackedNote], budget: int) -> list[PlannedPack]:
-    """The layout of `notes` (path order) as planned packs, keeping the ranges of the packs the notebook holds;
-    a planned pack with exactly the notes and texts of a live pack keeps it (`keep`).
+def packs_in_reach(records: Sequence[PackRecord], paths: Collection[str]) -> list[PackRecord]:
+    """The packs (of `records`, in path order) whose ranges hold some of `paths`: where those notes are, or go."""
+    starts = [r.first_path for r in records]
+    reach = {max(bisect_right(starts, path) - 1, 0) for path in paths} if records else set()
+    return [records[i] for i in sorted(reach)]
+
+
+def plan_packs(deps: SyncDeps, notes: list[PackedNote], budget: int,
+               within: Sequence[PackRecord] | None = None) -> list[PlannedPack]:
+    """The layout of `notes` (path order) as planned packs, keeping the ranges of the packs the notebook holds
+    (or of the packs `within`, when the notes are theirs alone); a planned pack with exactly the notes and texts
+    of a live pack keeps it (`keep`).
 
     Raises:
         NotesDoNotFit: more than `budget` packs are needed.
     """
     store, nb = deps.store, deps.notebook_id
     records = {p.source_id: p for p in store.packs(nb)}
+    ranges = within if within is not None else list(records.values())
     layout = plan_layout([PackNote(n.path, block_size(n.path, n.size)) for n in notes],
-                         [p.first_path for p in records.values()], max_bytes=pack_limit(deps), budget=budget,
+                         [p.first_path for p in ranges], max_bytes=pack_limit(deps), budget=budget,
                          target_bytes=PACK_TARGET_BYTES)
     held: dict[str, list[tuple[str, str]]] = {}
     for path, (source_id, note_hash) in sorted(store.pack_members(nb).items()):
@@ -608,12 +619,13 @@ async def ensure_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryVie
                        gone: Collection[str] = (), alone_parts: int = 0, leaving: Collection[str] = (),
                        found: Collection[str] = (),
                        read: list[NoteHashes], protect: set[str], report_notes: Collection[str] = (),
-                       dry_run: bool = False) -> PackRun:
+                       within: Sequence[PackRecord] | None = None, dry_run: bool = False) -> PackRun:
     """Make the packed `notes` (path order) live in their packs: plan the layout, decide each pack, carry out the
     groups `wanted` accepts (all with None), or in a dry run say what would be done.
 
     Reports every pack whose group is carried out, and the kept packs `shown` accepts; per note of
-    `report_notes` the pack it is live in (or why not).
+    `report_notes` the pack it is live in (or why not). With `within`, `notes` are the notes of those packs'
+    ranges alone (a run over a few notes: `ask`, `refresh PATH`), laid out in the room the other packs leave.
 
     Raises:
         CapacityError: the layout needs more packs than there is room for (nothing was uploaded), or no room
@@ -622,8 +634,12 @@ async def ensure_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryVie
             used (what was done before is recorded and carried in the error's report).
     """
     room = room_for_packs(deps, remote, registry, [*(n.path for n in notes), *leaving], alone_parts)
+    if within is not None:
+        inside = {r.source_id for r in within}
+        elsewhere = sum(1 for p in deps.store.packs(deps.notebook_id) if p.source_id in remote and p.source_id not in inside)
+        room = Room(room.capacity, room.free, room.staying + elsewhere, room.alone_parts)
     try:
-        planned = plan_packs(deps, notes, room.budget)
+        planned = plan_packs(deps, notes, room.budget, within)
     except NotesDoNotFit as exc:
         raise does_not_fit(deps, room, exc, notes) from None
     groups = [g for g in group_changes(deps, planned, registry, gone) if wanted is None or wanted(g)]

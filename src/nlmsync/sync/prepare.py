@@ -32,7 +32,7 @@ from nlmsync.sync.decide import (
 )
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.identity import screen_title_matches
-from nlmsync.sync.packs import Group, PlannedPack, ensure_packs, packable, packed_notes
+from nlmsync.sync.packs import Group, PlannedPack, ensure_packs, packable, packed_notes, packs_in_reach
 from nlmsync.sync.plan import PreparedNote
 from nlmsync.sync.reconcile import RemoteView
 from nlmsync.sync.report import NoteOutcome, PackOutcome, notes_done, packs_done, stop_report
@@ -130,7 +130,10 @@ async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], k
             fits.append(item)
         else:
             alone.append(item)
-    held = set(store.pack_members(nb))
+    members = store.pack_members(nb)
+    within = None if all_notes is not None else packs_in_reach(store.packs(nb), [f.path for f in fits])
+    reach = None if within is None else {r.source_id for r in within}
+    held = {path for path, (source_id, _) in members.items() if reach is None or source_id in reach}
     in_run = {i.path for i in items}
     others = [p for p in sorted(held - in_run) if not _whole_vault(all_notes)]
     other_known = store.note_hashes(others)
@@ -144,7 +147,7 @@ async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], k
     wanted, shown = _scope(deps, all_notes, set(requested))
     run = await ensure_packs(deps, remote, registry, layout, wanted=wanted, shown=shown, gone=gone,
                              alone_parts=alone_parts, leaving=leaving, found={*found, *others}, read=read,
-                             protect=protect,
+                             protect=protect, within=within,
                              report_notes=() if all_notes is not None else requested, dry_run=dry_run)
     done.packs.extend(run.packs)
     done.notes.extend(run.notes)
