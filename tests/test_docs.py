@@ -220,6 +220,32 @@ def test_the_ci_example_runs_against_the_fake(tmp_path: Path, monkeypatch: pytes
         out, err = capsys.readouterr()
         assert code == 0, (step, err)
         assert json.loads(out)["schema_version"] == 1, step
+    # the fault step's fault did happen: its second upload was applied and its answer lost, and still every note
+    # went up once
+    from nlmsync.fake import FakeNotebookLM
+
+    fault = FakeNotebookLM(state_path=tmp_path / "faults.json")
+    assert [(c.tool, c.dropped) for c in fault.calls if c.dropped] == [("source_add", "after")]
+    (notebook,) = fault.notebooks.values()
+    titles = [source.title for source in notebook.sources.values()]
+    added = [n for n in json.loads(out)["notes"] if n["branch"] == "added"]
+    assert len(titles) == len(set(titles)) == len(added) and any(n["adopted"] for n in added)
+
+
+@pytest.mark.slow  # a pytest run in a child process
+def test_the_pytest_plugin_example_passes_as_written(tmp_path: Path) -> None:
+    """The test docs/ci.md shows, run by pytest as a user would, on a copy of the fixture vault."""
+    import sys
+
+    code = re.search(r"```python\n(.*?)\n```", _section(DOCS / "ci.md", "The pytest plugin"), flags=re.DOTALL)
+    assert code and "returncode ==" in code.group(1)
+    shutil.copytree(ROOT / "fixtures" / "vault", tmp_path / "notes", ignore=shutil.ignore_patterns(".nlmsync"))
+    (tmp_path / "test_example.py").write_text(code.group(1) + "\n", encoding="utf-8")
+    env = {name: value for name, value in os.environ.items() if not name.startswith("NLMSYNC_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # `nlmsync` beside this Python
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_example.py"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 # --- links -----------------------------------------------------------------------------------------------
