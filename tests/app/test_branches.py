@@ -281,13 +281,14 @@ async def test_a_whitespace_only_note_is_empty_for_uploads_as_for_the_index(make
     assert [t.split(" · ")[0] for t in world.remote().values()] == ["notes/good.md"]
 
 
-async def test_a_file_name_that_is_not_utf8_is_left_out_of_refresh_all(make_world):
+async def test_a_file_name_that_is_not_utf8_is_left_out_of_refresh_all_with_the_reason(make_world):
     world = make_world()
     world.write("good.md", "fine")
     (world.vault / "latin1-\udce9.md").write_bytes(b"caf\xc3\xa9")  # the name's byte is 0xE9, not UTF-8
     async with world.run() as orch:
         report = await orch.refresh(all_notes=True)
-    assert branches(report) == {"good.md": Branch.ADDED}
+    assert branches(report) == {"good.md": Branch.ADDED, "latin1-\\xe9.md": Branch.EXCLUDED}
+    assert report.notes[-1].reason == "invalid file name encoding"
     assert [t.split(" · ")[0] for t in world.remote().values()] == ["good.md"]
 
 

@@ -98,7 +98,8 @@ def test_refresh_all_skips_a_name_that_is_not_utf8_and_escapes_control_character
     code, out, err = run(capsys, *common, "refresh", "--all")
     assert (code, err) == (0, "")
     assert "\x1b" not in out
-    assert "added     evil\\x1b[2J\\nname.md" in out and "added     good.md" in out and "latin1" not in out
+    assert "added     evil\\x1b[2J\\nname.md" in out and "added     good.md" in out
+    assert "excluded  latin1-\\xe9.md — invalid file name encoding" in out  # not uploaded, and said why
     code, _, err = run(capsys, *common, "refresh", "missing\x1b[2J\nnote.md")
     assert code == 2 and err.count("\n") == 1 and "\x1b" not in err
     assert err.startswith("nlmsync: error: missing\\x1b[2J\\nnote.md")
@@ -109,4 +110,5 @@ def test_refresh_says_why_a_note_is_skipped_once_in_the_words_of_index(vault: Pa
     lines = set(out.splitlines())
     assert code == 0
     assert {"excluded  private/diary-secret.md (nlmsync: false)", "excluded  quirks/binary-image.md — binary",
-            "excluded  quirks/latin1.md — invalid utf-8 (byte 5)", "excluded  quirks/whitespace-only.md — empty"} <= lines
+            "excluded  quirks/latin1.md — invalid utf-8 (byte 5)", "excluded  quirks/whitespace-only.md — empty",
+            "excluded  quirks/empty.md — empty"} <= lines
