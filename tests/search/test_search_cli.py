@@ -178,3 +178,27 @@ def test_two_names_that_normalize_alike_index_one_and_skip_the_other(vault: Path
         code, out, err = run(capsys, "--vault", str(vault), "search", "zeppelin", "--json")
         assert code == 0, err
         assert [h["path"] for h in json.loads(out)["results"]] == [f"cooking/{composed}"]
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_a_vault_where_the_state_file_cannot_be_made_is_still_searched(vault: Path, json_flag: list[str],
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A read-only vault (a mounted share, a checkout owned by someone else): searching needs no state file."""
+    import errno
+
+    mkdir = Path.mkdir
+
+    def read_only(self: Path, *args: object, **kwargs: object) -> None:
+        if self.name == ".nlmsync":
+            raise OSError(errno.EROFS, "Read-only file system", str(self))
+        mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", read_only)
+    code, out, err = run(capsys, "--vault", str(vault), "search", "heapsort", *json_flag)
+    assert code == 0, err
+    assert "algorithms/sorting/heapsort.md" in out
+    assert err.startswith("nlmsync: note: searching without the state file") and "Read-only file system" in err
+    assert len(err.splitlines()) == 1 and not (vault / ".nlmsync").exists()
+    code, out, err = run(capsys, "--vault", str(vault), "index")  # index's job is the state file: it says so
+    assert code == 2 and "Read-only file system" in err

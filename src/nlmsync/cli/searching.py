@@ -11,8 +11,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nlmsync.cli._output import emit_json, escape_path, interactive, json_line, stdout_console
-from nlmsync.errors import InputError, UsageError
+from nlmsync.cli._output import emit_json, escape_path, interactive, json_line, stdout_console, visible
+from nlmsync.errors import DiskFullError, InputError, StateCorruptError, StateError, StateTooNewError, UsageError
 
 if TYPE_CHECKING:
     from nlmsync.cli._context import CliContext
@@ -22,14 +22,29 @@ if TYPE_CHECKING:
 __all__ = ["open_index", "run_search", "sync_index"]
 
 
-def open_index(settings: Settings | SearchSettings) -> NoteIndex:
-    """The note index of the configured vault, cached in the configured state file."""
+def open_index(settings: Settings | SearchSettings, *, state_optional: bool = False) -> NoteIndex:
+    """The note index of the configured vault, cached in the configured state file. With `state_optional` (a
+    search), a state file that cannot be made or opened here — a read-only vault, a full disk — is done without:
+    the index is built in memory, and a note on stderr says why.
+
+    Raises:
+        InputError: the vault is not a directory.
+        StateError, DiskFullError, StateLockedError: the state file cannot be used (a damaged or newer one and a
+            busy one even with `state_optional`: they are not this machine's circumstances but the file's).
+    """
     from nlmsync.search import NoteIndex
     from nlmsync.store.db import open_connection
 
     if not settings.vault.is_dir():
         raise InputError(f"{settings.vault}: vault folder does not exist or is not a directory")
-    return NoteIndex(settings.vault, open_connection(settings.state_path), settings)
+    try:
+        db = open_connection(settings.state_path)
+    except (StateError, DiskFullError) as exc:
+        if not state_optional or isinstance(exc, (StateCorruptError, StateTooNewError)):
+            raise
+        sys.stderr.write(f"nlmsync: note: searching without the state file ({visible(str(exc))})\n")
+        db = None
+    return NoteIndex(settings.vault, db, settings)
 
 
 def sync_index(index: NoteIndex, label: str, quiet: bool) -> IndexReport:
@@ -51,7 +66,7 @@ def run_search(cli: CliContext, query: str | None, limit: int, queries: Path | N
     batch = _read_queries(queries) if queries is not None else None
     if query is not None and not query.strip():
         raise UsageError("the query is empty")
-    index = open_index(settings)
+    index = open_index(settings, state_optional=True)
     if batch is not None:
         for line in batch:
             sys.stdout.write(json_line(_results(index, settings, line, limit)) + "\n")
