@@ -10,6 +10,7 @@ from watchfiles import Change
 
 from nlmsync.fake.server import build_fake_server
 from nlmsync.search.index import NoteIndex
+from nlmsync.sync.plan import Branch
 from nlmsync.watch import FileEvent, WatchEvent, WatchPlan, plan_watch_actions, to_events, watch_vault
 
 
@@ -17,7 +18,7 @@ def test_create_modify_delete_map_to_index_marks():
     plan = plan_watch_actions([FileEvent("added", "new.md", 1), FileEvent("modified", "old.md", 2),
                                FileEvent("deleted", "gone.md"), FileEvent("modified", "image.png", 3)], {})
     assert plan.modified == ["new.md", "old.md"] and plan.deleted == ["gone.md"]
-    assert plan.renamed_mappings == [] and plan.removed_mappings == []
+    assert plan.renamed_mappings == []
 
 
 def test_a_file_name_that_is_not_utf8_makes_no_event(tmp_path):
@@ -32,9 +33,9 @@ def test_rename_md_to_md_moves_the_mapping():
     assert plan == WatchPlan(modified=["dir/b.md"], deleted=["a.md"], renamed_mappings=[("a.md", "dir/b.md")])
 
 
-def test_rename_md_to_other_removes_the_mapping():
+def test_rename_md_to_other_is_the_note_leaving_the_vault():
     plan = plan_watch_actions([FileEvent("deleted", "a.md"), FileEvent("added", "a.txt", 7)], {"a.md": 7})
-    assert plan == WatchPlan(deleted=["a.md"], removed_mappings=[("a.md", "a.txt")])
+    assert plan == WatchPlan(deleted=["a.md"])
 
 
 def test_rename_other_to_md_is_a_new_note():
@@ -110,10 +111,12 @@ def test_a_folder_event_stands_for_the_notes_in_it(tmp_path):
     for rel in ("science/a.md", "science/deep/b.md", "science/picture.png"):
         (tmp_path / rel).write_text("x")
     known = {"physics/a.md": 11, "physics/deep/b.md": 12, "physics.md": 13, "other/c.md": 14}
-    events = expand_folders(tmp_path, [FileEvent("deleted", "physics"), FileEvent("added", "science", 99)], known)
+    (tmp_path / "a.txt").write_text("x")
+    events = expand_folders(tmp_path, [FileEvent("deleted", "physics"), FileEvent("added", "science", 99),
+                                       FileEvent("added", "a.txt", 5), FileEvent("deleted", "gone.txt")], known)
     assert sorted((e.kind, e.path) for e in events) == [
-        ("added", "science/a.md"), ("added", "science/deep/b.md"),
-        ("deleted", "physics/a.md"), ("deleted", "physics/deep/b.md")]
+        ("added", "a.txt"), ("added", "science/a.md"), ("added", "science/deep/b.md"),
+        ("deleted", "gone.txt"), ("deleted", "physics/a.md"), ("deleted", "physics/deep/b.md")]
     inodes = {e.path: e.inode for e in events if e.kind == "added"}
     assert inodes["science/a.md"] == (tmp_path / "science" / "a.md").stat().st_ino
 
@@ -209,3 +212,27 @@ async def test_watch_goes_on_when_the_disk_under_the_state_file_is_full(make_wor
     (failure,) = [e for e in events if e.kind == "failed"]
     assert "no space left on the device" in failure.error and str(failure).startswith("not recorded: ")
     assert WatchEvent("renamed", path="b.md", renamed_to="b2.md") in events
+
+
+@pytest.mark.anyio
+async def test_a_note_renamed_away_and_back_under_watch_keeps_its_source(make_world):
+    from nlmsync.watch import VaultWatcher
+
+    world = make_world()
+    world.write("note.md", "# Note\nkept as it is\n")
+    async with world.run() as orch:
+        source = (await orch.refresh(["note.md"])).notes[0].source_ids
+    start = len(world.fake.calls)
+    store = world.store()
+    watcher = VaultWatcher(world.settings, store, None, lambda event: None)
+    inode = (world.vault / "note.md").stat().st_ino
+    (world.vault / "note.md").rename(world.vault / "note.txt")
+    await watcher.apply([FileEvent("deleted", "note.md"), FileEvent("added", "note.txt", inode)])
+    (world.vault / "note.txt").rename(world.vault / "note.md")
+    await watcher.apply([FileEvent("deleted", "note.txt"), FileEvent("added", "note.md", inode)])
+    store.close()
+    async with world.run() as orch:
+        report = await orch.refresh()  # the notes already synced: note.md still is
+    assert [(n.path, n.branch, n.source_ids) for n in report.notes] == [("note.md", Branch.REUSED, source)]
+    assert not {"source_add", "source_delete"} & {c.tool for c in world.fake.calls[start:]}
+    assert list(world.remote()) == source

@@ -2,7 +2,9 @@
 
 - create/modify of a `.md` → `mark_path_modified(path)`; delete of a `.md` → `mark_path_deleted(path)`;
 - rename old → new: old `.md` → mark old deleted; new `.md` → mark new modified; old `.md` → new `.md`
-  renames the source registry mapping; old `.md` → anything else removes it.
+  renames the source registry mapping. Old `.md` → anything else is the note leaving the vault, as a
+  deletion is: its mapping stays until `refresh --all` (the spec removes it; kept, a note renamed away and
+  back — `a.md` → `a.txt` → `a.md` — keeps its source instead of being uploaded again).
 
 watchfiles reports a rename as a deletion plus an addition; the two are paired here by inode (the
 inode of every note is remembered from the last scan), which is exact on one filesystem. A folder renamed
@@ -44,12 +46,12 @@ if TYPE_CHECKING:
 class WatchEvent:
     """One thing the watch did to the registry or the notebook, for a person (`str()`) or a script (fields).
 
-    `kind`: `renamed` (a synced note moved: `path` → `renamed_to`), `mapping_removed` (a synced note renamed to
-    something that is not a note), `refreshed` (`--refresh` took `branch` for `path`), `refresh_failed` (`error`),
-    `failed` (a batch the state file could not take: `error`; the watch goes on).
+    `kind`: `renamed` (a synced note moved: `path` → `renamed_to`), `refreshed` (`--refresh` took `branch` for
+    `path`), `refresh_failed` (`error`), `failed` (a batch the state file could not take: `error`; the watch goes
+    on).
     """
 
-    kind: Literal["renamed", "mapping_removed", "refreshed", "refresh_failed", "failed"]
+    kind: Literal["renamed", "refreshed", "refresh_failed", "failed"]
     path: str | None = None
     renamed_to: str | None = None
     branch: str | None = None
@@ -58,8 +60,6 @@ class WatchEvent:
     def __str__(self) -> str:
         if self.kind == "renamed":
             return f"renamed {self.path} → {self.renamed_to}"
-        if self.kind == "mapping_removed":
-            return f"removed mapping of {self.path} (renamed to {self.renamed_to})"
         if self.kind == "refresh_failed":
             return f"refresh failed: {self.error}"
         if self.kind == "failed":
@@ -83,10 +83,9 @@ class WatchPlan:
     modified: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     renamed_mappings: list[tuple[str, str]] = field(default_factory=list)
-    removed_mappings: list[tuple[str, str]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.modified or self.deleted or self.renamed_mappings or self.removed_mappings)
+        return bool(self.modified or self.deleted or self.renamed_mappings)
 
 
 def _add_once(items: list[str], path: str) -> None:
@@ -119,8 +118,6 @@ def plan_watch_actions(events: Iterable[FileEvent], known_inodes: dict[str, int]
             _add_once(plan.deleted, old)
             if has_note_suffix(new):
                 plan.renamed_mappings.append((old, new))
-            else:
-                plan.removed_mappings.append((old, new))
         if has_note_suffix(new):
             _add_once(plan.modified, new)
     for event in rest:
@@ -167,18 +164,22 @@ def to_events(root: Path, changes: Iterable[tuple[Change, str]]) -> list[FileEve
 def expand_folders(root: Path, events: Iterable[FileEvent], known_inodes: dict[str, int]) -> list[FileEvent]:
     """`events` with each folder event as the events of the notes in it: a folder deleted (or moved away) is
     the deletion of every known note under it, a folder added (or moved here) the addition of every note the
-    walk finds in it — so a folder renamed is, once paired by inode, the rename of each of its notes."""
+    walk finds in it — so a folder renamed is, once paired by inode, the rename of each of its notes. Other
+    events are kept as they are."""
     expanded: list[FileEvent] = []
     for event in events:
         if has_note_suffix(event.path):
             expanded.append(event)
         elif event.kind == NoteChange.DELETED:
             prefix = event.path + "/"
-            expanded.extend(FileEvent(NoteChange.DELETED, path) for path in known_inodes if path.startswith(prefix))
+            inside = [FileEvent(NoteChange.DELETED, path) for path in known_inodes if path.startswith(prefix)]
+            expanded.extend(inside or [event])
         elif (root / event.path).is_dir():
             for note in scan_vault(root / event.path).notes:
                 path = f"{event.path}/{note.path}"
                 expanded.append(FileEvent(NoteChange.ADDED, path, _inode(root, path)))
+        else:
+            expanded.append(event)
     return expanded
 
 
@@ -225,9 +226,6 @@ class VaultWatcher:
             for old, new in plan.renamed_mappings:
                 self.store.apply_vault_rename(old, new)
                 self.on_message(WatchEvent("renamed", path=old, renamed_to=new))
-            for old, new in plan.removed_mappings:
-                self.store.apply_vault_rename(old, new)
-                self.on_message(WatchEvent("mapping_removed", path=old, renamed_to=new))
         if plan:
             self.index.sync()
         if self.orchestrator is not None and plan.modified:

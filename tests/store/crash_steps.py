@@ -96,7 +96,6 @@ STEPS: dict[str, Step] = {
     "reconcile": lambda s: s.reconcile(NB, {"a-v1", "big-1", "c-v1"}),
     "record_turn+compaction": _turn_with_compaction,
     "alias+compaction": _alias_with_compaction,
-    "vault_rename_out": lambda s: s.apply_vault_rename("a.md", "a.txt"),
     "vault_rename": lambda s: s.apply_vault_rename("big.md", "moved/big.md"),
 }
 

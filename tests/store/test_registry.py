@@ -95,27 +95,21 @@ def test_vault_rename_md_to_md_moves_the_mapping_in_every_notebook(store: StateS
     assert store.pending_deletions(NB) == []
 
 
-def test_vault_rename_md_to_other_removes_the_mapping_and_queues_its_source(store: StateStore) -> None:
+def test_vault_rename_md_to_other_leaves_the_mapping_as_a_deletion_does(store: StateStore) -> None:
     add(store, "a.md", "s1")
-    add(store, "b.md", "s2", managed=False)
-    lost = store.apply_vault_rename("a.md", "a.txt")
-    assert [m.source_id for m in lost] == ["s1"]
-    assert store.mappings_by_path(NB, "a.md") == []
-    assert [d.source_id for d in store.pending_deletions(NB)] == ["s1"]
-    store.apply_vault_rename("b.md", "b.canvas")
-    assert [d.source_id for d in store.pending_deletions(NB)] == ["s1"]
+    assert store.apply_vault_rename("a.md", "a.txt") == []
+    assert [m.source_id for m in store.mappings_by_path(NB, "a.md")] == ["s1"]  # until refresh --all
+    assert store.pending_deletions(NB) == []
     assert store.apply_vault_rename("x.txt", "x.md") == []
 
 
 def test_vault_rename_knows_a_note_in_any_letter_case(store: StateStore) -> None:
-    """`Note.MD` is a note to the walk, so it is one to §11 too: its mapping moves, and leaving `.MD` removes it
-    (the registry once compared the suffix case-sensitively and kept a stale row)."""
+    """`Note.MD` is a note to the walk, so it is one to §11 too: its mapping moves (the registry once compared
+    the suffix case-sensitively and kept a stale row)."""
     add(store, "Old.MD", "s1")
-    add(store, "Gone.Md", "s2")
     assert store.apply_vault_rename("Old.MD", "New.md") == []
     assert [m.source_id for m in store.mappings_by_path(NB, "New.md")] == ["s1"]
-    assert [m.source_id for m in store.apply_vault_rename("Gone.Md", "Gone.txt")] == ["s2"]
-    assert store.mappings_by_path(NB, "Gone.Md") == []
+    assert store.mappings_by_path(NB, "Old.MD") == []
 
 
 def test_set_status_and_remove(store: StateStore) -> None:

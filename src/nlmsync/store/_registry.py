@@ -157,22 +157,21 @@ class RegistryMixin(StoreBase):
             return cur.rowcount
 
     def apply_vault_rename(self, old_path: str, new_path: str) -> list[SourceMapping]:
-        """§11 for the registry, in every notebook: `.md`→`.md` renames the mapping, `.md`→other removes it.
+        """§11 for the registry, in every notebook: a note renamed to a note (`.md`→`.md`) takes its mapping along.
 
-        Managed active sources that lose their mapping (removed, or displaced by the rename) are queued
-        for deletion so they do not linger in the notebook. Returns the rows that lost their mapping.
+        A note renamed to something that is not a note has left the vault, as a deleted one has: its mapping
+        stays until `refresh --all` removes its source, so a note that comes back (`a.md`→`a.txt`→`a.md`) keeps
+        its source. Managed active sources displaced by the rename (the new path's) are queued for deletion so
+        they do not linger in the notebook. Returns the rows that lost their mapping.
         """
-        if not has_note_suffix(old_path):
+        if not (has_note_suffix(old_path) and has_note_suffix(new_path)):
             return []
         lost: list[SourceMapping] = []
         with self.step():
             notebooks = [r[0] for r in self.db.execute(
                 "SELECT DISTINCT notebook_id FROM source_mappings WHERE path = ?", [old_path])]
             for nb in notebooks:
-                if has_note_suffix(new_path):
-                    lost.extend(self.rename_mapping(nb, old_path, new_path))
-                else:
-                    lost.extend(self.remove_mappings(nb, old_path))
+                lost.extend(self.rename_mapping(nb, old_path, new_path))
             for m in lost:
                 if m.managed and m.status == "active":
                     self._queue_deletion(m.notebook_id, m.source_id, f"vault rename of {m.path}")
