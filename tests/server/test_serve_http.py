@@ -131,3 +131,83 @@ def test_a_port_in_use_is_one_line_and_exit_2(vault: Path) -> None:
     assert process.returncode == 2 and out == ""
     assert err.startswith(f"nlmsync: error: --host/--port: cannot listen on 127.0.0.1:{port} (")
     assert err.count("\n") == 1
+
+
+def _connect_idle(url: str, count: int) -> list[socket.socket]:
+    host, port = url.split("//")[1].split("/")[0].split(":")
+    return [socket.create_connection((host, int(port)), timeout=30) for _ in range(count)]
+
+
+def _closed_by_the_server(sock: socket.socket) -> bool:
+    """Whether the server closed (or reset) `sock`: waits for it as long as the socket's timeout."""
+    try:
+        return sock.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
+@pytest.mark.anyio
+async def test_a_server_out_of_file_descriptors_drops_connections_and_keeps_serving(vault: Path) -> None:
+    """300 idle connections, none authenticated, against a server that may open 256 files: it holds what it can,
+    drops the rest, and answers once they are gone — it does not die, nor does its logging."""
+    import resource
+
+    def few_descriptors() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    env = environment_without_settings()
+    process = subprocess.Popen([sys.executable, "-m", "nlmsync", "--vault", str(vault), "serve", "--transport",
+                                "http", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, text=True, env=env, preexec_fn=few_descriptors)
+    try:
+        assert process.stdout is not None
+        with anyio.fail_after(120):
+            url = (await anyio.to_thread.run_sync(process.stdout.readline)).strip()
+            idle = await anyio.to_thread.run_sync(lambda: _connect_idle(url, 300))
+            for sock in idle:
+                sock.settimeout(0.2)
+            dropped = await anyio.to_thread.run_sync(lambda: sum(_closed_by_the_server(s) for s in idle))
+            assert process.poll() is None
+            assert 100 <= dropped < 300  # the bound held what the descriptors allow, the rest were let go
+            for sock in idle:
+                sock.close()
+            async with Client(url) as client:  # once the pressure is off, it serves as before
+                found = await client.call_tool("search_notes", {"query": "dijkstra", "limit": 1})
+        assert answer(found)["results"][0]["path"] == "algorithms/graphs/dijkstra.md"
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        process.wait(timeout=60)
+    assert process.returncode == 0, err
+    assert "Traceback" not in err and "Too many open files" not in err
+
+
+@pytest.mark.anyio
+async def test_idle_and_trickling_connections_are_closed_and_the_bound_holds(vault: Path) -> None:
+    with _listening_socket() as sock, serving(Settings(vault=vault)) as server:
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(lambda: run_http(server, "127.0.0.1", 0, None, sock=sock, connections=2,
+                                               request_timeout=5))
+                idle, trickling = await anyio.to_thread.run_sync(lambda: _connect_idle(url, 2))
+                trickling.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and then nothing more
+                (beyond,) = await anyio.to_thread.run_sync(lambda: _connect_idle(url, 1))
+                beyond.settimeout(30)
+                assert await anyio.to_thread.run_sync(_closed_by_the_server, beyond)  # over the bound
+                idle.setblocking(False)
+                with pytest.raises(BlockingIOError):
+                    idle.recv(1)  # the two within the bound are still held: the third was let go at once
+                for held in (idle, trickling):
+                    held.settimeout(30)
+                    assert await anyio.to_thread.run_sync(_closed_by_the_server, held)  # after the timeout
+                    held.close()
+                beyond.close()
+                async with Client(url) as client:
+                    found = await client.call_tool("search_notes", {"query": "dijkstra", "limit": 1})
+                tg.cancel_scope.cancel()
+    assert answer(found)["results"][0]["path"] == "algorithms/graphs/dijkstra.md"

@@ -39,10 +39,11 @@ def serve_command(ctx: click.Context, transport: str, host: str, port: int) -> N
     settings = cli_context(ctx).settings()
     import anyio
 
-    from nlmsync.server import check_bind, run_http, run_stdio, serving
+    from nlmsync.server import check_bind, plain_logging, run_http, run_stdio, serving
 
     if transport == "http":
         check_bind(host, settings.serve_token)
+    plain_logging()
     if settings.vault == Path("."):
         _warn(f"no --vault given: serving the current folder, {Path.cwd()} (an MCP client starts nlmsync in "
               "a folder of its choosing: give --vault with an absolute path)")

@@ -29,6 +29,7 @@ from nlmsync.reading import NoteReading
 from nlmsync.search import NoteIndex
 from nlmsync.server._arguments import StrictToolServer
 from nlmsync.server._http import check_bind, run_http
+from nlmsync.server._logging import plain_logging
 from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
 from nlmsync.server._vault import VaultTools
 from nlmsync.server._warmup import IndexWarmup
@@ -37,8 +38,8 @@ from nlmsync.store.db import open_database
 from nlmsync.sync import RefreshReport
 
 __all__ = [
-    "ChunkMatch", "IndexWarmup", "NoteMatch", "SearchResult", "VaultTools", "build_server", "check_bind", "run_http",
-    "run_stdio", "serving",
+    "ChunkMatch", "IndexWarmup", "NoteMatch", "SearchResult", "VaultTools", "build_server", "check_bind",
+    "plain_logging", "run_http", "run_stdio", "serving",
 ]
 
 INSTRUCTIONS = """The user's markdown notes (their vault) and their NotebookLM notebook.
