@@ -325,3 +325,26 @@ async def test_a_pack_grown_past_the_limit_is_replaced_by_two(make_world):
     assert_every_note_once(world, paths)
     async with world.run() as orch:
         assert orch.store.resolve_source_id(grown.source_id or "") in {p.source_id for p in changed}
+
+
+async def test_a_packed_run_reports_its_packs_to_the_progress_display(make_world):
+    world = make_world(capacity=6)
+    fill(world)
+    seen: list[tuple[str, object]] = []
+
+    class Recorder:
+        def start(self, label: str, total: int) -> None:
+            seen.append(("start", (label, total)))
+
+        def advance(self, outcome) -> None:
+            seen.append(("advance", (outcome.branch, outcome.path)))
+
+        def indexing(self, done: int, total: int) -> None:
+            seen.append(("indexing", (done, total)))
+
+    async with world.run(pack="always", source_max_bytes=2_000) as orch:
+        orch.progress = Recorder()
+        report = await orch.refresh(all_notes=True)
+    uploads = [s for s in seen if s[0] == "start" and s[1][0] == "uploading packs"]
+    assert uploads == [("start", ("uploading packs", len(report.packs)))]
+    assert sorted(v for k, v in seen if k == "advance") == sorted((p.branch, p.title) for p in report.packs)

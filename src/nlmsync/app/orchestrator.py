@@ -49,6 +49,7 @@ from nlmsync.store import StateStore
 from nlmsync.sync import (
     Branch,
     NoteOutcome,
+    PackOutcome,
     RefreshReport,
     RemoteView,
     SyncDeps,
@@ -80,7 +81,7 @@ class ProgressSink(Protocol):
 
     def start(self, label: str, total: int) -> None: ...
 
-    def advance(self, outcome: NoteOutcome) -> None: ...
+    def advance(self, outcome: NoteOutcome | PackOutcome) -> None: ...
 
     def indexing(self, done: int, total: int) -> None:
         """The search index is being brought up to date: `done` of `total` changed notes read."""
@@ -173,7 +174,8 @@ class Orchestrator:
 
     def _deps(self, notebook_id: str) -> SyncDeps:
         return SyncDeps(self.client, self.store, self.vault_root, self.settings, notebook_id,
-                        on_progress=self.progress.advance if self.progress else None)
+                        on_progress=self.progress.advance if self.progress else None,
+                        on_phase=self.progress.start if self.progress else None)
 
     async def _prepare_run(self, notebook_id: str, first: NotebookDetails | None, *,
                            dry_run: bool) -> tuple[RemoteView, int, int]:

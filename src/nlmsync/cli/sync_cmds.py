@@ -98,7 +98,7 @@ class RichProgress:
             self._phase = "indexing"
         self._progress.update(self._task, completed=done)
 
-    def advance(self, outcome: NoteOutcome) -> None:
+    def advance(self, outcome: NoteOutcome | PackOutcome) -> None:
         from nlmsync.sync import Branch
 
         counts = outcome.branch not in (Branch.EVICTED, Branch.REMOVED)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from nlmsync.config import Settings
 from nlmsync.errors import AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError
-from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.report import NoteOutcome, PackOutcome
 
 if TYPE_CHECKING:
     from nlmsync.store import StateStore
@@ -74,7 +74,8 @@ class SyncClient(Protocol):
     async def source_get_content(self, source_id: str) -> HeldText: ...
 
 
-ProgressCallback = Callable[[NoteOutcome], None]
+ProgressCallback = Callable[[NoteOutcome | PackOutcome], None]
+PhaseCallback = Callable[[str, int], None]
 
 # Errors that doom every remaining call of the run: stop instead of failing note after note.
 FATAL_ERRORS = (AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError)
@@ -90,6 +91,8 @@ class SyncDeps:
     settings: Settings
     notebook_id: str
     on_progress: ProgressCallback | None = None
+    on_phase: PhaseCallback | None = None
+    """Told when a run starts a phase of its own (uploading packs) and how many steps it takes."""
     max_words: int = 0
     max_bytes: int = 0
     """The limits one source is held to (notes are split, packs filled within them); 0 takes the settings'
@@ -104,6 +107,10 @@ class SyncDeps:
         """How many sources the notebook may hold: the `capacity` setting, or fewer once the server showed so."""
         return self.store.capacity(self.notebook_id, self.settings.capacity)
 
-    def progress(self, outcome: NoteOutcome) -> None:
+    def progress(self, outcome: NoteOutcome | PackOutcome) -> None:
         if self.on_progress is not None:
             self.on_progress(outcome)
+
+    def phase(self, label: str, total: int) -> None:
+        if self.on_phase is not None:
+            self.on_phase(label, total)

@@ -476,9 +476,13 @@ class PackRunner:
         with store.step():
             store.remove_pack(nb, record.source_id)
 
+    def _report(self, outcome: PackOutcome) -> None:
+        self.outcomes.append(outcome)
+        self.deps.progress(outcome)
+
     def _fail(self, group: Group, message: str) -> None:
         for pack in group.packs:
-            self.outcomes.append(pack_outcome(pack, Branch.FAILED, error=message))
+            self._report(pack_outcome(pack, Branch.FAILED, error=message))
 
     async def _carry_out(self, group: Group, needed: int) -> None:
         deps, store, nb = self.deps, self.deps.store, self.deps.notebook_id
@@ -566,10 +570,11 @@ class PackRunner:
             store.record_note_hashes(read)
         branch = Branch.REPLACED if group.old_packs or group.old_singles else Branch.ADDED
         for i, pack in enumerate(group.packs):
-            self.outcomes.append(pack_outcome(pack, branch, previous_source_ids=old_ids if i == 0 else [],
-                                              reason=_why(pack, group, self.old_members, left if i == 0 else ())))
+            self._report(pack_outcome(pack, branch, previous_source_ids=old_ids if i == 0 else [],
+                                      reason=_why(pack, group, self.old_members, left if i == 0 else ())))
         if not group.packs:
-            self.outcomes.extend(removed_outcome(r) for r in group.old_packs)
+            for record in group.old_packs:
+                self._report(removed_outcome(record))
         return retire
 
 
@@ -658,6 +663,7 @@ async def ensure_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryVie
     if dry_run:
         run.packs.extend(_simulated(deps, groups))
     else:
+        deps.phase("uploading packs", sum(len(g.packs) for g in groups))
         runner = PackRunner(deps, remote, registry, read, protect)
         try:
             await runner.run(groups)
