@@ -15,20 +15,17 @@ long before the first run, so the unchanged ones are recognised by their stat (`
 
 from __future__ import annotations
 
-import copy
 import os
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 import pytest
-from tests.app.world import World, new_world
+from tests.app.crash import Snapshot, crash_once
+from tests.app.world import new_world
 
-from nlmsync.errors import PartialFailure
-from nlmsync.fake.faults import DropRule, Faults
-from nlmsync.fake.state import FakeNotebookLM
+from nlmsync.fake.faults import Faults
 from nlmsync.store import StateStore
 
 pytestmark = pytest.mark.anyio
@@ -40,51 +37,6 @@ REQUESTED = ["n00.md", "n01.md", "n02.md", "moved/r03.md", "n05.md", "n06.md", "
 
 def note_text(i: int, version: int = 1) -> str:
     return f"# Note {i}\n\nVersion {version} of note {i}.\n\n## Details\nSome words about topic {i}.\n"
-
-
-class Killed(BaseException):
-    """nlmsync killed mid-run (a BaseException, so no `except Exception` in the code under test stops it)."""
-
-
-class KillingClient:
-    """The real client, except that the Nth call of one mutating tool kills the run before or after it."""
-
-    def __init__(self, client, tool: str, nth: int, when: str) -> None:
-        self._client, self._tool, self._nth, self._when = client, tool, nth, when
-        self._count = 0
-        self.fired = False
-
-    def __getattr__(self, name):
-        return getattr(self._client, name)
-
-    async def _call(self, tool, method, *args, **kwargs):
-        number = 0
-        if tool == self._tool:
-            self._count += 1
-            number = self._count
-            if number == self._nth and self._when == "before":
-                self.fired = True
-                raise Killed
-        result = await method(*args, **kwargs)
-        if number == self._nth and self._when == "after":
-            self.fired = True
-            raise Killed
-        return result
-
-    async def source_add_text(self, *args, **kwargs):
-        return await self._call("source_add", self._client.source_add_text, *args, **kwargs)
-
-    async def source_delete(self, *args, **kwargs):
-        return await self._call("source_delete", self._client.source_delete, *args, **kwargs)
-
-    async def source_rename(self, *args, **kwargs):
-        return await self._call("source_rename", self._client.source_rename, *args, **kwargs)
-
-
-def _contains_killed(exc: BaseException) -> bool:
-    if isinstance(exc, Killed):
-        return True
-    return isinstance(exc, BaseExceptionGroup) and any(_contains_killed(e) for e in exc.exceptions)
 
 
 async def build_base(world) -> None:
@@ -100,13 +52,6 @@ async def build_base(world) -> None:
     (world.vault / "moved").mkdir()
     (world.vault / "n03.md").rename(world.vault / "moved/r03.md")
     (world.vault / "n04.md").unlink()
-
-
-def snapshot_state(world, target: Path) -> None:
-    target.mkdir(parents=True)
-    for f in world.settings.state_path.parent.glob(world.settings.state_path.name + "*"):
-        if not f.name.endswith(".lock"):
-            shutil.copy2(f, target / f.name)
 
 
 def observe(world, state: Path) -> tuple[object, ...]:
@@ -147,32 +92,18 @@ POINTS = [pytest.param(mode, tool, nth, when, id=f"{mode}-{tool}#{nth}-{when}",
 class Base:
     """The world just before the scripted refresh, and what an uninterrupted refresh makes of it."""
 
-    world: World
-    notebooks: dict[str, object]
-    state: Path
+    snapshot: Snapshot
     counts: dict[str, int]
     calls: dict[str, int]
     expected: tuple[object, ...]
-
-    def restore(self, root: Path, faults: Faults) -> tuple[World, Path]:
-        """A copy of the base under `root` (vault, state, notebook), served by a fake with `faults`."""
-        shutil.copytree(self.world.vault, root / "vault")
-        shutil.copytree(self.state, root / "state")
-        fake = FakeNotebookLM(capacity=CAPACITY, faults=faults)
-        fake.notebooks = copy.deepcopy(self.notebooks)
-        settings = self.world.settings.model_copy(update={"vault": root / "vault"})
-        state = root / "state" / settings.state_path.name
-        return World(root, fake, self.world.notebook_id, settings), state
 
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Base:
     world = new_world(tmp_path_factory.mktemp("crash-base"), capacity=CAPACITY)
     anyio.run(build_base, world)
-    notebooks = copy.deepcopy(world.fake.notebooks)
-    snapshot = world.root / "base"
-    snapshot_state(world, snapshot)
-    reference, state = Base(world, notebooks, snapshot, {}, {}, ()).restore(world.root / "reference", Faults())
+    snapshot = Snapshot.take(world, CAPACITY)
+    reference, state = snapshot.restore(world.root / "reference", Faults())
 
     async def refresh() -> dict[str, int]:
         async with reference.run(state=state) as orch:
@@ -180,7 +111,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Base:
 
     counts = anyio.run(refresh)
     calls = {tool: reference.calls(tool) for tool in UNINTERRUPTED_CALLS}
-    return Base(world, notebooks, snapshot, counts, calls, observe(reference, state))
+    return Base(snapshot, counts, calls, observe(reference, state))
 
 
 def test_the_uninterrupted_refresh_takes_every_branch(base: Base) -> None:
@@ -192,30 +123,8 @@ def test_the_uninterrupted_refresh_takes_every_branch(base: Base) -> None:
 async def test_every_crash_point_converges(base: Base, tmp_path: Path, mode: str, tool: str, nth: int,
                                            when: str) -> None:
     assert base.calls == UNINTERRUPTED_CALLS, "the scenario changed: see test_the_uninterrupted_refresh_takes_every_branch"
-    if mode == "drop":
-        world, state = base.restore(tmp_path, Faults(drops=[DropRule(nth=nth, tool=tool, when=when)]))
-        async with world.run(state=state) as orch:
-            try:
-                await orch.refresh(REQUESTED)
-            except PartialFailure:
-                pass
-        fired = any(c.dropped == when or (when == "before" and not c.applied and c.tool == tool)
-                    for c in world.fake.calls)
-    else:
-        world, state = base.restore(tmp_path, Faults())
-        killer: list[KillingClient] = []
-
-        def wrap(client):
-            killer.append(KillingClient(client, tool, nth, when))
-            return killer[0]
-
-        try:
-            async with world.run(wrap=wrap, state=state) as orch:
-                await orch.refresh(REQUESTED)
-        except BaseException as exc:  # the simulated kill, possibly inside exception groups
-            if not _contains_killed(exc):
-                raise
-        fired = killer[0].fired
+    world, state, fired = await crash_once(base.snapshot, tmp_path, mode, tool, nth, when,
+                                           lambda orch: orch.refresh(REQUESTED), {})
     assert fired, f"{tool} #{nth} {when}: the fault never fired"
     world.fake.faults = Faults()
     async with world.run(state=state) as orch:

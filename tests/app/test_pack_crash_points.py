@@ -10,20 +10,17 @@ must be split — so the refresh replaces packs, splits one, and retires what th
 
 from __future__ import annotations
 
-import copy
 import os
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 import pytest
-from tests.app.test_crash_points import KillingClient, _contains_killed, snapshot_state
+from tests.app.crash import Snapshot, crash_once
 from tests.app.world import World, new_world
 
-from nlmsync.fake.faults import DropRule, Faults
-from nlmsync.fake.state import FakeNotebookLM
+from nlmsync.fake.faults import Faults
 from nlmsync.store import StateStore
 from nlmsync.sync.pack_text import compose_pack
 from nlmsync.sync.titles import parse_pack_title
@@ -83,29 +80,17 @@ def observe(world: World, state: Path) -> tuple[object, ...]:
 
 @dataclass
 class Base:
-    world: World
-    notebooks: dict[str, object]
-    state: Path
+    snapshot: Snapshot
     calls: dict[str, int]
     expected: tuple[object, ...]
-
-    def restore(self, root: Path, faults: Faults) -> tuple[World, Path]:
-        shutil.copytree(self.world.vault, root / "vault")
-        shutil.copytree(self.state, root / "state")
-        fake = FakeNotebookLM(capacity=CAPACITY, faults=faults)
-        fake.notebooks = copy.deepcopy(self.notebooks)
-        settings = self.world.settings.model_copy(update={"vault": root / "vault"})
-        return World(root, fake, self.world.notebook_id, settings), root / "state" / settings.state_path.name
 
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Base:
     world = new_world(tmp_path_factory.mktemp("pack-crash-base"), capacity=CAPACITY)
     anyio.run(build_base, world)
-    notebooks = copy.deepcopy(world.fake.notebooks)
-    snapshot = world.root / "base"
-    snapshot_state(world, snapshot)
-    reference, state = Base(world, notebooks, snapshot, {}, ()).restore(world.root / "reference", Faults())
+    snapshot = Snapshot.take(world, CAPACITY)
+    reference, state = snapshot.restore(world.root / "reference", Faults())
 
     async def refresh() -> None:
         async with reference.run(state=state, **SETTINGS) as orch:
@@ -113,7 +98,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Base:
 
     anyio.run(refresh)
     calls = {tool: reference.calls(tool) for tool in ("source_add", "source_delete")}
-    return Base(world, notebooks, snapshot, calls, observe(reference, state))
+    return Base(snapshot, calls, observe(reference, state))
 
 
 UNINTERRUPTED_CALLS = {"source_add": 4, "source_delete": 3}
@@ -131,30 +116,8 @@ def test_the_uninterrupted_refresh_replaces_splits_and_retires_packs(base: Base)
 async def test_every_crash_point_of_a_packed_refresh_converges(base: Base, tmp_path: Path, mode: str, tool: str,
                                                                nth: int, when: str) -> None:
     assert base.calls == UNINTERRUPTED_CALLS, "the scenario changed: see the uninterrupted refresh's test"
-    if mode == "drop":
-        world, state = base.restore(tmp_path, Faults(drops=[DropRule(nth=nth, tool=tool, when=when)]))
-        async with world.run(state=state, **SETTINGS) as orch:
-            try:
-                await orch.refresh(all_notes=True)
-            except Exception:  # a pack whose add was dropped may fail: the next run finishes it
-                pass
-        fired = any(c.dropped == when or (when == "before" and not c.applied and c.tool == tool)
-                    for c in world.fake.calls)
-    else:
-        world, state = base.restore(tmp_path, Faults())
-        killer: list[KillingClient] = []
-
-        def wrap(client):
-            killer.append(KillingClient(client, tool, nth, when))
-            return killer[0]
-
-        try:
-            async with world.run(wrap=wrap, state=state, **SETTINGS) as orch:
-                await orch.refresh(all_notes=True)
-        except BaseException as exc:  # the simulated kill, possibly inside exception groups
-            if not _contains_killed(exc):
-                raise
-        fired = killer[0].fired
+    world, state, fired = await crash_once(base.snapshot, tmp_path, mode, tool, nth, when,
+                                           lambda orch: orch.refresh(all_notes=True), SETTINGS)
     assert fired, f"{tool} #{nth} {when}: the fault never fired"
     world.fake.faults = Faults()
     async with world.run(state=state, **SETTINGS) as orch:

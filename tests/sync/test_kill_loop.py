@@ -37,6 +37,23 @@ def _calls(journal: Path, tool: str) -> int:
         return 0
 
 
+def _run_killed(command: list[str], journal: Path, points: tuple[tuple[str, int], ...],
+                env: dict[str, str] | None = None) -> int:
+    """Run `command` once per point, each killed once the fake's journal shows that many calls of the tool;
+    returns how many were killed (a run that finished first was not)."""
+    kills = 0
+    for tool, target in points:
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        deadline = time.monotonic() + DEADLINE_SECONDS
+        while proc.poll() is None and _calls(journal, tool) < target and time.monotonic() < deadline:
+            time.sleep(0.01)  # polling for the condition, not waiting a fixed time
+        if proc.poll() is None:
+            proc.kill()
+            kills += 1
+        proc.communicate()
+    return kills
+
+
 @pytest.mark.slow
 def test_kill_9_again_and_again_during_refresh_all_converges(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
@@ -50,16 +67,7 @@ def test_kill_9_again_and_again_during_refresh_all_converges(tmp_path: Path) -> 
                "--notebook", "new:Kill", "refresh", "--all", "--capacity", str(NOTES + 50), "--json"]
     state = vault / ".nlmsync" / FAKE_STATE_FILE
     journal = journal_path(state)
-    kills = 0
-    for tool, target in KILL_AFTER:
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + DEADLINE_SECONDS
-        while proc.poll() is None and _calls(journal, tool) < target and time.monotonic() < deadline:
-            time.sleep(0.01)  # polling for the condition, not waiting a fixed time
-        if proc.poll() is None:
-            proc.kill()
-            kills += 1
-        proc.communicate()
+    kills = _run_killed(command, journal, KILL_AFTER)
     assert kills >= 2, "the runs finished before they could be killed: raise NOTES"
 
     finished = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE_SECONDS, check=False)
@@ -86,21 +94,6 @@ def test_kill_9_again_and_again_during_refresh_all_converges(tmp_path: Path) -> 
 
 PACKED_NOTES = 3_000
 PACKED_ENV = {"NLMSYNC_SOURCE_MAX_BYTES": "6000", "NLMSYNC_CAPACITY": "50"}
-
-
-def _run_killed(command: list[str], journal: Path, points: tuple[tuple[str, int], ...], env: dict[str, str]) -> int:
-    """Run `command` once per point, each killed once the fake's journal shows that many calls of the tool."""
-    kills = 0
-    for tool, target in points:
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-        deadline = time.monotonic() + DEADLINE_SECONDS
-        while proc.poll() is None and _calls(journal, tool) < target and time.monotonic() < deadline:
-            time.sleep(0.01)  # polling for the condition, not waiting a fixed time
-        if proc.poll() is None:
-            proc.kill()
-            kills += 1
-        proc.communicate()
-    return kills
 
 
 @pytest.mark.slow

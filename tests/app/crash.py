@@ -1,0 +1,128 @@
+"""Crash points, shared by the crash-point tests of a refresh (one note per source) and of a packed one: a world
+snapshotted just before the refresh, restored for each crash point, and the two crash models — the fake drops
+the connection before or after it applies the Nth call of a tool (the run goes on), or nlmsync dies right
+before or after that call reaches the server (the run stops there, with whatever it had committed)."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.app.world import World
+
+from nlmsync.app import Orchestrator
+from nlmsync.errors import PartialFailure
+from nlmsync.fake.faults import DropRule, Faults
+from nlmsync.fake.state import FakeNotebookLM
+
+
+class Killed(BaseException):
+    """nlmsync killed mid-run (a BaseException, so no `except Exception` in the code under test stops it)."""
+
+
+class KillingClient:
+    """The real client, except that the Nth call of one mutating tool kills the run before or after it."""
+
+    def __init__(self, client, tool: str, nth: int, when: str) -> None:
+        self._client, self._tool, self._nth, self._when = client, tool, nth, when
+        self._count = 0
+        self.fired = False
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+    async def _call(self, tool, method, *args, **kwargs):
+        number = 0
+        if tool == self._tool:
+            self._count += 1
+            number = self._count
+            if number == self._nth and self._when == "before":
+                self.fired = True
+                raise Killed
+        result = await method(*args, **kwargs)
+        if number == self._nth and self._when == "after":
+            self.fired = True
+            raise Killed
+        return result
+
+    async def source_add_text(self, *args, **kwargs):
+        return await self._call("source_add", self._client.source_add_text, *args, **kwargs)
+
+    async def source_delete(self, *args, **kwargs):
+        return await self._call("source_delete", self._client.source_delete, *args, **kwargs)
+
+    async def source_rename(self, *args, **kwargs):
+        return await self._call("source_rename", self._client.source_rename, *args, **kwargs)
+
+
+def _contains_killed(exc: BaseException) -> bool:
+    if isinstance(exc, Killed):
+        return True
+    return isinstance(exc, BaseExceptionGroup) and any(_contains_killed(e) for e in exc.exceptions)
+
+
+def snapshot_state(world, target: Path) -> None:
+    target.mkdir(parents=True)
+    for f in world.settings.state_path.parent.glob(world.settings.state_path.name + "*"):
+        if not f.name.endswith(".lock"):
+            shutil.copy2(f, target / f.name)
+
+
+@dataclass
+class Snapshot:
+    """A world as it was before the refresh under test: its vault, state file and notebooks."""
+
+    world: World
+    notebooks: dict[str, object]
+    state: Path
+    capacity: int
+
+    @classmethod
+    def take(cls, world: World, capacity: int) -> Snapshot:
+        target = world.root / "base"
+        snapshot_state(world, target)
+        return cls(world, copy.deepcopy(world.fake.notebooks), target, capacity)
+
+    def restore(self, root: Path, faults: Faults) -> tuple[World, Path]:
+        """A copy under `root` (vault, state, notebook), served by a fake with `faults`."""
+        shutil.copytree(self.world.vault, root / "vault")
+        shutil.copytree(self.state, root / "state")
+        fake = FakeNotebookLM(capacity=self.capacity, faults=faults)
+        fake.notebooks = copy.deepcopy(self.notebooks)
+        settings = self.world.settings.model_copy(update={"vault": root / "vault"})
+        return World(root, fake, self.world.notebook_id, settings), root / "state" / settings.state_path.name
+
+
+async def crash_once(snapshot: Snapshot, root: Path, mode: str, tool: str, nth: int, when: str,
+                     refresh: Callable[[Orchestrator], Awaitable[object]],
+                     settings: dict[str, object]) -> tuple[World, Path, bool]:
+    """Restore `snapshot` under `root` and run `refresh` with the crash point (`mode` drop or kill at the `nth`
+    call of `tool`, `when` before or after); returns the world, its state file and whether the crash fired.
+    A refresh that ends in a partial failure (a note or pack whose add was dropped) is not a failure of the test."""
+    if mode == "drop":
+        world, state = snapshot.restore(root, Faults(drops=[DropRule(nth=nth, tool=tool, when=when)]))
+        async with world.run(state=state, **settings) as orch:
+            try:
+                await refresh(orch)
+            except PartialFailure:  # a failed note or pack: the next run finishes it
+                pass
+        fired = any(c.dropped == when or (when == "before" and not c.applied and c.tool == tool)
+                    for c in world.fake.calls)
+        return world, state, fired
+    world, state = snapshot.restore(root, Faults())
+    killer: list[KillingClient] = []
+
+    def wrap(client: object) -> object:
+        killer.append(KillingClient(client, tool, nth, when))
+        return killer[0]
+
+    try:
+        async with world.run(wrap=wrap, state=state, **settings) as orch:
+            await refresh(orch)
+    except BaseException as exc:  # the simulated kill, possibly inside exception groups
+        if not _contains_killed(exc):
+            raise
+    return world, state, killer[0].fired
