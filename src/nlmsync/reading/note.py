@@ -13,7 +13,7 @@ with BM25 and maps each hit to the chunk that contains it, so every chunk id sta
 
 A plan keeps, per search segment, its token count and its base tokens run together (`SegmentWords`), not
 its tokens: a query tokenizes only the segments that can hold one of its terms. A note of many megabytes
-is then searched again and again without its tokens (~30 bytes per byte of text) kept in memory.
+is then searched again and again without its tokens (many times its text's size) kept in memory.
 
 Kept whole: the reading modes share the plan and the result models; the chunking itself is `reading.chunks`.
 """

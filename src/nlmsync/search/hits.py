@@ -9,10 +9,10 @@ from typing import NamedTuple
 class SearchHit(NamedTuple):
     """A note found for a query: its vault path, its score, and the query terms it holds (in term order).
 
-    The one result type of search, from `PostingsIndex.rank` to `NoteIndex.search` and its callers. What
+    The one result type of search, from `Ranking.rank` to `NoteIndex.search` and its callers. What
     the interfaces print are other things made from it: `app.SelectedNote` (a hit the selection rule
     picked, as `ask --json` reports it) and the MCP server's `NoteMatch` (a hit with its snippet and best
-    chunks). A named tuple: immutable, and cheaper to make than a frozen dataclass (~1 us per hit).
+    chunks). A named tuple: immutable, and cheaper to make than a frozen dataclass.
     """
 
     path: str

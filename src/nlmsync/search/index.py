@@ -74,8 +74,7 @@ MERGE_THRESHOLD = 512
 @functools.cache
 def _markdown_fields() -> tuple[Callable[..., NoteFields], Callable[..., NoteText | None]]:
     """`markdown.note_fields` and `markdown.whole_fields`, imported on first use: a process whose vault did not
-    change reads no note and never needs markdown (and an import statement per note of a full build costs
-    ~30 ms on tldr)."""
+    change reads no note and never needs markdown (and a full build runs no import statement per note)."""
     from nlmsync.search.markdown import note_fields, whole_fields
 
     return note_fields, whole_fields

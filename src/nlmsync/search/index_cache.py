@@ -162,8 +162,7 @@ class VocabularyBlocks(NamedTuple):
 
 class StoredVocabulary(Vocabulary):
     """A `Vocabulary` whose blocks are read from the state file when first looked at, each checked against its
-    CRC (a damaged block raises `ValueError`): what a cold answer needs of tldr's 6 MB vocabulary is the 16 KB
-    block of each query term."""
+    CRC (a damaged block raises `ValueError`): a cold answer reads only the block of each query term."""
 
     def __init__(self, blocks: VocabularyBlocks, blob: sqlite3.Blob) -> None:
         super().__init__(b"", blocks=blocks)

@@ -3,9 +3,8 @@ ids for many notes at once with numpy (`StagedTerms.fold`), and the batch vocabu
 (`TermIds`).
 
 Why: counting each note's fields in a `Counter` and then looking every (note, field, term) entry up in the
-batch vocabulary cost a dictionary lookup per entry in a vocabulary of hundreds of thousands of terms (a build
-of the 38,404 tldr pages: 2.5M entries, 325k terms), most of them compounds (rule 4) made as strings only to
-be looked up once. Here each word is looked up once as it is staged (a cheap lookup: there are few distinct
+batch vocabulary costs a dictionary lookup per entry in a vocabulary of hundreds of thousands of terms, most of
+them compounds (rule 4) made as strings only to be looked up once. Here each word is looked up once as it is staged (a cheap lookup: there are few distinct
 words, so the dictionary stays warm; a new one gets a pending id), and the fold does the rest for many notes
 at once: the texts' code points, classed by table (`_FoldTexts`), tell which adjacent words rule 4 joins and
 give the CJK bigrams (rule 5) with no regex; compounds are formed from the ids of adjacent words and bigrams
@@ -45,7 +44,7 @@ if TYPE_CHECKING:
     from nlmsync.search.bm25 import Weights
     from nlmsync.search.markdown import NoteFields
 
-FOLD_TOKENS = 1 << 17  # staged tokens counted at once: numpy's temporaries stay ~20 MB
+FOLD_TOKENS = 1 << 17  # staged tokens counted at once: it bounds numpy's temporaries
 # A word new to `TermIds.word_ids` when staged is given PENDING + its position in the fold's tokens there (staged
 # by `map(word_ids.setdefault, tokens, count(PENDING))`), its id at the fold (`TermIds.resolve_words`)
 PENDING = 1 << 40

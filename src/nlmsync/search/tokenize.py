@@ -10,11 +10,9 @@
 
 Why rule 4 looks at the separator: the compounds are for words written split or merged (`heap sort` finds
 `heapsort` and the other way round) and, at a quarter of a word's weight in a query, a bonus for two words
-side by side. Across punctuation they were neither: on tldr's 38,404 pages a third of all compounds
-(`informationhttps` of "More information: https://", `pathto` of `{{path/to/file}}`, a list item's last word
-and the next item's first) and half of the distinct ones; with them, half the vocabulary and a third of a
-full build's time went to terms no query meant (`benchmarks/known_items.py`: no known-item set moved by more
-than 0.01 MRR@10).
+side by side. Across punctuation they are neither (`informationhttps` of "More information: https://",
+`pathto` of `{{path/to/file}}`, a list item's last word and the next item's first): terms no query means,
+which would fill the vocabulary (`benchmarks/known_items.py` measures what the rule does to relevance).
 
 CJK runs include the marks that belong to Japanese words though Unicode puts them in the
 Common script: the prolonged sound mark `ー` and the iteration mark `々`, so `ヒープソート`
@@ -51,7 +49,7 @@ TOKENIZER_VERSION = 4
 PIECE_CHARS = 1 << 16  # `text_pieces`: characters tokenized at once when a large text is counted
 
 # Base tokens of ASCII text (the letters and digits of ASCII are exactly its \p{L} and \p{N}), with the
-# standard library's engine: faster, and a process that only meets ASCII never imports `regex` (~15 ms).
+# standard library's engine: faster, and a process that only meets ASCII never imports `regex`.
 _ASCII_BASE_TOKEN = re.compile(r"[A-Za-z0-9]+")
 _ASCII_WORD_SPLIT = re.compile(r"([A-Za-z0-9]+)")  # `split` gives the words and what stands between them
 # Rule 4: the marks that, alone between two words, still join them (hyphen, underscore, apostrophes, full stop,
@@ -255,7 +253,7 @@ def folder_tokens(folder: str) -> tuple[str, ...]:
 
 def count_tokens(pieces: Iterable[str]) -> Counter[str]:
     """`Counter(tokenize("".join(pieces)))` without ever holding every token of the text at once: what a
-    note of many megabytes is counted with (its tokens as a list take ~30x its size).
+    note of many megabytes is counted with (its tokens as a list would take many times its size).
 
     Each piece must end where the text may be cut without changing a token: after white space (a space,
     tab or line break; `text_pieces` cuts so). A compound made across a cut (rule 4) is counted too.
