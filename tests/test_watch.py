@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from functools import partial
 
 import anyio
@@ -12,6 +14,48 @@ from nlmsync.fake.server import build_fake_server
 from nlmsync.search.index import NoteIndex
 from nlmsync.sync.plan import Branch
 from nlmsync.watch import FileEvent, WatchEvent, WatchPlan, plan_watch_actions, to_events, watch_vault
+
+
+class Watching:
+    """A real watch of a world's vault, run by `watching`: what it did (`plans`) and said (`events`), and `until`
+    to wait for what a test expects of it."""
+
+    def __init__(self) -> None:
+        self.plans: list[WatchPlan] = []
+        self.events: list[WatchEvent] = []
+        self._changed = anyio.Event()
+
+    def on_batch(self, plan: WatchPlan) -> None:
+        self.plans.append(plan)
+        self._notify()
+
+    def on_message(self, event: WatchEvent) -> None:
+        self.events.append(event)
+        self._notify()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def until(self, condition: Callable[[], object]) -> None:
+        while not condition():
+            await self._changed.wait()
+
+
+@asynccontextmanager
+async def watching(world, **options: object) -> AsyncIterator[Watching]:
+    """`watch_vault` over `world` (`refresh=True` refreshes against its fake) from its first batch on, stopped on
+    leaving the block."""
+    watch, stop = Watching(), anyio.Event()
+    if options.get("refresh"):
+        options["server"] = build_fake_server(world.fake)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(partial(watch_vault, world.settings, stop_event=stop, on_batch=watch.on_batch,
+                              on_message=watch.on_message, **options))
+        with anyio.fail_after(60):
+            await watch.until(lambda: watch.plans)  # the first (possibly empty) batch: it is running
+        yield watch
+        stop.set()
 
 
 def test_create_modify_delete_map_to_index_marks():
@@ -55,30 +99,14 @@ async def test_real_watch_keeps_index_registry_and_notebook_current(make_world):
     world.write("other.md", "# Other\nunsynced\n")
     async with world.run() as orch:
         await orch.refresh(["a.md"])
-    events: list[WatchEvent] = []
-    ready, replaced, renamed, stop = anyio.Event(), anyio.Event(), anyio.Event(), anyio.Event()
-
-    def on_batch(plan: WatchPlan) -> None:
-        ready.set()
-        if ("a.md", "moved.md") in plan.renamed_mappings:
-            renamed.set()
-
-    def on_message(event: WatchEvent) -> None:
-        events.append(event)
-        if (event.kind, event.branch, event.path) == ("refreshed", "replaced", "a.md"):
-            assert str(event) == "replaced a.md"
-            replaced.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(partial(watch_vault, world.settings, refresh=True, server=build_fake_server(world.fake),
-                              stop_event=stop, on_batch=on_batch, on_message=on_message))
+    async with watching(world, refresh=True) as watch:
         with anyio.fail_after(60):
-            await ready.wait()
             world.write("a.md", "# Alpha\nsecond version mentions zeppelin\n")
-            await replaced.wait()
+            await watch.until(lambda: WatchEvent("refreshed", path="a.md", branch="replaced") in watch.events)
             (world.vault / "a.md").rename(world.vault / "moved.md")
-            await renamed.wait()
-        stop.set()
+            await watch.until(lambda: any(("a.md", "moved.md") in p.renamed_mappings for p in watch.plans))
+    events = watch.events
+    assert str(WatchEvent("refreshed", path="a.md", branch="replaced")) == "replaced a.md"
 
     assert not any(e.path == "other.md" for e in events)  # only already-synced notes are refreshed
     assert WatchEvent("renamed", path="a.md", renamed_to="moved.md") in events
@@ -128,29 +156,14 @@ async def test_a_folder_renamed_under_watch_renames_every_note_in_it_and_later_e
     world.write("physics/deep/waves.md", "# Waves\ncrests and troughs\n")
     async with world.run() as orch:
         await orch.refresh(["physics"])
-    events: list[WatchEvent] = []
-    ready, moved, replaced, stop = anyio.Event(), anyio.Event(), anyio.Event(), anyio.Event()
-
-    def on_batch(plan: WatchPlan) -> None:
-        ready.set()
-        if len([e for e in events if e.kind == "renamed"]) == 2:
-            moved.set()
-
-    def on_message(event: WatchEvent) -> None:
-        events.append(event)
-        if (event.kind, event.branch, event.path) == ("refreshed", "replaced", "science/heat.md"):
-            replaced.set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(partial(watch_vault, world.settings, refresh=True, server=build_fake_server(world.fake),
-                              stop_event=stop, on_batch=on_batch, on_message=on_message))
+    async with watching(world, refresh=True) as watch:
         with anyio.fail_after(60):
-            await ready.wait()
             (world.vault / "physics").rename(world.vault / "science")
-            await moved.wait()
+            await watch.until(lambda: len([e for e in watch.events if e.kind == "renamed"]) == 2)
             world.write("science/heat.md", "# Heat\nsecond version mentions zeppelin\n")
-            await replaced.wait()
-        stop.set()
+            await watch.until(lambda: WatchEvent("refreshed", path="science/heat.md", branch="replaced")
+                              in watch.events)
+    events = watch.events
 
     assert {(e.path, e.renamed_to) for e in events if e.kind == "renamed"} == {
         ("physics/heat.md", "science/heat.md"), ("physics/deep/waves.md", "science/deep/waves.md")}
@@ -185,29 +198,14 @@ async def test_watch_goes_on_when_the_disk_under_the_state_file_is_full(make_wor
         return rename(self, old_path, new_path)
 
     monkeypatch.setattr(StateStore, "apply_vault_rename", apply_vault_rename)
-    events: list[WatchEvent] = []
-    batches: list[WatchPlan] = []
-    ready, failed, renamed, stop = anyio.Event(), anyio.Event(), anyio.Event(), anyio.Event()
-
-    def on_batch(plan: WatchPlan) -> None:
-        batches.append(plan)
-        ready.set()
-
-    def on_message(event: WatchEvent) -> None:
-        events.append(event)
-        (failed if event.kind == "failed" else renamed).set()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(partial(watch_vault, world.settings, stop_event=stop, on_batch=on_batch,
-                              on_message=on_message))
+    async with watching(world) as watch:
         with anyio.fail_after(60):
-            await ready.wait()
             (world.vault / "a.md").rename(world.vault / "a2.md")
-            await failed.wait()
+            await watch.until(lambda: any(e.kind == "failed" for e in watch.events))
             full["now"] = False  # room again: the watch is still there for the next change
             (world.vault / "b.md").rename(world.vault / "b2.md")
-            await renamed.wait()
-        stop.set()
+            await watch.until(lambda: WatchEvent("renamed", path="b.md", renamed_to="b2.md") in watch.events)
+    events = watch.events
 
     (failure,) = [e for e in events if e.kind == "failed"]
     assert "no space left on the device" in failure.error and str(failure).startswith("not recorded: ")

@@ -7,6 +7,8 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -92,30 +94,50 @@ def test_bad_serve_flags_are_usage_errors(vault: Path, capsys: pytest.CaptureFix
     assert f"Invalid value for '{field}'" in err and "unexpected" not in err
 
 
-def _serve_http(vault: Path, *flags: str) -> subprocess.Popen[str]:
+# `python -m nlmsync` with its open-files limit (`ulimit -n`) lowered to the number given first
+_WITH_FILE_LIMIT = ("import resource, runpy, sys; soft = int(sys.argv.pop(1)); "
+                    "resource.setrlimit(resource.RLIMIT_NOFILE, (soft, resource.getrlimit(resource.RLIMIT_NOFILE)[1])); "
+                    "runpy.run_module('nlmsync', run_name='__main__', alter_sys=True)")
+
+
+def _serve_http(vault: Path, *flags: str, file_limit: int | None = None) -> subprocess.Popen[str]:
     env = environment_without_settings()
-    return subprocess.Popen([sys.executable, "-m", "nlmsync", "--vault", str(vault), "serve", "--transport", "http",
-                             *flags], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            text=True, env=env)
+    start = ["-m", "nlmsync"] if file_limit is None else ["-c", _WITH_FILE_LIMIT, str(file_limit)]
+    return subprocess.Popen([sys.executable, *start, "--vault", str(vault), "serve", "--transport", "http", *flags],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                            env=env)
+
+
+@asynccontextmanager
+async def _http_server(vault: Path, file_limit: int | None = None) -> AsyncIterator[tuple[subprocess.Popen[str], str]]:
+    """`serve --transport http --port 0` in a child process, and the URL it printed; killed on leaving."""
+    process = _serve_http(vault, "--port", "0", file_limit=file_limit)
+    try:
+        assert process.stdout is not None
+        with anyio.fail_after(60):
+            url = (await anyio.to_thread.run_sync(process.stdout.readline)).strip()
+        yield process, url
+    finally:
+        process.kill()
+        process.wait(timeout=60)
+
+
+async def _search_then_stop(process: subprocess.Popen[str], url: str) -> tuple[str, str]:
+    """A search the server must answer, then SIGTERM; what the process wrote (stdout, stderr)."""
+    with anyio.fail_after(60):
+        async with Client(url) as client:
+            found = await client.call_tool("search_notes", {"query": "dijkstra", "limit": 1})
+    assert answer(found)["results"][0]["path"] == "algorithms/graphs/dijkstra.md"
+    process.send_signal(signal.SIGTERM)
+    return process.communicate(timeout=60)
 
 
 @pytest.mark.slow  # a process boundary: a subprocess or server start per test
 @pytest.mark.anyio
 async def test_port_0_prints_the_url_and_sigterm_stops_cleanly(vault: Path) -> None:
-    process = _serve_http(vault, "--port", "0")
-    try:
-        assert process.stdout is not None
-        with anyio.fail_after(60):
-            url = (await anyio.to_thread.run_sync(process.stdout.readline)).strip()
-            assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp") and not url.endswith(":0/mcp")
-            async with Client(url) as client:
-                found = await client.call_tool("search_notes", {"query": "dijkstra", "limit": 1})
-        assert answer(found)["results"][0]["path"] == "algorithms/graphs/dijkstra.md"
-        process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=60)
-    finally:
-        process.kill()
-        process.wait(timeout=60)
+    async with _http_server(vault) as (process, url):
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp") and not url.endswith(":0/mcp")
+        out, err = await _search_then_stop(process, url)
     assert process.returncode == 0, err
     assert out == "" and "Traceback" not in err
     # SQLite removes the write-ahead log when the last connection closes: nothing left half-open
@@ -153,19 +175,8 @@ def _closed_by_the_server(sock: socket.socket) -> bool:
 async def test_a_server_out_of_file_descriptors_drops_connections_and_keeps_serving(vault: Path) -> None:
     """300 idle connections, none authenticated, against a server that may open 256 files: it holds what it can,
     drops the rest, and answers once they are gone — it does not die, nor does its logging."""
-    import resource
-
-    def few_descriptors() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-
-    env = environment_without_settings()
-    process = subprocess.Popen([sys.executable, "-m", "nlmsync", "--vault", str(vault), "serve", "--transport",
-                                "http", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               stdin=subprocess.DEVNULL, text=True, env=env, preexec_fn=few_descriptors)
-    try:
-        assert process.stdout is not None
+    async with _http_server(vault, file_limit=256) as (process, url):
         with anyio.fail_after(120):
-            url = (await anyio.to_thread.run_sync(process.stdout.readline)).strip()
             idle = await anyio.to_thread.run_sync(lambda: _connect_idle(url, 300))
             for sock in idle:
                 sock.settimeout(0.2)
@@ -174,14 +185,7 @@ async def test_a_server_out_of_file_descriptors_drops_connections_and_keeps_serv
             assert 100 <= dropped < 300  # the bound held what the descriptors allow, the rest were let go
             for sock in idle:
                 sock.close()
-            async with Client(url) as client:  # once the pressure is off, it serves as before
-                found = await client.call_tool("search_notes", {"query": "dijkstra", "limit": 1})
-        assert answer(found)["results"][0]["path"] == "algorithms/graphs/dijkstra.md"
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=60)
-    finally:
-        process.kill()
-        process.wait(timeout=60)
+        _, err = await _search_then_stop(process, url)  # once the pressure is off, it serves as before
     assert process.returncode == 0, err
     assert "Traceback" not in err and "Too many open files" not in err
 
