@@ -152,18 +152,19 @@ async def test_a_state_file_that_cannot_take_a_record_stops_the_run_with_its_own
 
     world = make_world()
     paths = notes(world, 6)
-    upsert = StateStore.upsert_mapping
+    record = StateStore.add_new_mappings  # how a note new to the registry is recorded
     calls = {"n": 0}
 
-    def upsert_mapping(self, *args, **kwargs):
+    def add_new_mappings(self, *args, **kwargs):
         calls["n"] += 1
-        if calls["n"] > 2:  # the disk is full from the third record on
+        if calls["n"] > 2:  # the disk is full from the third record on: SQLite refuses inside the store's step
             error = sqlite3.OperationalError("database or disk is full")
             error.sqlite_errorcode = 13
-            raise error
-        return upsert(self, *args, **kwargs)
+            with self.step():
+                raise error
+        return record(self, *args, **kwargs)
 
-    monkeypatch.setattr(StateStore, "upsert_mapping", upsert_mapping)
+    monkeypatch.setattr(StateStore, "add_new_mappings", add_new_mappings)
     async with world.run(concurrency=2) as orch:
         with pytest.raises(DiskFullError) as info:  # itself, not wrapped in an exception group
             await orch.refresh(paths)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 from tests.store.helpers import NB, add
 
@@ -121,3 +123,33 @@ def test_set_status_and_remove(store: StateStore) -> None:
     assert [m.source_id for m in store.remove_mappings(NB, "a.md")] == ["s1"]
     assert store.all_mappings(NB) == []
     assert store.eviction_queue(NB) == []
+
+
+def _rows(store: StateStore) -> tuple[object, ...]:
+    mappings = store.db.execute("SELECT * FROM source_mappings ORDER BY path, part").fetchall()
+    queue = store.db.execute("SELECT notebook_id, path, segment, tick FROM lru_entries ORDER BY tick").fetchall()
+    return tuple(mappings), tuple(queue)
+
+
+def test_new_rows_are_recorded_and_queued_as_upserting_them_one_by_one_would(tmp_path) -> None:
+    from nlmsync.store import SourceMapping, open_database
+
+    rows = [SourceMapping(notebook_id=NB, path="a.md", source_id="s-a", content_hash="h-a", title="a"),
+            SourceMapping(notebook_id=NB, path="big.md", source_id="s-b0", content_hash="h-b0", title="b 1",
+                          part=0, part_count=2),
+            SourceMapping(notebook_id=NB, path="big.md", source_id="s-b1", content_hash="h-b1", title="b 2",
+                          part=1, part_count=2),
+            SourceMapping(notebook_id=NB, path="hand.md", source_id="s-h", content_hash="h-h", title="h",
+                          managed=False)]
+    one_by_one = StateStore(open_database(tmp_path / "one.db"))
+    at_once = StateStore(open_database(tmp_path / "once.db"))
+    for row in rows:
+        one_by_one.upsert_mapping(row)
+    at_once.add_new_mappings(rows)
+    assert _rows(at_once) == _rows(one_by_one)
+    assert [e.path for e in at_once.eviction_queue(NB)] == ["a.md", "big.md"]
+    with pytest.raises(sqlite3.IntegrityError, match="UNIQUE"):  # a path with rows is not new: refused, kept
+        at_once.add_new_mappings(rows[:1])
+    assert _rows(at_once) == _rows(one_by_one)
+    one_by_one.close()
+    at_once.close()

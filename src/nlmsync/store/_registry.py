@@ -11,7 +11,7 @@ rows go.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -124,6 +124,27 @@ class RegistryMixin(StoreBase):
                         _mapping_values(mapping))
         self._sync_queue_entry(nb, mapping.path, position)
         return mapping
+
+    def add_new_mappings(self, mappings: Sequence[SourceMapping]) -> None:
+        """Record the rows of paths that have none yet (notes uploaded for the first time, their sources held by
+        no row) and queue the managed ones in probation, in one step: what `upsert_mapping` does for such rows,
+        without looking for rows it would replace or move.
+
+        Raises:
+            sqlite3.IntegrityError: a row of one of the paths exists after all (the caller's view was wrong).
+        """
+        if not mappings:
+            return
+        marks = ", ".join("?" for _ in MAPPING_COLUMNS)
+        queued = list(dict.fromkeys((m.notebook_id, m.path) for m in mappings if m.managed))
+        with self.step():
+            self.db.conn.executemany(f"INSERT INTO source_mappings ({', '.join(MAPPING_COLUMNS)}) VALUES ({marks})",
+                                     [_mapping_values(m) for m in mappings])
+            if queued:
+                first = self._next_ticks(len(queued))
+                self.db.conn.executemany(
+                    "INSERT INTO lru_entries (notebook_id, path, segment, tick) VALUES (?, ?, ?, ?)",
+                    [(nb, path, PROBATION, first + i) for i, (nb, path) in enumerate(queued)])
 
     def remove_mappings(self, notebook_id: str, path: str) -> list[SourceMapping]:
         """Forget every part of `path` (and its queue entry); returns the rows removed."""

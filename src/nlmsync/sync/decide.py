@@ -72,6 +72,7 @@ class RegistryView:
     by_source: dict[str, SourceMapping] = field(default_factory=dict)
     complete: bool = False
     """Whether `by_path` and `by_source` hold the whole registry (else they are filled as paths are looked up)."""
+    _by_hash: dict[str, list[SourceMapping]] | None = field(default=None, repr=False)
 
     @classmethod
     def read(cls, store: StateStore, notebook_id: str, paths: Collection[str] | None = None) -> RegistryView:
@@ -88,7 +89,7 @@ class RegistryView:
         """Read the whole registry (once)."""
         if self.complete:
             return
-        self.by_path, self.by_source = {}, {}
+        self.by_path, self.by_source, self._by_hash = {}, {}, None
         for row, resolved in self.store.mappings_with_resolved_ids(self.notebook_id):
             self.by_path.setdefault(row.path, []).append((row, resolved))
             held = self.by_source.get(resolved)
@@ -110,6 +111,20 @@ class RegistryView:
     def resolved_mappings(self, path: str) -> list[ResolvedMapping]:
         """The mappings of `path`, ordered by part, with their source ids resolved."""
         return [ResolvedMapping(r.part, resolved, r.content_hash, r.source_id) for r, resolved in self.mappings(path)]
+
+    def mappings_by_hash(self, content_hash: str) -> list[SourceMapping]:
+        """The rows whose uploaded content has `content_hash` (as `StateStore.mappings_by_hash`), from the whole
+        registry when it was read, else from the store."""
+        if not self.complete:
+            return self.store.mappings_by_hash(self.notebook_id, content_hash)
+        if self._by_hash is None:
+            self._by_hash = {}
+            for rows in self.by_path.values():
+                for row, _ in rows:
+                    self._by_hash.setdefault(row.content_hash, []).append(row)
+            for found in self._by_hash.values():
+                found.sort(key=lambda r: (r.path, r.part))
+        return self._by_hash.get(content_hash, [])
 
     def mapping_by_source_id(self, source_id: str) -> SourceMapping | None:
         """The mapping holding `source_id` or an id on its alias chain (as `StateStore.mapping_by_source_id`)."""
@@ -202,7 +217,6 @@ def decide_all(deps: SyncDeps, notes: Sequence[PreparedNote | NoteOutcome], remo
                registry: RegistryView) -> list[PlannedNote | NoteOutcome]:
     """Each note with its decision, in order (outcomes pass through); a vanished path is claimed by at most
     one rename."""
-    store, nb = deps.store, deps.notebook_id
     requested = {n.path for n in notes if isinstance(n, PreparedNote)}
     claimed: set[str] = set()
     remote_ids = remote.ids()
@@ -216,7 +230,7 @@ def decide_all(deps: SyncDeps, notes: Sequence[PreparedNote | NoteOutcome], remo
         candidates: list[tuple[str, list[ResolvedMapping]]] = []
         if not any(p.source_id in remote_ids for p in current):
             seen: set[str] = set()
-            for row in store.mappings_by_hash(nb, note.hashes[0]):
+            for row in registry.mappings_by_hash(note.hashes[0]):
                 old = row.path
                 if old in seen or old in claimed or old in requested or _exists(deps.vault_root, old):
                     continue

@@ -25,11 +25,11 @@ from nlmsync.errors import (
     NlmsyncError,
     NotebookLMError,
 )
-from nlmsync.store import NoteHashes
+from nlmsync.store import NoteHashes, SourceMapping
 from nlmsync.sync.decide import PlannedNote, needs_retitle, needs_upload, slots_needed
 from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
 from nlmsync.sync.eviction import full_notebook_error, make_room, means_full, plan_evictions, strict_delete
-from nlmsync.sync.plan import Branch, PreparedNote
+from nlmsync.sync.plan import Branch, PreparedNote, PreparedPart
 from nlmsync.sync.reconcile import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome, stop_report, stopped_line
 
@@ -302,6 +302,11 @@ class Runner:
         if decision.branch == Branch.REUSED and not decision.canonicalize:
             self.unmarked.append(note.path)
             return retire
+        if decision.branch == Branch.ADDED and not work.titles:  # a note the registry has no row of: one step
+            store.add_new_mappings([self._row(note, part, source_id)
+                                    for part, source_id in zip(note.parts, outcome.source_ids, strict=True)])
+            self.unmarked.append(note.path)
+            return retire
         with store.step():
             if decision.rename_from is not None:  # the rename branch, the only one with an old path
                 store.rename_mapping(nb, decision.rename_from, note.path)
@@ -322,14 +327,17 @@ class Runner:
         self.unmarked.append(note.path)
         return retire
 
+    def _row(self, note: PreparedNote, part: PreparedPart, source_id: str) -> SourceMapping:
+        return SourceMapping(notebook_id=self.deps.notebook_id, path=note.path, part=part.index,
+                             part_count=len(note.parts), source_id=source_id, content_hash=part.content_hash,
+                             title=part.title, status="active", managed=True)
+
     def _write_rows(self, note: PreparedNote, ids: list[str], *, replace_all: bool) -> None:
         store, nb = self.deps.store, self.deps.notebook_id
         if replace_all:
             store.remove_mappings(nb, note.path)
         for part, source_id in zip(note.parts, ids):
-            store.upsert_mapping(notebook_id=nb, path=note.path, part=part.index, part_count=len(note.parts),
-                                 source_id=source_id, content_hash=part.content_hash, title=part.title,
-                                 status="active", managed=True)
+            store.upsert_mapping(self._row(note, part, source_id))
 
     async def _retitle_best_effort(self, work: PlannedNote) -> None:
         """Give a rebound note's sources the title of its new path (`source_rename`), so NotebookLM shows
