@@ -15,7 +15,7 @@ processes, best and median of `--runs` after an untimed one, interleaved:
   and the snippets' modules), with the bare interpreter's start and exit;
 - the floors: a fresh process doing only what any nlmsync search must (every note's mtime and size is
   checked for edits made while nothing ran: a bare `os.scandir` + `stat` walk), and, for reference, what
-  the search path no longer loads (numpy, since the cold answer; the pydantic settings model, without a
+  the search path does not load (numpy: the cold answer needs none; the pydantic settings model, without a
   config file), against bm25s's load and answer.
 """
 
@@ -86,7 +86,7 @@ walk(os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY))
 '''
 
 FLOORS = {
-    "numpy imported (what the cold answer no longer pays)": "import numpy",
+    "numpy imported (what the cold answer does not pay)": "import numpy",
     "the settings model imported (pydantic; not on a plain search's path)": "import nlmsync.config.model",
     "a bare stat walk of the vault": BARE_WALK,
 }
