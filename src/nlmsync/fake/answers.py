@@ -32,6 +32,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from nlmsync.search import markdown_lines, query_terms, tokenize
@@ -55,6 +56,9 @@ PASSAGE_COVERAGE_POWER = 2
 # as "heapsort" does, where "work" does not) counts this many times.
 TITLE_WORD_WEIGHT = 2.0
 NO_ANSWER = "The selected sources do not seem to say anything about this question."
+# Sources whose passages and token counts are kept between questions (a source's text never changes under its
+# id): a question to a notebook of large sources then costs what ranking costs, not what tokenizing them costs.
+SOURCES_KEPT = 64
 
 # The question's terms counted in a stretch of text, and its length in tokens (both weighted for a heading).
 _Counted = tuple[dict[str, float], float]
@@ -169,14 +173,38 @@ def _bm25(query_tf: Counter[str], term_idf: dict[str, float], units: Sequence[_C
                 for t, qtf in query_tf.items() if t in counts) for counts, length in units]
 
 
-def _ranked(terms: Sequence[str], split: Sequence[tuple[tuple[str, ...], list[Passage]]]) -> list[tuple[float, int]]:
+@dataclass(frozen=True)
+class _Source:
+    """A source as the answers read it: its titles, its passages, and each passage's token counts and length."""
+
+    titles: tuple[str, ...]
+    passages: list[Passage]
+    tokens: list[tuple[Counter[str], int]]
+
+
+@lru_cache(maxsize=SOURCES_KEPT)
+def _read(source_id: str, text: str) -> _Source:
+    titles, passages = _split(source_id, text)
+    return _Source(titles, passages, [_tokens(p.text) for p in passages])
+
+
+@lru_cache(maxsize=4096)
+def _heading_tokens(text: str) -> tuple[Counter[str], int]:
+    return _tokens(text)
+
+
+def _tokens(text: str) -> tuple[Counter[str], int]:
+    tokens = tokenize(text)
+    return Counter(tokens), len(tokens)
+
+
+def _ranked(terms: Sequence[str], read: Sequence[_Source]) -> list[tuple[float, int]]:
     """(score, passage index) of every passage that matches, best first (ties in source order)."""
     wanted = set(terms)
 
-    def counted(text: str, weight: float = 1.0) -> _Counted:
-        tokens = tokenize(text)
-        counts = Counter(filter(wanted.__contains__, tokens))
-        return {t: weight * n for t, n in counts.items()}, weight * len(tokens)
+    def counted(tokens: tuple[Counter[str], int], weight: float = 1.0) -> _Counted:
+        counts, length = tokens
+        return {t: weight * counts[t] for t in wanted if t in counts}, weight * length
 
     def merged(parts: Sequence[_Counted]) -> _Counted:
         counts: dict[str, float] = {}
@@ -185,19 +213,19 @@ def _ranked(terms: Sequence[str], split: Sequence[tuple[tuple[str, ...], list[Pa
                 counts[t] = counts.get(t, 0.0) + n
         return counts, sum(length for _, length in parts)
 
-    headings: dict[str, _Counted] = {heading: counted(heading) for _, passages in split
-                                     for p in passages for heading in p.context}
+    headings: dict[str, _Counted] = {heading: counted(_heading_tokens(heading)) for source in read
+                                     for p in source.passages for heading in p.context}
     units: list[_Counted] = []  # each passage: its context and its text
     sources: list[_Counted] = []  # each source: its passages' text, and each of its headings weighted once
     titled: set[str] = set()  # the question's terms in some source's title
-    for titles, passages in split:
-        texts = [counted(p.text) for p in passages]
+    for source in read:
+        texts = [counted(tokens) for tokens in source.tokens]
         units.extend(merged([*(headings[h] for h in p.context), text])
-                     for p, text in zip(passages, texts, strict=True))
-        own = dict.fromkeys(h for p in passages for h in p.context)
-        sources.append(merged([*texts, *(counted(h, HEADING_WEIGHT) for h in own)]))
-        if passages:
-            titled.update(t for title in titles for t in counted(title)[0])
+                     for p, text in zip(source.passages, texts, strict=True))
+        own = dict.fromkeys(h for p in source.passages for h in p.context)
+        sources.append(merged([*texts, *(counted(_heading_tokens(h), HEADING_WEIGHT) for h in own)]))
+        if source.passages:
+            titled.update(t for title in source.titles for t in counted(_heading_tokens(title))[0])
     groups = [(g, TITLE_WORD_WEIGHT if not g.isdisjoint(titled) else 1.0) for g in _term_groups(terms)
               if any(not g.isdisjoint(counts) for counts, _ in units)]
     if not groups:
@@ -208,7 +236,7 @@ def _ranked(terms: Sequence[str], split: Sequence[tuple[tuple[str, ...], list[Pa
     source_scores = [score * coverage for score, coverage in
                      zip(_bm25(query_tf, term_idf, sources), _coverage(sources, groups), strict=True)]
     top_source = max(source_scores)
-    weights = [source_scores[i] / top_source for i, (_, passages) in enumerate(split) for _ in passages]
+    weights = [source_scores[i] / top_source for i, source in enumerate(read) for _ in source.passages]
     scores = [score * coverage ** PASSAGE_COVERAGE_POWER * weight for score, coverage, weight in
               zip(_bm25(query_tf, term_idf, units), _coverage(units, groups), weights, strict=True)]
     return sorted(((s, i) for i, s in enumerate(scores) if s > 0), key=lambda pair: (-pair[0], pair[1]))
@@ -221,9 +249,9 @@ def compose_answer(question: str, sources: Sequence[tuple[str, str]]) -> dict[st
     `references`. With no matching passage the answer says so and cites nothing.
     """
     terms = query_terms(question)
-    split = [_split(source_id, text) for source_id, text in sources]
-    passages = [p for _, source_passages in split for p in source_passages]
-    ranked = _ranked(terms, split) if terms and passages else []
+    read = [_read(source_id, text) for source_id, text in sources]
+    passages = [p for source in read for p in source.passages]
+    ranked = _ranked(terms, read) if terms and passages else []
     if not ranked:
         return {"answer": NO_ANSWER, "sources_used": [], "citations": {}, "references": []}
     best = ranked[0][0]
