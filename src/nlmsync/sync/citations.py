@@ -5,9 +5,12 @@ A server does not quote the bytes it was sent: NotebookLM hands back its indexed
 lines, with white space and markdown marks (`**`, `[…](…)`, list bullets) normalized. A quote is therefore
 matched word for word: both texts are cut into words (runs of letters and digits; each character of a script
 written without spaces — Chinese, Japanese, Thai, Lao, Khmer, Myanmar — a word of its own; compared
-case-insensitively after NFKC), and the quote's words must appear one after another in the note. A quote that does not appear whole
-is tried by its longest piece between ellipses, then by its first and its last dozen words (at least
-`MIN_PIECE_WORDS` each); one that still cannot be found is not placed — never guessed.
+case-insensitively after NFKC), and the quote's words must appear one after another in the note. The quote is
+first looked for with its sentence punctuation (`.`, `,`, `;`, `:`, `!`, `?`) among its words, so that of two
+notes holding its words the one whose sentence ends where the quote ends is taken ("an alias of `npm run`."
+is not "an alias of `npm run restart`."); then by its words alone. A quote that does not appear whole is tried
+by its longest piece between ellipses, then by its first and its last dozen words (at least `MIN_PIECE_WORDS`
+each); one that still cannot be found is not placed — never guessed.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ MIN_PIECE_WORDS = 4
 
 _UNSPACED = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = re.compile(f"[^\\W_{_UNSPACED}]+|[{_UNSPACED}]")
+_WORD_OR_MARK = re.compile(f"[^\\W_{_UNSPACED}]+|[{_UNSPACED}]|[.,;:!?\u3002\uff0c\uff1b\uff1a\uff01\uff1f]")
 _ELLIPSIS = re.compile(r"\.\.\.|…")
 _SEPARATOR = "\x00"
 
@@ -44,12 +48,13 @@ class Words:
     """Per word, its start in `joined`."""
 
     @classmethod
-    def of(cls, text: str) -> Words:
+    def of(cls, text: str, pattern: re.Pattern[str] = _WORD) -> Words:
+        """The words of `text` (with `_WORD_OR_MARK` as `pattern`, its punctuation marks too)."""
         offsets: list[int] = []
         starts: list[int] = []
         parts: list[str] = []
         position = 0
-        for match in _WORD.finditer(text):
+        for match in pattern.finditer(text):
             word = _normal(match.group())
             offsets.append(match.start())
             starts.append(position)
@@ -97,9 +102,18 @@ def find_cited_text(text: str, cited: str) -> int | None:
 
 def find_cited_note(texts: Sequence[str | None], cited: str) -> tuple[int, int] | None:
     """Which of `texts` (the notes of a pack, in order; None for one that cannot be read) holds the cited passage,
-    and where it starts: the first note holding it whole, else the first holding its most telling piece."""
-    words = [Words.of(text) if text is not None else None for text in texts]
-    for run in quote_words(cited):
+    and where it starts: the first note holding it whole with its punctuation, else the first holding its
+    words, else the first holding its most telling piece."""
+    marked = [_normal(w) for w in _WORD_OR_MARK.findall(cited)]
+    found = _first(texts, [marked], _WORD_OR_MARK) if len(marked) > len(_WORD.findall(cited)) else None
+    return found if found is not None else _first(texts, quote_words(cited), _WORD)
+
+
+def _first(texts: Sequence[str | None], runs: Sequence[Sequence[str]], pattern: re.Pattern[str]
+           ) -> tuple[int, int] | None:
+    """The first of `texts` holding the first of `runs` that some text holds, and the offset where it starts."""
+    words = [Words.of(text, pattern) if text is not None else None for text in texts]
+    for run in runs:
         for index, note in enumerate(words):
             offset = note.find(run) if note is not None else None
             if offset is not None:
