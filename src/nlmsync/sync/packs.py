@@ -55,6 +55,10 @@ edit re-uploads little and a question's packs stay focused, large enough that a 
 
 _SHOWN_IN_REASON = 3
 
+Members = dict[str, tuple[str, str]]
+"""Each packed note of the notebook as a run found it: path -> (its pack's source id, its hash in the pack);
+read once per run (`StateStore.pack_members`), before the run changes any pack."""
+
 
 def sources_layout(store: StateStore, notebook_id: str, remote: RemoteView) -> SourcesLayout:
     """How the notebook's live sources hold notes: notes alone, packs, and the notes the packs hold."""
@@ -213,11 +217,11 @@ def packs_in_reach(records: Sequence[PackRecord], paths: Collection[str]) -> lis
     return [records[i] for i in sorted(reach)]
 
 
-def plan_packs(deps: SyncDeps, notes: list[PackedNote], budget: int,
+def plan_packs(deps: SyncDeps, notes: list[PackedNote], budget: int, members: Members,
                within: Sequence[PackRecord] | None = None) -> list[PlannedPack]:
     """The layout of `notes` (path order) as planned packs, keeping the ranges of the packs the notebook holds
     (or of the packs `within`, when the notes are theirs alone); a planned pack with exactly the notes and texts
-    of a live pack keeps it (`keep`).
+    of a live pack keeps it (`keep`). `members`: what `StateStore.pack_members` says of the notebook.
 
     Raises:
         NotesDoNotFit: more than `budget` packs are needed.
@@ -229,7 +233,7 @@ def plan_packs(deps: SyncDeps, notes: list[PackedNote], budget: int,
                          [p.first_path for p in ranges], max_bytes=pack_limit(deps), budget=budget,
                          target_bytes=PACK_TARGET_BYTES)
     held: dict[str, list[tuple[str, str]]] = {}
-    for path, (source_id, note_hash) in sorted(store.pack_members(nb).items()):
+    for path, (source_id, note_hash) in sorted(members.items()):
         held.setdefault(source_id, []).append((path, note_hash))
     starting = {members[0][0]: source_id for source_id, members in held.items()}
     planned = [PlannedPack(notes[a:b]) for a, b in layout]
@@ -311,14 +315,14 @@ def _read_texts(deps: SyncDeps, pack: PlannedPack, found: Collection[str], read:
     return None
 
 
-def group_changes(deps: SyncDeps, planned: Sequence[PlannedPack], registry: RegistryView,
+def group_changes(deps: SyncDeps, planned: Sequence[PlannedPack], registry: RegistryView, members: Members,
                   gone: Collection[str] = ()) -> list[Group]:
     """The changed packs of `planned` (not kept) with the older sources they replace, as groups in path order,
     and a group of its own for each held pack whose notes all left the layout or are `gone` (a held note that is
     in no planned pack: deleted, excluded, or now too large for a pack)."""
     store, nb = deps.store, deps.notebook_id
     records = {p.source_id: p for p in store.packs(nb)}
-    holder = {path: source_id for path, (source_id, _) in store.pack_members(nb).items()}
+    holder = {path: source_id for path, (source_id, _) in members.items()}
     kept = {p.keep.source_id for p in planned if p.keep is not None}
     union = _Union()
     changed = [p for p in planned if p.keep is None]
@@ -394,13 +398,13 @@ class PackRunner:
     """Carries out the groups: add first, record and retire in one step, then delete the old sources."""
 
     def __init__(self, deps: SyncDeps, remote: RemoteView, registry: RegistryView, read: list[NoteHashes],
-                 protect: set[str]) -> None:
+                 protect: set[str], members: Members) -> None:
         self.deps = deps
         self.remote = remote
         self.registry = registry
         self.read = read
         self.protect = protect
-        self.old_members = {path: note_hash for path, (_, note_hash) in deps.store.pack_members(deps.notebook_id).items()}
+        self.old_members = {path: note_hash for path, (_, note_hash) in members.items()}
         self.outcomes: list[PackOutcome] = []
         self.evicted: list[NoteOutcome] = []
         self.fatal: BaseException | None = None
@@ -619,7 +623,8 @@ def live_note_outcomes(planned: Sequence[PlannedPack], outcomes: Sequence[PackOu
     return notes
 
 
-async def ensure_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryView, notes: list[PackedNote], *,
+async def ensure_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryView, notes: list[PackedNote],
+                       members: Members, *,
                        wanted: Callable[[Group], bool] | None = None, shown: Callable[[PlannedPack], bool],
                        gone: Collection[str] = (), alone_parts: int = 0, leaving: Collection[str] = (),
                        found: Collection[str] = (),
@@ -644,10 +649,10 @@ async def ensure_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryVie
         elsewhere = sum(1 for p in deps.store.packs(deps.notebook_id) if p.source_id in remote and p.source_id not in inside)
         room = Room(room.capacity, room.free, room.staying + elsewhere, room.alone_parts)
     try:
-        planned = plan_packs(deps, notes, room.budget, within)
+        planned = plan_packs(deps, notes, room.budget, members, within)
     except NotesDoNotFit as exc:
         raise does_not_fit(deps, room, exc, notes) from None
-    groups = [g for g in group_changes(deps, planned, registry, gone) if wanted is None or wanted(g)]
+    groups = [g for g in group_changes(deps, planned, registry, members, gone) if wanted is None or wanted(g)]
     changed = [p for g in groups for p in g.packs]
     errors = await build_packs(deps, changed, remote, found, read)
     if not dry_run and wanted is None:
@@ -661,10 +666,10 @@ async def ensure_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryVie
     groups = [g for g in groups if g not in failed]
     run.packs.extend(pack_outcome(p, Branch.REUSED) for p in planned if p.keep is not None and shown(p))
     if dry_run:
-        run.packs.extend(_simulated(deps, groups))
+        run.packs.extend(_simulated(deps, groups, members))
     else:
         deps.phase("uploading packs", sum(len(g.packs) for g in groups))
-        runner = PackRunner(deps, remote, registry, read, protect)
+        runner = PackRunner(deps, remote, registry, read, protect, members)
         try:
             await runner.run(groups)
         except NlmsyncError as exc:
@@ -684,10 +689,10 @@ def _left(store: StateStore, notebook_id: str, group: Group) -> list[str]:
                   if p not in kept)
 
 
-def _simulated(deps: SyncDeps, groups: Sequence[Group]) -> list[PackOutcome]:
+def _simulated(deps: SyncDeps, groups: Sequence[Group], members: Members) -> list[PackOutcome]:
     """What carrying out `groups` would do (a dry run)."""
     store, nb = deps.store, deps.notebook_id
-    old_members = {path: note_hash for path, (_, note_hash) in store.pack_members(nb).items()}
+    old_members = {path: note_hash for path, (_, note_hash) in members.items()}
     outcomes: list[PackOutcome] = []
     for group in groups:
         branch = Branch.REPLACED if group.old_packs or group.old_singles else Branch.ADDED

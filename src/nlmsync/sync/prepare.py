@@ -145,7 +145,7 @@ async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], k
     alone_parts = sum(len(i.parts) for i in alone if isinstance(i, PreparedNote) and not _live(i.path, registry, remote))
     leaving = set(vanished_paths(items, all_notes, registry)) if all_notes is not None else set()
     wanted, shown = _scope(deps, all_notes, set(requested))
-    run = await ensure_packs(deps, remote, registry, layout, wanted=wanted, shown=shown, gone=gone,
+    run = await ensure_packs(deps, remote, registry, layout, members, wanted=wanted, shown=shown, gone=gone,
                              alone_parts=alone_parts, leaving=leaving, found={*found, *others}, read=read,
                              protect=protect, within=within,
                              report_notes=() if all_notes is not None else requested, dry_run=dry_run)
