@@ -252,13 +252,14 @@ class Orchestrator:
             report.notebook_id = notebook_id
             remote, report.pending_deletions_done_count, report.pending_deletions_left_count = await self._prepare_run(
                 notebook_id, first, dry_run=dry_run)
-            selected, found, passed_over = self._refresh_paths(notebook_id, named, query, all_notes)
+            selected, found, passed_over, stats = self._refresh_paths(notebook_id, named, query, all_notes)
             scope = all_notes_scope(self.store, notebook_id, paths, roots, selected) if all_notes else None
             try:
                 if self.progress:
                     self.progress.start("refresh", len(selected))
                 prepared = await ensure_sources_for_paths(self._deps(notebook_id), selected, remote,
-                                                          dry_run=dry_run, found=found, all_notes=scope)
+                                                          dry_run=dry_run, found=found, all_notes=scope,
+                                                          stats=stats)
                 report.notes.extend(prepared.notes)
                 report.notes.extend(NoteOutcome(path=skip.path, branch=Branch.EXCLUDED, reason=skip.reason)
                                     for skip in passed_over)
@@ -291,19 +292,21 @@ class Orchestrator:
         return await self.refresh(wanted) if wanted else None
 
     def _refresh_paths(self, notebook_id: str, named: list[tuple[str, bool]] | None, query: str | None,
-                       all_notes: bool) -> tuple[list[str], set[str], list[SkippedNote]]:
-        """The notes to refresh, which of them were found by walking the vault rather than named, and (for the
-        whole vault) the note files the walk passed over, which the report lists with the reason."""
+                       all_notes: bool) -> tuple[list[str], set[str], list[SkippedNote], dict[str, tuple[int, int]]]:
+        """The notes to refresh, which of them were found by walking the vault rather than named, (for the whole
+        vault) the note files the walk passed over, which the report lists with the reason, and the modification
+        time and size the walk found the notes' files with."""
         if all_notes and named is None:
-            notes, passed_over = vault_notes(self.vault_root)
-            return notes, set(notes), passed_over
+            walked, passed_over = vault_notes(self.vault_root)
+            stats = {path: stat for path, stat in walked.items() if stat is not None}
+            return list(walked), set(walked), passed_over, stats
         if named is None and query is None:
             named = [(note, False) for note in synced_notes(self.store, self.vault_root, notebook_id)]
         chosen = [note for note, _ in named or ()]
         if query is not None:
             chosen.extend(hit.path for hit in self._selected(query))
         unique = list(dict.fromkeys(chosen))
-        return unique, set(unique) - {note for note, by_name in named or () if by_name}, []
+        return unique, set(unique) - {note for note, by_name in named or () if by_name}, [], {}
 
     # --- ask -----------------------------------------------------------------------------------
     async def ask(self, question: str, conversation_id: str | None = None, new: bool = False) -> AskResult:

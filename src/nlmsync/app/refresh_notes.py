@@ -23,7 +23,7 @@ def named_notes(vault_root: Path, paths: Sequence[str], *,
     """
     if not paths:
         return None, []
-    notes, _ = vault_notes(vault_root)
+    notes = list(vault_notes(vault_root)[0])
     expanded: list[tuple[str, bool]] = []
     roots: list[str] = []
     for arg in paths:
@@ -49,13 +49,16 @@ def _notes_of(vault_root: Path, arg: str, notes: list[str], *, gone_ok: bool) ->
     raise InputError(f"{arg}: no such note in the vault")
 
 
-def vault_notes(vault_root: Path) -> tuple[list[str], list[vault_files.SkippedNote]]:
-    """Every note of the vault, sorted — an empty file too, which a refresh reads and reports as `empty` —, and
-    the note files the walk passes over for another reason (a duplicate name, a link leading out …)."""
+def vault_notes(vault_root: Path) -> tuple[dict[str, tuple[int, int] | None], list[vault_files.SkippedNote]]:
+    """Every note of the vault, sorted — an empty file too, which a refresh reads and reports as `empty` —, with
+    the modification time (ns) and size the walk found its file with (None for an empty file, or one that has
+    another name on disk); and the note files the walk passes over for another reason (a duplicate name, a link
+    leading out …)."""
     scan = vault_files.scan_vault(vault_root)
     empty = [skip.path for skip in scan.skipped if skip.reason == "empty"]
     passed_over = [skip for skip in scan.skipped if skip.reason != "empty" and vault_files.has_note_suffix(skip.path)]
-    return sorted([note.path for note in scan.notes] + empty), passed_over
+    walked = {n.path: (n.mtime_ns, n.size) if n.fs_path is None else None for n in scan.notes}
+    return {path: walked.get(path) for path in sorted([*walked, *empty])}, passed_over
 
 
 def synced_notes(store: StateStore, vault_root: Path, notebook_id: str) -> list[str]:

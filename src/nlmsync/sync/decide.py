@@ -144,7 +144,8 @@ def split_limits(deps: SyncDeps) -> str:
 
 def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = (),
                known: Mapping[str, NoteHashes] | None = None,
-               read: list[NoteHashes] | None = None) -> list[PreparedNote | NoteOutcome]:
+               read: list[NoteHashes] | None = None,
+               stats: Mapping[str, tuple[int, int]] | None = None) -> list[PreparedNote | NoteOutcome]:
     """Read and prepare each path; excluded notes become excluded outcomes.
 
     An unreadable note (binary, invalid UTF-8) fails when the user named it, and is excluded with
@@ -155,19 +156,23 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
     A path whose file has the mtime and size of its `known` record is not read: its note is the recorded
     hashes (`known_note`; the exclude patterns are still applied, front matter cannot have changed).
     Each note read is appended to `read` as a record to keep, unless it was modified too recently to
-    trust its mtime (`RACY_MTIME_NS`).
+    trust its mtime (`RACY_MTIME_NS`). A path of `stats` is taken to have the (mtime, size) given there (a walk
+    of the vault just found its file so) rather than stat'ed again.
     """
     items: list[PreparedNote | NoteOutcome] = []
     split = split_limits(deps)
     patterns = deps.settings.exclude
     trusted_before = time.time_ns() - RACY_MTIME_NS
     for path in paths:
-        try:
-            st: os.stat_result | None = os.stat(os.path.join(deps.vault_root, path))
-        except (OSError, ValueError):
-            st = None
+        st = stats.get(path) if stats else None
+        if st is None:
+            try:
+                found_stat = os.stat(os.path.join(deps.vault_root, path))
+                st = found_stat.st_mtime_ns, found_stat.st_size
+            except (OSError, ValueError):
+                st = None
         record = known.get(path) if known and st is not None else None
-        if record is not None and st is not None and record.holds_for(st.st_mtime_ns, st.st_size, split):
+        if record is not None and st is not None and record.holds_for(st[0], st[1], split):
             if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):
                 items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
             else:
@@ -191,8 +196,8 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
             continue
         note = prepare_note(path, text, deps.max_words, deps.max_bytes)
         items.append(note)
-        if read is not None and st is not None and st.st_mtime_ns < trusted_before:
-            read.append(NoteHashes(path, st.st_mtime_ns, st.st_size, split, note.hashes))
+        if read is not None and st is not None and st[0] < trusted_before:
+            read.append(NoteHashes(path, st[0], st[1], split, note.hashes))
     return items
 
 

@@ -15,7 +15,7 @@ A note that fails is reported and leaves its previous registry rows untouched; t
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nlmsync.errors import NlmsyncError
@@ -50,7 +50,8 @@ class PreparedSources:
 async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote: RemoteView, *,
                                    protect: set[str] | None = None, dry_run: bool = False,
                                    found: Collection[str] = (),
-                                   all_notes: AllNotesScope | None = None) -> PreparedSources:
+                                   all_notes: AllNotesScope | None = None,
+                                   stats: Mapping[str, tuple[int, int]] | None = None) -> PreparedSources:
     """Make the notes at `paths` (vault-relative, normalized) live sources, in that order.
 
     Returns one outcome per path (reused, replaced, renamed, added, excluded or failed), with the
@@ -58,7 +59,8 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
     outcome names its pack (`refresh --all` reports its packed notes through the packs alone). `protect`
     are paths never evicted by this call (the requested paths always are). With `dry_run`, nothing is
     written and no mutating call is made. `found` are the paths that came from walking the vault rather
-    than from the user (see `load_notes`). With `all_notes`, the registered notes in its scope that are
+    than from the user (see `load_notes`); `stats` the modification time and size a walk of the vault just found
+    files with (`load_notes` takes them instead of a `stat` of its own). With `all_notes`, the registered notes in its scope that are
     neither among `paths` nor claimed by a rename of this run, or that are now excluded by configuration,
     have their sources removed first (`removed` outcomes, before the others): renames are matched by content
     hash before any removal is decided, so a moved note keeps its source.
@@ -75,7 +77,7 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
     unique = list(dict.fromkeys(paths))
     read: list[NoteHashes] = []
     known = store.note_hashes(unique)
-    items = load_notes(deps, unique, found, known, read)
+    items = load_notes(deps, unique, found, known, read, stats)
     packed = store.has_packs(nb)
     registry = RegistryView.read(store, nb, None if all_notes is not None or packed else unique)
     protected = set(protect or ()) | set(paths)
