@@ -23,7 +23,7 @@ _CONTROL = {i: f"\\x{i:02x}" for i in range(32)} | {0x7F: "\\x7f"}
 
 def path_heading(path: str) -> str:
     """The heading line a note's block starts with (control characters escaped: a path is one line)."""
-    return f"# {path.translate(_CONTROL)}"
+    return f"# {path}" if path.isprintable() else f"# {path.translate(_CONTROL)}"
 
 
 def block_size(path: str, size: int) -> int:
