@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 from typing import Literal
 
 from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, split_note
@@ -34,13 +35,20 @@ class Branch(StrEnum):
 
 @dataclass(frozen=True)
 class PreparedPart:
-    """One source to upload: the exact text, its xxh3-128 hash and its deterministic title. `text` is None
-    for a note recognised unchanged by its file's stat and not read (`known_note`)."""
+    """One source to upload: part `index` of the `part_count` parts of the note at `path`, the exact text, its
+    xxh3-128 hash and its deterministic title. `text` is None for a note recognised unchanged by its file's stat
+    and not read (`known_note`)."""
 
     index: int
     text: str | None
     content_hash: str
-    title: str
+    path: str
+    part_count: int = 1
+
+    @cached_property
+    def title(self) -> str:
+        """The source's title (made when first asked for: a note that goes into a pack needs none)."""
+        return source_title(self.path, self.content_hash, self.index, self.part_count)
 
 
 @dataclass(frozen=True)
@@ -64,15 +72,14 @@ def prepare_note(path: str, text: str, max_words: int = MAX_SOURCE_WORDS,
     texts = split_note(text, max_words, max_bytes)
     hashes = [content_hash(t) for t in texts]
     return PreparedNote(path, tuple(
-        PreparedPart(i, t, h, source_title(path, h, i, len(texts))) for i, (t, h) in enumerate(zip(texts, hashes))
+        PreparedPart(i, t, h, path, len(texts)) for i, (t, h) in enumerate(zip(texts, hashes))
     ))
 
 
 def known_note(path: str, hashes: Sequence[str]) -> PreparedNote:
     """The note at `path` as its part hashes (recorded when it was last read) make it: hashes and titles,
     without the text. Enough to decide its branch; a note that is to be uploaded has to be read."""
-    return PreparedNote(path, tuple(PreparedPart(i, None, h, source_title(path, h, i, len(hashes)))
-                                    for i, h in enumerate(hashes)))
+    return PreparedNote(path, tuple(PreparedPart(i, None, h, path, len(hashes)) for i, h in enumerate(hashes)))
 
 
 @dataclass(frozen=True)
