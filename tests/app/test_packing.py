@@ -173,6 +173,15 @@ async def test_notes_that_do_not_fit_even_packed_stop_with_exit_3_saying_by_how_
     assert world.mutating_calls() == []
 
 
+async def test_packs_that_no_longer_fit_are_not_counted_as_sources_that_stay(make_world):
+    world = make_world(capacity=8)
+    fill(world)
+    await mirror(world, pack="always", source_max_bytes=2_000)
+    with pytest.raises(CapacityError) as info:
+        await mirror(world, pack="always", source_max_bytes=1_000, capacity=6)
+    assert "taken by" not in str(info.value)  # the packs are its own: replaced, not staying
+
+
 async def test_a_dry_run_prints_the_plan_and_changes_nothing(make_world):
     world = make_world(capacity=6)
     fill(world)
