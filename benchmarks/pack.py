@@ -36,7 +36,6 @@ Cases, on obsidian-help (6,277 notes) and tldr (38,404 notes):
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import random
@@ -64,9 +63,9 @@ from nlmsync.notebooklm import connect
 from nlmsync.search import markdown_lines
 from nlmsync.store import StateStore
 from nlmsync.vault import parse_front_matter
+from sync import MUTATING, TimedClient  # benchmarks/sync.py
 
 REPO = Path(__file__).resolve().parent.parent
-MUTATING = {"source_add", "source_delete", "notebook_create", "notebook_query", "source_rename"}
 CORPORA = ("obsidian-help", "tldr")
 SEED = 23
 
@@ -120,34 +119,6 @@ def vault_notes(root: Path) -> list[str]:
 
 
 # --- timing ------------------------------------------------------------------------------------------
-
-class TimedClient:
-    """The client, measuring the wall time during which at least one of its calls was under way."""
-
-    def __init__(self, client: Any) -> None:
-        self._client = client
-        self.in_calls = 0.0
-        self._inflight = 0
-        self._busy_since = 0.0
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._client, name)
-        if not inspect.iscoroutinefunction(attr):
-            return attr
-
-        async def timed(*args: Any, **kwargs: Any) -> Any:
-            if self._inflight == 0:
-                self._busy_since = time.perf_counter()
-            self._inflight += 1
-            try:
-                return await attr(*args, **kwargs)
-            finally:
-                self._inflight -= 1
-                if self._inflight == 0:
-                    self.in_calls += time.perf_counter() - self._busy_since
-
-        return timed
-
 
 @dataclass
 class Timed:
@@ -452,20 +423,30 @@ async def scale_first(vault: Path, work: Path) -> dict[str, Any]:
             "sources": len(world.sources()), "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+def scale_first_in_child(corpora: Path, cache: Path, notes: int, work: Path) -> dict[str, Any]:
+    """`scale_first` in a process of its own (this script again), for that process's peak memory."""
+    done = subprocess.run([sys.executable, __file__, "--corpora", str(corpora), "--cache", str(cache),
+                           "--scale-notes", str(notes), "--scale-child", str(work)],
+                          capture_output=True, text=True, check=True)
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
 IDLE_DRIVER = """
-import json, sys, time
+import json, resource, sys, time
 from nlmsync.fake import state as fake_state
 
-spent = [0.0]
+spent = [0.0, 0.0]
 calls = {}
 
 def timed(method, count=False):
     def wrapper(self, *args, **kwargs):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         try:
             return method(self, *args, **kwargs)
         finally:
             spent[0] += time.perf_counter() - start
+            spent[1] += time.process_time() - cpu
             if count:
                 calls[args[0]] = calls.get(args[0], 0) + 1
     return wrapper
@@ -480,12 +461,15 @@ except SystemExit as exc:
     code = exc.code
 else:
     code = 0
-print(json.dumps({"fake": spent[0], "calls": calls, "code": code}), file=sys.stderr)
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"fake": spent[0], "fake_cpu": spent[1], "cpu": usage.ru_utime + usage.ru_stime, "calls": calls,
+                  "code": code}), file=sys.stderr)
 """
 
 
 def scale_idle(vault: Path, work: Path, notebook_id: str, repeats: int) -> list[dict[str, Any]]:
-    """The idle `refresh --all` as a command, `repeats` times: wall time from start to exit, less the fake's."""
+    """The idle `refresh --all` as a command, `repeats` times: wall time from start to exit, less the fake's; and
+    the process's CPU time less the fake's."""
     command = [sys.executable, "-c", IDLE_DRIVER, "--vault", str(vault), "--state", str(work / "state.db"),
                "--server", f"fake --capacity {SCALE_CAPACITY} --state {work / 'fake.json'}",
                "--notebook", notebook_id, "refresh", "--all", "--json"]
@@ -497,7 +481,8 @@ def scale_idle(vault: Path, work: Path, notebook_id: str, repeats: int) -> list[
         wall = time.perf_counter() - start
         measured = json.loads(done.stderr.strip().splitlines()[-1])
         runs.append({"wall": wall, "own": wall - measured["fake"], "fake": measured["fake"],
-                     "calls": measured["calls"], "code": measured["code"]})
+                     "own_cpu": measured["cpu"] - measured["fake_cpu"], "calls": measured["calls"],
+                     "code": measured["code"]})
     return runs
 
 
@@ -587,10 +572,7 @@ async def main() -> None:
         vault = scale_vault(args.corpora, args.cache, args.scale_notes)
         with tempfile.TemporaryDirectory(dir=args.cache) as tmp:
             work = Path(tmp)
-            done = subprocess.run([sys.executable, __file__, "--corpora", str(args.corpora), "--cache",
-                                   str(args.cache), "--scale-notes", str(args.scale_notes), "--scale-child",
-                                   str(work)], capture_output=True, text=True, check=True)
-            first = json.loads(done.stdout.strip().splitlines()[-1])
+            first = scale_first_in_child(args.corpora, args.cache, args.scale_notes, work)
             idle = scale_idle(vault, work, first["notebook_id"], args.repeats)
         best = min(idle, key=lambda r: r["own"])
         print(f"\n{args.scale_notes:,} notes at capacity {SCALE_CAPACITY}")
@@ -602,8 +584,10 @@ async def main() -> None:
         print(f"| peak memory of that process, MB | {first['peak_mb']:.0f} |")
         print(f"| idle `refresh --all` command, own s (start-up included; best of {args.repeats}) | "
               f"{best['own']:.2f} (wall {best['wall']:.2f}, the fake {best['fake']:.2f}) |")
+        print(f"| idle command, own CPU s (the process's CPU time less the fake's) | {best['own_cpu']:.2f} |")
         print(f"| idle: exit code, calls | {best['code']}, {best['calls']} |")
-        print("    idle runs:", [(round(r["own"], 2), round(r["wall"], 2)) for r in idle])
+        print("    idle runs (own, wall, own CPU):",
+              [(round(r["own"], 2), round(r["wall"], 2), round(r["own_cpu"], 2)) for r in idle])
 
 
 if __name__ == "__main__":
