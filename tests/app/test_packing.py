@@ -357,3 +357,27 @@ async def test_a_packed_run_reports_its_packs_to_the_progress_display(make_world
     uploads = [s for s in seen if s[0] == "start" and s[1][0] == "uploading packs"]
     assert uploads == [("start", ("uploading packs", len(report.packs)))]
     assert sorted(v for k, v in seen if k == "advance") == sorted((p.branch, p.title) for p in report.packs)
+
+
+async def test_refresh_all_under_a_folder_changes_only_the_packs_that_hold_its_notes(make_world):
+    world = make_world(capacity=12, pack_free=1)
+    paths = sorted(fill(world) + [f"z/n{i}.md" for i in range(3)])
+    for i in range(3):
+        world.write(f"z/n{i}.md", note_text(200 + i))
+    first = await mirror(world, pack="always", source_max_bytes=2_000)
+    assert len(first.packs) >= 3
+    world.write("f0/n00.md", note_text(0, 2))  # in the first pack
+    world.write("z/n1.md", note_text(201, 2))  # in the last
+    mark = len(world.fake.calls)
+    async with world.run(pack="always", source_max_bytes=2_000) as orch:
+        report = await orch.refresh(["z"], all_notes=True)
+    changed = [p for p in report.packs if p.branch != Branch.REUSED]
+    assert [p.branch for p in changed] == [Branch.REPLACED] and "z/n1.md" in changed[0].paths
+    assert world.mutating_calls(mark) == ["source_add", "source_delete"]
+    assert all(any(p.startswith("z/") for p in pack.paths) for pack in report.packs)  # only packs in scope reported
+    mark = len(world.fake.calls)
+    async with world.run(pack="always", source_max_bytes=2_000) as orch:
+        again = await orch.refresh()  # no argument: the synced notes, packs included
+    assert [p.paths[0] for p in again.packs if p.branch != Branch.REUSED] == [first.packs[0].paths[0]]
+    assert world.mutating_calls(mark) == ["source_add", "source_delete"]
+    assert_every_note_once(world, paths)
