@@ -252,3 +252,15 @@ async def test_waiting_for_the_writer_lock_leaves_the_event_loop_running(make_wo
         with anyio.fail_after(30):
             await done.wait()
     assert [t.split(" · ")[0] for t in world.remote().values()] == ["sorting/heapsort.md"]
+
+
+async def test_asking_an_empty_notebook_about_nothing_in_the_vault_is_refused_before_any_query(make_world):
+    from nlmsync.errors import InputError
+
+    world = make_world()
+    world.write("a.md", "# Apples\n\nRed and green apples.\n")
+    with pytest.raises(InputError) as info:
+        async with world.run() as orch:
+            await orch.ask("How do submarines dive?")
+    assert "no note of the vault matches the question" in str(info.value) and info.value.exit_code == 2
+    assert world.calls("notebook_query") == 0

@@ -344,6 +344,10 @@ class Orchestrator:
             result.source_ids = _dedup([sid for o in live for sid in o.source_ids] + result.carried_over_source_ids)
         # … but the query, which may take minutes, holds no lock: a scheduled refresh is not refused meanwhile.
         if not result.source_ids:
+            if not len(remote) and not hits:
+                raise InputError(f"no note of the vault matches the question, and notebook {notebook_id} holds no "
+                                 "source to ask instead", hint="ask about something the vault's notes say, or "
+                                 "upload notes first with 'nlmsync refresh'")
             result.notices.append("no note matched the question; asking the whole notebook")
         if self.progress:
             self.progress.start(f"asking NotebookLM ({len(result.source_ids)} sources)", 1)
