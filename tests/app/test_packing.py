@@ -381,3 +381,29 @@ async def test_refresh_all_under_a_folder_changes_only_the_packs_that_hold_its_n
     assert [p.paths[0] for p in again.packs if p.branch != Branch.REUSED] == [first.packs[0].paths[0]]
     assert world.mutating_calls(mark) == ["source_add", "source_delete"]
     assert_every_note_once(world, paths)
+
+
+async def test_refresh_all_lays_out_only_the_packs_whose_notes_changed(make_world, monkeypatch):
+    """An idle mirror of a packed notebook looks at no note and lays nothing out; a change lays out the packs in
+    its reach only, and the others are reported reused as they are."""
+    import nlmsync.sync.packs as packs_module
+
+    world = make_world(capacity=12, pack_free=1)
+    paths = fill(world)
+    first = await mirror(world, pack="always", source_max_bytes=2_000)
+    laid_out: list[int] = []
+    real = packs_module.plan_layout
+
+    def counting(notes, *args, **kwargs):
+        laid_out.append(len(notes))
+        return real(notes, *args, **kwargs)
+
+    monkeypatch.setattr(packs_module, "plan_layout", counting)
+    idle = await mirror(world, pack="always", source_max_bytes=2_000)
+    assert laid_out == [] and [p.branch for p in idle.packs] == [Branch.REUSED] * len(first.packs)
+    assert [p.paths for p in idle.packs] == [p.paths for p in first.packs]
+    world.write(paths[0], note_text(0, 2))
+    changed = await mirror(world, pack="always", source_max_bytes=2_000)
+    assert laid_out == [len(first.packs[0].paths)]
+    assert [p.branch for p in changed.packs] == [Branch.REPLACED] + [Branch.REUSED] * (len(first.packs) - 1)
+    assert_every_note_once(world, paths)

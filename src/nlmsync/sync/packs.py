@@ -598,6 +598,12 @@ def _size(pack: PlannedPack) -> int:
     return pack.keep.size if pack.keep is not None else 0
 
 
+def held_pack_outcome(record: PackRecord, paths: list[str]) -> PackOutcome:
+    """A pack a run left as it is (no change in its range), reported reused with its notes in order."""
+    return PackOutcome(branch=Branch.REUSED, title=record.title, source_id=record.source_id, paths=paths,
+                       byte_count=record.size)
+
+
 def removed_outcome(record: PackRecord) -> PackOutcome:
     return PackOutcome(branch=Branch.REMOVED, title=record.title, source_id=record.source_id, byte_count=record.size,
                        reason="its notes left the notebook's packs")

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from nlmsync import vault as vault_files
 from nlmsync.errors import NlmsyncError
-from nlmsync.store import NoteHashes
+from nlmsync.store import NoteHashes, PackRecord
 from nlmsync.sync.all_notes import AllNotesScope, remove_vanished, vanished_paths
 from nlmsync.sync.decide import (
     PlannedNote,
@@ -28,11 +29,22 @@ from nlmsync.sync.decide import (
     decide_all,
     load_notes,
     read_for_upload,
+    split_limits,
     untouchable_count,
 )
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.identity import screen_title_matches
-from nlmsync.sync.packs import Group, PlannedPack, ensure_packs, packable, packed_notes, packs_in_reach
+from nlmsync.sync.packs import (
+    Group,
+    PackRun,
+    PlannedPack,
+    ensure_packs,
+    held_pack_outcome,
+    packable,
+    packed_notes,
+    packs_in_reach,
+    settle_pack_adds,
+)
 from nlmsync.sync.plan import PreparedNote
 from nlmsync.sync.reconcile import RemoteView
 from nlmsync.sync.report import NoteOutcome, PackOutcome, notes_done, packs_done, stop_report
@@ -76,9 +88,15 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
     store, nb = deps.store, deps.notebook_id
     unique = list(dict.fromkeys(paths))
     read: list[NoteHashes] = []
-    known = store.note_hashes(unique)
-    items = load_notes(deps, unique, found, known, read, stats)
     packed = store.has_packs(nb)
+    settled: set[str] = set()
+    if packed and stats is not None and _whole_vault(all_notes) and deps.settings.pack != "never":
+        known = store.note_hashes()
+        settled = settled_in_packs(deps, unique, stats, known, store.pack_members(nb), remote)
+        unique = [p for p in unique if p not in settled]
+    else:
+        known = store.note_hashes(unique)
+    items = load_notes(deps, unique, found, known, read, stats)
     registry = RegistryView.read(store, nb, None if all_notes is not None or packed else unique)
     protected = set(protect or ()) | set(paths)
     done = PreparedSources()
@@ -86,7 +104,7 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
         alone: list[NoteOutcome | PreparedNote] = []
         try:
             await _packed_run(deps, items, known, remote, registry, read, found, all_notes, protected, unique,
-                              dry_run, done, alone)
+                              dry_run, done, alone, settled, stats)
         except NlmsyncError as exc:
             stop_report(exc, nb, [*done.notes, *notes_done(exc)], [*done.packs, *packs_done(exc)])
             raise
@@ -95,7 +113,7 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
         singles = list(items)
     try:
         done.notes.extend(await _singles(deps, singles, items, remote, registry, read, found, all_notes,
-                                         protected, dry_run))
+                                         protected, dry_run, settled))
     except NlmsyncError as exc:
         stop_report(exc, nb, [*done.notes, *notes_done(exc)], done.packs)
         raise
@@ -118,12 +136,37 @@ def _packs_apply(deps: SyncDeps, items: Sequence[PreparedNote | NoteOutcome], re
     return required + len(remote) > capacity and required + untouchable_count(remote, registry, ()) > capacity
 
 
+def settled_in_packs(deps: SyncDeps, paths: Sequence[str], stats: Mapping[str, tuple[int, int]],
+                     known: Mapping[str, NoteHashes], members: Mapping[str, tuple[str, str]],
+                     remote: RemoteView) -> set[str]:
+    """The notes of `paths` a run need not look at: each in a live pack with the very text recorded for it, as
+    its file's stat shows (the modification time and size recorded with its hash), and not excluded by the
+    `exclude` patterns. What an idle `refresh --all` of a packed notebook costs: a `stat` and a few lookups a
+    note, no read and no object per note."""
+    split = split_limits(deps)
+    patterns = deps.settings.exclude
+    settled: set[str] = set()
+    for path in paths:
+        held, st, record = members.get(path), stats.get(path), known.get(path)
+        if (held is not None and st is not None and record is not None and len(record.hashes) == 1
+                and record.hashes[0] == held[1] and held[0] in remote and record.holds_for(st[0], st[1], split)):
+            settled.add(path)
+    if patterns and settled:
+        settled = {p for p in settled if not vault_files.excluded_by_pattern(deps.vault_root, p, patterns)}
+    return settled
+
+
 async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], known: dict[str, NoteHashes],
                       remote: RemoteView, registry: RegistryView, read: list[NoteHashes], found: Collection[str],
                       all_notes: AllNotesScope | None, protect: set[str], requested: list[str], dry_run: bool,
-                      done: PreparedSources, alone: list[PreparedNote | NoteOutcome]) -> None:
+                      done: PreparedSources, alone: list[PreparedNote | NoteOutcome], settled: Collection[str],
+                      stats: Mapping[str, tuple[int, int]] | None) -> None:
     """The packed notes of the run into `done` (packs, and per requested note the pack it is live in); the
-    notes that stay alone and the outcomes of the rest go to `alone`, for the single-note branches."""
+    notes that stay alone and the outcomes of the rest go to `alone`, for the single-note branches.
+
+    A run over a few notes (`ask`, `refresh PATH…`), or a `refresh --all` whose other notes are `settled` in
+    their packs, lays out only the packs whose ranges hold the notes it has to look at; the other packs stay as
+    they are (and `refresh --all` reports them reused)."""
     store, nb = deps.store, deps.notebook_id
     unpacking = all_notes is not None and deps.settings.pack == "never"
     fits: list[PreparedNote] = []
@@ -133,25 +176,47 @@ async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], k
         else:
             alone.append(item)
     members = store.pack_members(nb)
-    within = None if all_notes is not None else packs_in_reach(store.packs(nb), [f.path for f in fits])
-    reach = None if within is None else {r.source_id for r in within}
+    records = store.packs(nb)
+    narrowed = bool(settled) or all_notes is None
+    within: list[PackRecord] | None = None
+    reach: set[str] | None = None
+    if narrowed:
+        fit_paths = {f.path for f in fits}
+        # with `refresh --all`, also the packs of notes that are neither settled nor packable now: gone,
+        # excluded, or too large for a pack
+        troubled = [p for p in members if p not in settled and p not in fit_paths] if settled else []
+        within = packs_in_reach(records, [*fit_paths, *troubled])
+        reach = {r.source_id for r in within}
     held = {path for path, (source_id, _) in members.items() if reach is None or source_id in reach}
     in_run = {i.path for i in items}
-    others = [p for p in sorted(held - in_run) if not _whole_vault(all_notes)]
-    other_known = store.note_hashes(others)
-    for item in load_notes(deps, others, others, other_known, read):
+    others = [p for p in sorted(held - in_run) if not (_whole_vault(all_notes) and not narrowed)]
+    other_known = {p: known[p] for p in others if p in known} if settled else store.note_hashes(others)
+    for item in load_notes(deps, others, others, other_known, read, stats):
         if isinstance(item, PreparedNote) and not unpacking and packable(deps, item, _size(item, other_known)):
             fits.append(item)
     layout = packed_notes(deps, fits, {**other_known, **known})
     gone = held - {n.path for n in layout}
     alone_parts = sum(len(i.parts) for i in alone if isinstance(i, PreparedNote) and not _live(i.path, registry, remote))
-    leaving = set(vanished_paths(items, all_notes, registry)) if all_notes is not None else set()
+    leaving = set(vanished_paths(items, all_notes, registry, settled)) if all_notes is not None else set()
     wanted, shown = _scope(deps, all_notes, set(requested))
-    run = await ensure_packs(deps, remote, registry, layout, members, wanted=wanted, shown=shown, gone=gone,
-                             alone_parts=alone_parts, leaving=leaving, found={*found, *others}, read=read,
-                             protect=protect, within=within,
-                             report_notes=() if all_notes is not None else requested, dry_run=dry_run)
+    if within is not None and not within and not layout:  # no pack in reach of anything: nothing to lay out
+        run = PackRun()
+        if all_notes is not None and not dry_run:
+            await settle_pack_adds(deps, remote, [])
+    else:
+        run = await ensure_packs(deps, remote, registry, layout, members, wanted=wanted, shown=shown, gone=gone,
+                                 alone_parts=alone_parts, leaving=leaving, found={*found, *others}, read=read,
+                                 protect=protect, within=within,
+                                 report_notes=() if all_notes is not None else requested, dry_run=dry_run)
     done.packs.extend(run.packs)
+    if settled and reach is not None:  # the packs out of reach of every change: reused as they are
+        notes_of: dict[str, list[str]] = {}
+        for path, (source_id, _) in members.items():
+            if source_id not in reach:
+                notes_of.setdefault(source_id, []).append(path)
+        done.packs.extend(held_pack_outcome(r, sorted(notes_of.get(r.source_id, ()))) for r in records
+                          if r.source_id not in reach and r.source_id in remote)
+        done.packs.sort(key=lambda o: o.paths[0] if o.paths else o.title)
     done.notes.extend(run.notes)
 
 
@@ -195,8 +260,9 @@ def _scope(deps: SyncDeps, all_notes: AllNotesScope | None, requested: set[str])
 async def _singles(deps: SyncDeps, singles: list[PreparedNote | NoteOutcome],
                    items: list[PreparedNote | NoteOutcome], remote: RemoteView, registry: RegistryView,
                    read: list[NoteHashes], found: Collection[str], all_notes: AllNotesScope | None,
-                   protect: set[str], dry_run: bool) -> list[NoteOutcome]:
-    """The §5 branches for the notes kept one per source (`singles`; `items` are all the run's notes)."""
+                   protect: set[str], dry_run: bool, settled: Collection[str] = ()) -> list[NoteOutcome]:
+    """The §5 branches for the notes kept one per source (`singles`; `items` are the notes the run looked at,
+    `settled` the notes of the vault it did not need to)."""
     decided = decide_all(deps, singles, remote, registry)
     reread = read_for_upload(deps, decided, found, read)
     if reread is not None:
@@ -206,7 +272,7 @@ async def _singles(deps: SyncDeps, singles: list[PreparedNote | NoteOutcome],
                                remote, {p.title: p.text for w in works for p in w.note.parts if p.text is not None})
     check_capacity_up_front(deps, works, remote, registry)
     singled = {i.path for i in singles}
-    packed = [i.path for i in items if i.path not in singled]
+    packed = [*(i.path for i in items if i.path not in singled), *settled]
     vanished = {} if all_notes is None else vanished_paths(decided, all_notes, registry, packed)
     removed = await remove_vanished(deps, remote, vanished, dry_run=dry_run)
     if dry_run:

@@ -33,7 +33,8 @@ _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXE
 
 
 class NoteFile(NamedTuple):
-    """A markdown note found by the walk; `path` is its identity, `fs_path` where it is on disk."""
+    """A markdown note found by the walk; `path` is its identity, `fs_path` where it is on disk when that is not
+    the vault's folder joined with `path` (a name that is not NFC on disk), else None."""
 
     path: str
     mtime_ns: int
@@ -89,7 +90,8 @@ def scan_vault(root: Path) -> VaultScan:
         InputError: `root` is not a readable directory.
     """
     listing = list_vault(root)
-    notes = [listing.note(i) for i in range(len(listing.paths))]
+    notes = [NoteFile(path, mtime, size, listing.renamed.get(i))
+             for i, (path, mtime, size) in enumerate(zip(listing.paths, listing.mtimes, listing.sizes, strict=True))]
     notes.sort()
     return VaultScan(notes, listing.skipped)
 
