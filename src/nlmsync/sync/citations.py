@@ -5,8 +5,10 @@ A server does not quote the bytes it was sent: NotebookLM hands back its indexed
 lines, with white space and markdown marks (`**`, `[…](…)`, list bullets) normalized. A quote is therefore
 matched word for word: both texts are cut into words (runs of letters and digits; each character of a script
 written without spaces — Chinese, Japanese, Thai, Lao, Khmer, Myanmar — a word of its own; compared
-case-insensitively after NFKC), and the quote's words must appear one after another in the note. The quote is
-first looked for with its sentence punctuation (`.`, `,`, `;`, `:`, `!`, `?`) among its words, so that of two
+case-insensitively after NFKC), and the quote's words must appear one after another in the note. A quote the
+server gave as the note has it (white space aside) is placed where it stands verbatim, so that notes that differ
+only in a symbol (an alias of `[` and one of `,`) are told apart. Otherwise the quote is first looked for with its
+sentence punctuation (`.`, `,`, `;`, `:`, `!`, `?`) among its words, so that of two
 notes holding its words the one whose sentence ends where the quote ends is taken ("an alias of `npm run`."
 is not "an alias of `npm run restart`."); then by its words alone. A quote that does not appear whole is tried
 by its longest piece between ellipses, then by its first and its last dozen words (at least `MIN_PIECE_WORDS`
@@ -102,8 +104,14 @@ def find_cited_text(text: str, cited: str) -> int | None:
 
 def find_cited_note(texts: Sequence[str | None], cited: str) -> tuple[int, int] | None:
     """Which of `texts` (the notes of a pack, in order; None for one that cannot be read) holds the cited passage,
-    and where it starts: the first note holding it whole with its punctuation, else the first holding its
-    words, else the first holding its most telling piece."""
+    and where it starts: the first note holding it verbatim (white space aside), else the first holding it whole
+    with its punctuation, else the first holding its words, else the first holding its most telling piece."""
+    pieces = cited.split()
+    verbatim = re.compile(r"\s+".join(map(re.escape, pieces))) if pieces else None
+    for index, text in enumerate(texts):
+        match = verbatim.search(text) if verbatim is not None and text is not None else None
+        if match is not None:
+            return index, match.start()
     marked = [_normal(w) for w in _WORD_OR_MARK.findall(cited)]
     found = _first(texts, [marked], _WORD_OR_MARK) if len(marked) > len(_WORD.findall(cited)) else None
     return found if found is not None else _first(texts, quote_words(cited), _WORD)
