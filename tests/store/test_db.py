@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import shlex
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -13,7 +15,7 @@ from tests.store.helpers import NB, add
 
 from nlmsync.errors import EXIT_USAGE, StateCorruptError, StateError, StateTooNewError, exit_code_for
 from nlmsync.store import StateStore, open_database
-from nlmsync.store.db import open_connection
+from nlmsync.store.db import check_integrity, open_connection, stopped_uncleanly
 from nlmsync.store.schema import MIGRATION_SET, MIGRATIONS_TABLE, known_migration_names
 
 
@@ -203,9 +205,123 @@ def test_a_healthy_file_rewritten_by_a_writer_during_the_check_is_not_called_dam
         return conn
 
     monkeypatch.setattr(sqlite3, "connect", connect)
+    check_integrity(state_path)
+    assert interleaved
     with StateStore.open(state_path) as store:
-        assert interleaved
         assert len(store.all_mappings(NB)) == 200
+
+
+def _registry_of(state_path: Path, rows: int = 300) -> None:
+    with StateStore.open(state_path) as store, store.step():
+        for i in range(rows):
+            add(store, f"notes/{i:04d}-{'x' * 100}.md", f"s{i}")
+
+
+def _damage_second_half(state_path: Path) -> None:
+    """Overwrite the start of every page in the file's second half: the registry's leaf pages."""
+    data = bytearray(state_path.read_bytes())
+    page = 4096
+    pages = len(data) // page
+    for n in range(pages // 2, pages):
+        data[n * page: n * page + 16] = b"\xff" * 16
+    state_path.write_bytes(bytes(data))
+
+
+def _statements_of_opening(state_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    statements: list[str] = []
+    real_connect = sqlite3.connect
+
+    def connect(*args: object, **kwargs: object) -> sqlite3.Connection:
+        conn = real_connect(*args, **kwargs)  # type: ignore[arg-type]
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    with monkeypatch.context() as patch:
+        patch.setattr(sqlite3, "connect", connect)
+        StateStore.open(state_path).close()
+    return statements
+
+
+def test_an_open_after_a_clean_stop_reads_the_schema_not_every_page(state_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    _registry_of(state_path)
+    assert not Path(f"{state_path}-wal").exists()
+    assert not any("quick_check" in statement for statement in _statements_of_opening(state_path, monkeypatch))
+
+
+def _stop_uncleanly(state_path: Path) -> None:
+    """A process that writes to the state file and dies before closing it (as kill -9 would)."""
+    script = ("import os, sqlite3, sys\n"
+              "conn = sqlite3.connect(sys.argv[1])\n"
+              "conn.execute('PRAGMA wal_autocheckpoint = 0')\n"
+              "conn.execute(\"INSERT OR REPLACE INTO meta (key, value) VALUES ('crash', 'yes')\")\n"
+              "conn.commit()\n"
+              "os._exit(0)\n")
+    subprocess.run([sys.executable, "-c", script, str(state_path)], check=True)
+    assert Path(f"{state_path}-wal").stat().st_size > 0
+
+
+def test_after_an_unclean_stop_every_page_is_read_and_a_damaged_file_refused_untouched(state_path: Path) -> None:
+    _registry_of(state_path)
+    _stop_uncleanly(state_path)
+    assert stopped_uncleanly(state_path)
+    _damage_second_half(state_path)
+    before = _digest(state_path)
+    with pytest.raises(StateCorruptError) as caught:
+        StateStore.open(state_path)
+    assert exit_code_for(caught.value) == EXIT_USAGE
+    assert _digest(state_path) == before
+
+
+def test_a_file_another_process_holds_open_did_not_stop_uncleanly(state_path: Path) -> None:
+    _registry_of(state_path)
+    holder = sqlite3.connect(state_path)
+    try:
+        holder.execute("PRAGMA wal_autocheckpoint = 0")
+        holder.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('open', 'yes')")
+        holder.commit()
+        assert Path(f"{state_path}-wal").exists()
+        assert not stopped_uncleanly(state_path)
+    finally:
+        holder.close()
+    assert not Path(f"{state_path}-wal").exists()
+    assert not stopped_uncleanly(state_path)
+
+
+def test_an_unclean_stop_is_checked_once_then_the_file_is_closed_cleanly(state_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    _registry_of(state_path)
+    _stop_uncleanly(state_path)
+    assert any("quick_check" in statement for statement in _statements_of_opening(state_path, monkeypatch))
+    assert not stopped_uncleanly(state_path)
+    assert not any("quick_check" in statement for statement in _statements_of_opening(state_path, monkeypatch))
+    with StateStore.open(state_path) as store:
+        assert len(store.all_mappings(NB)) == 300
+
+
+def test_a_damaged_file_is_refused_before_a_schema_upgrade_writes_to_it(state_path: Path) -> None:
+    _registry_of(state_path)
+    conn = sqlite3.connect(state_path)
+    last = known_migration_names()[-1]
+    conn.execute(f"DELETE FROM {MIGRATIONS_TABLE} WHERE name = ?", [last])  # a file of the nlmsync before
+    conn.commit()
+    conn.close()
+    _damage_second_half(state_path)
+    before = _digest(state_path)
+    with pytest.raises(StateCorruptError):
+        StateStore.open(state_path)
+    assert _digest(state_path) == before
+
+
+def test_check_integrity_reads_every_page(state_path: Path) -> None:
+    _registry_of(state_path)
+    check_integrity(state_path)
+    _damage_second_half(state_path)
+    before = _digest(state_path)
+    with pytest.raises(StateCorruptError) as caught:
+        check_integrity(state_path)
+    assert caught.value.hint is not None and "mv" in caught.value.hint
+    assert _digest(state_path) == before
 
 
 def test_another_programs_sqlite_database_is_refused_untouched(state_path: Path) -> None:

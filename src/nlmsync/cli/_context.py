@@ -31,6 +31,7 @@ COMMAND_MODULES = {
     "ask": "sync_cmds",
     "status": "sync_cmds",
     "reconcile": "sync_cmds",
+    "check": "state_cmds",
     "watch": "watch_cmds",
     "conversations": "notebook_cmds",
     "notebooks": "notebook_cmds",

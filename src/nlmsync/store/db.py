@@ -2,10 +2,19 @@
 
 A file that is not SQLite, is damaged, was written by a newer nlmsync, or is another program's SQLite
 database is refused before anything is written to it, so it stays byte-identical.
+
+Every open reads the file's header and its schema and migration history: a file cut short, one whose schema
+cannot be read, or that is not an nlmsync state file is refused there. Reading every page (SQLite's
+`quick_check`) is kept for where it protects something: when the last process that had the file open
+stopped without closing it (its write-ahead log is left behind and no process holds the file), before a
+schema upgrade writes to it, and on `nlmsync check` (`check_integrity`). Damage met later, in a page a
+command reads, is refused as it is met (`state_failure`: exit 2, the file left as it is); the search index's
+own parts carry checksums of their own and are rebuilt when damaged.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 import sqlite3
 from pathlib import Path
@@ -33,8 +42,9 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 # for a few seconds; anything longer is another program keeping the file locked.
 BUSY_TIMEOUT_SECONDS = 10.0
 # The integrity check reads every page. Through a memory map the kernel maps the page cache in runs of
-# pages instead of answering one read call per page: ~1.5 ms instead of ~15 ms for a 48 MB state file.
+# pages instead of answering one read call per page.
 _CHECK_MMAP_BYTES = 1 << 30
+_HEADER_BYTES = 100
 
 
 def move_aside_hint(path: Path | str) -> str:
@@ -89,8 +99,11 @@ def state_failure(path: Path | str, exc: sqlite3.Error, doing: str) -> NlmsyncEr
     return None
 
 
-def check_state_file(path: Path) -> None:
+def check_state_file(path: Path, *, full: bool = False) -> None:
     """Refuse a state file this version must not touch; a missing or empty file is fine.
+
+    Every page is read (`PRAGMA quick_check`) when `full`, before a schema upgrade, and after an unclean stop
+    (`stopped_uncleanly`); otherwise the header, the schema and the migration history.
 
     Raises:
         StateCorruptError: not an SQLite file, or damaged (message names the file, hint says how to move it aside).
@@ -111,6 +124,8 @@ def check_state_file(path: Path) -> None:
         return
     if header != SQLITE_HEADER:
         raise _corrupt(path, "not an SQLite file")
+    _check_header(path)
+    full = full or stopped_uncleanly(path)
     # Without a -wal file no connection has the file open and there is nothing beyond the main file to
     # read: `immutable` then keeps SQLite from creating -wal/-shm beside a file it may be about to refuse.
     # An immutable read takes no locks, so a writer starting meanwhile can make a healthy file look
@@ -118,11 +133,11 @@ def check_state_file(path: Path) -> None:
     has_wal = Path(f"{path}-wal").exists()
     stamp = _stamp(path)
     try:
-        applied, foreign = _read_history(path, immutable=not has_wal)
+        applied, foreign = _read_history(path, immutable=not has_wal, full=full)
     except StateCorruptError:
         if has_wal or (_stamp(path) == stamp and not Path(f"{path}-wal").exists()):
             raise
-        applied, foreign = _read_history(path, immutable=False)
+        applied, foreign = _read_history(path, immutable=False, full=full)
     if foreign and not applied:
         raise StateError(f"{path}: an SQLite database but not an nlmsync state file (it holds tables nlmsync "
                          "did not create); it was not modified",
@@ -130,6 +145,55 @@ def check_state_file(path: Path) -> None:
     unknown = _unknown_migrations(applied)
     if unknown:
         raise _too_new(path, unknown)
+
+
+def check_integrity(path: Path) -> None:
+    """`nlmsync check`: read every page of the state file (and its schema and history), whatever else holds.
+
+    Raises:
+        StateCorruptError, StateTooNewError, StateError, StateLockedError: as `check_state_file`.
+    """
+    check_state_file(path, full=True)
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file shorter than its header says (cut short: a partial copy, a full disk, a truncation).
+
+    The header's page count is trusted only when it says it is current (SQLite's "version-valid-for" equals the
+    change counter); an older SQLite's file, which does not keep it, is left to the schema's reading."""
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(_HEADER_BYTES)
+            size = os.fstat(handle.fileno()).st_size
+    except OSError as exc:
+        raise StateError(f"{path}: cannot read state file ({exc.strerror})") from None
+    if len(header) < _HEADER_BYTES:
+        raise _corrupt(path, "file is shorter than its header")
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if header[24:28] == header[92:96] and page_size and pages * page_size > size:
+        raise _corrupt(path, f"file is cut short: {size} bytes, its header says {pages * page_size}")
+
+
+def stopped_uncleanly(path: Path) -> bool:
+    """Whether the last process that had the state file open stopped without closing it: its write-ahead log
+    is still there (the last connection to close removes it) and no process holds a lock on the file's shared
+    memory (every open connection does). Where the locks cannot be read, a log left behind is enough."""
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    if not wal.exists():
+        return False
+    try:
+        inode = shm.stat().st_ino
+        locks = Path("/proc/locks").read_text(encoding="ascii", errors="replace").splitlines()
+    except OSError:
+        return True
+    for line in locks:
+        # "1: POSIX  ADVISORY  READ 1234 08:01:5678 128 128"; "->" marks a process waiting for a lock
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] != "->" and fields[5].rsplit(":", 1)[-1] == str(inode):
+            return False
+    return True
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:
@@ -140,23 +204,25 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def _read_history(path: Path, *, immutable: bool) -> tuple[list[str], bool]:
-    """Integrity-check the file read-only; return the names of its applied nlmsync schema steps, and
-    whether it holds tables of its own (an empty database is a new state file, another one is not)."""
+def _read_history(path: Path, *, immutable: bool, full: bool) -> tuple[list[str], bool]:
+    """Read the file's schema read-only; return the names of its applied nlmsync schema steps, and whether it
+    holds tables of its own (an empty database is a new state file, another one is not). Every page is
+    checked when `full` or when a schema step is pending on a file that has some (an upgrade writes next)."""
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{'&immutable=1' if immutable else ''}", uri=True,
                                timeout=BUSY_TIMEOUT_SECONDS)
     except sqlite3.Error as exc:
         raise state_failure(path, exc, "read") or _corrupt(path, str(exc)) from None
     try:
-        conn.execute(f"PRAGMA mmap_size = {_CHECK_MMAP_BYTES}")
-        problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
-        if problems != ["ok"]:
-            raise _corrupt(path, f"integrity check: {problems[0]}")
         tables = {row[0] for row in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
         applied = [] if MIGRATIONS_TABLE not in tables else [row[0] for row in conn.execute(
             f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ?", [MIGRATION_SET])]
+        if full or (applied and set(known_migration_names()) - set(applied)):
+            conn.execute(f"PRAGMA mmap_size = {_CHECK_MMAP_BYTES}")
+            problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+            if problems != ["ok"]:
+                raise _corrupt(path, f"integrity check: {problems[0]}")
         return applied, bool(tables - {MIGRATIONS_TABLE})
     except sqlite3.OperationalError as exc:
         raise state_failure(path, exc, "read") or StateError(f"{path}: cannot read the state file ({exc})") from None

@@ -1,0 +1,35 @@
+"""`nlmsync check`: the state file read whole; a damaged one is exit 2 and left as it is."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.cli_helpers import run_cli as run
+
+
+def test_check_reads_a_healthy_state_file_and_says_so(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--vault", str(vault), "check", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["exists"] is False
+    assert run(capsys, "--vault", str(vault), "index")[0] == 0
+    code, out, err = run(capsys, "--vault", str(vault), "check")
+    assert (code, err) == (0, "")
+    assert "ok, every page read" in out
+
+
+def test_check_refuses_a_damaged_state_file_with_exit_2_and_changes_nothing(
+        vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "--vault", str(vault), "index")[0] == 0
+    state = vault / ".nlmsync" / "state.db"
+    data = bytearray(state.read_bytes())
+    page = 4096
+    for n in range(len(data) // page // 2, len(data) // page):
+        data[n * page: n * page + 16] = b"\xff" * 16
+    state.write_bytes(bytes(data))
+    code, out, err = run(capsys, "--vault", str(vault), "check", "--json")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"nlmsync: error: {state}: state file is not a usable nlmsync database")
+    assert "nlmsync: hint: move it aside" in err
+    assert state.read_bytes() == bytes(data)
