@@ -54,8 +54,9 @@ EDIT_WORD = "zqxjvbenchedit"
 
 # --- corpora -----------------------------------------------------------------------------------
 
-def vault_dir(corpus: str) -> Path:
-    return CACHE / corpus / "vault"
+def vault_dir(corpus: str | Path) -> Path:
+    """A corpus's vault in the cache; a `Path` is a vault already (`scale.py`'s generated vaults)."""
+    return corpus if isinstance(corpus, Path) else CACHE / corpus / "vault"
 
 
 def materialize(corpus: str) -> Path:
@@ -72,7 +73,7 @@ def materialize(corpus: str) -> Path:
     return target
 
 
-def documents(corpus: str) -> list[tuple[str, str]]:
+def documents(corpus: str | Path) -> list[tuple[str, str]]:
     root = vault_dir(corpus)
     docs = []
     for dirpath, _dirs, files in os.walk(root):
@@ -142,7 +143,7 @@ class System:
 
     persistent = True
 
-    def __init__(self, workdir: Path, corpus: str) -> None:
+    def __init__(self, workdir: Path, corpus: str | Path) -> None:
         self.workdir = workdir
         self.corpus = corpus
 
@@ -181,7 +182,7 @@ class Nlmsync(System):
 
 
 class Bm25s(System):
-    def __init__(self, workdir: Path, corpus: str, nlm: bool) -> None:
+    def __init__(self, workdir: Path, corpus: str | Path, nlm: bool) -> None:
         super().__init__(workdir, corpus)
         self.nlm = nlm
 
@@ -233,7 +234,7 @@ class Bm25s(System):
 class RankBm25(System):
     persistent = False
 
-    def __init__(self, workdir: Path, corpus: str, nlm: bool) -> None:
+    def __init__(self, workdir: Path, corpus: str | Path, nlm: bool) -> None:
         super().__init__(workdir, corpus)
         self.nlm = nlm
 
@@ -263,7 +264,7 @@ class RankBm25(System):
 
 
 class Tantivy(System):
-    def __init__(self, workdir: Path, corpus: str, nlm: bool) -> None:
+    def __init__(self, workdir: Path, corpus: str | Path, nlm: bool) -> None:
         super().__init__(workdir, corpus)
         self.nlm = nlm
 
@@ -318,7 +319,7 @@ def fts5_match(tokens: list[str]) -> str:
 
 
 class Fts5(System):
-    def __init__(self, workdir: Path, corpus: str, nlm: bool) -> None:
+    def __init__(self, workdir: Path, corpus: str | Path, nlm: bool) -> None:
         super().__init__(workdir, corpus)
         self.nlm = nlm
 
@@ -361,7 +362,7 @@ class Fts5(System):
                 ".fetchone()[0])")
 
 
-def make_system(name: str, workdir: Path, corpus: str) -> System:
+def make_system(name: str, workdir: Path, corpus: str | Path) -> System:
     nlm = name.endswith("+nlm")
     base = name.removesuffix("+nlm")
     if base == "nlmsync":

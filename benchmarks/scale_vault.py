@@ -1,0 +1,132 @@
+"""A generated vault of many notes, 1–10 KB each, drawn from the three corpora (for the benchmarks at scale).
+
+    .venv/bin/python benchmarks/scale_vault.py 100000 [--cache DIR]    # prints the vault's folder
+
+The corpora (`../shared/corpora` beside the repository, or the folder `NLMSYNC_CORPORA` names) are materialized by their own `materialize.py` into
+the cache folder (default `~/.cache/nlmsync-benchmarks`, outside the repository; `NLMSYNC_BENCH_CACHE`
+overrides it), then each note is drawn with a fixed seed: a corpus (tldr, obsidian-help or Cranfield, in
+proportion 9 : 9 : 2), a random run of consecutive files of it (so of one language and one folder), joined
+until the note's size, drawn as `1 KB × (1 + 9 u^1.5)` for u uniform in [0, 1) (median 4.2 KB, mean 4.6 KB),
+cut at the end of a line. A note is named after the first file of its run and its number
+(`obsidian-help/fr/Plugins/Canvas 00042.md`); the first file's front matter, if any, stays at the top.
+
+The notes are drawn in one sequence: the vault of N notes is the first N notes of any larger one. Each count's
+vault is its own folder (`scale-<N>/vault`), written once; `scale_vault(count)` is the function the
+benchmarks import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CORPORA = Path(os.environ.get("NLMSYNC_CORPORA", REPO.parent / "shared" / "corpora"))
+DEFAULT_CACHE = Path(os.environ.get("NLMSYNC_BENCH_CACHE", Path.home() / ".cache" / "nlmsync-benchmarks"))
+SOURCES = {"tldr": "tldr.jsonl.gz", "obsidian-help": "obsidian-help.jsonl.gz", "cranfield": "cranfield/corpus.jsonl"}
+WEIGHTS = {"tldr": 9, "obsidian-help": 9, "cranfield": 2}
+SEED = 26
+MIN_BYTES, MAX_BYTES = 1024, 10 * 1024
+
+
+def materialized(corpus: str, cache: Path = DEFAULT_CACHE) -> Path:
+    """The corpus as a folder of notes in the cache, written once by the corpora's `materialize.py`."""
+    target = cache / "corpora" / corpus
+    marker = cache / "corpora" / f"{corpus}.materialized"
+    if not marker.exists():
+        if target.exists():
+            shutil.rmtree(target)
+        subprocess.run([sys.executable, str(CORPORA / "materialize.py"), str(CORPORA / SOURCES[corpus]),
+                        str(target)], check=True, stdout=subprocess.DEVNULL)
+        marker.write_text("ok")
+    return target
+
+
+def _files(root: Path) -> list[tuple[str, str]]:
+    files = []
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            if name.endswith(".md"):
+                full = Path(dirpath) / name
+                files.append((full.relative_to(root).as_posix(), full.read_text(encoding="utf-8")))
+    files.sort()
+    return files
+
+
+def _without_front_matter(text: str) -> str:
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 4)
+        if end >= 0:
+            return text[end + 5:]
+    return text
+
+
+def generate(cache: Path = DEFAULT_CACHE) -> Iterator[tuple[str, str]]:
+    """The notes, (vault path, text), in the one sequence every count takes a prefix of."""
+    corpora = {name: _files(materialized(name, cache)) for name in SOURCES}
+    names = list(WEIGHTS)
+    weights = [WEIGHTS[name] for name in names]
+    rng = random.Random(SEED)
+    number = 0
+    while True:
+        number += 1
+        corpus = rng.choices(names, weights)[0]
+        files = corpora[corpus]
+        size = int(MIN_BYTES * (1 + 9 * rng.random() ** 1.5))
+        start = rng.randrange(len(files))
+        first_path, first_text = files[start]
+        parts = [first_text.rstrip("\n")]
+        length = len(parts[0].encode("utf-8"))
+        i = start
+        while length < size:
+            i = (i + 1) % len(files)
+            part = _without_front_matter(files[i][1]).strip("\n")
+            parts.append(part)
+            length += len(part.encode("utf-8")) + 2
+        text = "\n\n".join(parts)
+        data = text.encode("utf-8")
+        if len(data) > size:  # cut at the end of the last line that fits
+            cut = data.rfind(b"\n", 0, size)
+            data = data[:cut if cut >= MIN_BYTES else size]
+            text = data.decode("utf-8", errors="ignore")
+        stem = first_path.removesuffix(".md")
+        yield f"{corpus}/{stem} {number:05d}.md", text.rstrip("\n") + "\n"
+
+
+def scale_vault(count: int, cache: Path = DEFAULT_CACHE) -> Path:
+    """The folder of a vault of `count` generated notes (written on first use)."""
+    target = cache / f"scale-{count}" / "vault"
+    marker = cache / f"scale-{count}" / ".generated"
+    if marker.exists():
+        return target
+    if target.exists():
+        shutil.rmtree(target)
+    made: set[Path] = set()
+    for n, (path, text) in enumerate(generate(cache), start=1):
+        out = target / path
+        if out.parent not in made:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            made.add(out.parent)
+        out.write_bytes(text.encode("utf-8"))
+        if n == count:
+            break
+    marker.write_text("ok")
+    return target
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("count", type=int)
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    args = parser.parse_args()
+    print(scale_vault(args.count, args.cache))
+
+
+if __name__ == "__main__":
+    main()
