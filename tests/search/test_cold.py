@@ -15,6 +15,7 @@ from tests.hypothesis_profiles import examples
 
 from nlmsync.config import Settings
 from nlmsync.search import index as index_module
+from nlmsync.search import index_cache
 from nlmsync.search.index import NoteIndex
 from nlmsync.store.db import open_database
 
@@ -59,6 +60,47 @@ def test_cold_hits_are_the_loaded_index_hits(vault: Path, merge_threshold: int,
     for query in QUERIES:
         for limit in (None, 1, 3):
             assert cold(vault, query, limit) == from_scratch(vault, query, limit)
+
+
+def small_blocks(monkeypatch: pytest.MonkeyPatch, *, wide: bool = False) -> None:
+    """Blocks of a few terms and postings (a term longer than a block fills one alone), and with `wide` the
+    frequencies' positions stored as uint32: the fixture vault then takes every branch of the format."""
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
+    monkeypatch.setattr(index_cache, "_BLOCK_TERM_BYTES", 40)
+    monkeypatch.setattr(index_cache, "_BLOCK_POSTINGS", 3)
+    if wide:
+        monkeypatch.setattr(index_cache, "_NARROW_VALUES", 1)
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["uint16", "uint32"])
+def test_a_snapshot_of_many_blocks_answers_cold_and_loaded_as_from_scratch(vault: Path, wide: bool,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    small_blocks(monkeypatch, wide=wide)
+    fresh(vault).sync()
+    db = open_database(vault / ".nlmsync" / "state.db")
+    assert db.execute("SELECT count(*) FROM index_blocks").fetchone()[0] > 100
+    for query in QUERIES:
+        assert cold(vault, query) == from_scratch(vault, query)
+    loaded = fresh(vault)
+    loaded.sync()
+    assert loaded.notes_read == 0
+    assert [hits(loaded, q) for q in QUERIES] == [from_scratch(vault, q) for q in QUERIES]
+
+
+def test_a_cold_answer_reads_only_the_blocks_of_its_terms(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    small_blocks(monkeypatch)
+    fresh(vault).sync()
+    read: list[str] = []
+    real_read = index_cache.SnapshotParts.read
+
+    def traced(db: object) -> index_cache.SnapshotParts:
+        parts = real_read(db)  # type: ignore[arg-type]
+        parts._conn.set_trace_callback(read.append)
+        return parts
+
+    monkeypatch.setattr(index_cache.SnapshotParts, "read", traced)
+    assert cold(vault, "heapsort") == from_scratch(vault, "heapsort")
+    assert len([statement for statement in read if "FROM index_blocks" in statement]) == 1  # of more than 100
 
 
 def test_cold_hits_over_a_snapshot_and_rows(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,10 +154,12 @@ def test_skipped_notes_leave_the_vault_unchanged(vault: Path) -> None:
     assert cold(vault, "heapsort") == from_scratch(vault, "heapsort")
 
 
-@pytest.mark.parametrize("damage", ["UPDATE index_snapshot SET offsets = x'00'",
-                                    "UPDATE index_snapshot SET vocab = CAST(upper(CAST(vocab AS TEXT)) AS BLOB)",
-                                    "UPDATE index_snapshot SET slots = zeroblob(length(slots)) || x'ffffffff'",
-                                    "UPDATE index_snapshot SET vocab = CAST('tapir' AS BLOB)",
+@pytest.mark.parametrize("damage", ["UPDATE index_snapshot SET starts = x'00'",
+                                    "UPDATE index_snapshot SET heads = CAST(upper(CAST(heads AS TEXT)) AS BLOB)",
+                                    "UPDATE index_blocks SET postings = zeroblob(length(postings)) || x'ffffffff'",
+                                    "UPDATE index_blocks SET terms = CAST('tapir' AS BLOB)",
+                                    "UPDATE index_blocks SET postings = substr(postings, 1, length(postings) - 1)",
+                                    "DELETE FROM index_blocks WHERE block = (SELECT max(block) FROM index_blocks)",
                                     "UPDATE index_docs SET terms = 'not json' WHERE path = 'inbox.md'"])
 def test_a_damaged_cache_is_not_answered_cold(vault: Path, damage: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
@@ -133,13 +177,13 @@ def test_a_damaged_cache_is_not_answered_cold(vault: Path, damage: str, monkeypa
     assert index.loaded
 
 
-def test_a_snapshot_without_its_vocabulary_blocks_is_built_again(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_snapshot_without_its_blocks_is_built_again(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The blocks are written with the snapshot: one without them is damaged, not answered cold, and the index
     built again from the vault is saved whole, so the next process is answered cold again."""
     monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
     fresh(vault).sync()
     db = open_database(vault / ".nlmsync" / "state.db")
-    assert db.execute("DELETE FROM index_meta WHERE key = 'vocabulary_blocks'").rowcount == 1
+    assert db.execute("DELETE FROM index_blocks").rowcount >= 1
     db.conn.commit()
     index = fresh(vault)
     assert [hits(index, q) for q in QUERIES] == [from_scratch(vault, q) for q in QUERIES]
@@ -177,12 +221,15 @@ texts = st.lists(st.sampled_from([*WORDS, "\n# ", "\n"]), min_size=0, max_size=1
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(initial=st.lists(st.tuples(st.sampled_from(PATHS), texts), min_size=1, max_size=6),
        later=st.lists(st.tuples(st.sampled_from(PATHS), st.one_of(texts, st.none())), max_size=4),
-       merge_threshold=st.sampled_from([1, 2, 512]), limit=st.sampled_from([None, 1, 2]))
+       merge_threshold=st.sampled_from([1, 2, 512]), limit=st.sampled_from([None, 1, 2]),
+       block_postings=st.sampled_from([1, 4, 1 << 16]))
 def test_cold_answers_equal_from_scratch(initial: list[tuple[str, str]], later: list[tuple[str, str | None]],
-                                         merge_threshold: int, limit: int | None,
+                                         merge_threshold: int, limit: int | None, block_postings: int,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """Whatever the snapshot and rows a history of syncs left, a cold answer is the from-scratch answer."""
+    """Whatever the snapshot and rows a history of syncs left, and however its terms fall into blocks, a cold
+    answer is the from-scratch answer."""
     monkeypatch.setattr(index_module, "MERGE_THRESHOLD", merge_threshold)
+    monkeypatch.setattr(index_cache, "_BLOCK_POSTINGS", block_postings)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         clock = 1_700_000_000_000_000_000

@@ -93,7 +93,8 @@ def test_a_plain_connection_and_default_settings_answer_like_settings_and_sqlite
 def _snapshot_parts(snapshot: index_cache.Snapshot | None) -> tuple[object, ...]:
     assert snapshot is not None
     return (snapshot.paths, list(snapshot.terms), snapshot.mtimes.tolist(), snapshot.sizes.tolist(),
-            snapshot.lengths.tolist(), snapshot.offsets.tolist(), snapshot.slots.tolist(), snapshot.tfs.tolist())
+            snapshot.lengths.tolist(), snapshot.offsets.tolist(), snapshot.slots.tolist(),
+            snapshot.tf_values[snapshot.tf_codes].tolist())
 
 
 def _state_with_snapshot_and_rows(vault: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

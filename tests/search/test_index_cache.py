@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
+from sqlite_utils import Database
 
 from nlmsync.config import Settings
 from nlmsync.search import index as index_module
 from nlmsync.search.index import NoteIndex
 from nlmsync.store.db import open_database
+from nlmsync.store.schema import migrations
 
 QUERIES = ["How does heapsort work?", "김치찌개", "ヒープソート", "E = mc²", "meeting re-indexing", "sourdough"]
 
@@ -85,7 +90,7 @@ def test_damaged_snapshot_is_re_read_not_fatal(vault: Path, monkeypatch: pytest.
     fresh(vault).sync()
     db = open_database(vault / ".nlmsync" / "state.db")
     assert db.execute("SELECT count(*) FROM index_snapshot").fetchone()[0] == 1
-    db.execute("UPDATE index_snapshot SET slots = x'00'")
+    db.execute("UPDATE index_blocks SET postings = x'00'")
     db.conn.commit()
     index = fresh(vault)
     index.sync()
@@ -146,3 +151,80 @@ def test_a_failed_cache_write_keeps_serving_and_rewrites_later(vault: Path) -> N
     again.sync()
     assert again.notes_read == 0
     assert ranking(again) == ranking(index)
+
+
+PINNED = Path(__file__).with_name("fixture_vault_rankings.json")
+
+
+def pinned_ranking(index: NoteIndex | None = None, *, vault: Path | None = None) -> dict[str, list[list[object]]]:
+    """Every hit of each pinned query, its score as `float.hex` (every bit of it): from `index`, or each query
+    the first of a new process on `vault`, answered from the state file without loading the index."""
+    answers: dict[str, list[list[object]]] = {}
+    for query in json.loads(PINNED.read_text(encoding="utf-8")):
+        answering = index if index is not None else fresh(vault)  # type: ignore[arg-type]
+        answers[query] = [[h.path, h.score.hex(), list(h.matched_terms)] for h in answering.search(query)]
+        assert index is not None or not answering.loaded
+    return answers
+
+
+def test_a_saved_index_ranks_the_fixture_vault_to_the_bit_as_pinned(vault: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The snapshot keeps each weighted frequency exactly (a position in a table of the distinct values): built,
+    answered cold from the state file, or loaded whole by a new process, the fixture vault's scores are the
+    pinned ones, bit for bit."""
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
+    expected = json.loads(PINNED.read_text(encoding="utf-8"))
+    assert pinned_ranking(NoteIndex(vault, None, Settings(vault=vault))) == expected
+    fresh(vault).sync()
+    assert pinned_ranking(vault=vault) == expected
+    loaded = fresh(vault)
+    loaded.sync()
+    assert loaded.loaded and loaded.notes_read == 0
+    assert pinned_ranking(loaded) == expected
+
+
+def _float64_snapshot_file(vault: Path) -> Path:
+    """A state file as an nlmsync whose snapshot row held the postings uncompressed left it: the schema up to
+    `0005_packs`, a snapshot row of float64 frequencies and int64 offsets, its format-1 signature, and a row."""
+    built = NoteIndex(vault, None, Settings(vault=vault))
+    built.sync()
+    postings = built._postings
+    path = vault / ".nlmsync" / "state.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = Database(sqlite3.connect(path))
+    migrations.apply(old, stop_before="0006_index_blocks")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(index_module, "CACHE_FORMAT", 1)
+        signature = built._signature()
+    count = len(postings.base_paths)
+    old.conn.execute(
+        "INSERT INTO index_snapshot (id, crc, paths, mtimes, sizes, lengths, vocab, offsets, slots, tfs)"
+        " VALUES (1, 0, ?, ?, ?, ?, ?, ?, ?, ?)",
+        ["\0".join(p or "" for p in postings.base_paths).encode(), np.zeros(count, np.int64).tobytes(),
+         np.zeros(count, np.int64).tobytes(), postings.base_lengths.astype(np.int64).tobytes(),
+         "\n".join(postings.terms).encode(), postings.offsets.astype(np.int64).tobytes(),
+         postings.slots.astype(np.int32).tobytes(), postings.tf_values[postings.tf_codes].tobytes()])
+    old.conn.executemany("INSERT INTO index_meta (key, value) VALUES (?, ?)",
+                         [("signature", signature), ("vocabulary_blocks", "[]")])
+    old.conn.execute("INSERT INTO index_docs (path, kind, mtime_ns, size) VALUES ('inbox.md', 'deleted', -1, -1)")
+    old.conn.commit()
+    old.close()
+    return path
+
+
+def test_a_state_file_with_a_float64_snapshot_is_upgraded_and_its_index_built_again(
+        vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
+    path = _float64_snapshot_file(vault)
+    index = fresh(vault)
+    assert index.search("heapsort")  # answered, not refused; the old snapshot is not read
+    assert index.loaded and index.notes_read == 30
+    conn = sqlite3.connect(path)
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(index_snapshot)")]
+    assert "tf_values" in columns and "tfs" not in columns
+    assert conn.execute("SELECT count(*) FROM index_blocks").fetchone()[0] > 0
+    assert conn.execute("SELECT count(*) FROM index_meta WHERE key = 'vocabulary_blocks'").fetchone()[0] == 0
+    conn.close()
+    expected = json.loads(PINNED.read_text(encoding="utf-8"))
+    assert pinned_ranking(index) == expected
+    assert pinned_ranking(vault=vault) == expected  # the rebuilt snapshot answers a new process cold

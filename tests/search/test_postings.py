@@ -73,8 +73,8 @@ def test_cached_ranking_equals_a_fresh_index(steps: list[tuple[str, object]]) ->
         elif kind == "merge":
             index.merge()
         elif kind == "reload":  # the base as a new process loads it (dead slots kept), overlay kept
-            index.load_base(SortedTerms(index.terms), index.offsets.copy(), index.slots.copy(), index.tfs.copy(),
-                            list(index.base_paths), index.base_lengths.copy())
+            index.load_base(SortedTerms(index.terms), index.offsets.copy(), index.slots.copy(), index.tf_codes.copy(),
+                            index.tf_values.copy(), list(index.base_paths), index.base_lengths.copy())
         else:
             assert isinstance(arg, int)
             query = QUERIES[arg]
@@ -138,8 +138,9 @@ def test_notes_added_by_their_fields_index_as_their_weighted_terms(notes: list[N
     indexes[1].apply([], by_terms)
     first, second = indexes
     assert list(first.terms) == list(second.terms) and first.base_paths == second.base_paths
-    for name in ("offsets", "slots", "tfs", "base_lengths"):
+    for name in ("offsets", "slots", "base_lengths"):
         assert getattr(first, name).tolist() == getattr(second, name).tolist(), name
+    assert first.tf_values[first.tf_codes].tolist() == second.tf_values[second.tf_codes].tolist()
 
 
 @settings(max_examples=examples(100), deadline=None)
@@ -178,6 +179,24 @@ def test_every_change_gives_the_index_a_new_version() -> None:
     changed()
     index.remove("a.md")
     changed()
-    index.load_base(SortedTerms(index.terms), index.offsets, index.slots, index.tfs, list(index.base_paths),
-                    index.base_lengths)
+    index.load_base(SortedTerms(index.terms), index.offsets, index.slots, index.tf_codes, index.tf_values,
+                    list(index.base_paths), index.base_lengths)
     changed()
+
+
+def test_more_than_65536_distinct_frequencies_are_kept_exactly() -> None:
+    """A posting holds its frequency's position in the table of distinct values: past 65,536 values the
+    positions widen to uint32, and every frequency still comes back as the very float it was given."""
+    count = 70_000
+    given = {f"t{i:05d}": 1.0 + i / 3 for i in range(count)}
+    index = PostingsIndex(Weights(), 1.2, 0.75)
+    batch = DocBatch(0)
+    batch.add(DocTerms("many.md", given, (count, 0, 1)))
+    batch.add(DocTerms("few.md", {"t00001": 1.0 + 1 / 3, "t69999": 0.5}, (2, 0, 1)))
+    index.apply([], batch)
+    assert index.tf_codes.dtype == np.uint32 and len(index.tf_values) == count + 1
+    many = index.slot_of["many.md"]
+    stored = {term: float(index.tf_values[index.tf_codes[start:end][index.slots[start:end] == many]][0])
+              for term, start, end in zip(index.terms, index.offsets[:-1].tolist(), index.offsets[1:].tolist())}
+    assert stored == given
+    assert index.tf_values[0] == 1.0 + 1 / 3  # held by two postings: the most frequent value comes first

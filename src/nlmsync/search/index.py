@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from nlmsync.search.postings import PostingsIndex
     from nlmsync.search.ranking import Ranking
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 MERGE_THRESHOLD = 512
 
 
@@ -432,7 +432,8 @@ class NoteIndex:
             if index_cache.load_signature(conn) != self._signature():
                 return None
             self._cold_listing = list_vault(self.vault_root)
-            with transaction(conn), index_cache.SnapshotParts.open(conn) as parts:
+            with transaction(conn):
+                parts = index_cache.SnapshotParts.read(conn)
                 rows = index_cache.load_docs(conn)
                 if not vault_unchanged(parts, rows, self._cold_listing):
                     return None
@@ -501,8 +502,8 @@ class NoteIndex:
         if snapshot is not None:
             postings = self._postings
             postings.load_base(snapshot.terms,  # type: ignore[arg-type]  # a loaded snapshot's is a Vocabulary
-                               snapshot.offsets, snapshot.slots, snapshot.tfs, snapshot.paths,
-                               snapshot.lengths)
+                               snapshot.offsets, snapshot.slots, snapshot.tf_codes, snapshot.tf_values,
+                               snapshot.paths, snapshot.lengths)
             for row in rows:  # a row hides the snapshot's entry for its path
                 postings.remove(row.path)
             self._base_stats = (list(postings.base_paths), snapshot.mtimes, snapshot.sizes)
@@ -526,7 +527,7 @@ class NoteIndex:
                 stats = [self._stats[path] for path in p.base_paths]  # type: ignore[index]
                 snapshot = Snapshot(p.base_paths, np.array([m for m, _ in stats], dtype=np.int64),
                                     np.array([size for _, size in stats], dtype=np.int64), p.base_lengths,
-                                    p.terms, p.offsets, p.slots, p.tfs)  # type: ignore[arg-type]
+                                    p.terms, p.offsets, p.slots, p.tf_codes, p.tf_values)  # type: ignore[arg-type]
                 index_cache.write_snapshot(self.db, snapshot, self._skipped.values(), self._signature())
             else:
                 rows = [CachedDoc.deleted(path) for path in changes.removed]

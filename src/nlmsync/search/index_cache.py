@@ -1,12 +1,20 @@
-"""The search index as the state file keeps it: the format of its three tables (made by the store's migration
-0001) and their read/write API.
+"""The search index as the state file keeps it: the format of its four tables (made by the store's migrations
+0001 and 0006) and their read/write API.
 
 - `index_meta` — key/value; `signature` says which tokenizer, weights and exclusions the cache was
   built with (a different signature means the cache is thrown away and rebuilt).
-- `index_snapshot` — one row: the index as of the last merge, as packed arrays a new process loads
-  without a per-note loop: the notes (paths joined by NUL, their `mtime_ns`, `size` and field
-  lengths), the sorted vocabulary (joined by newlines) and the postings (int64 offsets, int32
-  slots, float64 weighted term frequencies), with a CRC of the text parts.
+- `index_snapshot` — one row: the index as of the last merge, its notes as packed arrays a new process loads
+  without a per-note loop (paths joined by NUL, their `mtime_ns`, `size` and field lengths, int64), the
+  distinct weighted term frequencies (`tf_values`, float64, most frequent first) and where the blocks
+  begin (`heads`: each block's first term, joined by newlines; `firsts` and `starts`: each block's first term
+  number and first posting, int64, the totals last), with a CRC of all of these.
+- `index_blocks` — the sorted vocabulary and its postings, a block of consecutive terms a row (about 16 KB of
+  terms, or 64 Ki postings, or one term with more): `terms`, the terms joined by newlines, and `postings`,
+  each term's posting count (uint32), the slot of each posting as the difference to the one before it in the
+  block (int32, the first to 0) and its frequency's position in `tf_values` (uint16, uint32 for more than
+  65,536 values), each part zlib-compressed (which checks its own Adler-32 on reading). A query reads only
+  the blocks of its terms; frequencies are stored exactly, so a loaded index ranks bit for bit as the one
+  saved.
 - `index_docs` — one row per note that changed since that merge: `kind` is `indexed` (its weighted
   term frequencies in `terms`, JSON), `skipped` (with a `skip_reason`) or `deleted`. A row hides the
   snapshot's entry for the same path. Skipped notes are always rows.
@@ -26,6 +34,7 @@ import threading
 import zlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, overload
@@ -37,7 +46,6 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 SIGNATURE_KEY = "signature"
-BLOCKS_KEY = "vocabulary_blocks"  # where the snapshot's vocabulary blocks are (`VocabularyBlocks`, JSON)
 INDEXED, SKIPPED, DELETED = "indexed", "skipped", "deleted"
 
 # Every function takes the state file as a plain `sqlite3` connection (what `store.db.open_connection`
@@ -70,35 +78,54 @@ class CachedDoc(NamedTuple):
         return cls(path, mtime_ns, size, reason, kind=SKIPPED)
 
 
-class Vocabulary(Sequence[str]):
-    """A snapshot's sorted vocabulary as stored: its terms' UTF-8 bytes joined by newlines.
+class VocabularyBlocks(NamedTuple):
+    """Where a vocabulary's blocks are: block k is `data[starts[k]:starts[k + 1] - 1]` (whole terms joined by
+    newlines, the first of them `heads[k]`, number `firsts[k]`); `term_count` terms in all."""
 
-    A term becomes a `str` only when it is looked at, with the neighbours in its block of about
-    `block_bytes` (each block kept once made), so a process that answers a few queries from the cache does
-    not build every term.
-    `find` looks a term up in O(log n) without a Python call per probe; iterating makes every term.
-    The blocks (`VocabularyBlocks`) are saved beside the snapshot, so that a cold answer reads only the
-    blocks of its query terms (`StoredVocabulary`)."""
+    term_count: int
+    starts: list[int]
+    firsts: list[int]
+    heads: list[str]
+
+    @classmethod
+    def of(cls, data: bytes, block_bytes: int = 16384) -> VocabularyBlocks:
+        starts: list[int] = []
+        firsts: list[int] = []
+        heads: list[str] = []
+        start, first, size = 0, 0, len(data)
+        while start < size:
+            cut = data.find(b"\n", min(start + block_bytes, size))
+            end = size if cut < 0 else cut
+            head = data.find(b"\n", start, end)
+            starts.append(start)
+            firsts.append(first)
+            heads.append(data[start:end if head < 0 else head].decode("utf-8"))
+            first += data.count(b"\n", start, end) + 1
+            start = end + 1
+        starts.append(size + 1)
+        return cls(first, starts, firsts, heads)
+
+
+class Vocabulary(Sequence[str]):
+    """A sorted vocabulary as stored: its terms' UTF-8 bytes joined by newlines.
+
+    A term becomes a `str` only when it is looked at, with the neighbours in its block (each block kept once
+    made), so a process that answers a few queries does not build every term. `find` looks a term up in
+    O(log n) without a Python call per probe; iterating makes every term."""
 
     def __init__(self, data: bytes, block_bytes: int = 16384, *, blocks: VocabularyBlocks | None = None) -> None:
-        self._data = data
+        self.data = data
         self.blocks = blocks if blocks is not None else VocabularyBlocks.of(data, block_bytes)
         self._blocks: list[list[str] | None] = [None] * len(self.blocks.firsts)
-
-    @property
-    def data(self) -> bytes:
-        return self._data
 
     def __len__(self) -> int:
         return self.blocks.term_count
 
-    def _block_bytes(self, k: int) -> bytes:
-        return self._data[self.blocks.starts[k]:self.blocks.starts[k + 1] - 1]
-
     def _block(self, k: int) -> list[str]:
         block = self._blocks[k]
         if block is None:
-            block = self._blocks[k] = self._block_bytes(k).decode("utf-8").split("\n")
+            start, end = self.blocks.starts[k], self.blocks.starts[k + 1] - 1
+            block = self._blocks[k] = self.data[start:end].decode("utf-8").split("\n")
         return block
 
     def find(self, term: str) -> int | None:
@@ -129,62 +156,11 @@ class Vocabulary(Sequence[str]):
         return iter(self.data.decode("utf-8").split("\n") if len(self) else [])
 
 
-class VocabularyBlocks(NamedTuple):
-    """Where a stored vocabulary's blocks are: block k is `data[starts[k]:starts[k + 1] - 1]` (whole terms, the
-    first of them `heads[k]`, number `firsts[k]`), its CRC `crcs[k]`; `term_count` terms in all."""
-
-    term_count: int
-    starts: list[int]
-    firsts: list[int]
-    heads: list[str]
-    crcs: list[int]
-
-    @classmethod
-    def of(cls, data: bytes, block_bytes: int = 16384) -> VocabularyBlocks:
-        starts: list[int] = []
-        firsts: list[int] = []
-        heads: list[str] = []
-        crcs: list[int] = []
-        start, first, size = 0, 0, len(data)
-        while start < size:
-            cut = data.find(b"\n", min(start + block_bytes, size))
-            end = size if cut < 0 else cut
-            head = data.find(b"\n", start, end)
-            starts.append(start)
-            firsts.append(first)
-            heads.append(data[start:end if head < 0 else head].decode("utf-8"))
-            crcs.append(zlib.crc32(data[start:end]))
-            first += data.count(b"\n", start, end) + 1
-            start = end + 1
-        starts.append(size + 1)
-        return cls(first, starts, firsts, heads, crcs)
-
-
-class StoredVocabulary(Vocabulary):
-    """A `Vocabulary` whose blocks are read from the state file when first looked at, each checked against its
-    CRC (a damaged block raises `ValueError`): a cold answer reads only the block of each query term."""
-
-    def __init__(self, blocks: VocabularyBlocks, blob: sqlite3.Blob) -> None:
-        super().__init__(b"", blocks=blocks)
-        self._blob = blob
-
-    @property
-    def data(self) -> bytes:
-        self._blob.seek(0)
-        return self._blob.read()
-
-    def _block_bytes(self, k: int) -> bytes:
-        start, end = self.blocks.starts[k], self.blocks.starts[k + 1] - 1
-        self._blob.seek(start)
-        data = self._blob.read(end - start)
-        if len(data) != end - start or zlib.crc32(data) != self.blocks.crcs[k]:
-            raise ValueError("snapshot: a vocabulary block does not match its CRC")
-        return data
-
-
 @dataclass(frozen=True)
 class Snapshot:
-    """The index as of a merge. Slot i is note `paths[i]` (None: dead, not written)."""
+    """The index as of a merge. Slot i is note `paths[i]` (None: dead, not written). Term t's postings are
+    `offsets[t]:offsets[t + 1]` of `slots` and `tf_codes`; a posting's weighted frequency is
+    `tf_values[tf_codes[i]]`."""
 
     paths: list[str | None]
     mtimes: np.ndarray
@@ -193,7 +169,8 @@ class Snapshot:
     terms: Sequence[str]  # sorted; a `Vocabulary` when loaded
     offsets: np.ndarray
     slots: np.ndarray
-    tfs: np.ndarray
+    tf_codes: np.ndarray
+    tf_values: np.ndarray
 
 
 def load_signature(db: Connection) -> str | None:
@@ -218,47 +195,37 @@ def load_docs(db: Connection) -> list[CachedDoc]:
     return docs
 
 
-def _crc(paths: bytes, vocab: bytes) -> int:
-    return zlib.crc32(vocab, zlib.crc32(paths))
+# The snapshot row's columns, in the order its CRC covers them.
+_SNAPSHOT_COLUMNS = ("paths", "mtimes", "sizes", "lengths", "tf_values", "heads", "firsts", "starts")
+_BLOCK_TERM_BYTES = 16384
+_BLOCK_POSTINGS = 1 << 16
+# postings are compressed for size at zlib's fastest level: larger levels gain little on these arrays
+_POSTINGS_LEVEL = 1
+# a posting's frequency is stored as a uint16 position in `tf_values` up to this many values, else as uint32
+_NARROW_VALUES = 1 << 16
 
 
-# Memory-mapped reads for the snapshot row: SQLite then copies its overflow pages from the page cache instead
-# of making a read call for each page.
-_SNAPSHOT_MMAP_BYTES = 1 << 30
+def _crc(parts: Iterable[bytes]) -> int:
+    crc = 0
+    for part in parts:
+        crc = zlib.crc32(part, crc)
+    return crc
 
 
-_SNAPSHOT_COLUMNS = ("paths", "mtimes", "sizes", "lengths", "vocab", "offsets", "slots", "tfs")
+class _Head(NamedTuple):
+    """The snapshot row, checked: its notes' arrays as bytes, and where its blocks are."""
 
+    paths: list[str | None]
+    mtimes: bytes
+    sizes: bytes
+    lengths: bytes
+    tf_values: bytes
+    blocks: VocabularyBlocks  # `starts` empty: the byte places are known once the blocks are read
+    posting_starts: list[int]
 
-@contextmanager
-def _mapped(conn: sqlite3.Connection) -> Iterator[None]:
-    """Memory-mapped reads of the state file around the block (see `_SNAPSHOT_MMAP_BYTES`)."""
-    mmap = conn.execute("PRAGMA mmap_size").fetchone()  # no row: a database in memory
-    remap = mmap is not None and mmap[0] < _SNAPSHOT_MMAP_BYTES
-    if remap:
-        conn.execute(f"PRAGMA mmap_size = {_SNAPSHOT_MMAP_BYTES}")
-    try:
-        yield
-    finally:
-        if remap:
-            conn.execute(f"PRAGMA mmap_size = {int(mmap[0])}")
-
-
-def _snapshot_row(conn: sqlite3.Connection, by_blob: bool) -> tuple[Any, ...] | None:
-    if not by_blob:
-        row: tuple[Any, ...] | None = conn.execute(
-            f"SELECT crc, {', '.join(_SNAPSHOT_COLUMNS)} FROM index_snapshot WHERE id = 1").fetchone()
-        return row
-    # incremental blob reads copy without holding the GIL (a SELECT's values are copied while holding it);
-    # they are of one moment only inside the caller's transaction
-    crc = conn.execute("SELECT crc FROM index_snapshot WHERE id = 1").fetchone()
-    if crc is None:
-        return None
-    parts: list[Any] = [crc[0]]
-    for column in _SNAPSHOT_COLUMNS:
-        with conn.blobopen("index_snapshot", column, 1, readonly=True) as blob:
-            parts.append(blob.read())
-    return tuple(parts)
+    @property
+    def code_width(self) -> int:
+        return 2 if len(self.tf_values) // 8 <= _NARROW_VALUES else 4
 
 
 def _decode_paths(raw: bytes) -> list[str | None]:
@@ -273,60 +240,157 @@ def _decode_paths(raw: bytes) -> list[str | None]:
     return paths
 
 
-def load_snapshot(db: Connection, *, by_blob: bool = False) -> Snapshot | None:
-    """The stored snapshot, or None when there is none or its parts do not fit together.
+def _read_head(conn: sqlite3.Connection) -> _Head | None:
+    """The snapshot row, or None when there is none.
 
-    `by_blob`: read the arrays as incremental blobs (the GIL is free meanwhile); only inside a transaction.
+    Raises:
+        ValueError: its CRC or its parts do not fit together.
     """
+    row = conn.execute(f"SELECT crc, {', '.join(_SNAPSHOT_COLUMNS)} FROM index_snapshot WHERE id = 1").fetchone()
+    if row is None:
+        return None
+    crc, *columns = row
+    if _crc(columns) != crc:
+        raise ValueError("snapshot: its CRC does not match")
+    paths_raw, mtimes, sizes, lengths, tf_values, heads_raw, firsts_raw, starts_raw = columns
+    paths = _decode_paths(paths_raw)
+    firsts = memoryview(firsts_raw).cast("q").tolist()
+    starts = memoryview(starts_raw).cast("q").tolist()
+    heads = heads_raw.decode("utf-8").split("\n") if heads_raw else []
+    count = len(paths)
+    if (len(mtimes) != 8 * count or len(sizes) != 8 * count or len(lengths) != 24 * count or len(tf_values) % 8
+            or len(firsts) != len(heads) + 1 or len(starts) != len(heads) + 1 or firsts[0] != 0 or starts[0] != 0
+            or any(b <= a for a, b in zip(firsts, firsts[1:])) or any(b < a for a, b in zip(starts, starts[1:]))):
+        raise ValueError("snapshot: its parts do not fit together")
+    return _Head(paths, mtimes, sizes, lengths, tf_values, VocabularyBlocks(firsts[-1], [], firsts[:-1], heads),
+                 starts)
+
+
+class _Block(NamedTuple):
+    """One row of `index_blocks`, decoded: its terms, and each term's postings as `offsets[j]:offsets[j + 1]`
+    of `deltas` (slot differences, the first to 0) and `codes`."""
+
+    terms: bytes
+    offsets: list[int]
+    deltas: memoryview
+    codes: memoryview
+
+
+def _decode_block(head: _Head, k: int, terms_raw: bytes, postings_raw: bytes) -> _Block:
+    """Block `k` of the snapshot.
+
+    Raises:
+        ValueError: a part does not inflate (zlib's check) or does not fit the snapshot row.
+    """
+    try:
+        terms, postings = zlib.decompress(terms_raw), zlib.decompress(postings_raw)
+    except zlib.error as exc:
+        raise ValueError(f"snapshot: block {k} is damaged ({exc})") from None
+    firsts, starts = head.blocks.firsts, head.posting_starts
+    term_count = (firsts[k + 1] if k + 1 < len(firsts) else head.blocks.term_count) - firsts[k]
+    entries = starts[k + 1] - starts[k]
+    width = head.code_width
+    if len(postings) != 4 * term_count + (4 + width) * entries or terms.count(b"\n") + 1 != term_count:
+        raise ValueError(f"snapshot: block {k} does not fit the snapshot")
+    view = memoryview(postings)
+    counts = view[:4 * term_count].cast("I")
+    offsets = [0, *accumulate(counts)]
+    if offsets[-1] != entries:
+        raise ValueError(f"snapshot: block {k} does not fit the snapshot")
+    deltas = view[4 * term_count:4 * (term_count + entries)].cast("i")
+    codes = view[4 * (term_count + entries):].cast("H" if width == 2 else "I")
+    return _Block(terms, offsets, deltas, codes)
+
+
+def load_snapshot(db: Connection) -> Snapshot | None:
+    """The stored snapshot, whole, or None when there is none or its parts do not fit together."""
     import numpy as np  # here: a fresh process's first query reads only parts of the snapshot (`SnapshotParts`)
 
     conn = _conn(db)
-    with _mapped(conn):
-        row = _snapshot_row(conn, by_blob)
-    if row is None:
-        return None
-    crc, paths_raw, mtimes_raw, sizes_raw, lengths_raw, vocab_raw, offsets_raw, slots_raw, tfs_raw = row
     try:
-        if _crc(bytes(paths_raw), bytes(vocab_raw)) != crc:
+        head = _read_head(conn)
+        if head is None:
             return None
-        paths = _decode_paths(bytes(paths_raw))
-        saved = _read_blocks(conn, crc)
-        if saved is None:  # damaged: the index is built again, and saved whole
+        total = head.posting_starts[-1]
+        slots = np.empty(total, dtype=np.int32)
+        codes = np.empty(total, dtype=np.uint16 if head.code_width == 2 else np.uint32)
+        counts = np.empty(head.blocks.term_count, dtype=np.int64)
+        vocab: list[bytes] = []
+        rows = conn.execute("SELECT block, terms, postings FROM index_blocks ORDER BY block")
+        k = -1
+        for k, (number, terms_raw, postings_raw) in enumerate(rows):
+            if number != k or k >= len(head.blocks.firsts):
+                return None
+            block = _decode_block(head, k, terms_raw, postings_raw)
+            first, start, end = head.blocks.firsts[k], head.posting_starts[k], head.posting_starts[k + 1]
+            counts[first:first + len(block.offsets) - 1] = np.diff(block.offsets)
+            np.cumsum(np.frombuffer(block.deltas, dtype=np.int32), dtype=np.int32, out=slots[start:end])
+            codes[start:end] = np.frombuffer(block.codes, dtype=codes.dtype)
+            vocab.append(block.terms)
+        if k + 1 != len(head.blocks.firsts):
             return None
-        terms = Vocabulary(bytes(vocab_raw), blocks=saved[0])
-        mtimes = np.frombuffer(mtimes_raw, dtype=np.int64)
-        sizes = np.frombuffer(sizes_raw, dtype=np.int64)
-        lengths = np.frombuffer(lengths_raw, dtype=np.int64).reshape(-1, 3)
-        offsets = np.frombuffer(offsets_raw, dtype=np.int64)
-        slots = np.frombuffer(slots_raw, dtype=np.int32)
-        tfs = np.frombuffer(tfs_raw, dtype=np.float64)
+        data = b"\n".join(vocab)
+        byte_starts = [0, *accumulate(len(part) + 1 for part in vocab)]
+        terms = Vocabulary(data, blocks=head.blocks._replace(starts=byte_starts))
+        paths = head.paths
+        count = len(paths)
+        values = np.frombuffer(head.tf_values, dtype=np.float64)
+        if total and (slots.min() < 0 or slots.max() >= count or int(codes.max()) >= len(values)):
+            return None
+        offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return Snapshot(paths, np.frombuffer(head.mtimes, dtype=np.int64), np.frombuffer(head.sizes, dtype=np.int64),
+                        np.frombuffer(head.lengths, dtype=np.int64).reshape(-1, 3), terms, offsets, slots, codes,
+                        values)
     except (ValueError, TypeError, UnicodeDecodeError):
         return None
-    count = len(paths)
-    if (len(mtimes) != count or len(sizes) != count or len(lengths) != count or len(offsets) != len(terms) + 1
-            or offsets[0] != 0 or offsets[-1] != len(slots) or len(tfs) != len(slots)
-            or np.any(np.diff(offsets) < 0) or (len(slots) and (slots.min() < 0 or slots.max() >= count))):
-        return None
-    return Snapshot(paths, mtimes, sizes, lengths, terms, offsets, slots, tfs)
+
+
+class _BlockTerms:
+    """The vocabulary of a stored snapshot, its blocks read when first looked at (`SnapshotParts.terms`)."""
+
+    def __init__(self, parts: SnapshotParts) -> None:
+        self._parts = parts
+
+    def __len__(self) -> int:
+        return self._parts.head.blocks.term_count if self._parts.head else 0
+
+    def find(self, term: str) -> int | None:
+        """The number of `term`, or None when it is not in the vocabulary.
+
+        Raises:
+            ValueError: its block is damaged.
+        """
+        head = self._parts.head
+        if head is None:
+            return None
+        k = bisect_right(head.blocks.heads, term) - 1
+        if k < 0:
+            return None
+        words = self._parts.block(k)[1]
+        j = bisect_left(words, term)
+        return head.blocks.firsts[k] + j if j < len(words) and words[j] == term else None
 
 
 class SnapshotParts:
     """The stored snapshot as one query needs it, read without numpy and without its postings whole.
 
     A fresh process answering its first query (`search.cold`) reads the notes (paths, `mtime_ns`, size, field
-    lengths) at once, and by incremental blob reads only the vocabulary block of each query term (where the
-    blocks are is saved beside the snapshot, `VocabularyBlocks`) and that term's range of postings. Use it
-    inside `with SnapshotParts.open(conn)`, itself inside a read transaction (the rows read beside it are then
-    of the same moment). Anything that does not fit together raises `ValueError`: the caller then takes the
-    whole-index path, which checks and rebuilds.
+    lengths) at once, and only the block of each query term (`index_blocks`). Use it inside a read transaction
+    (the rows read beside it are then of the same moment). Anything that does not fit together raises
+    `ValueError`: the caller then takes the whole-index path, which checks and rebuilds.
     """
 
-    def __init__(self, paths: list[str | None], mtimes: list[int], sizes: list[int], lengths: memoryview,
-                 terms: Vocabulary, blobs: list[sqlite3.Blob]) -> None:
-        self.paths, self.mtimes, self.sizes, self.terms = paths, mtimes, sizes, terms
-        self.lengths = lengths  # three per note: body, heading, path
-        self._blobs = blobs
-        self._entries = len(blobs[1]) // 4 if blobs else 0
+    def __init__(self, conn: sqlite3.Connection, head: _Head | None) -> None:
+        self._conn = conn
+        self.head = head
+        self.paths: list[str | None] = head.paths if head else []
+        self.mtimes: list[int] = memoryview(head.mtimes).cast("q").tolist() if head else []
+        self.sizes: list[int] = memoryview(head.sizes).cast("q").tolist() if head else []
+        self.lengths = memoryview(head.lengths if head else b"").cast("q")  # three per note: body, heading, path
+        self.terms = _BlockTerms(self)
+        self._values = memoryview(head.tf_values if head else b"").cast("d")
+        self._blocks: dict[int, tuple[_Block, list[str]]] = {}
 
     @functools.cached_property
     def slot_of(self) -> dict[str, int]:
@@ -336,71 +400,51 @@ class SnapshotParts:
         return slot_of  # type: ignore[return-value]
 
     @classmethod
-    def _read(cls, conn: sqlite3.Connection, row: tuple[Any, ...]) -> SnapshotParts:
-        crc, paths_raw, mtimes_raw, sizes_raw, lengths_raw = row
-        vocab_blob = conn.blobopen("index_snapshot", "vocab", 1, readonly=True)
-        try:
-            saved = _read_blocks(conn, crc)
-            if saved is None or zlib.crc32(paths_raw) != saved[1]:
-                raise ValueError("snapshot: its vocabulary blocks are missing or are another snapshot's")
-            terms: Vocabulary = StoredVocabulary(saved[0], vocab_blob)
-            paths = _decode_paths(paths_raw)
-            count = len(paths)
-            if len(mtimes_raw) != 8 * count or len(sizes_raw) != 8 * count or len(lengths_raw) != 24 * count:
-                raise ValueError("snapshot: note arrays do not fit the paths")
-            blobs = [conn.blobopen("index_snapshot", column, 1, readonly=True)
-                     for column in ("offsets", "slots", "tfs")]
-        except BaseException:
-            vocab_blob.close()
-            raise
-        parts = cls(paths, memoryview(mtimes_raw).cast("q").tolist(), memoryview(sizes_raw).cast("q").tolist(),
-                    memoryview(lengths_raw).cast("q"), terms, [*blobs, vocab_blob])
-        offsets, slots, tfs = blobs
-        if len(offsets) != 8 * (len(terms) + 1) or len(slots) % 4 or len(tfs) != 8 * parts._entries:
-            parts.close()
-            raise ValueError("snapshot: postings do not fit the vocabulary")
-        return parts
-
-    @classmethod
-    @contextmanager
-    def open(cls, db: Connection) -> Iterator[SnapshotParts]:
-        """The snapshot's parts for the block (no note and no term when there is no snapshot: a cache of rows
-        only), its postings read through memory-mapped pages.
+    def read(cls, db: Connection) -> SnapshotParts:
+        """The snapshot's notes (no note and no term when there is no snapshot: a cache of rows only).
 
         Raises:
             ValueError: its parts do not fit together (or its CRC is wrong).
+            UnicodeDecodeError: its paths are not UTF-8.
         """
         conn = _conn(db)
-        with _mapped(conn):
-            row = conn.execute("SELECT crc, paths, mtimes, sizes, lengths FROM index_snapshot WHERE id = 1").fetchone()
-            parts = cls([], [], [], memoryview(b"").cast("q"), Vocabulary(b""), []) if row is None \
-                else cls._read(conn, row)
-            try:
-                yield parts
-            finally:
-                parts.close()
+        return cls(conn, _read_head(conn))
 
-    def postings(self, term_id: int) -> tuple[memoryview[int], memoryview[float]]:
-        """The slots (int32) and weighted term frequencies (float64) of term number `term_id`.
+    def block(self, k: int) -> tuple[_Block, list[str]]:
+        """Block `k`, decoded, and its terms.
 
         Raises:
-            ValueError: the term's range or slots are out of bounds.
+            ValueError: it is missing or damaged.
         """
-        offsets, slots, tfs = self._blobs[:3]
-        offsets.seek(8 * term_id)
-        start, end = memoryview(offsets.read(16)).cast("q")
-        if not 0 <= start <= end <= self._entries:
-            raise ValueError("snapshot: postings range out of bounds")
-        slots.seek(4 * start)
-        tfs.seek(8 * start)
-        term_slots = memoryview(slots.read(4 * (end - start))).cast("i")
-        if end > start and (min(term_slots) < 0 or max(term_slots) >= len(self.paths)):
-            raise ValueError("snapshot: slot out of range")
-        return term_slots, memoryview(tfs.read(8 * (end - start))).cast("d")
+        found = self._blocks.get(k)
+        if found is None:
+            assert self.head is not None
+            row = self._conn.execute("SELECT terms, postings FROM index_blocks WHERE block = ?", [k]).fetchone()
+            if row is None:
+                raise ValueError(f"snapshot: block {k} is missing")
+            block = _decode_block(self.head, k, *row)
+            found = self._blocks[k] = (block, block.terms.decode("utf-8").split("\n"))
+        return found
 
-    def close(self) -> None:
-        for blob in self._blobs:
-            blob.close()
+    def postings(self, term_id: int) -> tuple[list[int], list[float]]:
+        """The slots and weighted term frequencies of term number `term_id`.
+
+        Raises:
+            ValueError: its block is damaged, or a slot or frequency is out of bounds.
+        """
+        assert self.head is not None
+        k = bisect_right(self.head.blocks.firsts, term_id) - 1
+        block = self.block(k)[0]
+        j = term_id - self.head.blocks.firsts[k]
+        start, end = block.offsets[j], block.offsets[j + 1]
+        slots = list(accumulate(block.deltas[start:end], initial=sum(block.deltas[:start])))[1:]
+        if end > start and (min(slots) < 0 or max(slots) >= len(self.paths)):
+            raise ValueError("snapshot: slot out of range")
+        try:
+            tfs = [self._values[code] for code in block.codes[start:end]]
+        except IndexError:
+            raise ValueError("snapshot: a frequency out of range") from None
+        return slots, tfs
 
 
 _BACKGROUND_BUSY_SECONDS = 2.0
@@ -421,8 +465,8 @@ class CacheRead:
                                             daemon=True)
             self._thread.start()
 
-    def _read(self, conn: sqlite3.Connection, *, by_blob: bool = False) -> None:
-        self._result = (load_docs(conn), load_snapshot(conn, by_blob=by_blob))
+    def _read(self, conn: sqlite3.Connection) -> None:
+        self._result = (load_docs(conn), load_snapshot(conn))
 
     def _read_apart(self, path: str) -> None:
         try:
@@ -431,7 +475,7 @@ class CacheRead:
             conn = sqlite3.connect(path, timeout=_BACKGROUND_BUSY_SECONDS)
             try:
                 with transaction(conn):  # rows and snapshot of one moment
-                    self._read(conn, by_blob=True)
+                    self._read(conn)
             finally:
                 conn.close()
         except Exception as exc:  # noqa: BLE001 — handed to the caller of result()
@@ -460,7 +504,7 @@ def start_read(db: Connection) -> CacheRead:
     """Start reading the rows and the snapshot; `result()` returns them.
 
     A file-backed cache with no transaction open on `db` is read in a background thread on a connection
-    of its own, in one read transaction: SQLite copies the snapshot without holding the GIL,
+    of its own, in one read transaction: SQLite reads and zlib inflates the blocks without holding the GIL,
     so the caller can walk the vault meanwhile. Otherwise it is read at once, on `db`."""
     conn = _conn(db)
     path = None
@@ -479,42 +523,13 @@ _UPSERT = ("INSERT OR REPLACE INTO index_docs (path, kind, mtime_ns, size, skip_
            " path_len, terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
-def _write_blocks(conn: sqlite3.Connection, crc: int, paths_crc: int, blocks: VocabularyBlocks) -> None:
-    """Save where the vocabulary's blocks are, for the snapshot of CRC `crc` (written with it, in its
-    transaction: a snapshot without its blocks is damaged)."""
-    value = json.dumps({"snapshot_crc": crc, "paths_crc": paths_crc, "count": blocks.term_count,
-                        "starts": blocks.starts, "firsts": blocks.firsts, "heads": blocks.heads, "crcs": blocks.crcs},
-                       ensure_ascii=False, separators=(",", ":"))
-    conn.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [BLOCKS_KEY, value])
-
-
-def _read_blocks(conn: sqlite3.Connection, crc: int) -> tuple[VocabularyBlocks, int] | None:
-    """The saved blocks of the snapshot of CRC `crc`, and the CRC of its paths; None when there are none (or
-    they do not fit together)."""
-    row = conn.execute("SELECT value FROM index_meta WHERE key = ?", [BLOCKS_KEY]).fetchone()
-    if row is None:
-        return None
-    try:
-        saved = json.loads(row[0])
-        if saved["snapshot_crc"] != crc:
-            return None
-        blocks = VocabularyBlocks(int(saved["count"]), *(list(saved[name]) for name in VocabularyBlocks._fields[1:]))
-        paths_crc = int(saved["paths_crc"])
-    except (ValueError, TypeError, KeyError):
-        return None
-    if not (len(blocks.starts) == len(blocks.firsts) + 1 == len(blocks.heads) + 1 == len(blocks.crcs) + 1
-            and all(isinstance(head, str) for head in blocks.heads)):
-        return None
-    return blocks, paths_crc
-
-
 def clear(db: Connection, signature: str) -> None:
     """Drop the whole cache and record the signature the next build will have."""
     db = _conn(db)
     with transaction(db):
-        db.execute("DELETE FROM index_meta WHERE key = ?", [BLOCKS_KEY])
         db.execute("DELETE FROM index_docs")
         db.execute("DELETE FROM index_snapshot")
+        db.execute("DELETE FROM index_blocks")
         db.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [SIGNATURE_KEY, signature])
 
 
@@ -525,29 +540,58 @@ def write_changes(db: Connection, rows: Iterable[CachedDoc]) -> None:
         db.executemany(_UPSERT, [_row(d) for d in rows])
 
 
-def _blob(array: np.ndarray, dtype: type) -> memoryview:
-    """The array's bytes without copying them when it already has this dtype and layout."""
+def _block_cuts(term_starts: np.ndarray, offsets: np.ndarray) -> list[int]:
+    """Where the blocks begin (term numbers, 0 first, the term count last): a new block at each multiple of
+    `_BLOCK_TERM_BYTES` of the terms' bytes and of `_BLOCK_POSTINGS` postings, so a block holds at most that
+    much and one term more."""
     import numpy as np
 
-    return memoryview(np.ascontiguousarray(array, dtype=dtype).reshape(-1).view(np.uint8).data)
+    count = len(term_starts)
+    cuts = np.concatenate([
+        np.searchsorted(term_starts, np.arange(_BLOCK_TERM_BYTES, int(term_starts[-1]) + 1, _BLOCK_TERM_BYTES)),
+        np.searchsorted(offsets[:-1], np.arange(_BLOCK_POSTINGS, int(offsets[-1]), _BLOCK_POSTINGS)),
+    ]) if count else np.zeros(0, dtype=np.int64)
+    return [0, *np.unique(cuts[(cuts > 0) & (cuts < count)]).tolist(), count] if count else [0]
 
 
 def write_snapshot(db: Connection, snapshot: Snapshot, rows: Iterable[CachedDoc], signature: str) -> None:
     """Replace the snapshot, and every row with `rows`, in one transaction."""
-    paths = "\0".join(p or "" for p in snapshot.paths).encode("utf-8")
-    vocab = snapshot.terms.data if isinstance(snapshot.terms, Vocabulary) else "\n".join(snapshot.terms).encode("utf-8")
-    crc = _crc(paths, vocab)
-    blocks = snapshot.terms.blocks if isinstance(snapshot.terms, Vocabulary) else VocabularyBlocks.of(vocab)
     import numpy as np
 
+    terms = snapshot.terms
+    vocab = terms.data if isinstance(terms, Vocabulary) else "\n".join(terms).encode("utf-8")
+    term_starts = np.zeros(len(terms), dtype=np.int64)
+    if len(terms):
+        term_starts[1:] = np.flatnonzero(np.frombuffer(vocab, dtype=np.uint8) == 0x0A) + 1
+    cuts = _block_cuts(term_starts, snapshot.offsets)
+    values = np.ascontiguousarray(snapshot.tf_values, dtype=np.float64)
+    codes = np.ascontiguousarray(snapshot.tf_codes, dtype=np.uint16 if len(values) <= _NARROW_VALUES else np.uint32)
+    slots = np.ascontiguousarray(snapshot.slots, dtype=np.int32)
+    offsets = snapshot.offsets
+    byte_ends = [*term_starts[cuts[1:-1]].tolist(), len(vocab) + 1]
+
+    def blocks() -> Iterator[tuple[int, bytes, bytes]]:
+        for k, (first, end) in enumerate(zip(cuts, cuts[1:])):
+            start_entry, end_entry = int(offsets[first]), int(offsets[end])
+            counts = np.diff(offsets[first:end + 1]).astype(np.uint32)
+            block_slots = slots[start_entry:end_entry]
+            deltas = np.diff(block_slots, prepend=np.int32(0)) if len(block_slots) else block_slots
+            postings = counts.tobytes() + deltas.astype(np.int32).tobytes() + codes[start_entry:end_entry].tobytes()
+            words = vocab[int(term_starts[first]):byte_ends[k] - 1]
+            yield k, zlib.compress(words), zlib.compress(postings, _POSTINGS_LEVEL)
+
+    heads = "\n".join(terms[first] for first in cuts[:-1]).encode("utf-8")
+    columns = ["\0".join(p or "" for p in snapshot.paths).encode("utf-8"),
+               np.ascontiguousarray(snapshot.mtimes, dtype=np.int64).tobytes(),
+               np.ascontiguousarray(snapshot.sizes, dtype=np.int64).tobytes(),
+               np.ascontiguousarray(snapshot.lengths, dtype=np.int64).tobytes(), values.tobytes(), heads,
+               np.array(cuts, dtype=np.int64).tobytes(), np.asarray(offsets, dtype=np.int64)[cuts].tobytes()]
     db = _conn(db)
     with transaction(db):
-        _write_blocks(db, crc, zlib.crc32(paths), blocks)
         db.execute("DELETE FROM index_docs")
         db.executemany(_UPSERT, [_row(d) for d in rows])
-        db.execute("INSERT OR REPLACE INTO index_snapshot (id, crc, paths, mtimes, sizes, lengths, vocab, offsets,"
-                   " slots, tfs) VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   [crc, paths, _blob(snapshot.mtimes, np.int64), _blob(snapshot.sizes, np.int64),
-                    _blob(snapshot.lengths, np.int64), vocab, _blob(snapshot.offsets, np.int64),
-                    _blob(snapshot.slots, np.int32), _blob(snapshot.tfs, np.float64)])
+        db.execute("DELETE FROM index_blocks")
+        db.executemany("INSERT INTO index_blocks (block, terms, postings) VALUES (?, ?, ?)", blocks())
+        db.execute(f"INSERT OR REPLACE INTO index_snapshot (id, crc, {', '.join(_SNAPSHOT_COLUMNS)})"
+                   f" VALUES (1, ?, {', '.join('?' * len(_SNAPSHOT_COLUMNS))})", [_crc(columns), *columns])
         db.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [SIGNATURE_KEY, signature])

@@ -2,10 +2,13 @@
 This module builds, changes, merges and loads it; `search.ranking.Ranking` answers queries from it.
 
 Layout: a compact *base* of postings in CSR form (numpy arrays: for term id t, entries
-`offsets[t]:offsets[t+1]` of `slots` and `tfs`) plus a small *overlay* of documents added
-since the base was built. Removing a base document only clears its `alive` bit; adding or
-changing a document puts it in the overlay (O(size of that document)). When the overlay grows
-past a bound, `merge` folds base and overlay into a new base.
+`offsets[t]:offsets[t+1]` of `slots` and `tf_codes`) plus a small *overlay* of documents added
+since the base was built. A base posting's weighted term frequency is `tf_values[tf_codes[i]]`: a
+vault's postings take a few thousand distinct values (small whole counts times a few weights), so each is
+kept once, exactly, and a posting holds its value's position (`TfTable`), the most frequent values first.
+Removing a base document only clears its `alive` bit; adding or changing a document puts it in the overlay
+(O(size of that document)). When the overlay grows past a bound, `merge` folds base and overlay into a new
+base.
 
 Scores are bit-for-bit independent of that history: a document's weighted term frequency is
 `w_body*tf_body + w_heading*tf_heading + w_path*tf_path` computed the same way everywhere; the
@@ -58,7 +61,8 @@ class PostingsIndex:
         self.terms: Terms = SortedTerms()
         self.offsets = np.zeros(1, dtype=np.int64)
         self.slots = np.zeros(0, dtype=np.int32)
-        self.tfs = np.zeros(0, dtype=np.float64)
+        self.tf_codes: np.ndarray = np.zeros(0, dtype=np.uint16)
+        self.tf_values = np.zeros(0, dtype=np.float64)
         self.base_paths: list[str | None] = []
         self.base_lengths = np.zeros((0, 3), dtype=np.int64)
         self.alive = np.zeros(0, dtype=bool)
@@ -81,6 +85,13 @@ class PostingsIndex:
 
     def paths(self) -> list[str]:
         return sorted([*self.slot_of, *self.overlay])
+
+    @property
+    def tfs(self) -> np.ndarray:
+        """The weighted term frequency of each base posting, as floats (made on each use: `tf_values` and
+        `tf_codes` are what the index keeps)."""
+        tfs: np.ndarray = self.tf_values[self.tf_codes]
+        return tfs
 
     def lengths_of(self, path: str) -> tuple[int, int, int]:
         if path in self.overlay:
@@ -170,7 +181,8 @@ class PostingsIndex:
         keep = self.alive[self.slots] if len(self.slots) else np.zeros(0, dtype=bool)
         parts_t = [entry_terms[keep]]
         parts_s = [remap[self.slots[keep]].astype(np.int32)]
-        parts_f = [self.tfs[keep]]
+        table = TfTable(self.tf_values)
+        parts_c = [self.tf_codes[keep]]
         next_slot = len(live_slots)
         for source in sources:
             local: np.ndarray = (np.frombuffer(source.term_ids, dtype=np.int32) if source.term_ids
@@ -187,7 +199,7 @@ class PostingsIndex:
             parts_t.append(local)
             sizes = np.frombuffer(source.sizes, dtype=np.int64) if source.sizes else np.zeros(0, np.int64)
             parts_s.append(np.repeat(np.arange(next_slot, next_slot + len(sizes), dtype=np.int32), sizes))
-            parts_f.append(np.frombuffer(source.tfs, dtype=np.float64) if source.tfs else np.zeros(0))
+            parts_c.append(table.codes(np.frombuffer(source.tfs, dtype=np.float64) if source.tfs else np.zeros(0)))
             next_slot += len(sizes)
         new_paths: list[str | None] = [path for source in sources for path in source.packed_paths]
         new_lengths = [np.frombuffer(source.packed_lengths, dtype=np.int64).reshape(-1, 3).copy()
@@ -207,15 +219,15 @@ class PostingsIndex:
         all_t = all_t[order]
         all_s = np.concatenate(parts_s)[order]
         del parts_s
-        all_f = np.concatenate(parts_f)[order]
-        del parts_f, order
+        all_c = np.concatenate(parts_c)[order]
+        del parts_c, order
 
         counts = np.bincount(all_t, minlength=len(terms))
         used = counts > 0
         self.terms = SortedTerms(terms if used.all() else [t for t, u in zip(terms, used.tolist()) if u])
         self.offsets = np.concatenate([[0], np.cumsum(counts[used])]).astype(np.int64)
         self.slots = all_s
-        self.tfs = all_f
+        self.tf_codes, self.tf_values = table.by_frequency(all_c)
 
         self.base_lengths = np.concatenate([self.base_lengths[live_slots], *new_lengths])
         self.base_paths = [self.base_paths[s] for s in live_slots.tolist()] + new_paths
@@ -227,11 +239,11 @@ class PostingsIndex:
         self._norm_cache = None
         self.version += 1
 
-    def load_base(self, terms: Terms, offsets: np.ndarray, slots: np.ndarray, tfs: np.ndarray,
-                  base_paths: list[str | None], base_lengths: np.ndarray) -> None:
+    def load_base(self, terms: Terms, offsets: np.ndarray, slots: np.ndarray, tf_codes: np.ndarray,
+                  tf_values: np.ndarray, base_paths: list[str | None], base_lengths: np.ndarray) -> None:
         """Install a persisted base (slots whose path is None are dead)."""
         self.terms = terms
-        self.offsets, self.slots, self.tfs = offsets, slots, tfs
+        self.offsets, self.slots, self.tf_codes, self.tf_values = offsets, slots, tf_codes, tf_values
         self.base_paths = base_paths
         self.base_lengths = base_lengths
         slot_of: dict[str | None, int] = dict(zip(base_paths, range(len(base_paths))))
@@ -259,6 +271,55 @@ class PostingsIndex:
         if self._norm_cache is None or self._norm_cache[0] != avg or len(self._norm_cache[1]) != len(self.alive):
             self._norm_cache = (avg, self.norms(self.base_lengths.astype(np.float64), avg))
         return self._norm_cache[1]
+
+
+class TfTable:
+    """The distinct weighted term frequencies of a merge: `codes` gives each value its position in the table
+    (adding the values it lacks), `by_frequency` renumbers the merged postings' codes most frequent first."""
+
+    # values coded per call at most: the sorted lookup's intermediates stay a fraction of the postings' size
+    CHUNK = 1 << 18
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = np.array(values, dtype=np.float64)
+        self._sorter = np.argsort(self.values, kind="stable")
+
+    def codes(self, values: np.ndarray) -> np.ndarray:
+        """The position in the table of each of `values` (int32), each value the table lacked added to it."""
+        out = np.empty(len(values), dtype=np.int32)
+        for start in range(0, len(values), self.CHUNK):
+            part = values[start:start + self.CHUNK]
+            found = self._find(part)
+            missing = found < 0
+            if missing.any():
+                self._add(np.unique(part[missing]))
+                found[missing] = self._find(part[missing])
+            out[start:start + len(part)] = found
+        return out
+
+    def _find(self, values: np.ndarray) -> np.ndarray:
+        """The table position of each value, -1 where the table lacks it (equal floats: the same bits, as the
+        values are never NaN and a frequency is never -0.0)."""
+        if not len(self.values):
+            return np.full(len(values), -1, dtype=np.int64)
+        ordered = self.values[self._sorter]
+        at = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)
+        return np.where(ordered[at] == values, self._sorter[at], -1)
+
+    def _add(self, new: np.ndarray) -> None:
+        self.values = np.concatenate([self.values, new])
+        self._sorter = np.argsort(self.values, kind="stable")
+
+    def by_frequency(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`codes` renumbered by how many postings hold each value (most first; unused values dropped), as
+        uint16 when the values fit, and the table in that order."""
+        counts = np.bincount(codes, minlength=len(self.values)) if len(codes) else np.zeros(len(self.values), np.int64)
+        order = np.argsort(-counts, kind="stable")
+        used = int(np.count_nonzero(counts))
+        dtype = np.uint16 if used <= 1 << 16 else np.uint32
+        rank = np.empty(len(order), dtype=dtype)
+        rank[order] = np.arange(len(order), dtype=np.int64).astype(dtype)  # unused values rank past the used
+        return rank[codes] if len(codes) else np.zeros(0, dtype=dtype), self.values[order[:used]]
 
 
 def _sorted_vocabulary(vocab: dict[str, int]) -> tuple[list[str], np.ndarray]:

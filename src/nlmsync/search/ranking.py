@@ -95,14 +95,14 @@ class Ranking:
         index = self.index
         n_docs = len(index)
         parts_slots = []
-        parts_tfs = []
+        parts_codes = []
         for term, _weight in keys:
             term_id = index.terms.find(term)
             start, end = (0, 0) if term_id is None else (index.offsets[term_id], index.offsets[term_id + 1])
             parts_slots.append(index.slots[start:end])
-            parts_tfs.append(index.tfs[start:end])
+            parts_codes.append(index.tf_codes[start:end])
         all_slots = np.concatenate(parts_slots, dtype=np.intp)
-        all_tfs = np.concatenate(parts_tfs)
+        all_tfs = index.tf_values.take(np.concatenate(parts_codes, dtype=np.intp))
         sizes = [len(part) for part in parts_slots]
         if index.dead:  # drop the postings of dead slots
             live = index.alive.take(all_slots)

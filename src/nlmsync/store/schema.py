@@ -5,7 +5,8 @@
 holds everything else: notebooks, the source registry, aliases, eviction queues and log, pending
 deletions, conversations and query records; `0003_lru_by_recency` indexes the eviction queue by recency;
 `0004_note_hashes` records what each note hashed to when last read, by its file's mtime and size;
-`0005_packs` holds the packs (sources holding many notes), their notes, and the titles of pack adds under way.
+`0005_packs` holds the packs (sources holding many notes), their notes, and the titles of pack adds under way;
+`0006_index_blocks` stores the search index's vocabulary and postings compressed, a block of terms a row.
 """
 
 from __future__ import annotations
@@ -182,6 +183,21 @@ def _packs(db: Database) -> None:
             db.execute(statement)
 
 
+def _index_blocks(db: Database) -> None:
+    """The index's snapshot as a row of notes and a row per block of terms (what they hold:
+    `search.index_cache`); the cache is built again (its signature's format changed with it)."""
+    db.execute("DROP TABLE index_snapshot")
+    db.execute(
+        "CREATE TABLE index_snapshot ("
+        " id INTEGER PRIMARY KEY CHECK (id = 1), crc INTEGER NOT NULL, paths BLOB NOT NULL,"
+        " mtimes BLOB NOT NULL, sizes BLOB NOT NULL, lengths BLOB NOT NULL, tf_values BLOB NOT NULL,"
+        " heads BLOB NOT NULL, firsts BLOB NOT NULL, starts BLOB NOT NULL)"
+    )
+    db.execute("CREATE TABLE index_blocks (block INTEGER PRIMARY KEY, terms BLOB NOT NULL, postings BLOB NOT NULL)")
+    db.execute("DELETE FROM index_docs")
+    db.execute("DELETE FROM index_meta")
+
+
 # The history, in order: (name, step).
 _STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("0001_index_cache", _index_cache_tables),
@@ -189,6 +205,7 @@ _STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("0003_lru_by_recency", _lru_by_recency),
     ("0004_note_hashes", _note_hashes),
     ("0005_packs", _packs),
+    ("0006_index_blocks", _index_blocks),
 ]
 
 
