@@ -57,7 +57,9 @@ def vault_notes(vault_root: Path) -> tuple[dict[str, tuple[int, int] | None], li
     scan = vault_files.scan_vault(vault_root)
     empty = [skip.path for skip in scan.skipped if skip.reason == "empty"]
     passed_over = [skip for skip in scan.skipped if skip.reason != "empty" and vault_files.has_note_suffix(skip.path)]
-    walked = {n.path: (n.mtime_ns, n.size) if n.fs_path is None else None for n in scan.notes}
+    walked = {n.path: (n.mtime_ns, n.size) if n.fs_path is None else None for n in scan.notes}  # in path order
+    if not empty:
+        return walked, passed_over
     return {path: walked.get(path) for path in sorted([*walked, *empty])}, passed_over
 
 

@@ -68,6 +68,21 @@ class PacksMixin(StoreBase):
                     [notebook_id, p]).fetchall()]
             return {path: (source_id, note_hash) for path, source_id, note_hash in rows}
 
+    def pack_members_with_stats(self, notebook_id: str, split: str
+                                ) -> tuple[dict[str, tuple[str, str]], dict[str, tuple[int, int]]]:
+        """`pack_members(notebook_id)`, and by path the modification time and size of each packed note whose hash
+        record (of one part, made with the split limits `split`) is the text its pack holds: while the file keeps
+        that modification time and size, its pack holds the note as it is (the rule of `NoteHashes.holds_for`,
+        in one query over every packed note)."""
+        with self._reading():
+            rows = self.db.execute(
+                "SELECT m.path, m.source_id, m.note_hash, h.mtime_ns, h.size FROM pack_members AS m "
+                "LEFT JOIN note_hashes AS h ON h.path = m.path AND h.split = ? AND h.hashes = m.note_hash "
+                "WHERE m.notebook_id = ?", [split, notebook_id]).fetchall()
+            members = {path: (source_id, note_hash) for path, source_id, note_hash, _, _ in rows}
+            stats = {path: (mtime_ns, size) for path, _, _, mtime_ns, size in rows if mtime_ns is not None}
+            return members, stats
+
     def notes_of_pack(self, notebook_id: str, source_id: str) -> list[tuple[str, str]]:
         """The (path, note hash) of the notes a pack holds, in order."""
         with self._reading():

@@ -90,12 +90,12 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
     read: list[NoteHashes] = []
     packed = store.has_packs(nb)
     settled: set[str] = set()
+    members: dict[str, tuple[str, str]] | None = None
     if packed and stats is not None and _whole_vault(all_notes) and deps.settings.pack != "never":
-        known = store.note_hashes()
-        settled = settled_in_packs(deps, unique, stats, known, store.pack_members(nb), remote)
+        members, recorded = store.pack_members_with_stats(nb, split_limits(deps))
+        settled = settled_in_packs(deps, unique, stats, members, recorded, remote)
         unique = [p for p in unique if p not in settled]
-    else:
-        known = store.note_hashes(unique)
+    known = store.note_hashes(unique)
     items = load_notes(deps, unique, found, known, read, stats)
     registry = RegistryView.read(store, nb, None if all_notes is not None or packed else unique)
     protected = set(protect or ()) | set(paths)
@@ -104,7 +104,7 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
         alone: list[NoteOutcome | PreparedNote] = []
         try:
             await _packed_run(deps, items, known, remote, registry, read, found, all_notes, protected, unique,
-                              dry_run, done, alone, settled, stats)
+                              dry_run, done, alone, settled, stats, members)
         except NlmsyncError as exc:
             stop_report(exc, nb, [*done.notes, *notes_done(exc)], [*done.packs, *packs_done(exc)])
             raise
@@ -137,20 +137,15 @@ def _packs_apply(deps: SyncDeps, items: Sequence[PreparedNote | NoteOutcome], re
 
 
 def settled_in_packs(deps: SyncDeps, paths: Sequence[str], stats: Mapping[str, tuple[int, int]],
-                     known: Mapping[str, NoteHashes], members: Mapping[str, tuple[str, str]],
+                     members: Mapping[str, tuple[str, str]], recorded: Mapping[str, tuple[int, int]],
                      remote: RemoteView) -> set[str]:
-    """The notes of `paths` a run need not look at: each in a live pack with the very text recorded for it, as
-    its file's stat shows (the modification time and size recorded with its hash), and not excluded by the
-    `exclude` patterns. What an idle `refresh --all` of a packed notebook costs: a `stat` and a few lookups a
-    note, no read and no object per note."""
-    split = split_limits(deps)
+    """The notes of `paths` a run need not look at: each in a live pack (`members`) with its file's modification
+    time and size (`stats`) those `recorded` with the text its pack holds, and not excluded by the `exclude`
+    patterns. What an idle `refresh --all` of a packed notebook costs: a `stat` and a lookup a note, no read and
+    no object per note."""
+    settled = {p for p in paths if (st := stats.get(p)) is not None and recorded.get(p) == st
+               and members[p][0] in remote}
     patterns = deps.settings.exclude
-    settled: set[str] = set()
-    for path in paths:
-        held, st, record = members.get(path), stats.get(path), known.get(path)
-        if (held is not None and st is not None and record is not None and len(record.hashes) == 1
-                and record.hashes[0] == held[1] and held[0] in remote and record.holds_for(st[0], st[1], split)):
-            settled.add(path)
     if patterns and settled:
         settled = {p for p in settled if not vault_files.excluded_by_pattern(deps.vault_root, p, patterns)}
     return settled
@@ -160,7 +155,8 @@ async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], k
                       remote: RemoteView, registry: RegistryView, read: list[NoteHashes], found: Collection[str],
                       all_notes: AllNotesScope | None, protect: set[str], requested: list[str], dry_run: bool,
                       done: PreparedSources, alone: list[PreparedNote | NoteOutcome], settled: Collection[str],
-                      stats: Mapping[str, tuple[int, int]] | None) -> None:
+                      stats: Mapping[str, tuple[int, int]] | None,
+                      members: dict[str, tuple[str, str]] | None) -> None:
     """The packed notes of the run into `done` (packs, and per requested note the pack it is live in); the
     notes that stay alone and the outcomes of the rest go to `alone`, for the single-note branches.
 
@@ -175,7 +171,7 @@ async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], k
             fits.append(item)
         else:
             alone.append(item)
-    members = store.pack_members(nb)
+    members = store.pack_members(nb) if members is None else members
     records = store.packs(nb)
     narrowed = bool(settled) or all_notes is None
     within: list[PackRecord] | None = None
@@ -190,7 +186,7 @@ async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], k
     held = {path for path, (source_id, _) in members.items() if reach is None or source_id in reach}
     in_run = {i.path for i in items}
     others = [p for p in sorted(held - in_run) if not (_whole_vault(all_notes) and not narrowed)]
-    other_known = {p: known[p] for p in others if p in known} if settled else store.note_hashes(others)
+    other_known = store.note_hashes(others)
     for item in load_notes(deps, others, others, other_known, read, stats):
         if isinstance(item, PreparedNote) and not unpacking and packable(deps, item, _size(item, other_known)):
             fits.append(item)
