@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
+from tests.search.reference import reference_doc_terms
 
 from nlmsync.search import staged_terms
 from nlmsync.search.bm25 import Weights
-from nlmsync.search.doc_terms import DocBatch, DocTerms, doc_terms
+from nlmsync.search.doc_terms import DocBatch, DocTerms
 from nlmsync.search.markdown import NoteFields
 from nlmsync.search.postings import PostingsIndex, SortedTerms, stable_argsort
 from nlmsync.search.ranking import Ranking
@@ -125,14 +126,14 @@ fields = st.builds(
        st.sampled_from([3, staged_terms.FOLD_TOKENS]))
 def test_notes_added_by_their_fields_index_as_their_weighted_terms(notes: list[NoteFields], limit: int,
                                                                    weights: Weights, fold: int) -> None:
-    """A batch staging notes by their counted fields once packed (`add_note`), folded a few terms at a time
-    or all at once, builds the same base, to the float, as one given each note's `doc_terms`."""
-    by_fields, by_terms = DocBatch(limit), DocBatch(limit)
+    """A batch staging notes by their counted fields (`add_counts`), folded a few terms at a time or all at once,
+    builds the same base, to the float, as one given each note weighed by the reference."""
+    by_fields, by_terms = DocBatch(limit, weights), DocBatch(limit, weights)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(staged_terms, "FOLD_TOKENS", fold)
         for i, note in enumerate(notes):
-            by_fields.add_note(f"n{i}.md", note, weights)
-            by_terms.add(doc_terms(f"n{i}.md", note, weights))
+            by_fields.add_counts(f"n{i}.md", note)
+            by_terms.add(reference_doc_terms(f"n{i}.md", note, weights))
     indexes = [PostingsIndex(weights, 1.2, 0.75), PostingsIndex(weights, 1.2, 0.75)]
     indexes[0].apply([], by_fields)
     indexes[1].apply([], by_terms)
@@ -157,8 +158,8 @@ def test_a_file_name_shares_its_weight_among_its_words() -> None:
     def named(name: list[str], name_words: int) -> NoteFields:
         return NoteFields(Counter(), Counter(), Counter(name), Counter(["linux"]), 0, name_words)
 
-    two = doc_terms("linux/dnf-deplist.md", named(["dnf", "deplist", "dnfdeplist"], 2), Weights())
-    one = doc_terms("linux/dnf.md", named(["dnf"], 1), Weights())
+    two = reference_doc_terms("linux/dnf-deplist.md", named(["dnf", "deplist", "dnfdeplist"], 2), Weights())
+    one = reference_doc_terms("linux/dnf.md", named(["dnf"], 1), Weights())
     assert two.tf == {"dnf": 2.0, "deplist": 2.0, "dnfdeplist": 2.0, "linux": 1.0}
     assert one.tf == {"dnf": 4.0, "linux": 1.0}
 

@@ -1,6 +1,7 @@
-"""A full build's staged notes (`staged_terms`): notes given by their texts, their tokens counted as term ids
-and their compounds formed from ids, index exactly as the reference, `doc_terms(note_fields(...))` per note:
-the same terms, postings, weighted term frequencies (to the float) and lengths, however the folds fall."""
+"""Staged notes (`staged_terms`): notes given by their texts, their tokens counted as term ids and their
+compounds formed from ids, index exactly as §3.2 says (`tests/search/reference.py` over `note_fields`, the
+string tokenizer's counts) per note: the same terms, postings, weighted term frequencies (to the float) and
+lengths, however the folds fall."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
+from tests.search.reference import reference_doc_terms
 
 from nlmsync.search import staged_terms
 from nlmsync.search.bm25 import Weights
-from nlmsync.search.doc_terms import DocBatch, doc_terms
+from nlmsync.search.doc_terms import DocBatch
 from nlmsync.search.markdown import note_fields, whole_fields
 from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.staged_terms import StagedTerms, TermIds
@@ -49,21 +51,24 @@ def _built(batch: DocBatch, weights: Weights) -> PostingsIndex:
 
 @settings(max_examples=examples(200), deadline=None)
 @given(notes, st.integers(0, 4), st.sampled_from(WEIGHTS), st.sampled_from([1, 7, 50, staged_terms.FOLD_TOKENS]),
-       st.booleans())
-def test_notes_staged_by_their_texts_index_as_their_doc_terms(given_notes: list[tuple[str, str, str]], limit: int,
-                                                              weights: Weights, fold: int, counted: bool) -> None:
-    """`add_text` (and, with `counted`, every other note by `add_note`) builds the base `doc_terms` builds."""
-    staged, reference = DocBatch(limit), DocBatch(limit)
+       st.booleans(), st.sampled_from([0, 3, staged_terms._FEW_PAIRS]))
+def test_notes_staged_by_their_texts_index_as_the_reference_weighs_them(given_notes: list[tuple[str, str, str]], limit: int,
+                                                              weights: Weights, fold: int, counted: bool,
+                                                              few_pairs: int) -> None:
+    """`add_text` (and, with `counted`, every other note by `add_counts`) builds the base the reference builds,
+    whether a fold looks its compounds up one by one or once per distinct pair of term ids."""
+    staged, reference = DocBatch(limit, weights), DocBatch(limit, weights)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(staged_terms, "FOLD_TOKENS", fold)
+        patch.setattr(staged_terms, "_FEW_PAIRS", few_pairs)
         for i, (folder, name, text) in enumerate(given_notes):
             path = f"{folder}/{i}{name}" if folder else f"{i}{name}"
             whole = whole_fields(text)
             if whole is None or (counted and i % 2):
-                staged.add_note(path, note_fields(path, text), weights)
+                staged.add_counts(path, note_fields(path, text))
             else:
-                staged.add_text(path, whole, weights)
-            reference.add(doc_terms(path, note_fields(path, text), weights))
+                staged.add_text(path, whole)
+            reference.add(reference_doc_terms(path, note_fields(path, text), weights))
     first, second = _built(staged, weights), _built(reference, weights)
     assert list(first.terms) == list(second.terms) and first.base_paths == second.base_paths
     for name in ("offsets", "slots", "tfs", "base_lengths"):
@@ -97,19 +102,19 @@ def test_a_term_id_is_the_number_of_lookups_before_the_terms_first() -> None:
 
 
 @pytest.mark.parametrize("weights", WEIGHTS)
-def test_a_staged_title_heading_and_file_name_weigh_as_in_doc_terms(weights: Weights) -> None:
+def test_a_staged_title_heading_and_file_name_weigh_as_the_reference_weighs_them(weights: Weights) -> None:
     """The heading repeating the file name is left out, the file name's weight shared by its two words, the
-    body's length its words: staged by text, as `doc_terms(note_fields(...))` has them."""
+    body's length its words: staged by text, as the reference over `note_fields(...)` has them."""
     path = "linux/dnf-deplist.md"
     text = "# dnf deplist\n\n> An alias of `dnf repoquery`.\n\n## Deplist options\n"
-    staged, reference = DocBatch(0), DocBatch(0)
-    staged.add(doc_terms("a.md", note_fields("a.md", "x"), weights))  # packs the batch: the next one stages
-    reference.add(doc_terms("a.md", note_fields("a.md", "x"), weights))
+    staged, reference = DocBatch(0, weights), DocBatch(0, weights)
+    staged.add(reference_doc_terms("a.md", note_fields("a.md", "x"), weights))
+    reference.add(reference_doc_terms("a.md", note_fields("a.md", "x"), weights))
     whole = whole_fields(text)
     assert whole is not None
-    staged.add_text(path, whole, weights)
+    staged.add_text(path, whole)
     assert staged._staged is not None and staged._staged.notes == 1
-    reference.add(doc_terms(path, note_fields(path, text), weights))
+    reference.add(reference_doc_terms(path, note_fields(path, text), weights))
     first, second = _built(staged, weights), _built(reference, weights)
     assert list(first.terms) == list(second.terms)
     assert first.tfs.tolist() == second.tfs.tolist() and first.base_lengths.tolist() == [[1, 0, 1], [5, 3, 4]]
@@ -120,16 +125,16 @@ def test_a_staged_title_heading_and_file_name_weigh_as_in_doc_terms(weights: Wei
                                                         ("# dnf deplist tool", 5), ("# deplist", 1),
                                                         ("# " + "x" * 81, 0), ("# dnf " + "x" * 81 + " deplist", 0)])
 def test_a_one_line_heading_is_left_out_when_it_says_the_title(heading: str, heading_length: int) -> None:
-    """A note whose only heading is its title (most notes) gets no heading field, staged as by `doc_terms`."""
+    """A note whose only heading is its title (most notes) gets no heading field, staged as the reference has it."""
     path = "linux/dnf-deplist.md"
     text = f"{heading}\n\n> An alias of `dnf repoquery`.\n"
     staged, reference = DocBatch(0), DocBatch(0)
-    staged.add(doc_terms("a.md", note_fields("a.md", "x"), Weights()))  # packs the batch: the next one stages
-    reference.add(doc_terms("a.md", note_fields("a.md", "x"), Weights()))
+    staged.add(reference_doc_terms("a.md", note_fields("a.md", "x"), Weights()))
+    reference.add(reference_doc_terms("a.md", note_fields("a.md", "x"), Weights()))
     whole = whole_fields(text)
     assert whole is not None
-    staged.add_text(path, whole, Weights())
-    reference.add(doc_terms(path, note_fields(path, text), Weights()))
+    staged.add_text(path, whole)
+    reference.add(reference_doc_terms(path, note_fields(path, text), Weights()))
     first, second = _built(staged, Weights()), _built(reference, Weights())
     assert list(first.terms) == list(second.terms) and first.tfs.tolist() == second.tfs.tolist()
     assert first.base_lengths.tolist() == second.base_lengths.tolist()
@@ -141,8 +146,9 @@ def test_words_not_yet_known_get_ids_when_folded_and_long_ones_none() -> None:
     vocabulary.lookup(["heapsort"])  # a compound first
     tokens = ["heap", "x" * 81, "heapsort", "heap", "x" * 81, "sort"]
     vocabulary.word_ids["sort"] = 7  # known from an earlier fold
+    known = len(vocabulary.word_ids)
     staged = np.fromiter(map(vocabulary.word_ids.setdefault, tokens, count(staged_terms.PENDING)), dtype=np.int64)
-    ids = vocabulary.resolve_words(tokens, staged, 80)
+    ids = vocabulary.resolve_words(staged, len(vocabulary.word_ids) - known, 80)
     assert ids.tolist() == [1, -1, 0, 1, -1, 7]
     assert vocabulary.word_ids == {"heap": 1, "x" * 81: -1, "heapsort": 0, "sort": 7}
     again = np.fromiter(map(vocabulary.word_ids.setdefault, tokens, count(staged_terms.PENDING)), dtype=np.int64)
@@ -172,11 +178,35 @@ def test_the_code_point_table_classes_every_character_of_the_basic_plane_as_the_
 
     cjk_class = importlib.import_module("nlmsync.search.tokenize")._CJK_CLASS
     word, cjk = regex.compile(r"[\p{L}\p{N}]"), regex.compile(rf"(?V1)[{cjk_class}&&[\p{{L}}\p{{N}}]]")
-    table = staged_terms._bmp_classes()
+    table = staged_terms._plane_classes()
     chars = [chr(code) for code in range(0x10000)]
     assert [bool(bits & staged_terms._WORD) for bits in table.tolist()] == [bool(word.match(c)) for c in chars]
     assert [bool(bits & staged_terms._CJK) for bits in table.tolist()] == [bool(cjk.match(c)) for c in chars]
     assert [bool(bits & staged_terms._SPACE) for bits in table.tolist()] == [c.isspace() for c in chars]
     assert [chr(code) for code, bits in enumerate(table.tolist()) if bits & staged_terms._MARK] == sorted(JOINING_MARKS)
+    assert not (table[:staged_terms._FIRST_CJK] & staged_terms._CJK).any()  # a fold of such code points has no bigram
+    assert (table[:0x80] == staged_terms._ascii_classes()).all()
     assert staged_terms._class_of("\U00020000") == staged_terms._WORD | staged_terms._CJK  # beyond the plane
     assert staged_terms._class_of("\U0001F600") == 0
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.lists(st.text(max_size=200), min_size=1, max_size=3), texts)
+def test_code_points_are_classed_as_the_whole_plane_table_classes_them_however_the_table_was_filled(
+        any_texts: list[str], text: str) -> None:
+    """A fold of a few notes classes the code points its table does not know yet one by one; a large one fills the
+    table for the whole plane: the same classes, whatever came before."""
+    table = staged_terms._plane_classes()
+    classes = staged_terms._CodeClasses()
+    for given_text in [*any_texts, text]:
+        codes = np.frombuffer(given_text.encode("utf-32-le"), dtype=np.uint32)
+        expected = [int(table[code]) if code <= 0xFFFF else staged_terms._class_of(chr(code))
+                    for code in codes.tolist()]
+        found = classes.of(codes, int(codes.max()) if len(codes) else 0)
+        assert (found & 0x7F).tolist() == expected and (found & staged_terms._KNOWN).all()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(staged_terms, "_TABLE_WORTH", 1)  # the next code points fill the whole table
+        codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+        found = classes.of(codes, int(codes.max()) if len(codes) else 0)
+        assert (found & 0x7F).tolist() == [int(table[c]) if c <= 0xFFFF else staged_terms._class_of(chr(c))
+                                                           for c in codes.tolist()]

@@ -10,7 +10,7 @@ of threads may call `search()` at once.
 
 One module of about 470 lines because `NoteIndex` is one object whose state — the lock, the dirty
 sets, the postings, the cached rows and their mtimes — every method reads or changes under that lock;
-what can stand apart already does: a note's terms (`doc_terms`), the postings (`postings`), ranking
+what can stand apart already does: a note's terms (`doc_terms`, `staged_terms`), the postings (`postings`), ranking
 (`ranking`) and the cache's format (`search.index_cache`).
 """
 
@@ -257,7 +257,7 @@ class NoteIndex:
         changed gets a Python loop."""
         if listing is None:
             listing = list_vault(self.vault_root)
-        changes = _Changes(DocBatch(MERGE_THRESHOLD))
+        changes = _Changes(DocBatch(MERGE_THRESHOLD, self.weights))
         if self._base_stats is not None:
             candidates, gone = self._compare_with_snapshot(listing)
         else:
@@ -325,7 +325,7 @@ class NoteIndex:
         return [position[path] for path, _ in changed], sorted(stats.keys() - found.keys())
 
     def _rescan_paths(self, deleted: set[str], modified: set[str]) -> _Changes:
-        changes = _Changes(DocBatch(MERGE_THRESHOLD))
+        changes = _Changes(DocBatch(MERGE_THRESHOLD, self.weights))
         for path in sorted(deleted):
             self._forget(path, changes)
         for path in sorted(modified):
@@ -400,9 +400,9 @@ class NoteIndex:
         self._stats[note.path] = (note.mtime_ns, note.size)
         whole = whole_fields(text, front)
         if whole is not None:
-            changes.batch.add_text(note.path, whole, self.weights)
+            changes.batch.add_text(note.path, whole)
         else:
-            changes.batch.add_note(note.path, note_fields(note.path, text, front), self.weights)
+            changes.batch.add_counts(note.path, note_fields(note.path, text, front))
 
     # --- the cache in the state file ---
 

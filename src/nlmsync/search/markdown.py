@@ -77,7 +77,7 @@ class NoteText:
 @dataclass(frozen=True)
 class NoteFields:
     """Token counts per field, and what the weighted BM25 needs besides: the words of the body (its length)
-    and of the file name (`doc_terms` shares the file name's weight among them)."""
+    and of the file name (a note's weighing shares the file name's weight among them)."""
 
     body: Counter[str]
     heading: Counter[str]

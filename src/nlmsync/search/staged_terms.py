@@ -11,11 +11,11 @@ give the CJK bigrams (rule 5) with no regex; compounds are formed from the ids o
 from pairs of code points — a string is made and looked up only for each pair never met before — and the
 counting is one sort.
 
-What a note contributes is exactly `note_fields` + `doc_terms`: the same terms (`tokenize`'s rules; rules 4
-and 5 here are `words_and_joins`', `compound_tokens`' and `cjk_bigrams`' on ids and code points, tests hold
-them equal; the title heading left out), the
-same counts, lengths (the body's in words) and weighted term frequencies (the file name's shared by its
-words), summed body + heading + file name + folder in that order.
+This is the one way a note's fields become weighted term frequencies (`_weigh`; a single note is a fold of
+one): its terms are `tokenize`'s (rules 4 and 5 here are `words_and_joins`', `compound_tokens`' and
+`cjk_bigrams`' on ids and code points, which a query's text is tokenized by; tests hold them equal), the
+title heading left out; its lengths count the body in words; a term's weighted frequency adds its weighted
+counts body + heading + file name + folder, in that order (the file name's weight shared by its words).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import operator
 from array import array
-from itertools import compress, count
+from itertools import compress, count, islice
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -36,6 +36,7 @@ from nlmsync.search.tokenize import (
     path_text_words,
     text_words,
     word_character_runs,
+    word_characters,
 )
 
 if TYPE_CHECKING:
@@ -84,41 +85,52 @@ class TermIds:
 
     def lookup(self, tokens: list[str]) -> np.ndarray:
         """The ids of `tokens` (int64), new terms added."""
-        start = len(self.terms)
-        ids = np.fromiter(map(self.ids.setdefault, tokens, count(start)), dtype=np.int64, count=len(tokens))
-        looked_up = np.array(tokens, dtype=object)
-        looked_up[ids != np.arange(start, start + len(tokens))] = ""  # found again: keep no copy of the term alive
-        self.terms += looked_up.tolist()
+        terms, known = self.terms, self.ids
+        start, before = len(terms), len(known)
+        ids = np.fromiter(map(known.setdefault, tokens, count(start)), dtype=np.int64, count=len(tokens))
+        terms += tokens
+        if len(known) - before < len(tokens):  # some found again (few)
+            for again in (ids != np.arange(start, start + len(tokens))).nonzero()[0].tolist():
+                terms[start + again] = ""  # keep no copy of the term alive
         return ids
 
-    def resolve_words(self, tokens: list[str], ids: np.ndarray, longest: int) -> np.ndarray:
-        """`ids` of `tokens` as staged (`PENDING`), the pending ones given their ids now, in `word_ids` too, but
-        for the words longer than `longest`, which get -1 (in place).
+    def resolve_words(self, ids: np.ndarray, new_words: int, longest: int) -> np.ndarray:
+        """`ids` of tokens as staged (`PENDING`), the pending ones given their ids now, in `word_ids` too, but for
+        the words longer than `longest`, which get -1 (in place). The last `new_words` words of `word_ids` are
+        the ones staged since their ids were last resolved.
 
-        A new word's first token holds PENDING + its own position, and its later ones the same value: the firsts
-        are found by that, and each later one by bisection among them, with no dictionary operation but one
-        per new word."""
-        pending = ids >= PENDING
-        if not pending.any():
+        A new word's tokens hold PENDING + the position of its first one, which `word_ids` holds too: one
+        dictionary operation per new word, none per token."""
+        if not new_words:
             return ids
-        firsts = np.flatnonzero(ids == PENDING + np.arange(len(ids)))
-        new = list(map(tokens.__getitem__, firsts.tolist()))
-        short = np.fromiter(map(len, new), dtype=np.int64, count=len(new)) <= longest
-        if short.all():
+        word_ids = self.word_ids
+        new = list(islice(reversed(word_ids), new_words))
+        new.reverse()
+        firsts = np.fromiter(map(word_ids.__getitem__, new), dtype=np.int64, count=new_words) - PENDING
+        if max(map(len, new)) <= longest:
             fresh = self.lookup(new)
         else:
-            fresh = np.full(len(new), -1, dtype=np.int64)
+            short = np.fromiter(map(len, new), dtype=np.int64, count=new_words) <= longest
+            fresh = np.full(new_words, -1, dtype=np.int64)
             fresh[short] = self.lookup(list(compress(new, short.tolist())))
-        self.word_ids.update(zip(new, fresh.tolist()))
-        ids[pending] = fresh[np.searchsorted(firsts, ids[pending] - PENDING)]
+        word_ids.update(zip(new, fresh.tolist()))
+        at_first = np.empty(len(ids), dtype=np.int64)  # by a new word's first position: its id
+        at_first[firsts] = fresh
+        if new_words == len(word_ids):  # every word is new: every token pending
+            resolved: np.ndarray = at_first[ids - PENDING]
+            return resolved
+        pending = ids >= PENDING
+        ids[pending] = at_first[ids[pending] - PENDING]
         return ids
 
     def pair_ids(self, pairs: np.ndarray) -> np.ndarray:
         """The ids of the compounds of distinct pairs of ids (`first << 32 | second`, ascending), new ones added."""
+        return self._pairs.ids(pairs, self.lookup, lambda fresh: self.compounds(fresh >> 32, fresh & 0xFFFFFFFF))
+
+    def compounds(self, first: np.ndarray, second: np.ndarray) -> list[str]:
+        """The compounds (rule 4) of these pairs of term ids: the two terms joined."""
         terms = self.terms
-        return self._pairs.ids(pairs, self.lookup, lambda fresh: list(map(
-            operator.add, map(terms.__getitem__, (fresh >> 32).tolist()),
-            map(terms.__getitem__, (fresh & 0xFFFFFFFF).tolist()))))
+        return list(map(operator.add, map(terms.__getitem__, first.tolist()), map(terms.__getitem__, second.tolist())))
 
     def bigram_ids(self, bigrams: np.ndarray) -> np.ndarray:
         """The ids of distinct CJK bigrams given by their code points (`first << 21 | second`, ascending), new
@@ -131,10 +143,10 @@ class TermIds:
         known = len(self._lengths)
         if known < len(self.terms):
             new = self.terms[known:]
-            self._lengths = np.concatenate([self._lengths, np.fromiter(map(len, new), dtype=np.int16,
-                                                                       count=len(new))])
-            self._ascii = np.concatenate([self._ascii, np.fromiter(map(str.isascii, new), dtype=bool,
-                                                                   count=len(new))])
+            lengths = np.fromiter(map(len, new), dtype=np.int16, count=len(new))
+            is_ascii = np.fromiter(map(str.isascii, new), dtype=bool, count=len(new))
+            self._lengths = np.concatenate([self._lengths, lengths]) if known else lengths
+            self._ascii = np.concatenate([self._ascii, is_ascii]) if known else is_ascii
         return self._lengths, self._ascii
 
 
@@ -149,13 +161,17 @@ class _KnownCodes:
     def ids(self, codes: np.ndarray, lookup: Callable[[list[str]], np.ndarray],
             strings: Callable[[np.ndarray], list[str]]) -> np.ndarray:
         """The term ids of distinct `codes` (ascending); the new ones' terms are `strings(their codes)`."""
+        if not len(self.codes):  # nothing met yet (all of a sync's few notes' codes): every one is new
+            ids = lookup(strings(codes)) if len(codes) else np.zeros(0, dtype=np.int64)
+            self.codes, self.term_ids = codes, ids
+            return ids
         at = np.searchsorted(self.codes, codes)
         known = np.zeros(len(codes), dtype=bool)
         inside = at < len(self.codes)
         known[inside] = self.codes[at[inside]] == codes[inside]
         ids = np.empty(len(codes), dtype=np.int64)
         ids[known] = self.term_ids[at[known]]
-        new = np.flatnonzero(~known)
+        new = (~known).nonzero()[0]
         if len(new):
             fresh = codes[new]
             ids[new] = lookup(strings(fresh))
@@ -166,11 +182,11 @@ class _KnownCodes:
 
 def _distinct(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`np.unique(codes, return_inverse=True)` by a stable sort (codes come in ascending runs: faster)."""
-    order = np.argsort(codes, kind="stable")
+    order = codes.argsort(kind="stable")
     ordered = codes[order]
     starts = _run_starts(ordered)
     inverse = np.empty(len(codes), dtype=np.int64)
-    inverse[order] = np.cumsum(starts) - 1
+    inverse[order] = starts.cumsum() - 1
     return ordered[starts], inverse
 
 
@@ -185,8 +201,8 @@ class Folded(NamedTuple):
 
 
 class StagedTerms:
-    """Notes staged for `fold`: their tokens (strings, in a list), and per note its segments' lengths and
-    kinds. A note comes as its field texts (`add_text`, most notes) or already counted (`add_counts`: a
+    """Notes staged for `fold`: their tokens' ids as staged (`TermIds.word_ids`), and per note its segments'
+    lengths and kinds. A note comes as its field texts (`add_text`, most notes) or already counted (`add_counts`: a
     note only the line walk reads, counted in pieces to bound its memory)."""
 
     def __init__(self, vocabulary: TermIds) -> None:
@@ -195,7 +211,8 @@ class StagedTerms:
 
     def _clear(self) -> None:
         self.notes = 0
-        self._tokens: list[str] = []
+        self._text_notes = 0  # the notes given by their texts
+        self._words = len(self.vocabulary.word_ids)  # words new to it since are staged with pending ids
         self._texts: list[str] = []  # the normalized texts of the JOINS segments, in order (rule 4's separators)
         self._ids = array("q")  # each token's id when it was staged (PENDING + a position: new; -1: too long)
         self._offers = count(PENDING)  # what a token new to `word_ids` gets there: PENDING + its position
@@ -209,7 +226,7 @@ class StagedTerms:
     @property
     def full(self) -> bool:
         """Time to `fold`: `FOLD_TOKENS` tokens staged (a note given counted stages its distinct terms)."""
-        return len(self._tokens) >= FOLD_TOKENS
+        return len(self._ids) >= FOLD_TOKENS
 
     def add_text(self, path: str, heading: str, body: str) -> None:
         """Stage the note at `path` by its heading and body texts (`markdown.whole_fields`).
@@ -235,7 +252,6 @@ class StagedTerms:
             note_tokens += words
             lengths.append(len(words))
             kinds += (PATH | JOINS,)
-        self._tokens += note_tokens
         self._texts += texts
         self._ids.extend(map(self.vocabulary.word_ids.setdefault, note_tokens, self._offers))
         self._segment_lengths.extend(lengths)
@@ -244,12 +260,12 @@ class StagedTerms:
         self._body_words.append(-1)  # counted at the fold, once rule 3 has left out the longest words
         self._name_words.append(len(title))
         self.notes += 1
+        self._text_notes += 1
 
     def add_counts(self, fields: NoteFields) -> None:
         """Stage a note by its fields' token counts."""
         setdefault = self.vocabulary.word_ids.setdefault
         for field in (fields.body, fields.heading, fields.path, fields.folder):
-            self._tokens += field
             self._ids.extend(map(setdefault, field, self._offers))
             self._counts.extend(field.values())
             self._segment_lengths.append(len(field))
@@ -260,43 +276,51 @@ class StagedTerms:
         self.notes += 1
 
     def fold(self, weights: Weights) -> Folded:
-        """Count the staged notes' terms and weigh them (`doc_terms`' floats), then start afresh."""
-        tokens, vocabulary = self._tokens, self.vocabulary
+        """Count the staged notes' terms and weigh them (`_weigh`), then start afresh."""
+        vocabulary = self.vocabulary
         # rule 3: a word longer than MAX_TOKEN_LENGTH gets no id and is left out
-        ids = vocabulary.resolve_words(tokens, np.frombuffer(self._ids, dtype=np.int64).copy(), MAX_TOKEN_LENGTH)
-        segment_lengths = np.frombuffer(self._segment_lengths, dtype=np.int64)
-        token_segment = np.repeat(np.arange(len(segment_lengths)), segment_lengths)
+        ids = vocabulary.resolve_words(np.array(self._ids, dtype=np.int64), len(vocabulary.word_ids) - self._words,
+                                       MAX_TOKEN_LENGTH)
         segment_kinds = np.frombuffer(self._segment_kinds, dtype=np.int8)
+        token_segment = np.arange(len(segment_kinds)).repeat(np.frombuffer(self._segment_lengths, dtype=np.int64))
         kind = segment_kinds[token_segment]
-        texts = _FoldTexts(self._texts)  # one per JOINS segment, in order
-        joins = np.zeros(len(ids), dtype=bool)  # rule 4: the token forms a compound with the one before it
-        joins[np.flatnonzero(kind & JOINS)] = texts.joins()
+        # rule 4: whether the token forms a compound with the one before it
+        texts = _FoldTexts(self._texts) if self._texts else None  # one per JOINS segment, in order
+        text_joins = texts.joins() if texts is not None else ids[:0] >= 0
+        if len(text_joins) == len(ids):  # every token is a JOINS segment's (no folder token)
+            joins = text_joins
+        else:
+            joins = np.zeros(len(ids), dtype=bool)
+            joins[(kind & JOINS).nonzero()[0]] = text_joins
         kept = ids >= 0
         if not kept.all():
             joins[1:] &= kept[:-1]  # none across a word left out
             ids, token_segment, kind, joins = ids[kept], token_segment[kept], kind[kept], joins[kept]
-        segment_note = np.repeat(np.arange(self.notes), np.frombuffer(self._note_segments, dtype=np.int64))
+        segment_note = np.arange(self.notes).repeat(np.frombuffer(self._note_segments, dtype=np.int64))
         note = segment_note[token_segment]
         field = kind & 3
-        counted = (kind & COUNTED) != 0
         body_words = np.frombuffer(self._body_words, dtype=np.int64)
-        if (body_words < 0).any():  # a note given by its texts: its body's words that rule 3 kept
+        if self._text_notes:  # a note given by its texts: its body's words that rule 3 kept
             words = np.bincount(note[kind == BODY | JOINS], minlength=self.notes)
-            body_words = np.where(body_words < 0, words, body_words)
+            body_words = words if self._text_notes == self.notes else np.where(body_words < 0, words, body_words)
         seconds = self._compounds(ids, joins)  # rule 4: the second token of each compound
-        compound_ids = self._compound_ids(ids[seconds - 1], ids[seconds])
-        bigrams, bigram_text = texts.bigrams()  # rule 5, from the code points
-        distinct, bigram_of = _distinct(bigrams)
-        bigram_segment = np.flatnonzero(segment_kinds & JOINS)[bigram_text]
-        ids = np.concatenate([ids, compound_ids, vocabulary.bigram_ids(distinct)[bigram_of]])
-        field = np.concatenate([field, field[seconds], segment_kinds[bigram_segment] & 3])
-        note = np.concatenate([note, note[seconds], segment_note[bigram_segment]])
+        parts_ids, parts_field, parts_note = [ids, self._compound_ids(ids[seconds - 1], ids[seconds])], \
+            [field, field[seconds]], [note, note[seconds]]
+        bigrams, bigram_text = texts.bigrams() if texts is not None else (ids[:0], ids[:0])  # rule 5, code points
+        if len(bigrams):
+            distinct, bigram_of = _distinct(bigrams)
+            bigram_segment = (segment_kinds & JOINS).nonzero()[0][bigram_text]
+            parts_ids.append(vocabulary.bigram_ids(distinct)[bigram_of])
+            parts_field.append(segment_kinds[bigram_segment] & 3)
+            parts_note.append(segment_note[bigram_segment])
         stride = max(len(vocabulary), 1)
-        keys = (note * stride + ids) * 4 + field  # ordered by note, then term, then field
+        keys = np.concatenate(parts_ids) * 4 + np.concatenate(parts_field)
+        if self.notes > 1:  # (note * stride + term) * 4 + field: ordered by note, then term, then field
+            keys += np.concatenate(parts_note) * (stride * 4)
         repeats = None
-        if counted.any():  # a counted note's terms are distinct per field: each weighs its count
+        if len(self._counts):  # a counted note's terms are distinct per field: each weighs its count
             repeats = np.ones(len(keys), dtype=np.int64)
-            repeats[np.flatnonzero(counted)] = np.frombuffer(self._counts, dtype=np.int64)
+            repeats[(kind & COUNTED).nonzero()[0]] = np.frombuffer(self._counts, dtype=np.int64)
         keys, counts = _counted(keys, repeats)
         folded = _weigh(keys, counts, stride, weights, body_words, np.frombuffer(self._name_words, dtype=np.int64))
         self._clear()
@@ -306,7 +330,7 @@ class StagedTerms:
         """Positions of the tokens that form a compound with the one before them (rule 4, `compound_tokens`):
         words of one text in a row that `joins` joins (rule 3 applied), both ASCII, joined at most
         `MAX_TOKEN_LENGTH` long."""
-        seconds = np.flatnonzero(joins)
+        seconds = joins.nonzero()[0]
         lengths, is_ascii = self.vocabulary.shapes()
         first, second = ids[seconds - 1], ids[seconds]
         joined = is_ascii[first] & is_ascii[second] & (lengths[first] + lengths[second] <= MAX_TOKEN_LENGTH)
@@ -314,9 +338,14 @@ class StagedTerms:
         return found
 
     def _compound_ids(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
-        """The term ids of the compounds of these pairs of term ids."""
+        """The term ids of the compounds of these pairs of term ids: a few (a sync of a few notes) each looked up
+        as its string, more once per distinct pair (`TermIds.pair_ids`)."""
+        ids: np.ndarray
+        if len(first) < _FEW_PAIRS:
+            ids = self.vocabulary.lookup(self.vocabulary.compounds(first, second))
+            return ids
         pairs, pair_of = _distinct((first << 32) | second)
-        ids: np.ndarray = self.vocabulary.pair_ids(pairs)[pair_of]
+        ids = self.vocabulary.pair_ids(pairs)[pair_of]
         return ids
 
 
@@ -328,61 +357,101 @@ class _FoldTexts:
     characters, exactly `tokenize.cjk_bigrams`' runs: no regex runs again."""
 
     def __init__(self, texts: list[str]) -> None:
-        # a NUL is neither a word's character, white space nor a joining mark: no compound joins two texts
-        self.codes = np.frombuffer("\0".join(texts).encode("utf-32-le"), dtype=np.uint32)
-        self.classes = _classes(self.codes)
-        spans = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1  # each text and its NUL
-        self.starts = np.cumsum(spans) - spans
+        # a NUL before, between and after the texts: it is neither a word's character, white space nor a joining
+        # mark, so no compound joins two texts, and no word starts at the first code point or ends at the last
+        joined = "\0" + "\0".join(texts) + "\0"
+        if joined.isascii():  # one byte a code point, all of them classed from the start
+            self.codes = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+            self.top = 0x7F
+        else:
+            self.codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+            self.top = int(self.codes.max())
+        self.classes = _CODE_CLASSES.of(self.codes, self.top)
+        self.texts = texts
 
     def joins(self) -> np.ndarray:
         """Rule 4 for every word of the texts, in order (`tokenize.words_and_joins` of each, one array): the word forms
         a compound with the one before it in its text, only white space or one joining mark between."""
         classes = self.classes
-        edges = np.diff((classes & _WORD).astype(np.int8), prepend=np.int8(0), append=np.int8(0))
-        starts, ends = np.flatnonzero(edges > 0), np.flatnonzero(edges < 0)
-        if len(starts) < 2:
-            return np.zeros(len(starts), dtype=bool)
-        gap_starts, gap_lengths = ends[:-1], starts[1:] - ends[:-1]  # the separator before each word but the first
-        first = classes[gap_starts]
-        joins = (first & (_SPACE | _MARK)) != 0  # right for a separator of one character: most are
-        longer = np.flatnonzero(gap_lengths > 1)
-        if len(longer):  # white space all through? (each character of each longer separator looked at)
-            lengths = gap_lengths[longer]
-            offsets = np.concatenate([[0], np.cumsum(lengths[:-1])])
-            at = np.arange(int(lengths.sum())) + np.repeat(gap_starts[longer] - offsets, lengths)
-            joins[longer] = np.logical_and.reduceat((classes[at] & _SPACE) != 0, offsets)
-        return np.concatenate([[False], joins])
+        word = classes & _WORD
+        # where a word starts (the code point before its first) and ends (its last), alternately: the texts begin
+        # and end with a NUL
+        edges = (word[1:] != word[:-1]).nonzero()[0]
+        joins = np.zeros(len(edges) // 2, dtype=bool)
+        if len(joins) < 2:
+            return joins
+        # the separator before each word but the first: after the last code point of the word before, up to `ends`
+        ends, befores = edges[2::2], edges[1:-1:2]
+        gaps = ends - befores
+        # white space up to each code point (`_SPACE` is 1), modulo 2**32: exact for each separator, shorter than that
+        spaces = (classes & _SPACE).cumsum(dtype=np.int32)
+        joins[1:] = (spaces[ends] - spaces[befores] == gaps) | ((gaps == 1) & ((classes[ends] & _MARK) != 0))
+        return joins
 
     def bigrams(self) -> tuple[np.ndarray, np.ndarray]:
         """Rule 5: the CJK bigrams of the texts in order (`tokenize.cjk_bigrams` of each), each as its two code
         points (`first << 21 | second`), and the index of its text."""
+        if self.top < _FIRST_CJK:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         cjk = (self.classes & _CJK) != 0
-        at = np.flatnonzero(cjk[:-1] & cjk[1:])
+        at = (cjk[:-1] & cjk[1:]).nonzero()[0]
         codes = (self.codes[at].astype(np.int64) << 21) | self.codes[at + 1]
-        return codes, np.searchsorted(self.starts, at, side="right") - 1
+        spans = np.fromiter(map(len, self.texts), dtype=np.int64, count=len(self.texts)) + 1  # each text and a NUL
+        return codes, np.searchsorted(spans.cumsum() - spans + 1, at, side="right") - 1
 
 
-_WORD, _SPACE, _MARK, _CJK = 1, 2, 4, 8
+_SPACE, _WORD, _MARK, _CJK = 1, 2, 4, 8
+_KNOWN = 0x80  # in `_CodeClasses.table`: the code point's class bits are filled in
+_FIRST_CJK = 0x1100  # no code point below is a CJK run's (`tokenize._CJK_BLOCKS`; a test checks the table)
+
+# Fewer compounds than this in a fold (a few notes: an edit) are each looked up as a string; more, once per distinct
+# pair of term ids (`TermIds.pair_ids`)
+_FEW_PAIRS = 1 << 10
+
+# A fold of fewer code points than this (a few notes: an edit) classes the distinct ones the table does not know
+# yet; a fold of more fills the table for the whole basic plane at once (`_plane_classes`).
+_TABLE_WORTH = 1 << 16
 
 
-def _classes(codes: np.ndarray) -> np.ndarray:
+class _CodeClasses:
     """Each code point's class bits: `_WORD` (`[\\p{L}\\p{N}]`), `_SPACE` (white space), `_MARK` (a joining mark),
-    `_CJK` (what CJK runs are made of)."""
-    table = _bmp_classes()
-    if not len(codes) or int(codes.max()) <= 0xFFFF:
-        classes: np.ndarray = table[codes]
+    `_CJK` (what CJK runs are made of), and `_KNOWN`.
+
+    One table of the basic plane per process, filled as code points are met (ASCII's from the start): a sync of a
+    few notes classes only the code points new to it, a full build all of them at once. A code point beyond the
+    plane (rare) is classed on its own each time."""
+
+    def __init__(self) -> None:
+        self.table: np.ndarray = np.zeros(0x10000, dtype=np.uint8)
+        self.table[:0x80] = _ascii_classes() | _KNOWN
+        self.whole = False
+
+    def of(self, codes: np.ndarray, top: int) -> np.ndarray:
+        """The classes of `codes` (uint32), whose largest is `top`, each with `_KNOWN` set."""
+        classes: np.ndarray
+        if top < 0x80:  # ASCII: known from the start
+            classes = self.table[codes]
+            return classes
+        if top > 0xFFFF:  # beyond the basic plane: each distinct one classed on its own
+            beyond = codes > 0xFFFF
+            classes = self.of(np.where(beyond, 0, codes), 0xFFFF)
+            rare, index = np.unique(codes[beyond], return_inverse=True)
+            classes[beyond] = np.array([_class_of(chr(code)) | _KNOWN for code in rare.tolist()], dtype=np.uint8)[index]
+            return classes
+        classes = self.table[codes]
+        if classes.min(initial=_KNOWN) < _KNOWN:
+            if len(codes) >= _TABLE_WORTH and not self.whole:
+                self.table = _plane_classes() | _KNOWN
+                self.whole = True
+            else:
+                new = np.unique(codes[classes < _KNOWN])
+                self.table[new] = _classes_of("".join(map(chr, new.tolist()))) | _KNOWN
+            classes = self.table[codes]
         return classes
-    beyond = codes > 0xFFFF
-    classes = table[np.where(beyond, 0, codes)]
-    if beyond.any():  # beyond the basic plane (rare): each distinct code point classed on its own
-        rare, index = np.unique(codes[beyond], return_inverse=True)
-        classes[beyond] = np.array([_class_of(chr(code)) for code in rare.tolist()], dtype=np.uint8)[index]
-    return classes
 
 
-@functools.cache
-def _bmp_classes() -> np.ndarray:
-    """`_classes` of the basic multilingual plane's code points, by code point."""
+def _plane_classes() -> np.ndarray:
+    """The class bits of the basic multilingual plane's code points, by code point."""
     table = np.zeros(0x10000, dtype=np.uint8)
     for bit, cjk in ((_WORD, False), (_CJK, True)):
         for first, end in word_character_runs(0x10000, cjk=cjk):
@@ -392,11 +461,31 @@ def _bmp_classes() -> np.ndarray:
     return table
 
 
+@functools.cache
+def _ascii_classes() -> np.ndarray:
+    """The class bits of the ASCII code points: its letters and digits are exactly its `\\p{L}` and `\\p{N}`, and
+    none is CJK (no pattern needed)."""
+    return np.array([(_WORD if chr(code).isalnum() else 0) | (_SPACE if chr(code).isspace() else 0)
+                     | (_MARK if chr(code) in JOINING_MARKS else 0) for code in range(0x80)], dtype=np.uint8)
+
+
+def _classes_of(chars: str) -> np.ndarray:
+    """The class bits of each character of `chars`, by the patterns themselves."""
+    classes = np.array([(_SPACE if char.isspace() else 0) | (_MARK if char in JOINING_MARKS else 0) for char in chars],
+                       dtype=np.uint8)
+    classes[word_characters(chars)] |= _WORD
+    classes[word_characters(chars, cjk=True)] |= _CJK
+    return classes
+
+
 def _class_of(char: str) -> int:
     code = ord(char)
     return ((_WORD if word_character_runs(code + 1, start=code) else 0)
             | (_CJK if word_character_runs(code + 1, start=code, cjk=True) else 0)
             | (_SPACE if char.isspace() else 0) | (_MARK if char in JOINING_MARKS else 0))
+
+
+_CODE_CLASSES = _CodeClasses()
 
 
 def _counted(keys: np.ndarray, repeats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -405,42 +494,44 @@ def _counted(keys: np.ndarray, repeats: np.ndarray | None = None) -> tuple[np.nd
     `repeats`, each key counts its repeat instead of one."""
     if repeats is None:
         keys = np.sort(keys, kind="stable")
-        firsts = np.flatnonzero(_run_starts(keys))
-        return keys[firsts], np.diff(np.append(firsts, len(keys)))
-    order = np.argsort(keys, kind="stable")
+        starts = _run_starts(keys)
+        return keys[starts], np.bincount(starts.cumsum() - 1)
+    order = keys.argsort(kind="stable")
     keys, repeats = keys[order], repeats[order]
-    firsts = np.flatnonzero(_run_starts(keys))
+    firsts = _run_starts(keys).nonzero()[0]
     return keys[firsts], np.add.reduceat(repeats, firsts)
 
 
 def _run_starts(ordered: np.ndarray) -> np.ndarray:
     """Whether each value of an ascending array starts a run of equal values."""
-    return np.concatenate([[True], ordered[1:] != ordered[:-1]]) if len(ordered) else np.zeros(0, dtype=bool)
+    starts = np.empty(len(ordered), dtype=bool)
+    if len(ordered):
+        starts[0] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+    return starts
 
 
 def _weigh(keys: np.ndarray, counts: np.ndarray, stride: int, weights: Weights, body_words: np.ndarray,
            name_words: np.ndarray) -> Folded:
-    """Per (note, term) the weighted counts of body, heading, file name and folder added in that order, as
-    `doc_terms` adds them; `keys` are (note * stride + term) * 4 + field, ascending, each with its count.
-    `body_words` and `name_words`: per note, its body's length and its file name's words."""
+    """Per (note, term) the weighted counts of body, heading, file name and folder added in that order; `keys` are
+    (note * stride + term) * 4 + field, ascending, each with its count. `body_words` and `name_words`: per note,
+    its body's length and its file name's words."""
     notes = len(body_words)
     field = keys & 3
     entry = keys >> 2
-    field_weights = np.array([weights.body, weights.heading, weights.path, weights.folder])[field]
-    in_name = field == 2  # the file name's weight shared by its words, as `Weights.name_weight` shares it
-    field_weights[in_name] = (weights.path / np.maximum(name_words, 1))[entry[in_name] // stride]
-    values = counts.astype(np.float64) * field_weights
+    note_field = entry // stride * 4 + field
+    by_note = np.empty((notes, 4))  # each note's weight of each field: its file name's shared by its words
+    by_note[:] = (weights.body, weights.heading, weights.path, weights.folder)
+    by_note[:, PATH] = weights.path / np.maximum(name_words, 1)  # `Weights.name_weight`
     first = _run_starts(entry)
-    entry_of = np.cumsum(first) - 1
     entries = entry[first]
-    tf = np.zeros(len(entries))
-    for f in range(4):  # one value per (note, term) and field: the fields add up in order
-        in_field = field == f
-        tf[entry_of[in_field]] += values[in_field]
-    by_field = np.bincount(entry // stride * 4 + field, weights=counts, minlength=notes * 4).astype(np.int64)
-    by_field = by_field.reshape(-1, 4)
-    name_lengths = np.maximum(by_field[:, 2], 1)  # `markdown.name_length`: at least one
-    lengths = np.stack([body_words, by_field[:, 1], name_lengths + by_field[:, 3]], axis=1)
+    # one value per (note, term) and field, the fields in order: each entry's sum adds them in that order
+    tf = np.bincount(first.cumsum() - 1, weights=counts * by_note.ravel()[note_field])
+    by_field = np.bincount(note_field, weights=counts, minlength=notes * 4).astype(np.int64).reshape(notes, 4)
+    lengths = np.empty((notes, 3), dtype=np.int64)
+    lengths[:, 0] = body_words
+    lengths[:, 1] = by_field[:, HEADING]
+    lengths[:, 2] = np.maximum(by_field[:, PATH], 1) + by_field[:, FOLDER]  # `markdown.name_length`: at least one
     if not (weights.body and weights.heading and weights.path and weights.folder):
         entries, tf = entries[tf > 0], tf[tf > 0]
     return Folded((entries % stride).astype(np.int32), tf, np.bincount(entries // stride, minlength=notes), lengths)

@@ -92,6 +92,13 @@ def word_character_runs(stop: int, start: int = 0, *, cjk: bool = False) -> list
     return [(start + run.start(), start + run.end()) for run in pattern.finditer(chars)]
 
 
+def word_characters(chars: str, *, cjk: bool = False) -> list[int]:
+    """The positions of the characters of `chars` that base tokens are made of (`[\\p{L}\\p{N}]`, as the pattern
+    decides), or with `cjk`, that CJK runs are made of (rule 5)."""
+    pattern = _unicode().cjk_character if cjk else _unicode().base_token
+    return [position for run in pattern.finditer(chars) for position in range(run.start(), run.end())]
+
+
 def normalize(text: str) -> str:
     """NFKC then lowercase (rule 1)."""
     if text.isascii():  # NFKC leaves ASCII as it is
