@@ -210,6 +210,30 @@ def test_a_cold_answer_then_more_queries_walk_the_vault_once(vault: Path, monkey
     assert index.loaded and len(walks) == 1  # the first sync compared the cold answer's walk
 
 
+@pytest.mark.parametrize("change", ["modified", "added", "deleted", "full rescan"])
+def test_a_change_marked_after_a_cold_answer_is_searched(vault: Path, change: str) -> None:
+    """The cold answer's walk was taken before the change: the first sync must not take it for the vault."""
+    fresh(vault).sync()
+    index = fresh(vault)
+    assert hits(index, "heapsort")
+    assert not index.loaded
+    if change == "modified":
+        touch(vault / "inbox.md", "A tapir in the inbox.")
+        index.mark_path_modified("inbox.md")
+    elif change == "added":
+        touch(vault / "new.md", "# New\n\nA tapir.")
+        index.mark_path_modified("new.md")
+    elif change == "deleted":
+        (vault / "inbox.md").unlink()
+        index.mark_path_deleted("inbox.md")
+    else:  # an edit nothing marked, then a full rescan asked for
+        touch(vault / "inbox.md", "A tapir in the inbox.")
+        index.mark_full_rescan_needed()
+    for query in QUERIES:  # "tapir" among them
+        assert hits(index, query) == from_scratch(vault, query), query
+    assert ("inbox.md" in index.paths()) == (change != "deleted")
+
+
 WORDS = ["heap", "sort", "heapsort", "kimchi", "김치찌개", "ヒープ", "ソート", "the", "and", "not", "mc²", "river",
          "tea", "Tea"]
 PATHS = ["a.md", "b.md", "notes/c.md", "notes/deep/d.md", "노트.md", "tea/river.md"]

@@ -157,21 +157,27 @@ class NoteIndex:
 
     # --- dirty model (§4.1) ---
 
+    # A mark says the vault changed after the cold answer's walk (if one is kept): the first sync then walks
+    # again instead of comparing that walk, which would find the marked notes as they were and clear the marks.
+
     def mark_path_modified(self, path: str) -> None:
         rel = normalize_rel_path(path)
         with self._lock:
             self._deleted.discard(rel)
             self._modified.add(rel)
+            self._cold_listing = None
 
     def mark_path_deleted(self, path: str) -> None:
         rel = normalize_rel_path(path)
         with self._lock:
             self._modified.discard(rel)
             self._deleted.add(rel)
+            self._cold_listing = None
 
     def mark_full_rescan_needed(self) -> None:
         with self._lock:
             self._full_rescan = True
+            self._cold_listing = None
 
     @property
     def loaded(self) -> bool:
@@ -418,7 +424,7 @@ class NoteIndex:
         since the index was saved, or the cache cannot answer: the caller then syncs.
 
         The walk it checked is kept for the first sync, which compares it with the index it loads instead of
-        walking again: notes changed since are found as a sync right after this answer would have found them.
+        walking again, until a mark says the vault changed after it (see the dirty model's methods).
         """
         self._cold_tried = True
         if self.db is None:
