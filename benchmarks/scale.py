@@ -51,34 +51,47 @@ PEERS = ("bm25s", "tantivy", "fts5")
 
 # --- measuring a process from outside -------------------------------------------------------------------------
 
-class _Popen(subprocess.Popen):  # type: ignore[type-arg]
-    """A Popen that keeps the child's own rusage (os.wait4) when it is reaped."""
-
-    rusage: Any = None
-
-    def _try_wait(self, wait_flags: int) -> tuple[int, int]:
-        try:
-            pid, status, self.rusage = os.wait4(self.pid, wait_flags)
-        except ChildProcessError:
-            pid, status = self.pid, 0
-        return pid, status
+# A child's peak resident memory, as the kernel accounts it, starts at its parent's resident memory when it was
+# forked: run straight from this process, every command would read at least this process's size. So each
+# command is started by a small launcher (an interpreter without site imports) that forks and execs it, waits
+# for it and hands back its own figures: the floor is then the launcher's few MB.
+_LAUNCHER = """
+import os, sys
+out = int(sys.argv[1])
+pid = os.fork()
+if pid == 0:
+    os.close(out)
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+os.write(out, f"{usage.ru_utime} {usage.ru_stime} {usage.ru_maxrss}".encode())
+sys.exit(os.waitstatus_to_exitcode(status) % 256)
+"""
 
 
 def measured(command: list[str], *, env: dict[str, str] | None = None, stdin: str | None = None,
              check: bool = True) -> dict[str, Any]:
-    """Run `command`; its CPU seconds (user + system), wall seconds and peak resident MB, from `wait4`."""
+    """Run `command`; its CPU seconds (user + system), wall seconds and peak resident MB, from its `wait4`."""
+    read_end, write_end = os.pipe()
     started = time.perf_counter()
-    process = _Popen(command, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
-    out, err = process.communicate(stdin)
-    wall = time.perf_counter() - started
-    usage = process.rusage
-    if check and process.returncode != 0:
+    try:
+        process = subprocess.Popen([sys.executable, "-S", "-c", _LAUNCHER, str(write_end), *command],
+                                   stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+                                   pass_fds=(write_end,))
+    finally:
+        os.close(write_end)
+    with os.fdopen(read_end, "rb") as figures:
+        out, err = process.communicate(stdin)
+        wall = time.perf_counter() - started
+        reported = figures.read().split()
+    if check and (process.returncode != 0 or len(reported) != 3):
         raise RuntimeError(f"{' '.join(command[:6])}… exited {process.returncode}: {err.strip()[-500:]}")
-    return {"cpu": usage.ru_utime + usage.ru_stime, "wall": wall, "peak_mb": usage.ru_maxrss / 1024, "out": out,
-            "err": err, "code": process.returncode}
-
-
+    user, system, peak_kb = (float(value) for value in reported) if len(reported) == 3 else (0.0, 0.0, 0.0)
+    return {"cpu": user + system, "wall": wall, "peak_mb": peak_kb / 1024, "out": out, "err": err,
+            "code": process.returncode}
 
 
 def median_of(runs: list[dict[str, Any]], key: str) -> float:
