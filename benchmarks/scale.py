@@ -101,7 +101,8 @@ def median_of(runs: list[dict[str, Any]], key: str) -> float:
 # --- queries --------------------------------------------------------------------------------------------------
 
 def queries(vault: Path, count: int) -> list[str]:
-    """`count` queries drawn from the vault with a fixed seed: a note's first heading or, without one, its name."""
+    """`count` queries drawn from the vault with a fixed seed: a note's first heading or, without one, its name
+    (one with a letter or digit: every system then has words to look up)."""
     rng = random.Random(26)
     paths = sorted(vault.rglob("*.md"))
     out = []
@@ -110,7 +111,7 @@ def queries(vault: Path, count: int) -> list[str]:
         text = path.read_text(encoding="utf-8")
         heading = next((line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("# ")), "")
         words = (heading or path.stem.rsplit(" ", 1)[0]).split()
-        if words:
+        if any(char.isalnum() for char in "".join(words)):  # a heading of punctuation alone asks for nothing
             out.append(" ".join(words[:6]))
     return out
 
