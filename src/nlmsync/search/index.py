@@ -1,6 +1,7 @@
 """The note index: the vault kept searchable incrementally (spec §4), persisted in the state file.
 
-Dirty model (§4.1): `mark_path_modified`, `mark_path_deleted`, `mark_full_rescan_needed`. The
+Dirty model (§4.1): `mark_path_modified`, `mark_path_deleted`, `mark_full_rescan_needed` record what
+the next sync must do (`_Pending`); where the index is — new, answered cold, loaded — is `_Phase`. The
 first sync of a process hydrates from the cache and does a full rescan, which compares each
 note's `mtime_ns` and `size` with the cached row, so unchanged notes are neither read nor
 tokenized and changes made while nothing ran are found. Later syncs are path-level
@@ -8,14 +9,15 @@ incremental, except every `full_rescan_every`-th dirty sync, which is a full res
 `search()` syncs first when dirty (§4.2). One lock serializes syncs and queries, so any number
 of threads may call `search()` at once.
 
-One module of about 470 lines because `NoteIndex` is one object whose state — the lock, the dirty
-sets, the postings, the cached rows and their mtimes — every method reads or changes under that lock;
+One module of about 580 lines because `NoteIndex` is one object whose state — the lock, the pending
+work, the postings, the cached rows and their mtimes — every method reads or changes under that lock;
 what can stand apart already does: a note's terms (`doc_terms`, `staged_terms`), the postings (`postings`), ranking
 (`ranking`) and the cache's format (`search.index_cache`).
 """
 
 from __future__ import annotations
 
+import enum
 import functools
 import json
 import os
@@ -108,6 +110,47 @@ class _Changes:
     skipped: dict[str, CachedDoc] = field(default_factory=dict)
 
 
+class _Phase(enum.Enum):
+    """Where a `NoteIndex` is between its creation and having the index in memory."""
+
+    NEW = enum.auto()  # nothing read: the first query may be answered cold (`_answer_cold`)
+    ANSWERED_COLD = enum.auto()  # the first query was tried cold: the next query loads the index
+    LOADED = enum.auto()  # the index is in memory (`_hydrate_walking`), whatever the first sync did after
+
+
+class _Pending:
+    """What the next sync must do (§4.1): a full rescan, or the paths marked since the last sync.
+
+    `walk` is a walk of the vault the full rescan may compare instead of walking again (the cold answer's);
+    a mark says the vault changed after it, so every mark drops it: compared, it would show the marked notes
+    as they were, and the sync would clear their marks."""
+
+    __slots__ = ("full_rescan", "modified", "deleted", "walk")
+
+    def __init__(self, full_rescan: bool) -> None:
+        self.full_rescan = full_rescan
+        self.modified: set[str] = set()
+        self.deleted: set[str] = set()
+        self.walk: VaultListing | None = None
+
+    def __bool__(self) -> bool:
+        return self.full_rescan or bool(self.modified or self.deleted)
+
+    def path_modified(self, rel: str) -> None:
+        self.deleted.discard(rel)
+        self.modified.add(rel)
+        self.walk = None
+
+    def path_deleted(self, rel: str) -> None:
+        self.modified.discard(rel)
+        self.deleted.add(rel)
+        self.walk = None
+
+    def everything(self) -> None:
+        self.full_rescan = True
+        self.walk = None
+
+
 class NoteIndex:
     """Field-weighted BM25 over the notes of one vault, optionally cached in a state database."""
 
@@ -126,17 +169,13 @@ class NoteIndex:
         self._stats_dict: dict[str, tuple[int, int]] = {}
         self._base_stats: tuple[list[str | None], np.ndarray, np.ndarray] | None = None
         self._skipped: dict[str, CachedDoc] = {}
-        self._loaded = False
-        self._full_rescan = True
-        self._modified: set[str] = set()
-        self._deleted: set[str] = set()
+        self._phase = _Phase.NEW
+        self._pending = _Pending(full_rescan=True)  # the first sync compares the whole vault with the cache
         self._incremental_syncs = 0
         self._rewrite_cache = False
         self.save_error: sqlite3.Error | None = None
         """Why the last sync could not save the index in the state file (None: saved, or nothing to save). The
         index still answers from memory and saves itself whole on the next sync."""
-        self._cold_tried = False
-        self._cold_listing: VaultListing | None = None  # the walk the cold answer checked (see `_answer_cold`)
         self.notes_read = 0
 
     @property
@@ -157,36 +196,28 @@ class NoteIndex:
 
     # --- dirty model (§4.1) ---
 
-    # A mark says the vault changed after the cold answer's walk (if one is kept): the first sync then walks
-    # again instead of comparing that walk, which would find the marked notes as they were and clear the marks.
-
     def mark_path_modified(self, path: str) -> None:
         rel = normalize_rel_path(path)
         with self._lock:
-            self._deleted.discard(rel)
-            self._modified.add(rel)
-            self._cold_listing = None
+            self._pending.path_modified(rel)
 
     def mark_path_deleted(self, path: str) -> None:
         rel = normalize_rel_path(path)
         with self._lock:
-            self._modified.discard(rel)
-            self._deleted.add(rel)
-            self._cold_listing = None
+            self._pending.path_deleted(rel)
 
     def mark_full_rescan_needed(self) -> None:
         with self._lock:
-            self._full_rescan = True
-            self._cold_listing = None
+            self._pending.everything()
 
     @property
     def loaded(self) -> bool:
         """Whether the index is in memory: False until the first sync (a cold answer loads nothing)."""
-        return self._loaded
+        return self._phase is _Phase.LOADED
 
     @property
     def dirty(self) -> bool:
-        return not self._loaded or self._full_rescan or bool(self._modified or self._deleted)
+        return self._phase is not _Phase.LOADED or bool(self._pending)
 
     # --- queries ---
 
@@ -199,7 +230,7 @@ class NoteIndex:
         terms = query_weights(query, stop_words=self.settings.query_stop_words)
         common = STOP_WORDS if self.settings.query_stop_words else frozenset()
         with self._lock:
-            if not self._loaded and not self._cold_tried:
+            if self._phase is _Phase.NEW:
                 hits = self._answer_cold(terms, limit, common)
                 if hits is not None:
                     return hits
@@ -232,19 +263,18 @@ class NoteIndex:
         first (0, total), after each, and last with (total, total) before the index is merged and saved."""
         started = time.perf_counter()
         with self._lock:
+            pending = self._pending
             listing = None
-            if not self._loaded:
-                listing = self._hydrate_walking()
-            full = self._full_rescan or self._incremental_syncs >= self.settings.full_rescan_every
+            if self._phase is not _Phase.LOADED:
+                listing = self._hydrate_walking(pending.walk)
+            full = pending.full_rescan or self._incremental_syncs >= self.settings.full_rescan_every
             if full:
                 changes = self._rescan_all(listing, on_progress)
                 self._incremental_syncs = 0
             else:
-                changes = self._rescan_paths(self._deleted, self._modified)
+                changes = self._rescan_paths(pending.deleted, pending.modified)
                 self._incremental_syncs += 1
-            self._full_rescan = False
-            self._modified = set()
-            self._deleted = set()
+            self._pending = _Pending(full_rescan=False)
             merged = self._postings.apply(changes.removed, changes.batch)
             self._persist(changes, merged)
             indexed, added = len(self._postings), len(changes.batch) - changes.updated
@@ -424,9 +454,9 @@ class NoteIndex:
         since the index was saved, or the cache cannot answer: the caller then syncs.
 
         The walk it checked is kept for the first sync, which compares it with the index it loads instead of
-        walking again, until a mark says the vault changed after it (see the dirty model's methods).
+        walking again, unless a mark says the vault changed after it (`_Pending`).
         """
-        self._cold_tried = True
+        self._phase = _Phase.ANSWERED_COLD
         if self.db is None:
             return None
         conn = self.db if isinstance(self.db, sqlite3.Connection) else self.db.conn
@@ -437,21 +467,22 @@ class NoteIndex:
         try:
             if index_cache.load_signature(conn) != self._signature():
                 return None
-            self._cold_listing = list_vault(self.vault_root)
+            walk = self._pending.walk = list_vault(self.vault_root)
             with transaction(conn):
                 parts = index_cache.SnapshotParts.read(conn)
                 rows = index_cache.load_docs(conn)
-                if not vault_unchanged(parts, rows, self._cold_listing):
+                if not vault_unchanged(parts, rows, walk):
                     return None
                 s = self.settings
                 return answer_cold(parts, rows, terms, limit, common, self.weights, s.k1, s.b)
         except (sqlite3.Error, ValueError, UnicodeDecodeError):
             return None
 
-    def _hydrate_walking(self) -> VaultListing:
-        """Load the cache (the first sync of a process) and walk the vault meanwhile: the cache is read in
-        a background thread where it can be (`index_cache.start_read`), the walk is returned for the full
-        rescan that follows. An unreadable cache is rebuilt from the vault, and written whole when possible.
+    def _hydrate_walking(self, walk: VaultListing | None) -> VaultListing:
+        """Load the cache (the first sync of a process) and walk the vault meanwhile, unless `walk` is one
+        still good: the cache is read in a background thread where it can be (`index_cache.start_read`), the
+        walk is returned for the full rescan that follows. An unreadable cache is rebuilt from the vault, and
+        written whole when possible.
 
         Raises:
             InputError: the vault is not a readable folder (the cache is loaded all the same).
@@ -463,16 +494,14 @@ class NoteIndex:
         except sqlite3.Error:
             self._forget_cache()
         try:
-            listing, self._cold_listing = self._cold_listing, None
-            return listing if listing is not None else list_vault(self.vault_root)
+            return walk if walk is not None else list_vault(self.vault_root)
         finally:
             if reading is not None:
                 try:
                     self._hydrate(*reading.result())
                 except sqlite3.Error:
                     self._forget_cache()
-            self._loaded = True
-            self._full_rescan = True
+            self._phase = _Phase.LOADED
 
     def _new_postings(self) -> PostingsIndex:
         from nlmsync.search.postings import PostingsIndex  # numpy: not for a cold answer
