@@ -23,8 +23,8 @@ Cases, on obsidian-help (6,277 notes) and tldr (38,404 notes):
   source, evicting as needed): sources asked per question and adds paid.
 - **fit**: `refresh --all --dry-run` at `--small-capacity`, where the notes do not fit even in packs: the exit
   code and the line saying by how much.
-- **scale**: `--scale-notes` notes (the two corpora copied into folders `copy1/`, `copy2/`, …, every copy's
-  notes with one line added) at capacity 600: nlmsync's own time for the first plan (`--dry-run`) and for the
+- **scale**: the generated vault of `--scale-notes` notes of `scale_vault.py` (1–10 KB each, drawn from the three
+  corpora) at capacity 600: nlmsync's own time for the first plan (`--dry-run`) and for the
   first `refresh --all`, with the peak memory of that process; then the idle `refresh --all` as a command
   (`python -m nlmsync … --server "fake --state F"`): wall time from the process's start less the time the fake
   spends loading its state, answering and saving (it runs inside the same process), and the calls it made.
@@ -52,6 +52,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from scale_vault import CORPORA as CORPORA_FOLDER
+from scale_vault import DEFAULT_CACHE, materialized, scale_vault  # benchmarks/scale_vault.py
 
 from nlmsync.app import Orchestrator
 from nlmsync.config import Settings
@@ -65,54 +67,11 @@ from nlmsync.store import StateStore
 from nlmsync.vault import parse_front_matter
 from sync import MUTATING, TimedClient  # benchmarks/sync.py
 
-REPO = Path(__file__).resolve().parent.parent
 CORPORA = ("obsidian-help", "tldr")
 SEED = 23
 
 
 # --- corpora and vaults ---------------------------------------------------------------------------
-
-def materialized(corpora: Path, cache: Path, corpus: str) -> Path:
-    """The corpus as a vault folder in the cache, written once by the corpora's own `materialize.py`."""
-    target = cache / corpus
-    marker = cache / f"{corpus}.materialized"
-    if not marker.exists():
-        if target.exists():
-            shutil.rmtree(target)
-        subprocess.run([sys.executable, str(corpora / "materialize.py"), str(corpora / f"{corpus}.jsonl.gz"),
-                        str(target)], check=True, stdout=subprocess.DEVNULL)
-        marker.write_text("ok")
-    return target
-
-
-def scale_vault(corpora: Path, cache: Path, count: int) -> Path:
-    """`count` notes: the corpora copied into `copy1/`, `copy2/`, … (a copy's notes each get one line more, so
-    no two copies of a note are the same), in path order, until there are `count`."""
-    target = cache / f"scale-{count}"
-    marker = cache / f"scale-{count}.materialized"
-    if marker.exists():
-        return target
-    if target.exists():
-        shutil.rmtree(target)
-    sources = [materialized(corpora, cache, c) for c in CORPORA]
-    notes = [(root, p) for root in sources for p in sorted(root.rglob("*.md"))]
-    written = 0
-    copy = 0
-    while written < count:
-        copy += 1
-        for root, path in notes:
-            if written >= count:
-                break
-            rel = path.relative_to(root)
-            out = target / f"copy{copy}" / root.name / rel
-            out.parent.mkdir(parents=True, exist_ok=True)
-            text = path.read_text(encoding="utf-8")
-            out.write_text(f"{text}{'' if text.endswith(chr(10)) else chr(10)}\nCopy {copy} of this note.\n",
-                           encoding="utf-8")
-            written += 1
-    marker.write_text("ok")
-    return target
-
 
 def vault_notes(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md"))
@@ -494,8 +453,8 @@ def share(part: int, whole: int) -> str:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--corpora", type=Path, default=REPO.parent / "shared" / "corpora")
-    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "nlmsync-benchmarks")
+    parser.add_argument("--corpora", type=Path, default=CORPORA_FOLDER)
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--cases", default="mirror,churn,citations,fit,scale")
     parser.add_argument("--corpus", nargs="+", default=list(CORPORA), choices=CORPORA)
     parser.add_argument("--capacities", type=int, nargs="+", default=[50, 300])
@@ -510,13 +469,13 @@ async def main() -> None:
     cases = set(args.cases.split(","))
 
     if args.scale_child is not None:  # the first plan and refresh at scale, in a process of their own
-        vault = scale_vault(args.corpora, args.cache, args.scale_notes)
+        vault = scale_vault(args.scale_notes, args.cache, args.corpora)
         print(json.dumps(await scale_first(vault, args.scale_child)))
         return
     if not (args.corpora / "materialize.py").exists():
         sys.exit(f"corpora not found at {args.corpora} (give --corpora)")
     args.cache.mkdir(parents=True, exist_ok=True)
-    sources = {corpus: materialized(args.corpora, args.cache, corpus) for corpus in args.corpus}
+    sources = {corpus: materialized(corpus, args.cache, args.corpora) for corpus in args.corpus}
 
     if cases & {"mirror", "churn"}:
         print("first refresh --all and the idle run after it; one change then refresh --all "
@@ -569,7 +528,7 @@ async def main() -> None:
             print(f"{corpus}: exit {code}: {line}")
 
     if "scale" in cases:
-        vault = scale_vault(args.corpora, args.cache, args.scale_notes)
+        vault = scale_vault(args.scale_notes, args.cache, args.corpora)
         with tempfile.TemporaryDirectory(dir=args.cache) as tmp:
             work = Path(tmp)
             first = scale_first_in_child(args.corpora, args.cache, args.scale_notes, work)

@@ -35,14 +35,15 @@ SEED = 26
 MIN_BYTES, MAX_BYTES = 1024, 10 * 1024
 
 
-def materialized(corpus: str, cache: Path = DEFAULT_CACHE) -> Path:
-    """The corpus as a folder of notes in the cache, written once by the corpora's `materialize.py`."""
+def materialized(corpus: str, cache: Path = DEFAULT_CACHE, corpora: Path = CORPORA) -> Path:
+    """The corpus as a folder of notes in the cache, written once by the corpora's `materialize.py` (from the
+    folder `corpora`)."""
     target = cache / "corpora" / corpus
     marker = cache / "corpora" / f"{corpus}.materialized"
     if not marker.exists():
         if target.exists():
             shutil.rmtree(target)
-        subprocess.run([sys.executable, str(CORPORA / "materialize.py"), str(CORPORA / SOURCES[corpus]),
+        subprocess.run([sys.executable, str(corpora / "materialize.py"), str(corpora / SOURCES[corpus]),
                         str(target)], check=True, stdout=subprocess.DEVNULL)
         marker.write_text("ok")
     return target
@@ -67,9 +68,9 @@ def _without_front_matter(text: str) -> str:
     return text
 
 
-def generate(cache: Path = DEFAULT_CACHE) -> Iterator[tuple[str, str]]:
+def generate(cache: Path = DEFAULT_CACHE, corpora_folder: Path = CORPORA) -> Iterator[tuple[str, str]]:
     """The notes, (vault path, text), in the one sequence every count takes a prefix of."""
-    corpora = {name: _files(materialized(name, cache)) for name in SOURCES}
+    corpora = {name: _files(materialized(name, cache, corpora_folder)) for name in SOURCES}
     names = list(WEIGHTS)
     weights = [WEIGHTS[name] for name in names]
     rng = random.Random(SEED)
@@ -99,8 +100,8 @@ def generate(cache: Path = DEFAULT_CACHE) -> Iterator[tuple[str, str]]:
         yield f"{corpus}/{stem} {number:05d}.md", text.rstrip("\n") + "\n"
 
 
-def scale_vault(count: int, cache: Path = DEFAULT_CACHE) -> Path:
-    """The folder of a vault of `count` generated notes (written on first use)."""
+def scale_vault(count: int, cache: Path = DEFAULT_CACHE, corpora: Path = CORPORA) -> Path:
+    """The folder of a vault of `count` generated notes (written on first use, from the folder `corpora`)."""
     target = cache / f"scale-{count}" / "vault"
     marker = cache / f"scale-{count}" / ".generated"
     if marker.exists():
@@ -108,7 +109,7 @@ def scale_vault(count: int, cache: Path = DEFAULT_CACHE) -> Path:
     if target.exists():
         shutil.rmtree(target)
     made: set[Path] = set()
-    for n, (path, text) in enumerate(generate(cache), start=1):
+    for n, (path, text) in enumerate(generate(cache, corpora), start=1):
         out = target / path
         if out.parent not in made:
             out.parent.mkdir(parents=True, exist_ok=True)
