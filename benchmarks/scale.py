@@ -123,7 +123,8 @@ def nlmsync(vault: Path, state: Path, *args: str) -> list[str]:
 
 
 def fake_server(work: Path) -> list[str]:
-    return ["--server", f"fake --capacity {CAPACITY} --state {work / 'fake.json'}"]
+    """The fake notebook the sync commands talk to (created by the first, adopted by title after it)."""
+    return ["--server", f"fake --capacity {CAPACITY} --state {work / 'fake.json'}", "--notebook", "new:Scale"]
 
 
 def nlmsync_index(vault: Path, work: Path) -> dict[str, Any]:
