@@ -60,13 +60,13 @@ from nlmsync.sync import (
     lookalike_notice,
     notes_done,
     orphan_ids,
-    pack_member_mappings,
     packs_done,
     parse_title,
     queue_duplicate_sources,
     read_remote,
     retry_pending_deletions,
     sources_layout,
+    synced_hashes,
 )
 from nlmsync.vault import SkippedNote, normalize_rel_path
 
@@ -403,11 +403,10 @@ class Orchestrator:
                                     if await is_own_upload(self.client, self.vault_root, i, remote.sources[i])]
         report.unmanaged_count = sum(1 for i in remote.sources
                                      if i not in registered and i not in report.orphan_source_ids)
-        synced = [*mappings, *pack_member_mappings(self.store, notebook_id)]
+        synced = synced_hashes(mappings, self.store.pack_members(notebook_id))
         report.local_changes = [
             LocalChangeEntry(path=c.path, change=c.change.value, renamed_to=c.renamed_to, command=c.command)
-            for c in local_changes(self.vault_root, synced, self.settings.exclude,
-                                   self.store.note_hashes({m.path for m in synced}))]
+            for c in local_changes(self.vault_root, synced, self.settings.exclude, self.store.note_hashes(synced))]
         used = {m.path: m for m in mappings}
         report.next_evictions = [
             EvictionCandidate(path=e.path, use_count=used[e.path].use_count if e.path in used else e.uses,

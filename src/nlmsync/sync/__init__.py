@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nlmsync._lazy import lazy_exports
-from nlmsync.sync.local_changes import local_changes
+from nlmsync.sync.local_changes import local_changes, synced_hashes
 
 if TYPE_CHECKING:
     from nlmsync.sync.all_notes import AllNotesScope
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from nlmsync.sync.deletions import queue_duplicate_sources, retry_pending_deletions
     from nlmsync.sync.deps import SyncDeps
     from nlmsync.sync.identity import is_own_upload, lookalike_notice
-    from nlmsync.sync.packs import pack_member_mappings, sources_layout
+    from nlmsync.sync.packs import sources_layout
     from nlmsync.sync.plan import Branch, prepare_note
     from nlmsync.sync.prepare import PreparedSources, ensure_sources_for_paths
     from nlmsync.sync.reconcile import RemoteView, orphan_ids, read_remote
@@ -60,7 +60,6 @@ _EXPORTS = {
     "SourcesLayout": "nlmsync.sync.report",
     "find_cited_note": "nlmsync.sync.citations",
     "packs_done": "nlmsync.sync.report",
-    "pack_member_mappings": "nlmsync.sync.packs",
     "sources_layout": "nlmsync.sync.packs",
     "RefreshReport": "nlmsync.sync.report",
     "RemoteView": "nlmsync.sync.reconcile",
@@ -100,7 +99,6 @@ __all__ = [
     "lookalike_notice",
     "notes_done",
     "orphan_ids",
-    "pack_member_mappings",
     "packs_done",
     "parse_title",
     "prepare_note",
@@ -108,6 +106,7 @@ __all__ = [
     "read_remote",
     "retry_pending_deletions",
     "sources_layout",
+    "synced_hashes",
 ]
 
 __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS, __all__)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from nlmsync.sync.plan import prepare_note
 from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, split_key
 from nlmsync.vault import NoteChange
 
-__all__ = ["LocalChange", "local_changes"]
+__all__ = ["LocalChange", "local_changes", "synced_hashes"]
 
 
 @dataclass(frozen=True)
@@ -55,36 +56,49 @@ def _hashes(root: Path, path: str, exclude: list[str]) -> tuple[str, ...] | None
     return prepare_note(path, text, MAX_SOURCE_WORDS, MAX_SOURCE_BYTES).hashes
 
 
-def _recorded(root: Path, path: str, known: Mapping[str, NoteHashes], exclude: list[str]) -> tuple[str, ...] | None:
+def _recorded(root: Path, path: str, file_stat: os.stat_result, known: Mapping[str, NoteHashes],
+              exclude: list[str]) -> tuple[str, ...] | None:
     """The note's recorded part hashes when its file's stat is still the record's (and no pattern excludes
     it now); None when the note must be read to be known."""
     record = known.get(path)
-    if record is None:
-        return None
-    try:
-        st = os.stat(os.path.join(root, path))
-    except (OSError, ValueError):
-        return None
-    if not record.holds_for(st.st_mtime_ns, st.st_size, split_key()):
+    if record is None or not record.holds_for(file_stat.st_mtime_ns, file_stat.st_size, split_key()):
         return None
     return None if vault_files.excluded_by_pattern(root, path, exclude) else record.hashes
 
 
-def local_changes(root: Path, mappings: Iterable[SourceMapping], exclude: list[str],
-                  known: Mapping[str, NoteHashes] | None = None) -> list[LocalChange]:
-    """The synced notes (registry rows of one notebook) that differ from the vault, in path order; `known`
-    are the notes' `note_hashes` records (`StateStore.note_hashes`)."""
-    synced: dict[str, list[SourceMapping]] = {}
+def _file_stat(root: Path, path: str) -> os.stat_result | None:
+    """The stat of the note's file; None when there is no regular file at `path`."""
+    try:
+        found = os.stat(os.path.join(root, path))
+    except (OSError, ValueError):
+        return None
+    return found if stat.S_ISREG(found.st_mode) else None
+
+
+def synced_hashes(mappings: Iterable[SourceMapping], packed: Mapping[str, tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """Each synced note's path -> the content hashes its sources were uploaded with, in part order: the notes
+    alone (registry rows of one notebook) and the packed notes (`StateStore.pack_members`: one hash each)."""
+    parts: dict[str, list[SourceMapping]] = {}
     for m in mappings:
-        synced.setdefault(m.path, []).append(m)
+        parts.setdefault(m.path, []).append(m)
+    synced = {path: tuple(r.content_hash for r in sorted(rows, key=lambda r: r.part)) for path, rows in parts.items()}
+    synced.update((path, (note_hash,)) for path, (_, note_hash) in packed.items())
+    return synced
+
+
+def local_changes(root: Path, synced: Mapping[str, tuple[str, ...]], exclude: list[str],
+                  known: Mapping[str, NoteHashes] | None = None) -> list[LocalChange]:
+    """The synced notes that differ from the vault, in path order: `synced` maps each note's path to the hashes
+    its sources were uploaded with (`synced_hashes`); `known` are the notes' `note_hashes` records
+    (`StateStore.note_hashes`)."""
     changes: list[LocalChange] = []
     missing: dict[tuple[str, ...], str] = {}
-    for path, rows in sorted(synced.items()):
-        registered = tuple(r.content_hash for r in sorted(rows, key=lambda r: r.part))
-        if not (root / path).is_file():
+    for path, registered in sorted(synced.items()):
+        file_stat = _file_stat(root, path)
+        if file_stat is None:
             missing[registered] = path
             continue
-        current = _recorded(root, path, known or {}, exclude) or _hashes(root, path, exclude)
+        current = _recorded(root, path, file_stat, known or {}, exclude) or _hashes(root, path, exclude)
         if current is None:
             changes.append(LocalChange(path, NoteChange.EXCLUDED))
         elif current != registered:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from nlmsync.errors import CapacityError, NlmsyncError, NotebookLMError
-from nlmsync.store import NoteHashes, PackRecord, SourceMapping
+from nlmsync.store import NoteHashes, PackRecord
 from nlmsync.sync.decide import RegistryView, load_notes
 from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
 from nlmsync.sync.eviction import CAPACITY_HINT, full_notebook_error, make_room, means_full, strict_delete
@@ -66,14 +66,6 @@ def sources_layout(store: StateStore, notebook_id: str, remote: RemoteView) -> S
     live = [p for p in store.packs(notebook_id) if p.source_id in remote]
     return SourcesLayout(alone_note_count=len(alone), pack_count=len(live),
                          packed_note_count=sum(p.note_count for p in live))
-
-
-def pack_member_mappings(store: StateStore, notebook_id: str) -> list[SourceMapping]:
-    """Each packed note as a one-part source mapping onto its pack (what `local_changes` compares the vault with)."""
-    records = {p.source_id: p for p in store.packs(notebook_id)}
-    return [SourceMapping(notebook_id=notebook_id, path=path, source_id=source_id, content_hash=note_hash,
-                          title=records[source_id].title if source_id in records else "")
-            for path, (source_id, note_hash) in sorted(store.pack_members(notebook_id).items())]
 
 
 def pack_limit(deps: SyncDeps) -> int:
