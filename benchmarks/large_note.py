@@ -57,9 +57,9 @@ def make_note(megabytes: float) -> str:
 def measure(kind: str, megabytes: float) -> dict[str, float]:
     """One measurement in this process (called in a child)."""
     from nlmsync.config import Settings
-    from nlmsync.search.index import NoteIndex
     from nlmsync.reading.note import plan_chunks, read_note
     from nlmsync.reading.snippets import extract_snippet
+    from nlmsync.search.index import NoteIndex
     from nlmsync.vault import read_note_text
 
     with tempfile.TemporaryDirectory() as tmp:

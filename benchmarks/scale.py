@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale_vault import DEFAULT_CACHE, scale_vault  # noqa: E402
+from scale_vault import DEFAULT_CACHE, scale_vault
 
 BIN = Path(sys.executable).with_name("nlmsync")
 HERE = Path(__file__).resolve()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from nlmsync import errors
 from nlmsync.cli import app, main
 from nlmsync.config import Settings

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from nlmsync.config import Settings
+from nlmsync.reading.note import plan_chunks, rank_segments, read_note
+from nlmsync.reading.snippets import extract_snippet, match_terms
 from nlmsync.search.bm25 import rank_texts
 from nlmsync.search.index import NoteIndex
 from nlmsync.search.markdown import note_fields, split_markdown
 from nlmsync.search.query import query_terms
-from nlmsync.reading.note import plan_chunks, rank_segments, read_note
-from nlmsync.reading.snippets import extract_snippet, match_terms
 from nlmsync.search.tokenize import PIECE_CHARS, count_tokens, text_pieces, tokenize
 
 # the module itself: `nlmsync.search.tokenize` as an attribute of the package is the function it exports

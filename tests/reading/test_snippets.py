@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 
-from nlmsync.search.query import query_terms
 from nlmsync.reading.segments import segment_text
 from nlmsync.reading.snippets import SEPARATOR, extract_snippet, match_terms
+from nlmsync.search.query import query_terms
 
 INTRO = ("This document starts with a long introduction about the history of the company and its many "
          "offices around the world, which is not relevant here at all. ") * 2

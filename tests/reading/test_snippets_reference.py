@@ -18,11 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 
-from nlmsync.search.bm25 import rank_texts
-from nlmsync.search.query import query_terms
 from nlmsync.reading.segments import _match_bracket
 from nlmsync.reading.snippets import EXACT_LIMIT, extract_snippet
 from nlmsync.reading.snippets import SEPARATOR as NEW_SEPARATOR
+from nlmsync.search.bm25 import rank_texts
+from nlmsync.search.query import query_terms
 from nlmsync.search.tokenize import tokenize
 
 # --- the reference: the straightforward quadratic way of choosing snippets, as the oracle ----------

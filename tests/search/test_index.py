@@ -11,7 +11,6 @@ import pytest
 from nlmsync.config import Settings
 from nlmsync.search.index import NoteIndex
 
-
 # a tldr alias page in Japanese ("This command is an alias of `{}`." and how to see the original's page)
 ALIAS_JA = ("> このコマンドは `{}` のエイリアスです。\n\n- オリジナルのコマンドのドキュメントを表示する:\n\n"
             "`tldr {}`\n")

@@ -22,7 +22,14 @@ from nlmsync.search.doc_terms import DocBatch
 from nlmsync.search.markdown import note_fields, whole_fields
 from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.staged_terms import StagedTerms, TermIds
-from nlmsync.search.tokenize import JOINING_MARKS, base_tokens, cjk_bigrams, normalize, tokenize, words_and_joins
+from nlmsync.search.tokenize import (
+    JOINING_MARKS,
+    base_tokens,
+    cjk_bigrams,
+    normalize,
+    tokenize,
+    words_and_joins,
+)
 
 # words that make every rule count: ASCII words and compounds, a token of 40 and one of 41 characters (two of
 # them joined pass or fail the 80 limit), tokens over 80 (left out, also as a compound's half), CJK runs

@@ -17,8 +17,8 @@ import nlmsync.server as server_package
 from nlmsync.config import Settings
 from nlmsync.errors import StateError
 from nlmsync.reading import note as reading
-from nlmsync.search.index import NoteIndex
 from nlmsync.reading.note import ChunkPlan, plan_chunks
+from nlmsync.search.index import NoteIndex
 from nlmsync.server import VaultTools, build_server, serving
 from nlmsync.server import _vault as vault_tools
 from nlmsync.store.db import open_database

@@ -35,10 +35,9 @@ def test_a_step_on_a_full_disk_is_its_own_error_and_the_file_stays_as_it_was(sta
     with StateStore.open(state_path) as store:
         add(store, "kept.md", "s0")
         fill_up(store)
-        with pytest.raises(DiskFullError) as caught:
-            with store.step():
-                for i in range(200):
-                    add(store, f"n{i:03}.md", f"s{i + 1}")
+        with pytest.raises(DiskFullError) as caught, store.step():
+            for i in range(200):
+                add(store, f"n{i:03}.md", f"s{i + 1}")
         error = caught.value
         assert exit_code_for(error) == EXIT_BUSY
         assert str(error) == f"{state_path}: no space left on the device; nothing was half-written"

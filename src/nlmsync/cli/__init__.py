@@ -10,7 +10,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nlmsync.cli._context import (
     COMMAND_MODULES,

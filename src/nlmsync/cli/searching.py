@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nlmsync.cli._output import emit_json, escape_path, interactive, json_line, stdout_console, visible
-from nlmsync.errors import DiskFullError, InputError, StateCorruptError, StateError, StateTooNewError, UsageError
+from nlmsync.errors import (
+    DiskFullError,
+    InputError,
+    StateCorruptError,
+    StateError,
+    StateTooNewError,
+    UsageError,
+)
 
 if TYPE_CHECKING:
     from nlmsync.cli._context import CliContext

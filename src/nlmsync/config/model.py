@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from nlmsync.vault import STATE_DIR_NAME, STATE_FILE_NAME, check_exclude
 
-
 SERVE_TOKEN_MIN_CHARS = 16
 """A bearer token shorter than this is guessed too easily to guard a server reachable from the network."""
 

@@ -15,7 +15,14 @@ from nlmsync._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from nlmsync.reading.chunks import chunk_id, format_timestamp, parse_chunk_id
-    from nlmsync.reading.note import ChunkPlan, NoteReading, plan_chunks, rank_segments, read_chunks, read_note
+    from nlmsync.reading.note import (
+        ChunkPlan,
+        NoteReading,
+        plan_chunks,
+        rank_segments,
+        read_chunks,
+        read_note,
+    )
     from nlmsync.reading.snippets import extract_snippet
 
 _EXPORTS = {

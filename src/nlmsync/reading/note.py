@@ -30,7 +30,6 @@ from pydantic import BaseModel, Field
 
 from nlmsync.config import Settings
 from nlmsync.errors import InputError
-from nlmsync.search.bm25 import rank_counts
 from nlmsync.reading.chunks import (
     Chunk,
     chunk_by_time,
@@ -40,8 +39,9 @@ from nlmsync.reading.chunks import (
     has_timestamps,
     parse_timestamps,
 )
-from nlmsync.search.query import query_terms
 from nlmsync.reading.snippets import extract_snippet, match_terms
+from nlmsync.search.bm25 import rank_counts
+from nlmsync.search.query import query_terms
 from nlmsync.search.tokenize import base_tokens, count_tokens, normalize, text_pieces
 
 __all__ = [

@@ -45,9 +45,9 @@ from collections.abc import Iterable, Sequence
 
 import regex
 
+from nlmsync.reading.segments import PARAGRAPH_BREAK, Segment, segment_text
 from nlmsync.search.bm25 import idf, rank_texts, term_score
 from nlmsync.search.query import query_terms
-from nlmsync.reading.segments import PARAGRAPH_BREAK, Segment, segment_text
 from nlmsync.search.tokenize import normalize, tokenize
 
 __all__ = ["EXACT_LIMIT", "SEPARATOR", "extract_snippet", "match_terms"]

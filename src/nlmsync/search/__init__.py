@@ -14,10 +14,10 @@ from nlmsync._lazy import lazy_exports
 from nlmsync.search.tokenize import tokenize
 
 if TYPE_CHECKING:
+    from nlmsync.search.hits import SearchHit
     from nlmsync.search.index import IndexReport, NoteIndex
     from nlmsync.search.markdown import markdown_lines
     from nlmsync.search.query import matched_words, query_terms
-    from nlmsync.search.hits import SearchHit
 
 _EXPORTS = {
     "IndexReport": "nlmsync.search.index",

@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING
 
 from nlmsync.config import IndexSettings
 from nlmsync.errors import PathOutsideVaultError
+from nlmsync.search import index_cache
 from nlmsync.search.bm25 import Weights, select
 from nlmsync.search.doc_terms import DocBatch, DocTerms
 from nlmsync.search.hits import SearchHit
+from nlmsync.search.index_cache import CachedDoc, Snapshot
 from nlmsync.search.query import STOP_WORDS, query_weights
 from nlmsync.search.tokenize import TOKENIZER_VERSION
-from nlmsync.search import index_cache
-from nlmsync.search.index_cache import CachedDoc, Snapshot
 from nlmsync.store.transaction import transaction
 from nlmsync.vault import (
     EXCLUDED_BY_FRONT_MATTER,
@@ -61,7 +61,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     import numpy as np
-
     from sqlite_utils import Database
 
     from nlmsync.config import SearchSettings, Settings
@@ -125,7 +124,7 @@ class _Pending:
     a mark says the vault changed after it, so every mark drops it: compared, it would show the marked notes
     as they were, and the sync would clear their marks."""
 
-    __slots__ = ("full_rescan", "modified", "deleted", "walk")
+    __slots__ = ("deleted", "full_rescan", "modified", "walk")
 
     def __init__(self, full_rescan: bool) -> None:
         self.full_rescan = full_rescan

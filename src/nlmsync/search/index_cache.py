@@ -34,10 +34,9 @@ import threading
 import zlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import accumulate
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, overload
+from itertools import accumulate
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias, overload
 
 from nlmsync.store.transaction import transaction
 
