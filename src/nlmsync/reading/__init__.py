@@ -1,4 +1,4 @@
-"""Reading notes, whole or in part, for `nlmsync serve`: chunks with character offsets and ids (seed 002),
+"""Reading notes, whole or in part, for `nlmsync serve` (and the snippets `search` shows): chunks with character offsets and ids (seed 002),
 query-aware snippets (seed 004) cut from a note's segments, and reading one note however large (seeds 000 and
 001: a preview, chunks, a time range, or the passages matching a query). Pure functions over a note's text;
 it scores passages with `search`'s tokenizer and BM25, and knows nothing of the index.

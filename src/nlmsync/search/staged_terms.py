@@ -1,6 +1,6 @@
-"""A full build's notes on their way into a `DocBatch`: their tokens staged as they come, then counted as term
-ids for many notes at once with numpy (`StagedTerms.fold`), and the batch vocabulary that gives the ids
-(`TermIds`).
+"""Notes on their way into a `DocBatch` (a full build's, or the few a sync updates): their tokens staged as they
+come, then counted as term ids for all of them at once with numpy (`StagedTerms.fold`), and the batch vocabulary
+that gives the ids (`TermIds`).
 
 Why: counting each note's fields in a `Counter` and then looking every (note, field, term) entry up in the
 batch vocabulary costs a dictionary lookup per entry in a vocabulary of hundreds of thousands of terms, most of
