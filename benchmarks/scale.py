@@ -180,6 +180,8 @@ def status_against_idle(vault: Path, work: Path, runs: int) -> dict[str, Any]:
     """The first `refresh --all` (once), then `status --json` and the idle `refresh --all --json` alternated."""
     env = {**os.environ, "NLMSYNC_CAPACITY": str(CAPACITY)}
     state = work / "state.db"
+    for leftover in work.glob("fake.json*"):  # a notebook of an earlier run, which this state file does not know
+        leftover.unlink()
     first = measured(nlmsync(vault, state, *fake_server(work), "refresh", "--all", "--json"), env=env, check=False)
     if first["code"] != 0:
         raise RuntimeError(f"first refresh --all exited {first['code']}: {first['err'].strip()[-500:]}")
