@@ -26,6 +26,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from search_peers import documents  # benchmarks/search_peers.py: a vault's notes, (path, text), sorted
+
 REPO = Path(__file__).resolve().parent.parent
 CORPORA = Path(os.environ.get("NLMSYNC_CORPORA", REPO.parent / "shared" / "corpora"))
 DEFAULT_CACHE = Path(os.environ.get("NLMSYNC_BENCH_CACHE", Path.home() / ".cache" / "nlmsync-benchmarks"))
@@ -49,17 +51,6 @@ def materialized(corpus: str, cache: Path = DEFAULT_CACHE, corpora: Path = CORPO
     return target
 
 
-def _files(root: Path) -> list[tuple[str, str]]:
-    files = []
-    for dirpath, _dirs, names in os.walk(root):
-        for name in names:
-            if name.endswith(".md"):
-                full = Path(dirpath) / name
-                files.append((full.relative_to(root).as_posix(), full.read_text(encoding="utf-8")))
-    files.sort()
-    return files
-
-
 def _without_front_matter(text: str) -> str:
     if text.startswith("---\n"):
         end = text.find("\n---\n", 4)
@@ -70,7 +61,7 @@ def _without_front_matter(text: str) -> str:
 
 def generate(cache: Path = DEFAULT_CACHE, corpora_folder: Path = CORPORA) -> Iterator[tuple[str, str]]:
     """The notes, (vault path, text), in the one sequence every count takes a prefix of."""
-    corpora = {name: _files(materialized(name, cache, corpora_folder)) for name in SOURCES}
+    corpora = {name: documents(materialized(name, cache, corpora_folder)) for name in SOURCES}
     names = list(WEIGHTS)
     weights = [WEIGHTS[name] for name in names]
     rng = random.Random(SEED)
