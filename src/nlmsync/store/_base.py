@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlite_utils import Database
 
@@ -105,18 +106,17 @@ class StoreBase:
         finally:
             self._writer.release()
 
-    # --- what one part of the store uses of another (each defined by the mixin named) -----------
-    def _resolve(self, source_id: str) -> str:
-        """The source id at the end of `source_id`'s alias chain (`AliasMixin`)."""
-        raise NotImplementedError
+    # --- what one part of the store uses of another: declared for the type checker, defined by the mixin
+    # named (`StateStore` inherits them all)
+    if TYPE_CHECKING:
+        def _resolve(self, source_id: str) -> str:
+            """The source id at the end of `source_id`'s alias chain (`AliasMixin`)."""
 
-    def _queue_deletion(self, notebook_id: str, source_id: str, reason: str) -> None:
-        """Queue a remote source for deletion by the next run (`EvictionMixin`)."""
-        raise NotImplementedError
+        def _queue_deletion(self, notebook_id: str, source_id: str, reason: str) -> None:
+            """Queue a remote source for deletion by the next run (`EvictionMixin`)."""
 
-    def _compact_now(self) -> None:
-        """Compact the conversations and aliases past their bounds (`CompactionMixin`)."""
-        raise NotImplementedError
+        def _compact_now(self) -> None:
+            """Compact the conversations and aliases past their bounds (`CompactionMixin`)."""
 
     # --- small shared helpers -----------------------------------------------------------------
     def _now(self) -> str:
