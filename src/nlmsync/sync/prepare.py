@@ -90,11 +90,12 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
     read: list[NoteHashes] = []
     packed = store.has_packs(nb)
     settled: set[str] = set()
-    members: dict[str, tuple[str, str]] | None = None
     if packed and stats is not None and _whole_vault(all_notes) and deps.settings.pack != "never":
         members, recorded = store.pack_members_with_stats(nb, split_limits(deps))
         settled = settled_in_packs(deps, unique, stats, members, recorded, remote)
         unique = [p for p in unique if p not in settled]
+    else:
+        members = store.pack_members(nb) if packed else {}
     known = store.note_hashes(unique)
     items = load_notes(deps, unique, found, known, read, stats)
     registry = RegistryView.read(store, nb, None if all_notes is not None or packed else unique)
@@ -155,14 +156,14 @@ async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], k
                       remote: RemoteView, registry: RegistryView, read: list[NoteHashes], found: Collection[str],
                       all_notes: AllNotesScope | None, protect: set[str], requested: list[str], dry_run: bool,
                       done: PreparedSources, alone: list[PreparedNote | NoteOutcome], settled: Collection[str],
-                      stats: Mapping[str, tuple[int, int]] | None,
-                      members: dict[str, tuple[str, str]] | None) -> None:
+                      stats: Mapping[str, tuple[int, int]] | None, members: dict[str, tuple[str, str]]) -> None:
     """The packed notes of the run into `done` (packs, and per requested note the pack it is live in); the
     notes that stay alone and the outcomes of the rest go to `alone`, for the single-note branches.
 
     A run over a few notes (`ask`, `refresh PATH…`), or a `refresh --all` whose other notes are `settled` in
     their packs, lays out only the packs whose ranges hold the notes it has to look at; the other packs stay as
-    they are (and `refresh --all` reports them reused)."""
+    they are (and `refresh --all` reports them reused). `members` are the notebook's packed notes
+    (`StateStore.pack_members`), read before the run changes any pack."""
     store, nb = deps.store, deps.notebook_id
     unpacking = all_notes is not None and deps.settings.pack == "never"
     fits: list[PreparedNote] = []
@@ -171,7 +172,6 @@ async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], k
             fits.append(item)
         else:
             alone.append(item)
-    members = store.pack_members(nb) if members is None else members
     records = store.packs(nb)
     narrowed = bool(settled) or all_notes is None
     within: list[PackRecord] | None = None
@@ -185,7 +185,8 @@ async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], k
         reach = {r.source_id for r in within}
     held = {path for path, (source_id, _) in members.items() if reach is None or source_id in reach}
     in_run = {i.path for i in items}
-    others = [p for p in sorted(held - in_run) if not (_whole_vault(all_notes) and not narrowed)]
+    # a whole-vault run that looks at every note has every note of the vault among `items` already
+    others = [] if _whole_vault(all_notes) and not narrowed else sorted(held - in_run)
     other_known = store.note_hashes(others)
     for item in load_notes(deps, others, others, other_known, read, stats):
         if isinstance(item, PreparedNote) and not unpacking and packable(deps, item, _size(item, other_known)):
