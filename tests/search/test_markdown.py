@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nlmsync.search import markdown
-from nlmsync.search.markdown import note_fields, split_markdown
+from nlmsync.search.markdown import note_fields, split_markdown, whole_fields
 from nlmsync.search.tokenize import base_tokens, normalize, tokenize
+from tests.hypothesis_profiles import examples
 
 NOTE = """---
 title: Heap notes
@@ -105,10 +106,15 @@ def test_a_heading_repeating_the_file_name_is_not_counted_again() -> None:
 LINES = ["# Heap sort", "## Title ##", "#", "###### six ###", "####### seven is body", "#hashtag is body",
          "   # indented heading", "    # four spaces is body", "heap sort", "ヒープ ソート 堆排序", "Σ ΣΑΣ café",
          "", "  ", "- item `code`", "===", "---", "- - -", "```", "~~~python", "text\r", "a\u2028b", "x\x0cy",
-         "   --- ", "  ===", "   ```", "a\x0bb", "a\x1cb", "a\x1db", "a\x1eb", "a\x85b", "a\u2029b"]
+         "   --- ", "  ===", "   ```", "a\x0bb", "a\x1cb", "a\x1db", "a\x1eb", "a\x85b", "a\u2029b",
+         # fences: what opens one (at most three spaces in), what closes it (its mark, as long or longer, white space
+         # around, however far in) and what does neither
+         "````", "~~~", "```` ", "    ```", "\t```", "\u3000```\u3000", "\xa0~~~~", "``` ```", "```x```", "~~ ~",
+         "``", "`` `", "~~~~~~ tilde", "```bash", "    # four spaces is body", "\x1f```"]
 
 
-@given(st.lists(st.sampled_from(LINES), max_size=12), st.booleans())
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(st.sampled_from(LINES), max_size=16), st.booleans())
 def test_whole_note_fields_equal_the_line_walks(lines: list[str], front: bool) -> None:
     text = ("---\ntitle: Heap\nauthor: Mina\n---\n" if front else "") + "\n".join(lines)
     whole = note_fields("pages/ja/heap-sort.md", text)
@@ -122,3 +128,24 @@ def test_whole_note_fields_equal_the_line_walks(lines: list[str], front: bool) -
     not_title = [line for line in parts.heading.split("\n")
                  if base_tokens(normalize(line)) != ["heap", "sort"]]  # the title heading is left out
     assert whole.heading == Counter(tokenize("\n".join(not_title)))
+
+
+def test_a_note_with_fenced_code_needs_no_line_walk() -> None:
+    """Fenced code is body, its `#` lines and `---` lines too: a note with some is read whole, as the walk reads it."""
+    text = "# Deploy\n\n```bash\n# not a heading\n---\n```\n## Steps\n~~~\n===\n"
+    whole, walked = whole_fields(text), split_markdown(text)
+    assert whole is not None and whole.heading == walked.heading == "Deploy\nSteps"
+    assert "# not a heading\n---" in whole.body and Counter(tokenize(whole.body)) == Counter(tokenize(walked.body))
+    assert whole_fields("text\n---\n```\ncode\n```\n") is None  # a setext underline outside the fence: walked
+
+
+@pytest.mark.parametrize("closing", ["\u3000```\u3000", "\xa0````", "\x1f```", "        ```", "\t~~~", "``` ```"])
+def test_fenced_code_closes_where_the_line_walk_closes_it(closing: str) -> None:
+    """White space of any kind around a closing fence, however far in; a heading after it is a heading again."""
+    opening = "~~~" if "~" in closing else "```"
+    text = f"{opening}\n# in code\n{closing}\n# After\nbody\n"
+    whole = note_fields("x.md", text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(markdown, "WHOLE_FIELD_CHARS", -1)  # walked line by line
+        assert whole == note_fields("x.md", text)
+    assert whole_fields(text) is not None and (whole.heading["after"] == 1) == (closing != "``` ```")

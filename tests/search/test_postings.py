@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 from tests.search.reference import reference_doc_terms
 
-from nlmsync.search import staged_terms
+from nlmsync.search import postings, staged_terms
 from nlmsync.search.bm25 import Weights
 from nlmsync.search.doc_terms import DocBatch, DocTerms
 from nlmsync.search.markdown import NoteFields
@@ -145,11 +145,16 @@ def test_notes_added_by_their_fields_index_as_their_weighted_terms(notes: list[N
 
 
 @settings(max_examples=examples(100), deadline=None)
-@given(st.lists(st.integers(0, 2**31 - 1) | st.integers(0, 70_000) | st.integers(0, 3), max_size=300))
-def test_stable_argsort_is_numpys_stable_argsort(values: list[int]) -> None:
-    """The two 16-bit radix passes order int32 keys as one stable sort does: equal keys keep their order."""
+@given(st.lists(st.integers(0, 2**20) | st.integers(0, 70_000) | st.integers(0, 3), max_size=300),
+       st.sampled_from([1, 2, 7, postings.SORT_BUCKET]), st.sampled_from([0, 1, 1 << 16]))
+def test_stable_argsort_is_numpys_stable_argsort(values: list[int], bucket: int, room: int) -> None:
+    """Sorted whole or a range of keys at a time, by one or two 16-bit radix passes, int32 keys are ordered as one
+    stable sort orders them: equal keys keep their order."""
     keys = np.array(values, dtype=np.int32)
-    assert stable_argsort(keys).tolist() == np.argsort(keys, kind="stable").tolist()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(postings, "SORT_BUCKET", bucket)
+        order = stable_argsort(keys, np.bincount(keys, minlength=max(values, default=0) + 1 + room))
+    assert order.dtype == np.int32 and order.tolist() == np.argsort(keys, kind="stable").tolist()
 
 
 def test_a_file_name_shares_its_weight_among_its_words() -> None:

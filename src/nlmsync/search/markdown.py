@@ -9,16 +9,17 @@ folder names a platform or a language that thousands of notes share; a file name
 
 `split_markdown` gives the two fields as text; `note_fields` counts their tokens; `whole_fields` gives the texts
 of a note that needs no line walk, which a full build stages as they are (`search.staged_terms`). A note of up to
-`WHOLE_FIELD_CHARS` characters whose lines are all ATX headings or body lines (no fence, no setext
-underline, only `\n` line breaks: most notes) has its headings found and removed by one regex over the
-whole note, and each field is tokenized in one call. Any other note is walked line by line
-(`markdown_lines`), its body tokenized straight from the note in bounded pieces (`count_tokens`), so
+`WHOLE_FIELD_CHARS` characters whose lines are all ATX headings, body lines or fenced code (no setext
+underline outside fenced code, only `\n` line breaks: most notes) has its headings outside fenced code found
+and removed by one regex over the whole note, and each field is tokenized in one call. Any other note is walked
+line by line (`markdown_lines`), its body tokenized straight from the note in bounded pieces (`count_tokens`), so
 indexing a note of many megabytes takes little more memory than the note itself. Both give the same counts.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -52,14 +53,17 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 WHOLE_FIELD_CHARS = 1 << 20  # a note at most this long may have its fields found and tokenized whole
-# What only the line walk reads right: a fence opening or a line a setext underline could be (at the start
-# of the note, or after a `\n`: a pattern that starts with the `\n` is searched for by it, several times faster
-# than one starting with `^`), and a line break other than `\n` (each of them ends a line for
-# `str.splitlines`, which the walk splits by).
-_WALKED_LINE = r" {0,3}(?:`{3}|~{3}|=+[ \t]*$|-+[ \t]*$)"
-_WALKED_FIRST_LINE = re.compile(_WALKED_LINE, re.MULTILINE)
-_WALKED_LINE_AFTER_BREAK = re.compile("\n" + _WALKED_LINE, re.MULTILINE)
+# What only the line walk reads right: a line a setext underline could be (at the start of the note, or after a
+# `\n`: a pattern that starts with the `\n` is searched for by it, several times faster than one starting with
+# `^`) outside fenced code, and a line break other than `\n` (each of them ends a line for `str.splitlines`,
+# which the walk splits by).
+_SETEXT_LINE = r" {0,3}(?:=+|-+)[ \t]*$"
+_SETEXT_FIRST_LINE = re.compile(_SETEXT_LINE, re.MULTILINE)
+_SETEXT_LINE_AFTER_BREAK = re.compile("\n" + _SETEXT_LINE, re.MULTILINE)
 _OTHER_LINE_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+# A line that may open or close a fence: white space (`str.strip`'s, which `\s` is), then three backticks or tildes.
+# `markdown_lines` tells which of them do; no other line can.
+_FENCE_LINE = re.compile(r"^[^\S\n]*(?:`{3}|~{3}).*", re.MULTILINE)
 # `_ATX` over a whole note, a heading line at its start or after a `\n` (`.` and `[ \t]` never cross one)
 _ATX_LINE = r" {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$"
 _ATX_FIRST_LINE = re.compile(_ATX_LINE, re.MULTILINE)
@@ -189,28 +193,68 @@ def whole_fields(text: str, front: FrontMatter | None = None) -> NoteText | None
     if front is None:
         front = parse_front_matter(text)
     markdown = text[front.body_start:] if len(text) <= WHOLE_FIELD_CHARS else ""
-    if not markdown or _needs_line_walk(markdown):
+    if not markdown or any(map(markdown.__contains__, _OTHER_LINE_BREAKS)):
+        return None
+    fenced = _fenced_code(markdown) if "```" in markdown or "~~~" in markdown else []
+    if _setext_line_outside(markdown, fenced):
         return None
     headings, body_values = _front_matter_texts(front)
-    body_values.append(_without_atx_headings(markdown, headings))
+    body_values.append(_without_atx_headings(markdown, headings, fenced))
     return NoteText(heading="\n".join(headings), body="\n".join(body_values))
 
 
-def _needs_line_walk(markdown: str) -> bool:
-    return bool(_WALKED_FIRST_LINE.match(markdown) or _WALKED_LINE_AFTER_BREAK.search(markdown)
-                or any(map(markdown.__contains__, _OTHER_LINE_BREAKS)))
+def _fenced_code(markdown: str) -> list[tuple[int, int]]:
+    """Where `markdown`'s fenced code is, as `markdown_lines` finds it: from the start of each opening fence line to
+    the end of its closing one (or of the note), told from the lines that may open or close a fence alone."""
+    spans: list[tuple[int, int]] = []
+    fence, start = "", 0
+    for line in _FENCE_LINE.finditer(markdown):
+        if not fence:
+            opening = _FENCE_OPEN.match(line.group())
+            if opening:
+                fence, start = opening.group(1), line.start()
+        elif _closes(line.group(), fence):
+            spans.append((start, line.end()))
+            fence = ""
+    if fence:
+        spans.append((start, len(markdown)))
+    return spans
 
 
-def _without_atx_headings(markdown: str, headings: list[str]) -> str:
-    """`markdown` without its ATX heading lines, whose titles are appended to `headings`. A heading line goes
-    with the line break before it (the first line's, with none), so the lines around it stay apart."""
-    first = _ATX_FIRST_LINE.match(markdown)
+def _closes(line: str, fence: str) -> bool:
+    """Whether `line` closes the fenced code `fence` opened: the same mark, at least as long, and nothing else."""
+    stripped = line.strip()
+    return stripped.startswith(fence) and set(stripped) == {fence[0]}
+
+
+def _setext_line_outside(markdown: str, fenced: list[tuple[int, int]]) -> bool:
+    """Whether a line of `markdown` outside its fenced code could be a setext underline."""
+    if not fenced:
+        return bool(_SETEXT_FIRST_LINE.match(markdown) or _SETEXT_LINE_AFTER_BREAK.search(markdown))
+    lines = [0] if _SETEXT_FIRST_LINE.match(markdown) else []
+    lines += [found.start() + 1 for found in _SETEXT_LINE_AFTER_BREAK.finditer(markdown)]
+    return any(not _inside(line, fenced) for line in lines)
+
+
+def _inside(offset: int, fenced: list[tuple[int, int]]) -> bool:
+    """Whether `offset` of a note is in one of its spans of fenced code (`_fenced_code`, in order)."""
+    at = bisect_right(fenced, (offset + 1, -1)) - 1  # the last span that starts at `offset` or before
+    return at >= 0 and offset < fenced[at][1]
+
+
+def _without_atx_headings(markdown: str, headings: list[str], fenced: list[tuple[int, int]]) -> str:
+    """`markdown` without its ATX heading lines outside fenced code (`fenced`), whose titles are appended to
+    `headings`. A heading line goes with the line break before it (the first line's, with none), so the lines
+    around it stay apart."""
+    first = _ATX_FIRST_LINE.match(markdown)  # the first line is never inside fenced code: it would open it
     start = 0
     if first is not None:
         headings.append(first.group(1) or "")
         start = first.end()
     pieces = []
     for heading in _ATX_LINE_AFTER_BREAK.finditer(markdown, start):
+        if fenced and _inside(heading.start() + 1, fenced):
+            continue
         pieces.append(markdown[start:heading.start()])
         headings.append(heading.group(1) or "")
         start = heading.end()

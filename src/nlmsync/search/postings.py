@@ -210,19 +210,19 @@ class PostingsIndex:
         rank_of = np.zeros(next(next_id), dtype=np.int32)  # a term's id -> its position in `terms`
         rank_of[ids] = np.arange(len(terms), dtype=np.int32)
         del vocab, ids
-        all_t = rank_of[np.concatenate(parts_t)] if len(terms) else np.zeros(0, np.int32)
+        all_t = rank_of[_joined(parts_t)] if len(terms) else np.zeros(0, np.int32)
         del parts_t, rank_of
+        counts = np.bincount(all_t, minlength=len(terms))
         # base entries come first with ascending slots per term, new slots are larger and in order:
         # a stable sort by term keeps every term's postings sorted by slot
-        order = stable_argsort(all_t)
+        order = stable_argsort(all_t, counts)
+        del all_t  # sorted, the terms are `counts` of each in order
         # sorted one array at a time, each part dropped once it is (a full build's peak of memory is here)
-        all_t = all_t[order]
-        all_s = np.concatenate(parts_s)[order]
+        all_s = _joined(parts_s)[order]
         del parts_s
-        all_c = np.concatenate(parts_c)[order]
+        all_c = _joined(parts_c)[order]
         del parts_c, order
 
-        counts = np.bincount(all_t, minlength=len(terms))
         used = counts > 0
         self.terms = SortedTerms(terms if used.all() else [t for t, u in zip(terms, used.tolist()) if u])
         self.offsets = np.concatenate([[0], np.cumsum(counts[used])]).astype(np.int64)
@@ -322,6 +322,10 @@ class TfTable:
         return rank[codes] if len(codes) else np.zeros(0, dtype=dtype), self.values[order[:used]]
 
 
+# postings sorted at once by `stable_argsort`: its temporaries are a few times this many 8-byte positions
+SORT_BUCKET = 1 << 21
+
+
 def _sorted_vocabulary(vocab: dict[str, int]) -> tuple[list[str], np.ndarray]:
     """The terms of `vocab` sorted, and their ids in that order.
 
@@ -333,13 +337,45 @@ def _sorted_vocabulary(vocab: dict[str, int]) -> tuple[list[str], np.ndarray]:
     return list(map(keys.__getitem__, order)), ids[np.array(order, dtype=np.int64)]
 
 
-def stable_argsort(keys: np.ndarray) -> np.ndarray:
-    """`np.argsort(keys, kind="stable")` of non-negative int32 keys, as radix sorts of their two 16-bit halves.
+def stable_argsort(keys: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """`np.argsort(keys, kind="stable")` of non-negative int32 keys (a merge's term ranks), as int32 positions;
+    `counts` is `np.bincount(keys)` (of any length past the largest key).
 
-    numpy sorts keys of 16 bits or less stably by radix sort, in linear time, and wider ones by timsort: two
-    radix passes (the low half, then the high half of the keys in that order) sort a full build's postings in
-    linear time."""
-    if not len(keys) or int(keys.max()) < 1 << 16:
+    The keys are cut into ranges of about `SORT_BUCKET` postings each, by their counts, and each range's positions
+    (in order) are sorted on their own by radix sorts: numpy sorts keys of 16 bits or less stably by radix sort,
+    in linear time, so a range of at most 65,536 keys takes one pass and a wider one two (the low half, then the
+    high half of the keys in that order). Sorting the whole array at once would hold several arrays of 8-byte
+    positions as long as the postings, the largest memory a full build of a big vault needed; a range's fit in
+    the processor's cache, which makes the sort faster too."""
+    count, span = len(keys), len(counts)
+    order = np.empty(count, dtype=np.int32)
+    if count <= SORT_BUCKET:
+        order[:] = _radix_argsort(keys, span)
+        return order
+    # each range ends after the first key whose postings reach its share (a key with more postings than a share is
+    # a range of its own); at most 255 ranges, so a posting's range is one byte
+    ranges = min(-(-count // SORT_BUCKET), 255)
+    shares = np.arange(1, ranges, dtype=np.int64) * count // ranges
+    ends = np.unique(np.append(np.searchsorted(counts.cumsum(), shares, side="left") + 1, span))
+    range_of = np.searchsorted(ends, np.arange(span), side="right").astype(np.uint8)[keys]
+    start, low = 0, 0
+    for at, high in enumerate(ends.tolist()):
+        positions = np.flatnonzero(range_of == at)
+        order[start:start + len(positions)] = positions[_radix_argsort(keys[positions] - low, high - low)]
+        start += len(positions)
+        low = high
+    return order
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """`np.concatenate(parts)`, with no copy when all but one part are empty (a full build's one batch)."""
+    filled = [part for part in parts if len(part)]
+    return filled[0] if len(filled) == 1 else np.concatenate(parts)
+
+
+def _radix_argsort(keys: np.ndarray, span: int) -> np.ndarray:
+    """`np.argsort(keys, kind="stable")` of non-negative int32 keys below `span`, by one or two radix passes."""
+    if span <= 1 << 16:
         return np.argsort(keys.astype(np.uint16), kind="stable")
-    low = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable").astype(np.int32)  # half the memory
+    low = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
     return low[np.argsort((keys[low] >> 16).astype(np.uint16), kind="stable")]
