@@ -16,8 +16,11 @@ from tests.hypothesis_profiles import examples
 from nlmsync.config import Settings
 from nlmsync.search import index as index_module
 from nlmsync.search import index_cache
+from nlmsync.search.cold import vault_unchanged
 from nlmsync.search.index import NoteIndex
 from nlmsync.store.db import open_database
+from nlmsync.store.transaction import transaction
+from nlmsync.vault import list_vault
 
 QUERIES = ["How does heapsort work?", "김치찌개", "ヒープソート", "E = mc²", "meeting re-indexing", "sourdough",
            "the and of", "notes deep", "tapir"]
@@ -101,6 +104,39 @@ def test_a_cold_answer_reads_only_the_blocks_of_its_terms(vault: Path, monkeypat
     monkeypatch.setattr(index_cache.SnapshotParts, "read", traced)
     assert cold(vault, "heapsort") == from_scratch(vault, "heapsort")
     assert len([statement for statement in read if "FROM index_blocks" in statement]) == 1  # of more than 100
+
+
+def test_an_unchanged_vault_is_compared_with_the_snapshot_at_once(vault: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Built whole, the snapshot holds the notes in the order a walk lists them: a walk of the unchanged vault is
+    compared with its stored bytes, and no path of the snapshot is decoded to answer."""
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
+    fresh(vault).sync()  # a snapshot, and rows for the notes it skipped
+    decoded: list[bytes] = []
+    real_decode = index_cache._decode_paths
+    monkeypatch.setattr(index_cache, "_decode_paths", lambda raw: decoded.append(raw) or real_decode(raw))
+    assert cold(vault, "heapsort") == from_scratch(vault, "heapsort")
+    assert decoded == []
+
+
+def test_notes_listed_in_another_order_are_compared_path_by_path(vault: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A walk may list the notes in another order than the snapshot (a folder's entries come in the order the
+    file system gives): the vault is still unchanged, and a changed stat is still a change."""
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
+    fresh(vault).sync()
+    db = open_database(vault / ".nlmsync" / "state.db")
+    listing = list_vault(vault)
+    order = list(reversed(range(len(listing.paths))))
+    listing.paths[:] = [listing.paths[i] for i in order]
+    listing.mtimes[:] = [listing.mtimes[i] for i in order]
+    listing.sizes[:] = [listing.sizes[i] for i in order]
+    with transaction(db.conn):
+        parts = index_cache.SnapshotParts.read(db.conn)
+        rows = index_cache.load_docs(db.conn)
+        assert vault_unchanged(parts, rows, listing)
+        listing.mtimes[0] += 1
+        assert not vault_unchanged(index_cache.SnapshotParts.read(db.conn), rows, listing)
 
 
 def test_cold_hits_over_a_snapshot_and_rows(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -42,16 +42,13 @@ def vault_unchanged(parts: SnapshotParts, rows: Sequence[CachedDoc], listing: Va
     terms could not be read is a note the whole-index path would read again: not unchanged.
     """
     row_of = {row.path: row for row in rows}
-    slot_of = parts.slot_of
     paths, mtimes, sizes = listing.paths, listing.mtimes, listing.sizes
-    indexed_rows = skipped_rows = hidden = 0
-    found_skipped = 0
+    indexed_rows = skipped_rows = found_skipped = 0
     if row_of:
         if any(row.kind == _INDEXED and not row.terms for row in rows):
             return False
         indexed_rows = sum(1 for row in rows if row.kind == _INDEXED)
         skipped_rows = sum(1 for row in rows if row.kind == _SKIPPED)
-        hidden = sum(1 for path in row_of if path in slot_of)
         at_rows = [i for i, path in enumerate(paths) if path in row_of]
         listed_rows = 0
         for i in at_rows:  # a note the rows describe: with the stats it was indexed or skipped at
@@ -74,8 +71,15 @@ def vault_unchanged(parts: SnapshotParts, rows: Sequence[CachedDoc], listing: Va
             found_skipped += 1
     elif listing.skipped:
         return False
-    # the other notes, compared with the snapshot's as whole lists
-    if found_skipped != skipped_rows or len(paths) != len(slot_of) - hidden:
+    if found_skipped != skipped_rows:
+        return False
+    # the other notes, compared with the snapshot's: at once when the walk lists them in the snapshot's order (a
+    # vault indexed whole and unchanged since), else as whole lists through each path's slot
+    if parts.holds_exactly(paths, mtimes, sizes):
+        return True
+    slot_of = parts.slot_of
+    hidden = sum(1 for path in row_of if path in slot_of)  # snapshot notes a row stands for
+    if len(paths) != len(slot_of) - hidden:
         return False
     slots = [slot_of.get(path, -1) for path in paths]
     if -1 in slots:

@@ -312,7 +312,9 @@ class NoteIndex:
         total = len(candidates)
         if on_progress is not None:
             on_progress(0, total)
-        for done, i in enumerate(sorted(candidates, key=listing.paths.__getitem__), start=1):
+        # in the walk's order: a full build's snapshot holds the notes as a walk of the unchanged vault lists them,
+        # which a fresh process's first query then compares as a whole (`SnapshotParts.holds_exactly`)
+        for done, i in enumerate(sorted(candidates), start=1):
             note = listing.note(i)
             skipped = self._skipped.get(note.path)
             if stats.get(note.path) != (note.mtime_ns, note.size) and (

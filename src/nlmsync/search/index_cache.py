@@ -32,6 +32,7 @@ import json
 import sqlite3
 import threading
 import zlib
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -212,9 +213,11 @@ def _crc(parts: Iterable[bytes]) -> int:
 
 
 class _Head(NamedTuple):
-    """The snapshot row, checked: its notes' arrays as bytes, and where its blocks are."""
+    """The snapshot row, checked: its notes' arrays as bytes (their paths as stored: `paths`), and where its
+    blocks are."""
 
-    paths: list[str | None]
+    stored_paths: bytes
+    notes: int
     mtimes: bytes
     sizes: bytes
     lengths: bytes
@@ -225,6 +228,18 @@ class _Head(NamedTuple):
     @property
     def code_width(self) -> int:
         return 2 if len(self.tf_values) // 8 <= _NARROW_VALUES else 4
+
+    def paths(self) -> list[str | None]:
+        """The notes' paths, decoded.
+
+        Raises:
+            ValueError: there are not as many as the other parts say.
+            UnicodeDecodeError: they are not UTF-8.
+        """
+        paths = _decode_paths(self.stored_paths)
+        if len(paths) != self.notes:
+            raise ValueError("snapshot: its parts do not fit together")
+        return paths
 
 
 def _decode_paths(raw: bytes) -> list[str | None]:
@@ -252,16 +267,15 @@ def _read_head(conn: sqlite3.Connection) -> _Head | None:
     if _crc(columns) != crc:
         raise ValueError("snapshot: its CRC does not match")
     paths_raw, mtimes, sizes, lengths, tf_values, heads_raw, firsts_raw, starts_raw = columns
-    paths = _decode_paths(paths_raw)
     firsts = memoryview(firsts_raw).cast("q").tolist()
     starts = memoryview(starts_raw).cast("q").tolist()
     heads = heads_raw.decode("utf-8").split("\n") if heads_raw else []
-    count = len(paths)
-    if (len(mtimes) != 8 * count or len(sizes) != 8 * count or len(lengths) != 24 * count or len(tf_values) % 8
+    count = len(mtimes) // 8
+    if ((count == 0) != (not paths_raw) or len(mtimes) != 8 * count or len(sizes) != 8 * count or len(lengths) != 24 * count or len(tf_values) % 8
             or len(firsts) != len(heads) + 1 or len(starts) != len(heads) + 1 or firsts[0] != 0 or starts[0] != 0
             or any(b <= a for a, b in zip(firsts, firsts[1:])) or any(b < a for a, b in zip(starts, starts[1:]))):
         raise ValueError("snapshot: its parts do not fit together")
-    return _Head(paths, mtimes, sizes, lengths, tf_values, VocabularyBlocks(firsts[-1], [], firsts[:-1], heads),
+    return _Head(paths_raw, count, mtimes, sizes, lengths, tf_values, VocabularyBlocks(firsts[-1], [], firsts[:-1], heads),
                  starts)
 
 
@@ -331,7 +345,7 @@ def load_snapshot(db: Connection) -> Snapshot | None:
         data = b"\n".join(vocab)
         byte_starts = [0, *accumulate(len(part) + 1 for part in vocab)]
         terms = Vocabulary(data, blocks=head.blocks._replace(starts=byte_starts))
-        paths = head.paths
+        paths = head.paths()
         count = len(paths)
         values = np.frombuffer(head.tf_values, dtype=np.float64)
         if total and (slots.min() < 0 or slots.max() >= count or int(codes.max()) >= len(values)):
@@ -383,13 +397,44 @@ class SnapshotParts:
     def __init__(self, conn: sqlite3.Connection, head: _Head | None) -> None:
         self._conn = conn
         self.head = head
-        self.paths: list[str | None] = head.paths if head else []
-        self.mtimes: list[int] = memoryview(head.mtimes).cast("q").tolist() if head else []
-        self.sizes: list[int] = memoryview(head.sizes).cast("q").tolist() if head else []
         self.lengths = memoryview(head.lengths if head else b"").cast("q")  # three per note: body, heading, path
         self.terms = _BlockTerms(self)
         self._values = memoryview(head.tf_values if head else b"").cast("d")
         self._blocks: dict[int, tuple[_Block, list[str]]] = {}
+
+    @functools.cached_property
+    def paths(self) -> list[str | None]:
+        """The notes' paths by slot (a dead slot's is None).
+
+        Raises:
+            ValueError: there are not as many as the other parts say.
+            UnicodeDecodeError: they are not UTF-8.
+        """
+        return self.head.paths() if self.head else []
+
+    @functools.cached_property
+    def mtimes(self) -> list[int]:
+        return memoryview(self.head.mtimes).cast("q").tolist() if self.head else []
+
+    @functools.cached_property
+    def sizes(self) -> list[int]:
+        return memoryview(self.head.sizes).cast("q").tolist() if self.head else []
+
+    def holds_exactly(self, paths: list[str], mtimes: list[int], sizes: list[int]) -> bool:
+        """Whether the snapshot's notes are these, in this order, with these `mtime_ns` and sizes (what a walk
+        of the vault it was built from finds when nothing changed since): compared as the stored bytes, with
+        nothing decoded. When they are, `paths` serves as the snapshot's."""
+        head = self.head
+        if head is None or head.notes != len(paths) or array("q", mtimes).tobytes() != head.mtimes \
+                or array("q", sizes).tobytes() != head.sizes:
+            return False
+        try:
+            if "\0".join(paths).encode("utf-8") != head.stored_paths:
+                return False
+        except UnicodeEncodeError:  # a name no snapshot can hold
+            return False
+        self.__dict__["paths"] = list(paths)  # `functools.cached_property` keeps its value there
+        return True
 
     @functools.cached_property
     def slot_of(self) -> dict[str, int]:
