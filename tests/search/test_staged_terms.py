@@ -67,6 +67,7 @@ def test_notes_staged_by_their_texts_index_as_the_reference_weighs_them(given_no
     staged, reference = DocBatch(limit, weights), DocBatch(limit, weights)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(staged_terms, "FOLD_TOKENS", fold)
+        patch.setattr(staged_terms, "FOLD_CHARS", fold * 8)  # about as many characters as tokens make
         patch.setattr(staged_terms, "_FEW_PAIRS", few_pairs)
         for i, (folder, name, text) in enumerate(given_notes):
             path = f"{folder}/{i}{name}" if folder else f"{i}{name}"

@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import operator
 from array import array
-from itertools import compress, count, islice
+from itertools import compress, count, islice, repeat
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -33,10 +33,11 @@ from nlmsync.search.tokenize import (
     JOINING_MARKS,
     MAX_TOKEN_LENGTH,
     folder_tokens,
-    path_text_words,
-    text_words,
+    normalize,
+    path_texts,
     word_character_runs,
     word_characters,
+    words,
 )
 
 if TYPE_CHECKING:
@@ -45,9 +46,13 @@ if TYPE_CHECKING:
     from nlmsync.search.bm25 import Weights
     from nlmsync.search.markdown import NoteFields
 
-FOLD_TOKENS = 1 << 17  # staged tokens counted at once: it bounds numpy's temporaries
-# A word new to `TermIds.word_ids` when staged is given PENDING + its position in the fold's tokens there (staged
-# by `map(word_ids.setdefault, tokens, count(PENDING))`), its id at the fold (`TermIds.resolve_words`)
+# A fold comes once this many tokens (a counted note's distinct terms, a folder's tokens) or characters of text are
+# staged: they bound numpy's temporaries
+FOLD_TOKENS = 1 << 17
+FOLD_CHARS = 1 << 20
+# A word new to `TermIds.word_ids` when looked up is given PENDING + the number of lookups the fold made before it
+# there (looked up by `map(word_ids.setdefault, tokens, count(PENDING))`), its id at the fold
+# (`TermIds.resolve_words`)
 PENDING = 1 << 40
 
 # A segment is a run of staged tokens of one note and field; its kind is the field (0 body, 1 heading, 2 file
@@ -95,11 +100,11 @@ class TermIds:
         return ids
 
     def resolve_words(self, ids: np.ndarray, new_words: int, longest: int) -> np.ndarray:
-        """`ids` of tokens as staged (`PENDING`), the pending ones given their ids now, in `word_ids` too, but for
-        the words longer than `longest`, which get -1 (in place). The last `new_words` words of `word_ids` are
-        the ones staged since their ids were last resolved.
+        """`ids` of tokens as looked up (`PENDING`), the pending ones given their ids now, in `word_ids` too, but
+        for the words longer than `longest`, which get -1 (in place). The last `new_words` words of `word_ids` are
+        the ones looked up since their ids were last resolved, and `ids` holds every lookup made since.
 
-        A new word's tokens hold PENDING + the position of its first one, which `word_ids` holds too: one
+        A new word's tokens hold PENDING + the number of lookups before its first, which `word_ids` holds too: one
         dictionary operation per new word, none per token."""
         if not new_words:
             return ids
@@ -201,9 +206,11 @@ class Folded(NamedTuple):
 
 
 class StagedTerms:
-    """Notes staged for `fold`: their tokens' ids as staged (`TermIds.word_ids`), and per note its segments'
-    lengths and kinds. A note comes as its field texts (`add_text`, most notes) or already counted (`add_counts`: a
-    note only the line walk reads, counted in pieces to bound its memory)."""
+    """Notes staged for `fold`: the normalized texts of their fields that rule 4 reads (body, heading and the file
+    name's parts), the ids of their other tokens as looked up (`TermIds.word_ids`: a folder's tokens, a counted
+    note's terms), and per note its segments' lengths and kinds. A note comes as its field texts (`add_text`, most
+    notes) or already counted (`add_counts`: a note only the line walk reads, counted in pieces to bound its
+    memory)."""
 
     def __init__(self, vocabulary: TermIds) -> None:
         self.vocabulary = vocabulary
@@ -212,12 +219,13 @@ class StagedTerms:
     def _clear(self) -> None:
         self.notes = 0
         self._text_notes = 0  # the notes given by their texts
-        self._words = len(self.vocabulary.word_ids)  # words new to it since are staged with pending ids
-        self._texts: list[str] = []  # the normalized texts of the JOINS segments, in order (rule 4's separators)
-        self._ids = array("q")  # each token's id when it was staged (PENDING + a position: new; -1: too long)
-        self._offers = count(PENDING)  # what a token new to `word_ids` gets there: PENDING + its position
+        self._words = len(self.vocabulary.word_ids)  # words new to it since are looked up with pending ids
+        self._texts: list[str] = []  # the normalized texts of the JOINS segments, in order; their words are found
+        self._chars = 0  # at the fold, all at once (`_FoldTexts.words`)
+        self._ids = array("q")  # the other tokens' ids when looked up (PENDING + a number: new; -1: too long)
+        self._offers = count(PENDING)  # what a token new to `word_ids` gets there: PENDING + the lookups before
         self._counts = array("q")  # the counts of the COUNTED segments' terms, in order
-        self._segment_lengths = array("q")
+        self._segment_lengths = array("q")  # a JOINS segment's: -1 (its words are counted at the fold)
         self._segment_kinds = array("b")
         self._note_segments = array("q")
         self._body_words = array("q")  # per note: the body's length (-1: counted at the fold)
@@ -225,38 +233,30 @@ class StagedTerms:
 
     @property
     def full(self) -> bool:
-        """Time to `fold`: `FOLD_TOKENS` tokens staged (a note given counted stages its distinct terms)."""
-        return len(self._ids) >= FOLD_TOKENS
+        """Time to `fold`: `FOLD_CHARS` characters of text or `FOLD_TOKENS` other tokens staged (a note given
+        counted stages its distinct terms)."""
+        return self._chars >= FOLD_CHARS or len(self._ids) >= FOLD_TOKENS
 
     def add_text(self, path: str, heading: str, body: str) -> None:
         """Stage the note at `path` by its heading and body texts (`markdown.whole_fields`).
 
-        Its tokens are looked up at once, while they are fresh in the processor's cache (at the fold, after
-        100k other tokens, each lookup would have to fetch its token again); a new word is given a pending id
-        there (`PENDING`), its id at the fold."""
+        Its texts' words are found at the fold, for all the notes staged at once: one numpy pass over their code
+        points and one `str.split`, where a regex per text made each word alone."""
         folder, _, name = path.rpartition("/")
-        name_words = path_text_words(name)
+        name_parts = path_texts(name)
         # the title is the file name's words (`title_words`): its one part's, but for a name split by `\\`
-        title = ([word for part in name_words for word in part.words if len(word) <= MAX_TOKEN_LENGTH]
-                 if len(name_words) == 1 else title_words(path))
-        body_text, body_words = text_words(body)
-        heading_text, heading_words = text_words(without_title(heading, title))
-        texts = [body_text, heading_text]
+        title = ([word for word in words(name_parts[0]) if len(word) <= MAX_TOKEN_LENGTH]
+                 if len(name_parts) == 1 else title_words(path))
+        texts = [normalize(body), normalize(without_title(heading, title)), *name_parts]
         folder_terms = folder_tokens(folder)
-        note_tokens = body_words + heading_words
-        note_tokens += folder_terms
-        lengths = [len(body_words), len(heading_words), len(folder_terms)]
-        kinds: tuple[int, ...] = _TEXT_KINDS
-        for text, words in name_words:
-            texts.append(text)
-            note_tokens += words
-            lengths.append(len(words))
-            kinds += (PATH | JOINS,)
         self._texts += texts
-        self._ids.extend(map(self.vocabulary.word_ids.setdefault, note_tokens, self._offers))
-        self._segment_lengths.extend(lengths)
-        self._segment_kinds.extend(kinds)
-        self._note_segments.append(len(lengths))
+        self._chars += sum(map(len, texts))
+        self._ids.extend(map(self.vocabulary.word_ids.setdefault, folder_terms, self._offers))
+        self._segment_lengths.extend((-1, -1, len(folder_terms)))
+        self._segment_lengths.extend(repeat(-1, len(name_parts)))
+        self._segment_kinds.extend(_TEXT_KINDS)
+        self._segment_kinds.extend(repeat(PATH | JOINS, len(name_parts)))
+        self._note_segments.append(len(_TEXT_KINDS) + len(name_parts))
         self._body_words.append(-1)  # counted at the fold, once rule 3 has left out the longest words
         self._name_words.append(len(title))
         self.notes += 1
@@ -278,20 +278,37 @@ class StagedTerms:
     def fold(self, weights: Weights) -> Folded:
         """Count the staged notes' terms and weigh them (`_weigh`), then start afresh."""
         vocabulary = self.vocabulary
-        # rule 3: a word longer than MAX_TOKEN_LENGTH gets no id and is left out
-        ids = vocabulary.resolve_words(np.array(self._ids, dtype=np.int64), len(vocabulary.word_ids) - self._words,
-                                       MAX_TOKEN_LENGTH)
         segment_kinds = np.frombuffer(self._segment_kinds, dtype=np.int8)
-        token_segment = np.arange(len(segment_kinds)).repeat(np.frombuffer(self._segment_lengths, dtype=np.int64))
-        kind = segment_kinds[token_segment]
-        # rule 4: whether the token forms a compound with the one before it
+        segment_lengths = np.frombuffer(self._segment_lengths, dtype=np.int64)
+        staged = np.frombuffer(self._ids, dtype=np.int64) if self._ids else np.zeros(0, dtype=np.int64)
         texts = _FoldTexts(self._texts) if self._texts else None  # one per JOINS segment, in order
+        if texts is None:
+            ids = staged.copy()
+        else:  # the texts' words, looked up now, go where their segments are among the other tokens
+            found = texts.words()
+            text_ids = np.fromiter(map(vocabulary.word_ids.setdefault, found, self._offers), dtype=np.int64,
+                                   count=len(found))
+            segment_lengths = segment_lengths.copy()
+            segment_lengths[(segment_kinds & JOINS).nonzero()[0]] = texts.word_counts()
+        token_segment = np.arange(len(segment_kinds)).repeat(segment_lengths)
+        kind = segment_kinds[token_segment]
+        in_text = (kind & JOINS) != 0
+        if texts is not None:
+            if len(staged):
+                ids = np.empty(len(kind), dtype=np.int64)
+                ids[in_text] = text_ids
+                ids[~in_text] = staged
+            else:
+                ids = text_ids
+        # rule 3: a word longer than MAX_TOKEN_LENGTH gets no id and is left out
+        ids = vocabulary.resolve_words(ids, len(vocabulary.word_ids) - self._words, MAX_TOKEN_LENGTH)
+        # rule 4: whether the token forms a compound with the one before it
         text_joins = texts.joins() if texts is not None else ids[:0] >= 0
         if len(text_joins) == len(ids):  # every token is a JOINS segment's (no folder token)
             joins = text_joins
         else:
             joins = np.zeros(len(ids), dtype=bool)
-            joins[(kind & JOINS).nonzero()[0]] = text_joins
+            joins[in_text] = text_joins
         kept = ids >= 0
         if not kept.all():
             joins[1:] &= kept[:-1]  # none across a word left out
@@ -368,6 +385,22 @@ class _FoldTexts:
             self.top = int(self.codes.max())
         self.classes = _CODE_CLASSES.of(self.codes, self.top)
         self.texts = texts
+
+    def words(self) -> list[str]:
+        """Every word of the texts, in order (`tokenize.words` of each, one list): the texts with each code point
+        that is no word's made a space, split."""
+        spaced = np.where(self.classes & _WORD, self.codes, 32).astype(self.codes.dtype)
+        if self.top <= 0x7F:
+            return spaced.tobytes().decode("ascii").split()
+        return spaced.tobytes().decode("utf-32-le").split()
+
+    def word_counts(self) -> np.ndarray:
+        """How many words each text has."""
+        word = self.classes & _WORD
+        starts = ((word[1:] != 0) & (word[:-1] == 0)).nonzero()[0] + 1  # a word's first code point
+        lengths = np.fromiter(map(len, self.texts), dtype=np.int64, count=len(self.texts)) + 1  # and a NUL
+        text_of = np.searchsorted(lengths.cumsum() - lengths + 1, starts, side="right") - 1
+        return np.bincount(text_of, minlength=len(self.texts))
 
     def joins(self) -> np.ndarray:
         """Rule 4 for every word of the texts, in order (`tokenize.words_and_joins` of each, one array): the word forms

@@ -20,8 +20,8 @@ yields `ヒー ープ プソ ソー ート`. Bigrams come from every base token,
 80 characters (unspaced Japanese sentences easily are).
 
 `count_tokens` counts the tokens of a text given in pieces (`text_pieces`), for notes of many megabytes.
-`text_words` and `path_text_words` give the words alone: a full build forms the compounds from term ids and the
-bigrams from code points, for many notes at once (`search.staged_terms`).
+A full build finds the words of many notes' texts at once, forms the compounds from term ids and the bigrams from
+code points (`search.staged_terms`); `path_texts` gives it a path's parts as texts.
 """
 
 from __future__ import annotations
@@ -123,25 +123,9 @@ def tokens_and_words(text: str) -> tuple[list[str], int]:
     return tokens, len(base)
 
 
-class TextWords(NamedTuple):
-    """What a full build stages of a text (`search.staged_terms`): the normalized text and its words in order, of
-    any length (rules 1-2). The build leaves out the words longer than `MAX_TOKEN_LENGTH` (rule 3) and forms the
-    compounds (rule 4) from the term ids of the rest and the separators in `normalized`, and the CJK bigrams
-    (rule 5) from its code points."""
-
-    normalized: str
-    words: list[str]
-
-
-def text_words(text: str) -> TextWords:
-    """`TextWords` of `text`."""
-    normalized = normalize(text)
-    return TextWords(normalized, words(normalized))
-
-
-def path_text_words(path: str) -> list[TextWords]:
-    """`tokenize_path(path)` as the `text_words` of each part (no compound joins two parts)."""
-    return list(map(text_words, _path_parts(path)))
+def path_texts(path: str) -> list[str]:
+    """The normalized texts of a vault path's parts (rule 6), which `tokenize` each: no compound joins two parts."""
+    return list(map(normalize, _path_parts(path)))
 
 
 def base_tokens(normalized: str) -> list[str]:
