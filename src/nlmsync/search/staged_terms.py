@@ -377,7 +377,7 @@ class _FoldTexts:
     def __init__(self, texts: list[str]) -> None:
         # a NUL before, between and after the texts: it is neither a word's character, white space nor a joining
         # mark, so no compound joins two texts, and no word starts at the first code point or ends at the last
-        joined = "\0" + "\0".join(texts) + "\0"
+        joined = "\0".join(["", *texts, ""])
         if joined.isascii():  # one byte a code point, all of them classed from the start
             self.codes = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
             self.top = 0x7F
@@ -386,31 +386,27 @@ class _FoldTexts:
             self.top = int(self.codes.max())
         self.classes = _CODE_CLASSES.of(self.codes, self.top)
         self.texts = texts
+        self._word = self.classes & _WORD
+        # where a word starts (the code point before its first) and ends (its last), alternately: the texts begin
+        # and end with a NUL
+        self._edges = (self._word[1:] != self._word[:-1]).nonzero()[0]
 
     def words(self) -> list[str]:
         """Every word of the texts, in order (`tokenize.words` of each, one list): the texts with each code point
         that is no word's made a space, split."""
-        spaced = np.where(self.classes & _WORD, self.codes, 32).astype(self.codes.dtype)
-        if self.top <= 0x7F:
-            return spaced.tobytes().decode("ascii").split()
-        return spaced.tobytes().decode("utf-32-le").split()
+        spaced = np.where(self._word, self.codes, 32)  # of the codes' type: decoded from its buffer as it is
+        return str(spaced, "ascii" if self.top <= 0x7F else "utf-32-le").split()
 
     def word_counts(self) -> np.ndarray:
         """How many words each text has."""
-        word = self.classes & _WORD
-        starts = ((word[1:] != 0) & (word[:-1] == 0)).nonzero()[0] + 1  # a word's first code point
         lengths = np.fromiter(map(len, self.texts), dtype=np.int64, count=len(self.texts)) + 1  # and a NUL
-        text_of = np.searchsorted(lengths.cumsum() - lengths + 1, starts, side="right") - 1
+        text_of = np.searchsorted(lengths.cumsum() - lengths + 1, self._edges[0::2] + 1, side="right") - 1
         return np.bincount(text_of, minlength=len(self.texts))
 
     def joins(self) -> np.ndarray:
         """Rule 4 for every word of the texts, in order (`tokenize.words_and_joins` of each, one array): the word forms
         a compound with the one before it in its text, only white space or one joining mark between."""
-        classes = self.classes
-        word = classes & _WORD
-        # where a word starts (the code point before its first) and ends (its last), alternately: the texts begin
-        # and end with a NUL
-        edges = (word[1:] != word[:-1]).nonzero()[0]
+        classes, edges = self.classes, self._edges
         joins = np.zeros(len(edges) // 2, dtype=bool)
         if len(joins) < 2:
             return joins
