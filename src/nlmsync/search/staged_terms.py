@@ -395,7 +395,7 @@ class _FoldTexts:
         """Every word of the texts, in order (`tokenize.words` of each, one list): the texts with each code point
         that is no word's made a space, split."""
         spaced = np.where(self._word, self.codes, 32)  # of the codes' type: decoded from its buffer as it is
-        return str(spaced, "ascii" if self.top <= 0x7F else "utf-32-le").split()
+        return str(spaced.data, "ascii" if self.top <= 0x7F else "utf-32-le").split()
 
     def word_counts(self) -> np.ndarray:
         """How many words each text has."""
