@@ -138,8 +138,8 @@ def test_a_full_disk_under_another_file_nlmsync_writes_is_the_same_error(vault: 
         raise OSError(errno.ENOSPC, "No space left on device", str(self.lock_path))
 
     monkeypatch.setattr(WriterLock, "_lock_file", no_room)
-    code, out, err = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Full", "refresh",
-                         "cooking/sourdough.md")
+    code, _out, err = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Full", "refresh",
+                          "cooking/sourdough.md")
     assert code == 7
     line = one_line_error(err)
     assert line == f"nlmsync: error: {vault / '.nlmsync' / 'state.db.lock'}: no space left on the device; nothing was half-written"

@@ -7,11 +7,11 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.hypothesis_profiles import examples
 
 from nlmsync.search import markdown
 from nlmsync.search.markdown import note_fields, split_markdown, whole_fields
 from nlmsync.search.tokenize import base_tokens, normalize, tokenize
-from tests.hypothesis_profiles import examples
 
 NOTE = """---
 title: Heap notes

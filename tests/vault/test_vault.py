@@ -11,7 +11,7 @@ import sys
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pytest
 
@@ -383,7 +383,7 @@ class _FailsAfterFirst:
         with entries:  # type: ignore[attr-defined]
             self._entries = iter(sorted(entries, key=lambda e: e.name)[:1])
 
-    def __enter__(self) -> _FailsAfterFirst:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

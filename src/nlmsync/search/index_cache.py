@@ -36,7 +36,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, pairwise
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias, overload
 
 from nlmsync.store.transaction import transaction
@@ -271,9 +271,10 @@ def _read_head(conn: sqlite3.Connection) -> _Head | None:
     starts = memoryview(starts_raw).cast("q").tolist()
     heads = heads_raw.decode("utf-8").split("\n") if heads_raw else []
     count = len(mtimes) // 8
-    if ((count == 0) != (not paths_raw) or len(mtimes) != 8 * count or len(sizes) != 8 * count or len(lengths) != 24 * count or len(tf_values) % 8
+    if ((count == 0) != (not paths_raw) or len(mtimes) != 8 * count or len(sizes) != 8 * count
+            or len(lengths) != 24 * count or len(tf_values) % 8
             or len(firsts) != len(heads) + 1 or len(starts) != len(heads) + 1 or firsts[0] != 0 or starts[0] != 0
-            or any(b <= a for a, b in zip(firsts, firsts[1:])) or any(b < a for a, b in zip(starts, starts[1:]))):
+            or any(b <= a for a, b in pairwise(firsts)) or any(b < a for a, b in pairwise(starts))):
         raise ValueError("snapshot: its parts do not fit together")
     return _Head(paths_raw, count, mtimes, sizes, lengths, tf_values, VocabularyBlocks(firsts[-1], [], firsts[:-1], heads),
                  starts)
@@ -615,7 +616,7 @@ def write_snapshot(db: Connection, snapshot: Snapshot, rows: Iterable[CachedDoc]
     byte_ends = [*term_starts[cuts[1:-1]].tolist(), len(vocab) + 1]
 
     def blocks() -> Iterator[tuple[int, bytes, bytes]]:
-        for k, (first, end) in enumerate(zip(cuts, cuts[1:])):
+        for k, (first, end) in enumerate(pairwise(cuts)):
             start_entry, end_entry = int(offsets[first]), int(offsets[end])
             counts = np.diff(offsets[first:end + 1]).astype(np.uint32)
             block_slots = slots[start_entry:end_entry]
