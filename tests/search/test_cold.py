@@ -139,6 +139,34 @@ def test_notes_listed_in_another_order_are_compared_path_by_path(vault: Path,
         assert not vault_unchanged(index_cache.SnapshotParts.read(db.conn), rows, listing)
 
 
+def test_a_vault_changed_only_as_the_rows_say_is_compared_in_order(vault: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notes edited, deleted and added since a whole build are rows; the other notes keep the snapshot's order, so
+    the walk less the rows' notes is compared with the snapshot less theirs as it is, with no path-to-slot dict."""
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
+    fresh(vault).sync()
+    monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 512)
+    index = fresh(vault)
+    touch(vault / "inbox.md", "A tapir in the inbox, sorting heaps.")
+    (vault / "Home.md").unlink()
+    (vault / "new").mkdir()
+    touch(vault / "new" / "tapir.md", "# Tapir\nA tapir is not a heap.")
+    for path in ("inbox.md", "Home.md", "new/tapir.md"):
+        index.mark_path_modified(path)
+    index.sync()  # rows: edited, deleted, added
+    db = open_database(vault / ".nlmsync" / "state.db")
+    with transaction(db.conn):
+        parts = index_cache.SnapshotParts.read(db.conn)
+        assert vault_unchanged(parts, index_cache.load_docs(db.conn), list_vault(vault))
+        assert "slot_of" not in parts.__dict__
+    for query in ("tapir", "heapsort", "sourdough"):
+        assert cold(vault, query) == from_scratch(vault, query)
+    touch(vault / "inbox.md", "A tapir walked out.")  # a change no row holds
+    with transaction(db.conn):
+        assert not vault_unchanged(index_cache.SnapshotParts.read(db.conn), index_cache.load_docs(db.conn),
+                                   list_vault(vault))
+
+
 def test_cold_hits_over_a_snapshot_and_rows(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Notes indexed, edited or deleted since the last merge are rows that hide the snapshot's entry."""
     monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)

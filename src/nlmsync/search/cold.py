@@ -74,8 +74,8 @@ def vault_unchanged(parts: SnapshotParts, rows: Sequence[CachedDoc], listing: Va
     if found_skipped != skipped_rows:
         return False
     # the other notes, compared with the snapshot's: at once when the walk lists them in the snapshot's order (a
-    # vault indexed whole and unchanged since), else as whole lists through each path's slot
-    if parts.holds_exactly(paths, mtimes, sizes):
+    # vault indexed whole, unchanged since or changed only by what the rows hold), else through each path's slot
+    if parts.holds_exactly(paths, mtimes, sizes) or (row_of and parts.holds_in_order(paths, mtimes, sizes, row_of)):
         return True
     slot_of = parts.slot_of
     hidden = sum(1 for path in row_of if path in slot_of)  # snapshot notes a row stands for
@@ -101,8 +101,7 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
     paths = parts.paths
     hidden = {slot for slot, path in enumerate(paths) if path is None} if None in paths else set()
     if rows:
-        slot_of = parts.slot_of
-        hidden.update(slot_of[row.path] for row in rows if row.path in slot_of)
+        hidden.update(parts.slots_of({row.path for row in rows}))
     n_docs = len(paths) - len(hidden) + len(overlay)
     if not n_docs or not query:
         return []

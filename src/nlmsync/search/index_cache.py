@@ -34,9 +34,9 @@ import threading
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, pairwise
+from itertools import accumulate, compress, pairwise
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias, overload
 
 from nlmsync.store.transaction import transaction
@@ -436,6 +436,18 @@ class SnapshotParts:
             return False
         self.__dict__["paths"] = list(paths)  # `functools.cached_property` keeps its value there
         return True
+
+    def holds_in_order(self, paths: list[str], mtimes: list[int], sizes: list[int], standing_in: Container[str]) -> bool:
+        """`holds_exactly`, but for the snapshot's notes whose path is in `standing_in` (the notes rows stand for:
+        edited or deleted since the snapshot was saved), which are left out of it before it is compared."""
+        stored = self.paths
+        kept = [path not in standing_in for path in stored]
+        return (list(compress(stored, kept)) == paths and list(compress(self.mtimes, kept)) == mtimes
+                and list(compress(self.sizes, kept)) == sizes)
+
+    def slots_of(self, paths: Container[str]) -> list[int]:
+        """The slots of the snapshot's notes whose path is in `paths`."""
+        return [slot for slot, path in enumerate(self.paths) if path in paths]
 
     @functools.cached_property
     def slot_of(self) -> dict[str, int]:
