@@ -75,7 +75,9 @@ def vault_unchanged(parts: SnapshotParts, rows: Sequence[CachedDoc], listing: Va
         return False
     # the other notes, compared with the snapshot's: at once when the walk lists them in the snapshot's order (a
     # vault indexed whole, unchanged since or changed only by what the rows hold), else through each path's slot
-    if parts.holds_exactly(paths, mtimes, sizes) or (row_of and parts.holds_in_order(paths, mtimes, sizes, row_of)):
+    if parts.holds_exactly(paths, mtimes, sizes):
+        return True
+    if row_of and parts.holds_in_order(paths, mtimes, sizes, row_of):
         return True
     slot_of = parts.slot_of
     hidden = sum(1 for path in row_of if path in slot_of)  # snapshot notes a row stands for

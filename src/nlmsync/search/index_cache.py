@@ -276,8 +276,8 @@ def _read_head(conn: sqlite3.Connection) -> _Head | None:
             or len(firsts) != len(heads) + 1 or len(starts) != len(heads) + 1 or firsts[0] != 0 or starts[0] != 0
             or any(b <= a for a, b in pairwise(firsts)) or any(b < a for a, b in pairwise(starts))):
         raise ValueError("snapshot: its parts do not fit together")
-    return _Head(paths_raw, count, mtimes, sizes, lengths, tf_values, VocabularyBlocks(firsts[-1], [], firsts[:-1], heads),
-                 starts)
+    return _Head(paths_raw, count, mtimes, sizes, lengths, tf_values,
+                 VocabularyBlocks(firsts[-1], [], firsts[:-1], heads), starts)
 
 
 class _Block(NamedTuple):
@@ -437,7 +437,8 @@ class SnapshotParts:
         self.__dict__["paths"] = list(paths)  # `functools.cached_property` keeps its value there
         return True
 
-    def holds_in_order(self, paths: list[str], mtimes: list[int], sizes: list[int], standing_in: Container[str]) -> bool:
+    def holds_in_order(self, paths: list[str], mtimes: list[int], sizes: list[int],
+                       standing_in: Container[str]) -> bool:
         """`holds_exactly`, but for the snapshot's notes whose path is in `standing_in` (the notes rows stand for:
         edited or deleted since the snapshot was saved), which are left out of it before it is compared."""
         stored = self.paths

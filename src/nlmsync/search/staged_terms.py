@@ -1,15 +1,15 @@
-"""Notes on their way into a `DocBatch` (a full build's, or the few a sync updates): their tokens staged as they
-come, then counted as term ids for all of them at once with numpy (`StagedTerms.fold`), and the batch vocabulary
-that gives the ids (`TermIds`).
+"""Notes on their way into a `DocBatch` (a full build's, or the few a sync updates): their texts staged as they
+come, then split into words and counted as term ids for all of them at once with numpy (`StagedTerms.fold`), and
+the batch vocabulary that gives the ids (`TermIds`).
 
 Why: counting each note's fields in a `Counter` and then looking every (note, field, term) entry up in the
 batch vocabulary costs a dictionary lookup per entry in a vocabulary of hundreds of thousands of terms, most of
-them compounds (rule 4) made as strings only to be looked up once. Here each word is looked up once as it is staged (a cheap lookup: there are few distinct
-words, so the dictionary stays warm; a new one gets a pending id), and the fold does the rest for many notes
-at once: the texts' code points, classed by table (`_FoldTexts`), tell which adjacent words rule 4 joins and
-give the CJK bigrams (rule 5) with no regex; compounds are formed from the ids of adjacent words and bigrams
-from pairs of code points — a string is made and looked up only for each pair never met before — and the
-counting is one sort.
+them compounds (rule 4) made as strings only to be looked up once. Here the fold does it for many notes at once:
+the texts' code points, classed by table (`_FoldTexts`), give the words (one `str.split` of the texts with every
+other code point made a space, each word then looked up once in a dictionary of the words alone, which stays
+warm; a new one gets a pending id), tell which adjacent words rule 4 joins and give the CJK bigrams (rule 5),
+with no regex; compounds are formed from the ids of adjacent words and bigrams from pairs of code points — a
+string is made and looked up only for each pair never met before — and the counting is one sort.
 
 This is the one way a note's fields become weighted term frequencies (`_weigh`; a single note is a fold of
 one): its terms are `tokenize`'s (rules 4 and 5 here are `words_and_joins`', `compound_tokens`' and
@@ -221,8 +221,8 @@ class StagedTerms:
         self.notes = 0
         self._text_notes = 0  # the notes given by their texts
         self._words = len(self.vocabulary.word_ids)  # words new to it since are looked up with pending ids
-        self._texts: list[str] = []  # the normalized texts of the JOINS segments, in order; their words are found
-        self._chars = 0  # at the fold, all at once (`_FoldTexts.words`)
+        self._texts: list[str] = []  # the normalized texts of the JOINS segments, in order (split at the fold)
+        self._chars = 0  # the characters of `_texts`
         self._ids = array("q")  # the other tokens' ids when looked up (PENDING + a number: new; -1: too long)
         self._offers = count(PENDING)  # what a token new to `word_ids` gets there: PENDING + the lookups before
         self._counts = array("q")  # the counts of the COUNTED segments' terms, in order
@@ -242,7 +242,7 @@ class StagedTerms:
         """Stage the note at `path` by its heading and body texts (`markdown.whole_fields`).
 
         Its texts' words are found at the fold, for all the notes staged at once: one numpy pass over their code
-        points and one `str.split`, where a regex per text made each word alone."""
+        points and one `str.split` cost less than a regex over each text."""
         folder, _, name = path.rpartition("/")
         name_parts = path_texts(name)
         # the title is the file name's words (`title_words`): its one part's, but for a name split by `\\`
