@@ -224,7 +224,8 @@ def test_skipped_notes_leave_the_vault_unchanged(vault: Path) -> None:
                                     "UPDATE index_blocks SET terms = CAST('tapir' AS BLOB)",
                                     "UPDATE index_blocks SET postings = substr(postings, 1, length(postings) - 1)",
                                     "DELETE FROM index_blocks WHERE block = (SELECT max(block) FROM index_blocks)",
-                                    "UPDATE index_docs SET terms = 'not json' WHERE path = 'inbox.md'"])
+                                    "UPDATE index_docs SET terms = 'not json' WHERE path = 'inbox.md'",
+                                    "UPDATE index_snapshot SET paths = CAST('inbox.md' AS BLOB)"])
 def test_a_damaged_cache_is_not_answered_cold(vault: Path, damage: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
     fresh(vault).sync()
