@@ -140,7 +140,7 @@ def markdown_lines(text: str, start: int = 0) -> Iterator[MarkdownLine]:
         line = raw.splitlines()[0]  # the line without its terminator, whichever splitlines saw
         here, offset = offset, offset + len(raw)
         if fence is not None:
-            if line.strip().startswith(fence) and set(line.strip()) == {fence[0]}:
+            if _closes(line, fence):
                 fence = None
             yield MarkdownLine("code", here, line, end=offset)
             continue

@@ -345,8 +345,8 @@ def stable_argsort(keys: np.ndarray, counts: np.ndarray) -> np.ndarray:
     (in order) are sorted on their own by radix sorts: numpy sorts keys of 16 bits or less stably by radix sort,
     in linear time, so a range of at most 65,536 keys takes one pass and a wider one two (the low half, then the
     high half of the keys in that order). Sorting the whole array at once would hold several arrays of 8-byte
-    positions as long as the postings, the largest memory a full build of a big vault needed; a range's fit in
-    the processor's cache, which makes the sort faster too."""
+    positions as long as the postings, more memory than anything else in a full build of a big vault; a range's
+    fit in the processor's cache, which makes the sort faster too."""
     count, span = len(keys), len(counts)
     order = np.empty(count, dtype=np.int32)
     if count <= SORT_BUCKET:

@@ -32,12 +32,12 @@ from nlmsync.search.markdown import title_words, without_title
 from nlmsync.search.tokenize import (
     JOINING_MARKS,
     MAX_TOKEN_LENGTH,
+    base_tokens,
     folder_tokens,
     normalize,
     path_texts,
     word_character_runs,
     word_characters,
-    words,
 )
 
 if TYPE_CHECKING:
@@ -246,8 +246,7 @@ class StagedTerms:
         folder, _, name = path.rpartition("/")
         name_parts = path_texts(name)
         # the title is the file name's words (`title_words`): its one part's, but for a name split by `\\`
-        title = ([word for word in words(name_parts[0]) if len(word) <= MAX_TOKEN_LENGTH]
-                 if len(name_parts) == 1 else title_words(path))
+        title = base_tokens(name_parts[0]) if len(name_parts) == 1 else title_words(path)
         texts = [normalize(body), normalize(without_title(heading, title)), *name_parts]
         folder_terms = folder_tokens(folder)
         self._texts += texts
@@ -281,26 +280,22 @@ class StagedTerms:
         vocabulary = self.vocabulary
         segment_kinds = np.frombuffer(self._segment_kinds, dtype=np.int8)
         segment_lengths = np.frombuffer(self._segment_lengths, dtype=np.int64)
-        staged = np.frombuffer(self._ids, dtype=np.int64) if self._ids else np.zeros(0, dtype=np.int64)
-        texts = _FoldTexts(self._texts) if self._texts else None  # one per JOINS segment, in order
-        if texts is None:
-            ids = staged.copy()
-        else:  # the texts' words, looked up now, go where their segments are among the other tokens
+        text_segments = (segment_kinds & JOINS).nonzero()[0]  # one per text, in order
+        texts = _FoldTexts(self._texts) if self._texts else None
+        if texts is not None:  # the texts' words, looked up now, go where their segments are among the other tokens
             found = texts.words()
             text_ids = np.fromiter(map(vocabulary.word_ids.setdefault, found, self._offers), dtype=np.int64,
                                    count=len(found))
             segment_lengths = segment_lengths.copy()
-            segment_lengths[(segment_kinds & JOINS).nonzero()[0]] = texts.word_counts()
+            segment_lengths[text_segments] = texts.word_counts()
         token_segment = np.arange(len(segment_kinds)).repeat(segment_lengths)
         kind = segment_kinds[token_segment]
         in_text = (kind & JOINS) != 0
+        ids = np.empty(len(kind), dtype=np.int64)
+        if self._ids:
+            ids[~in_text] = np.frombuffer(self._ids, dtype=np.int64)
         if texts is not None:
-            if len(staged):
-                ids = np.empty(len(kind), dtype=np.int64)
-                ids[in_text] = text_ids
-                ids[~in_text] = staged
-            else:
-                ids = text_ids
+            ids[in_text] = text_ids
         # rule 3: a word longer than MAX_TOKEN_LENGTH gets no id and is left out
         ids = vocabulary.resolve_words(ids, len(vocabulary.word_ids) - self._words, MAX_TOKEN_LENGTH)
         # rule 4: whether the token forms a compound with the one before it
@@ -327,7 +322,7 @@ class StagedTerms:
         bigrams, bigram_text = texts.bigrams() if texts is not None else (ids[:0], ids[:0])  # rule 5, code points
         if len(bigrams):
             distinct, bigram_of = _distinct(bigrams)
-            bigram_segment = (segment_kinds & JOINS).nonzero()[0][bigram_text]
+            bigram_segment = text_segments[bigram_text]
             parts_ids.append(vocabulary.bigram_ids(distinct)[bigram_of])
             parts_field.append(segment_kinds[bigram_segment] & 3)
             parts_note.append(segment_note[bigram_segment])
