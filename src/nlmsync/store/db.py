@@ -113,7 +113,8 @@ def check_state_file(path: Path, *, full: bool = False) -> None:
     """
     try:
         with path.open("rb") as handle:
-            header = handle.read(len(SQLITE_HEADER))
+            header = handle.read(_HEADER_BYTES)
+            size = os.fstat(handle.fileno()).st_size
     except FileNotFoundError:
         return
     except IsADirectoryError:
@@ -122,9 +123,9 @@ def check_state_file(path: Path, *, full: bool = False) -> None:
         raise StateError(f"{path}: cannot read state file ({exc.strerror})") from None
     if not header:
         return
-    if header != SQLITE_HEADER:
+    if header[:len(SQLITE_HEADER)] != SQLITE_HEADER:
         raise _corrupt(path, "not an SQLite file")
-    _check_header(path)
+    _check_header(path, header, size)
     full = full or stopped_uncleanly(path)
     # Without a -wal file no connection has the file open and there is nothing beyond the main file to
     # read: `immutable` then keeps SQLite from creating -wal/-shm beside a file it may be about to refuse.
@@ -156,17 +157,12 @@ def check_integrity(path: Path) -> None:
     check_state_file(path, full=True)
 
 
-def _check_header(path: Path) -> None:
-    """Refuse a file shorter than its header says (cut short: a partial copy, a full disk, a truncation).
+def _check_header(path: Path, header: bytes, size: int) -> None:
+    """Refuse a file of `size` bytes shorter than its `header` (its first `_HEADER_BYTES`) says: cut short (a
+    partial copy, a full disk, a truncation).
 
     The header's page count is trusted only when it says it is current (SQLite's "version-valid-for" equals the
     change counter); an older SQLite's file, which does not keep it, is left to the schema's reading."""
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(_HEADER_BYTES)
-            size = os.fstat(handle.fileno()).st_size
-    except OSError as exc:
-        raise StateError(f"{path}: cannot read state file ({exc.strerror})") from None
     if len(header) < _HEADER_BYTES:
         raise _corrupt(path, "file is shorter than its header")
     page_size = int.from_bytes(header[16:18], "big")
