@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -50,13 +51,24 @@ class World:
     @asynccontextmanager
     async def run(self, wrap: Callable[[object], object] | None = None, sleep: Callable[[float], Awaitable[None]] = _no_sleep,
                   **overrides: object) -> AsyncIterator[Orchestrator]:
-        settings = self.settings.model_copy(update=overrides)
+        async with self.run_with(self.settings.model_copy(update=overrides), wrap, sleep) as orch:
+            yield orch
+
+    @asynccontextmanager
+    async def run_with(self, settings: Settings, wrap: Callable[[object], object] | None = None,
+                       sleep: Callable[[float], Awaitable[None]] = _no_sleep) -> AsyncIterator[Orchestrator]:
+        """An Orchestrator on `settings` (any vault and state file) against this world's fake."""
         store = StateStore.open(settings.state_path, settings)
         try:
             async with connect(build_fake_server(self.fake), settings, sleep=sleep) as client:
                 yield Orchestrator(settings, store, wrap(client) if wrap else client)
         finally:
             store.close()
+
+    def device(self, name: str) -> Device:
+        """A machine of its own (`Device`): an empty vault folder `root/name`, sharing this world's notebook."""
+        (self.root / name).mkdir(exist_ok=True)
+        return Device(self, self.root / name)
 
     def remote(self) -> dict[str, str]:
         """Source id -> title of the notebook, straight from the fake."""
@@ -76,6 +88,39 @@ class World:
         """Close the stores `store()` handed out."""
         while self.stores:
             self.stores.pop().close()
+
+
+@dataclass
+class Device:
+    """Another machine working on the same notebook: its own vault folder, with the state file in it (where a
+    file-sync tool copies it along), and no setting but what a test gives each run."""
+
+    world: World
+    vault: Path
+
+    @property
+    def state(self) -> Path:
+        return self.vault / ".nlmsync" / "state.db"
+
+    def write(self, rel: str, text: str) -> None:
+        path = self.vault / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def settings(self, **values: object) -> Settings:
+        return Settings(vault=self.vault, **values)
+
+    @asynccontextmanager
+    async def run(self, **values: object) -> AsyncIterator[Orchestrator]:
+        async with self.world.run_with(self.settings(**values)) as orch:
+            yield orch
+
+    def sync_from(self, other: Device, *, state: bool = True) -> None:
+        """Make this vault folder a copy of `other`'s, as a file-sync tool does: notes deleted there go here too,
+        and the state folder comes along unless `state` is false (a tool told to leave it out)."""
+        shutil.rmtree(self.vault, ignore_errors=True)
+        ignore = None if state else shutil.ignore_patterns(".nlmsync")
+        shutil.copytree(other.vault, self.vault, ignore=ignore)
 
 
 def new_world(root: Path, capacity: int = 50, faults: Faults | None = None, **settings: object) -> World:

@@ -7,7 +7,7 @@ from nlmsync import store
 
 def test_exported_names_are_exactly_the_documented_ones() -> None:
     assert sorted(store.__all__) == [
-        "CompactionReport", "ConversationSummary", "EvictionRecord", "LruEntry", "Message", "NoteHashes",
+        "Capacity", "CompactionReport", "ConversationSummary", "EvictionRecord", "LruEntry", "Message", "NoteHashes",
         "PackRecord", "PendingDeletion", "QueryRecord", "ReconcileResult", "SourceMapping", "StateStore",
         "check_state_file", "open_database",
     ]

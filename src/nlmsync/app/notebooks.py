@@ -1,7 +1,8 @@
 """Which notebook a run works on, and the error for one the server does not know.
 
 `--notebook ID` is that notebook; `--notebook new:TITLE` is created on the first run that writes and found
-again by its title on later runs; with neither, the notebook the state file used last.
+again by its title on later runs; with neither, the notebook the state file used last: a run that writes makes
+the notebook it worked on, given by id or by title, the one later runs use (`Orchestrator`).
 
 A `new:TITLE` the state file does not know (a create whose answer or whose run was lost, a state file restored
 from a backup or moved aside) is first looked for on the server under that exact title, and adopted rather

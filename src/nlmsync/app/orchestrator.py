@@ -45,7 +45,7 @@ from nlmsync.errors import (
     UsageError,
 )
 from nlmsync.notebooklm import NotebookDetails, NotebookLMClient, QueryAnswer
-from nlmsync.store import StateStore
+from nlmsync.store import Capacity, StateStore
 from nlmsync.sync import (
     Branch,
     NoteOutcome,
@@ -54,6 +54,7 @@ from nlmsync.sync import (
     RemoteView,
     SyncDeps,
     ensure_sources_for_paths,
+    given_capacity,
     history_source_ids,
     is_own_upload,
     local_changes,
@@ -175,7 +176,24 @@ class Orchestrator:
     def _deps(self, notebook_id: str) -> SyncDeps:
         return SyncDeps(self.client, self.store, self.vault_root, self.settings, notebook_id,
                         on_progress=self.progress.advance if self.progress else None,
-                        on_phase=self.progress.start if self.progress else None)
+                        on_phase=self.progress.start if self.progress else None,
+                        limit=self.capacity(notebook_id))
+
+    def capacity(self, notebook_id: str) -> Capacity:
+        """How many sources the notebook may hold, and where the figure comes from (`StateStore.capacity`): the
+        capacity given for this run, else the one given before for this notebook, else the default; fewer once
+        the server refused an add as full."""
+        return self.store.capacity(notebook_id, given_capacity(self.settings),
+                                   Capacity(self.settings.capacity, "default"))
+
+    def _remember(self, notebook_id: str) -> None:
+        """What a run that writes keeps for the notebook it worked on: it becomes the vault's notebook (later runs
+        need no --notebook), and a capacity given for it holds on later runs that give none."""
+        if self.store.default_notebook() != notebook_id:
+            self.store.set_default_notebook(notebook_id)
+        given = given_capacity(self.settings)
+        if given is not None:
+            self.store.remember_capacity(notebook_id, given)
 
     async def _prepare_run(self, notebook_id: str, first: NotebookDetails | None, *,
                            dry_run: bool) -> tuple[RemoteView, int, int]:
@@ -184,6 +202,7 @@ class Orchestrator:
         remote = await self._remote(notebook_id, first)
         if dry_run:
             return remote, 0, len(self.store.pending_deletions(notebook_id))
+        self._remember(notebook_id)
         if self.store.reconcile_needed(notebook_id, remote.ids()):
             self.store.reconcile(notebook_id, remote.ids())
         await queue_duplicate_sources(self._deps(notebook_id), remote)
@@ -270,7 +289,8 @@ class Orchestrator:
                 raise
             finally:
                 report.source_count = len(remote)
-                report.capacity = self.store.capacity(notebook_id, self.settings.capacity)
+                limit = self.capacity(notebook_id)
+                report.capacity, report.capacity_source = limit.value, limit.source
                 if not dry_run:  # what this run could not delete waits with what earlier runs left
                     report.pending_deletions_left_count = len(self.store.pending_deletions(notebook_id))
                 report.notices.extend(self._notices(remote))
@@ -383,8 +403,9 @@ class Orchestrator:
         (vault-relative notes) the source that holds it; changes nothing."""
         notebook_id, first = await self._notebook(create=False)
         remote = await self._remote(notebook_id, first)
+        limit = self.capacity(notebook_id)
         report = StatusReport(server=self.settings.server, notebook_id=notebook_id, title=remote.title,
-                              capacity=self.store.capacity(notebook_id, self.settings.capacity),
+                              capacity=limit.value, capacity_source=limit.source,
                               source_count=len(remote), layout=sources_layout(self.store, notebook_id, remote))
         packs = self.store.packs(notebook_id)
         report.packs = [PackEntry(title=p.title, source_id=p.source_id, first_path=p.first_path,

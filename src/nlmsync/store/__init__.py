@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from nlmsync.store._compaction import CompactionReport
     from nlmsync.store._lru import LruEntry
     from nlmsync.store._models import (
+        Capacity,
         ConversationSummary,
         EvictionRecord,
         Message,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from nlmsync.store.state import StateStore
 
 _EXPORTS = {
+    "Capacity": "nlmsync.store._models",
     "CompactionReport": "nlmsync.store._compaction",
     "ConversationSummary": "nlmsync.store._models",
     "EvictionRecord": "nlmsync.store._models",
@@ -48,6 +50,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "Capacity",
     "CompactionReport",
     "ConversationSummary",
     "EvictionRecord",

@@ -1,4 +1,4 @@
-"""Notebooks (the default one, and the capacity the server showed), conversations, their messages, and
+"""Notebooks (the default one, the capacity given for each and the one the server showed), conversations, their messages, and
 per-query records (§8, §9).
 
 A conversation is keyed by the remote conversation id within a notebook. Each turn stores one
@@ -13,10 +13,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from nlmsync.store._base import StoreBase
-from nlmsync.store._models import ConversationSummary, Message, QueryRecord
+from nlmsync.store._models import Capacity, ConversationSummary, Message, QueryRecord
 
 DEFAULT_NOTEBOOK_KEY = "default_notebook"
 LEARNED_CAPACITY_KEY = "learned_capacity:"
+CAPACITY_KEY = "capacity:"
 
 
 class ConversationMixin(StoreBase):
@@ -43,22 +44,41 @@ class ConversationMixin(StoreBase):
             self.record_notebook(notebook_id)
             self._set_meta(DEFAULT_NOTEBOOK_KEY, notebook_id)
 
-    def capacity(self, notebook_id: str, setting: int) -> int:
-        """How many sources `notebook_id` may hold: the `capacity` setting, or what the notebook held when the
-        server refused an add as full under that same setting (`learn_capacity`) if that is fewer. A changed
-        setting is the user's word and wins over what was learned under the old one."""
-        with self._reading():
-            learned = self._meta(LEARNED_CAPACITY_KEY + notebook_id)
-        if learned is None:
-            return setting
-        held, under = (int(n) for n in learned.split("/"))
-        return min(held, setting) if under == setting else setting
+    def capacity(self, notebook_id: str, given: int | None, fallback: Capacity) -> Capacity:
+        """How many sources `notebook_id` may hold, and where the figure comes from.
 
-    def learn_capacity(self, notebook_id: str, held: int, setting: int) -> None:
-        """The server refused an add to `notebook_id` as full while it held `held` sources and the `capacity`
-        setting was `setting`: later runs keep the notebook to `held` until the setting changes."""
+        `given` is a capacity the user set for this run (flag, environment or config file; None when not set),
+        `fallback` the figure when none was given (what the notebook's plan allows, or the default). A given capacity is remembered for the
+        notebook (`remember_capacity`) and holds on later runs that give none; a notebook the server refused an
+        add to as full (`learn_capacity`) is kept to what it held then, until the capacity it was learned under
+        changes: a changed capacity is the user's word and wins over what was learned before."""
+        with self._reading():
+            remembered = self._meta(CAPACITY_KEY + notebook_id)
+            learned = self._meta(LEARNED_CAPACITY_KEY + notebook_id)
+        if given is not None:
+            base = Capacity(given, "setting")
+        elif remembered is not None:
+            base = Capacity(int(remembered), "remembered")
+        else:
+            base = fallback
+        if learned is None:
+            return base
+        held, under = (int(n) for n in learned.split("/"))
+        return Capacity(held, "learned", base.value) if under == base.value and held < base.value else base
+
+    def remember_capacity(self, notebook_id: str, given: int) -> None:
+        """Keep the capacity the user gave for `notebook_id`: later runs that give none use it."""
+        with self._reading():
+            if self._meta(CAPACITY_KEY + notebook_id) == str(given):
+                return
         with self.step():
-            self._set_meta(LEARNED_CAPACITY_KEY + notebook_id, f"{held}/{setting}")
+            self._set_meta(CAPACITY_KEY + notebook_id, str(given))
+
+    def learn_capacity(self, notebook_id: str, held: int, under: int) -> None:
+        """The server refused an add to `notebook_id` as full while it held `held` sources and the run's capacity
+        was `under`: later runs keep the notebook to `held` until their capacity differs from `under`."""
+        with self.step():
+            self._set_meta(LEARNED_CAPACITY_KEY + notebook_id, f"{held}/{under}")
 
     # --- conversations --------------------------------------------------------------------------
     def record_turn(self, notebook_id: str, conversation_id: str, question: str, answer: str,

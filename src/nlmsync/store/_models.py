@@ -58,6 +58,22 @@ class NoteHashes:
         return self.mtime_ns == mtime_ns and self.size == size and self.split == split
 
 
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    """How many sources a notebook may hold, and where the figure comes from: `setting` (given for this run:
+    flag, environment or config file), `remembered` (given on an earlier run for this notebook), `learned` (the
+    server refused an add as full at this many), `plan` (what the notebook's plan allows), `default` (the `capacity` setting's default)."""
+
+    value: int
+    source: str
+    given: int = 0
+    """The figure a learned capacity was learned under (given, remembered or the plan's); `value` otherwise."""
+
+    def __post_init__(self) -> None:
+        if not self.given:
+            object.__setattr__(self, "given", self.value)
+
+
 @dataclass(slots=True)
 class ReconcileResult:
     """Outcome of §7.3 reconciliation; each list holds the mappings as they are after the step."""

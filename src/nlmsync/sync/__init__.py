@@ -35,13 +35,14 @@ if TYPE_CHECKING:
     from nlmsync.sync.carry_over import history_source_ids
     from nlmsync.sync.citations import find_cited_note, find_cited_text, heading_above
     from nlmsync.sync.deletions import queue_duplicate_sources, retry_pending_deletions
-    from nlmsync.sync.deps import SyncDeps
+    from nlmsync.sync.deps import SyncDeps, given_capacity
     from nlmsync.sync.identity import is_own_upload, lookalike_notice
     from nlmsync.sync.packs import sources_layout
     from nlmsync.sync.plan import Branch, prepare_note
     from nlmsync.sync.prepare import PreparedSources, ensure_sources_for_paths
     from nlmsync.sync.reconcile import RemoteView, orphan_ids, read_remote
     from nlmsync.sync.report import (
+        CAPACITY_SOURCE,
         NoteOutcome,
         PackOutcome,
         RefreshReport,
@@ -64,6 +65,8 @@ _EXPORTS = {
     "RefreshReport": "nlmsync.sync.report",
     "RemoteView": "nlmsync.sync.reconcile",
     "SyncDeps": "nlmsync.sync.deps",
+    "given_capacity": "nlmsync.sync.deps",
+    "CAPACITY_SOURCE": "nlmsync.sync.report",
     "ensure_sources_for_paths": "nlmsync.sync.prepare",
     "find_cited_text": "nlmsync.sync.citations",
     "heading_above": "nlmsync.sync.citations",
@@ -80,6 +83,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "CAPACITY_SOURCE",
     "AllNotesScope",
     "Branch",
     "NoteOutcome",
@@ -92,6 +96,7 @@ __all__ = [
     "ensure_sources_for_paths",
     "find_cited_note",
     "find_cited_text",
+    "given_capacity",
     "heading_above",
     "history_source_ids",
     "is_own_upload",

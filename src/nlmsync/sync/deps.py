@@ -20,7 +20,7 @@ from nlmsync.errors import AuthenticationRequiredError, ServerCommandNotFoundErr
 from nlmsync.sync.report import NoteOutcome, PackOutcome
 
 if TYPE_CHECKING:
-    from nlmsync.store import StateStore
+    from nlmsync.store import Capacity, StateStore
 
 
 class ListedSource(Protocol):
@@ -77,6 +77,11 @@ class SyncClient(Protocol):
 ProgressCallback = Callable[[NoteOutcome | PackOutcome], None]
 PhaseCallback = Callable[[str, int], None]
 
+def given_capacity(settings: Settings) -> int | None:
+    """The `capacity` the user set for this run (flag, environment or config file), None when not set."""
+    return settings.capacity if "capacity" in settings.model_fields_set else None
+
+
 # Errors that doom every remaining call of the run: stop instead of failing note after note.
 FATAL_ERRORS = (AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError)
 
@@ -102,10 +107,24 @@ class SyncDeps:
         self.max_words = self.max_words or self.settings.source_max_words
         self.max_bytes = self.max_bytes or self.settings.source_max_bytes
 
+    limit: Capacity | None = None
+    """How many sources the notebook may hold and why (`StateStore.capacity`); None: the setting given for the
+    run, else the one remembered for the notebook, else the setting's default."""
+
     @cached_property
+    def capacity_limit(self) -> Capacity:
+        if self.limit is not None:
+            return self.limit
+        from nlmsync.store import Capacity
+
+        return self.store.capacity(self.notebook_id, given_capacity(self.settings),
+                                   Capacity(self.settings.capacity, "default"))
+
+    @property
     def capacity(self) -> int:
-        """How many sources the notebook may hold: the `capacity` setting, or fewer once the server showed so."""
-        return self.store.capacity(self.notebook_id, self.settings.capacity)
+        """How many sources the notebook may hold: the capacity given (now or before), or fewer once the server
+        showed so."""
+        return self.capacity_limit.value
 
     def progress(self, outcome: NoteOutcome | PackOutcome) -> None:
         if self.on_progress is not None:

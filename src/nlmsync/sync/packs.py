@@ -496,8 +496,8 @@ class PackRunner:
                 return
             except NotebookLMError as exc:
                 if self.fatal is None and means_full(exc, len(self.remote)):  # no later add can succeed: stop
-                    deps.store.learn_capacity(nb, len(self.remote), deps.settings.capacity)
-                    self.fatal = full_notebook_error(nb, len(self.remote), deps.settings.capacity)
+                    deps.store.learn_capacity(nb, len(self.remote), deps.capacity_limit.given)
+                    self.fatal = full_notebook_error(nb, len(self.remote), deps.capacity_limit.given)
                 self._fail(group, str(exc))
                 return
             finally:

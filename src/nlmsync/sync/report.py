@@ -75,6 +75,10 @@ class SourcesLayout(BaseModel):
         return f"{alone}, {self.pack_count:,} {packs} holding {self.packed_note_count:,} notes"
 
 
+CAPACITY_SOURCE = ("Where the capacity comes from: setting (given for this run), remembered (given on an "
+                   "earlier run for this notebook), learned (the server refused an add as full), plan, default.")
+
+
 class RefreshReport(BaseModel):
     notebook_id: str
     dry_run: bool = False
@@ -85,6 +89,7 @@ class RefreshReport(BaseModel):
     pending_deletions_left_count: int = 0
     source_count: int = 0
     capacity: int = 0
+    capacity_source: str = Field(default="default", description=CAPACITY_SOURCE)
     layout: SourcesLayout | None = Field(default=None, description="How the sources hold the notes after the run.")
     notices: list[str] = Field(default_factory=list, description="What the user should know beyond the notes: "
                                "sources left alone as unmanaged, pauses the server's rate limit imposed.")

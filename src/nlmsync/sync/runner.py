@@ -191,8 +191,8 @@ class Runner:
         """Once the uploads under way settled, the notebook holds what the server will take: later runs keep
         it to that many sources."""
         deps, held = self.deps, len(self.remote)
-        deps.store.learn_capacity(deps.notebook_id, held, deps.settings.capacity)
-        return full_notebook_error(deps.notebook_id, held, deps.settings.capacity)
+        deps.store.learn_capacity(deps.notebook_id, held, deps.capacity_limit.given)
+        return full_notebook_error(deps.notebook_id, held, deps.capacity_limit.given)
 
     def _not_tried(self, work: PlannedNote) -> NoteOutcome:
         self.not_tried += 1
@@ -236,7 +236,7 @@ class Runner:
                     if self.fatal is None and means_full(exc, len(self.remote)):
                         self.full = True  # no later upload can succeed: the run stops (exit 3)
                         self.fatal = full_notebook_error(self.deps.notebook_id, len(self.remote),
-                                                         self.deps.settings.capacity)
+                                                         self.deps.capacity_limit.given)
                     outcome = _failed(work, str(exc))
                 finally:
                     self.reserved -= needed
