@@ -9,7 +9,7 @@ import pytest
 from nlmsync.errors import StateLockedError, UsageError
 from nlmsync.fake.faults import DropRule, Faults
 from nlmsync.sync.plan import Branch
-from nlmsync.sync.titles import content_hash, source_title
+from nlmsync.sync.titles import source_title, title_hash
 
 pytestmark = pytest.mark.anyio
 
@@ -144,11 +144,11 @@ async def test_status_and_reconcile_report_stale_orphans_and_pending(make_world)
     gone = report.notes[0].source_ids[0]
     world.fake.apply("source_delete", {"source_id": gone, "confirm": True})
     orphan = world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "text",
-                                             "text": "x", "title": source_title("lost.md", content_hash("x"))})
+                                             "text": "x", "title": source_title("lost.md", title_hash("x"))})
     orphan = orphan["source_id"]
     # titled like an upload of lost.md, but its text is not the one the title's hash names: not nlmsync's
     world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "text", "text": "y",
-                                    "title": source_title("lost.md", content_hash("x"))})
+                                    "title": source_title("lost.md", title_hash("x"))})
     async with world.run() as orch:
         status = await orch.status()
         assert [e.path for e in status.stale_sources] == ["sorting/heapsort.md"]

@@ -7,7 +7,7 @@ import pytest
 from nlmsync.errors import CapacityError, InputError, PartialFailure
 from nlmsync.fake.faults import ErrorRule, Faults
 from nlmsync.sync.plan import Branch
-from nlmsync.sync.titles import content_hash, source_title
+from nlmsync.sync.titles import source_title, title_hash
 
 pytestmark = pytest.mark.anyio
 
@@ -23,8 +23,8 @@ async def test_added_then_reused_with_zero_mutating_calls_and_one_listing(make_w
     async with world.run() as orch:
         first = await orch.refresh(["a.md", "b.md"])
     assert branches(first) == {"a.md": Branch.ADDED, "b.md": Branch.ADDED}
-    assert sorted(world.remote().values()) == sorted([source_title("a.md", content_hash("# A\nalpha\n")),
-                                                      source_title("b.md", content_hash("# B\nbeta\n"))])
+    assert sorted(world.remote().values()) == sorted([source_title("a.md", title_hash("# A\nalpha\n")),
+                                                      source_title("b.md", title_hash("# B\nbeta\n"))])
     mark = len(world.fake.calls)
     async with world.run() as orch:
         second = await orch.refresh(["a.md", "b.md"])
@@ -48,7 +48,7 @@ async def test_replace_uploads_first_then_deletes_and_aliases(make_world):
         assert orch.store.resolve_source_id(old) == new
         assert orch.store.pending_deletions(world.notebook_id) == []
     assert world.mutating_calls(mark) == ["source_add", "source_delete"]
-    assert world.remote_texts() == {source_title("a.md", content_hash("v2")): "v2"}
+    assert world.remote_texts() == {source_title("a.md", title_hash("v2")): "v2"}
 
 
 async def test_replace_with_failing_delete_keeps_note_and_queues_old(make_world):
@@ -83,7 +83,7 @@ async def test_rename_rebinds_without_upload(make_world):
         assert orch.store.mappings_by_path(world.notebook_id, "old/name.md") == []
         assert orch.store.mappings_by_path(world.notebook_id, "new.md")[0].source_id == sid
     assert world.mutating_calls(mark) == ["source_rename"]  # no upload; NotebookLM shows the new path
-    assert world.remote() == {sid: source_title("new.md", content_hash("same content"))}
+    assert world.remote() == {sid: source_title("new.md", title_hash("same content"))}
     mark = len(world.fake.calls)
     async with world.run() as orch:
         assert (await orch.refresh(["new.md"])).notes[0].branch == Branch.REUSED
@@ -104,7 +104,7 @@ async def test_failed_retitle_of_a_renamed_note_never_fails_it_and_is_retried(ma
     async with world.run() as orch:
         assert (await orch.refresh(["new.md"])).notes[0].branch == Branch.REUSED
         assert orch.store.mappings_by_path(world.notebook_id, "new.md")[0].title == world.remote()[sid]
-    assert world.remote() == {sid: source_title("new.md", content_hash("same content"))}
+    assert world.remote() == {sid: source_title("new.md", title_hash("same content"))}
 
 
 async def test_new_note_evicts_least_recent_managed_note(make_world):
@@ -353,7 +353,7 @@ async def test_refresh_all_takes_the_rename_branch_for_a_moved_note(make_world):
         "notes/n02.md", [sid])
     assert "notes/n02.md" not in outcome
     assert world.calls("source_add", mark) == 4
-    assert world.remote()[sid] == source_title("moved/n02-renamed.md", content_hash("# Note 2\n\nbody 2\n"))
+    assert world.remote()[sid] == source_title("moved/n02-renamed.md", title_hash("# Note 2\n\nbody 2\n"))
     assert len(world.remote()) == 14
 
 
@@ -439,7 +439,7 @@ async def test_empty_listing_is_read_again_before_concluding(make_world):
 async def test_existing_source_with_the_exact_title_is_adopted_not_uploaded(make_world):
     world = make_world()
     world.write("a.md", "alpha")
-    title = source_title("a.md", content_hash("alpha"))
+    title = source_title("a.md", title_hash("alpha"))
     sid = world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "text", "text": "alpha",
                                           "title": title})["source_id"]
     world.fake.calls.clear()
@@ -454,7 +454,7 @@ async def test_late_duplicate_of_a_live_title_is_deleted(make_world):
     world.write("a.md", "alpha")
     async with world.run() as orch:
         kept = (await orch.refresh(["a.md"])).notes[0].source_ids[0]
-    title = source_title("a.md", content_hash("alpha"))
+    title = source_title("a.md", title_hash("alpha"))
     world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "text", "text": "alpha",
                                     "title": title})
     async with world.run() as orch:

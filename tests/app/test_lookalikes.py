@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from nlmsync.sync.plan import Branch
-from nlmsync.sync.titles import content_hash, source_title
+from nlmsync.sync.titles import source_title, title_hash
 
 pytestmark = pytest.mark.anyio
 
@@ -22,7 +22,7 @@ def hand_add(world, title: str, text: str) -> str:
 async def test_a_lookalike_of_a_note_never_synced_is_not_adopted_and_survives_every_later_run(make_world):
     world = make_world()
     world.write("inbox.md", NOTE)
-    title = source_title("inbox.md", content_hash(NOTE))
+    title = source_title("inbox.md", title_hash(NOTE))
     mine = hand_add(world, title, "My own notes on the inbox.")
     async with world.run() as orch:
         report = await orch.refresh(all_notes=True)
@@ -51,7 +51,7 @@ async def test_a_lookalike_of_a_synced_note_is_not_deleted_as_a_duplicate(make_w
     world.write("inbox.md", NOTE)
     async with world.run() as orch:
         kept = (await orch.refresh(all_notes=True)).notes[0].source_ids[0]
-    title = source_title("inbox.md", content_hash(NOTE))
+    title = source_title("inbox.md", title_hash(NOTE))
     mine = hand_add(world, title, "Not the note at all.")
     async with world.run() as orch:
         report = await orch.refresh(all_notes=True)
@@ -67,7 +67,7 @@ async def test_a_lookalike_is_never_evicted_and_counts_against_capacity(make_wor
     world = make_world(capacity=2)
     world.write("a.md", "alpha")
     world.write("b.md", "beta")
-    mine = hand_add(world, source_title("a.md", content_hash("alpha")), "someone else's alpha")
+    mine = hand_add(world, source_title("a.md", title_hash("alpha")), "someone else's alpha")
     async with world.run() as orch:
         report = await orch.refresh(["a.md"])
     assert report.notes[0].branch == Branch.ADDED and not report.notes[0].adopted
@@ -82,7 +82,7 @@ async def test_a_lost_upload_is_still_adopted_though_the_server_reflows_its_text
     re-joined by blank lines (as the real one does), and the words are the same: adopted, not uploaded again."""
     world = make_world()
     world.write("inbox.md", NOTE)
-    lost = hand_add(world, source_title("inbox.md", content_hash(NOTE)), NOTE)
+    lost = hand_add(world, source_title("inbox.md", title_hash(NOTE)), NOTE)
     assert world.fake.apply("source_get_content", {"source_id": lost})["content"] != NOTE
     world.fake.calls.clear()
     async with world.run() as orch:

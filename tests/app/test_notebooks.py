@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from nlmsync.sync.plan import Branch
-from nlmsync.sync.titles import content_hash, source_title
+from nlmsync.sync.titles import source_title, title_hash
 
 pytestmark = pytest.mark.anyio
 
@@ -68,7 +68,7 @@ async def test_of_several_notebooks_with_the_title_the_one_holding_nlmsync_sourc
     world.fake.apply("source_add", {"notebook_id": ids[0], "source_type": "text", "text": "my own notes",
                                     "title": "Pasted Text"})
     world.fake.apply("source_add", {"notebook_id": ids[1], "source_type": "text", "text": text,
-                                    "title": source_title("sorting/heapsort.md", content_hash(text))})
+                                    "title": source_title("sorting/heapsort.md", title_hash(text))})
     since = len(world.fake.calls)
     async with world.run(notebook="new:Twice") as orch:
         report = await orch.refresh(["sorting/heapsort.md"])

@@ -36,14 +36,14 @@ def test_refresh_json_reports_what_was_done_on_every_stop(tmp_path: Path, capsys
 
 def test_a_lookalike_left_alone_is_said_on_stderr_and_in_the_json_report(tmp_path: Path, capsys):
     from nlmsync.fake import FakeNotebookLM
-    from nlmsync.sync.titles import content_hash, source_title
+    from nlmsync.sync.titles import source_title, title_hash
 
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "inbox.md").write_text("Buy milk.\n", encoding="utf-8")
     fake = FakeNotebookLM(state_path=vault / ".nlmsync" / "fake-notebooklm.json")
     nb = fake.apply("notebook_create", {"title": "Mine"})["notebook_id"]
-    title = source_title("inbox.md", content_hash("Buy milk.\n"))
+    title = source_title("inbox.md", title_hash("Buy milk.\n"))
     mine = fake.apply("source_add", {"notebook_id": nb, "source_type": "text", "text": "my list", "title": title})
     notice = (f"source {mine['source_id']} is titled like an nlmsync upload ({title}) but does not hold that text; "
               "left alone as unmanaged")

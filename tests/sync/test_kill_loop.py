@@ -22,7 +22,7 @@ from nlmsync.fake import FakeNotebookLM
 from nlmsync.fake.persistence import journal_path
 from nlmsync.notebooklm import FAKE_STATE_FILE
 from nlmsync.store import StateStore
-from nlmsync.sync.titles import content_hash, source_title
+from nlmsync.sync.titles import source_title, title_hash
 
 NOTES = 300
 KILL_AFTER = (("notebook_create", 1), ("source_add", 25), ("source_add", 80), ("source_add", 150),
@@ -81,7 +81,7 @@ def test_kill_9_again_and_again_during_refresh_all_converges(tmp_path: Path) -> 
     assert len(fake.notebooks) == 1
     (notebook,) = fake.notebooks.values()
     titles = sorted(s.title for s in notebook.sources.values())
-    assert titles == sorted(source_title(rel, content_hash(text)) for rel, text in texts.items())
+    assert titles == sorted(source_title(rel, title_hash(text)) for rel, text in texts.items())
     idle_calls = [c.tool for c in fake.calls[before_idle:]]
     assert idle_calls.count("notebook_get") == 1
     assert not {"source_add", "source_delete", "source_rename", "notebook_create"} & set(idle_calls)

@@ -34,6 +34,7 @@ from nlmsync.sync.plan import (
 from nlmsync.sync.reconcile import RemoteView
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.split import split_key
+from nlmsync.sync.titles import retitled
 
 if TYPE_CHECKING:
     from nlmsync.store import SourceMapping, StateStore
@@ -265,8 +266,11 @@ def slots_needed(work: PlannedNote, remote: RemoteView) -> int:
 
 
 def needs_retitle(work: PlannedNote) -> bool:
-    """Whether a kept note's registry titles differ from its parts' (renamed, or an earlier retitle failed)."""
-    return work.titles != tuple(p.title for p in work.note.parts)
+    """Whether a kept note's registry titles name another path or part than its parts' (renamed, or an earlier
+    retitle failed); the hash a title carries stays what it is."""
+    parts = work.note.parts
+    return len(work.titles) != len(parts) or any(
+        title != retitled(title, p.path, p.index, p.part_count) for title, p in zip(work.titles, parts, strict=True))
 
 
 def check_capacity_up_front(deps: SyncDeps, works: list[PlannedNote], remote: RemoteView, registry: RegistryView) -> None:
@@ -280,7 +284,8 @@ def check_capacity_up_front(deps: SyncDeps, works: list[PlannedNote], remote: Re
     required = sum(len(w.note.parts) for w in works)
     if required + len(remote) <= capacity:  # fits even if no listed source may make room
         return
-    untouchable = untouchable_count(remote, registry, {p.title for w in works for p in w.note.parts})
+    untouchable = untouchable_count(remote, registry, {p.title for w in works for p in w.note.parts
+                                                       if p.text is not None})
     if required + untouchable > capacity:
         if len(remote) > capacity:  # the setting, not the notes, is what is wrong: say so first
             raise CapacityError(f"notebook {deps.notebook_id} holds {len(remote)} sources, capacity is {capacity}: "

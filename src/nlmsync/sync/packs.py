@@ -44,7 +44,7 @@ from nlmsync.sync.plan import Branch, PreparedNote
 from nlmsync.sync.reconcile import RemoteView
 from nlmsync.sync.report import NoteOutcome, PackOutcome, SourcesLayout, stop_report
 from nlmsync.sync.runner import add_source
-from nlmsync.sync.titles import content_hash, pack_title
+from nlmsync.sync.titles import content_hash, pack_title, title_hash
 
 if TYPE_CHECKING:
     from nlmsync.store import StateStore
@@ -253,7 +253,7 @@ async def build_packs(deps: SyncDeps, packs: Sequence[PlannedPack], remote: Remo
             continue
         pack.text = compose_pack([(n.path, n.note.parts[0].text or "") for n in pack.notes])
         pack.content_hash = content_hash(pack.text)
-        pack.title = pack_title(pack.notes[0].path, pack.notes[-1].path, len(pack.notes), pack.content_hash)
+        pack.title = pack_title(pack.notes[0].path, pack.notes[-1].path, len(pack.notes), title_hash(pack.text))
         for candidate in remote.titled(pack.title):
             if store.pack_by_source_id(nb, candidate) is not None or store.mapping_by_source_id(nb, candidate):
                 continue

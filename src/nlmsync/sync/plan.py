@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import Literal
 
 from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, split_note
-from nlmsync.sync.titles import content_hash, source_title
+from nlmsync.sync.titles import content_hash, source_title, title_hash
 
 
 class Branch(StrEnum):
@@ -37,7 +37,7 @@ class Branch(StrEnum):
 class PreparedPart:
     """One source to upload: part `index` of the `part_count` parts of the note at `path`, the exact text, its
     xxh3-128 hash and its deterministic title. `text` is None for a note recognised unchanged by its file's stat
-    and not read (`known_note`)."""
+    and not read (`known_note`): such a part has no title until it is read."""
 
     index: int
     text: str | None
@@ -47,8 +47,24 @@ class PreparedPart:
 
     @cached_property
     def title(self) -> str:
-        """The source's title (made when first asked for: a note that goes into a pack needs none)."""
+        """The source's title, by the hash of its words (made when first asked for: a note that goes into a pack
+        needs none).
+
+        Raises:
+            RuntimeError: the part was not read (a caller's mistake: only a note read is uploaded or adopted).
+        """
+        if self.text is None:
+            raise RuntimeError(f"{self.path}: a note that was not read has no title")
+        return source_title(self.path, title_hash(self.text), self.index, self.part_count)
+
+    @property
+    def legacy_title(self) -> str:
+        """The title earlier versions of nlmsync gave this text (by the hash of its exact bytes)."""
         return source_title(self.path, self.content_hash, self.index, self.part_count)
+
+    def titles(self) -> tuple[str, str]:
+        """The titles this very text may be listed under: nlmsync's, and the one earlier versions gave it."""
+        return self.title, self.legacy_title
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from nlmsync.sync.eviction import full_notebook_error, make_room, means_full, pl
 from nlmsync.sync.plan import Branch, PreparedNote, PreparedPart
 from nlmsync.sync.reconcile import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome, stop_report, stopped_line
+from nlmsync.sync.titles import retitled
 
 
 class _NotTried(Exception):
@@ -327,17 +328,21 @@ class Runner:
         self.unmarked.append(note.path)
         return retire
 
-    def _row(self, note: PreparedNote, part: PreparedPart, source_id: str) -> SourceMapping:
+    def _row(self, note: PreparedNote, part: PreparedPart, source_id: str, title: str | None = None) -> SourceMapping:
         return SourceMapping(notebook_id=self.deps.notebook_id, path=note.path, part=part.index,
                              part_count=len(note.parts), source_id=source_id, content_hash=part.content_hash,
-                             title=part.title, status="active", managed=True)
+                             title=title or part.title, status="active", managed=True)
 
     def _write_rows(self, note: PreparedNote, ids: list[str], *, replace_all: bool) -> None:
         store, nb = self.deps.store, self.deps.notebook_id
+        titles = {row.part: row.title for row in store.mappings_by_path(nb, note.path)}
         if replace_all:
             store.remove_mappings(nb, note.path)
         for part, source_id in zip(note.parts, ids):
-            store.upsert_mapping(self._row(note, part, source_id))
+            if part.text is None:  # kept as it is (a reused note not read): its row keeps the title it has
+                store.upsert_mapping(self._row(note, part, source_id, titles[part.index]))
+            else:
+                store.upsert_mapping(self._row(note, part, source_id))
 
     async def _retitle_best_effort(self, work: PlannedNote) -> None:
         """Give a rebound note's sources the title of its new path (`source_rename`), so NotebookLM shows
@@ -346,17 +351,18 @@ class Runner:
         deps = self.deps
         store, nb = deps.store, deps.notebook_id
         for row, part in zip(store.mappings_by_path(nb, work.note.path), work.note.parts):
-            if row.title == part.title:
+            title = retitled(row.title, part.path, part.index, part.part_count)
+            if row.title == title:
                 continue
             source_id = store.resolve_source_id(row.source_id)
-            if self.remote.sources.get(source_id) != part.title:
+            if self.remote.sources.get(source_id) != title:
                 try:
-                    await deps.client.source_rename(nb, source_id, part.title)
+                    await deps.client.source_rename(nb, source_id, title)
                 except NotebookLMError:
                     continue
-                self.remote.added(source_id, part.title)
+                self.remote.added(source_id, title)
             with store.step():
-                store.upsert_mapping(row, source_id=source_id, title=part.title)
+                store.upsert_mapping(row, source_id=source_id, title=title)
 
     async def _delete_best_effort(self, source_id: str) -> None:
         """Delete a replaced source; on any failure it stays queued for a later run."""

@@ -1,11 +1,18 @@
 """Content hashes and the deterministic titles of uploaded sources.
 
-Every source nlmsync uploads is titled with its vault path and a short hash of the exact text
-uploaded (`notes/heapsort.md · 3f9a12c0`, or `notes/big.md (part 2/3) · 3f9a12c0` for a part of a
-split note); a pack of many notes by its first and last note, how many it holds and the hash of its text
+Every source nlmsync uploads is titled with its vault path and a short hash of the words it holds
+(`notes/heapsort.md · 3f9a12c0`, or `notes/big.md (part 2/3) · 3f9a12c0` for a part of a split note); a pack
+of many notes by its first and last note, how many it holds and the hash of its words
 (`algorithms/a.md … algorithms/z.md (130 notes) · 3f9a12c0`). A title is therefore unique to its content,
 which lets a crashed or ambiguous add be recovered by looking for that exact title remotely instead of
 uploading twice.
+
+The title's hash is of the words (`title_hash`: the text's words in order, one space apart), because the words
+are what the server hands back: `source_get_content` returns the text re-joined by blank lines, not the bytes
+sent. So any machine can prove that a source is nlmsync's upload from the notebook alone, by reading it back
+(`proves`): the words it holds hash to what its title says. The registry tells a note's versions apart by the
+hash of its exact bytes (`content_hash`). Sources titled by earlier versions of nlmsync carry the hash of the
+exact bytes instead (`legacy_title`); they are matched by it, and proven by the text they hold.
 """
 
 from __future__ import annotations
@@ -28,12 +35,19 @@ def content_hash(text: str) -> str:
     return xxhash.xxh3_128_hexdigest(text.encode("utf-8"))
 
 
+def title_hash(text: str) -> str:
+    """The hash a title carries: xxh3-128 (hex) of the text's words in order, one space apart, which is what
+    the server keeps of a text (it re-joins the text's blocks as it likes)."""
+    return content_hash(" ".join(text.split()))
+
+
 def short_hash(full_hash: str) -> str:
     return full_hash[:SHORT_HASH_CHARS]
 
 
 def source_title(path: str, part_hash: str, part: int = 0, part_count: int = 1) -> str:
-    """The title of one uploaded source, at most 500 characters.
+    """The title of one uploaded source whose text hashes to `part_hash` (`title_hash`), at most 500
+    characters.
 
     `part` is zero-based; a note uploaded whole (`part_count == 1`) has no part marker. A path too long
     for the limit keeps its end (the file name), prefixed with an ellipsis.
@@ -49,7 +63,8 @@ def _shown(path: str, room: int) -> str:
 
 def pack_title(first: str, last: str, count: int, text_hash: str) -> str:
     """The title of a pack of `count` notes from `first` to `last` (vault paths) whose text hashes to
-    `text_hash`, at most 500 characters: the paths share the room, each keeping its end when too long."""
+    `text_hash` (`title_hash`), at most 500 characters: the paths share the room, each keeping its end when too
+    long."""
     suffix = f" ({count} {'note' if count == 1 else 'notes'}){TITLE_SEPARATOR}{short_hash(text_hash)}"
     if count == 1:
         return _shown(first, MAX_TITLE_CHARS - len(suffix)) + suffix
@@ -72,6 +87,26 @@ def parse_pack_title(title: str) -> tuple[str, str, int, str] | None:
         return None
     first = match.group("first")
     return first, match.group("last") or first, int(match.group("count")), match.group("hash")
+
+
+def title_short_hash(title: str) -> str | None:
+    """The short hash an nlmsync title carries (a note's, a part's or a pack's); None for any other title."""
+    match = _TITLE_PATTERN.match(title)
+    return match.group("hash") if match is not None else None
+
+
+def proves(title: str, held: str) -> bool:
+    """Whether the text a source holds (`held`, as `source_get_content` hands it back) is what its nlmsync
+    title says it is: its words hash to the title's hash. Proof that the source is an upload of nlmsync's."""
+    short = title_short_hash(title)
+    return short is not None and title_hash(held).startswith(short)
+
+
+def retitled(title: str, path: str, part: int = 0, part_count: int = 1) -> str:
+    """The title of the source titled `title` (a note's or a part's, nlmsync's) once its note lives at `path`:
+    the same hash, the new path."""
+    short = title_short_hash(title)
+    return source_title(path, short or "", part, part_count)
 
 
 def parse_title(title: str) -> tuple[str, str] | None:
