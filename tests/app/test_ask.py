@@ -152,13 +152,17 @@ async def test_status_and_reconcile_report_stale_orphans_and_pending(make_world)
     async with world.run() as orch:
         status = await orch.status()
         assert [e.path for e in status.stale_sources] == ["sorting/heapsort.md"]
-        assert status.orphan_source_ids == [orphan] and status.source_count == 3 and status.unmanaged_count == 1
-        # the orphan's note left the vault: status lists it, but no refresh can adopt it
-        assert [(s.why, s.command) for s in status.next_steps] == [
-            ("1 synced source is missing from the notebook", "nlmsync refresh sorting/heapsort.md")]
+        # the upload of lost.md is nlmsync's (what it holds hashes to its title): the state file takes it as a
+        # source of a note that left the vault, which `refresh --all` removes; the look-alike is someone else's
+        assert [(e.path, e.source_id) for e in status.active_sources if e.path == "lost.md"] == [("lost.md", orphan)]
+        assert [(c.path, c.change) for c in status.local_changes] == [("lost.md", "deleted")]
+        assert status.orphan_source_ids == [] and status.source_count == 3 and status.unmanaged_count == 1
+        assert [s.command for s in status.next_steps] == [
+            "nlmsync refresh --all (mirrors the vault: also uploads notes not synced yet)",
+            "nlmsync refresh sorting/heapsort.md"]
         result = await orch.reconcile()
-        assert result.stale_paths == ["sorting/heapsort.md"] and result.orphan_source_ids == [orphan]
-        assert result.active_count == 1
+        assert result.stale_paths == ["sorting/heapsort.md"] and result.orphan_source_ids == []
+        assert result.active_count == 2
         assert orch.store.mappings_by_path(world.notebook_id, "sorting/heapsort.md")[0].status == "stale"
 
 

@@ -445,7 +445,7 @@ async def test_existing_source_with_the_exact_title_is_adopted_not_uploaded(make
     world.fake.calls.clear()
     async with world.run() as orch:
         note = (await orch.refresh(["a.md"])).notes[0]
-    assert (note.branch, note.adopted, note.source_ids) == (Branch.ADDED, True, [sid])
+    assert (note.branch, note.adopted, note.source_ids) == (Branch.REUSED, True, [sid])
     assert world.mutating_calls() == []
 
 

@@ -1,5 +1,5 @@
 """A source someone added by hand under the title nlmsync would give a note is not nlmsync's: its identity is
-established by the registry or by the text the server holds, never by the title alone (`sync/identity.py`).
+established by the registry or by the text the server holds, never by the title alone (`sync/adopt.py`).
 Such a look-alike is never adopted, deleted or evicted, and the report says it was left alone as unmanaged."""
 
 from __future__ import annotations
@@ -88,5 +88,7 @@ async def test_a_lost_upload_is_still_adopted_though_the_server_reflows_its_text
     async with world.run() as orch:
         report = await orch.refresh(["inbox.md"])
     note = report.notes[0]
-    assert (note.branch, note.adopted, note.source_ids) == (Branch.ADDED, True, [lost])
-    assert world.mutating_calls() == [] and report.notices == []
+    assert (note.branch, note.adopted, note.source_ids) == (Branch.REUSED, True, [lost])
+    assert world.mutating_calls() == []
+    assert report.notices == [("adopted 1 source the state file did not know (uploaded by another machine or an "
+                               "interrupted run): 1 note")]

@@ -9,9 +9,9 @@ import time
 import pytest
 
 from nlmsync.errors import CapacityError
-from nlmsync.sync.pack_text import path_heading
+from nlmsync.sync.pack_text import compose_pack, path_heading
 from nlmsync.sync.plan import Branch
-from nlmsync.sync.titles import parse_pack_title
+from nlmsync.sync.titles import pack_title, parse_pack_title, title_hash
 
 pytestmark = pytest.mark.anyio
 
@@ -302,19 +302,35 @@ async def test_watch_keeps_a_packed_notebook_current_with_a_new_note(make_world)
 
 
 async def test_a_pack_add_left_behind_by_a_killed_run_is_deleted_once_no_plan_takes_it(make_world):
+    """An upload a killed run left, whose notes the vault no longer has: proven nlmsync's by what it holds (its
+    words hash to its title's hash), adopted, and deleted by the next `refresh --all`."""
     world = make_world(capacity=6)
     fill(world)
     await mirror(world)
-    stray = world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "text",
-                                            "text": "# f0/x.md\n\nold", "title": "f0/x.md (1 note) · 0badc0de"})
-    async with world.run() as orch:
-        orch.store.start_pack_add(world.notebook_id, "f0/x.md (1 note) · 0badc0de")
+    text = compose_pack([("f0/x.md", "old")])
+    stray = world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "text", "text": text,
+                                            "title": pack_title("f0/x.md", "f0/x.md", 1, title_hash(text))})
     mark = len(world.fake.calls)
     await mirror(world)
     assert world.mutating_calls(mark) == ["source_delete"]
     assert stray["source_id"] not in world.remote()
-    async with world.run() as orch:
-        assert orch.store.pack_adds(world.notebook_id) == []
+    mark = len(world.fake.calls)
+    await mirror(world)
+    assert world.mutating_calls(mark) == []
+
+
+async def test_a_source_titled_like_a_pack_over_other_text_is_never_deleted(make_world):
+    world = make_world(capacity=6)
+    fill(world)
+    await mirror(world)
+    mine = world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "text",
+                                          "text": "# f0/x.md\n\nmy own notes", "title": "f0/x.md (1 note) · 0badc0de"})
+    for _ in range(2):
+        mark = len(world.fake.calls)
+        report = await mirror(world)
+        assert world.mutating_calls(mark) == [] and mine["source_id"] in world.remote()
+    assert any(mine["source_id"] in n and "left alone" in n for n in report.notices)
+    assert world.calls("source_get_content", mark) == 0  # read once, then remembered as not nlmsync's
 
 
 async def test_a_pack_grown_past_the_limit_is_replaced_by_two(make_world):
@@ -386,7 +402,7 @@ async def test_refresh_all_under_a_folder_changes_only_the_packs_that_hold_its_n
 async def test_refresh_all_lays_out_only_the_packs_whose_notes_changed(make_world, monkeypatch):
     """An idle mirror of a packed notebook looks at no note and lays nothing out; a change lays out the packs in
     its reach only, and the others are reported reused as they are."""
-    import nlmsync.sync.packs as packs_module
+    import nlmsync.sync.pack_plan as packs_module
 
     world = make_world(capacity=12, pack_free=1)
     paths = fill(world)

@@ -45,7 +45,7 @@ def seed(store: StateStore) -> None:
     store.record_pack(PackRecord(NB, "p-v1", "hash-p1", "p/a.md … p/c.md (3 notes) · aaaaaaaa", "p/a.md", "p/c.md", 3,
                                  300), [("p/a.md", "ha"), ("p/b.md", "hb"), ("p/c.md", "hc")])
     add(store, "p/d.md", "d-alone")
-    store.start_pack_add(NB, "p/a.md … p/d.md (4 notes) · bbbbbbbb")
+    store.record_unmanaged(NB, {"hand-1": "p/x.md · cccccccc"})
 
 
 def _replace_step(store: StateStore) -> None:

@@ -56,14 +56,13 @@ from nlmsync.sync import (
     ensure_sources_for_paths,
     given_capacity,
     history_source_ids,
-    is_own_upload,
+    level_with_notebook,
     local_changes,
     lookalike_notice,
     notes_done,
     orphan_ids,
     packs_done,
     parse_title,
-    queue_duplicate_sources,
     read_remote,
     retry_pending_deletions,
     sources_layout,
@@ -75,6 +74,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from nlmsync.search import NoteIndex, SearchHit
+    from nlmsync.sync.adopt import Levelled
 
 
 class ProgressSink(Protocol):
@@ -110,6 +110,7 @@ class Orchestrator:
         self._index = index
         self.vault_root = Path(settings.vault)
         self._notebook_notices: list[str] = []
+        self._levelled: Levelled | None = None
 
     @classmethod
     @asynccontextmanager
@@ -168,6 +169,9 @@ class Orchestrator:
         """What a run tells the user beyond its notes: the notebook adopted from the server, look-alike sources
         left alone, rate-limit pauses."""
         notices = [*dict.fromkeys(self._notebook_notices)]
+        if self._levelled is not None and (said := self._levelled.notice()):
+            notices.append(said)
+        self._levelled = None
         notices.extend(lookalike_notice(i, t) for i, t in remote.foreign.items())
         self._notebook_notices.clear()
         paced = self.client.add_rate_notice()
@@ -186,6 +190,18 @@ class Orchestrator:
         return self.store.capacity(notebook_id, given_capacity(self.settings),
                                    Capacity(self.settings.capacity, "default"))
 
+    def _mark_adopted(self, notes: Sequence[NoteOutcome], packs: Sequence[PackOutcome]) -> None:
+        """The notes and packs the run took from the notebook rather than uploading say so (`adopted`)."""
+        if self._levelled is None:
+            return
+        paths, ids = set(self._levelled.notes), set(self._levelled.packs)
+        for note in notes:
+            if note.branch == Branch.REUSED and note.path in paths:
+                note.adopted = True
+        for pack in packs:
+            if pack.branch == Branch.REUSED and pack.source_id in ids:
+                pack.adopted = True
+
     def _remember(self, notebook_id: str) -> None:
         """What a run that writes keeps for the notebook it worked on: it becomes the vault's notebook (later runs
         need no --notebook), and a capacity given for it holds on later runs that give none."""
@@ -200,12 +216,15 @@ class Orchestrator:
         if dry_run and (title := planned_title(notebook_id)) is not None:
             return RemoteView(notebook_id, title), 0, 0
         remote = await self._remote(notebook_id, first)
+        if not dry_run:
+            self._remember(notebook_id)
+            if self.store.reconcile_needed(notebook_id, remote.ids()):
+                self.store.reconcile(notebook_id, remote.ids())
+        # the state file is a cache of the notebook: what another machine or an interrupted run uploaded is
+        # adopted before anything is planned (a dry run too, so that its plan is the real one)
+        self._levelled = await level_with_notebook(self._deps(notebook_id), remote)
         if dry_run:
             return remote, 0, len(self.store.pending_deletions(notebook_id))
-        self._remember(notebook_id)
-        if self.store.reconcile_needed(notebook_id, remote.ids()):
-            self.store.reconcile(notebook_id, remote.ids())
-        await queue_duplicate_sources(self._deps(notebook_id), remote)
         done, left = await retry_pending_deletions(self._deps(notebook_id), remote)
         return remote, done, left
 
@@ -279,6 +298,7 @@ class Orchestrator:
                 prepared = await ensure_sources_for_paths(self._deps(notebook_id), selected, remote,
                                                           dry_run=dry_run, found=found, all_notes=scope,
                                                           stats=stats)
+                self._mark_adopted(prepared.notes, prepared.packs)
                 report.notes.extend(prepared.notes)
                 report.notes.extend(NoteOutcome(path=skip.path, branch=Branch.EXCLUDED, reason=skip.reason)
                                     for skip in passed_over)
@@ -349,6 +369,7 @@ class Orchestrator:
                 self.progress.start("preparing sources", len(hits))
             prepared = await ensure_sources_for_paths(self._deps(notebook_id), [h.path for h in hits], remote)
             outcomes = prepared.notes
+            self._mark_adopted(outcomes, prepared.packs)
             result = AskResult(notebook_id=notebook_id, question=question, answer="", conversation_id=None,
                                selected_notes=[SelectedNote(path=h.path, score=h.score) for h in hits], notes=outcomes,
                                packs=prepared.packs)
@@ -403,6 +424,8 @@ class Orchestrator:
         (vault-relative notes) the source that holds it; changes nothing."""
         notebook_id, first = await self._notebook(create=False)
         remote = await self._remote(notebook_id, first)
+        async with self._writer():  # what the notebook holds that the state file does not know yet
+            await level_with_notebook(self._deps(notebook_id), remote)
         limit = self.capacity(notebook_id)
         report = StatusReport(server=self.settings.server, notebook_id=notebook_id, title=remote.title,
                               capacity=limit.value, capacity_source=limit.source,
@@ -412,6 +435,7 @@ class Orchestrator:
                                   last_path=p.last_path, note_count=p.note_count, byte_count=p.size,
                                   live=p.source_id in remote) for p in packs]
         registered: set[str] = {p.source_id for p in packs}
+        registered.update(p.source_id for p in self.store.pending_deletions(notebook_id))
         report.notes = [self._placement(notebook_id, normalize_rel_path(path), remote) for path in paths]
         mappings = self.store.all_mappings(notebook_id)
         for m in mappings:
@@ -420,8 +444,7 @@ class Orchestrator:
             entry = SourceMappingEntry(path=m.path, part=m.part, part_count=m.part_count, source_id=resolved,
                                   title=m.title, managed=m.managed)
             (report.active_sources if resolved in remote else report.stale_sources).append(entry)
-        report.orphan_source_ids = [i for i in orphan_ids(remote, registered)
-                                    if await is_own_upload(self.client, self.vault_root, i, remote.sources[i])]
+        report.orphan_source_ids = [i for i in orphan_ids(remote, registered) if i not in remote.foreign]
         report.unmanaged_count = sum(1 for i in remote.sources
                                      if i not in registered and i not in report.orphan_source_ids)
         synced = synced_hashes(mappings, self.store.pack_members(notebook_id))
@@ -461,10 +484,12 @@ class Orchestrator:
         async with self._writer():
             notebook_id, first = await self._notebook(create=False)
             remote = await self._remote(notebook_id, first)
+            await level_with_notebook(self._deps(notebook_id), remote)
             result = self.store.reconcile(notebook_id, remote.ids())
             registered = {self.store.resolve_source_id(m.source_id) for m in self.store.all_mappings(notebook_id)}
             registered.update(p.source_id for p in self.store.packs(notebook_id))
-            orphans = [i for i in orphan_ids(remote, registered) if await is_own_upload(self.client, self.vault_root, i, remote.sources[i])]
+            registered.update(p.source_id for p in self.store.pending_deletions(notebook_id))
+            orphans = [i for i in orphan_ids(remote, registered) if i not in remote.foreign]
         return ReconcileReport(notebook_id=notebook_id, active_count=len(result.active),
                                stale_paths=[m.path for m in result.stale],
                                canonicalized_paths=[m.path for m in result.canonicalized],

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from nlmsync.sync import CAPACITY_SOURCE, NoteOutcome, PackOutcome, SourcesLayout
+from nlmsync.sync import NoteOutcome, PackOutcome, RefreshReport, SourcesLayout
 
 
 class Citation(BaseModel):
@@ -113,7 +113,8 @@ class StatusReport(BaseModel):
     notebook_id: str
     title: str
     capacity: int
-    capacity_source: str = Field(default="default", description=CAPACITY_SOURCE)
+    capacity_source: str = Field(default="default",
+                                 description=RefreshReport.model_fields["capacity_source"].description)
     source_count: int = Field(description="Sources the notebook holds now.")
     layout: SourcesLayout | None = Field(default=None, description="How the sources hold the notes.")
     packs: list[PackEntry] = Field(default_factory=list)

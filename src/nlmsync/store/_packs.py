@@ -6,9 +6,11 @@ retired in the same step its successors are recorded). A pack's notes are kept i
 the hash of each note's text as it went into the pack. Packs are never in the eviction queue: only a
 refresh that re-plans them retires them.
 
-`pack_adds` holds the titles of pack uploads under way: recorded before the add is sent, cleared once the
-pack is recorded or found never to have landed, so a source left behind by a run killed in between is
-known to be nlmsync's own.
+A pack adopted from the notebook by its title alone (another machine uploaded it, or this one lost its state
+file) is recorded as not `proven`: its text was not read, so before nlmsync deletes it the server is asked for
+what it holds (the words must hash to what the title says). `unmanaged_sources` are the sources read and found
+not to be nlmsync's (a title that looks like nlmsync's over other text): never adopted, deleted or evicted, and
+not read again.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 
 from nlmsync.store._base import StoreBase
 
-_PACK_COLUMNS = "notebook_id, source_id, content_hash, title, first_path, last_path, note_count, size"
+_PACK_COLUMNS = "notebook_id, source_id, content_hash, title, first_path, last_path, note_count, size, proven"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,11 @@ class PackRecord:
     last_path: str
     note_count: int
     size: int
+    proven: bool = True
+    """Whether the source is known to hold nlmsync's text: uploaded by nlmsync and recorded, or read back."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "proven", bool(self.proven))
 
 
 class PacksMixin(StoreBase):
@@ -95,9 +102,9 @@ class PacksMixin(StoreBase):
         them."""
         with self.step():
             self.db.execute(f"INSERT OR REPLACE INTO packs ({_PACK_COLUMNS}, recorded_at) "
-                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             [pack.notebook_id, pack.source_id, pack.content_hash, pack.title, pack.first_path,
-                             pack.last_path, pack.note_count, pack.size, self._now()])
+                             pack.last_path, pack.note_count, pack.size, int(pack.proven), self._now()])
             self.db.execute("DELETE FROM pack_members WHERE notebook_id = ? AND source_id = ?",
                             [pack.notebook_id, pack.source_id])
             self.db.conn.executemany(
@@ -114,22 +121,30 @@ class PacksMixin(StoreBase):
                             [notebook_id, source_id])
             return record
 
-    # --- adds under way -----------------------------------------------------------------------
-    def start_pack_add(self, notebook_id: str, title: str) -> None:
-        """Note that a pack titled `title` is about to be uploaded (before the call is sent)."""
+    def mark_proven(self, notebook_id: str, source_id: str) -> None:
+        """The pack's text was read back and is nlmsync's."""
         with self.step():
-            self.db.execute("INSERT OR IGNORE INTO pack_adds (notebook_id, title, started_at) VALUES (?, ?, ?)",
-                            [notebook_id, title, self._now()])
+            self.db.execute("UPDATE packs SET proven = 1 WHERE notebook_id = ? AND source_id = ?",
+                            [notebook_id, source_id])
 
-    def pack_adds(self, notebook_id: str) -> list[str]:
-        """The titles of pack uploads started and not yet settled, oldest first."""
+    # --- sources that are not nlmsync's ---------------------------------------------------------
+    def unmanaged_sources(self, notebook_id: str) -> dict[str, str]:
+        """Source id -> title of the sources read and found not to be nlmsync's uploads."""
         with self._reading():
-            return [r[0] for r in self.db.execute(
-                "SELECT title FROM pack_adds WHERE notebook_id = ? ORDER BY started_at, rowid", [notebook_id])]
+            return dict(self.db.execute("SELECT source_id, title FROM unmanaged_sources WHERE notebook_id = ?",
+                                        [notebook_id]).fetchall())
 
-    def end_pack_adds(self, notebook_id: str, titles: Iterable[str]) -> None:
-        """The uploads of `titles` are settled: recorded, or known not to have landed."""
-        wanted = [(notebook_id, t) for t in titles]
-        if wanted:
+    def record_unmanaged(self, notebook_id: str, sources: dict[str, str]) -> None:
+        """Remember that these sources (id -> title) are not nlmsync's: their text is not what their title says."""
+        if sources:
             with self.step():
-                self.db.conn.executemany("DELETE FROM pack_adds WHERE notebook_id = ? AND title = ?", wanted)
+                self.db.conn.executemany(
+                    "INSERT OR REPLACE INTO unmanaged_sources (notebook_id, source_id, title, found_at) "
+                    "VALUES (?, ?, ?, ?)", [(notebook_id, sid, title, self._now()) for sid, title in sources.items()])
+
+    def forget_unmanaged(self, notebook_id: str, source_ids: Iterable[str]) -> None:
+        """The sources are no longer in the notebook: nothing to remember of them."""
+        gone = [(notebook_id, sid) for sid in source_ids]
+        if gone:
+            with self.step():
+                self.db.conn.executemany("DELETE FROM unmanaged_sources WHERE notebook_id = ? AND source_id = ?", gone)

@@ -198,6 +198,17 @@ def _index_blocks(db: Database) -> None:
     db.execute("DELETE FROM index_meta")
 
 
+def _notebook_truth(db: Database) -> None:
+    """The state file as a cache of the notebook: a pack adopted from the notebook by its title is recorded as
+    not read yet (`packs.proven`: it is read back before nlmsync deletes it); the sources read and found not to
+    be nlmsync's are remembered (`unmanaged_sources`), so they are read once; the titles of pack adds under way
+    are no longer kept (a source left by an interrupted add is recognised by what it holds)."""
+    db.execute("ALTER TABLE packs ADD COLUMN proven INTEGER NOT NULL DEFAULT 1")
+    db.execute("CREATE TABLE unmanaged_sources (notebook_id TEXT NOT NULL, source_id TEXT NOT NULL, "
+               "title TEXT NOT NULL, found_at TEXT NOT NULL, PRIMARY KEY (notebook_id, source_id))")
+    db.execute("DROP TABLE pack_adds")
+
+
 # The history, in order: (name, step).
 _STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("0001_index_cache", _index_cache_tables),
@@ -206,6 +217,7 @@ _STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("0004_note_hashes", _note_hashes),
     ("0005_packs", _packs),
     ("0006_index_blocks", _index_blocks),
+    ("0007_notebook_truth", _notebook_truth),
 ]
 
 

@@ -4,7 +4,8 @@
 - `split` — splitting notes over the source limits into numbered parts;
 - `plan` — the pure branch decision of §5 (reuse, replace, rename, new) for one note;
 - `reconcile` — reading the remote listing once and reconciling the registry (§7.3);
-- `identity` — whether an unregistered source is nlmsync's own upload (its text, not only its title);
+- `adopt` — the state file levelled with the notebook: what the notebook holds that the state file does not
+  know (another machine's uploads, an interrupted run's) adopted, proven nlmsync's by what it holds;
 - `eviction` — the capacity loop of §6;
 - `prepare` — `ensure_sources_for_paths`, the service (§5 "Entry"): one run, step by step;
 - `deps` — `SyncDeps`, what a run works with (server, registry, vault, settings);
@@ -31,18 +32,17 @@ from nlmsync._lazy import lazy_exports
 from nlmsync.sync.local_changes import local_changes, synced_hashes
 
 if TYPE_CHECKING:
+    from nlmsync.sync.adopt import level_with_notebook, lookalike_notice
     from nlmsync.sync.all_notes import AllNotesScope
     from nlmsync.sync.carry_over import history_source_ids
     from nlmsync.sync.citations import find_cited_note, find_cited_text, heading_above
-    from nlmsync.sync.deletions import queue_duplicate_sources, retry_pending_deletions
+    from nlmsync.sync.deletions import retry_pending_deletions
     from nlmsync.sync.deps import SyncDeps, given_capacity
-    from nlmsync.sync.identity import is_own_upload, lookalike_notice
-    from nlmsync.sync.packs import sources_layout
+    from nlmsync.sync.pack_outcomes import sources_layout
     from nlmsync.sync.plan import Branch, prepare_note
     from nlmsync.sync.prepare import PreparedSources, ensure_sources_for_paths
     from nlmsync.sync.reconcile import RemoteView, orphan_ids, read_remote
     from nlmsync.sync.report import (
-        CAPACITY_SOURCE,
         NoteOutcome,
         PackOutcome,
         RefreshReport,
@@ -61,29 +61,26 @@ _EXPORTS = {
     "SourcesLayout": "nlmsync.sync.report",
     "find_cited_note": "nlmsync.sync.citations",
     "packs_done": "nlmsync.sync.report",
-    "sources_layout": "nlmsync.sync.packs",
+    "sources_layout": "nlmsync.sync.pack_outcomes",
     "RefreshReport": "nlmsync.sync.report",
     "RemoteView": "nlmsync.sync.reconcile",
     "SyncDeps": "nlmsync.sync.deps",
     "given_capacity": "nlmsync.sync.deps",
-    "CAPACITY_SOURCE": "nlmsync.sync.report",
     "ensure_sources_for_paths": "nlmsync.sync.prepare",
     "find_cited_text": "nlmsync.sync.citations",
     "heading_above": "nlmsync.sync.citations",
     "history_source_ids": "nlmsync.sync.carry_over",
-    "is_own_upload": "nlmsync.sync.identity",
-    "lookalike_notice": "nlmsync.sync.identity",
+    "level_with_notebook": "nlmsync.sync.adopt",
+    "lookalike_notice": "nlmsync.sync.adopt",
     "notes_done": "nlmsync.sync.report",
     "orphan_ids": "nlmsync.sync.reconcile",
     "parse_title": "nlmsync.sync.titles",
     "prepare_note": "nlmsync.sync.plan",
-    "queue_duplicate_sources": "nlmsync.sync.deletions",
     "read_remote": "nlmsync.sync.reconcile",
     "retry_pending_deletions": "nlmsync.sync.deletions",
 }
 
 __all__ = [
-    "CAPACITY_SOURCE",
     "AllNotesScope",
     "Branch",
     "NoteOutcome",
@@ -99,7 +96,7 @@ __all__ = [
     "given_capacity",
     "heading_above",
     "history_source_ids",
-    "is_own_upload",
+    "level_with_notebook",
     "local_changes",
     "lookalike_notice",
     "notes_done",
@@ -107,7 +104,6 @@ __all__ = [
     "packs_done",
     "parse_title",
     "prepare_note",
-    "queue_duplicate_sources",
     "read_remote",
     "retry_pending_deletions",
     "sources_layout",

@@ -33,18 +33,9 @@ from nlmsync.sync.decide import (
     untouchable_count,
 )
 from nlmsync.sync.deps import SyncDeps
-from nlmsync.sync.identity import screen_title_matches
-from nlmsync.sync.packs import (
-    Group,
-    PackRun,
-    PlannedPack,
-    ensure_packs,
-    held_pack_outcome,
-    packable,
-    packed_notes,
-    packs_in_reach,
-    settle_pack_adds,
-)
+from nlmsync.sync.pack_outcomes import PackRun, held_pack_outcome
+from nlmsync.sync.pack_plan import Group, PlannedPack, packable, packed_notes, packs_in_reach
+from nlmsync.sync.packs import ensure_packs
 from nlmsync.sync.plan import PreparedNote
 from nlmsync.sync.reconcile import RemoteView
 from nlmsync.sync.report import NoteOutcome, PackOutcome, notes_done, packs_done, stop_report
@@ -172,7 +163,9 @@ async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], k
             fits.append(item)
         else:
             alone.append(item)
-    records = store.packs(nb)
+    holding = {source_id for source_id, _ in members.values()}
+    everything = store.packs(nb)
+    records = [r for r in everything if r.source_id in holding]
     narrowed = bool(settled) or all_notes is None
     within: list[PackRecord] | None = None
     reach: set[str] | None = None
@@ -196,13 +189,13 @@ async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], k
     alone_parts = sum(len(i.parts) for i in alone if isinstance(i, PreparedNote) and not _live(i.path, registry, remote))
     leaving = set(vanished_paths(items, all_notes, registry, settled)) if all_notes is not None else set()
     wanted, shown = _scope(deps, all_notes, set(requested))
-    if within is not None and not within and not layout:  # no pack in reach of anything: nothing to lay out
+    # a whole-vault run retires the packs that hold no note of the vault (an older upload adopted from the notebook)
+    empty = [r for r in everything if r.source_id not in holding] if _whole_vault(all_notes) else []
+    if within is not None and not within and not layout and not empty:  # no pack in reach: nothing to lay out
         run = PackRun()
-        if all_notes is not None and not dry_run:
-            await settle_pack_adds(deps, remote, [])
     else:
         run = await ensure_packs(deps, remote, registry, layout, members, wanted=wanted, shown=shown, gone=gone,
-                                 alone_parts=alone_parts, leaving=leaving, found={*found, *others}, read=read,
+                                 empty=empty, alone_parts=alone_parts, leaving=leaving, found={*found, *others}, read=read,
                                  protect=protect, within=within,
                                  report_notes=() if all_notes is not None else requested, dry_run=dry_run)
     done.packs.extend(run.packs)
@@ -265,8 +258,6 @@ async def _singles(deps: SyncDeps, singles: list[PreparedNote | NoteOutcome],
     if reread is not None:
         decided = decide_all(deps, reread, remote, registry)
     works = [i for i in decided if isinstance(i, PlannedNote)]
-    await screen_title_matches(deps.client, lambda source_id: registry.mapping_by_source_id(source_id) is not None,
-                               remote, {p.title: p.text for w in works for p in w.note.parts if p.text is not None})
     check_capacity_up_front(deps, works, remote, registry)
     singled = {i.path for i in singles}
     packed = [*(i.path for i in items if i.path not in singled), *settled]

@@ -22,7 +22,8 @@ class NoteOutcome(BaseModel):
     previous_source_ids: list[str] = Field(default_factory=list)
     part_count: int = 1
     renamed_from: str | None = None
-    adopted: bool = Field(default=False, description="An existing remote source with the exact title was taken.")
+    adopted: bool = Field(default=False, description="A source the notebook held already was taken instead of "
+                          "uploading: one the state file did not know (another machine's, an interrupted run's).")
     reason: str | None = None
     error: str | None = None
     pack: str | None = Field(default=None, description="The title of the pack the note is live in, if packed.")
@@ -44,7 +45,8 @@ class PackOutcome(BaseModel):
     previous_source_ids: list[str] = Field(default_factory=list)
     paths: list[str] = Field(default_factory=list)
     byte_count: int = Field(default=0, description="Bytes of text.")
-    adopted: bool = Field(default=False, description="An existing remote source with the exact title was taken.")
+    adopted: bool = Field(default=False, description="A source the notebook held already was taken instead of "
+                          "uploading: one the state file did not know (another machine's, an interrupted run's).")
     reason: str | None = None
     error: str | None = None
 
@@ -75,10 +77,6 @@ class SourcesLayout(BaseModel):
         return f"{alone}, {self.pack_count:,} {packs} holding {self.packed_note_count:,} notes"
 
 
-CAPACITY_SOURCE = ("Where the capacity comes from: setting (given for this run), remembered (given on an "
-                   "earlier run for this notebook), learned (the server refused an add as full), plan, default.")
-
-
 class RefreshReport(BaseModel):
     notebook_id: str
     dry_run: bool = False
@@ -89,7 +87,9 @@ class RefreshReport(BaseModel):
     pending_deletions_left_count: int = 0
     source_count: int = 0
     capacity: int = 0
-    capacity_source: str = Field(default="default", description=CAPACITY_SOURCE)
+    capacity_source: str = Field(default="default", description=(
+        "Where the capacity comes from: setting (given for this run), remembered (given on an earlier run for "
+        "this notebook), learned (the server refused an add as full), plan, default."))
     layout: SourcesLayout | None = Field(default=None, description="How the sources hold the notes after the run.")
     notices: list[str] = Field(default_factory=list, description="What the user should know beyond the notes: "
                                "sources left alone as unmanaged, pauses the server's rate limit imposed.")

@@ -56,7 +56,7 @@ async def add_source(deps: SyncDeps, remote: RemoteView, text: str, title: str,
 
     When the answer is lost, a fresh listing says whether the add happened: a source with the title that
     `adoptable` accepts (of the ids listed under it) is taken; none means the add did not happen, so one more
-    cannot duplicate (a copy that lands later is swept by `queue_duplicate_sources` on the next run).
+    cannot duplicate (a copy that lands later is found and deleted by the next run, `adopt`).
 
     Raises:
         NotebookLMError: the server refused the add, or could not be asked.

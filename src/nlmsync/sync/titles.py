@@ -109,6 +109,22 @@ def retitled(title: str, path: str, part: int = 0, part_count: int = 1) -> str:
     return source_title(path, short or "", part, part_count)
 
 
+def parse_note_title(title: str) -> tuple[str, int, int, str] | None:
+    """The vault path (as shown), the part (zero-based), the part count and the short hash of a title nlmsync
+    gives its uploads of one note or part; None for a pack's title and any other title."""
+    match = _TITLE_PATTERN.match(title)
+    if match is None or _PACK_PATTERN.match(title) is not None:
+        return None
+    count = int(match.group("count") or 1)
+    part = int(match.group("part") or 1) - 1
+    return match.group("path"), part, count, match.group("hash")
+
+
+def shown_path_matches(shown: str, path: str) -> bool:
+    """Whether `path` is the vault path a title shows as `shown` (a long one keeps its end after an ellipsis)."""
+    return shown == path or (shown.startswith(_ELLIPSIS) and path.endswith(shown[len(_ELLIPSIS):]))
+
+
 def parse_title(title: str) -> tuple[str, str] | None:
     """The vault path (as shown: a long one starts with an ellipsis) and the short content hash of a title
     nlmsync gives its uploads of one note (or part); None for a pack's title and any other title."""
