@@ -116,11 +116,20 @@ class Device:
             yield orch
 
     def sync_from(self, other: Device, *, state: bool = True) -> None:
-        """Make this vault folder a copy of `other`'s, as a file-sync tool does: notes deleted there go here too,
-        and the state folder comes along unless `state` is false (a tool told to leave it out)."""
+        """Make this vault folder a copy of `other`'s, as a file-sync tool does: notes deleted there go here too.
+        The state folder comes along when `state` is true; otherwise this device keeps its own (none, on a new
+        machine)."""
+        own = self.vault.with_name(self.vault.name + ".state")
+        if not state and (self.vault / ".nlmsync").exists():
+            shutil.move(self.vault / ".nlmsync", own)
         shutil.rmtree(self.vault, ignore_errors=True)
-        ignore = None if state else shutil.ignore_patterns(".nlmsync")
-        shutil.copytree(other.vault, self.vault, ignore=ignore)
+        shutil.copytree(other.vault, self.vault, ignore=None if state else shutil.ignore_patterns(".nlmsync"))
+        if own.exists():
+            shutil.move(own, self.vault / ".nlmsync")
+
+    def lose_state(self) -> None:
+        """The state folder deleted (or a clone that never had it)."""
+        shutil.rmtree(self.vault / ".nlmsync", ignore_errors=True)
 
 
 def new_world(root: Path, capacity: int = 50, faults: Faults | None = None, **settings: object) -> World:

@@ -33,6 +33,13 @@ def next_steps(report: StatusReport, orphan_paths: Sequence[str]) -> list[NextSt
         steps.append(NextStep(why=f"{_counted(len(gone), 'synced note was', 'synced notes were')} deleted or "
                                   "excluded; their sources stay",
                               command="nlmsync refresh --all (mirrors the vault: also uploads notes not synced yet)"))
+    lost = [p for p in report.packs if not p.live]
+    if lost:
+        held = sum(p.note_count for p in lost)
+        steps.append(NextStep(why=f"{_counted(len(lost), 'pack', 'packs')} holding "
+                                  f"{_counted(held, 'note', 'notes')} {'is' if len(lost) == 1 else 'are'} "
+                                  "missing from the notebook",
+                              command="nlmsync refresh (uploads them again)"))
     if report.stale_sources:
         paths = " ".join(shlex.quote(p) for p in dict.fromkeys(e.path for e in report.stale_sources))
         missing = _counted(len(report.stale_sources), "synced source is", "synced sources are")

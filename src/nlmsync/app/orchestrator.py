@@ -89,6 +89,8 @@ class ProgressSink(Protocol):
 
 
 NEXT_EVICTIONS_SHOWN = 5
+PLAN_LIMITS = (50, 100, 300, 600)
+"""The sources a notebook may hold on each of NotebookLM's plans (free, Plus, Pro, Ultra)."""
 
 
 def _dedup(ids: Sequence[str]) -> list[str]:
@@ -111,6 +113,7 @@ class Orchestrator:
         self.vault_root = Path(settings.vault)
         self._notebook_notices: list[str] = []
         self._levelled: Levelled | None = None
+        self._held: dict[str, int] = {}
 
     @classmethod
     @asynccontextmanager
@@ -160,7 +163,9 @@ class Orchestrator:
         """
         expect = self.store.has_active_mapping(notebook_id)
         try:
-            return await read_remote(self.client, notebook_id, expect_sources=expect, first=first)
+            remote = await read_remote(self.client, notebook_id, expect_sources=expect, first=first)
+            self._held[notebook_id] = len(remote)
+            return remote
         except NotFoundError:
             raise await notebook_not_found(self.client, notebook_id,
                                            given=bool((self.settings.notebook or "").strip())) from None
@@ -185,10 +190,14 @@ class Orchestrator:
 
     def capacity(self, notebook_id: str) -> Capacity:
         """How many sources the notebook may hold, and where the figure comes from (`StateStore.capacity`): the
-        capacity given for this run, else the one given before for this notebook, else the default; fewer once
-        the server refused an add as full."""
-        return self.store.capacity(notebook_id, given_capacity(self.settings),
-                                   Capacity(self.settings.capacity, "default"))
+        capacity given for this run, else the one given before for this notebook, else the default — or, for a
+        notebook read to hold more than that, the smallest plan's that allows what it holds; fewer once the
+        server refused an add as full."""
+        fallback = Capacity(self.settings.capacity, "default")
+        held = self._held.get(notebook_id, 0)
+        if held > fallback.value:
+            fallback = Capacity(next((n for n in PLAN_LIMITS if n >= held), held), "held")
+        return self.store.capacity(notebook_id, given_capacity(self.settings), fallback)
 
     def _mark_adopted(self, notes: Sequence[NoteOutcome], packs: Sequence[PackOutcome]) -> None:
         """The notes and packs the run took from the notebook rather than uploading say so (`adopted`)."""

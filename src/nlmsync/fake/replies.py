@@ -8,7 +8,11 @@ import json
 import re
 from typing import Any
 
-__all__ = ["AUTH_ERROR", "as_list", "deadline_error", "error", "indexed_text", "not_found", "rate_limit_error"]
+__all__ = ["AUTH_ERROR", "as_list", "deadline_error", "error", "indexed_text", "not_found", "notebook_full",
+           "rate_limit_error"]
+
+SMALLEST_PLAN = 50
+"""The fewest sources a real plan allows a notebook."""
 
 # What the real server answers every tool while it is not logged in.
 AUTH_ERROR = ("No authentication found. Either:\n1. Run 'nlm login' to authenticate via Chrome, or\n"
@@ -17,6 +21,17 @@ AUTH_ERROR = ("No authentication found. Either:\n1. Run 'nlm login' to authentic
 
 def error(message: str, **extra: Any) -> dict[str, Any]:
     return {"status": "error", "error": message, **extra}
+
+
+def notebook_full(notebook_id: str, held: int, capacity: int) -> dict[str, Any]:
+    """An add to a notebook holding its `capacity`: NotebookLM refuses it as an invalid argument, with nothing
+    that says the notebook is full. A fake told to hold fewer sources than any real plan allows says so in
+    words of its own, so that tests of tiny notebooks see a full one for what it is."""
+    if capacity < SMALLEST_PLAN:
+        return error(f"Source limit reached: notebook {notebook_id} already has {held} sources "
+                     f"(maximum {capacity} sources per notebook).")
+    return error("Invalid argument", error_details={"category": "validation", "provider_code": 3,
+                                                     "retryable": False})
 
 
 def not_found(kind: str, ident: str) -> dict[str, Any]:

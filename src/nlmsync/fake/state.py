@@ -35,6 +35,7 @@ from nlmsync.fake.replies import (
     error,
     indexed_text,
     not_found,
+    notebook_full,
     rate_limit_error,
 )
 from nlmsync.search import tokenize
@@ -344,8 +345,7 @@ class FakeNotebookLM:
         if len(chosen) > MAX_TITLE_CHARS:
             return error(f"Invalid title: {len(chosen)} characters (maximum {MAX_TITLE_CHARS})")
         if len(nb.sources) >= self.capacity:
-            return error(f"Source limit reached: notebook {notebook_id} already has {len(nb.sources)} sources "
-                         f"(maximum {self.capacity} sources per notebook).")
+            return notebook_full(notebook_id, len(nb.sources), self.capacity)
         source = FakeSource(str(uuid.uuid4()), chosen, content, source_type)
         nb.sources[source.id] = source
         return {"status": "success", "ready": wait, "source_type": source_type, "source_id": source.id,

@@ -62,7 +62,8 @@ class NoteHashes:
 class Capacity:
     """How many sources a notebook may hold, and where the figure comes from: `setting` (given for this run:
     flag, environment or config file), `remembered` (given on an earlier run for this notebook), `learned` (the
-    server refused an add as full at this many), `plan` (what the notebook's plan allows), `default` (the `capacity` setting's default)."""
+    server refused an add as full at this many), `plan` (what the notebook's plan allows), `held` (the smallest plan's that allows what the notebook was read to
+    hold), `default` (the `capacity` setting's default)."""
 
     value: int
     source: str

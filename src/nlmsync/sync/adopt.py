@@ -165,10 +165,11 @@ async def level_with_notebook(deps: SyncDeps, remote: RemoteView) -> Levelled:
             packs.append((source_id, title, pack))
         elif (note := parse_note_title(title)) is not None:
             notes.append((source_id, title, note))
-    if not notes and not packs:
+    stale = any(r.content_hash == STALE_HASH and r.source_id in remote for r in records)
+    if not notes and not packs and not stale:
         return done
     levelling = _Levelling(deps, remote, done)
-    if packs:
+    if packs or stale:
         await levelling.packs(packs, records)
     await levelling.notes(notes)
     gone = {sid: t for sid, t in unmanaged.items() if sid not in remote.sources}
@@ -186,6 +187,7 @@ class _Levelling:
         self._vault: list[str] | None = None
         self._stats: dict[str, tuple[int, int]] = {}
         self._notes: dict[str, PreparedNote | None] = {}
+        self._legacy_refused: set[tuple[str, str]] = set()
 
     # --- reading the vault and the server ----------------------------------------------------------
     def _vault_paths(self) -> list[str]:
@@ -274,43 +276,68 @@ class _Levelling:
 
     # --- packs -----------------------------------------------------------------------------------------
     async def packs(self, claims: list[tuple[str, str, tuple[str, str, int, str]]], records: list[PackRecord]) -> None:
-        """Settle the unknown sources titled as a pack (see the module)."""
+        """Settle the unknown sources titled as a pack, and the packs the state file took at an older version of
+        their notes (see the module)."""
         store, nb = self.deps.store, self.deps.notebook_id
-        vault = self._vault_paths()
         candidates: list[_PackCandidate] = []
         members = store.pack_members(nb)
         held: dict[str, list[tuple[str, str]]] = {}
         for path, (source_id, note_hash) in sorted(members.items()):
             held.setdefault(source_id, []).append((path, note_hash))
         for record in records:
-            if record.source_id in self.remote:
-                candidates.append(_PackCandidate(record.source_id, record.title, record.first_path, record.last_path,
-                                                 record.note_count, 1, held.get(record.source_id, []),
-                                                 record.content_hash, record.size, record.proven, registered=True))
+            if record.source_id not in self.remote:
+                continue
+            if record.content_hash == STALE_HASH and (current := await self._current(record.title)) is not None:
+                current.source_id, current.registered, current.proven = record.source_id, True, record.proven
+                candidates.append(current)  # the vault caught up with it: it holds the notes as they are
+                continue
+            candidates.append(_PackCandidate(record.source_id, record.title, record.first_path, record.last_path,
+                                             record.note_count, 1, held.get(record.source_id, []),
+                                             record.content_hash, record.size, record.proven, registered=True))
         registered_titles = {c.title for c in candidates}
         for source_id, title, (shown_first, shown_last, count, _) in claims:
             if title in registered_titles:  # a copy of a pack the state file keeps (an add whose answer was lost)
                 candidates.append(_PackCandidate(source_id, title, shown_first, shown_last, count, 3, [],
                                                  proven=False))
                 continue
-            first, last = self._resolve(shown_first) or shown_first, self._resolve(shown_last) or shown_last
-            local = self._packable(vault[bisect_left(vault, first):bisect_right(vault, last)])
-            text = compose_pack([(n.path, n.parts[0].text or "") for n in local]) if len(local) == count else None
-            if text is not None and title in (pack_title(first, last, count, title_hash(text)),
-                                              pack_title(first, last, count, content_hash(text))):
-                legacy = title == pack_title(first, last, count, content_hash(text))
-                if legacy and not await self._proven(source_id, title, text):
-                    continue
-                candidates.append(_PackCandidate(source_id, title, first, last, count, 0,
-                                                 [(n.path, n.parts[0].content_hash) for n in local],
-                                                 content_hash(text), len(text.encode("utf-8", "surrogateescape")),
-                                                 proven=legacy))
+            current = await self._current(title, source_id)
+            if current is not None:
+                candidates.append(current)
+                continue
+            if current is None and (title, source_id) in self._legacy_refused:
                 continue
             if not await self._proven(source_id, title):
                 continue
+            first, last = self._resolve(shown_first) or shown_first, self._resolve(shown_last) or shown_last
             candidates.append(_PackCandidate(source_id, title, first, last, count, 2,
-                                             [(n.path, STALE_HASH) for n in local]))
+                                             [(n.path, STALE_HASH) for n in self._range(first, last)]))
         await self._settle(candidates)
+
+    def _range(self, first: str, last: str) -> list[PreparedNote]:
+        vault = self._vault_paths()
+        return self._packable(vault[bisect_left(vault, first):bisect_right(vault, last)])
+
+    async def _current(self, title: str, source_id: str = "") -> _PackCandidate | None:
+        """The pack titled `title` as the vault's notes of its range make it now, when they make that very title
+        (a title of an earlier version of nlmsync is proven by reading the source back); None otherwise."""
+        parsed = parse_pack_title(title)
+        if parsed is None:
+            return None
+        shown_first, shown_last, count, _ = parsed
+        first, last = self._resolve(shown_first) or shown_first, self._resolve(shown_last) or shown_last
+        local = self._range(first, last)
+        if len(local) != count:
+            return None
+        text = compose_pack([(n.path, n.parts[0].text or "") for n in local])
+        legacy = title == pack_title(first, last, count, content_hash(text))
+        if not legacy and title != pack_title(first, last, count, title_hash(text)):
+            return None
+        if legacy and source_id and not await self._proven(source_id, title, text):
+            self._legacy_refused.add((title, source_id))
+            return None
+        return _PackCandidate(source_id, title, first, last, count, 0,
+                              [(n.path, n.parts[0].content_hash) for n in local], content_hash(text),
+                              len(text.encode("utf-8", "surrogateescape")), proven=legacy)
 
     def _packable(self, paths: Sequence[str]) -> list[PreparedNote]:
         """The notes of `paths` that go into packs, as a run lays them out: read, of one part, small enough."""
@@ -331,11 +358,12 @@ class _Levelling:
             seen_titles.add(pack.title)
             if own and not duplicate:
                 taken.update(p for p, _ in own)
-                if not pack.registered:
+                if not pack.registered or pack.rank == 0:
                     first = own[0][0] if pack.first.startswith("…") else min(pack.first, own[0][0])
                     store.record_pack(PackRecord(nb, pack.source_id, pack.content_hash, pack.title, first, pack.last,
                                                  pack.count, pack.size, pack.proven), own)
-                    self.done.packs.append(pack.source_id)
+                    if not pack.registered:
+                        self.done.packs.append(pack.source_id)
                 elif len(own) < len(pack.notes):  # packs before it took some of its notes: its range starts later
                     store.record_pack(PackRecord(nb, pack.source_id, pack.content_hash, pack.title, own[0][0],
                                                  pack.last, pack.count, pack.size, pack.proven), own)

@@ -79,6 +79,8 @@ class Group:
     old_packs: list[PackRecord] = field(default_factory=list)
     old_singles: list[str] = field(default_factory=list)
     """Paths whose single-note sources the new packs replace."""
+    retired: list[str] = field(default_factory=list)
+    """The old sources deleted before the new packs landed, for want of room (`PackRunner`)."""
 
     def paths(self) -> set[str]:
         return {p for pack in self.packs for p in pack.paths} | set(self.old_singles)

@@ -26,10 +26,13 @@ from nlmsync.sync.runner import add_source
 from nlmsync.sync.titles import content_hash, pack_title, title_hash
 
 
-def build_packs(deps: SyncDeps, packs: Sequence[PlannedPack], found: Collection[str],
+def build_packs(deps: SyncDeps, packs: Sequence[PlannedPack], remote: RemoteView, found: Collection[str],
                 read: list[NoteHashes]) -> dict[int, str]:
-    """Build and title each of `packs` (changed packs): its notes read, its text composed. Returns, by position in
-    `packs`, the error of a pack that could not be built (a note became unreadable)."""
+    """Build and title each of `packs` (changed packs): its notes read, its text composed. A live pack of the
+    state file's with that very title holds it already (adopted at an older version of its notes, which the
+    vault has caught up with since): it is kept, not uploaded again. Returns, by position in `packs`, the error
+    of a pack that could not be built (a note became unreadable)."""
+    store, nb = deps.store, deps.notebook_id
     errors: dict[int, str] = {}
     for i, pack in enumerate(packs):
         problem = _read_texts(deps, pack, found, read)
@@ -39,6 +42,9 @@ def build_packs(deps: SyncDeps, packs: Sequence[PlannedPack], found: Collection[
         pack.text = compose_pack([(n.path, n.note.parts[0].text or "") for n in pack.notes])
         pack.content_hash = content_hash(pack.text)
         pack.title = pack_title(pack.notes[0].path, pack.notes[-1].path, len(pack.notes), title_hash(pack.text))
+        pack.source_id = next((sid for sid in remote.titled(pack.title)
+                               if (held := store.pack_by_source_id(nb, sid)) is not None and held.title == pack.title),
+                              None)
     return errors
 
 def _read_texts(deps: SyncDeps, pack: PlannedPack, found: Collection[str], read: list[NoteHashes]) -> str | None:
@@ -132,6 +138,7 @@ class PackRunner:
         deps, store, nb = self.deps, self.deps.store, self.deps.notebook_id
         if group.old_singles:
             path = group.old_singles.pop(0)
+            group.retired.extend(resolved for _, resolved in self.registry.mappings(path))
             for row, resolved in self.registry.mappings(path):
                 if resolved in self.remote:
                     await strict_delete(deps.client, nb, self.remote, resolved)
@@ -140,6 +147,7 @@ class PackRunner:
             self.registry.by_path[path] = []
             return
         record = group.old_packs.pop(0)
+        group.retired.append(record.source_id)
         spared = await self._unproven([record])
         with store.step():  # forgotten and queued in one step: a run killed before the delete finishes it later
             store.remove_pack(nb, record.source_id)
@@ -234,12 +242,16 @@ class PackRunner:
         successor = {path: pack.source_id for pack in group.packs for path in pack.paths if pack.source_id}
         paths = group.paths()
         read = [r for r in self.read if r.path in paths]
-        old_ids = [r.source_id for r in group.old_packs]
+        old_ids = [*group.retired, *(r.source_id for r in group.old_packs)]
         left = left_notes(store, nb, group)
+        kept = {pack.source_id for pack in group.packs}
+        held_ids = {r.source_id for r in group.old_packs}
         with store.step():
             for record in group.old_packs:
                 heir = _heir(store.notes_of_pack(nb, record.source_id), successor)
                 store.remove_pack(nb, record.source_id)
+                if record.source_id in kept:  # it holds one of the new packs already (`build_packs`)
+                    continue
                 if record.source_id in self.remote and record.source_id not in spared:
                     retire.append(record.source_id)
                     store.queue_deletion(nb, record.source_id, f"pack replaced: {record.title}")
@@ -260,8 +272,12 @@ class PackRunner:
                 store.record_pack(PackRecord(nb, pack.source_id, pack.content_hash, pack.title, pack.paths[0],
                                              pack.paths[-1], len(pack.notes), pack_size(pack)), pack.members())
             store.record_note_hashes(read)
-        branch = Branch.REPLACED if group.old_packs or group.old_singles else Branch.ADDED
+        branch = Branch.REPLACED if group.old_packs or group.old_singles or group.retired else Branch.ADDED
+        old_ids = [sid for sid in old_ids if sid not in kept]
         for i, pack in enumerate(group.packs):
+            if pack.source_id in held_ids:
+                self._report(pack_outcome(pack, Branch.REUSED))
+                continue
             self._report(pack_outcome(pack, branch, previous_source_ids=old_ids if i == 0 else [],
                                       reason=why_uploaded(pack, group, self.old_members, left if i == 0 else ())))
         if not group.packs:

@@ -82,7 +82,7 @@ async def ensure_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryVie
         raise does_not_fit(deps, room, exc, notes) from None
     groups = [g for g in group_changes(deps, planned, registry, members, gone, empty) if wanted is None or wanted(g)]
     changed = [p for g in groups for p in g.packs]
-    errors = build_packs(deps, changed, found, read)
+    errors = build_packs(deps, changed, remote, found, read)
     broken = {id(changed[i]): message for i, message in errors.items()}
     run = PackRun()
     failed = [g for g in groups if any(id(p) in broken for p in g.packs)]
@@ -90,6 +90,11 @@ async def ensure_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryVie
         message = next(broken[id(p)] for p in group.packs if id(p) in broken)
         run.packs.extend(pack_outcome(p, Branch.FAILED, error=f"could not be built: {message}") for p in group.packs)
     groups = [g for g in groups if g not in failed]
+    # a pack that holds one of the new packs already (`build_packs`) is that pack's, and no other group retires it
+    held = {p.source_id: g for g in groups for p in g.packs if p.source_id is not None}
+    for group in groups:
+        group.old_packs = [r for r in group.old_packs if held.get(r.source_id, group) is group]
+    groups = [g for g in groups if g.packs or g.old_packs or g.old_singles]
     run.packs.extend(pack_outcome(p, Branch.REUSED) for p in planned if p.keep is not None and shown(p))
     if dry_run:
         run.packs.extend(simulated(deps, groups, members))

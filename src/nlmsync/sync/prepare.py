@@ -81,7 +81,8 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
     read: list[NoteHashes] = []
     packed = store.has_packs(nb)
     settled: set[str] = set()
-    if packed and stats is not None and _whole_vault(all_notes) and deps.settings.pack != "never":
+    if packed and stats is not None and _whole_vault(all_notes) and deps.settings.pack != "never" \
+            and not crowded(deps, remote):
         members, recorded = store.pack_members_with_stats(nb, split_limits(deps))
         settled = settled_in_packs(deps, unique, stats, members, recorded, remote)
         unique = [p for p in unique if p not in settled]
@@ -128,6 +129,12 @@ def _packs_apply(deps: SyncDeps, items: Sequence[PreparedNote | NoteOutcome], re
     return required + len(remote) > capacity and required + untouchable_count(remote, registry, ()) > capacity
 
 
+def crowded(deps: SyncDeps, remote: RemoteView) -> bool:
+    """Whether the notebook holds more than its capacity leaves for packs (`pack_free` kept free): the capacity
+    was lowered, and the run lays out every pack again, to merge them until they fit."""
+    return len(remote) + deps.settings.pack_free > deps.capacity
+
+
 def settled_in_packs(deps: SyncDeps, paths: Sequence[str], stats: Mapping[str, tuple[int, int]],
                      members: Mapping[str, tuple[str, str]], recorded: Mapping[str, tuple[int, int]],
                      remote: RemoteView) -> set[str]:
@@ -166,7 +173,7 @@ async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], k
     holding = {source_id for source_id, _ in members.values()}
     everything = store.packs(nb)
     records = [r for r in everything if r.source_id in holding]
-    narrowed = bool(settled) or all_notes is None
+    narrowed = (bool(settled) or all_notes is None) and not crowded(deps, remote)
     within: list[PackRecord] | None = None
     reach: set[str] | None = None
     if narrowed:

@@ -89,7 +89,8 @@ class RefreshReport(BaseModel):
     capacity: int = 0
     capacity_source: str = Field(default="default", description=(
         "Where the capacity comes from: setting (given for this run), remembered (given on an earlier run for "
-        "this notebook), learned (the server refused an add as full), plan, default."))
+        "this notebook), learned (the server refused an add as full), plan, held (the smallest plan's that allows "
+        "what the notebook holds), default."))
     layout: SourcesLayout | None = Field(default=None, description="How the sources hold the notes after the run.")
     notices: list[str] = Field(default_factory=list, description="What the user should know beyond the notes: "
                                "sources left alone as unmanaged, pauses the server's rate limit imposed.")
