@@ -23,8 +23,13 @@ class Killed(BaseException):
     """nlmsync killed mid-run (a BaseException, so no `except Exception` in the code under test stops it)."""
 
 
+ANY_MUTATION = "any"
+"""The `tool` of a `KillingClient` that counts every mutating call, whatever its tool."""
+
+
 class KillingClient:
-    """The real client, except that the Nth call of one mutating tool kills the run before or after it."""
+    """The real client, except that the Nth call of one mutating tool (or of any, `ANY_MUTATION`) kills the run
+    before or after it."""
 
     def __init__(self, client, tool: str, nth: int, when: str) -> None:
         self._client, self._tool, self._nth, self._when = client, tool, nth, when
@@ -36,7 +41,7 @@ class KillingClient:
 
     async def _call(self, tool, method, *args, **kwargs):
         number = 0
-        if tool == self._tool:
+        if tool == self._tool or self._tool == ANY_MUTATION:
             self._count += 1
             number = self._count
             if number == self._nth and self._when == "before":

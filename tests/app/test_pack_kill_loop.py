@@ -1,0 +1,101 @@
+"""nlmsync killed right after the server applied its K-th mutating call, for every K of a packed run: a first
+mirror into an empty notebook, and an incremental mirror of a notebook full but for `pack_free` (edits, a move,
+a deletion, new notes, a pack grown past the limit). The next run must converge — every note of the vault in
+exactly one source with its current text, no stray, the registry agreeing with the notebook — and the run after
+it must make no mutating call. Deterministic: the kill is a simulated one at an exact call."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import anyio
+import pytest
+from tests.app.crash import ANY_MUTATION, Snapshot, crash_once
+from tests.app.notebook_checks import assert_mirrored, fill, note_text, write_note
+from tests.app.world import World, new_world
+
+from nlmsync.fake.faults import Faults
+from nlmsync.store import StateStore
+
+pytestmark = pytest.mark.anyio
+
+SETTINGS = {"pack": "always", "source_max_bytes": 1_500, "pack_free": 1}
+NOTES = 48
+
+
+async def _mirror(world: World, state: Path | None = None) -> None:
+    async with world.run(**({"state": state} if state else {}), **SETTINGS) as orch:
+        await orch.refresh(all_notes=True)
+
+
+def _change(vault: Path, paths: list[str]) -> None:
+    write_note(vault, paths[1], note_text(1, 2))
+    write_note(vault, paths[40], note_text(40, 2))
+    (vault / "moved").mkdir()
+    (vault / paths[3]).rename(vault / "moved" / "n003.md")
+    (vault / paths[4]).unlink()
+    for name in ("f0/n006b.md", "f2/n020b.md", "e/new.md"):
+        write_note(vault, name, f"# New {name}\n\nA new note.\n")
+    write_note(vault, paths[19], note_text(19, 3) + "Grown. " * 120)
+
+
+def _first_mirror(root: Path) -> tuple[Snapshot, int]:
+    capacity = 12
+    world = new_world(root, capacity=capacity)
+    fill(world.vault, NOTES)
+    return Snapshot.take(world, capacity), capacity
+
+
+def _full_notebook(root: Path) -> tuple[Snapshot, int]:
+    world = new_world(root, capacity=12)
+    paths = fill(world.vault, NOTES)
+    anyio.run(_mirror, world)
+    capacity = len(world.remote()) + SETTINGS["pack_free"]  # the notebook at its capacity but for pack_free
+    world.fake.capacity = capacity
+    world.settings = world.settings.model_copy(update={"capacity": capacity})
+    _change(world.vault, paths)
+    return Snapshot.take(world, capacity), capacity
+
+
+SCENARIOS = {"first-mirror": _first_mirror, "full-notebook": _full_notebook}
+
+
+@pytest.fixture(scope="module")
+def bases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Snapshot, int]]:
+    """Each scenario's snapshot and how many mutating calls its uninterrupted refresh makes."""
+    found = {}
+    for name, build in SCENARIOS.items():
+        snapshot, capacity = build(tmp_path_factory.mktemp(name))
+        world, state = snapshot.restore(tmp_path_factory.mktemp(f"{name}-reference"), Faults())
+        anyio.run(_mirror, world, state)
+        assert_mirrored(world, world.vault)
+        found[name] = (snapshot, len(world.mutating_calls()))
+    return found
+
+
+TOTALS = {"first-mirror": 7, "full-notebook": 10}
+"""The mutating calls of each scenario's uninterrupted refresh: the kills cover each of them."""
+KILLS = [pytest.param(name, k, id=f"{name}-{k}", marks=() if k in (1, total) else pytest.mark.slow)
+         for name, total in TOTALS.items() for k in range(1, total + 1)]
+
+
+def test_the_kills_cover_every_mutating_call_of_the_uninterrupted_runs(bases) -> None:
+    assert {name: calls for name, (_, calls) in bases.items()} == TOTALS
+
+
+@pytest.mark.parametrize(("scenario", "k"), KILLS)
+async def test_a_kill_after_any_applied_mutation_converges(bases, tmp_path: Path, scenario: str, k: int) -> None:
+    snapshot, _ = bases[scenario]
+    world, state, fired = await crash_once(snapshot, tmp_path, "kill", ANY_MUTATION, k, "after",
+                                           lambda orch: orch.refresh(all_notes=True), SETTINGS)
+    assert fired
+    await _mirror(world, state)  # the run after the kill finishes the job
+    assert_mirrored(world, world.vault)
+    with StateStore.open(state, world.settings) as store:
+        registered = {p.source_id for p in store.packs(world.notebook_id)}
+        registered |= {store.resolve_source_id(m.source_id) for m in store.all_mappings(world.notebook_id)}
+        assert registered == set(world.remote()) and store.pending_deletions(world.notebook_id) == []
+    mark = len(world.fake.calls)
+    await _mirror(world, state)
+    assert world.mutating_calls(mark) == []
