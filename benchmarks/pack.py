@@ -138,6 +138,11 @@ class World:
             calls[call.tool] = calls.get(call.tool, 0) + 1
         return Timed(wall, wall - timed.in_calls, calls, result, error)
 
+    def fresh_machine(self, root: Path) -> World:
+        """The same vault and notebook seen from a machine with no state file (a CI runner, a lost `.nlmsync/`)."""
+        settings = self.settings.model_copy(update={"state": root / f"fresh-{self.notebook_id}.db"})
+        return World(self.vault, self.fake, settings, self.server, self.notebook_id)
+
     async def refresh_all(self, dry_run: bool = False) -> Timed:
         return await self.timed(lambda orch: orch.refresh(all_notes=True, dry_run=dry_run))
 
@@ -181,11 +186,14 @@ async def mirror_and_churn(source: Path, work: Path, capacity: int, latency: flo
     report = first.result
     layout = report.layout
     idle = await world.refresh_all()
+    fresh = await world.fresh_machine(work).refresh_all()
+    assert fresh.error is None, fresh.error
     out: dict[str, Any] = {
         "sources": len(world.sources()), "packs": layout.pack_count, "alone": layout.alone_note_count,
         "adds": first.calls.get("source_add", 0), "wall": first.wall, "own": first.own,
         "idle_wall": idle.wall, "idle_own": idle.own, "idle_mutating": idle.mutating,
-        "idle_gets": idle.calls.get("notebook_get", 0)}
+        "idle_gets": idle.calls.get("notebook_get", 0),
+        "fresh_own": fresh.own, "fresh_wall": fresh.wall, "fresh_calls": fresh.calls}
     if not churn:
         return out
     rng = random.Random(SEED)
@@ -498,6 +506,9 @@ async def main() -> None:
                     print(f"| {corpus} | {capacity} | {latency:g} | {r['sources']} | {r['packs']} | {r['adds']} | "
                           f"{r['wall']:.2f} | {r['own']:.2f} | {r['idle_wall']:.2f} | {r['idle_own']:.2f} | "
                           f"{r['idle_mutating']}, {r['idle_gets']} | {' | '.join(cells)} | {owns} |", flush=True)
+                    print(f"    fresh machine (no state file) over it: own {r['fresh_own']:.2f} s, "
+                          f"{r['fresh_own'] / r['idle_own']:.2f}x the idle run's; calls {r['fresh_calls']}",
+                          flush=True)
                     if churn:
                         print("    per change (adds, deletes):", {k: list(zip(churn[k]["adds_all"],
                                                                              churn[k]["deletes_all"], strict=True))

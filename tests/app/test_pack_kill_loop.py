@@ -6,7 +6,6 @@ it must make no mutating call. Deterministic: the kill is a simulated one at an 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import anyio

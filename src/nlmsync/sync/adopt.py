@@ -344,8 +344,12 @@ class _Levelling:
         self._load(paths)
         notes = [n for p in paths if (n := self._note(p)) is not None and len(n.parts) == 1]
         limit = pack_limit(self.deps)
-        return [n for n in notes if block_size(n.path, len((n.parts[0].text or "").encode("utf-8", "surrogateescape")))
-                <= limit]
+        return [n for n in notes if block_size(n.path, self._size(n)) <= limit]
+
+    def _size(self, note: PreparedNote) -> int:
+        """The note's size in bytes: its file's, as the walk found it (a note of the vault is UTF-8 on disk)."""
+        stat = self._stats.get(note.path)
+        return stat[1] if stat is not None else len((note.parts[0].text or "").encode("utf-8", "surrogateescape"))
 
     async def _settle(self, candidates: list[_PackCandidate]) -> None:
         """Give each note to one pack, by rank; record the packs adopted, delete those left holding nothing."""

@@ -180,7 +180,10 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
                 items.append(known_note(path, record.hashes))
             continue
         try:
-            text = vault_files.read_note_text(deps.vault_root, path)
+            if path in found and stats is not None and path in stats:  # a walk of the vault just found it there
+                text = vault_files.read_note_file(path, deps.vault_root / path, stats[path][1])
+            else:
+                text = vault_files.read_note_text(deps.vault_root, path)
         except (InputError, OSError) as exc:
             if path in found:  # skipped as the index skips it, for the reason it gives
                 reason = exc.reason if isinstance(exc, UnreadableNoteError) else str(exc)

@@ -82,7 +82,8 @@ def exclusion_reason(rel_path: str, text: str | None, patterns: Sequence[str], *
     `nlmsync: false` — `EXCLUDED_BY_FRONT_MATTER`; None for a note not excluded."""
     if excluded_by_pattern(root, rel_path, patterns) if root is not None else matches_exclude(rel_path, patterns):
         return EXCLUDED_BY_PATTERN
-    if text is not None and parse_front_matter(text).data.get("nlmsync") is False:
+    # a note that never says `nlmsync` cannot say `nlmsync: false`: its front matter is not parsed
+    if text is not None and "nlmsync" in text and parse_front_matter(text).data.get("nlmsync") is False:
         return EXCLUDED_BY_FRONT_MATTER
     return None
 

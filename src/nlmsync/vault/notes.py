@@ -72,15 +72,16 @@ def read_note_text(root: Path, rel_path: str) -> str:
     return read_note_file(rel_path, resolve_in_vault(root, rel_path))
 
 
-def read_note_file(rel_path: str, path: Path) -> str:
-    """The text of the note `rel_path`, already resolved to `path` inside the vault.
+def read_note_file(rel_path: str, path: Path, size: int = 0) -> str:
+    """The text of the note `rel_path`, already resolved to `path` inside the vault (`size`: what a stat just gave,
+    as `read_file_bytes` takes it).
 
     Raises:
         UnreadableNoteError: the note cannot be read, is binary, or is not valid UTF-8 (`reason` says which).
         InputError: the note is missing, or a folder (message names it).
     """
     try:
-        data = path.read_bytes()
+        data = read_file_bytes(path, size)
     except FileNotFoundError:
         raise InputError(f"{rel_path}: note not found in the vault") from None
     except IsADirectoryError:
