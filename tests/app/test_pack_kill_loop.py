@@ -65,7 +65,7 @@ def bases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Snapshot,
     """Each scenario's snapshot and how many mutating calls its uninterrupted refresh makes."""
     found = {}
     for name, build in SCENARIOS.items():
-        snapshot, capacity = build(tmp_path_factory.mktemp(name))
+        snapshot, _ = build(tmp_path_factory.mktemp(name))
         world, state = snapshot.restore(tmp_path_factory.mktemp(f"{name}-reference"), Faults())
         anyio.run(_mirror, world, state)
         assert_mirrored(world, world.vault)

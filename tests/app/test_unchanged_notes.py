@@ -28,13 +28,18 @@ def write_old(world, rel: str, text: str, mtime_ns: int = LONG_AGO_NS) -> None:
 def reads(monkeypatch) -> list[str]:
     """The notes read from the vault, by path."""
     done: list[str] = []
-    read = vault_files.read_note_text
+    read, read_file = vault_files.read_note_text, vault_files.read_note_file
 
     def counting(root, rel_path):
         done.append(rel_path)
         return read(root, rel_path)
 
+    def counting_file(rel_path, path, size=0):  # a note a walk of the vault just found
+        done.append(rel_path)
+        return read_file(rel_path, path, size)
+
     monkeypatch.setattr(vault_files, "read_note_text", counting)
+    monkeypatch.setattr(vault_files, "read_note_file", counting_file)
     return done
 
 
