@@ -1,8 +1,10 @@
 """`ask --save`: an answer kept in the vault as a markdown note.
 
 The note has front matter recording the question, the notebook, the conversation and the date, the question as
-its title, the answer as NotebookLM gave it (its `[n]` markers included), and a *Sources* list that gives each
-marker an Obsidian link to the note and heading it cites (`[[algorithms/sorting/heapsort#How does it work?]]`).
+its title, the answer as NotebookLM gave it (its `[n]` markers included; the links it copied from the notes it
+quotes made to reach from the answer what they reached in their notes, `answer_links`), and a *Sources* list that
+gives each marker an Obsidian link to the note and heading it cites
+(`[[algorithms/sorting/heapsort#How does it work?]]`).
 Unless `sync_saved_answers` is set, the front matter also says `nlmsync: false`, so the answer stays out of the
 notebook (and of the search index) like any note the user keeps out: the notebook already has what it cites.
 """
@@ -19,6 +21,7 @@ import regex
 
 from nlmsync import vault as vault_files
 from nlmsync._text import CONTROL_CHARS
+from nlmsync.app.answer_links import rewrite_links
 from nlmsync.app.results import AskResult, Citation
 from nlmsync.errors import InputError
 
@@ -112,7 +115,8 @@ def save_answer(vault_root: Path, target: str, result: AskResult, *, sync: bool,
         InputError: `target` appeared in the vault meanwhile, or cannot be written (the message names it).
     """
     path = vault_files.resolve_in_vault(vault_root, target)
-    text = answer_note(result, asked_at or datetime.now(UTC), sync=sync)
+    linked = result.model_copy(update={"answer": rewrite_links(result.answer, result.citations, vault_root, target)})
+    text = answer_note(linked, asked_at or datetime.now(UTC), sync=sync)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("x", encoding="utf-8") as out:
