@@ -274,6 +274,27 @@ async def test_a_quote_no_note_of_the_pack_holds_is_not_placed(make_world):
     assert (placed.path, placed.heading, placed.located) == ("f1/n17.md", "Note 17", True)
 
 
+async def test_a_quote_of_a_packs_own_path_heading_is_placed_in_the_note_below_it(make_world):
+    world = make_world(capacity=6)
+    fill(world)
+    await mirror(world)
+    from nlmsync.app.citations import map_citations
+    from nlmsync.notebooklm.models import QueryAnswer
+
+    pack_id = next(iter(world.remote()))
+    async with world.run() as orch:
+        held = [p for p, _ in orch.store.notes_of_pack(world.notebook_id, pack_id)]
+    quotes = [f"# {held[3]}", held[3], f"  {held[-1]}\n", held[0].replace("/", " / ")]
+    answer = QueryAnswer.model_validate({
+        "status": "success", "answer": "x", "citations": {str(n): pack_id for n in range(1, len(quotes) + 1)},
+        "references": [{"source_id": pack_id, "citation_number": n, "cited_text": quote}
+                       for n, quote in enumerate(quotes, start=1)]})
+    async with world.run() as orch:
+        cited = map_citations(orch.store, world.vault, world.notebook_id, answer, [])
+    assert [(c.path, c.located) for c in cited] == [(held[3], True), (held[3], True), (held[-1], True),
+                                                     (held[0], True)]
+
+
 async def test_status_shows_the_layout_and_which_pack_holds_a_note(make_world):
     world = make_world(capacity=6)
     fill(world)

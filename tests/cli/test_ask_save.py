@@ -7,11 +7,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
+import regex
 import yaml
 from tests.cli_helpers import run_cli as run
+
+from nlmsync.app.answer_notes import NAME_BYTES
 
 QUESTION = "How does heapsort work?"
 LINK = re.compile(r"\[\[([^\]#|]+)(?:#([^\]|]+))?\]\]")
@@ -81,3 +85,55 @@ def test_saved_answers_stay_out_of_the_notebook_unless_the_setting_says(vault: P
     code, out, _ = run(capsys, "--vault", str(vault), "--server", "fake", "refresh", "--all", "--json")
     outcome = {n["path"]: n for n in json.loads(out)["notes"]}
     assert code == 0 and outcome["answers/What is quicksort.md"]["branch"] == "added"
+
+
+@pytest.mark.parametrize("question", ["ヒープソートはどう動きますか" * 12, "heapsort 👩‍👩‍👧‍👦🔥 " * 30,
+                                      "heapsort " + "e\u0301\u0302" * 100, "heapsort " + "👍🏽" * 100])
+def test_a_long_question_gives_a_name_within_255_bytes_cut_between_characters(
+        vault: Path, capsys: pytest.CaptureFixture[str], question: str) -> None:
+    # characters as a reader sees them (an emoji with its modifiers, e with its accents), in a vault path's NFC
+    characters = regex.findall(r"\X", unicodedata.normalize("NFC", question))
+    for tail in (".md", " 2.md"):  # the second answer's name fits too
+        code, out, err = _ask(capsys, vault, question, "--save", "--json")
+        assert code == 0, err
+        saved = json.loads(out)["saved_path"]
+        folder, name = saved.split("/")
+        assert folder == "answers" and name.endswith(tail) and len(name.encode("utf-8")) <= NAME_BYTES
+        stem = name.removesuffix(tail)
+        kept = next(i for i in range(len(characters) + 1) if "".join(characters[:i]) == stem)
+        following = next(i for i in range(kept, len(characters)) if characters[i] not in " .")
+        assert len(("".join(characters[:following + 1]) + tail).encode("utf-8")) > NAME_BYTES  # cut as late as fits
+        assert (vault / saved).is_file()
+
+
+def test_a_long_file_is_cut_to_255_bytes_keeping_its_suffix(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _ask(capsys, vault, QUESTION, "--save", "answers/" + "長" * 300 + ".md", "--json")
+    assert code == 0, err
+    saved = json.loads(out)["saved_path"]
+    assert saved == "answers/" + "長" * 84 + ".md" and (vault / saved).is_file()  # 84 × 3 + 3 bytes
+
+
+def test_an_absolute_file_is_saved_inside_the_vault_or_refused(vault: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    outside = tmp_path / "elsewhere" / "path.md"
+    code, out, err = _ask(capsys, vault, QUESTION, "--save", str(outside))
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert str(outside) in err and "absolute" in err
+    assert not outside.exists() and not list(vault.rglob("path.md"))
+    inside = vault / "answers" / "kept.md"
+    code, out, err = _ask(capsys, vault, QUESTION, "--save", str(inside))
+    assert code == 0 and "Saved to answers/kept.md" in out, err
+    assert inside.is_file()
+
+
+@pytest.mark.parametrize(("words", "saved"), [
+    (["Why is \u202etxt.exe dangerous?"], "answers/Why is txt.exe dangerous.md"),
+    (["Heap\u2066sort\u2069 and \u200fmerge\u2028sort?"], "answers/Heap sort and merge sort.md"),
+    ([QUESTION, "--save", "answers/he\u202eap\x1b[31m.md"], "answers/heap[31m.md"),
+])
+def test_control_and_bidirectional_characters_are_left_out_of_names(
+        vault: Path, capsys: pytest.CaptureFixture[str], words: list[str], saved: str) -> None:
+    args = [*words, "--json"] if len(words) > 1 else [*words, "--save", "--json"]
+    code, out, err = _ask(capsys, vault, *args)
+    assert code == 0, err
+    assert json.loads(out)["saved_path"] == saved and (vault / saved).is_file()

@@ -201,17 +201,40 @@ async def test_idle_and_trickling_connections_are_closed_and_the_bound_holds(vau
                 idle, trickling = await anyio.to_thread.run_sync(lambda: _connect_idle(url, 2))
                 trickling.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and then nothing more
                 (beyond,) = await anyio.to_thread.run_sync(lambda: _connect_idle(url, 1))
-                beyond.settimeout(30)
-                assert await anyio.to_thread.run_sync(_closed_by_the_server, beyond)  # over the bound
-                idle.setblocking(False)
-                with pytest.raises(BlockingIOError):
-                    idle.recv(1)  # the two within the bound are still held: the third was let go at once
-                for held in (idle, trickling):
+                idle.settimeout(30)
+                assert await anyio.to_thread.run_sync(_closed_by_the_server, idle)  # made room for the third
+                for held in (trickling, beyond):
+                    held.setblocking(False)
+                    with pytest.raises(BlockingIOError):
+                        held.recv(1)  # the two within the bound are still held
+                for held in (trickling, beyond):
                     held.settimeout(30)
                     assert await anyio.to_thread.run_sync(_closed_by_the_server, held)  # after the timeout
                     held.close()
-                beyond.close()
+                idle.close()
                 async with Client(url) as client:
                     found = await client.call_tool("search_notes", {"query": "dijkstra", "limit": 1})
                 tg.cancel_scope.cancel()
+    assert answer(found)["results"][0]["path"] == "algorithms/graphs/dijkstra.md"
+
+
+@pytest.mark.anyio
+async def test_a_client_is_served_at_once_while_idle_connections_fill_the_bound(vault: Path) -> None:
+    """Idle connections that never send a request make room for one that does: the client is served long
+    before they would time out, and the oldest idle ones are let go first."""
+    with _listening_socket() as sock, serving(Settings(vault=vault)) as server:
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: run_http(server, "127.0.0.1", 0, None, sock=sock, connections=4,
+                                           request_timeout=600))
+            flood = await anyio.to_thread.run_sync(lambda: _connect_idle(url, 8))  # the last 4 are held
+            with anyio.fail_after(60):  # far less than the 600 s the held ones may wait for a request
+                for sock_ in flood[:4]:
+                    sock_.settimeout(30)
+                    assert await anyio.to_thread.run_sync(_closed_by_the_server, sock_)
+                async with Client(url) as client:
+                    found = await client.call_tool("search_notes", {"query": "dijkstra", "limit": 1})
+            for sock_ in flood:
+                sock_.close()
+            tg.cancel_scope.cancel()
     assert answer(found)["results"][0]["path"] == "algorithms/graphs/dijkstra.md"

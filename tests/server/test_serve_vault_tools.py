@@ -190,6 +190,20 @@ async def test_a_nul_byte_or_a_name_that_is_not_utf8_is_refused_like_any_bad_pat
     assert found["results"]
 
 
+
+@pytest.mark.parametrize(("tool", "arguments", "shown"), [
+    ("read_note", {"path": "notes\nheapsort.md"}, "notes\\nheapsort.md: note not found"),
+    ("get_chunk", {"chunk_id": "a\r\nb.md:0"}, "a\\r\\nb.md: note not found"),
+    ("read_note", {"path": "../up\n.md"}, "../up\\n.md: path leaves the vault"),
+    ("read_note", {"path": "x\u2028y\u202e.md"}, "x\\u2028y\\u202e.md: note not found"),
+    ("refresh_notebook", {"paths": ["gone\n.md"]}, "gone\\n.md: note not found"),
+])
+async def test_a_path_with_a_line_break_gives_a_one_line_error_showing_it(
+        vault: Path, tool: str, arguments: dict[str, Any], shown: str) -> None:
+    message = await _error(Settings(vault=vault), tool, arguments)
+    assert message.startswith(f"Error executing tool {tool}: ") and shown in message, message
+    assert "\n" not in message and "\r" not in message and message.isprintable()
+
 @pytest.mark.parametrize(("path", "why"), [
     ("private/diary-secret.md", "front matter"),
     (".nlmsync/state.db", "not a note"),

@@ -24,3 +24,9 @@ def test_a_quote_the_server_gave_verbatim_is_placed_in_the_note_that_holds_it_ve
     bracket = "# [\n\n> This command is an alias of `[`.\n"
     quote = "> This command is an alias of `[`."
     assert find_cited_note([comma, bracket], quote) == (1, bracket.index("> This"))
+
+
+def test_a_path_heading_shared_by_the_words_of_two_paths_is_placed_only_when_one_is_written_as_quoted():
+    paths, texts = ["a/b-c.md", "a/b c.md"], ["# B\n\nfirst\n", "# C\n\nsecond\n"]
+    assert find_cited_note(texts, "# a/b c.md", paths) == (1, 0)
+    assert find_cited_note(texts, "a b c md", paths) is None  # either: not guessed

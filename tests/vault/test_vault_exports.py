@@ -22,7 +22,7 @@ def test_exported_names_are_exactly_the_documented_ones() -> None:
         "decode_note", "excluded_by_pattern", "exclusion_reason", "front_matter_strings", "has_note_suffix",
         "is_blank", "is_excluded", "is_note_path", "is_valid_name", "iter_lines", "link_target", "list_vault",
         "matches_exclude", "normalize_rel_path", "parse_front_matter", "printable_path", "read_file_bytes",
-        "read_note_file", "read_note_text", "resolve_in_vault", "scan_vault", "unreadable",
+        "read_input_file", "read_note_file", "read_note_text", "resolve_in_vault", "scan_vault", "unreadable",
     ]
     for name in vault.__all__:
         assert not isinstance(getattr(vault, name), types.ModuleType), name

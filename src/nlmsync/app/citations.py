@@ -35,7 +35,7 @@ def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer:
         pack = store.pack_by_source_id(notebook_id, resolved)
         if pack is not None:
             paths = [p for p, _ in store.notes_of_pack(notebook_id, resolved)]
-            found = find_cited_note([note_text(p) for p in paths], quote) if quote else None
+            found = find_cited_note([note_text(p) for p in paths], quote, paths) if quote else None
             if found is None:
                 return Citation(number=0, source_id=source_id, pack=pack.title, located=False if quote else None)
             held = paths[found[0]]

@@ -346,7 +346,7 @@ class Orchestrator:
         vault) the note files the walk passed over, which the report lists with the reason, and the modification
         time and size the walk found the notes' files with."""
         if all_notes and named is None:
-            walked, passed_over = vault_notes(self.vault_root)
+            walked, passed_over = vault_notes(self.vault_root, self.settings.exclude)
             stats = {path: stat for path, stat in walked.items() if stat is not None}
             return list(walked), set(walked), passed_over, stats
         if named is None and query is None:

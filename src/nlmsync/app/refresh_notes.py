@@ -49,14 +49,17 @@ def _notes_of(vault_root: Path, arg: str, notes: list[str], *, gone_ok: bool) ->
     raise InputError(f"{arg}: no such note in the vault")
 
 
-def vault_notes(vault_root: Path) -> tuple[dict[str, tuple[int, int] | None], list[vault_files.SkippedNote]]:
+def vault_notes(vault_root: Path, exclude: Sequence[str] = ()
+                ) -> tuple[dict[str, tuple[int, int] | None], list[vault_files.SkippedNote]]:
     """Every note of the vault, sorted — an empty file too, which a refresh reads and reports as `empty` —, with
     the modification time (ns) and size the walk found its file with (None for an empty file, or one that has
     another name on disk); and the note files the walk passes over for another reason (a duplicate name, a link
-    leading out …)."""
+    leading out …), those an `exclude` pattern matches as excluded by it, as the notes it matches are."""
     scan = vault_files.scan_vault(vault_root)
     empty = [skip.path for skip in scan.skipped if skip.reason == "empty"]
-    passed_over = [skip for skip in scan.skipped if skip.reason != "empty" and vault_files.has_note_suffix(skip.path)]
+    passed_over = [vault_files.SkippedNote(skip.path, vault_files.EXCLUDED_BY_PATTERN)
+                   if vault_files.matches_exclude(skip.path, exclude) else skip
+                   for skip in scan.skipped if skip.reason != "empty" and vault_files.has_note_suffix(skip.path)]
     walked = {n.path: (n.mtime_ns, n.size) if n.fs_path is None else None for n in scan.notes}  # in path order
     if not empty:
         return walked, passed_over

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from nlmsync._text import visible
 from nlmsync.cli._context import (
     COMMAND_MODULES,
     COMPLETE_VAR,
@@ -20,7 +21,6 @@ from nlmsync.cli._context import (
     Interrupted,
     with_optional_values,
 )
-from nlmsync.cli._output import visible
 from nlmsync.errors import (
     EXIT_UNEXPECTED,
     DiskFullError,

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import sys
 from typing import TYPE_CHECKING, Any
+
+from nlmsync._text import visible
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -39,19 +40,6 @@ def escape(text: str) -> str:
     from rich.markup import escape
 
     return escape(text)
-
-
-# C0/C1 controls, line and paragraph separators, bidirectional overrides: what lets a file name move the
-# cursor, recolour, reorder or split the lines of a terminal
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def visible(text: str) -> str:
-    """`text` with its control characters written as escapes (`\\n`, `\\x1b`, `\\u202e`), for output a
-    person reads; JSON output escapes them itself."""
-    if text.isprintable():
-        return text
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def escape_path(text: str) -> str:

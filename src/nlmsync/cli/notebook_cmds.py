@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from nlmsync._text import visible
 from nlmsync.cli._app import app, cli_context, examples, json_flag
-from nlmsync.cli._output import emit_json, escape, stdout_console, visible, when
+from nlmsync.cli._output import emit_json, escape, stdout_console, when
 from nlmsync.errors import UsageError
 
 if TYPE_CHECKING:

@@ -32,6 +32,18 @@ def vault_relative_args(vault_root: Path, args: Sequence[str]) -> list[str]:
     return relative
 
 
+def vault_relative_target(vault_root: Path, arg: str) -> str:
+    """A file to be made (`ask --save FILE`), named as `vault_relative_args` names one; an absolute path inside
+    the vault, which need not exist yet, as its vault-relative path. An absolute path elsewhere is passed on as
+    written, for the app to refuse (it is never read as a path below the vault)."""
+    if not Path(arg).is_absolute():
+        return vault_relative_args(vault_root, [arg])[0]
+    try:
+        return normalize_rel_path(Path(arg).resolve().relative_to(vault_root.resolve()).as_posix())
+    except (ValueError, OSError):
+        return arg
+
+
 def refuse_missing(vault_root: Path, args: Sequence[str]) -> None:
     """Refuse a vault-relative argument that names nothing in the vault before anything is opened (no state
     folder is made in a folder that may be no vault at all); when the vault is the current folder, the hint

@@ -5,13 +5,15 @@ loaded), the state file and rich are imported when a search runs, and `search --
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nlmsync.cli._output import emit_json, escape_path, interactive, json_line, stdout_console, visible
+from nlmsync._text import visible
+from nlmsync.cli._output import emit_json, escape_path, interactive, json_line, stdout_console
 from nlmsync.errors import (
     DiskFullError,
     InputError,
@@ -27,6 +29,9 @@ if TYPE_CHECKING:
     from nlmsync.search import IndexReport, NoteIndex, SearchHit
 
 __all__ = ["open_index", "run_search", "sync_index"]
+
+QUERIES_FILE_LIMIT = 16 << 20
+"""Bytes a `--queries` file (or stdin) may hold: some 200,000 questions; more is no list of questions."""
 
 
 def open_index(settings: Settings | SearchSettings, *, state_optional: bool = False) -> NoteIndex:
@@ -144,8 +149,10 @@ def _hit_dict(hit: SearchHit, query: str, selected: bool, snippet: str) -> dict[
 
 
 def _read_queries(path: Path) -> list[str]:
+    from nlmsync.vault import read_input_file
+
     try:
-        raw = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+        raw = _read_stdin(QUERIES_FILE_LIMIT) if str(path) == "-" else read_input_file(path, QUERIES_FILE_LIMIT)
     except FileNotFoundError:
         raise InputError(f"{path}: queries file not found") from None
     except OSError as exc:
@@ -155,6 +162,18 @@ def _read_queries(path: Path) -> list[str]:
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: queries file is not valid UTF-8 (byte {exc.start})") from None
     return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _read_stdin(limit: int) -> bytes:
+    """What stdin holds, at most `limit` bytes (`/dev/zero` piped in is refused after them, not read for ever).
+
+    Raises:
+        OSError: stdin holds more than `limit` bytes, or cannot be read.
+    """
+    raw = sys.stdin.buffer.read(limit + 1)
+    if len(raw) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit:,} bytes")
+    return raw
 
 
 def _close(index: NoteIndex) -> None:

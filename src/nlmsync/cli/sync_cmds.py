@@ -305,9 +305,9 @@ def ask_command(ctx: click.Context, question: str, conversation: str | None, new
     target = None
     if save is not None:  # the place is checked before the question is asked
         from nlmsync.app.answer_notes import answer_target
-        from nlmsync.cli.paths import vault_relative_args
+        from nlmsync.cli.paths import vault_relative_target
 
-        target = answer_target(settings.vault, question, vault_relative_args(settings.vault, [save])[0] if save else "")
+        target = answer_target(settings.vault, question, vault_relative_target(settings.vault, save) if save else "")
     result = _run(settings, lambda orch: orch.ask(question, conversation_id=conversation, new=new),
                   label="ask", quiet=json_output or cli.quiet)
     if target is not None:

@@ -22,13 +22,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_origin
 
 from nlmsync.errors import ConfigError
-from nlmsync.vault import STATE_DIR_NAME, STATE_FILE_NAME
+from nlmsync.vault import STATE_DIR_NAME, STATE_FILE_NAME, read_input_file
 
 if TYPE_CHECKING:
     from nlmsync.config.model import Settings as Settings
 
 ENV_PREFIX = "NLMSYNC_"
 CONFIG_FILE_NAME = "config.toml"
+CONFIG_FILE_LIMIT = 1 << 20
+"""Bytes a config file may hold: a config is a few lines; what is larger (`/dev/zero`) is no config."""
 
 
 def __getattr__(name: str) -> Any:
@@ -82,7 +84,7 @@ def _read_config_file(path: Path, *, required: bool) -> dict[str, Any]:
     import tomllib  # with a config file only: a search that nothing configures reads none
 
     try:
-        raw = path.read_bytes()
+        raw = read_input_file(path, CONFIG_FILE_LIMIT)
     except FileNotFoundError:
         if required:
             raise ConfigError(f"{path}: config file not found", source=str(path)) from None

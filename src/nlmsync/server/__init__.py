@@ -21,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from nlmsync import __version__
+from nlmsync._text import visible
 from nlmsync.app import AskResult, Orchestrator
 from nlmsync.app.servers import connect_server
 from nlmsync.config import Settings
@@ -51,7 +52,8 @@ _Time = Annotated[str, Field(max_length=20)] | Annotated[float, Field(ge=0)]  # 
 
 
 def _tool_error(exc: NlmsyncError) -> ToolError:
-    return ToolError(f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message)
+    """The error as one line: a control character in a path the client gave (a newline) is written as an escape."""
+    return ToolError(visible(f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message))
 
 
 def _call(fn: Callable[[], T]) -> T:

@@ -7,10 +7,12 @@ before the first request and a busy or foreign address is a one-line usage error
 
 Connections are accepted before anyone is authenticated, so they are what an attacker (or a misbehaving
 client) spends: the server holds at most `max_connections` at once — fewer than its file descriptors allow,
-so the state file, the notes and its own logging can always be opened — and closes one beyond that as soon as
-it is accepted; a connection that has not sent a whole request within `request_timeout` seconds (nothing at
-all, or headers a byte at a time) is closed. Under pressure it refuses and drops connections and keeps
-serving. What the event loop has to report (an accept that failed for want of descriptors) is one line on
+so the state file, the notes and its own logging can always be opened. A connection beyond that makes room by
+closing the held one that has waited longest for a request — one that has sent none yet first, then one idle
+since its last answer — so a flood of idle connections cannot keep a client that sends its request out; only
+when every held connection is busy with a request is the new one closed as soon as it is accepted. A
+connection that has not sent a whole request within `request_timeout` seconds (nothing at all, or headers a
+byte at a time) is closed. Under pressure it refuses and drops connections and keeps serving. What the event loop has to report (an accept that failed for want of descriptors) is one line on
 stderr, written without opening anything.
 """
 
@@ -105,24 +107,39 @@ def max_connections(reserved: int = RESERVED_DESCRIPTORS, most: int = MOST_CONNE
 
 class _GuardedHTTP(H11Protocol):
     """uvicorn's HTTP/1.1 connection with two guards (see the module's docstring): a connection beyond the
-    bound is closed as soon as it is accepted, and one that does not send a whole request in time is closed.
-    The bound and the timeout are set on the class by `run_http` (uvicorn makes the connections itself)."""
+    bound closes the one that has waited longest for a request (or itself, when none waits), and one that does
+    not send a whole request in time is closed. The bound and the timeout are set on the class by `run_http`
+    (uvicorn makes the connections itself)."""
 
     bound = MOST_CONNECTIONS
     request_timeout = REQUEST_TIMEOUT
     _request_timer: asyncio.TimerHandle | None = None
+    _requested = False  # it has sent a whole request
+    _waiting_since = 0.0  # when it was opened, or its last answer sent
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         if len(self.connections) > self.bound:
-            transport.abort()  # the descriptor is freed at once; the client sees the connection reset
-            return
+            longest = self._longest_waiting()
+            # the descriptor is freed at once; the client sees the connection reset
+            (longest.transport if longest is not None else transport).abort()
+            if longest is None:
+                return
+            longest._stop_waiting()  # closing: no longer one to make room with
         self._await_request()
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
         if self.cycle is not None and not self.cycle.response_complete:
+            self._requested = True
             self._stop_waiting()  # a whole request came: the app has it
+
+    def _longest_waiting(self) -> _GuardedHTTP | None:
+        """The held connection that has waited longest for a request, one that never sent one first; None when
+        every one is busy with a request (or closing)."""
+        waiting = [c for c in self.connections
+                   if isinstance(c, _GuardedHTTP) and c is not self and c._request_timer is not None]
+        return min(waiting, key=lambda c: (c._requested, c._waiting_since), default=None)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -135,6 +152,7 @@ class _GuardedHTTP(H11Protocol):
 
     def _await_request(self) -> None:
         self._stop_waiting()
+        self._waiting_since = self.loop.time()
         self._request_timer = self.loop.call_later(self.request_timeout, self._request_timed_out)
 
     def _stop_waiting(self) -> None:

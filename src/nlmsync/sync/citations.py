@@ -12,7 +12,8 @@ sentence punctuation (`.`, `,`, `;`, `:`, `!`, `?`) among its words, so that of 
 notes holding its words the one whose sentence ends where the quote ends is taken ("an alias of `npm run`."
 is not "an alias of `npm run restart`."); then by its words alone. A quote that does not appear whole is tried
 by its longest piece between ellipses, then by its first and its last dozen words (at least `MIN_PIECE_WORDS`
-each); one that still cannot be found is not placed — never guessed.
+each); one that still cannot be found is not placed — never guessed. A quote of a pack's own path heading
+(`# notes/heapsort.md`, the line above each note) is placed at the start of that note.
 """
 
 from __future__ import annotations
@@ -102,10 +103,19 @@ def find_cited_text(text: str, cited: str) -> int | None:
     return found[1] if found is not None else None
 
 
-def find_cited_note(texts: Sequence[str | None], cited: str) -> tuple[int, int] | None:
+def find_cited_note(texts: Sequence[str | None], cited: str,
+                    paths: Sequence[str] = ()) -> tuple[int, int] | None:
     """Which of `texts` (the notes of a pack, in order; None for one that cannot be read) holds the cited passage,
-    and where it starts: the first note holding it verbatim (white space aside), else the first holding it whole
-    with its punctuation, else the first holding its words, else the first holding its most telling piece."""
+    and where it starts: with the notes' `paths`, the note whose path heading line (`# path`, which the pack puts
+    above it) is the whole passage, word for word (at 0); else the first note holding it verbatim (white space
+    aside), else the first holding it whole with its punctuation, else the first holding its words, else the
+    first holding its most telling piece."""
+    words = [_normal(w) for w in _WORD.findall(cited)]
+    headed = [i for i, path in enumerate(paths) if words and [_normal(w) for w in _WORD.findall(path)] == words]
+    if len(headed) > 1:  # paths with the same words (`a-b.md`, `a b.md`): the one written as quoted, if any
+        headed = [i for i in headed if paths[i] == " ".join(cited.split()).lstrip("# ")]
+    if len(headed) == 1:
+        return headed[0], 0
     pieces = cited.split()
     verbatim = re.compile(r"\s+".join(map(re.escape, pieces))) if pieces else None
     for index, text in enumerate(texts):

@@ -149,13 +149,14 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
                stats: Mapping[str, tuple[int, int]] | None = None) -> list[PreparedNote | NoteOutcome]:
     """Read and prepare each path; excluded notes become excluded outcomes.
 
-    An unreadable note (binary, invalid UTF-8) fails when the user named it, and is excluded with
+    A note an `exclude` pattern matches is excluded by it first, unread, whatever else it is (empty, binary,
+    named): the pattern is what keeps it out, and an `--all` run takes out its source. An unreadable note (binary, invalid UTF-8) fails when the user named it, and is excluded with
     the reason when it was only `found` by walking the vault — as the index skips it — so one stray
     file cannot fail every `--all` run. An empty note (white space only, `vault.is_blank`, the index's
     rule) is excluded as `empty`.
 
     A path whose file has the mtime and size of its `known` record is not read: its note is the recorded
-    hashes (`known_note`; the exclude patterns are still applied, front matter cannot have changed).
+    hashes (`known_note`; front matter cannot have changed).
     Each note read is appended to `read` as a record to keep, unless it was modified too recently to
     trust its mtime (`RACY_MTIME_NS`). A path of `stats` is taken to have the (mtime, size) given there (a walk
     of the vault just found its file so) rather than stat'ed again.
@@ -165,6 +166,9 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
     patterns = deps.settings.exclude
     trusted_before = time.time_ns() - RACY_MTIME_NS
     for path in paths:
+        if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):  # whatever else it is: kept out
+            items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
+            continue
         st = stats.get(path) if stats else None
         if st is None:
             try:
@@ -174,10 +178,7 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
                 st = None
         record = known.get(path) if known and st is not None else None
         if record is not None and st is not None and record.holds_for(st[0], st[1], split):
-            if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):
-                items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
-            else:
-                items.append(known_note(path, record.hashes))
+            items.append(known_note(path, record.hashes))
             continue
         try:
             if path in found and stats is not None and path in stats:  # a walk of the vault just found it there
@@ -194,7 +195,7 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
         if vault_files.is_blank(text):  # the index's rule: nothing but white space is no note to upload
             items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason="empty"))
             continue
-        excluded = vault_files.exclusion_reason(path, text, deps.settings.exclude, root=deps.vault_root)
+        excluded = vault_files.exclusion_reason(path, text, (), root=deps.vault_root)  # the front matter's say
         if excluded is not None:
             items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=excluded))
             continue

@@ -1,12 +1,15 @@
 """Reading a note: its bytes (`read_file_bytes`), its bytes to text (`decode_note`, the one rule for what is not
 a readable note), reading it from the vault (`read_note_text` refuses binary files and invalid UTF-8 with an
-`InputError` naming the note), and its lines a block at a time (`iter_lines`) however large it is.
+`InputError` naming the note), and its lines a block at a time (`iter_lines`) however large it is. Beside them,
+the bounded read of a file the user names as input (`read_input_file`: a config file, a queries file).
 """
 
 from __future__ import annotations
 
 import codecs
+import errno
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,6 +42,44 @@ def read_file_bytes(path: str | Path, size: int = 0) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def read_input_file(path: str | Path, limit: int) -> bytes:
+    """All the bytes of a file the user names as input, which must be a regular file of at most `limit` bytes:
+    a device (`/dev/zero`), a FIFO, a socket or a file that keeps growing is refused before it costs memory or
+    waits. The file is looked at before it is opened, opened without waiting (a FIFO put in its place meanwhile
+    has no writer to wait for), looked at again, and read to at most `limit` bytes and one more.
+
+    Raises:
+        FileNotFoundError: there is no such file.
+        IsADirectoryError: it is a folder.
+        OSError: it cannot be opened or read, is not a regular file, or holds more than `limit` bytes (the
+            `strerror` says which, in words for a one-line message).
+    """
+    _check_input(os.stat(path).st_mode, 0, limit)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        _check_input(st.st_mode, st.st_size, limit)
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    _check_input(stat.S_IFREG, len(data), limit)
+    return data
+
+
+def _check_input(mode: int, size: int, limit: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, "not a regular file")
+    if size > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit:,} bytes")
 
 
 def decode_note(data: bytes) -> tuple[str, str | None]:
