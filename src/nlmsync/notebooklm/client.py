@@ -45,12 +45,12 @@ from nlmsync.notebooklm.models import (
     NotebookList,
     QueryAnswer,
     RenamedSource,
+    ResultT,
     ServerInfo,
     SourceContent,
     SourceDescription,
     parse_result,
 )
-from nlmsync.notebooklm.models import _Result as Result
 from nlmsync.notebooklm.retry import IDEMPOTENT_TOOLS, AddRateLimiter, Sleep, call_with_retry
 from nlmsync.notebooklm.transports import InProcessFake, ServerTarget, resolve_server
 
@@ -62,7 +62,6 @@ QUERY_GRACE_SECONDS = 15.0
 CLOSE_GRACE_SECONDS = 5.0
 STDERR_TAIL_CHARS = 300
 
-ResultT = TypeVar("ResultT", bound=Result)
 T = TypeVar("T")
 
 
