@@ -1,4 +1,4 @@
-"""Watch mode: §11 event mapping as pure functions, and one real watch run driven by file changes."""
+"""Watch mode: the vault event mapping as pure functions, and one real watch run driven by file changes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Every §5 branch against the in-process fake server and the real state store."""
+"""Every branch of source preparation (reuse, replace, rename, new upload) against the in-process fake server
+and the real state store."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ class Citation(BaseModel):
 
 class SelectedNote(BaseModel):
     """A note `ask` sent to NotebookLM, as its result reports it: the path and score of a `search.SearchHit`
-    the selection rule (§3.3) picked."""
+    the selection rule (`search.select`) picked."""
 
     path: str
     score: float
