@@ -264,7 +264,7 @@ def _anchors(path: Path) -> set[str]:
 
 
 def _links() -> list[tuple[Path, str]]:
-    found = []
+    found: list[tuple[Path, str]] = []
     for page in PAGES:
         text = re.sub(r"```.*?```", "", _text(page), flags=re.DOTALL)
         found.extend((page, target) for target in re.findall(r"\]\(([^)\s]+)\)", text))
