@@ -264,7 +264,7 @@ def _anchors(path: Path) -> set[str]:
 
 
 def _links() -> list[tuple[Path, str]]:
-    found = []
+    found: list[tuple[Path, str]] = []
     for page in PAGES:
         text = re.sub(r"```.*?```", "", _text(page), flags=re.DOTALL)
         found.extend((page, target) for target in re.findall(r"\]\(([^)\s]+)\)", text))
@@ -291,3 +291,9 @@ def test_every_page_of_the_docs_is_linked_from_the_readme() -> None:
     linked = {(README.parent / target.partition("#")[0]).resolve() for page, target in _links()
               if page == README and not re.match(r"[a-z]+:", target)}
     assert set(DOCS.glob("*.md")) <= linked
+
+
+def test_the_docs_name_behaviours_not_sections_of_documents_the_repository_does_not_hold() -> None:
+    cited = [f"{page.relative_to(ROOT)}:{number}" for page in PAGES
+             for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1) if "§" in line]
+    assert cited == []

@@ -1,10 +1,11 @@
-"""Watch mode: §11 event mapping as pure functions, and one real watch run driven by file changes."""
+"""Watch mode: the vault event mapping as pure functions, and one real watch run driven by file changes."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from functools import partial
+from typing import Any
 
 import anyio
 import pytest
@@ -13,7 +14,10 @@ from watchfiles import Change
 from nlmsync.fake.server import build_fake_server
 from nlmsync.search.index import NoteIndex
 from nlmsync.sync.plan import Branch
+from nlmsync.vault import NoteChange
 from nlmsync.watch import FileEvent, WatchEvent, WatchPlan, plan_watch_actions, to_events, watch_vault
+
+ADDED, MODIFIED, DELETED = NoteChange.ADDED, NoteChange.MODIFIED, NoteChange.DELETED
 
 
 class Watching:
@@ -43,7 +47,7 @@ class Watching:
 
 
 @asynccontextmanager
-async def watching(world, **options: object) -> AsyncIterator[Watching]:
+async def watching(world, **options: Any) -> AsyncIterator[Watching]:
     """`watch_vault` over `world` (`refresh=True` refreshes against its fake) from its first batch on, stopped on
     leaving the block."""
     watch, stop = Watching(), anyio.Event()
@@ -59,8 +63,8 @@ async def watching(world, **options: object) -> AsyncIterator[Watching]:
 
 
 def test_create_modify_delete_map_to_index_marks():
-    plan = plan_watch_actions([FileEvent("added", "new.md", 1), FileEvent("modified", "old.md", 2),
-                               FileEvent("deleted", "gone.md"), FileEvent("modified", "image.png", 3)], {})
+    plan = plan_watch_actions([FileEvent(ADDED, "new.md", 1), FileEvent(MODIFIED, "old.md", 2),
+                               FileEvent(DELETED, "gone.md"), FileEvent(MODIFIED, "image.png", 3)], {})
     assert plan.modified == ["new.md", "old.md"] and plan.deleted == ["gone.md"]
     assert plan.renamed_mappings == []
 
@@ -73,22 +77,22 @@ def test_a_file_name_that_is_not_utf8_makes_no_event(tmp_path):
 
 
 def test_rename_md_to_md_moves_the_mapping():
-    plan = plan_watch_actions([FileEvent("deleted", "a.md"), FileEvent("added", "dir/b.md", 7)], {"a.md": 7})
+    plan = plan_watch_actions([FileEvent(DELETED, "a.md"), FileEvent(ADDED, "dir/b.md", 7)], {"a.md": 7})
     assert plan == WatchPlan(modified=["dir/b.md"], deleted=["a.md"], renamed_mappings=[("a.md", "dir/b.md")])
 
 
 def test_rename_md_to_other_is_the_note_leaving_the_vault():
-    plan = plan_watch_actions([FileEvent("deleted", "a.md"), FileEvent("added", "a.txt", 7)], {"a.md": 7})
+    plan = plan_watch_actions([FileEvent(DELETED, "a.md"), FileEvent(ADDED, "a.txt", 7)], {"a.md": 7})
     assert plan == WatchPlan(deleted=["a.md"])
 
 
 def test_rename_other_to_md_is_a_new_note():
-    plan = plan_watch_actions([FileEvent("deleted", "a.txt"), FileEvent("added", "a.md", 7)], {"a.txt": 7})
+    plan = plan_watch_actions([FileEvent(DELETED, "a.txt"), FileEvent(ADDED, "a.md", 7)], {"a.txt": 7})
     assert plan == WatchPlan(modified=["a.md"])
 
 
 def test_delete_and_unrelated_add_are_not_a_rename():
-    plan = plan_watch_actions([FileEvent("deleted", "a.md"), FileEvent("added", "b.md", 8)], {"a.md": 7})
+    plan = plan_watch_actions([FileEvent(DELETED, "a.md"), FileEvent(ADDED, "b.md", 8)], {"a.md": 7})
     assert plan == WatchPlan(modified=["b.md"], deleted=["a.md"])
 
 
@@ -140,8 +144,8 @@ def test_a_folder_event_stands_for_the_notes_in_it(tmp_path):
         (tmp_path / rel).write_text("x")
     known = {"physics/a.md": 11, "physics/deep/b.md": 12, "physics.md": 13, "other/c.md": 14}
     (tmp_path / "a.txt").write_text("x")
-    events = expand_folders(tmp_path, [FileEvent("deleted", "physics"), FileEvent("added", "science", 99),
-                                       FileEvent("added", "a.txt", 5), FileEvent("deleted", "gone.txt")], known)
+    events = expand_folders(tmp_path, [FileEvent(DELETED, "physics"), FileEvent(ADDED, "science", 99),
+                                       FileEvent(ADDED, "a.txt", 5), FileEvent(DELETED, "gone.txt")], known)
     assert sorted((e.kind, e.path) for e in events) == [
         ("added", "a.txt"), ("added", "science/a.md"), ("added", "science/deep/b.md"),
         ("deleted", "gone.txt"), ("deleted", "physics/a.md"), ("deleted", "physics/deep/b.md")]
@@ -225,9 +229,9 @@ async def test_a_note_renamed_away_and_back_under_watch_keeps_its_source(make_wo
     watcher = VaultWatcher(world.settings, store, None, lambda event: None)
     inode = (world.vault / "note.md").stat().st_ino
     (world.vault / "note.md").rename(world.vault / "note.txt")
-    await watcher.apply([FileEvent("deleted", "note.md"), FileEvent("added", "note.txt", inode)])
+    await watcher.apply([FileEvent(DELETED, "note.md"), FileEvent(ADDED, "note.txt", inode)])
     (world.vault / "note.txt").rename(world.vault / "note.md")
-    await watcher.apply([FileEvent("deleted", "note.txt"), FileEvent("added", "note.md", inode)])
+    await watcher.apply([FileEvent(DELETED, "note.txt"), FileEvent(ADDED, "note.md", inode)])
     store.close()
     async with world.run() as orch:
         report = await orch.refresh()  # the notes already synced: note.md still is

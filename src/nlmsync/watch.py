@@ -1,10 +1,10 @@
-"""Watch mode: vault file events → the index (and, with `--refresh`, the notebook), mapped as in spec §11.
+"""Watch mode: vault file events → the index (and, with `--refresh`, the notebook): the vault event mapping.
 
 - create/modify of a `.md` → `mark_path_modified(path)`; delete of a `.md` → `mark_path_deleted(path)`;
 - rename old → new: old `.md` → mark old deleted; new `.md` → mark new modified; old `.md` → new `.md`
   renames the source registry mapping. Old `.md` → anything else is the note leaving the vault, as a
-  deletion is: its mapping stays until `refresh --all` (the spec removes it; kept, a note renamed away and
-  back — `a.md` → `a.txt` → `a.md` — keeps its source instead of being uploaded again).
+  deletion is: its mapping stays until `refresh --all` (kept, a note renamed away and back — `a.md` →
+  `a.txt` → `a.md` — keeps its source instead of being uploaded again).
 
 watchfiles reports a rename as a deletion plus an addition; the two are paired here by inode (the
 inode of every note is remembered from the last scan), which is exact on one filesystem. A folder renamed
@@ -78,7 +78,7 @@ class FileEvent:
 
 @dataclass
 class WatchPlan:
-    """What one batch of events means: index marks and registry changes (§11)."""
+    """What one batch of events means: index marks and registry changes (the vault event mapping)."""
 
     modified: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
@@ -110,7 +110,7 @@ def pair_renames(events: Iterable[FileEvent], known_inodes: dict[str, int]) -> t
 
 
 def plan_watch_actions(events: Iterable[FileEvent], known_inodes: dict[str, int]) -> WatchPlan:
-    """Map a batch of file events to §11 actions (pure)."""
+    """Map a batch of file events to the index marks and mapping renames they call for (pure)."""
     renames, rest = pair_renames(events, known_inodes)
     plan = WatchPlan()
     for old, new in renames:

@@ -10,13 +10,14 @@ import shutil
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.app.world import World
 
 from nlmsync.app import Orchestrator
 from nlmsync.errors import PartialFailure
-from nlmsync.fake.faults import DropRule, Faults
-from nlmsync.fake.state import FakeNotebookLM
+from nlmsync.fake.faults import DropRule, Faults, When
+from nlmsync.fake.state import FakeNotebook, FakeNotebookLM
 
 
 class Killed(BaseException):
@@ -81,7 +82,7 @@ class Snapshot:
     """A world as it was before the refresh under test: its vault, state file and notebooks."""
 
     world: World
-    notebooks: dict[str, object]
+    notebooks: dict[str, FakeNotebook]
     state: Path
     capacity: int
 
@@ -101,9 +102,9 @@ class Snapshot:
         return World(root, fake, self.world.notebook_id, settings), root / "state" / settings.state_path.name
 
 
-async def crash_once(snapshot: Snapshot, root: Path, mode: str, tool: str, nth: int, when: str,
+async def crash_once(snapshot: Snapshot, root: Path, mode: str, tool: str, nth: int, when: When,
                      refresh: Callable[[Orchestrator], Awaitable[object]],
-                     settings: dict[str, object]) -> tuple[World, Path, bool]:
+                     settings: dict[str, Any]) -> tuple[World, Path, bool]:
     """Restore `snapshot` under `root` and run `refresh` with the crash point (`mode` drop or kill at the `nth`
     call of `tool`, `when` before or after); returns the world, its state file and whether the crash fired.
     A refresh that ends in a partial failure (a note or pack whose add was dropped) is not a failure of the test."""

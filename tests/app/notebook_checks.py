@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from nlmsync.fake.replies import indexed_text
@@ -66,7 +67,7 @@ def held_notes(sources: dict[str, tuple[str, str]], paths: set[str]) -> dict[str
     return held
 
 
-def assert_mirrored(world, vault: Path, hand_added: set[str] = frozenset()) -> None:
+def assert_mirrored(world, vault: Path, hand_added: AbstractSet[str] = frozenset()) -> None:
     """Every note of `vault` in exactly one source holding its current words; no duplicate, no orphan: every
     source is a pack or a note's upload, or one of `hand_added`."""
     notes = vault_notes(vault)

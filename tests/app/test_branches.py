@@ -1,8 +1,10 @@
-"""Every §5 branch against the in-process fake server and the real state store."""
+"""Every branch of source preparation (reuse, replace, rename, new upload) against the in-process fake server
+and the real state store."""
 
 from __future__ import annotations
 
 import pytest
+from tests.app.world import stopped_report
 
 from nlmsync.errors import CapacityError, InputError, PartialFailure
 from nlmsync.fake.faults import ErrorRule, Faults
@@ -159,8 +161,8 @@ async def test_a_note_that_could_not_get_room_is_reported_as_it_happens(make_wor
         orch.progress = recorder = Recorder()
         with pytest.raises(PartialFailure) as caught:
             await orch.refresh(["b.md"])
-    assert [(n.path, n.branch) for n in caught.value.report.failed] == [("b.md", Branch.FAILED)]
-    assert "could not make room" in caught.value.report.failed[0].error
+    assert [(n.path, n.branch) for n in stopped_report(caught.value).failed] == [("b.md", Branch.FAILED)]
+    assert "could not make room" in stopped_report(caught.value).failed[0].error
     assert recorder.outcomes == [("b.md", Branch.FAILED)]
 
 
@@ -228,7 +230,7 @@ async def test_unreadable_note_fails_alone_with_exit_6(make_world):
     async with world.run() as orch:
         with pytest.raises(PartialFailure) as info:
             await orch.refresh(["bad.md", "good.md"])
-    report = info.value.report
+    report = stopped_report(info.value)
     assert info.value.exit_code == 6 and "(first: bad.md: cannot read note: binary)" in str(info.value)
     assert branches(report) == {"bad.md": Branch.FAILED, "good.md": Branch.ADDED}
     assert len(world.remote()) == 1
@@ -496,7 +498,7 @@ async def test_capacity_reached_mid_run_carries_what_was_done(make_world):
     async with world.run() as orch:
         with pytest.raises(CapacityError) as info:
             await orch.refresh(["c.md", "b.md"])
-        report = info.value.report
+        report = stopped_report(info.value)
         assert [(n.path, n.branch) for n in report.notes] == [("a.md", Branch.EVICTED), ("c.md", Branch.ADDED)]
         assert report.source_count == 2 and info.value.exit_code == 3
         assert orch.store.mappings_by_path(world.notebook_id, "c.md")[0].source_id == report.notes[1].source_ids[0]
@@ -523,7 +525,7 @@ async def test_an_error_that_stops_the_service_carries_a_refresh_report(make_wor
         with pytest.raises(CapacityError) as info:
             await ensure_sources_for_paths(deps, ["c.md", "b.md"], remote, protect={"a.md"},
                                            all_notes=AllNotesScope(("b.md", "c.md", "g.md")))
-    report = info.value.report
+    report = stopped_report(info.value)
     assert isinstance(report, RefreshReport) and report.notebook_id == world.notebook_id
     assert [(n.path, n.branch) for n in notes_done(info.value)] == [
         ("g.md", Branch.REMOVED), ("c.md", Branch.ADDED)]
@@ -555,7 +557,7 @@ async def test_only_notes_that_got_a_source_are_marked_used(make_world):
     async with world.run(concurrency=1) as orch:
         with pytest.raises(PartialFailure) as info:
             await orch.refresh(["a.md", "b.md"])  # a.md's upload fails
-        assert branches(info.value.report) == {"a.md": Branch.FAILED, "b.md": Branch.ADDED}
+        assert branches(stopped_report(info.value)) == {"a.md": Branch.FAILED, "b.md": Branch.ADDED}
         queue = orch.store.eviction_queue(world.notebook_id)
     assert [(e.path, e.uses) for e in queue] == [("b.md", 1)]
 
@@ -571,9 +573,9 @@ async def test_login_lost_mid_run_stops_with_exit_5_and_reports_what_was_done(ma
         with pytest.raises(AuthenticationRequiredError) as info:
             await orch.refresh(["a.md", "b.md", "c.md"])
         assert info.value.exit_code == 5
-        assert [(n.path, n.branch) for n in info.value.report.notes] == [
+        assert [(n.path, n.branch) for n in stopped_report(info.value).notes] == [
             ("a.md", Branch.ADDED), ("b.md", Branch.FAILED), ("c.md", Branch.FAILED)]
-        assert info.value.report.notes[2].error == "not tried: the server needs a Google login"
+        assert stopped_report(info.value).notes[2].error == "not tried: the server needs a Google login"
         assert [m.path for m in orch.store.all_mappings(world.notebook_id)] == ["a.md"]
     assert world.calls("source_add") == 2  # c.md was not tried against a server that needs a login
 

@@ -19,13 +19,14 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from tests.app.crash import Snapshot, crash_once
 from tests.app.world import new_world
 
-from nlmsync.fake.faults import Faults
+from nlmsync.fake.faults import Faults, When
 from nlmsync.store import StateStore
 
 pytestmark = pytest.mark.anyio
@@ -54,7 +55,7 @@ async def build_base(world) -> None:
     (world.vault / "n04.md").unlink()
 
 
-def observe(world, state: Path) -> tuple[object, ...]:
+def observe(world, state: Path) -> tuple[Any, ...]:
     """Everything that must be equal between runs, with source ids replaced by what they hold."""
     remote = world.fake.notebooks[world.notebook_id].sources
     titles = [s.title for s in remote.values()]
@@ -95,7 +96,7 @@ class Base:
     snapshot: Snapshot
     counts: dict[str, int]
     calls: dict[str, int]
-    expected: tuple[object, ...]
+    expected: tuple[Any, ...]
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +122,7 @@ def test_the_uninterrupted_refresh_takes_every_branch(base: Base) -> None:
 
 @pytest.mark.parametrize(("mode", "tool", "nth", "when"), POINTS)
 async def test_every_crash_point_converges(base: Base, tmp_path: Path, mode: str, tool: str, nth: int,
-                                           when: str) -> None:
+                                           when: When) -> None:
     assert base.calls == UNINTERRUPTED_CALLS, "the scenario changed: see test_the_uninterrupted_refresh_takes_every_branch"
     world, state, fired = await crash_once(base.snapshot, tmp_path, mode, tool, nth, when,
                                            lambda orch: orch.refresh(REQUESTED), {})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from tests.app.world import stopped_report
 
 from nlmsync.errors import PartialFailure
 from nlmsync.fake.faults import ErrorRule, Faults
@@ -45,4 +46,4 @@ async def test_the_servers_own_tool_prefix_is_not_doubled(make_world):
     world = make_world(faults=Faults(errors=[ErrorRule("source_add", "source_add failed: backend unavailable")]))
     world.write("a.md", "alpha")
     failure = await refresh_failing(world, ["a.md"])
-    assert failure.report.failed[0].error == "source_add failed: backend unavailable"
+    assert stopped_report(failure).failed[0].error == "source_add failed: backend unavailable"

@@ -14,13 +14,14 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from tests.app.crash import Snapshot, crash_once
 from tests.app.world import World, new_world
 
-from nlmsync.fake.faults import Faults
+from nlmsync.fake.faults import Faults, When
 from nlmsync.store import StateStore
 from nlmsync.sync.pack_text import compose_pack
 from nlmsync.sync.titles import parse_pack_title
@@ -28,7 +29,7 @@ from nlmsync.sync.titles import parse_pack_title
 pytestmark = pytest.mark.anyio
 
 CAPACITY = 12
-SETTINGS = {"pack": "always", "source_max_bytes": 1_500, "pack_free": 1}
+SETTINGS: dict[str, Any] = {"pack": "always", "source_max_bytes": 1_500, "pack_free": 1}
 
 
 def note_text(i: int, version: int = 1) -> str:
@@ -53,7 +54,7 @@ async def build_base(world: World) -> None:
     world.write("d1/n19.md", note_text(19, 3) + "Grown. " * 120)
 
 
-def observe(world: World, state: Path) -> tuple[object, ...]:
+def observe(world: World, state: Path) -> tuple[Any, ...]:
     """What must be equal between runs: the sources (title and text), the packs and the notes they hold."""
     remote = world.fake.notebooks[world.notebook_id].sources
     titles = [s.title for s in remote.values()]
@@ -82,7 +83,7 @@ def observe(world: World, state: Path) -> tuple[object, ...]:
 class Base:
     snapshot: Snapshot
     calls: dict[str, int]
-    expected: tuple[object, ...]
+    expected: tuple[Any, ...]
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +115,7 @@ def test_the_uninterrupted_refresh_replaces_splits_and_retires_packs(base: Base)
 
 @pytest.mark.parametrize(("mode", "tool", "nth", "when"), POINTS)
 async def test_every_crash_point_of_a_packed_refresh_converges(base: Base, tmp_path: Path, mode: str, tool: str,
-                                                               nth: int, when: str) -> None:
+                                                               nth: int, when: When) -> None:
     assert base.calls == UNINTERRUPTED_CALLS, "the scenario changed: see the uninterrupted refresh's test"
     world, state, fired = await crash_once(base.snapshot, tmp_path, mode, tool, nth, when,
                                            lambda orch: orch.refresh(all_notes=True), SETTINGS)

@@ -7,6 +7,7 @@ it must make no mutating call. Deterministic: the kill is a simulated one at an 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -19,12 +20,13 @@ from nlmsync.store import StateStore
 
 pytestmark = pytest.mark.anyio
 
-SETTINGS = {"pack": "always", "source_max_bytes": 1_500, "pack_free": 1}
+SETTINGS: dict[str, Any] = {"pack": "always", "source_max_bytes": 1_500, "pack_free": 1}
 NOTES = 48
 
 
 async def _mirror(world: World, state: Path | None = None) -> None:
-    async with world.run(**({"state": state} if state else {}), **SETTINGS) as orch:
+    state_given: dict[str, Any] = {"state": state} if state else {}
+    async with world.run(**state_given, **SETTINGS) as orch:
         await orch.refresh(all_notes=True)
 
 

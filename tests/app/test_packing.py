@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any
 
 import pytest
 
@@ -376,7 +377,7 @@ async def test_a_pack_grown_past_the_limit_is_replaced_by_two(make_world):
 async def test_a_packed_run_reports_its_packs_to_the_progress_display(make_world):
     world = make_world(capacity=6)
     fill(world)
-    seen: list[tuple[str, object]] = []
+    seen: list[tuple[str, tuple[Any, ...]]] = []
 
     class Recorder:
         def start(self, label: str, total: int) -> None:
@@ -429,7 +430,7 @@ async def test_refresh_all_lays_out_only_the_packs_whose_notes_changed(make_worl
     paths = fill(world)
     first = await mirror(world, pack="always", source_max_bytes=2_000)
     laid_out: list[int] = []
-    real = packs_module.plan_layout
+    real = packs_module.plan_layout  # type: ignore[attr-defined]
 
     def counting(notes, *args, **kwargs):
         laid_out.append(len(notes))

@@ -5,6 +5,7 @@ go through the injected sleep, so nothing here waits."""
 from __future__ import annotations
 
 import pytest
+from tests.app.world import stopped_report
 
 from nlmsync.errors import PartialFailure
 from nlmsync.fake.faults import Faults, RateLimitRule
@@ -44,7 +45,7 @@ async def test_a_limit_that_persists_fails_the_remaining_notes_with_the_reason(m
     async with world.run(sleep=sleeps) as orch:
         with pytest.raises(PartialFailure) as caught:
             await orch.refresh([f"n{i}.md" for i in range(8)])
-    report = caught.value.report
+    report = stopped_report(caught.value)
     assert caught.value.exit_code == 6 and [n.branch for n in report.notes] == [Branch.FAILED] * 8
     assert world.remote() == {} and world.calls("source_add") == len(RATE_LIMIT_PAUSES) + 1  # then none is tried
     gave_up = f"paused {len(RATE_LIMIT_PAUSES)} times ({sum(RATE_LIMIT_PAUSES):g} s in all), then gave up"

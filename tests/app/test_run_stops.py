@@ -4,6 +4,7 @@ refusing. Each is said once, in one line, and the report lists each note once.""
 from __future__ import annotations
 
 import pytest
+from tests.app.world import stopped_report
 
 from nlmsync.errors import AuthenticationRequiredError, CapacityError, PartialFailure
 from nlmsync.fake.faults import ErrorRule, Faults
@@ -28,7 +29,7 @@ async def test_a_login_expiring_mid_run_is_one_line_and_each_note_is_reported_on
     async with world.run(concurrency=concurrency) as orch:
         with pytest.raises(AuthenticationRequiredError) as info:
             await orch.refresh(paths)
-    exc, report = info.value, info.value.report
+    exc, report = info.value, stopped_report(info.value)
     assert sorted(n.path for n in report.notes) == paths  # every note once
     added = [n for n in report.notes if n.branch == Branch.ADDED]
     not_tried = [n for n in report.notes if n.error and n.error.startswith("not tried")]
@@ -48,7 +49,7 @@ async def test_a_notebook_full_below_the_capacity_setting_stops_with_exit_3_and_
             await orch.refresh(paths)
     exc = info.value
     assert exc.exit_code == 3 and "'capacity'" in str(exc) and "5 sources" in str(exc) and "\n" not in str(exc)
-    report = exc.report
+    report = stopped_report(exc)
     assert sorted(n.path for n in report.notes) == paths
     assert len([n for n in report.notes if n.branch == Branch.ADDED]) == 5
     refused = [c for c in world.fake.calls if c.tool == "source_add" and not c.applied]
@@ -92,7 +93,7 @@ async def test_an_invalid_argument_refusal_below_any_plan_limit_fails_only_that_
         with pytest.raises(PartialFailure) as info:
             await orch.refresh(paths)
         assert (await orch.status()).capacity == 100
-    assert [n.branch for n in info.value.report.notes] == [Branch.FAILED, Branch.ADDED, Branch.ADDED]
+    assert [n.branch for n in stopped_report(info.value).notes] == [Branch.FAILED, Branch.ADDED, Branch.ADDED]
 
 
 async def test_a_delete_the_server_keeps_refusing_is_queued_reported_and_the_run_goes_on(make_world):
@@ -168,7 +169,7 @@ async def test_a_state_file_that_cannot_take_a_record_stops_the_run_with_its_own
     async with world.run(concurrency=2) as orch:
         with pytest.raises(DiskFullError) as info:  # itself, not wrapped in an exception group
             await orch.refresh(paths)
-    report = info.value.report
+    report = stopped_report(info.value)
     assert sorted(n.path for n in report.notes) == paths
     assert [n.branch for n in report.notes].count(Branch.ADDED) == 2
     assert "2 of 6 notes done" in str(info.value)

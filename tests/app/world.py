@@ -7,14 +7,17 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from nlmsync.app import Orchestrator
 from nlmsync.config import Settings
+from nlmsync.errors import NlmsyncError
 from nlmsync.fake.faults import Faults
 from nlmsync.fake.server import build_fake_server
 from nlmsync.fake.state import FakeNotebookLM
-from nlmsync.notebooklm.client import connect
+from nlmsync.notebooklm.client import NotebookLMClient, connect
 from nlmsync.store import StateStore
+from nlmsync.sync import RefreshReport
 
 MUTATING_TOOLS = frozenset({"source_add", "source_delete", "notebook_create", "notebook_query", "source_rename",
                             "notebook_delete"})
@@ -22,6 +25,12 @@ MUTATING_TOOLS = frozenset({"source_add", "source_delete", "notebook_create", "n
 
 async def _no_sleep(_: float) -> None:
     return None
+
+
+def stopped_report(error: NlmsyncError) -> RefreshReport:
+    """The report of what a refresh had done when `error` stopped it (`NlmsyncError.report`, which a refresh
+    fills with a `RefreshReport`)."""
+    return cast("RefreshReport", error.report)
 
 
 @dataclass
@@ -61,7 +70,7 @@ class World:
         store = StateStore.open(settings.state_path, settings)
         try:
             async with connect(build_fake_server(self.fake), settings, sleep=sleep) as client:
-                yield Orchestrator(settings, store, wrap(client) if wrap else client)
+                yield Orchestrator(settings, store, cast(NotebookLMClient, wrap(client)) if wrap else client)
         finally:
             store.close()
 

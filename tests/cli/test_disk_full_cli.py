@@ -149,12 +149,11 @@ def test_a_full_disk_under_another_file_nlmsync_writes_is_the_same_error(vault: 
 
 def test_the_lock_holder_note_is_not_worth_failing_a_run_on_a_full_disk(vault: Path, monkeypatch: pytest.MonkeyPatch,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    from nlmsync.store import _lock
 
     def no_room(fd: int, data: bytes, offset: int) -> int:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(_lock.os, "pwrite", no_room)
+    monkeypatch.setattr("nlmsync.store._lock.os.pwrite", no_room)
     code, out, err = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Full", "refresh",
                          "cooking/sourdough.md", "--json")
     assert code == 0, err

@@ -36,7 +36,7 @@ def test_parse_forms() -> None:
     (parse_error_on, "source_add", "TOOL[:N]=MESSAGE"),
     (parse_rate_limit_on, ":3", "TOOL[:N]"),
 ])
-def test_bad_forms_name_the_switch(parser, spec: str, fragment: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_forms_name_the_switch(parser, spec: str, fragment: str) -> None:
     with pytest.raises(ValueError, match="^--") as info:
         parser(spec)
     assert fragment in str(info.value)

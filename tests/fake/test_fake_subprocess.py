@@ -1,5 +1,5 @@
-"""Faults over real transports: a dropping fake-server process exits, the client reconnects (or not, §10),
-the state file survives it; and the `fake-server` / `server-info` commands behave on the command line."""
+"""Faults over real transports: a dropping fake-server process exits, the client reconnects (or not: the retry
+policy), the state file survives it; and the `fake-server` / `server-info` commands behave on the command line."""
 
 from __future__ import annotations
 

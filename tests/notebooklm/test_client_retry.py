@@ -1,4 +1,4 @@
-"""The client against the in-process fake: §10 retry policy, reconnects, timeouts, exact arguments.
+"""The client against the in-process fake: the retry policy, reconnects, timeouts, exact arguments.
 
 Dropped connections are injected behind the real interface (the fake's fault switches); backoff sleeps are
 recorded by an injected `sleep`, so nothing here waits for real.

@@ -9,12 +9,15 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import Client
+from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 
 from nlmsync.config import Settings
 from nlmsync.errors import ServerCommandNotFoundError, ServerUnreachableError, UsageError, exit_code_for
 from nlmsync.fake import FakeNotebookLM, build_fake_server, serve_in_process
 from nlmsync.notebooklm import FAKE_STATE_FILE, connect, resolve_server
+from nlmsync.notebooklm.transports import in_process_transport, low_level_server
 
 
 def test_fake_stdio_spec_runs_this_python_with_a_state_file(tmp_path: Path) -> None:
@@ -149,3 +152,21 @@ def test_a_command_on_path_wins_and_a_path_is_taken_as_written(tmp_path: Path,
     assert on_path.params is not None and on_path.params.command == "notebooklm-mcp"
     assert written.params is not None and written.params.command == "./notebooklm-mcp"
     assert missing.params is not None and missing.params.command == "no-such-server"
+
+
+@pytest.mark.anyio
+async def test_the_mcp_sdk_still_keeps_the_low_level_server_where_nlmsync_reads_it() -> None:
+    """The in-process transport serves an `MCPServer` through its low-level server, which mcp offers no public
+    way to reach: on a release of mcp that moves it, this fails here first."""
+    server = MCPServer("probe")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Say `text` back."""
+        return text
+
+    low = low_level_server(server)
+    assert isinstance(low, Server) and low.name == "probe"
+    async with Client(in_process_transport(server)) as client:  # served by `low` alone
+        with anyio.fail_after(30):
+            assert [tool.name for tool in (await client.list_tools()).tools] == ["echo"]

@@ -114,7 +114,8 @@ def test_an_unchanged_vault_is_compared_with_the_snapshot_at_once(vault: Path,
     fresh(vault).sync()  # a snapshot, and rows for the notes it skipped
     decoded: list[bytes] = []
     real_decode = index_cache._decode_paths
-    monkeypatch.setattr(index_cache, "_decode_paths", lambda raw: decoded.append(raw) or real_decode(raw))
+    monkeypatch.setattr(index_cache, "_decode_paths",
+                        lambda raw: decoded.append(raw) or real_decode(raw))  # type: ignore[func-returns-value]
     assert cold(vault, "heapsort") == from_scratch(vault, "heapsort")
     assert decoded == []
 
@@ -261,7 +262,7 @@ def test_a_cold_answer_then_more_queries_walk_the_vault_once(vault: Path, monkey
     fresh(vault).sync()
     expected = [from_scratch(vault, q) for q in ["heapsort", *QUERIES]]
     walks = []
-    real_walk = index_module.list_vault
+    real_walk = index_module.list_vault  # type: ignore[attr-defined]
 
     def counting_walk(root: Path) -> object:
         walks.append(root)

@@ -137,7 +137,7 @@ def test_a_cache_the_background_cannot_read_is_read_on_the_callers_connection(
     def refuse(*args: object, **kwargs: object) -> sqlite3.Connection:
         raise sqlite3.OperationalError("unable to open database file")
 
-    monkeypatch.setattr(index_cache.sqlite3, "connect", refuse)
+    monkeypatch.setattr("nlmsync.search.index_cache.sqlite3.connect", refuse)
     rows, snapshot = index_cache.start_read(conn).result()
     assert (rows, _snapshot_parts(snapshot)) == expected
 

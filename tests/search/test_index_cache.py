@@ -161,7 +161,7 @@ def pinned_ranking(index: NoteIndex | None = None, *, vault: Path | None = None)
     the first of a new process on `vault`, answered from the state file without loading the index."""
     answers: dict[str, list[list[object]]] = {}
     for query in json.loads(PINNED.read_text(encoding="utf-8")):
-        answering = index if index is not None else fresh(vault)  # type: ignore[arg-type]
+        answering = index if index is not None else fresh(vault)
         answers[query] = [[h.path, h.score.hex(), list(h.matched_terms)] for h in answering.search(query)]
         assert index is not None or not answering.loaded
     return answers

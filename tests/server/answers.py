@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from mcp_types import CallToolResult, TextContent
 
@@ -14,3 +14,8 @@ def answer(result: CallToolResult) -> Any:
     (block,) = result.content
     assert isinstance(block, TextContent)
     return json.loads(block.text)
+
+
+def first_text(result: CallToolResult) -> str:
+    """The text of a result's first block: what a client shows of an answer or an error, which are one text."""
+    return cast(TextContent, result.content[0]).text

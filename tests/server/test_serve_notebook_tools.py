@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client
-from tests.server.answers import answer
+from tests.server.answers import answer, first_text
 
 from nlmsync.config import Settings
 from nlmsync.fake import FakeNotebookLM, build_fake_server
@@ -49,8 +49,8 @@ async def test_refresh_refuses_paths_outside_or_excluded_before_any_call(vault: 
     async with _client(_settings(vault), fake) as client:
         escaped = await client.call_tool("refresh_notebook", {"paths": ["../../etc/passwd"]})
         private = await client.call_tool("refresh_notebook", {"paths": ["private/diary-secret.md"]})
-    assert escaped.is_error and "leaves the vault" in escaped.content[0].text
-    assert private.is_error and "excluded" in private.content[0].text
+    assert escaped.is_error and "leaves the vault" in first_text(escaped)
+    assert private.is_error and "excluded" in first_text(private)
     assert fake.calls == []
 
 
@@ -89,7 +89,7 @@ async def test_concurrent_asks_are_serialized_and_all_succeed(vault: Path) -> No
 async def test_notebook_errors_become_tool_errors(vault: Path) -> None:
     async with _client(Settings(vault=vault, server="fake"), FakeNotebookLM()) as client:
         result = await client.call_tool("ask_notebook", {"question": "anything"})
-    assert result.is_error and "no notebook given" in result.content[0].text
+    assert result.is_error and "no notebook given" in first_text(result)
 
 
 async def test_ask_on_a_packed_notebook_cites_the_note_inside_the_pack(vault: Path) -> None:

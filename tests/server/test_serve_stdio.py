@@ -15,7 +15,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from tests.cli_helpers import environment_without_settings
-from tests.server.answers import answer
+from tests.server.answers import answer, first_text
 
 from nlmsync.cli import main
 
@@ -54,9 +54,9 @@ async def test_every_vault_tool_over_stdio_as_the_docs_register_it(vault: Path) 
     assert answer(found)["results"][0]["path"] == "cooking/kimchi-jjigae.md"
     assert answer(read)["content"] == (vault / "cooking/kimchi-jjigae.md").read_text(encoding="utf-8")
     assert answer(chunk)["chunks"][0]["chunk_id"] == "cooking/kimchi-jjigae.md:0"
-    assert escaped.is_error and "leaves the vault" in escaped.content[0].text
-    assert excluded.is_error and "excluded" in excluded.content[0].text
-    assert invalid.is_error and "limit" in invalid.content[0].text
+    assert escaped.is_error and "leaves the vault" in first_text(escaped)
+    assert excluded.is_error and "excluded" in first_text(excluded)
+    assert invalid.is_error and "limit" in first_text(invalid)
 
 
 @pytest.mark.slow  # a process boundary: a subprocess or server start per test

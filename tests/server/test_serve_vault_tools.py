@@ -296,7 +296,7 @@ async def test_searches_run_at_the_same_time(vault: Path) -> None:
         meet.wait()
         return search(query, limit)
 
-    index.search = meeting_search  # type: ignore[method-assign]
+    index.search = meeting_search  # type: ignore[method-assign, assignment]
     results: list[Any] = []
     async with Client(build_server(settings, index)) as client:
 

@@ -40,8 +40,9 @@ async def test_an_early_search_waits_for_the_index_with_progress(vault: Path) ->
 
         async with Client(server) as client:
             async def search() -> None:
-                found["result"] = await client.call_tool("search_notes", {"query": "heapsort"},
-                                                         progress_callback=on_progress)
+                found["result"] = await client.call_tool(
+                    "search_notes", {"query": "heapsort"},
+                    progress_callback=on_progress)  # type: ignore[arg-type]  # names its first argument otherwise
 
             with anyio.fail_after(60):
                 async with anyio.create_task_group() as tasks:

@@ -200,7 +200,7 @@ def test_a_healthy_file_rewritten_by_a_writer_during_the_check_is_not_called_dam
             writer.close()
 
     def connect(*args: object, **kwargs: object) -> sqlite3.Connection:
-        conn = real_connect(*args, **kwargs)  # type: ignore[arg-type]
+        conn = real_connect(*args, **kwargs)  # type: ignore[call-overload]
         conn.set_trace_callback(another_writer_runs)
         return conn
 
@@ -232,7 +232,7 @@ def _statements_of_opening(state_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     real_connect = sqlite3.connect
 
     def connect(*args: object, **kwargs: object) -> sqlite3.Connection:
-        conn = real_connect(*args, **kwargs)  # type: ignore[arg-type]
+        conn = real_connect(*args, **kwargs)  # type: ignore[call-overload]
         conn.set_trace_callback(statements.append)
         return conn
 

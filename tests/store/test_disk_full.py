@@ -65,7 +65,7 @@ def test_a_state_file_whose_wal_index_cannot_grow_is_a_full_disk_not_a_damaged_f
             error.sqlite_errorcode = SQLITE_IOERR_SHMSIZE
             error.sqlite_errorname = "SQLITE_IOERR_SHMSIZE"
             raise error
-        return connect(database, *args, **kwargs)  # type: ignore[arg-type]
+        return connect(database, *args, **kwargs)  # type: ignore[call-overload]
 
     monkeypatch.setattr(sqlite3, "connect", full_device)
     with pytest.raises(DiskFullError) as caught:
@@ -88,7 +88,7 @@ def test_an_io_error_on_opening_is_not_taken_for_damage_either(state_path: Path,
             error = sqlite3.OperationalError("unable to open database file")
             error.sqlite_errorcode = 14  # SQLITE_CANTOPEN
             raise error
-        return connect(database, *args, **kwargs)  # type: ignore[arg-type]
+        return connect(database, *args, **kwargs)  # type: ignore[call-overload]
 
     monkeypatch.setattr(sqlite3, "connect", failing)
     with pytest.raises(StateError) as caught:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 import pytest
 from tests.store.helpers import NB, add
@@ -69,7 +70,7 @@ def test_upsert_keeps_usage_of_the_existing_row(store: StateStore) -> None:
 
 
 @pytest.mark.parametrize("bad", [{"status": "gone"}, {"part": 2, "part_count": 2}, {"part_count": 0}])
-def test_invalid_mapping_is_rejected_before_any_write(store: StateStore, bad: dict[str, object]) -> None:
+def test_invalid_mapping_is_rejected_before_any_write(store: StateStore, bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         add(store, "a.md", "s1", **bad)
     assert store.all_mappings(NB) == []

@@ -25,7 +25,7 @@ class Citation(BaseModel):
 
 class SelectedNote(BaseModel):
     """A note `ask` sent to NotebookLM, as its result reports it: the path and score of a `search.SearchHit`
-    the selection rule (§3.3) picked."""
+    the selection rule (`search.select`) picked."""
 
     path: str
     score: float
@@ -124,7 +124,7 @@ class StatusReport(BaseModel):
                                                description="Synced notes whose source is gone from the notebook.")
     orphan_source_ids: list[str] = Field(default_factory=list,
                                          description="Remote sources titled by nlmsync, unregistered.")
-    unmanaged_count: int = Field(0, description="Remote sources nlmsync did not upload (never evicted).")
+    unmanaged_count: int = Field(default=0, description="Remote sources nlmsync did not upload (never evicted).")
     local_changes: list[LocalChangeEntry] = Field(default_factory=list,
                                                   description="Synced notes changed in the vault, not synced yet.")
     next_evictions: list[EvictionCandidate] = Field(default_factory=list,

@@ -10,7 +10,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from nlmsync._text import visible
 from nlmsync.cli._context import (
@@ -32,6 +32,8 @@ from nlmsync.errors import (
 
 if TYPE_CHECKING:
     import click
+
+    app: click.Group  # built on first use by __getattr__
 
 __all__ = ["app", "main"]
 
@@ -64,7 +66,7 @@ def _with_commands(name: str | None) -> click.Group:
     return app
 
 
-def _fail(message: str, code: int, hint: str | None = None) -> None:
+def _fail(message: str, code: int, hint: str | None = None) -> NoReturn:
     # one line, whatever it names: control characters (a newline or ESC in a file name) are shown as escapes
     sys.stderr.write(f"nlmsync: error: {visible(message)}\n")
     if hint:
@@ -72,7 +74,7 @@ def _fail(message: str, code: int, hint: str | None = None) -> None:
     sys.exit(code)
 
 
-def _fail_for(exc: BaseException) -> None:
+def _fail_for(exc: BaseException) -> NoReturn:
     if is_disk_full(exc):  # a file written outside the state file (a lock, the fake server's state …)
         exc = DiskFullError(getattr(exc, "filename", None) or "a file nlmsync writes")
     if isinstance(exc, NlmsyncError):

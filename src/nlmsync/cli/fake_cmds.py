@@ -1,34 +1,21 @@
 """`nlmsync fake-server` (the offline NotebookLM twin, with fault switches) and `nlmsync server-info`.
 
-The fake server, the MCP client and anyio are imported when these commands run, not with the module.
+The fake's switches are declared by the fake (`fake.options`, imported with this module to register them:
+`--server "fake …"` takes the same); the fake server, the MCP client and anyio are imported when these
+commands run, not with the module.
 """
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 
-from nlmsync.cli._app import app, cli_context, examples, path_type
+from nlmsync.cli._app import app, cli_context, examples
 from nlmsync.cli._output import emit_json, stdout_console
 from nlmsync.errors import UsageError
-
-if TYPE_CHECKING:
-    from nlmsync.fake import Faults
-
-
-def _faults(latency: float, drop_on_call: str | None, drop_on: list[str], error_on: list[str],
-            rate_limit_on: list[str], empty_sources_once: bool, auth_required: bool) -> Faults:
-    from nlmsync.fake.options import build_faults
-
-    try:
-        return build_faults(latency=latency, drop_on_call=drop_on_call, drop_on=drop_on, error_on=error_on,
-                            rate_limit_on=rate_limit_on, empty_sources_once=empty_sources_once,
-                            auth_required=auth_required)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+from nlmsync.fake.options import fake_options, fake_switches
 
 
 @app.command("fake-server", epilog=examples(
@@ -38,31 +25,8 @@ def _faults(latency: float, drop_on_call: str | None, drop_on: list[str], error_
 @click.option("--transport", default="stdio", help="stdio, or http (streamable HTTP at /mcp).")
 @click.option("--host", default="127.0.0.1", help="HTTP: address to listen on.")
 @click.option("--port", type=int, default=0, help="HTTP: port; 0 picks a free one and prints the URL.")
-@click.option("--state", type=path_type(), metavar="FILE",
-              help="Keep notebooks, sources, the call log and fault counters in this JSON file: each change is "
-                   "appended to FILE.journal at once, and the file is rewritten atomically before a drop and when "
-                   "the server stops. Default: memory only.")
-@click.option("--capacity", type=click.IntRange(min=1), default=50, help="Sources per notebook.")
-@click.option("--latency", type=click.FloatRange(min=0.0), default=0.0,
-              help="Seconds to wait before every call. A notebook_query whose timeout is shorter answers 'deadline "
-                   "exceeded' when its budget runs out, like the real server.")
-@click.option("--drop-on-call", metavar="N[:before|after]",
-              help="Drop the connection (the server process exits at once, over stdio and http alike, with code 75) "
-                   "on the Nth call overall, before applying it (default) or after applying it with the answer lost.")
-@click.option("--drop-on", multiple=True, metavar="TOOL:N[:before|after]",
-              help="Drop the connection on TOOL's Nth call, before or after applying it. Repeatable.")
-@click.option("--error-on", multiple=True, metavar="TOOL[:N]=MESSAGE",
-              help="Answer TOOL (its Nth call, or every call) with the in-band error MESSAGE. Repeatable.")
-@click.option("--empty-sources-once", is_flag=True,
-              help="The first notebook_get of a non-empty notebook lists no sources.")
-@click.option("--auth-required", is_flag=True,
-              help="Act like a server without a Google login: every tool but server_info fails with 'No "
-                   "authentication found'.")
-@click.option("--rate-limit-on", multiple=True, metavar="TOOL[:N]",
-              help="Answer TOOL (its Nth call, or every call) with a RESOURCE_EXHAUSTED rate-limit error. Repeatable.")
-def fake_server(transport: str, host: str, port: int, state: Path | None, capacity: int, latency: float,
-                drop_on_call: str | None, drop_on: tuple[str, ...], error_on: tuple[str, ...],
-                empty_sources_once: bool, auth_required: bool, rate_limit_on: tuple[str, ...]) -> None:
+@fake_switches
+def fake_server(transport: str, host: str, port: int, **switches: Any) -> None:
     """Run the fake NotebookLM MCP server: the real tools and schemas, offline, with fault switches.
 
     Call counts for the fault switches start at 1 and, with --state, continue across restarts, so a client
@@ -70,14 +34,16 @@ def fake_server(transport: str, host: str, port: int, state: Path | None, capaci
     """
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport: expected 'stdio' or 'http', got '{transport}'")
-    faults = _faults(latency, drop_on_call, list(drop_on), list(error_on), list(rate_limit_on),
-                     empty_sources_once, auth_required)
+    try:
+        options = fake_options(switches)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     import anyio
 
     from nlmsync.fake import FakeNotebookLM, build_fake_server
     from nlmsync.fake.server import serve_http
 
-    fake = FakeNotebookLM(capacity=capacity, faults=faults, state_path=state)
+    fake = FakeNotebookLM(capacity=options.capacity, faults=options.faults, state_path=options.state)
     server = build_fake_server(fake, exit_on_drop=True)
 
     def announce(url: str) -> None:

@@ -30,7 +30,7 @@ class Settings(BaseModel):
                         description="NotebookLM MCP server: 'fake', a command line, or an http://…/mcp URL.")
     notebook: str | None = Field(default=None, description="Notebook id (or new:TITLE to create one).")
 
-    # --- BM25 selection (spec §3) ---
+    # --- BM25 ranking and the selection rule ---
     top_n: int = Field(default=15, ge=1, description="Candidates considered by the selection rule.")
     cutoff_ratio: float = Field(default=0.4, ge=0.0, le=1.0, description="Keep results scoring >= top * ratio.")
     min_k: int = Field(default=3, ge=0, description="Fallback: at least this many of the top results.")
@@ -48,7 +48,7 @@ class Settings(BaseModel):
     exclude: list[str] = Field(default_factory=list,
                                description="gitignore-style patterns (vault-relative, any case) of notes never uploaded or served.")
 
-    # --- notebook and sync (spec §5, §6, §8) ---
+    # --- notebook and sync: source preparation, capacity and eviction, conversation carry-over ---
     capacity: int = Field(default=50, ge=1, description="Sources per notebook (50 free, 100 Plus, 300 Pro, 600 Ultra).")
     protected_share: float = Field(default=0.7, ge=0.0, le=1.0,
                                    description="Share of capacity for the protected (used again) LRU segment.")
@@ -76,14 +76,14 @@ class Settings(BaseModel):
                                      description="Upload the answers `ask --save` writes like other notes (by "
                                                  "default they say `nlmsync: false`).")
 
-    # --- compaction (spec §9) ---
+    # --- compaction of the state file ---
     max_conversations: int = Field(default=200, ge=1, description="Conversations kept (newest first).")
     max_messages_per_conversation: int = Field(default=400, ge=1, description="Messages kept per conversation.")
     max_query_records_per_conversation: int = Field(default=200, ge=1,
                                                      description="Query records (carry-over metadata) kept per conversation.")
     max_aliases: int = Field(default=5000, ge=1, description="Hard cap on stored source-id aliases.")
 
-    # --- nlmsync's own MCP server and note reading (seeds 000, 001, 002, 004) ---
+    # --- nlmsync's own MCP server and note reading: chunks, previews, snippets ---
     chunk_max_tokens: int = Field(default=400, ge=1, description="Words per chunk of a note (sliding window).")
     chunk_overlap_tokens: int = Field(default=50, ge=0, description="Words shared by neighbouring chunks.")
     autoload_chars: int = Field(default=50_000, ge=0, description="read_note returns whole notes up to this size.")

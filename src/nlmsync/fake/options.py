@@ -1,18 +1,22 @@
-"""The fake server's switches as words: what `--server "fake --capacity 5 --drop-on …"` asks for.
+"""The fake server's switches, declared once: what `nlmsync fake-server` takes and what `--server "fake
+--capacity 5 --drop-on …"` asks for.
 
-`parse_fake_options(words)` reads the same switches as `nlmsync fake-server` (capacity, state file and every
-fault switch; not `--transport/--host/--port`, which only a separate server process has) and `build_faults`
-turns the fault switches into a `Faults`, for both. Errors are `ValueError` with a one-line message naming
+`fake_switches` puts them on a click command — the `fake-server` command, which adds
+`--transport/--host/--port` (only a separate server process has those), and the command `parse_fake_options`
+reads the words after `fake` with — so both take the same switches, read them the same way and say the same
+errors. `fake_options` turns the values into a `FakeOptions`; `build_faults` turns the fault switches into a
+`Faults` (the pytest plugin's marker takes them too). Errors are `ValueError` with a one-line message naming
 the switch.
 """
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, TypeVar
+
+import click
 
 from nlmsync.fake.faults import (
     Faults,
@@ -22,9 +26,41 @@ from nlmsync.fake.faults import (
     parse_rate_limit_on,
 )
 
-__all__ = ["FAKE_SWITCHES", "FakeOptions", "build_faults", "parse_fake_options"]
+__all__ = ["FAKE_SWITCHES", "FakeOptions", "build_faults", "fake_options", "fake_switches", "parse_fake_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_CAPACITY = 50
+
+# Each switch: its name and click's settings for it, in the order `fake-server --help` lists them.
+_SWITCHES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("--state", {"type": click.Path(path_type=Path), "metavar": "FILE",
+                 "help": "Keep notebooks, sources, the call log and fault counters in this JSON file: each change is "
+                         "appended to FILE.journal at once, and the file is rewritten atomically before a drop and "
+                         "when the server stops. Default: memory only."}),
+    ("--capacity", {"type": click.IntRange(min=1), "default": DEFAULT_CAPACITY, "help": "Sources per notebook."}),
+    ("--latency", {"type": click.FloatRange(min=0.0), "default": 0.0,
+                   "help": "Seconds to wait before every call. A notebook_query whose timeout is shorter answers "
+                           "'deadline exceeded' when its budget runs out, like the real server."}),
+    ("--drop-on-call", {"metavar": "N[:before|after]",
+                        "help": "Drop the connection (the server process exits at once, over stdio and http alike, "
+                                "with code 75) on the Nth call overall, before applying it (default) or after "
+                                "applying it with the answer lost."}),
+    ("--drop-on", {"multiple": True, "metavar": "TOOL:N[:before|after]",
+                   "help": "Drop the connection on TOOL's Nth call, before or after applying it. Repeatable."}),
+    ("--error-on", {"multiple": True, "metavar": "TOOL[:N]=MESSAGE",
+                    "help": "Answer TOOL (its Nth call, or every call) with the in-band error MESSAGE. Repeatable."}),
+    ("--empty-sources-once", {"is_flag": True,
+                              "help": "The first notebook_get of a non-empty notebook lists no sources."}),
+    ("--auth-required", {"is_flag": True,
+                         "help": "Act like a server without a Google login: every tool but server_info fails with "
+                                 "'No authentication found'."}),
+    ("--rate-limit-on", {"multiple": True, "metavar": "TOOL[:N]",
+                         "help": "Answer TOOL (its Nth call, or every call) with a RESOURCE_EXHAUSTED rate-limit "
+                                 "error. Repeatable."}),
+)
+
+FAKE_SWITCHES = frozenset(name for name, _settings in _SWITCHES)
 
 
 @dataclass(frozen=True)
@@ -34,6 +70,15 @@ class FakeOptions:
     capacity: int = DEFAULT_CAPACITY
     faults: Faults = field(default_factory=Faults)
     state: Path | None = None
+
+
+def fake_switches(function: F) -> F:
+    """`function`, a click command's callback, with the fake's switches as its options (the values reach it as
+    keywords: `state`, `capacity`, `latency`, `drop_on_call`, `drop_on`, `error_on`, `empty_sources_once`,
+    `auth_required`, `rate_limit_on`; `fake_options` reads them)."""
+    for name, settings in reversed(_SWITCHES):
+        function = click.option(name, **settings)(function)
+    return function
 
 
 def build_faults(*, latency: float = 0.0, drop_on_call: str | None = None, drop_on: Sequence[str] = (),
@@ -52,26 +97,22 @@ def build_faults(*, latency: float = 0.0, drop_on_call: str | None = None, drop_
                   empty_sources_once=empty_sources_once, auth_required=auth_required)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise ValueError(message)
+def fake_options(values: Mapping[str, Any]) -> FakeOptions:
+    """The options the values of the fake's switches (as click passes them, by name) ask for.
+
+    Raises:
+        ValueError: a fault switch's value cannot be read (the message names the switch).
+    """
+    faults = build_faults(latency=values["latency"], drop_on_call=values["drop_on_call"], drop_on=values["drop_on"],
+                          error_on=values["error_on"], rate_limit_on=values["rate_limit_on"],
+                          empty_sources_once=values["empty_sources_once"], auth_required=values["auth_required"])
+    return FakeOptions(capacity=values["capacity"], faults=faults, state=values["state"])
 
 
-def _parser() -> _Parser:
-    parser = _Parser(prog="fake", add_help=False, allow_abbrev=False, exit_on_error=False)
-    parser.add_argument("--state", type=Path)
-    parser.add_argument("--capacity", type=int, default=DEFAULT_CAPACITY)
-    parser.add_argument("--latency", type=float, default=0.0)
-    parser.add_argument("--drop-on-call")
-    parser.add_argument("--drop-on", action="append", default=[])
-    parser.add_argument("--error-on", action="append", default=[])
-    parser.add_argument("--rate-limit-on", action="append", default=[])
-    parser.add_argument("--empty-sources-once", action="store_true")
-    parser.add_argument("--auth-required", action="store_true")
-    return parser
-
-
-FAKE_SWITCHES = frozenset(option for action in _parser()._actions for option in action.option_strings)
+@click.command("fake", context_settings={"help_option_names": []})
+@fake_switches
+def _switch_reader(**values: Any) -> None:
+    """The words after `fake`: read by `parse_fake_options`, never run."""
 
 
 def parse_fake_options(words: Sequence[str]) -> FakeOptions:
@@ -81,14 +122,8 @@ def parse_fake_options(words: Sequence[str]) -> FakeOptions:
         ValueError: an unknown switch or a value that cannot be read (one line, naming the switch).
     """
     try:
-        args = _parser().parse_args(list(words))
-    except argparse.ArgumentError as exc:
-        raise ValueError(str(exc)) from None
-    if args.capacity < 1:
-        raise ValueError(f"--capacity: must be at least 1, got {args.capacity}")
-    if args.latency < 0:
-        raise ValueError(f"--latency: must not be negative, got {args.latency:g}")
-    faults = build_faults(latency=args.latency, drop_on_call=args.drop_on_call, drop_on=args.drop_on,
-                          error_on=args.error_on, rate_limit_on=args.rate_limit_on,
-                          empty_sources_once=args.empty_sources_once, auth_required=args.auth_required)
-    return FakeOptions(capacity=args.capacity, faults=faults, state=args.state)
+        with _switch_reader.make_context("fake", list(words)) as context:
+            values = dict(context.params)
+    except click.ClickException as exc:
+        raise ValueError(" ".join(exc.format_message().split())) from None
+    return fake_options(values)

@@ -23,10 +23,11 @@ from typing import Annotated, Any, NoReturn
 
 import anyio
 from mcp import MCPError
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CONNECTION_CLOSED
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from nlmsync.fake.state import DEFAULT_QUERY_TIMEOUT, FakeNotebookLM
 from nlmsync.notebooklm.transports import drop_connections
@@ -82,17 +83,34 @@ def _runner(fake: FakeNotebookLM, server: list[MCPServer], exit_on_drop: bool) -
 
 
 def _strict(tool: Tool) -> Tool:
-    """Make the published schema and the argument check match the real server's (no titles, no extras)."""
+    """Make the published schema match the real server's (no titles, no other arguments: `_FakeServer` refuses
+    them)."""
     schema = {key: value for key, value in tool.parameters.items() if key != "title"}
     schema["properties"] = {name: {k: v for k, v in prop.items() if k != "title"}
                             for name, prop in schema.get("properties", {}).items()}
     schema["additionalProperties"] = False
-    arg_model = tool.fn_metadata.arg_model
-    strict_model = type(arg_model.__name__, (arg_model,), {"model_config": {**arg_model.model_config,
-                                                                            "extra": "forbid"}})
-    tool.fn_metadata.arg_model = strict_model
     tool.parameters = schema
     return tool
+
+
+class _FakeServer(MCPServer):
+    """The fake's MCP server: a call with an argument its tool does not take is refused, as the real server
+    refuses it (its schemas say `additionalProperties: false`), where the SDK would drop the argument and run
+    the tool."""
+
+    def __init__(self, name: str, *, tools: list[Tool], **settings: Any) -> None:
+        super().__init__(name, tools=tools, **settings)
+        self._takes = {tool.name: frozenset(tool.parameters["properties"]) for tool in tools}
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context[Any, Any] | None = None) -> Any:
+        unknown = [key for key in arguments if key not in self._takes.get(name, arguments)]
+        if unknown:  # said in pydantic's words, as the SDK says any other argument error
+            error = ValidationError.from_exception_data(
+                f"{name}Arguments", [{"type": "extra_forbidden", "loc": (key,), "input": arguments[key]}
+                                     for key in unknown])
+            raise ToolError(f"Error executing tool {name}: {error}") from error
+        return await super().call_tool(name, arguments, context)
 
 
 def _tools(run: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]) -> list[Callable[..., Any]]:
@@ -192,8 +210,8 @@ def build_fake_server(fake: FakeNotebookLM, *, exit_on_drop: bool = False) -> MC
     built: list[MCPServer] = []  # filled below: the tools need the server to drop its connections
     run = _runner(fake, built, exit_on_drop)
     tools = [_strict(Tool.from_function(fn, structured_output=True)) for fn in _tools(run)]
-    server = MCPServer(FAKE_SERVER_NAME, instructions="Offline twin of the NotebookLM MCP server (nlmsync).",
-                     tools=tools, log_level="WARNING")
+    server = _FakeServer(FAKE_SERVER_NAME, instructions="Offline twin of the NotebookLM MCP server (nlmsync).",
+                         tools=tools, log_level="WARNING")
     built.append(server)
     return server
 

@@ -1,4 +1,4 @@
-"""The NotebookLM side: a typed MCP client with the §10 retry policy and its transports.
+"""The NotebookLM side: a typed MCP client with its retry policy, and its transports.
 
 `connect(spec, settings, state_dir=...)` gives a `NotebookLMClient`; failures are the `NotebookLMError`
 subclasses of `nlmsync.errors`. The fake server lives in `nlmsync.fake`.

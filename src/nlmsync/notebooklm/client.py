@@ -7,7 +7,7 @@ Use it through `connect`::
 
 The session is opened on the first call and kept for the whole run; when it dies (a connection problem
 or a timeout) the next call opens a new one. Each call has a timeout (`Settings.query_timeout` for
-queries, `Settings.call_timeout` otherwise) and follows the §10 retry policy (`retry.py`): only the
+queries, `Settings.call_timeout` otherwise) and follows the retry policy (`retry.py`): only the
 idempotent read-only tools are retried, and only on connection problems. Results are checked against
 the models in `models.py`; in-band errors become the `NotebookLMError` subclasses (`classify.py`).
 
@@ -45,12 +45,12 @@ from nlmsync.notebooklm.models import (
     NotebookList,
     QueryAnswer,
     RenamedSource,
+    ResultT,
     ServerInfo,
     SourceContent,
     SourceDescription,
     parse_result,
 )
-from nlmsync.notebooklm.models import _Result as Result
 from nlmsync.notebooklm.retry import IDEMPOTENT_TOOLS, AddRateLimiter, Sleep, call_with_retry
 from nlmsync.notebooklm.transports import InProcessFake, ServerTarget, resolve_server
 
@@ -62,7 +62,6 @@ QUERY_GRACE_SECONDS = 15.0
 CLOSE_GRACE_SECONDS = 5.0
 STDERR_TAIL_CHARS = 300
 
-ResultT = TypeVar("ResultT", bound=Result)
 T = TypeVar("T")
 
 
@@ -230,7 +229,7 @@ class NotebookLMClient:
                                      sleep=self._sleep)
 
     async def call(self, tool: str, arguments: dict[str, Any], *, timeout: float | None = None) -> dict[str, Any]:
-        """Call any tool; the successful JSON payload (§10 retry for idempotent tools)."""
+        """Call any tool; the successful JSON payload (retried on a connection problem if the tool is idempotent)."""
         limit = timeout if timeout is not None else self.settings.call_timeout
         return await call_with_retry(lambda: self._attempt(tool, arguments, limit),
                                      idempotent=tool in IDEMPOTENT_TOOLS, attempts=self.settings.retry_attempts,

@@ -1,6 +1,6 @@
-"""The MCP retry policy (spec §10) and the client-side rate limit for adds.
+"""The retry policy of MCP calls and the client-side rate limit for adds.
 
-§10: execute once; on failure retry only when the failure is a connection problem AND the call is
+The retry policy: execute once; on failure retry only when the failure is a connection problem AND the call is
 idempotent AND retrying on connection issues is not disabled. The one exception is an add the server
 refused as rate-limited: it was definitely not applied, so `AddRateLimiter` pauses and it is sent again. Read-only tools are idempotent; `source_add`,
 `source_delete`, `notebook_create`, `notebook_query` (and every other mutating tool) are never retried —
@@ -43,7 +43,8 @@ T = TypeVar("T")
 
 
 def is_retryable(exc: BaseException, *, idempotent: bool, retry_on_connection_issue: bool) -> bool:
-    """§10 step 2: a connection problem, on an idempotent call, with retrying not disabled."""
+    """Whether a failed call is tried again: a connection problem, on an idempotent call, with retrying not
+    disabled."""
     return isinstance(exc, ConnectionProblem) and idempotent and retry_on_connection_issue
 
 

@@ -36,6 +36,7 @@ import anyio
 from mcp import StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.memory import create_client_server_memory_streams
 
@@ -83,6 +84,16 @@ def drop_connections(server: MCPServer) -> bool:
     return bool(kills)
 
 
+def low_level_server(server: MCPServer) -> Server[Any]:
+    """The low-level server `server` runs on, which serves it over a pair of streams.
+
+    The one use of a private part of the MCP SDK: `MCPServer` has no public accessor for it in mcp 2.3 (the
+    SDK's own in-memory client transport reads the same attribute). `tests/notebooklm/test_transports.py`
+    fails on an mcp release that moves it.
+    """
+    return server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+
+
 @asynccontextmanager
 async def in_process_transport(server: MCPServer) -> AsyncIterator[Any]:
     """Serve `server` to one client over memory streams (a `mcp.Client` transport).
@@ -90,9 +101,7 @@ async def in_process_transport(server: MCPServer) -> AsyncIterator[Any]:
     Killing the connection (`drop_connections`) cancels the server side and closes its streams, so the
     client reads end-of-stream and its pending call fails with "connection closed".
     """
-    # MCPServer has no public accessor for its low-level server in mcp 2.3 (mcp's own in-memory transport
-    # reads the same attribute).
-    lowlevel = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+    lowlevel = low_level_server(server)
     async with create_client_server_memory_streams() as (client_streams, server_streams):
         server_read, server_write = server_streams
         server_scope = anyio.CancelScope()

@@ -23,7 +23,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypedDict, Unpack
 
 import regex
 from pydantic import BaseModel, Field
@@ -82,11 +82,14 @@ class ChunkView(BaseModel):
     end_time: str | None = None
 
 
+ReadMode = Literal["full", "preview", "chunks", "time_range", "search"]
+
+
 class NoteReading(BaseModel):
     """What `read_note` returns: the text or a way into it, with the note's metadata."""
 
     path: str
-    mode: Literal["full", "preview", "chunks", "time_range", "search"]
+    mode: ReadMode
     size_chars: int
     total_chunks: int
     has_timestamps: bool
@@ -290,7 +293,18 @@ def _view(path: str, chunk: Chunk, role: Role, score: float | None = None) -> Ch
     )
 
 
-def _base(path: str, text: str, plan: ChunkPlan, mode: str, message: str, **fields: object) -> NoteReading:
+class _Shown(TypedDict, total=False):
+    """The fields of a `NoteReading` that depend on what is shown."""
+
+    content: str
+    char_offset_start: int
+    char_offset_end: int
+    chunks: list[ChunkView]
+    hints: list[str]
+
+
+def _base(path: str, text: str, plan: ChunkPlan, mode: ReadMode, message: str,
+          **fields: Unpack[_Shown]) -> NoteReading:
     return NoteReading(
         path=path, mode=mode, size_chars=len(text), total_chunks=len(plan.chunks), has_timestamps=plan.timed,
         duration=format_timestamp(plan.duration_seconds) if plan.duration_seconds is not None else None,

@@ -438,7 +438,7 @@ class SnapshotParts:
         return True
 
     def holds_in_order(self, paths: list[str], mtimes: list[int], sizes: list[int],
-                       standing_in: Container[str]) -> bool:
+                       standing_in: Container[str | None]) -> bool:
         """`holds_exactly`, but for the snapshot's notes whose path is in `standing_in` (the notes rows stand for:
         edited or deleted since the snapshot was saved), which are left out of it before it is compared."""
         stored = self.paths
@@ -446,7 +446,7 @@ class SnapshotParts:
         return (list(compress(stored, kept)) == paths and list(compress(self.mtimes, kept)) == mtimes
                 and list(compress(self.sizes, kept)) == sizes)
 
-    def slots_of(self, paths: Container[str]) -> list[int]:
+    def slots_of(self, paths: Container[str | None]) -> list[int]:
         """The slots of the snapshot's notes whose path is in `paths`."""
         return [slot for slot, path in enumerate(self.paths) if path in paths]
 

@@ -15,7 +15,7 @@ incrementally ranks exactly like one built from scratch.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Final, cast
 
 import numpy as np
 
@@ -163,7 +163,7 @@ class Ranking:
                                minlength=len(doc_scores))
             masks = [mask | value << first for mask, value in zip(masks, bits.take(hits).astype(np.int64).tolist())]
             start = end
-        paths = self.index.base_paths
+        paths = cast("list[str]", self.index.base_paths)  # a hit is a live slot: dead slots' postings are dropped
         return [(-score, -mask.bit_count(), paths[slot], mask)
                 for slot, score, mask in zip(hits.tolist(), doc_scores.take(hits).tolist(), masks)]
 

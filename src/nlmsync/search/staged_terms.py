@@ -282,6 +282,7 @@ class StagedTerms:
         segment_lengths = np.frombuffer(self._segment_lengths, dtype=np.int64)
         text_segments = (segment_kinds & JOINS).nonzero()[0]  # one per text, in order
         texts = _FoldTexts(self._texts) if self._texts else None
+        text_ids = None
         if texts is not None:  # the texts' words, looked up now, go where their segments are among the other tokens
             found = texts.words()
             text_ids = np.fromiter(map(vocabulary.word_ids.setdefault, found, self._offers), dtype=np.int64,
@@ -294,7 +295,7 @@ class StagedTerms:
         ids = np.empty(len(kind), dtype=np.int64)
         if self._ids:
             ids[~in_text] = np.frombuffer(self._ids, dtype=np.int64)
-        if texts is not None:
+        if text_ids is not None:
             ids[in_text] = text_ids
         # rule 3: a word longer than MAX_TOKEN_LENGTH gets no id and is left out
         ids = vocabulary.resolve_words(ids, len(vocabulary.word_ids) - self._words, MAX_TOKEN_LENGTH)

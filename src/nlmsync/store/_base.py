@@ -111,12 +111,15 @@ class StoreBase:
     if TYPE_CHECKING:
         def _resolve(self, source_id: str) -> str:
             """The source id at the end of `source_id`'s alias chain (`AliasMixin`)."""
+            ...
 
         def _queue_deletion(self, notebook_id: str, source_id: str, reason: str) -> None:
             """Queue a remote source for deletion by the next run (`EvictionMixin`)."""
+            ...
 
         def _compact_now(self) -> None:
             """Compact the conversations and aliases past their bounds (`CompactionMixin`)."""
+            ...
 
     # --- small shared helpers -----------------------------------------------------------------
     def _now(self) -> str:

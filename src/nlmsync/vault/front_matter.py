@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from nlmsync.vault.notes import iter_lines
 
@@ -94,7 +94,7 @@ def _mapping(block: str) -> dict[str, Any]:
 
 
 @cache
-def _yaml() -> tuple[Any, type[yaml.SafeLoader], type[yaml.SafeLoader]]:
+def _yaml() -> tuple[Any, type[yaml.CSafeLoader | yaml.SafeLoader], type[yaml.SafeLoader]]:
     """PyYAML and the loaders for front matter, in C (where available) and in Python: the safe loader whose
     plain scalars are only booleans, null or strings, and whose explicit `!!int`, `!!float`, `!!timestamp`
     and `!!binary` are the string as written too, so a value is a string, boolean, null, list or mapping."""
@@ -106,6 +106,8 @@ def _yaml() -> tuple[Any, type[yaml.SafeLoader], type[yaml.SafeLoader]]:
     for tag in _AS_WRITTEN_TAGS:
         constructors[tag] = yaml.SafeLoader.construct_scalar
     rules = {"yaml_implicit_resolvers": resolvers, "yaml_constructors": constructors}
-    safe = type("FrontMatterLoader", (yaml.SafeLoader,), rules)
-    fast = type("FrontMatterCLoader", (getattr(yaml, "CSafeLoader", yaml.SafeLoader),), rules)
+    # type() makes classes the type checkers cannot follow: the casts say what they derive from
+    safe = cast("type[yaml.SafeLoader]", type("FrontMatterLoader", (yaml.SafeLoader,), rules))
+    c_safe = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's loader, where the wheel has libyaml
+    fast = cast("type[yaml.CSafeLoader | yaml.SafeLoader]", type("FrontMatterCLoader", (c_safe,), rules))
     return yaml, fast, safe

@@ -233,6 +233,7 @@ class _Walk:
               ancestors: frozenset[str], renamed_dir: bool) -> None:
         """A folder or link of a folder: walked, added as a note, skipped with a reason, or passed over."""
         is_note = has_note_suffix(entry.name)
+        is_link = False  # an entry whose type cannot be read is a note's or is passed over
         try:
             is_link = entry.is_symlink()
             is_dir = entry.is_dir()
@@ -250,6 +251,7 @@ class _Walk:
         if is_dir and name in IGNORED_DIRS:
             return
         full = prefix + entry.name
+        target = None
         if is_link:
             target = os.path.realpath(full)
             problem = self.link_problem(target)
@@ -259,7 +261,7 @@ class _Walk:
                 return
         if is_dir:
             # a plain folder is where its real parent is (realpath costs a stat per path component)
-            real = target if is_link else os.path.join(real_dir, entry.name)
+            real = target if target is not None else os.path.join(real_dir, entry.name)
             if real in ancestors:
                 self.skip(rel, "symlink loop")
             elif real in self.visited:
