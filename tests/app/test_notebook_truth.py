@@ -244,3 +244,21 @@ async def test_replacing_more_packs_than_there_is_room_for_goes_in_waves(make_wo
         status = await orch.status()
     assert world.mutating_calls(mark) == [] and (status.capacity, status.capacity_source) == (100, "held")
     assert len(first.packs) == status.layout.pack_count
+
+
+async def test_status_of_a_packed_notebook_lists_the_notes_in_no_source(make_world):
+    world = make_world(capacity=20)
+    laptop = world.device("laptop")
+    fill(laptop.vault, 60)
+    await mirror(laptop, notebook=world.notebook_id, capacity=20, **PACKED)
+    write_note(laptop.vault, "f1/zz-new.md", "# A new note\n\nWritten after the mirror.\n")
+    async with laptop.run(**PACKED) as orch:
+        status = await orch.status()
+        plan = await orch.refresh(all_notes=True, dry_run=True)
+    assert [(c.path, c.change) for c in status.local_changes] == [("f1/zz-new.md", "added")]
+    assert [s.command for s in status.next_steps] == ["nlmsync refresh --all (puts each in its pack)"]
+    assert [p.branch for p in plan.packs if p.branch != Branch.REUSED] == [Branch.REPLACED]
+    await mirror(laptop, **PACKED)
+    async with laptop.run(**PACKED) as orch:
+        status = await orch.status()
+    assert status.local_changes == [] and status.next_steps == []

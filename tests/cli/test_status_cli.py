@@ -156,7 +156,7 @@ def test_every_section_of_the_text_report_reads_as_documented(capsys: pytest.Cap
 
     entry = SourceMappingEntry(path="a [x].md", part=1, part_count=1, source_id="s1", title="t", managed=True)
     report = StatusReport(
-        server="fake", notebook_id="nb", title="T", capacity=3, source_count=5, active_sources=[entry], stale_sources=[entry],
+        server="fake", notebook_id="nb", title="T", capacity=3, capacity_source="remembered", source_count=5, active_sources=[entry], stale_sources=[entry],
         orphan_source_ids=["o1"], unmanaged_count=1,
         local_changes=[LocalChangeEntry(path="m.md", change="modified", command="nlmsync refresh m.md"),
                        LocalChangeEntry(path="r.md", change="renamed", renamed_to="q.md", command="nlmsync refresh q.md")],
@@ -170,6 +170,7 @@ def test_every_section_of_the_text_report_reads_as_documented(capsys: pytest.Cap
     _print_status(report, json_output=False)
     assert capsys.readouterr().out.splitlines() == [
         "Notebook nb (T): 5/3 sources, 2 over capacity",
+        "  capacity 3: given on an earlier run for this notebook",
         "  1 synced, 1 missing from the notebook, 1 orphans, 1 not uploaded by nlmsync",
         "  server: fake",
         "", "Changed in the vault, not synced yet:", "  modified:  m.md", "  renamed:   r.md → q.md",

@@ -28,6 +28,11 @@ def next_steps(report: StatusReport, orphan_paths: Sequence[str]) -> list[NextSt
         targets = " ".join(dict.fromkeys(c.command.removeprefix("nlmsync refresh ") for c in changed))
         steps.append(NextStep(why=f"{_counted(len(changed), 'synced note', 'synced notes')} changed in the vault",
                               command=f"nlmsync refresh {targets}"))
+    new = [c for c in report.local_changes if c.change == "added"]
+    if new:
+        steps.append(NextStep(why=f"{_counted(len(new), 'note of the vault is', 'notes of the vault are')} in no "
+                                  "source of the packed notebook",
+                              command="nlmsync refresh --all (puts each in its pack)"))
     gone = [c for c in report.local_changes if c.change in ("deleted", "excluded")]
     if gone:
         steps.append(NextStep(why=f"{_counted(len(gone), 'synced note was', 'synced notes were')} deleted or "

@@ -459,7 +459,8 @@ class Orchestrator:
         synced = synced_hashes(mappings, self.store.pack_members(notebook_id))
         report.local_changes = [
             LocalChangeEntry(path=c.path, change=c.change.value, renamed_to=c.renamed_to, command=c.command)
-            for c in local_changes(self.vault_root, synced, self.settings.exclude, self.store.note_hashes(synced))]
+            for c in local_changes(self.vault_root, synced, self.settings.exclude, self.store.note_hashes(synced),
+                                   packed=bool(packs))]
         used = {m.path: m for m in mappings}
         report.next_evictions = [
             EvictionCandidate(path=e.path, use_count=used[e.path].use_count if e.path in used else e.uses,

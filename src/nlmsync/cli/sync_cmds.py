@@ -354,6 +354,17 @@ def _carrying_options(report: StatusReport, options: list[str]) -> StatusReport:
         "next_steps": [s.model_copy(update={"command": carried(s.command)}) for s in report.next_steps]})
 
 
+CAPACITY_SOURCES = {
+    "setting": "given for this run (--capacity, NLMSYNC_CAPACITY or config.toml)",
+    "remembered": "given on an earlier run for this notebook",
+    "learned": "the server refused a source beyond it",
+    "plan": "what the notebook's plan allows",
+    "held": "the smallest plan's that allows what the notebook holds",
+    "default": "the default; set 'capacity' to your plan's limit",
+}
+"""Where a notebook's capacity comes from, as `status` says it."""
+
+
 def _print_status(report: StatusReport, json_output: bool) -> None:
     if json_output:
         emit_json(report)
@@ -363,6 +374,7 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
     room = f"{free} free" if free >= 0 else f"[red]{-free} over capacity[/red]"
     out(f"Notebook {report.notebook_id} ({escape_path(report.title)}): {report.source_count}/{report.capacity} "
         f"sources, {room}")
+    out(f"  capacity {report.capacity}: {CAPACITY_SOURCES.get(report.capacity_source, report.capacity_source)}")
     if report.layout is not None and report.layout.pack_count:
         out(f"  {report.layout}")
     for placed in report.notes:

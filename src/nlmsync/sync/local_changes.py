@@ -1,11 +1,12 @@
-"""What changed in the vault since notes were synced, as `status` shows it: edits, renames, deletions and
-notes now excluded — each with the command that brings the notebook up to date.
+"""What changed in the vault since notes were synced, as `status` shows it: edits, renames, deletions, notes
+now excluded and, in a packed notebook, notes in no source yet — each with the command that brings the notebook
+up to date.
 
 A synced note is compared by the content hashes of its parts (the hashes its sources were uploaded with), by
 the rule `refresh` decides with: a note whose file has the mtime and size of its `note_hashes` record is the
 recorded hashes, unread, so what `status` calls changed is what `refresh` changes; only the others are read. A
 synced path that is gone is a rename when a vault note nlmsync has not synced has the same hashes (the rename
-branch of §5 would rebind it), else a deletion. Changes nothing.
+branch of source preparation would rebind it), else a deletion. Changes nothing.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class LocalChange:
     """One synced note whose notebook source no longer matches the vault."""
 
     path: str
-    change: NoteChange  # modified, renamed, deleted or excluded
+    change: NoteChange  # modified, renamed, deleted, excluded, or (in a packed notebook) added
     renamed_to: str | None = None
 
     @property
@@ -87,10 +88,11 @@ def synced_hashes(mappings: Iterable[SourceMapping], packed: Mapping[str, tuple[
 
 
 def local_changes(root: Path, synced: Mapping[str, tuple[str, ...]], exclude: list[str],
-                  known: Mapping[str, NoteHashes] | None = None) -> list[LocalChange]:
+                  known: Mapping[str, NoteHashes] | None = None, *, packed: bool = False) -> list[LocalChange]:
     """The synced notes that differ from the vault, in path order: `synced` maps each note's path to the hashes
     its sources were uploaded with (`synced_hashes`); `known` are the notes' `note_hashes` records
-    (`StateStore.note_hashes`)."""
+    (`StateStore.note_hashes`). In a `packed` notebook, where every note of the vault belongs in a source, a
+    note in none (written since the last mirror, or never uploaded) is listed too (`added`)."""
     changes: list[LocalChange] = []
     missing: dict[tuple[str, ...], str] = {}
     for path, registered in sorted(synced.items()):
@@ -103,14 +105,17 @@ def local_changes(root: Path, synced: Mapping[str, tuple[str, ...]], exclude: li
             changes.append(LocalChange(path, NoteChange.EXCLUDED))
         elif current != registered:
             changes.append(LocalChange(path, NoteChange.MODIFIED))
-    if missing:
+    if missing or packed:
         for note in vault_files.scan_vault(root).notes:
             if note.path in synced:
                 continue
-            found = missing.pop(_hashes(root, note.path, exclude) or (), None)
+            hashes = _hashes(root, note.path, exclude)
+            found = missing.pop(hashes or (), None)
             if found is not None:
                 changes.append(LocalChange(found, NoteChange.RENAMED, renamed_to=note.path))
-            if not missing:
+            elif packed and hashes is not None:
+                changes.append(LocalChange(note.path, NoteChange.ADDED))
+            if not missing and not packed:
                 break
         changes.extend(LocalChange(path, NoteChange.DELETED) for path in missing.values())
     return sorted(changes, key=lambda c: c.path)

@@ -1,5 +1,6 @@
 """How a vault note changed, in one vocabulary: the watch's file events (added, modified, deleted) and the
-local changes `status` reports for synced notes (modified, renamed, deleted, excluded) use the same words."""
+local changes `status` reports for synced notes (modified, renamed, deleted, excluded; added: a note in no source
+of a packed notebook) use the same words."""
 
 from __future__ import annotations
 
