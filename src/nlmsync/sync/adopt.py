@@ -356,8 +356,11 @@ class _Levelling:
         store, nb = self.deps.store, self.deps.notebook_id
         taken: set[str] = set()
         seen_titles: set[str] = set()
+        vault = set(self._vault_paths())
         for pack in sorted(candidates, key=lambda c: (c.rank, c.first, c.source_id)):
             own = [(p, h) for p, h in pack.notes if p not in taken]
+            if len(own) < len(pack.notes):  # a pack before it took some: it keeps those of its notes still here
+                own = [(p, h) for p, h in own if p in vault]
             duplicate = not pack.registered and pack.title in seen_titles
             seen_titles.add(pack.title)
             if own and not duplicate:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from nlmsync import vault as vault_files
 from nlmsync.errors import NlmsyncError
 from nlmsync.store import NoteHashes, PackRecord
+from nlmsync.sync.adopt import STALE_HASH
 from nlmsync.sync.all_notes import AllNotesScope, remove_vanished, vanished_paths
 from nlmsync.sync.decide import (
     PlannedNote,
@@ -142,12 +143,23 @@ def settled_in_packs(deps: SyncDeps, paths: Sequence[str], stats: Mapping[str, t
     time and size (`stats`) those `recorded` with the text its pack holds, and not excluded by the `exclude`
     patterns. What an idle `refresh --all` of a packed notebook costs: a `stat` and a lookup a note, no read and
     no object per note."""
+    whole = _whole_packs(deps, members, remote)
     settled = {p for p in paths if (st := stats.get(p)) is not None and recorded.get(p) == st
-               and members[p][0] in remote}
+               and members[p][0] in whole}
     patterns = deps.settings.exclude
     if patterns and settled:
         settled = {p for p in settled if not vault_files.excluded_by_pattern(deps.vault_root, p, patterns)}
     return settled
+
+
+def _whole_packs(deps: SyncDeps, members: Mapping[str, tuple[str, str]], remote: RemoteView) -> set[str]:
+    """The live packs that hold exactly the notes recorded as theirs: not one that gave notes to another pack, or
+    that was taken from the notebook at an older version of its notes (its notes are laid out again)."""
+    held: dict[str, int] = {}
+    for source_id, _ in members.values():
+        held[source_id] = held.get(source_id, 0) + 1
+    return {r.source_id for r in deps.store.packs(deps.notebook_id)
+            if r.source_id in remote and held.get(r.source_id) == r.note_count and r.content_hash != STALE_HASH}
 
 
 async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], known: dict[str, NoteHashes],
