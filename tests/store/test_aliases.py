@@ -1,4 +1,4 @@
-"""Alias chains (§7.1, §7.2): long chains, cycles, rewrite on registration; the pure plan and the store."""
+"""Alias chains (resolution and registration): long chains, cycles, rewrite on registration; the pure plan and the store."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Compaction (§9): conversation, message and query-record bounds; alias pruning and the hard cap."""
+"""Compaction: conversation, message and query-record bounds; alias pruning and the hard cap."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Notebooks, conversations, messages and query records (what carry-over, §8, walks)."""
+"""Notebooks, conversations, messages and query records (what conversation carry-over walks)."""
 
 from __future__ import annotations
 

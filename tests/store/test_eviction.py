@@ -1,4 +1,4 @@
-"""Eviction order of the segmented LRU (§6), usage marking (§5.5), the eviction log, pending deletions."""
+"""Eviction order of the segmented LRU, usage marking, the eviction log, pending deletions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reconciliation canonicalization (§7.3): resolve before the remote check, rewrite, or mark stale."""
+"""Reconciliation canonicalization: resolve before the remote check, rewrite, or mark stale."""
 
 from __future__ import annotations
 

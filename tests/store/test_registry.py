@@ -1,4 +1,4 @@
-"""The source registry: lookups by path, id and hash; parts; moves; §11 rename mapping."""
+"""The source registry: lookups by path, id and hash; parts; moves; the mapping following a note renamed in the vault."""
 
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def test_vault_rename_md_to_other_leaves_the_mapping_as_a_deletion_does(store: S
 
 
 def test_vault_rename_knows_a_note_in_any_letter_case(store: StateStore) -> None:
-    """`Note.MD` is a note to the walk, so it is one to §11 too: its mapping moves (the registry once compared
+    """`Note.MD` is a note to the walk, so it is one to the vault-rename mapping too: its mapping moves (the registry once compared
     the suffix case-sensitively and kept a stale row)."""
     add(store, "Old.MD", "s1")
     assert store.apply_vault_rename("Old.MD", "New.md") == []

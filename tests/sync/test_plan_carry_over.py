@@ -1,4 +1,4 @@
-"""The pure §5 branch decision and §8 carry-over, without a disk or a server."""
+"""The pure branch decision of source preparation and conversation carry-over, without a disk or a server."""
 
 from __future__ import annotations
 

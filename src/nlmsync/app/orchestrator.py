@@ -2,8 +2,8 @@
 
 One `Orchestrator` serves one run: it holds the settings, the state store and a connected NotebookLM
 client. Every run that writes holds the store's cross-process writer lock, reads the notebook once
-(`notebook_get`), reconciles the registry against it (§7.3), retries deletions earlier runs left
-behind, and only then makes its own changes through `ensure_sources_for_paths` (§5).
+(`notebook_get`), levels the state file with it (`sync.level_with_notebook`), reconciles the registry, retries
+deletions earlier runs left behind, and only then makes its own changes through `ensure_sources_for_paths`.
 """
 
 from __future__ import annotations
@@ -359,7 +359,7 @@ class Orchestrator:
 
     # --- ask -----------------------------------------------------------------------------------
     async def ask(self, question: str, conversation_id: str | None = None, new: bool = False) -> AskResult:
-        """Select notes for `question`, make them live, query with carry-over (§8), record the turn.
+        """Select notes for `question`, make them live, query with the sources the conversation carries over, record the turn.
 
         Continues the notebook's latest conversation unless `new` or `conversation_id` says otherwise.
 
@@ -490,7 +490,7 @@ class Orchestrator:
         return NotePlacement(path=path, where="alone" if all(i in remote for i in ids) else "missing", source_ids=ids)
 
     async def reconcile(self) -> ReconcileReport:
-        """§7.3 against one fresh listing: mark mappings active (canonical ids) or stale."""
+        """Reconciliation against one fresh listing: mark mappings active (canonical ids) or stale."""
         async with self._writer():
             notebook_id, first = await self._notebook(create=False)
             remote = await self._remote(notebook_id, first)

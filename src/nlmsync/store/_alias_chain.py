@@ -1,4 +1,4 @@
-"""Pure alias-chain logic (§7.1, §7.2): resolution to a fixed point and the plan of a registration.
+"""Pure alias-chain logic: resolution to a fixed point and the plan of a registration.
 
 An alias `previous -> current` says a source was replaced by another. The store keeps the alias map
 flat — every alias points at a fixed point — so resolution is one hop in practice; resolution still
@@ -38,7 +38,7 @@ class AliasPlan:
 
 def plan_alias_registration(target_of: TargetOf, referrers_of: ReferrersOf, previous: str,
                             current: str) -> AliasPlan:
-    """Plan `register_source_alias(previous, current)` (§7.2).
+    """Plan `register_source_alias(previous, current)` (alias registration).
 
     `target_of(id)` is the stored alias of an id (or None); `referrers_of(id)` lists the ids whose
     alias points directly at it.

@@ -1,4 +1,4 @@
-"""Source-id aliases (§7): resolution, registration, and reconciliation canonicalization (§7.3).
+"""Source-id aliases: resolution, registration, and reconciliation canonicalization.
 
 Aliases are global to the state file (NotebookLM source ids are unique across notebooks). The
 chain logic itself is pure and lives in `_alias_chain`; this module reads and writes the table.
@@ -30,7 +30,7 @@ class AliasMixin(StoreBase):
         return dict(self.db.execute("SELECT previous, current FROM source_aliases").fetchall())
 
     def resolve_source_id(self, source_id: str) -> str:
-        """§7.1: follow aliases from `source_id` to a fixed point (cycle-safe)."""
+        """Alias resolution: follow aliases from `source_id` to a fixed point (cycle-safe)."""
         with self._reading():
             return self._resolve(source_id)
 
@@ -40,7 +40,7 @@ class AliasMixin(StoreBase):
             return self._alias_map()
 
     def register_source_alias(self, previous: str, current: str) -> str:
-        """§7.2: record that `previous` was replaced by `current`; returns the id `previous` now resolves to.
+        """Alias registration: record that `previous` was replaced by `current`; returns the id `previous` now resolves to.
 
         Resolves `current` first, stores `previous -> resolved`, and rewrites every alias that pointed
         at `previous` to `resolved`, so the alias map stays flat and acyclic.
@@ -61,7 +61,7 @@ class AliasMixin(StoreBase):
             return plan.resolved
 
     def reconcile(self, notebook_id: str, remote_ids: Iterable[str]) -> ReconcileResult:
-        """§7.3: resolve each mapping's id before checking it against the remote set.
+        """Reconciliation canonicalization: resolve each mapping's id before checking it against the remote set.
 
         Present remotely → marked active and rewritten to the canonical id; absent → marked stale (an
         entry holding a historical alias of a live source is therefore never marked stale). When two
@@ -98,7 +98,7 @@ class AliasMixin(StoreBase):
                 or any((source_id in remote) != (status == "active") for source_id, status in rows))
 
     def _reconciled(self, notebook_id: str, remote: set[str]) -> tuple[ReconcileResult, list[tuple[str, str, str, str, int]]]:
-        """§7.3 decided on the current rows: the result, and the row updates it takes."""
+        """Reconciliation decided on the current rows: the result, and the row updates it takes."""
         aliases = self._alias_map()
         rows = self.db.execute(
             f"SELECT {', '.join(MAPPING_COLUMNS)} FROM source_mappings WHERE notebook_id = ?",
@@ -130,7 +130,7 @@ class AliasMixin(StoreBase):
         return result, updates
 
     def mappings_with_resolved_ids(self, notebook_id: str) -> list[tuple[SourceMapping, str]]:
-        """Every registry row of the notebook (by path, part) with its source id resolved (§7.1), in one
+        """Every registry row of the notebook (by path, part) with its source id resolved (alias resolution), in one
         read: what a run decides its notes' branches from without a query per note."""
         with self._reading():
             aliases = self._alias_map()

@@ -1,4 +1,4 @@
-"""Compaction (§9): keep every table bounded without dropping what a live mapping or kept
+"""Compaction: keep every table bounded without dropping what a live mapping or kept
 conversation needs.
 
 1. Keep the newest `max_conversations` conversations (whole file); drop the rest with their turns.
@@ -46,7 +46,7 @@ def _delete_beyond(table: str, keep: int) -> str:
 
 class CompactionMixin(StoreBase):
     def compact(self) -> CompactionReport:
-        """Apply every bound of §9 now, in one step; returns how many rows of each kind were dropped."""
+        """Apply every bound now, in one step; returns how many rows of each kind were dropped."""
         with self.step():
             return self._compact()
 

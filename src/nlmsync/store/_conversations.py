@@ -1,5 +1,5 @@
 """Notebooks (the default one, the capacity given for each and the one the server showed), conversations, their messages, and
-per-query records (§8, §9).
+per-query records (what conversation carry-over reads, bounded by compaction).
 
 A conversation is keyed by the remote conversation id within a notebook. Each turn stores one
 message (question, answer, time) and one query record (the source ids sent, the selected paths,
@@ -115,7 +115,7 @@ class ConversationMixin(StoreBase):
                     or conversations > s.max_conversations)
 
     def query_records(self, notebook_id: str, conversation_id: str) -> list[QueryRecord]:
-        """The conversation's query records, newest first (the order carry-over walks, §8)."""
+        """The conversation's query records, newest first (the order carry-over walks)."""
         with self._reading():
             rows = self.db.execute(
                 "SELECT conversation_id, question, source_ids, selected_paths, citations, asked_at "

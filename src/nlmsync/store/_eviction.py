@@ -1,4 +1,4 @@
-"""Usage marking (§5.5), eviction candidates from the segmented LRU (§6), the eviction log, and the
+"""Usage marking, eviction candidates from the segmented LRU, the eviction log, and the
 queue of pending deletions (old sources whose best-effort delete failed).
 
 Only managed, active mappings are candidates. The policy itself is pure (`_lru`); this module loads
@@ -85,7 +85,7 @@ class EvictionMixin(StoreBase):
             "SELECT 1 FROM source_mappings WHERE notebook_id = ? AND path = ? LIMIT 1", [notebook_id, p]).fetchone()]
 
     def mark_used(self, notebook_id: str, paths: Iterable[str]) -> None:
-        """§5.5: the given paths produced a source id for a query: count the use, promote in the LRU.
+        """Usage marking: the given paths produced a source id for a query: count the use, promote in the LRU.
 
         Pass only paths that really produced a source id; unregistered paths are ignored. Every part
         of a path is marked. The paths are one use, in their order (a refresh marks all the notes it
@@ -123,7 +123,7 @@ class EvictionMixin(StoreBase):
     def record_eviction(self, notebook_id: str, path: str, source_id: str, reason: str) -> None:
         """Log an eviction and forget `path` (every part, and its queue entry) in one step.
 
-        Call it once the remote delete succeeded (§6 steps 4–5); a part whose delete failed belongs in
+        Call it once the remote delete succeeded (the mapping goes, the eviction is logged); a part whose delete failed belongs in
         `queue_deletion`.
         """
         with self.step():

@@ -1,4 +1,4 @@
-"""Pure segmented-LRU policy for eviction candidates (§6).
+"""Pure segmented-LRU policy for eviction candidates.
 
 Two segments: *probation* holds notes used at most once, *protected* holds notes used again and is
 bounded to a share of capacity. A use moves a note to the most-recent end of its segment (to

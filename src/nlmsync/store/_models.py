@@ -77,7 +77,7 @@ class Capacity:
 
 @dataclass(slots=True)
 class ReconcileResult:
-    """Outcome of §7.3 reconciliation; each list holds the mappings as they are after the step."""
+    """Outcome of reconciliation (alias canonicalization); each list holds the mappings as they are after the step."""
 
     active: list[SourceMapping] = field(default_factory=list)
     stale: list[SourceMapping] = field(default_factory=list)
@@ -124,7 +124,7 @@ class ConversationSummary:
 
 @dataclass(frozen=True, slots=True)
 class QueryRecord:
-    """What carry-over (§8) needs from one query: the source ids sent, the notes selected, citations."""
+    """What conversation carry-over needs from one query: the source ids sent, the notes selected, citations."""
 
     conversation_id: str
     question: str

@@ -1,4 +1,4 @@
-"""The source registry: vault path (and part) → NotebookLM source, per notebook; §11 rename mapping.
+"""The source registry: vault path (and part) → NotebookLM source, per notebook; the mapping follows a note renamed in the vault.
 
 Invariants kept here: a (notebook, path, part) has one row; a split note's rows are parts of one
 unit (writing a part with `part_count` N drops the path's parts >= N, so write every part of a new
@@ -81,7 +81,7 @@ class RegistryMixin(StoreBase):
             return (exact or found)[0] if found else None
 
     def mappings_by_hash(self, notebook_id: str, content_hash: str) -> list[SourceMapping]:
-        """Rows whose uploaded content has `content_hash` (rename/move detection, §5.3)."""
+        """Rows whose uploaded content has `content_hash` (rename/move detection: the rename branch)."""
         with self._reading():
             return sorted(self._query_mappings("notebook_id = ? AND content_hash = ?", [notebook_id, content_hash]),
                           key=_by_path_and_part)
@@ -92,7 +92,7 @@ class RegistryMixin(StoreBase):
 
         Pass a `SourceMapping` or its fields. Rows of the same path with `part >= part_count` go (the
         unit shrank); another row of the notebook holding the same source id goes too (the source
-        moved to this path, §5.3), handing its usage over when this row is new.
+        moved to this path: the rename branch), handing its usage over when this row is new.
         """
         if mapping is None:
             mapping = SourceMapping(**fields)
@@ -178,7 +178,7 @@ class RegistryMixin(StoreBase):
             return cur.rowcount
 
     def apply_vault_rename(self, old_path: str, new_path: str) -> list[SourceMapping]:
-        """§11 for the registry, in every notebook: a note renamed to a note (`.md`→`.md`) takes its mapping along.
+        """A vault rename for the registry, in every notebook: a note renamed to a note (`.md`→`.md`) takes its mapping along.
 
         A note renamed to something that is not a note has left the vault, as a deleted one has: its mapping
         stays until `refresh --all` removes its source, so a note that comes back (`a.md`→`a.txt`→`a.md`) keeps

@@ -1,22 +1,22 @@
-"""Source preparation (spec §5-§8): make exactly the right notes live sources in a notebook.
+"""Source preparation: make exactly the right notes live sources in a notebook.
 
 - `titles` — deterministic source titles and content hashes;
 - `split` — splitting notes over the source limits into numbered parts;
-- `plan` — the pure branch decision of §5 (reuse, replace, rename, new) for one note;
-- `reconcile` — reading the remote listing once and reconciling the registry (§7.3);
+- `plan` — the pure branch decision (reuse, replace, rename, new) for one note;
+- `reconcile` — reading the remote listing once and reconciling the registry against it;
 - `adopt` — the state file levelled with the notebook: what the notebook holds that the state file does not
   know (another machine's uploads, an interrupted run's) adopted, proven nlmsync's by what it holds;
-- `eviction` — the capacity loop of §6;
-- `prepare` — `ensure_sources_for_paths`, the service (§5 "Entry"): one run, step by step;
+- `eviction` — the capacity loop: room made against the remote count, managed sources only;
+- `prepare` — `ensure_sources_for_paths`, the service's entry: one run, step by step;
 - `deps` — `SyncDeps`, what a run works with (server, registry, vault, settings);
 - `decide` — reading and hashing a run's notes, their mappings read once, the capacity check, each branch;
 - `runner` — carrying the branches out (evictions, concurrent uploads, registry writes), or a dry run;
 - `all_notes` — `refresh --all`: the notes that left the vault and the removal of their sources;
 - `deletions` — retrying unfinished deletions, queueing duplicates of a lost add;
-- `carry_over` — `history_source_ids` (§8);
+- `carry_over` — `history_source_ids`, the sources a conversation carries over;
 - `citations` — finding cited text in a note (or in which note of a pack) and the heading above it;
 - `pack_layout`, `pack_text`, `packs` — packing many notes into one source: which notes share a pack, a pack's
-  text, and the §5 branches for packs;
+  text, and the branches for packs;
 - `local_changes` — the notes a vault's edits touch (`local_changes`);
 - `report` — the per-note outcomes a refresh reports.
 

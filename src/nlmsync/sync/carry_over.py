@@ -1,4 +1,4 @@
-"""Conversation source carry-over (spec §8): `history_source_ids`.
+"""Conversation source carry-over: `history_source_ids`.
 
 The sources a conversation already relied on are sent again with a follow-up question, so the
 answer can still cite them — bounded, and only those that are still live.

@@ -1,4 +1,4 @@
-"""The first half of §5 for a run's notes, before any call that changes the notebook: read and hash each
+"""The first half of source preparation for a run's notes, before any call that changes the notebook: read and hash each
 note (`load_notes`), load its source mappings and resolve their alias chains once for the run
 (`RegistryView`), refuse up front what cannot fit (`check_capacity_up_front`) and decide each note's
 one branch (`decide_all`, through the pure `plan.decide_branch`).

@@ -1,4 +1,4 @@
-"""Capacity and eviction (spec §6): make room against the remote count, evicting managed sources only.
+"""Capacity and eviction: make room against the remote count, evicting managed sources only.
 
 The loop asks the registry's segmented LRU for a managed candidate path, deletes its sources strictly
 (a delete that may not have happened is checked against a fresh listing, never assumed), then drops

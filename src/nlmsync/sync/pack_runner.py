@@ -121,7 +121,7 @@ class PackRunner:
 
     async def _make_room(self, needed: int, group: Group) -> None:
         """Room for `needed` adds: wait for groups under way; then retire early the old sources of this group
-        and of those not started yet; then evict managed single-note sources (§6)."""
+        and of those not started yet; then evict managed single-note sources."""
         capacity = self.deps.capacity
         while self.occupied() + needed > capacity and self.inflight:
             await self.changed.wait()

@@ -1,4 +1,4 @@
-"""The pure part of source preparation: what a note looks like to upload, and which §5 branch it takes.
+"""The pure part of source preparation: what a note looks like to upload, and which branch it takes.
 
 Nothing here touches the disk, the state file or the server, so every branch can be tested alone.
 """
@@ -18,8 +18,9 @@ from nlmsync.sync.titles import content_hash, source_title, title_hash
 class Branch(StrEnum):
     """What happened (or, in a dry run, would happen) to one note or source, from the decision to the report.
 
-    A `Decision` takes one of the four §5 branches: `REUSED` (§5.1), `REPLACED` (§5.2), `RENAMED` (§5.3),
-    `ADDED` (§5.4). The others are outcomes only: `EXCLUDED` (not a note to upload), `EVICTED` (§6),
+    A `Decision` takes one of the four branches: `REUSED`, `REPLACED` (add first, then delete the old),
+    `RENAMED` (rebound by hash), `ADDED`. The others are outcomes only: `EXCLUDED` (not a note to upload),
+    `EVICTED` (room made for others),
     `REMOVED` (left the vault under `refresh --all`), `FAILED`.
     """
 
@@ -111,7 +112,7 @@ class ResolvedMapping:
 
 @dataclass(frozen=True)
 class Decision:
-    """The branch a note takes (one of the four §5 branches of `Branch`).
+    """The branch a note takes (one of the four branches of `Branch`).
 
     - `REUSED`: keep `keep` (one id per part); `canonicalize` when a stored id was an alias.
     - `REPLACED`: upload every part first, then retire `previous` (live ids of the old version).
@@ -130,7 +131,7 @@ class Decision:
 
 def decide_branch(note_hashes: Sequence[str], current: Sequence[ResolvedMapping], remote_ids: Collection[str],
                   rename_candidates: Sequence[tuple[str, Sequence[ResolvedMapping]]] = ()) -> Decision:
-    """Exactly one §5 branch for a note whose parts hash to `note_hashes`.
+    """Exactly one branch for a note whose parts hash to `note_hashes`.
 
     `current` are the note's registry rows (ordered by part), `rename_candidates` the rows of vanished
     paths that registered the note's first hash. Reuse needs every part live with an equal hash;

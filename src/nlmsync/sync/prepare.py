@@ -1,13 +1,13 @@
-"""`ensure_sources_for_paths` (spec §5, "Entry"): make exactly the given notes live sources in a notebook.
+"""`ensure_sources_for_paths`, source preparation's entry: make exactly the given notes live sources in a notebook.
 
 A run, in order: read and hash the notes, load their source mappings and resolve the alias chains
 (`decide.load_notes`, `decide.RegistryView`); when the notebook is packed — or a `refresh --all` finds the
 vault does not fit one note per source (the `pack` setting) — keep the notes that fit a pack in packs
-(`packs.ensure_packs`: layout, the §5 branches per pack, add first, retire after); then the notes that stay
+(`packs.ensure_packs`: layout, the branches per pack, add first, retire after); then the notes that stay
 alone, each taking one branch — reuse, replace add-first, rename by hash, or new (`decide.decide_all`,
 `plan.decide_branch`): screen unregistered sources titled like the run's parts (`identity`); refuse up front
 what cannot fit (`decide.check_capacity_up_front`); with `--all`, take out the sources of notes that left the
-vault (`all_notes`); then carry the branches out, evicting (§6) before the uploads that need room
+vault (`all_notes`); then carry the branches out, evicting before the uploads that need room
 (`runner.Runner`), or in a dry run say what would be done (`runner.simulate`).
 
 A note that fails is reported and leaves its previous registry rows untouched; the rest go on.
@@ -270,7 +270,7 @@ async def _singles(deps: SyncDeps, singles: list[PreparedNote | NoteOutcome],
                    items: list[PreparedNote | NoteOutcome], remote: RemoteView, registry: RegistryView,
                    read: list[NoteHashes], found: Collection[str], all_notes: AllNotesScope | None,
                    protect: set[str], dry_run: bool, settled: Collection[str] = ()) -> list[NoteOutcome]:
-    """The §5 branches for the notes kept one per source (`singles`; `items` are the notes the run looked at,
+    """The branches for the notes kept one per source (`singles`; `items` are the notes the run looked at,
     `settled` the notes of the vault it did not need to)."""
     decided = decide_all(deps, singles, remote, registry)
     reread = read_for_upload(deps, decided, found, read)

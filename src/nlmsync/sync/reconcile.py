@@ -1,4 +1,4 @@
-"""The remote side of a run: one `notebook_get`, and reconciliation of the registry against it (§7.3).
+"""The remote side of a run: one `notebook_get`, and reconciliation of the registry against it (alias canonicalization).
 
 `RemoteView` is the run's picture of the notebook (source id -> title), read once and then kept up
 to date by the run's own adds and deletes, so capacity is always checked against what the notebook

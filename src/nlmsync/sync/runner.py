@@ -1,10 +1,10 @@
-"""The second half of §5 for a run's notes: carrying the decided branches out (`Runner`), or in a dry run
+"""The second half of source preparation for a run's notes: carrying the decided branches out (`Runner`), or in a dry run
 saying what would be done (`simulate`).
 
-Evictions (§6) happen one by one before the uploads they make room for, after in-flight uploads settle so
+Evictions happen one by one before the uploads they make room for, after in-flight uploads settle so
 the choice is deterministic; uploads of independent notes run concurrently (bounded by `concurrency`; the
 client paces them to `add_rate_per_minute`); the registry is written note by note in the order the paths
-were given, each changed note in one atomic step; the uses of the run's notes (§5.5) are recorded together,
+were given, each changed note in one atomic step; the uses of the run's notes (usage marking) are recorded together,
 in that order, at the end of the run (one step, whatever the number of notes: marking a note costs a look at
 the protected segment, which at 10,000 notes is not free). A run killed before its end leaves its uses
 unrecorded (the eviction order stays as the run found it); its registry rows are written. Titles are deterministic, so before any add — and after an add whose
