@@ -262,3 +262,41 @@ async def test_status_of_a_packed_notebook_lists_the_notes_in_no_source(make_wor
     async with laptop.run(**PACKED) as orch:
         status = await orch.status()
     assert status.local_changes == [] and status.next_steps == []
+
+
+async def test_conflict_copies_of_the_state_file_are_never_read(make_world):
+    """What a file-sync tool leaves beside the state file (a conflicted copy, another device's copy with its
+    write-ahead log, a half-written one) is not the state file: nlmsync opens `state.db` alone."""
+    world = make_world(capacity=20)
+    laptop = world.device("laptop")
+    fill(laptop.vault, 30)
+    await mirror(laptop, notebook=world.notebook_id, capacity=20, **PACKED)
+    folder = laptop.state.parent
+    (folder / "state (conflicted copy 2026-11-27).db").write_bytes(b"SQLite format 3\x00" + b"\xff" * 200)
+    (folder / "state.sync-conflict-20261127-101010-ABCDEFG.db").write_bytes(laptop.state.read_bytes()[:4096])
+    mark = len(world.fake.calls)
+    report = await mirror(laptop, **PACKED)
+    assert world.mutating_calls(mark) == [] and report.notices == []
+    assert_mirrored(world, laptop.vault)
+
+
+async def test_a_state_file_copied_without_its_write_ahead_log_is_a_stale_cache(make_world):
+    """A sync tool that copied `state.db` while the other device's run had changes still in its write-ahead log
+    brings an older state: the next run brings it level with the notebook, uploading nothing again."""
+    world = make_world(capacity=20)
+    laptop, desktop = world.device("laptop"), world.device("desktop")
+    paths = fill(laptop.vault, 40)
+    await mirror(laptop, notebook=world.notebook_id, capacity=20, **PACKED)
+    desktop.sync_from(laptop)
+    older = desktop.state.read_bytes()
+    write_note(laptop.vault, paths[7], note_text(7, 2))
+    write_note(laptop.vault, paths[33], note_text(33, 2))
+    await mirror(laptop, **PACKED)
+    desktop.sync_from(laptop, state=False)
+    desktop.state.write_bytes(older)  # the main file as it was, the log that held the later steps not copied
+    for log in desktop.state.parent.glob("state.db-*"):
+        log.unlink()
+    mark = len(world.fake.calls)
+    await mirror(desktop, **PACKED)
+    assert world.mutating_calls(mark) == []
+    assert_mirrored(world, desktop.vault)

@@ -1,6 +1,7 @@
 """nlmsync killed right after the server applied its K-th mutating call, for every K of a packed run: a first
-mirror into an empty notebook, and an incremental mirror of a notebook full but for `pack_free` (edits, a move,
-a deletion, new notes, a pack grown past the limit). The next run must converge — every note of the vault in
+mirror into an empty notebook, an incremental mirror of a notebook full but for `pack_free` (edits, a move, a
+deletion, new notes, a pack grown past the limit: packs replaced in waves), and the same changes mirrored by a
+machine with no state file (an adopting run). The next run must converge — every note of the vault in
 exactly one source with its current text, no stray, the registry agreeing with the notebook — and the run after
 it must make no mutating call. Deterministic: the kill is a simulated one at an exact call."""
 
@@ -59,7 +60,19 @@ def _full_notebook(root: Path) -> tuple[Snapshot, int]:
     return Snapshot.take(world, capacity), capacity
 
 
-SCENARIOS = {"first-mirror": _first_mirror, "full-notebook": _full_notebook}
+def _fresh_machine(root: Path) -> tuple[Snapshot, int]:
+    """A notebook mirrored from another machine, a vault changed since, and no state file: the run adopts the
+    packs by their titles, reads back and replaces the ones whose notes changed, and deletes what is left over."""
+    world = new_world(root, capacity=12)
+    paths = fill(world.vault, NOTES)
+    anyio.run(_mirror, world)
+    for state in world.settings.state_path.parent.glob(world.settings.state_path.name + "*"):
+        state.unlink()
+    _change(world.vault, paths)
+    return Snapshot.take(world, 12), 12
+
+
+SCENARIOS = {"first-mirror": _first_mirror, "full-notebook": _full_notebook, "fresh-machine": _fresh_machine}
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +88,7 @@ def bases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Snapshot,
     return found
 
 
-TOTALS = {"first-mirror": 7, "full-notebook": 10}
+TOTALS = {"first-mirror": 7, "full-notebook": 10, "fresh-machine": 11}
 """The mutating calls of each scenario's uninterrupted refresh: the kills cover each of them."""
 KILLS = [pytest.param(name, k, id=f"{name}-{k}", marks=() if k in (1, total) else pytest.mark.slow)
          for name, total in TOTALS.items() for k in range(1, total + 1)]
