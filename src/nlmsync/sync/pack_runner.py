@@ -8,21 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-import anyio
-
-from nlmsync.errors import CapacityError, NlmsyncError, NotebookLMError
+from nlmsync.errors import NlmsyncError
 from nlmsync.store import NoteHashes, PackRecord
 from nlmsync.sync.adopt import read_back
 from nlmsync.sync.decide import RegistryView, load_notes
-from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
-from nlmsync.sync.eviction import full_notebook_error, make_room, means_full, strict_delete
+from nlmsync.sync.deps import SyncDeps
+from nlmsync.sync.eviction import strict_delete
+from nlmsync.sync.executor import Executor, why_stopped
 from nlmsync.sync.pack_outcomes import left_notes, pack_outcome, removed_outcome, why_uploaded
 from nlmsync.sync.pack_plan import Group, Members, PlannedPack, pack_size
 from nlmsync.sync.pack_text import compose_pack
 from nlmsync.sync.plan import Branch, PreparedNote
 from nlmsync.sync.reconcile import RemoteView
 from nlmsync.sync.report import NoteOutcome, PackOutcome, stop_report
-from nlmsync.sync.runner import add_source
 from nlmsync.sync.titles import content_hash, pack_title, title_hash
 
 
@@ -62,11 +60,54 @@ def _read_texts(deps: SyncDeps, pack: PlannedPack, found: Collection[str], read:
         note.size = len((item.parts[0].text or "").encode("utf-8", "surrogateescape"))
     return None
 
-class _NotTried(Exception):
-    """An add not sent because an earlier one stopped the run (`PackRunner.fatal`)."""
+class PackGroup:
+    """A group of new packs and the sources they replace, as one unit of the run's `executor.Executor`."""
+
+    def __init__(self, runner: PackRunner, group: Group) -> None:
+        self.runner = runner
+        self.group = group
+        self.evictions = runner.evicted
+        self.failure: str | None = None
+
+    def slots(self, remote: RemoteView) -> int:
+        return sum(1 for pack in self.group.packs if pack.source_id is None)
+
+    def begin(self) -> None:
+        return None
+
+    async def retire_early(self, executor: Executor) -> bool:
+        if not (self.group.old_singles or self.group.old_packs):
+            return False
+        await self.runner.retire_early(self.group)
+        return True
+
+    async def upload(self, executor: Executor) -> None:
+        for pack in self.group.packs:
+            if pack.source_id is None:
+                assert pack.text is not None
+                pack.source_id, pack.adopted = await executor.add(pack.text, pack.title, self.runner.adoptable)
+
+    def failed(self, executor: Executor, message: str) -> None:
+        self.failure = message
+        for pack in self.group.packs:
+            self.runner.report(pack_outcome(pack, Branch.FAILED, error=message))
+
+    def not_tried(self, executor: Executor) -> None:
+        self.failed(executor, f"not tried: {why_stopped(executor.fatal)}")
+
+    async def finish(self, executor: Executor) -> list[str]:
+        if self.failure is not None:
+            return []
+        spared = await self.runner.unproven(self.group.old_packs)
+        return self.runner.record(self.group, spared)
+
+    async def after(self, executor: Executor) -> None:
+        return None
+
 
 class PackRunner:
-    """Carries out the groups: add first, record and retire in one step, then delete the old sources."""
+    """Carries out the groups, a `PackGroup` each, through the run's `Executor`: add first, record and retire in
+    one step, then delete the old sources."""
 
     def __init__(self, deps: SyncDeps, remote: RemoteView, registry: RegistryView, read: list[NoteHashes],
                  protect: set[str], members: Members) -> None:
@@ -74,66 +115,19 @@ class PackRunner:
         self.remote = remote
         self.registry = registry
         self.read = read
-        self.protect = protect
+        self.executor = Executor(deps, remote, protect)
         self.old_members = {path: note_hash for path, (_, note_hash) in members.items()}
         self.outcomes: list[PackOutcome] = []
         self.evicted: list[NoteOutcome] = []
-        self.fatal: BaseException | None = None
-        self.reserved = 0
-        self.inflight = 0
-        self.changed = anyio.Event()
-        self.semaphore = anyio.Semaphore(deps.settings.concurrency)
-        self.waiting: list[Group] = []
-        """Groups not started yet: their old sources may go early when an add needs room."""
-
-    def occupied(self) -> int:
-        return len(self.remote) + self.reserved
-
-    def _signal(self) -> None:
-        self.changed.set()
-        self.changed = anyio.Event()
 
     async def run(self, groups: list[Group]) -> None:
-        self.waiting = list(groups)
-        stop: BaseException | None = None
-        async with anyio.create_task_group() as tg:
-            while self.waiting:
-                group = self.waiting.pop(0)
-                if self.fatal is not None:
-                    break
-                needed = sum(1 for p in group.packs if p.source_id is None)
-                try:
-                    await self._make_room(needed, group)
-                except (CapacityError, *FATAL_ERRORS) as exc:
-                    stop = exc
-                    break
-                except NotebookLMError as exc:
-                    self._fail(group, f"could not make room: {exc}")
-                    continue
-                self.reserved += needed
-                self.inflight += 1
-                tg.start_soon(self._carry_out, group, needed)
-        stop = stop or self.fatal
+        stop = await self.executor.execute([PackGroup(self, group) for group in groups])
         if isinstance(stop, NlmsyncError):
             stop_report(stop, self.deps.notebook_id, list(self.evicted))
         if stop is not None:
             raise stop
 
-    async def _make_room(self, needed: int, group: Group) -> None:
-        """Room for `needed` adds: wait for groups under way; then retire early the old sources of this group
-        and of those not started yet; then evict managed single-note sources."""
-        capacity = self.deps.capacity
-        while self.occupied() + needed > capacity and self.inflight:
-            await self.changed.wait()
-        for candidate in [group, *self.waiting]:
-            while self.occupied() + needed > capacity and (candidate.old_singles or candidate.old_packs):
-                await self._retire_early(candidate)
-            if self.occupied() + needed <= capacity:
-                return
-        await make_room(self.deps.client, self.deps.store, self.deps.notebook_id, self.remote, needed, capacity,
-                        set(self.protect), self.occupied, self.evicted)
-
-    async def _retire_early(self, group: Group) -> None:
+    async def retire_early(self, group: Group) -> None:
         """Delete one old source of `group` before its new packs land (there is no room for add-first)."""
         deps, store, nb = self.deps, self.deps.store, self.deps.notebook_id
         if group.old_singles:
@@ -148,7 +142,7 @@ class PackRunner:
             return
         record = group.old_packs.pop(0)
         group.retired.append(record.source_id)
-        spared = await self._unproven([record])
+        spared = await self.unproven([record])
         with store.step():  # forgotten and queued in one step: a run killed before the delete finishes it later
             store.remove_pack(nb, record.source_id)
             if record.source_id in self.remote and record.source_id not in spared:
@@ -158,65 +152,14 @@ class PackRunner:
             with store.step():
                 store.deletion_done(nb, record.source_id)
 
-    def _report(self, outcome: PackOutcome) -> None:
-        self.outcomes.append(outcome)
-        self.deps.progress(outcome)
-
-    def _fail(self, group: Group, message: str) -> None:
-        for pack in group.packs:
-            self._report(pack_outcome(pack, Branch.FAILED, error=message))
-
-    async def _carry_out(self, group: Group, needed: int) -> None:
-        deps, store, nb = self.deps, self.deps.store, self.deps.notebook_id
-        try:
-            try:
-                for pack in group.packs:
-                    if pack.source_id is None:
-                        await self._add(pack)
-            except _NotTried:
-                self._fail(group, "not tried: the run stopped")
-                return
-            except FATAL_ERRORS as exc:
-                self.fatal = self.fatal or exc
-                self._fail(group, str(exc))
-                return
-            except NotebookLMError as exc:
-                if self.fatal is None and means_full(exc, len(self.remote)):  # no later add can succeed: stop
-                    deps.store.learn_capacity(nb, len(self.remote), deps.capacity_limit.given)
-                    self.fatal = full_notebook_error(nb, len(self.remote), deps.capacity_limit.given)
-                self._fail(group, str(exc))
-                return
-            finally:
-                self.reserved -= needed
-            spared = await self._unproven(group.old_packs)
-            retire = self._record(group, spared)
-            for source_id in retire:
-                try:
-                    await strict_delete(deps.client, nb, self.remote, source_id)
-                except NotebookLMError:
-                    continue
-                with store.step():
-                    store.deletion_done(nb, source_id)
-        finally:
-            self.inflight -= 1
-            self._signal()
-
-    async def _add(self, pack: PlannedPack) -> None:
-        deps = self.deps
-        assert pack.text is not None
-        async with self.semaphore:
-            if self.fatal is not None:  # queued behind an add that found the server unusable or full
-                raise _NotTried
-            pack.source_id, pack.adopted = await add_source(deps, self.remote, pack.text, pack.title, self._adoptable)
-
-    def _adoptable(self, candidates: list[str]) -> str | None:
+    def adoptable(self, candidates: list[str]) -> str | None:
         """After a lost answer: the first listed source with the pack's title that no registry row holds."""
         store, nb = self.deps.store, self.deps.notebook_id
         return next((sid for sid in candidates if sid not in self.remote.foreign
                      and store.pack_by_source_id(nb, sid) is None and store.mapping_by_source_id(nb, sid) is None),
                     None)
 
-    async def _unproven(self, records: Sequence[PackRecord]) -> set[str]:
+    async def unproven(self, records: Sequence[PackRecord]) -> set[str]:
         """The old packs of `records` that are not to be deleted: adopted from the notebook by their title alone,
         they are read back first, and one that does not hold what its title says is not nlmsync's (left alone,
         and not read again), or one the server cannot say about now is left for a later run to prove."""
@@ -234,7 +177,11 @@ class PackRunner:
                 store.record_unmanaged(nb, {record.source_id: record.title})
         return spared
 
-    def _record(self, group: Group, spared: Collection[str] = ()) -> list[str]:
+    def report(self, outcome: PackOutcome) -> None:
+        self.outcomes.append(outcome)
+        self.deps.progress(outcome)
+
+    def record(self, group: Group, spared: Collection[str] = ()) -> list[str]:
         """Record the group's new packs and retire its old sources in one step (but `spared`, which are only
         forgotten); returns the ids to delete."""
         store, nb = self.deps.store, self.deps.notebook_id
@@ -276,13 +223,13 @@ class PackRunner:
         old_ids = [sid for sid in old_ids if sid not in kept]
         for i, pack in enumerate(group.packs):
             if pack.source_id in held_ids:
-                self._report(pack_outcome(pack, Branch.REUSED))
+                self.report(pack_outcome(pack, Branch.REUSED))
                 continue
-            self._report(pack_outcome(pack, branch, previous_source_ids=old_ids if i == 0 else [],
+            self.report(pack_outcome(pack, branch, previous_source_ids=old_ids if i == 0 else [],
                                       reason=why_uploaded(pack, group, self.old_members, left if i == 0 else ())))
         if not group.packs:
             for record in group.old_packs:
-                self._report(removed_outcome(record))
+                self.report(removed_outcome(record))
         return retire
 
 def _heir(members: Sequence[tuple[str, str]], successor: dict[str, str]) -> str | None:

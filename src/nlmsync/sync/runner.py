@@ -1,78 +1,37 @@
-"""The second half of source preparation for a run's notes: carrying the decided branches out (`Runner`), or in a dry run
-saying what would be done (`simulate`).
+"""The second half of source preparation for the notes kept one per source: carrying the decided branches out
+(`Runner`, a `NoteUnit` per note, scheduled by the run's `executor.Executor`), or in a dry run saying what would be
+done (`simulate`).
 
-Evictions happen one by one before the uploads they make room for, after in-flight uploads settle so
-the choice is deterministic; uploads of independent notes run concurrently (bounded by `concurrency`; the
-client paces them to `add_rate_per_minute`); the registry is written note by note in the order the paths
-were given, each changed note in one atomic step; the uses of the run's notes (usage marking) are recorded together,
-in that order, at the end of the run (one step, whatever the number of notes: marking a note costs a look at
-the protected segment, which at 10,000 notes is not free). A run killed before its end leaves its uses
-unrecorded (the eviction order stays as the run found it); its registry rows are written. Titles are deterministic, so before any add — and after an add whose
-answer was lost — the remote listing is searched for the part's exact title and a match is adopted
-instead of uploading twice.
+Evictions happen one by one before the uploads they make room for, after in-flight uploads settle so the choice
+is deterministic; uploads of independent notes run concurrently (bounded by `concurrency`; the client paces them
+to `add_rate_per_minute`); the registry is written note by note in the order the paths were given, each changed
+note in one atomic step; the uses of the run's notes (usage marking) are recorded together, in that order, at the
+end of the run (one step, whatever the number of notes: marking a note costs a look at the protected segment,
+which at 10,000 notes is not free). A run killed before its end leaves its uses unrecorded (the eviction order
+stays as the run found it); its registry rows are written. Titles are deterministic, so before any add — and
+after an add whose answer was lost — the remote listing is searched for the part's exact title and a match is
+adopted instead of uploading twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection, Iterable
 
 import anyio
 
 from nlmsync.errors import (
-    AuthenticationRequiredError,
-    CapacityError,
-    ConnectionProblem,
     NlmsyncError,
     NotebookLMError,
 )
 from nlmsync.store import NoteHashes, SourceMapping
 from nlmsync.sync.decide import PlannedNote, needs_retitle, needs_upload, slots_needed
-from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
-from nlmsync.sync.eviction import full_notebook_error, make_room, means_full, plan_evictions, strict_delete
+from nlmsync.sync.deps import SyncDeps
+from nlmsync.sync.eviction import plan_evictions
+from nlmsync.sync.executor import Executor, Unit, why_stopped
 from nlmsync.sync.plan import Branch, PreparedNote, PreparedPart
-from nlmsync.sync.reconcile import RemoteView, lookup_after_lost_answer
+from nlmsync.sync.reconcile import RemoteView
 from nlmsync.sync.report import NoteOutcome, stop_report, stopped_line
 from nlmsync.sync.titles import retitled
-
-
-class _NotTried(Exception):
-    """An upload not sent because an earlier one found the server unusable (`Runner.fatal`)."""
-
-
-def _why_stopped(fatal: NlmsyncError | None) -> str:
-    """A few words for why a run stopped, said by each note it did not try (the error itself is said once)."""
-    if isinstance(fatal, CapacityError):
-        return "the notebook is full"
-    if isinstance(fatal, AuthenticationRequiredError):
-        return "the server needs a Google login"
-    if isinstance(fatal, NotebookLMError):
-        return "the server cannot be used"
-    return "the state file cannot be written"
-
-
-async def add_source(deps: SyncDeps, remote: RemoteView, text: str, title: str,
-                     adoptable: Callable[[list[str]], str | None]) -> tuple[str, bool]:
-    """Upload `text` as a source titled `title`; returns its id and whether an existing source was taken.
-
-    When the answer is lost, a fresh listing says whether the add happened: a source with the title that
-    `adoptable` accepts (of the ids listed under it) is taken; none means the add did not happen, so one more
-    cannot duplicate (a copy that lands later is found and deleted by the next run, `adopt`).
-
-    Raises:
-        NotebookLMError: the server refused the add, or could not be asked.
-    """
-    deps_client, notebook_id = deps.client, deps.notebook_id
-    try:
-        added = await deps_client.source_add_text(notebook_id, text, title, wait=deps.settings.wait_for_processing)
-    except ConnectionProblem:
-        listing = await lookup_after_lost_answer(deps_client, notebook_id)
-        found = adoptable([sid for sid, listed in listing.items() if listed == title])
-        if found is not None:
-            remote.added(found, title)
-            return found, True
-        added = await deps_client.source_add_text(notebook_id, text, title, wait=deps.settings.wait_for_processing)
-    remote.added(added.source_id, title)
-    return added.source_id, False
 
 
 def _failed(work: PlannedNote, message: str) -> NoteOutcome:
@@ -86,35 +45,114 @@ def _outcome(work: PlannedNote, ids: list[str], adopted: bool) -> NoteOutcome:
                        renamed_from=decision.rename_from, adopted=adopted)
 
 
+class NoteUnit:
+    """One note of the run carried out: its parts uploaded (or its sources kept), then recorded in the order the
+    notes were given (after the note started before it), then the sources it replaced deleted and its sources
+    retitled."""
+
+    def __init__(self, runner: Runner, work: PlannedNote, out: list[NoteOutcome]) -> None:
+        self.runner = runner
+        self.work = work
+        self.evictions = out
+        """The run's outcomes at this note's place: the evictions made for it, then its own."""
+        self.outcome: NoteOutcome | None = None
+        self.started = False
+        self.previous = runner.previous
+        self.done = anyio.Event()
+        self.trailing: list[str] = []
+
+    def slots(self, remote: RemoteView) -> int:
+        return slots_needed(self.work, remote) if needs_upload(self.work) else 0
+
+    async def retire_early(self, executor: Executor) -> bool:
+        return False  # a note's old source goes after its new one landed
+
+    def begin(self) -> None:
+        self.started = True
+        self.previous, self.runner.previous = self.runner.previous, self.done
+        self.runner.trailing = self.trailing
+
+    async def upload(self, executor: Executor) -> None:
+        work = self.work
+        if not needs_upload(work):
+            self.outcome = _outcome(work, list(work.decision.keep), False)
+            return
+        path = work.note.path
+        ids: list[str] = []
+        adopted_any = False
+        for part in work.note.parts:
+            if part.text is None:  # `read_for_upload` reads every note to upload: never reached
+                raise RuntimeError(f"{path}: about to upload a note that was not read")
+            existing = self.runner.adoptable(path, executor.remote.titled(part.title))
+            if existing is not None:
+                source_id, adopted = existing, True
+            else:
+                source_id, adopted = await executor.add(part.text, part.title,
+                                                        lambda ids: self.runner.adoptable(path, ids))
+            ids.append(source_id)
+            adopted_any = adopted_any or adopted
+        self.outcome = _outcome(work, ids, adopted_any)
+
+    def failed(self, executor: Executor, message: str) -> None:
+        self._settle(_failed(self.work, message))
+
+    def not_tried(self, executor: Executor) -> None:
+        self.runner.not_tried += 1
+        self._settle(_failed(self.work, f"not tried: {why_stopped(executor.fatal)}"))
+
+    def _settle(self, outcome: NoteOutcome) -> None:
+        if self.started:  # reported in its turn by `finish`
+            self.outcome = outcome
+            return
+        self.evictions.append(outcome)
+        self.runner.deps.progress(outcome)
+
+    async def finish(self, executor: Executor) -> list[str]:
+        outcome = self.outcome
+        assert outcome is not None
+        retire: list[str] = []
+        try:
+            await self.previous.wait()
+            if outcome.branch != Branch.FAILED:
+                try:
+                    retire = self.runner.commit(self.work, outcome)
+                except NlmsyncError as exc:  # the state file cannot take it (full, locked): the run stops
+                    executor.fatal = executor.fatal or exc
+                    outcome = _failed(self.work, f"not recorded: {exc}")
+            self.outcome = outcome
+            self.evictions.append(outcome)
+            self.runner.deps.progress(outcome)
+        finally:
+            self.runner.unmarked.extend(self.trailing)
+            self.done.set()
+        return retire
+
+    async def after(self, executor: Executor) -> None:
+        outcome = self.outcome
+        if outcome is not None and (outcome.branch == Branch.RENAMED
+                                    or (outcome.branch == Branch.REUSED and needs_retitle(self.work))):
+            await self.runner.retitle_best_effort(self.work, executor.remote)
+
+
 class Runner:
-    """Carries out the decisions: evictions in order, uploads concurrently, registry writes in order."""
+    """Carries out the decisions, a `NoteUnit` each, through the run's `Executor`: evictions in order, uploads
+    concurrently, registry writes in the order the notes were given."""
 
     def __init__(self, deps: SyncDeps, remote: RemoteView, protect: set[str], read: list[NoteHashes] | None = None,
                  forget: Collection[str] = ()) -> None:
         self.deps = deps
-        self.remote = remote
-        self.exclude = set(protect)
-        self.reserved = 0
-        self.inflight = 0
-        self.changed = anyio.Event()
-        self.semaphore = anyio.Semaphore(deps.settings.concurrency)
-        self.fatal: NlmsyncError | None = None
-        """The error after which no upload of the run can succeed: the first one stops the run."""
+        self.executor = Executor(deps, remote, protect)
         self.not_tried = 0
-        self.full = False
-        """The server refused an add as full, which stopped the run."""
         self.unmarked: list[str] = []
         """Notes whose use is not recorded yet, in order: recorded together at the end of the run."""
         self.read = list(read or ())
         self.forget = list(forget)
         """`note_hashes` records to keep and paths whose records go: written with the uses."""
-
-    def occupied(self) -> int:
-        return len(self.remote) + self.reserved
-
-    def _signal(self) -> None:
-        self.changed.set()
-        self.changed = anyio.Event()
+        self.previous = anyio.Event()
+        """Set once the last note started is recorded: the next one is recorded after it."""
+        self.previous.set()
+        self.trailing: list[str] = []
+        """Notes reused as they are after the last note started: their uses are recorded after it."""
 
     async def run(self, items: list[PlannedNote | NoteOutcome]) -> list[NoteOutcome]:
         try:
@@ -136,51 +174,16 @@ class Runner:
 
     async def _run(self, items: list[PlannedNote | NoteOutcome]) -> list[NoteOutcome]:
         results: list[list[NoteOutcome]] = [[] for _ in items]
-        stop: BaseException | None = None
-        async with anyio.create_task_group() as tg:
-            previous = anyio.Event()
-            previous.set()
-            trailing: list[str] = []  # reused notes after the last task started: recorded once it committed
-            for index, item in enumerate(items):
-                if isinstance(item, NoteOutcome):
-                    results[index].append(item)
-                    self.deps.progress(item)
-                    continue
-                if self.fatal is not None and needs_upload(item):
-                    outcome = self._not_tried(item)
-                    results[index].append(outcome)
-                    self.deps.progress(outcome)
-                    continue
-                if self._reused_as_is(item):  # no task: its use is recorded after the notes before it
-                    outcome = _outcome(item, list(item.decision.keep), False)
-                    (self.unmarked if previous.is_set() else trailing).append(item.note.path)
-                    results[index].append(outcome)
-                    self.deps.progress(outcome)
-                    continue
-                needed = slots_needed(item, self.remote) if needs_upload(item) else 0
-                if needed:
-                    try:
-                        await self._make_room(needed, results[index])
-                    except CapacityError as exc:
-                        stop = exc
-                        break
-                    except FATAL_ERRORS as exc:
-                        stop = exc
-                        break
-                    except NotebookLMError as exc:
-                        outcome = _failed(item, f"could not make room: {exc}")
-                        results[index].append(outcome)
-                        self.deps.progress(outcome)
-                        continue
-                self.reserved += needed
-                self.inflight += 1
-                done = anyio.Event()
-                trailing = []
-                tg.start_soon(self._process, item, needed, previous, done, results[index], trailing)
-                previous = done
+        units: list[Unit] = []
+        for index, item in enumerate(items):
+            if isinstance(item, NoteOutcome):  # decided before the run (excluded, unreadable): reported as it is
+                results[index].append(item)
+                self.deps.progress(item)
+            else:
+                units.append(NoteUnit(self, item, results[index]))
+        stop = await self.executor.execute(units, self._starts)
         outcomes = [outcome for group in results for outcome in group]
-        if stop is None and self.fatal is not None:
-            stop = self._learn_capacity() if self.full else self.fatal
+        if isinstance(stop, NlmsyncError) and (stop is self.executor.fatal or self.executor.full):
             stop.message = stopped_line(stop.message, items, outcomes, self.not_tried)
         if isinstance(stop, NlmsyncError):
             stop_report(stop, self.deps.notebook_id, outcomes)
@@ -188,114 +191,36 @@ class Runner:
             raise stop
         return outcomes
 
-    def _learn_capacity(self) -> NlmsyncError:
-        """Once the uploads under way settled, the notebook holds what the server will take: later runs keep
-        it to that many sources."""
-        deps, held = self.deps, len(self.remote)
-        deps.store.learn_capacity(deps.notebook_id, held, deps.capacity_limit.given)
-        return full_notebook_error(deps.notebook_id, held, deps.capacity_limit.given)
-
-    def _not_tried(self, work: PlannedNote) -> NoteOutcome:
-        self.not_tried += 1
-        return _failed(work, f"not tried: {_why_stopped(self.fatal)}")
+    def _starts(self, unit: Unit) -> bool:
+        """Whether a note is carried out by a task of its own: not one reused as it is (its use recorded after the
+        notes before it)."""
+        assert isinstance(unit, NoteUnit)
+        if self.executor.fatal is None and self._reused_as_is(unit.work):
+            outcome = _outcome(unit.work, list(unit.work.decision.keep), False)
+            (self.unmarked if self.previous.is_set() else self.trailing).append(unit.work.note.path)
+            unit.evictions.append(outcome)
+            self.deps.progress(outcome)
+            return False
+        return True
 
     @staticmethod
     def _reused_as_is(work: PlannedNote) -> bool:
         """A reused note with nothing to write but its use: no alias to canonicalize, no retitle."""
         return work.decision.branch == Branch.REUSED and not work.decision.canonicalize and not needs_retitle(work)
 
-    async def _make_room(self, needed: int, evicted: list[NoteOutcome]) -> None:
-        """Evict for `needed` uploads, first letting in-flight notes finish so the choice is deterministic."""
-        store, nb, capacity = self.deps.store, self.deps.notebook_id, self.deps.capacity
-        while self.occupied() + needed > capacity and self.inflight:
-            await self.changed.wait()
-        before = len(evicted)
-        try:
-            await make_room(self.deps.client, store, nb, self.remote, needed, capacity, self.exclude,
-                            self.occupied, evicted)
-        finally:
-            for outcome in evicted[before:]:
-                self.deps.progress(outcome)
-
-    async def _process(self, work: PlannedNote, needed: int, previous: anyio.Event, done: anyio.Event,
-                       out: list[NoteOutcome], trailing: list[str]) -> None:
-        retire: list[str] = []
-        try:
-            try:
-                try:
-                    if needs_upload(work):
-                        ids, adopted = await self._upload(work)
-                    else:
-                        ids, adopted = list(work.decision.keep), False
-                    outcome = _outcome(work, ids, adopted)
-                except _NotTried:
-                    outcome = self._not_tried(work)
-                except FATAL_ERRORS as exc:
-                    self.fatal = self.fatal or exc
-                    outcome = _failed(work, str(exc))
-                except NotebookLMError as exc:
-                    if self.fatal is None and means_full(exc, len(self.remote)):
-                        self.full = True  # no later upload can succeed: the run stops (exit 3)
-                        self.fatal = full_notebook_error(self.deps.notebook_id, len(self.remote),
-                                                         self.deps.capacity_limit.given)
-                    outcome = _failed(work, str(exc))
-                finally:
-                    self.reserved -= needed
-                await previous.wait()
-                if outcome.branch != Branch.FAILED:
-                    try:
-                        retire = self._commit(work, outcome)
-                    except NlmsyncError as exc:  # the state file cannot take it (full, locked): the run stops
-                        self.fatal = self.fatal or exc
-                        outcome = _failed(work, f"not recorded: {exc}")
-                out.append(outcome)
-                self.deps.progress(outcome)
-            finally:
-                self.unmarked.extend(trailing)
-                done.set()
-            try:
-                for source_id in retire:
-                    await self._delete_best_effort(source_id)
-                if outcome.branch == Branch.RENAMED or (outcome.branch == Branch.REUSED and needs_retitle(work)):
-                    await self._retitle_best_effort(work)
-            except NlmsyncError as exc:  # the state file cannot take what they would record: the run stops
-                self.fatal = self.fatal or exc
-        finally:
-            self.inflight -= 1
-            self._signal()
-
-    async def _upload(self, work: PlannedNote) -> tuple[list[str], bool]:
-        ids: list[str] = []
-        adopted_any = False
-        for part in work.note.parts:
-            if part.text is None:  # `read_for_upload` reads every note to upload: never reached
-                raise RuntimeError(f"{work.note.path}: about to upload a note that was not read")
-            source_id, adopted = await self._add_part(work.note.path, part.text, part.title)
-            ids.append(source_id)
-            adopted_any = adopted_any or adopted
-        return ids, adopted_any
-
-    def _adoptable(self, path: str, candidates: Iterable[str]) -> str | None:
+    def adoptable(self, path: str, candidates: Iterable[str]) -> str | None:
         """The first of `candidates` (ids of sources titled as a part of `path`) that is nlmsync's upload of
         this note: registered to `path`, or to nothing (and not a look-alike)."""
+        foreign = self.executor.remote.foreign
         for source_id in candidates:
-            if source_id in self.remote.foreign:
+            if source_id in foreign:
                 continue
             row = self.deps.store.mapping_by_source_id(self.deps.notebook_id, source_id)
             if row is None or row.path == path:
                 return source_id
         return None
 
-    async def _add_part(self, path: str, text: str, title: str) -> tuple[str, bool]:
-        existing = self._adoptable(path, self.remote.titled(title))
-        if existing is not None:
-            return existing, True
-        async with self.semaphore:
-            if self.fatal is not None:  # queued behind an upload that found the server unusable
-                raise _NotTried
-            return await add_source(self.deps, self.remote, text, title, lambda ids: self._adoptable(path, ids))
-
-    def _commit(self, work: PlannedNote, outcome: NoteOutcome) -> list[str]:
+    def commit(self, work: PlannedNote, outcome: NoteOutcome) -> list[str]:
         """Record one note in one step (its use is recorded with the others at the end of the run); returns the
         old source ids to delete best-effort afterwards."""
         store, nb, note, decision = self.deps.store, self.deps.notebook_id, work.note, work.decision
@@ -344,7 +269,7 @@ class Runner:
             else:
                 store.upsert_mapping(self._row(note, part, source_id))
 
-    async def _retitle_best_effort(self, work: PlannedNote) -> None:
+    async def retitle_best_effort(self, work: PlannedNote, remote: RemoteView) -> None:
         """Give a rebound note's sources the title of its new path (`source_rename`), so NotebookLM shows
         where the note now lives. A failed rename changes nothing and never fails the note: the
         registry keeps the old title, so a later run sees the difference and tries again."""
@@ -355,24 +280,14 @@ class Runner:
             if row.title == title:
                 continue
             source_id = store.resolve_source_id(row.source_id)
-            if self.remote.sources.get(source_id) != title:
+            if remote.sources.get(source_id) != title:
                 try:
                     await deps.client.source_rename(nb, source_id, title)
                 except NotebookLMError:
                     continue
-                self.remote.added(source_id, title)
+                remote.added(source_id, title)
             with store.step():
                 store.upsert_mapping(row, source_id=source_id, title=title)
-
-    async def _delete_best_effort(self, source_id: str) -> None:
-        """Delete a replaced source; on any failure it stays queued for a later run."""
-        deps = self.deps
-        try:
-            await strict_delete(deps.client, deps.notebook_id, self.remote, source_id)
-        except NotebookLMError:
-            return
-        with deps.store.step():
-            deps.store.deletion_done(deps.notebook_id, source_id)
 
 
 def simulate(deps: SyncDeps, items: list[PlannedNote | NoteOutcome], remote: RemoteView,
