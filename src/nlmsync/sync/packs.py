@@ -26,11 +26,10 @@ managed single-note sources by the eviction queue.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 
 from nlmsync.errors import NlmsyncError
-from nlmsync.store import NoteHashes, PackRecord
-from nlmsync.sync.decide import RegistryView
-from nlmsync.sync.deps import SyncDeps
+from nlmsync.store import PackRecord
 from nlmsync.sync.pack_layout import NotesDoNotFit
 from nlmsync.sync.pack_outcomes import PackRun, live_note_outcomes, pack_outcome, simulated
 from nlmsync.sync.pack_plan import (
@@ -46,24 +45,44 @@ from nlmsync.sync.pack_plan import (
 )
 from nlmsync.sync.pack_runner import PackRunner, build_packs
 from nlmsync.sync.plan import Branch
-from nlmsync.sync.reconcile import RemoteView
 from nlmsync.sync.report import stop_report
+from nlmsync.sync.run import SyncRun
 
 
-async def ensure_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryView, notes: list[PackedNote],
-                       members: Members, *,
-                       wanted: Callable[[Group], bool] | None = None, shown: Callable[[PlannedPack], bool],
-                       gone: Collection[str] = (), empty: Collection[PackRecord] = (), alone_parts: int = 0,
-                       leaving: Collection[str] = (),
-                       found: Collection[str] = (),
-                       read: list[NoteHashes], protect: set[str], report_notes: Collection[str] = (),
-                       within: Sequence[PackRecord] | None = None, dry_run: bool = False) -> PackRun:
-    """Make the packed `notes` (path order) live in their packs: plan the layout, decide each pack, carry out the
-    groups `wanted` accepts (all with None), or in a dry run say what would be done.
+@dataclass
+class PackScope:
+    """What a packed run lays out and reports: its packable `notes` (path order) and what it knows of the packs
+    the notebook holds (`members`: `StateStore.pack_members`, read before the run changes any pack)."""
 
-    Reports every pack whose group is carried out, and the kept packs `shown` accepts; per note of
-    `report_notes` the pack it is live in (or why not). With `within`, `notes` are the notes of those packs'
-    ranges alone (a run over a few notes: `ask`, `refresh PATH`), laid out in the room the other packs leave.
+    notes: list[PackedNote]
+    members: Members
+    shown: Callable[[PlannedPack], bool]
+    """The kept packs it reports."""
+    wanted: Callable[[Group], bool] | None = None
+    """The groups it carries out (all with None)."""
+    within: Sequence[PackRecord] | None = None
+    """The packs whose ranges `notes` are (a run over a few notes: `ask`, `refresh PATH`), laid out in the room the
+    other packs leave; None: every pack's."""
+    gone: Collection[str] = ()
+    """Packed notes in no planned pack (deleted, excluded, now too large): their packs are retired or replaced."""
+    empty: Collection[PackRecord] = ()
+    """Packs holding no note of the vault: retired."""
+    alone_parts: int = 0
+    """Sources still to add for the notes that stay alone: the layout leaves them room."""
+    leaving: Collection[str] = ()
+    """Notes whose single-note sources go (into packs, or out of the notebook): their room is the layout's."""
+    found: Collection[str] = ()
+    """Paths a walk of the vault found (an unreadable one is passed over, not failed)."""
+    report_notes: Collection[str] = ()
+    """Notes to say, each, which pack they are live in."""
+
+
+async def ensure_packs(run: SyncRun, scope: PackScope) -> PackRun:
+    """Make the packed notes of `scope` live in their packs: plan the layout, decide each pack, carry out the groups
+    `scope.wanted` accepts, or in a dry run say what would be done.
+
+    Reports every pack whose group is carried out, and the kept packs `scope.shown` accepts; per note of
+    `scope.report_notes` the pack it is live in (or why not).
 
     Raises:
         CapacityError: the layout needs more packs than there is room for (nothing was uploaded), or no room
@@ -71,7 +90,9 @@ async def ensure_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryVie
         AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError: the server cannot be
             used (what was done before is recorded and carried in the error's report).
     """
-    room = room_for_packs(deps, remote, registry, [*(n.path for n in notes), *leaving], alone_parts)
+    deps, remote, registry, read = run.deps, run.remote, run.registry, run.read
+    notes, members, within = scope.notes, scope.members, scope.within
+    room = room_for_packs(deps, remote, registry, [*(n.path for n in notes), *scope.leaving], scope.alone_parts)
     if within is not None:
         inside = {r.source_id for r in within}
         elsewhere = sum(1 for p in deps.store.packs(deps.notebook_id) if p.source_id in remote and p.source_id not in inside)
@@ -80,34 +101,35 @@ async def ensure_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryVie
         planned = plan_packs(deps, notes, room.budget, members, remote, within)
     except NotesDoNotFit as exc:
         raise does_not_fit(deps, room, exc, notes) from None
-    groups = [g for g in group_changes(deps, planned, registry, members, gone, empty) if wanted is None or wanted(g)]
+    groups = [g for g in group_changes(deps, planned, registry, members, scope.gone, scope.empty)
+              if scope.wanted is None or scope.wanted(g)]
     changed = [p for g in groups for p in g.packs]
-    errors = build_packs(deps, changed, remote, found, read)
+    errors = build_packs(deps, changed, remote, scope.found, read)
     broken = {id(changed[i]): message for i, message in errors.items()}
-    run = PackRun()
+    done = PackRun()
     failed = [g for g in groups if any(id(p) in broken for p in g.packs)]
     for group in failed:
         message = next(broken[id(p)] for p in group.packs if id(p) in broken)
-        run.packs.extend(pack_outcome(p, Branch.FAILED, error=f"could not be built: {message}") for p in group.packs)
+        done.packs.extend(pack_outcome(p, Branch.FAILED, error=f"could not be built: {message}") for p in group.packs)
     groups = [g for g in groups if g not in failed]
     # a pack that holds one of the new packs already (`build_packs`) is that pack's, and no other group retires it
     held = {p.source_id: g for g in groups for p in g.packs if p.source_id is not None}
     for group in groups:
         group.old_packs = [r for r in group.old_packs if held.get(r.source_id, group) is group]
     groups = [g for g in groups if g.packs or g.old_packs or g.old_singles]
-    run.packs.extend(pack_outcome(p, Branch.REUSED) for p in planned if p.keep is not None and shown(p))
-    if dry_run:
-        run.packs.extend(simulated(deps, groups, members))
+    done.packs.extend(pack_outcome(p, Branch.REUSED) for p in planned if p.keep is not None and scope.shown(p))
+    if run.dry_run:
+        done.packs.extend(simulated(deps, groups, members))
     else:
         deps.phase("uploading packs", sum(len(g.packs) for g in groups))
-        runner = PackRunner(deps, remote, registry, read, protect, members)
+        runner = PackRunner(deps, remote, registry, read, run.protect, members)
         try:
             await runner.run(groups)
         except NlmsyncError as exc:
-            stop_report(exc, deps.notebook_id, runner.evicted, [*run.packs, *runner.outcomes])
+            stop_report(exc, deps.notebook_id, runner.evicted, [*done.packs, *runner.outcomes])
             raise
-        run.packs.extend(runner.outcomes)
-        run.notes.extend(runner.evicted)
-    run.packs.sort(key=lambda o: o.paths[0] if o.paths else o.title)
-    run.notes.extend(live_note_outcomes(planned, run.packs, set(report_notes)))
-    return run
+        done.packs.extend(runner.outcomes)
+        done.notes.extend(runner.evicted)
+    done.packs.sort(key=lambda o: o.paths[0] if o.paths else o.title)
+    done.notes.extend(live_note_outcomes(planned, done.packs, set(scope.report_notes)))
+    return done

@@ -15,7 +15,7 @@ A note that fails is reported and leaves its previous registry rows untouched; t
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nlmsync import vault as vault_files
@@ -36,10 +36,11 @@ from nlmsync.sync.decide import (
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.pack_outcomes import PackRun, held_pack_outcome
 from nlmsync.sync.pack_plan import Group, PlannedPack, packable, packed_notes, packs_in_reach
-from nlmsync.sync.packs import ensure_packs
+from nlmsync.sync.packs import PackScope, ensure_packs
 from nlmsync.sync.plan import PreparedNote
 from nlmsync.sync.reconcile import RemoteView
 from nlmsync.sync.report import NoteOutcome, PackOutcome, notes_done, packs_done, stop_report
+from nlmsync.sync.run import SyncRun
 from nlmsync.sync.runner import Runner, simulate
 
 
@@ -79,7 +80,6 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
     """
     store, nb = deps.store, deps.notebook_id
     unique = list(dict.fromkeys(paths))
-    read: list[NoteHashes] = []
     packed = store.has_packs(nb)
     settled: set[str] = set()
     if packed and stats is not None and _whole_vault(all_notes) and deps.settings.pack != "never" \
@@ -89,25 +89,21 @@ async def ensure_sources_for_paths(deps: SyncDeps, paths: Sequence[str], remote:
         unique = [p for p in unique if p not in settled]
     else:
         members = store.pack_members(nb) if packed else {}
-    known = store.note_hashes(unique)
-    items = load_notes(deps, unique, found, known, read, stats)
     registry = RegistryView.read(store, nb, None if all_notes is not None or packed else unique)
-    protected = set(protect or ()) | set(paths)
+    run = SyncRun(deps, remote, registry, set(protect or ()) | set(paths), dry_run)
+    preparation = _Preparation(run, unique, found, all_notes, stats, settled, members)
+    items = load_notes(deps, unique, found, preparation.known, run.read, stats)
     done = PreparedSources()
     if _packs_apply(deps, items, remote, registry, all_notes, packed):
-        alone: list[NoteOutcome | PreparedNote] = []
         try:
-            await _packed_run(deps, items, known, remote, registry, read, found, all_notes, protected, unique,
-                              dry_run, done, alone, settled, stats, members)
+            singles = await preparation.packed(items, done)
         except NlmsyncError as exc:
             stop_report(exc, nb, [*done.notes, *notes_done(exc)], [*done.packs, *packs_done(exc)])
             raise
-        singles = alone
     else:
         singles = list(items)
     try:
-        done.notes.extend(await _singles(deps, singles, items, remote, registry, read, found, all_notes,
-                                         protected, dry_run, settled))
+        done.notes.extend(await preparation.singles(singles, items))
     except NlmsyncError as exc:
         stop_report(exc, nb, [*done.notes, *notes_done(exc)], done.packs)
         raise
@@ -162,71 +158,137 @@ def _whole_packs(deps: SyncDeps, members: Mapping[str, tuple[str, str]], remote:
             if r.source_id in remote and held.get(r.source_id) == r.note_count and r.content_hash != STALE_HASH}
 
 
-async def _packed_run(deps: SyncDeps, items: list[PreparedNote | NoteOutcome], known: dict[str, NoteHashes],
-                      remote: RemoteView, registry: RegistryView, read: list[NoteHashes], found: Collection[str],
-                      all_notes: AllNotesScope | None, protect: set[str], requested: list[str], dry_run: bool,
-                      done: PreparedSources, alone: list[PreparedNote | NoteOutcome], settled: Collection[str],
-                      stats: Mapping[str, tuple[int, int]] | None, members: dict[str, tuple[str, str]]) -> None:
-    """The packed notes of the run into `done` (packs, and per requested note the pack it is live in); the
-    notes that stay alone and the outcomes of the rest go to `alone`, for the single-note branches.
+class _Preparation:
+    """What one run of `ensure_sources_for_paths` looks at beyond its `SyncRun`: the notes it was asked for
+    (`requested`), those a walk of the vault found, the scope of `refresh --all`, the files' stats a walk gave,
+    the notes `settled` in their packs (passed over), the notebook's packed notes (`members`) and the hash records
+    of the notes it looks at (`known`)."""
 
-    A run over a few notes (`ask`, `refresh PATH…`), or a `refresh --all` whose other notes are `settled` in
-    their packs, lays out only the packs whose ranges hold the notes it has to look at; the other packs stay as
-    they are (and `refresh --all` reports them reused). `members` are the notebook's packed notes
-    (`StateStore.pack_members`), read before the run changes any pack."""
-    store, nb = deps.store, deps.notebook_id
-    unpacking = all_notes is not None and deps.settings.pack == "never"
-    fits: list[PreparedNote] = []
-    for item in items:
-        if isinstance(item, PreparedNote) and not unpacking and packable(deps, item, _size(item, known)):
-            fits.append(item)
+    def __init__(self, run: SyncRun, requested: list[str], found: Collection[str], all_notes: AllNotesScope | None,
+                 stats: Mapping[str, tuple[int, int]] | None, settled: set[str],
+                 members: dict[str, tuple[str, str]]) -> None:
+        self.run = run
+        self.deps = run.deps
+        self.requested = requested
+        self.found = found
+        self.all_notes = all_notes
+        self.stats = stats
+        self.settled = settled
+        self.members = members
+        self.known = run.deps.store.note_hashes(requested)
+
+    async def packed(self, items: list[PreparedNote | NoteOutcome], done: PreparedSources
+                     ) -> list[PreparedNote | NoteOutcome]:
+        """The packed notes of the run into `done` (packs, and per requested note the pack it is live in); returns
+        the notes that stay alone and the outcomes of the rest, for the single-note branches.
+
+        A run over a few notes (`ask`, `refresh PATH…`), or a `refresh --all` whose other notes are settled in
+        their packs, lays out only the packs whose ranges hold the notes it has to look at; the other packs stay
+        as they are (and `refresh --all` reports them reused)."""
+        run, deps, all_notes, members, settled = self.run, self.deps, self.all_notes, self.members, self.settled
+        store, nb = deps.store, deps.notebook_id
+        unpacking = all_notes is not None and deps.settings.pack == "never"
+        fits: list[PreparedNote] = []
+        alone: list[PreparedNote | NoteOutcome] = []
+        for item in items:
+            if isinstance(item, PreparedNote) and not unpacking and packable(deps, item, _size(item, self.known)):
+                fits.append(item)
+            else:
+                alone.append(item)
+        holding = {source_id for source_id, _ in members.values()}
+        everything = store.packs(nb)
+        records = [r for r in everything if r.source_id in holding]
+        narrowed = (bool(settled) or all_notes is None) and not crowded(deps, run.remote)
+        within: list[PackRecord] | None = None
+        reach: set[str] | None = None
+        if narrowed:
+            fit_paths = {f.path for f in fits}
+            # with `refresh --all`, also the packs of notes that are neither settled nor packable now: gone,
+            # excluded, or too large for a pack
+            troubled = [p for p in members if p not in settled and p not in fit_paths] if settled else []
+            within = packs_in_reach(records, [*fit_paths, *troubled])
+            reach = {r.source_id for r in within}
+        held = {path for path, (source_id, _) in members.items() if reach is None or source_id in reach}
+        in_run = {i.path for i in items}
+        # a whole-vault run that looks at every note has every note of the vault among `items` already
+        others = [] if _whole_vault(all_notes) and not narrowed else sorted(held - in_run)
+        other_known = store.note_hashes(others)
+        for item in load_notes(deps, others, others, other_known, run.read, self.stats):
+            if isinstance(item, PreparedNote) and not unpacking and packable(deps, item, _size(item, other_known)):
+                fits.append(item)
+        layout = packed_notes(deps, fits, {**other_known, **self.known})
+        wanted, shown = self._scope()
+        scope = PackScope(
+            layout, members, shown, wanted, within, gone=held - {n.path for n in layout},
+            # a whole-vault run retires the packs that hold no note of the vault (an older upload adopted)
+            empty=[r for r in everything if r.source_id not in holding] if _whole_vault(all_notes) else [],
+            alone_parts=sum(len(i.parts) for i in alone
+                            if isinstance(i, PreparedNote) and not _live(i.path, run.registry, run.remote)),
+            leaving=set(vanished_paths(items, all_notes, run.registry, settled)) if all_notes is not None else set(),
+            found={*self.found, *others}, report_notes=() if all_notes is not None else self.requested)
+        if within is not None and not within and not layout and not scope.empty:  # nothing in reach to lay out
+            packs = PackRun()
         else:
-            alone.append(item)
-    holding = {source_id for source_id, _ in members.values()}
-    everything = store.packs(nb)
-    records = [r for r in everything if r.source_id in holding]
-    narrowed = (bool(settled) or all_notes is None) and not crowded(deps, remote)
-    within: list[PackRecord] | None = None
-    reach: set[str] | None = None
-    if narrowed:
-        fit_paths = {f.path for f in fits}
-        # with `refresh --all`, also the packs of notes that are neither settled nor packable now: gone,
-        # excluded, or too large for a pack
-        troubled = [p for p in members if p not in settled and p not in fit_paths] if settled else []
-        within = packs_in_reach(records, [*fit_paths, *troubled])
-        reach = {r.source_id for r in within}
-    held = {path for path, (source_id, _) in members.items() if reach is None or source_id in reach}
-    in_run = {i.path for i in items}
-    # a whole-vault run that looks at every note has every note of the vault among `items` already
-    others = [] if _whole_vault(all_notes) and not narrowed else sorted(held - in_run)
-    other_known = store.note_hashes(others)
-    for item in load_notes(deps, others, others, other_known, read, stats):
-        if isinstance(item, PreparedNote) and not unpacking and packable(deps, item, _size(item, other_known)):
-            fits.append(item)
-    layout = packed_notes(deps, fits, {**other_known, **known})
-    gone = held - {n.path for n in layout}
-    alone_parts = sum(len(i.parts) for i in alone if isinstance(i, PreparedNote) and not _live(i.path, registry, remote))
-    leaving = set(vanished_paths(items, all_notes, registry, settled)) if all_notes is not None else set()
-    wanted, shown = _scope(deps, all_notes, set(requested))
-    # a whole-vault run retires the packs that hold no note of the vault (an older upload adopted from the notebook)
-    empty = [r for r in everything if r.source_id not in holding] if _whole_vault(all_notes) else []
-    if within is not None and not within and not layout and not empty:  # no pack in reach: nothing to lay out
-        run = PackRun()
-    else:
-        run = await ensure_packs(deps, remote, registry, layout, members, wanted=wanted, shown=shown, gone=gone,
-                                 empty=empty, alone_parts=alone_parts, leaving=leaving, found={*found, *others}, read=read,
-                                 protect=protect, within=within,
-                                 report_notes=() if all_notes is not None else requested, dry_run=dry_run)
-    done.packs.extend(run.packs)
-    if settled and reach is not None:  # the packs out of reach of every change: reused as they are
-        notes_of: dict[str, list[str]] = {}
-        for path, (source_id, _) in members.items():
-            if source_id not in reach:
-                notes_of.setdefault(source_id, []).append(path)
-        done.packs.extend(held_pack_outcome(r, sorted(notes_of.get(r.source_id, ()))) for r in records
-                          if r.source_id not in reach and r.source_id in remote)
-        done.packs.sort(key=lambda o: o.paths[0] if o.paths else o.title)
-    done.notes.extend(run.notes)
+            packs = await ensure_packs(run, scope)
+        done.packs.extend(packs.packs)
+        if settled and reach is not None:  # the packs out of reach of every change: reused as they are
+            notes_of: dict[str, list[str]] = {}
+            for path, (source_id, _) in members.items():
+                if source_id not in reach:
+                    notes_of.setdefault(source_id, []).append(path)
+            done.packs.extend(held_pack_outcome(r, sorted(notes_of.get(r.source_id, ()))) for r in records
+                              if r.source_id not in reach and r.source_id in run.remote)
+            done.packs.sort(key=lambda o: o.paths[0] if o.paths else o.title)
+        done.notes.extend(packs.notes)
+        return alone
+
+    def _scope(self) -> tuple[Callable[[Group], bool] | None, Callable[[PlannedPack], bool]]:
+        """Which groups a run carries out and which kept packs it reports: every one for `refresh --all`, those
+        touching its folders for `refresh --all PATH`, those holding a requested note otherwise."""
+        all_notes, requested = self.all_notes, set(self.requested)
+        if _whole_vault(all_notes):
+            return None, lambda pack: True
+        if all_notes is not None:
+            scope: AllNotesScope = all_notes
+            store, nb = self.deps.store, self.deps.notebook_id
+
+            def covers_group(group: Group) -> bool:
+                paths = group.paths() | {p for r in group.old_packs for p, _ in store.notes_of_pack(nb, r.source_id)}
+                return any(scope.covers(p) for p in paths)
+
+            return covers_group, lambda pack: any(scope.covers(p) for p in pack.paths)
+
+        def holds_requested(group: Group) -> bool:
+            return any(p in requested for pack in group.packs for p in pack.paths)
+
+        def shows(pack: PlannedPack) -> bool:
+            return any(p in requested for p in pack.paths)
+
+        return holds_requested, shows
+
+    async def singles(self, singles: list[PreparedNote | NoteOutcome],
+                      items: list[PreparedNote | NoteOutcome]) -> list[NoteOutcome]:
+        """The branches for the notes kept one per source (`singles`; `items` are the notes the run looked at)."""
+        run, deps, all_notes = self.run, self.deps, self.all_notes
+        remote, registry = run.remote, run.registry
+        decided = decide_all(deps, singles, remote, registry)
+        reread = read_for_upload(deps, decided, self.found, run.read)
+        if reread is not None:
+            decided = decide_all(deps, reread, remote, registry)
+        works = [i for i in decided if isinstance(i, PlannedNote)]
+        check_capacity_up_front(deps, works, remote, registry)
+        singled = {i.path for i in singles}
+        packed = [*(i.path for i in items if i.path not in singled), *self.settled]
+        vanished = {} if all_notes is None else vanished_paths(decided, all_notes, registry, packed)
+        removed = await remove_vanished(deps, remote, vanished, dry_run=run.dry_run)
+        if run.dry_run:
+            return removed + simulate(deps, decided, remote, run.protect)
+        left = [*vanished, *(w.decision.rename_from for w in works if w.decision.rename_from is not None)]
+        try:
+            return removed + await Runner(deps, remote, run.protect, run.read, left).run(decided)
+        except NlmsyncError as exc:
+            stop_report(exc, deps.notebook_id, removed + notes_done(exc))
+            raise
 
 
 def _live(path: str, registry: RegistryView, remote: RemoteView) -> bool:
@@ -241,52 +303,3 @@ def _whole_vault(all_notes: AllNotesScope | None) -> bool:
 def _size(note: PreparedNote, known: dict[str, NoteHashes]) -> int:
     text = note.parts[0].text
     return len(text.encode("utf-8", "surrogateescape")) if text is not None else known[note.path].size
-
-
-def _scope(deps: SyncDeps, all_notes: AllNotesScope | None, requested: set[str]):  # type: ignore[no-untyped-def]
-    """Which groups a run carries out and which kept packs it reports: every one for `refresh --all`, those
-    touching its folders for `refresh --all PATH`, those holding a requested note otherwise."""
-    if _whole_vault(all_notes):
-        return None, lambda pack: True
-    if all_notes is not None:
-        store, nb = deps.store, deps.notebook_id
-
-        def covers_group(group: Group) -> bool:
-            paths = group.paths() | {p for r in group.old_packs for p, _ in store.notes_of_pack(nb, r.source_id)}
-            return any(all_notes.covers(p) for p in paths)
-
-        return covers_group, lambda pack: any(all_notes.covers(p) for p in pack.paths)
-
-    def holds_requested(group: Group) -> bool:
-        return any(p in requested for pack in group.packs for p in pack.paths)
-
-    def shows(pack: PlannedPack) -> bool:
-        return any(p in requested for p in pack.paths)
-
-    return holds_requested, shows
-
-
-async def _singles(deps: SyncDeps, singles: list[PreparedNote | NoteOutcome],
-                   items: list[PreparedNote | NoteOutcome], remote: RemoteView, registry: RegistryView,
-                   read: list[NoteHashes], found: Collection[str], all_notes: AllNotesScope | None,
-                   protect: set[str], dry_run: bool, settled: Collection[str] = ()) -> list[NoteOutcome]:
-    """The branches for the notes kept one per source (`singles`; `items` are the notes the run looked at,
-    `settled` the notes of the vault it did not need to)."""
-    decided = decide_all(deps, singles, remote, registry)
-    reread = read_for_upload(deps, decided, found, read)
-    if reread is not None:
-        decided = decide_all(deps, reread, remote, registry)
-    works = [i for i in decided if isinstance(i, PlannedNote)]
-    check_capacity_up_front(deps, works, remote, registry)
-    singled = {i.path for i in singles}
-    packed = [*(i.path for i in items if i.path not in singled), *settled]
-    vanished = {} if all_notes is None else vanished_paths(decided, all_notes, registry, packed)
-    removed = await remove_vanished(deps, remote, vanished, dry_run=dry_run)
-    if dry_run:
-        return removed + simulate(deps, decided, remote, protect)
-    left = [*vanished, *(w.decision.rename_from for w in works if w.decision.rename_from is not None)]
-    try:
-        return removed + await Runner(deps, remote, protect, read, left).run(decided)
-    except NlmsyncError as exc:
-        stop_report(exc, deps.notebook_id, removed + notes_done(exc))
-        raise
