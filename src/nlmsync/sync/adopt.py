@@ -152,7 +152,7 @@ async def level_with_notebook(deps: SyncDeps, remote: RemoteView) -> Levelled:
     for source_id, title in unmanaged.items():
         if remote.sources.get(source_id) == title:
             remote.foreign[source_id] = title
-    known = {sid for row, resolved in store.mappings_with_resolved_ids(nb) for sid in (row.source_id, resolved)}
+    known = store.mapped_source_ids(nb)
     records = store.packs(nb)
     known.update(r.source_id for r in records)
     known.update(p.source_id for p in store.pending_deletions(nb))
@@ -160,6 +160,8 @@ async def level_with_notebook(deps: SyncDeps, remote: RemoteView) -> Levelled:
     packs: list[tuple[str, str, tuple[str, str, int, str]]] = []
     for source_id, title in remote.sources.items():
         if source_id in known or source_id in remote.foreign:
+            continue
+        if store.mapping_by_source_id(nb, source_id) is not None:  # a row holds it through an alias
             continue
         if (pack := parse_pack_title(title)) is not None:
             packs.append((source_id, title, pack))
