@@ -214,7 +214,7 @@ class _Levelling:
         if not wanted:
             return
         read: list[NoteHashes] = []
-        items = load_notes(self.deps, wanted, wanted, None, read, self._stats or None)
+        items = load_notes(self.deps, wanted, set(wanted), None, read, self._stats or None)
         for path, item in zip(wanted, items, strict=True):
             self._notes[path] = item if isinstance(item, PreparedNote) else None
         self.deps.store.record_note_hashes(read)

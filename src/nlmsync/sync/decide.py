@@ -182,7 +182,7 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
             continue
         try:
             if path in found and stats is not None and path in stats:  # a walk of the vault just found it there
-                text = vault_files.read_note_file(path, deps.vault_root / path, stats[path][1])
+                text = vault_files.read_note_file(path, os.path.join(deps.vault_root, path), stats[path][1])
             else:
                 text = vault_files.read_note_text(deps.vault_root, path)
         except (InputError, OSError) as exc:

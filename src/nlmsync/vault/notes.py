@@ -113,7 +113,7 @@ def read_note_text(root: Path, rel_path: str) -> str:
     return read_note_file(rel_path, resolve_in_vault(root, rel_path))
 
 
-def read_note_file(rel_path: str, path: Path, size: int = 0) -> str:
+def read_note_file(rel_path: str, path: str | Path, size: int = 0) -> str:
     """The text of the note `rel_path`, already resolved to `path` inside the vault (`size`: what a stat just gave,
     as `read_file_bytes` takes it).
 
