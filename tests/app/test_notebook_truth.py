@@ -155,13 +155,19 @@ async def test_edits_on_two_devices_refreshed_alternately_converge(make_world):
     assert_mirrored(world, laptop.vault)
 
 
-async def test_a_pack_deleted_in_notebooklm_is_uploaded_again_and_status_says_so(make_world):
-    world = make_world(capacity=20)
+async def mirrored_but_one_pack(world, which: int):
+    """A laptop that mirrored 60 notes in packs; then pack `which` deleted in NotebookLM (its outcome)."""
     laptop = world.device("laptop")
     fill(laptop.vault, 60)
     first = await mirror(laptop, notebook=world.notebook_id, capacity=20, **PACKED)
-    lost = first.packs[2]
+    lost = first.packs[which]
     world.fake.apply("source_delete", {"source_id": lost.source_id, "confirm": True})
+    return laptop, lost
+
+
+async def test_a_pack_deleted_in_notebooklm_is_uploaded_again_and_status_says_so(make_world):
+    world = make_world(capacity=20)
+    laptop, lost = await mirrored_but_one_pack(world, 2)
     async with laptop.run() as orch:
         status = await orch.status(lost.paths[:1])
     assert status.notes[0].where == "missing" and status.layout.packed_note_count == 60 - len(lost.paths)
@@ -177,11 +183,7 @@ async def test_a_pack_deleted_in_notebooklm_is_uploaded_again_and_status_says_so
 
 async def test_a_pack_deleted_in_notebooklm_comes_back_for_a_question_that_needs_it(make_world):
     world = make_world(capacity=20)
-    laptop = world.device("laptop")
-    fill(laptop.vault, 60)
-    first = await mirror(laptop, notebook=world.notebook_id, capacity=20, **PACKED)
-    lost = first.packs[1]
-    world.fake.apply("source_delete", {"source_id": lost.source_id, "confirm": True})
+    laptop, lost = await mirrored_but_one_pack(world, 1)
     async with laptop.run(**PACKED) as orch:
         report = await orch.refresh([lost.paths[0]])
     assert [p.branch for p in report.packs] == [Branch.REPLACED] and report.packs[0].paths == lost.paths

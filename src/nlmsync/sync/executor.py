@@ -82,12 +82,15 @@ class Unit(Protocol):
 
     def slots(self, remote: RemoteView) -> int:
         """The sources it adds (an upload whose exact title is listed already is adopted, not added)."""
+        ...
 
     def begin(self) -> None:
         """It starts (room was made for it): what it needs to know of the units started before it."""
+        ...
 
     async def retire_early(self, executor: Executor) -> bool:
         """Free one source it replaces before its uploads land (no room for add-first); False when it has none."""
+        ...
 
     async def upload(self, executor: Executor) -> None:
         """Its uploads, through `Executor.add`.
@@ -96,18 +99,23 @@ class Unit(Protocol):
             NotTried: the run stopped before an upload was sent.
             NotebookLMError: an upload failed.
         """
+        ...
 
     async def finish(self, executor: Executor) -> list[str]:
         """Record what it did in one step (or its failure); returns the source ids it replaced, to delete."""
+        ...
 
     async def after(self, executor: Executor) -> None:
         """What is done best-effort once its replaced sources are deleted (a retitle)."""
+        ...
 
     def failed(self, executor: Executor, message: str) -> None:
         """It did not happen: `message` says why."""
+        ...
 
     def not_tried(self, executor: Executor) -> None:
         """It was not tried: the run stopped before it."""
+        ...
 
 
 class Executor:
