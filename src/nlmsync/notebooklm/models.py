@@ -15,6 +15,7 @@ from nlmsync.errors import MalformedResponseError
 
 __all__ = [
     "AddedSource",
+    "AuthRefreshed",
     "CreatedNotebook",
     "DeletedNotebook",
     "DeletedSource",
@@ -43,6 +44,12 @@ class ServerInfo(_Result):
     latest_version: str | None = None
     update_available: bool = False
     auth_status: str = "unknown"
+
+
+class AuthRefreshed(_Result):
+    """`refresh_auth`: the login works again (`message` says how: reloaded from disk, or renewed)."""
+
+    message: str = ""
 
 
 class NotebookInfo(_Result):
