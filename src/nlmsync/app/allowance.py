@@ -41,12 +41,12 @@ def local_time(moment: datetime) -> str:
         local.strftime("%a %d %b %H:%M")
 
 
-def spent_error(window: UsageWindow) -> AllowanceSpentError:
-    """The refusal of a question while `window` has nothing left."""
+def spent_error(window: UsageWindow, held: str = "the question was not sent") -> AllowanceSpentError:
+    """The error for work `held` back while `window` has nothing left, saying when the allowance comes back."""
     back = f"at {local_time(window.resets_at)}" if window.resets_at is not None else "at a time the server did not say"
     return AllowanceSpentError(
-        f"the plan's usage allowance is used up (the {window.window} window has nothing left): the question was "
-        f"not sent; the allowance comes back {back}",
+        f"the plan's usage allowance is used up (the {window.window} window has nothing left): {held}; the "
+        f"allowance comes back {back}",
         window=window.window, resets_at=window.resets_at,
         hint="ask again once it is back; 'nlmsync server-info' shows what is left of each window")
 

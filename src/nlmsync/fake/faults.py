@@ -19,12 +19,12 @@ __all__ = [
     "ErrorRule",
     "Faults",
     "RateLimitRule",
-    "parse_tier",
-    "parse_usage_used",
     "parse_drop_on",
     "parse_drop_on_call",
     "parse_error_on",
     "parse_rate_limit_on",
+    "parse_tier",
+    "parse_usage_used",
     "plan_call",
 ]
 
@@ -32,6 +32,8 @@ When = Literal["before", "after"]
 
 LOGIN_COUNTER = "@login"
 """The counter of the calls made on the current login (a key no tool name takes)."""
+MADE_ELSEWHERE = "@login-made-elsewhere"
+"""Set (1) once `refresh_auth` found the login made elsewhere: that login does not expire."""
 LOGIN_FREE_TOOLS = frozenset({"server_info", "refresh_auth"})
 """Tools that do not use the Google login (they report or renew it)."""
 OPTIONAL_TOOLS = frozenset({"refresh_auth", "usage_get"})
@@ -83,13 +85,15 @@ class Faults:
     renewal_fails: bool = False
     """`refresh_auth` cannot renew an expired login (as when the saved browser profile is signed out too)."""
     login_back_after: int | None = None
-    """`refresh_auth`'s Nth call finds a login made elsewhere (`nlm login` in another terminal)."""
+    """`refresh_auth`'s Nth call finds a login made elsewhere (`nlm login` in another terminal), which lasts."""
     usage_used: dict[str, float] = field(default_factory=dict)
     """Percent used of each allowance window `usage_get` reports (rolling, weekly; 0 when not given)."""
     tier: str | None = None
     """The subscription tier `usage_get` reports (None: an account without a paid plan)."""
     without_tools: frozenset[str] = frozenset()
     """Tools the server does not have, as an older server lacks them (set when the server is built)."""
+    network_down: bool = False
+    """The server's requests to Google fail for want of a network: every tool but `server_info` says so."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,7 @@ class CallPlan:
     rate_limited: bool = False
     auth_required: bool = False
     login_expired: bool = False
+    network_down: bool = False
     deadline_exceeded: bool = False
 
 
@@ -124,12 +129,13 @@ def plan_call(faults: Faults, counters: dict[str, int], tool: str) -> CallPlan:
     return CallPlan(call_number=overall, tool_call_number=per_tool, latency=faults.latency, drop=drop,
                     error=error, rate_limited=rate_limited,
                     auth_required=faults.auth_required and tool not in LOGIN_FREE_TOOLS,
-                    login_expired=_uses_expired_login(faults, counters, tool))
+                    login_expired=_uses_expired_login(faults, counters, tool),
+                    network_down=faults.network_down and tool != "server_info")
 
 
 def _uses_expired_login(faults: Faults, counters: dict[str, int], tool: str) -> bool:
     """Count a call on the current login; True when the login has expired (such a call is not counted)."""
-    if faults.expire_login_after is None or tool in LOGIN_FREE_TOOLS:
+    if faults.expire_login_after is None or tool in LOGIN_FREE_TOOLS or counters.get(MADE_ELSEWHERE):
         return False
     used = counters.get(LOGIN_COUNTER, 0)
     if used >= faults.expire_login_after:

@@ -76,6 +76,9 @@ _SWITCHES: tuple[tuple[str, dict[str, Any]], ...] = (
                                            "ultra, or NOTEBOOKLM_TIER_…."}),
     ("--without-tool", {"multiple": True, "metavar": "TOOL",
                         "help": "Leave out refresh_auth or usage_get, as an older server lacks them. Repeatable."}),
+    ("--network-down", {"is_flag": True,
+                        "help": "Act like a server whose requests to Google fail (no network): every tool but "
+                                "server_info answers '[Errno -2] Name or service not known'."}),
 )
 
 FAKE_SWITCHES = frozenset(name for name, _settings in _SWITCHES)
@@ -94,7 +97,7 @@ def fake_switches(function: F) -> F:
     """`function`, a click command's callback, with the fake's switches as its options (the values reach it as
     keywords: `state`, `capacity`, `latency`, `drop_on_call`, `drop_on`, `error_on`, `empty_sources_once`,
     `auth_required`, `rate_limit_on`, `expire_login_after`, `renewal_fails`, `login_back_after`, `usage_used`,
-    `tier`, `without_tool`; `fake_options` reads them)."""
+    `tier`, `without_tool`, `network_down`; `fake_options` reads them)."""
     for name, settings in reversed(_SWITCHES):
         function = click.option(name, **settings)(function)
     return function
@@ -104,7 +107,7 @@ def build_faults(*, latency: float = 0.0, drop_on_call: str | None = None, drop_
                  error_on: Sequence[str] = (), rate_limit_on: Sequence[str] = (), empty_sources_once: bool = False,
                  auth_required: bool = False, expire_login_after: int | None = None, renewal_fails: bool = False,
                  login_back_after: int | None = None, usage_used: Sequence[str] = (), tier: str | None = None,
-                 without_tool: Sequence[str] = ()) -> Faults:
+                 without_tool: Sequence[str] = (), network_down: bool = False) -> Faults:
     """The `Faults` the fault switches describe.
 
     Raises:
@@ -125,7 +128,8 @@ def build_faults(*, latency: float = 0.0, drop_on_call: str | None = None, drop_
                   empty_sources_once=empty_sources_once, auth_required=auth_required,
                   expire_login_after=expire_login_after, renewal_fails=renewal_fails,
                   login_back_after=login_back_after, usage_used=dict(parse_usage_used(s) for s in usage_used),
-                  tier=parse_tier(tier) if tier is not None else None, without_tools=frozenset(without_tool))
+                  tier=parse_tier(tier) if tier is not None else None, without_tools=frozenset(without_tool),
+                  network_down=network_down)
 
 
 def fake_options(values: Mapping[str, Any]) -> FakeOptions:

@@ -124,7 +124,9 @@ class FakeNotebookLM:
     def apply(self, tool: str, arguments: dict[str, Any], plan: CallPlan | None = None) -> dict[str, Any]:
         """Run one tool call (unless a fault answers it first), log it and persist the state."""
         plan = plan or self.plan(tool)
-        if plan.auth_required:
+        if plan.network_down:
+            result = error(account.NETWORK_ERROR)
+        elif plan.auth_required:
             result = error(AUTH_ERROR)
         elif plan.login_expired:
             result = error(account.EXPIRED_ERROR)

@@ -296,13 +296,19 @@ class NotebookLMClient:
         return await self._typed("refresh_auth", AuthRefreshed, {})
 
     async def renew_login(self) -> AuthRefreshed:
-        """`refresh_auth` for a command that waited for a login made elsewhere: once it works, the run's count
-        of renewals starts again (`LoginRenewal.restart`).
+        """`refresh_auth` for a command that waited for a login made elsewhere (a server without the tool is
+        asked for a listing instead): once it works, the run's count of renewals starts again.
 
         Raises:
             AuthenticationRequiredError: there is still no working login.
         """
-        renewed = await self.refresh_auth()
+        try:
+            renewed = await self.refresh_auth()
+        except NotebookLMError as exc:
+            if not is_unknown_tool(exc):
+                raise
+            await self.notebook_list(1)
+            renewed = AuthRefreshed(message="a notebook listing works")
         self.login.restart()
         return renewed
 
