@@ -30,9 +30,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 from watchfiles import Change, DefaultFilter, awatch
 
-from nlmsync.app import Orchestrator
-from nlmsync.app.allowance import spent_error
-from nlmsync.app.login_wait import RETRY_SECONDS, LoginWait, Sleep
+from nlmsync.app import LoginWait, Orchestrator, spent_error
+from nlmsync.app.login_wait import RETRY_SECONDS, Sleep
 from nlmsync.config import Settings
 from nlmsync.errors import (
     AllowanceSpentError,

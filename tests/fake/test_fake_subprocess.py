@@ -190,7 +190,8 @@ def test_nothing_listening_exits_4_quickly_with_one_error_line(tmp_path: Path,
     code, out, err = _nlmsync(capsys, "--vault", str(tmp_path), "--server", "http://127.0.0.1:1/mcp", "server-info",
                               "--json")
     assert code == 4
-    assert out == ""
+    report = json.loads(out)  # the document, with what could not be learned as null
+    assert report["version"] is None and report["logged_in"] is None and report["error"].startswith("cannot connect")
     lines = err.splitlines()
     assert lines[0] == "nlmsync: error: cannot connect to http://127.0.0.1:1/mcp: All connection attempts failed"
     assert lines[1].startswith("nlmsync: hint: ") and len(lines) == 2

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 
 def _window(window: UsageWindow) -> str:
-    from nlmsync.app.allowance import local_time
+    from nlmsync.app import local_time
 
     if window.percent_remaining is not None:
         left = f"{window.percent_remaining:g}% left"

@@ -81,7 +81,7 @@ def server_info(ctx: click.Context, json_output: bool) -> None:
     settings = cli_context(ctx).settings()
     import anyio
 
-    from nlmsync.app.allowance import Allowance
+    from nlmsync.app import Allowance
     from nlmsync.app.servers import connect_server
     from nlmsync.errors import AuthenticationRequiredError, NotebookLMError
 
