@@ -601,6 +601,23 @@ async def test_a_login_that_expires_mid_run_is_renewed_and_the_call_sent_again(m
     world.close()
 
 
+async def test_an_add_that_waited_for_processing_and_met_an_expired_login_is_settled_by_a_listing(make_world):
+    """The add may have been made before the wait met the expired login: the run lists the notebook, finds no
+    source with the note's title, and adds it then — once."""
+    world = make_world()
+    from nlmsync.fake.faults import LOGIN_COUNTER
+
+    world.fake.faults = Faults(expire_login_after=3)
+    world.fake.counters[LOGIN_COUNTER] = 2  # the listing is the login's last call: the add meets it expired
+    world.write("a.md", "alpha")
+    async with world.run(wait_for_processing=True) as orch:
+        report = await orch.refresh(["a.md"])
+    assert branches(report) == {"a.md": Branch.ADDED}
+    tools = [c.tool for c in world.fake.calls]
+    assert tools == ["notebook_get", "source_add", "refresh_auth", "notebook_get", "source_add"]
+    assert len(world.remote()) == 1
+
+
 async def test_renewals_are_bounded_per_run(make_world):
     """A login that expires after every call is renewed a few times, then the run stops (exit 5)."""
     from nlmsync.errors import AuthenticationRequiredError

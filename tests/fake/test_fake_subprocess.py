@@ -210,7 +210,9 @@ def test_every_fault_switch_is_documented(capsys: pytest.CaptureFixture[str]) ->
     code, out, _ = _nlmsync(capsys, "fake-server", "--help")
     assert code == 0
     for switch in ("--latency", "--drop-on-call", "--drop-on", "--error-on", "--empty-sources-once",
-                   "--auth-required", "--rate-limit-on", "--capacity", "--state", "--transport", "--port"):
+                   "--auth-required", "--rate-limit-on", "--capacity", "--state", "--transport", "--port",
+                   "--expire-login-after", "--renewal-fails", "--login-back-after", "--usage-used", "--tier",
+                   "--without-tool", "--network-down"):
         assert switch in out
 
 
