@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.held_sleep import HeldSleep
 from watchfiles import Change
 
 from nlmsync.fake.server import build_fake_server
@@ -240,26 +241,6 @@ async def test_a_note_renamed_away_and_back_under_watch_keeps_its_source(make_wo
     assert list(world.remote()) == source
 
 
-class Clockwork:
-    """A watch's injected sleep: each sleep is recorded and lasts until the test ends it with `tick`."""
-
-    def __init__(self) -> None:
-        self.asked: list[float] = []
-        self._ended = 0
-        self._ticked = anyio.Event()
-
-    async def sleep(self, seconds: float) -> None:
-        self.asked.append(seconds)
-        mine = len(self.asked)
-        while self._ended < mine:
-            await self._ticked.wait()
-
-    def tick(self) -> None:
-        self._ended += 1
-        self._ticked.set()
-        self._ticked = anyio.Event()
-
-
 @pytest.mark.anyio
 async def test_watch_refresh_waits_through_an_expired_login_and_resumes_when_it_comes_back(make_world):
     from nlmsync.app.login_wait import RETRY_SECONDS
@@ -272,7 +253,7 @@ async def test_watch_refresh_waits_through_an_expired_login_and_resumes_when_it_
         await orch.refresh(["a.md", "b.md"])
     # one call on the login, then it expires; renewing fails; refresh_auth's third call finds a new login
     world.fake.faults = Faults(expire_login_after=1, renewal_fails=True, login_back_after=3)
-    clock = Clockwork()
+    clock = HeldSleep()
     async with watching(world, refresh=True, sleep=clock.sleep) as watch:
         with anyio.fail_after(60):
             world.write("a.md", "# Alpha\nsecond\n")
@@ -309,7 +290,7 @@ async def test_watch_refresh_waits_for_the_allowance_to_reset(make_world):
     now = datetime.now(UTC).replace(microsecond=0)
     world.fake.clock = now.timestamp  # the fake's rolling window resets five hours from now
     world.fake.faults = Faults(usage_used={"rolling": 100.0})
-    clock = Clockwork()
+    clock = HeldSleep()
     async with watching(world, refresh=True, sleep=clock.sleep, clock=lambda: now) as watch:
         with anyio.fail_after(60):
             world.write("a.md", "# Alpha\nsecond\n")

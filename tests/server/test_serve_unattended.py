@@ -8,6 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client
+from tests.held_sleep import HeldSleep
 
 from nlmsync.app.login_wait import RETRY_SECONDS
 from nlmsync.config import Settings
@@ -19,43 +20,9 @@ pytestmark = pytest.mark.anyio
 QUESTION = {"question": "How does heapsort build the heap?"}
 
 
-class Tries:
-    """The wait's injected sleep: each one lasts until the test lets it end (`tick`), and is counted; and what
-    the server says (`say`, its `warn`)."""
-
-    def __init__(self) -> None:
-        self.asked: list[float] = []
-        self.said: list[str] = []
-        self.ended = 0
-        self.changed = anyio.Event()
-
-    def say(self, line: str) -> None:
-        self.said.append(line)
-        self._notify()
-
-    async def sleep(self, seconds: float) -> None:
-        self.asked.append(seconds)
-        self._notify()
-        mine = len(self.asked)
-        while self.ended < mine:
-            await self.changed.wait()
-
-    def tick(self) -> None:
-        self.ended += 1
-        self._notify()
-
-    def _notify(self) -> None:
-        self.changed.set()
-        self.changed = anyio.Event()
-
-    async def until(self, condition) -> None:
-        while not condition():
-            await self.changed.wait()
-
-
 async def test_the_notebook_tools_wait_for_a_login_made_elsewhere_and_answer_again_by_themselves(vault: Path):
     fake = FakeNotebookLM(faults=Faults(expire_login_after=0, renewal_fails=True, login_back_after=3))
-    tries = Tries()
+    tries = HeldSleep()
     settings = Settings(vault=vault, notebook="new:Serve", server="fake")
     with serving(settings, notebook_server=build_fake_server(fake), warn=tries.say, sleep=tries.sleep) as server:
         async with Client(server) as client:
