@@ -116,3 +116,14 @@ async def test_the_allowance_is_kept_briefly_then_read_again(make_world):
         fresh = await allowance.read(orch.client, fresh=True)
     assert first == kept == again == fresh and first is not None
     assert world.calls("usage_get") == 3  # the first, after a minute, and the one asked fresh
+
+
+async def test_a_capacity_given_before_for_the_notebook_wins_over_the_plan(make_world):
+    world = make_world(capacity=300)
+    world.fake.faults = Faults(tier=PRO)
+    world.write("a.md", "a")
+    async with unconfigured(world, capacity=7) as orch:
+        await orch.refresh(["a.md"])
+    async with unconfigured(world) as orch:
+        status = await orch.status()
+    assert (status.capacity, status.capacity_source, status.plan) == (7, "remembered", "Pro")
