@@ -9,6 +9,7 @@ import anyio
 import pytest
 from mcp import Client
 from tests.held_sleep import HeldSleep
+from tests.server.answers import first_text
 
 from nlmsync.app.login_wait import RETRY_SECONDS
 from nlmsync.config import Settings
@@ -28,11 +29,11 @@ async def test_the_notebook_tools_wait_for_a_login_made_elsewhere_and_answer_aga
         async with Client(server) as client:
             with anyio.fail_after(60):
                 first = await client.call_tool("ask_notebook", QUESTION)
-                assert first.is_error and "Google login" in first.content[0].text
+                assert first.is_error and "Google login" in first_text(first)
                 await tries.until(lambda: tries.asked)  # waiting: refresh_auth is tried after a pause
                 calls = len(fake.calls)
                 meanwhile = await client.call_tool("refresh_notebook", {})
-                assert meanwhile.is_error and "waiting for a Google login" in meanwhile.content[0].text
+                assert meanwhile.is_error and "waiting for a Google login" in first_text(meanwhile)
                 assert len(fake.calls) == calls  # answered without asking the server
                 tries.tick()  # refresh_auth's second call: no login yet
                 await tries.until(lambda: len(tries.asked) == 2)
@@ -52,7 +53,7 @@ async def test_ask_notebook_is_refused_while_the_allowance_is_used_up(vault: Pat
         async with Client(server) as client:
             refused = await client.call_tool("ask_notebook", QUESTION)
             again = await client.call_tool("ask_notebook", QUESTION)
-    text = refused.content[0].text
+    text = first_text(refused)
     assert refused.is_error and "allowance is used up" in text and "weekly" in text and "comes back at" in text
     assert again.is_error
     tools = [c.tool for c in fake.calls]
