@@ -22,8 +22,10 @@ from nlmsync.notebooklm.models import (
     SourceContent,
     SourceDescription,
     SourceRef,
+    Usage,
+    UsageWindow,
 )
-from nlmsync.notebooklm.plans import PLAN_CAPACITIES, Plan, Usage, UsageWindow, plan_for_tier
+from nlmsync.notebooklm.plans import PLAN_CAPACITIES, Plan, plan_for_tier
 from nlmsync.notebooklm.retry import IDEMPOTENT_TOOLS
 from nlmsync.notebooklm.transports import FAKE_STATE_FILE, InProcessFake, ServerTarget, resolve_server
 

@@ -65,9 +65,9 @@ from nlmsync.notebooklm.models import (
     ServerInfo,
     SourceContent,
     SourceDescription,
+    Usage,
     parse_result,
 )
-from nlmsync.notebooklm.plans import Usage
 from nlmsync.notebooklm.retry import IDEMPOTENT_TOOLS, AddRateLimiter, Sleep, call_with_retry
 from nlmsync.notebooklm.transports import InProcessFake, ServerTarget, resolve_server
 
