@@ -92,6 +92,7 @@ def test_status_says_where_the_capacity_came_from(vault: Path, capsys):
     assert code == 0, err
     code, out, _ = run(capsys, *common, "status")
     assert code == 0 and "1/600 sources" in out.splitlines()[0]
-    assert out.splitlines()[1].startswith("  capacity 600, from the plan (Ultra); allowance: rolling 100% left")
+    assert out.splitlines()[1] == "  capacity 600: what the notebook's plan allows (Ultra)"
+    assert out.splitlines()[2].startswith("  allowance: rolling 100% left, resets ")
     code, out, _ = run(capsys, *common, "refresh", "--capacity", "60", "--json")
     assert json.loads(out)["capacity"] == 60
