@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.held_sleep import HeldSleep
 from watchfiles import Change
 
 from nlmsync.fake.server import build_fake_server
@@ -238,3 +239,68 @@ async def test_a_note_renamed_away_and_back_under_watch_keeps_its_source(make_wo
     assert [(n.path, n.branch, n.source_ids) for n in report.notes] == [("note.md", Branch.REUSED, source)]
     assert not {"source_add", "source_delete"} & {c.tool for c in world.fake.calls[start:]}
     assert list(world.remote()) == source
+
+
+@pytest.mark.anyio
+async def test_watch_refresh_waits_through_an_expired_login_and_resumes_when_it_comes_back(make_world):
+    from nlmsync.app.login_wait import RETRY_SECONDS
+    from nlmsync.fake.faults import Faults
+
+    world = make_world(watch_debounce_ms=50)
+    world.write("a.md", "# Alpha\nfirst\n")
+    world.write("b.md", "# Beta\nfirst\n")
+    async with world.run() as orch:
+        await orch.refresh(["a.md", "b.md"])
+    # one call on the login, then it expires; renewing fails; refresh_auth's third call finds a new login
+    world.fake.faults = Faults(expire_login_after=1, renewal_fails=True, login_back_after=3)
+    clock = HeldSleep()
+    async with watching(world, refresh=True, sleep=clock.sleep) as watch:
+        with anyio.fail_after(60):
+            world.write("a.md", "# Alpha\nsecond\n")
+            await watch.until(lambda: clock.asked)  # said so, and sleeps before trying again
+            world.write("b.md", "# Beta\nsecond\n")  # changed while waiting: kept for later
+            await watch.until(lambda: "b.md" in watch.plans[-1].modified)
+            clock.tick()  # refresh_auth's second call: still no login
+            await watch.until(lambda: len(clock.asked) == 2)
+            assert not any(e.kind == "refreshed" for e in watch.events)
+            clock.tick()  # the third: the login made elsewhere
+            await watch.until(lambda: {e.path for e in watch.events if e.kind == "refreshed"} == {"a.md", "b.md"})
+    kinds = [e.kind for e in watch.events]
+    assert kinds.count("login_expired") == 1 and kinds.count("login_back") == 1  # said once, each
+    assert kinds.index("login_expired") < kinds.index("login_back") < kinds.index("refreshed")
+    (expired,) = [e for e in watch.events if e.kind == "login_expired"]
+    assert "Google login" in expired.error and "nlm login" in str(expired)
+    assert clock.asked == [RETRY_SECONDS, RETRY_SECONDS] and RETRY_SECONDS <= 60
+    assert {e.path: e.branch for e in watch.events if e.kind == "refreshed"} == {"a.md": "replaced", "b.md": "replaced"}
+    assert sorted(world.remote_texts().values()) == ["# Alpha\nsecond\n", "# Beta\nsecond\n"]
+    assert world.calls("refresh_auth") == 3
+
+
+@pytest.mark.anyio
+async def test_watch_refresh_waits_for_the_allowance_to_reset(make_world):
+    from datetime import UTC, datetime, timedelta
+
+    from nlmsync.fake.faults import Faults
+
+    world = make_world(watch_debounce_ms=50)
+    world.write("a.md", "# Alpha\nfirst\n")
+    async with world.run() as orch:
+        await orch.refresh(["a.md"])
+    start = len(world.fake.calls)
+    now = datetime.now(UTC).replace(microsecond=0)
+    world.fake.clock = now.timestamp  # the fake's rolling window resets five hours from now
+    world.fake.faults = Faults(usage_used={"rolling": 100.0})
+    clock = HeldSleep()
+    async with watching(world, refresh=True, sleep=clock.sleep, clock=lambda: now) as watch:
+        with anyio.fail_after(60):
+            world.write("a.md", "# Alpha\nsecond\n")
+            await watch.until(lambda: clock.asked)
+            (spent,) = [e for e in watch.events if e.kind == "allowance_spent"]
+            assert spent.resets_at == (now + timedelta(hours=5)).isoformat() and "rolling" in spent.error
+            assert world.calls("source_add", since=start) == 0  # nothing sent meanwhile
+            world.fake.faults = Faults()  # the window has reset
+            clock.tick()
+            await watch.until(lambda: any(e.kind == "refreshed" for e in watch.events))
+    assert clock.asked == [5 * 3600.0]  # slept until the reset, not in a loop
+    assert [e.kind for e in watch.events if e.kind.startswith("allowance")] == ["allowance_spent", "allowance_back"]
+    assert list(world.remote_texts().values()) == ["# Alpha\nsecond\n"]

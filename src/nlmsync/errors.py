@@ -19,9 +19,11 @@ The tree (exit code in brackets)::
     ├── CapacityError [3]                 notebook full: no managed source may be evicted, or the server
     │                                     refused an add as full (its real limit, learned for later runs)
     ├── PartialFailure [6]                some notes failed, the rest were done and recorded
+    ├── AllowanceSpentError [8]           the plan's usage allowance has nothing left: the question was not sent
     └── NotebookLMError [1]               the NotebookLM MCP server failed a call
         ├── ConnectionProblem [4]         transient transport trouble (the only thing ever retried)
         │   ├── ServerUnreachableError [4]  could not connect at all
+        │   │   └── GoogleUnreachableError [4]  the server answers, but cannot reach Google (no network)
         │   ├── ConnectionLostError [4]     the session died during a call
         │   └── ServerTimeoutError [4]      the call did not answer in time
         ├── ServerCommandNotFoundError [4]  the server command does not exist (never retried)
@@ -41,6 +43,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -52,6 +55,7 @@ EXIT_CONNECTION = 4
 EXIT_AUTH = 5
 EXIT_PARTIAL = 6
 EXIT_BUSY = 7
+EXIT_ALLOWANCE = 8
 
 
 class RunReport(Protocol):
@@ -188,6 +192,19 @@ class PartialFailure(NlmsyncError):
         self.report = report
 
 
+class AllowanceSpentError(NlmsyncError):
+    """A window of the plan's usage allowance (`window`: rolling or weekly) has nothing left, so a question was
+    not sent; `resets_at` is when it comes back (None when the server did not say)."""
+
+    exit_code = EXIT_ALLOWANCE
+
+    def __init__(self, message: str, *, window: str = "", resets_at: datetime | None = None,
+                 hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.window = window
+        self.resets_at = resets_at
+
+
 class NotebookLMError(NlmsyncError):
     """A failed call to the NotebookLM MCP server; `raw` keeps the server's own message."""
 
@@ -207,6 +224,10 @@ class ConnectionProblem(NotebookLMError):
 
 class ServerUnreachableError(ConnectionProblem):
     pass
+
+
+class GoogleUnreachableError(ServerUnreachableError):
+    """The server answered, but its own requests to Google failed: no network, no name resolution."""
 
 
 class ConnectionLostError(ConnectionProblem):

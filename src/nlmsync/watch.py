@@ -12,23 +12,39 @@ or moved is reported as the folder alone: it stands for every note in it (`expan
 them is renamed. Event batches are debounced by watchfiles. Each batch is applied in atomic store steps, so
 stopping at any point (Ctrl-C) leaves a consistent state; a batch the state file cannot take (a full disk)
 is reported and the watch goes on.
+
+With `--refresh`, changed notes wait in `VaultWatcher.pending` until the notebook takes them. Unattended, the
+watch does not stop when the Google login expires beyond renewal or the plan's usage allowance is used up: it
+says so once, keeps the changes pending, and goes on by itself — once `refresh_auth` finds a working login
+(tried every minute, `LoginWait`), or once the allowance has reset. `sleep` and `clock` are injectable.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from watchfiles import Change, DefaultFilter, awatch
 
-from nlmsync.app import Orchestrator
+from nlmsync.app import LoginWait, Orchestrator, spent_error
+from nlmsync.app.login_wait import RETRY_SECONDS, Sleep
 from nlmsync.config import Settings
-from nlmsync.errors import DiskFullError, InputError, NlmsyncError, is_disk_full, leaf_exceptions
+from nlmsync.errors import (
+    AllowanceSpentError,
+    AuthenticationRequiredError,
+    DiskFullError,
+    InputError,
+    NlmsyncError,
+    is_disk_full,
+    leaf_exceptions,
+)
 from nlmsync.search import NoteIndex
 from nlmsync.store import StateStore
+from nlmsync.sync import Branch, RefreshReport
 from nlmsync.vault import (
     IGNORED_DIRS,
     NoteChange,
@@ -39,7 +55,16 @@ from nlmsync.vault import (
 )
 
 if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
     from mcp.server.mcpserver import MCPServer
+
+Clock = Callable[[], datetime]
+ALLOWANCE_RECHECK_SECONDS = RETRY_SECONDS
+"""How long the watch waits to read the allowance again when its reset time has passed (or is not known)."""
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -48,14 +73,18 @@ class WatchEvent:
 
     `kind`: `renamed` (a synced note moved: `path` → `renamed_to`), `refreshed` (`--refresh` took `branch` for
     `path`), `refresh_failed` (`error`), `failed` (a batch the state file could not take: `error`; the watch goes
-    on).
+    on), `login_expired` (the login expired beyond renewal: `error`; changes wait), `login_back`,
+    `allowance_spent` (a window of the usage allowance is used up: `error`, `resets_at`; changes wait),
+    `allowance_back`.
     """
 
-    kind: Literal["renamed", "refreshed", "refresh_failed", "failed"]
+    kind: Literal["renamed", "refreshed", "refresh_failed", "failed", "login_expired", "login_back",
+                  "allowance_spent", "allowance_back"]
     path: str | None = None
     renamed_to: str | None = None
     branch: str | None = None
     error: str | None = None
+    resets_at: str | None = None
 
     def __str__(self) -> str:
         if self.kind == "renamed":
@@ -64,6 +93,14 @@ class WatchEvent:
             return f"refresh failed: {self.error}"
         if self.kind == "failed":
             return f"not recorded: {self.error}"
+        if self.kind == "login_expired":
+            return (f"waiting for a Google login: {self.error}. Changed notes wait; refresh_auth is tried every "
+                    f"{RETRY_SECONDS:g} s: run 'nlm login' to end the wait")
+        if self.kind == "allowance_spent":
+            return f"waiting for the usage allowance: {self.error}"
+        if self.kind in ("login_back", "allowance_back"):
+            what = "the Google login works" if self.kind == "login_back" else "the usage allowance is back"
+            return f"{what} again: refreshing the notes that waited"
         return f"{self.branch} {self.path}"
 
 
@@ -203,13 +240,24 @@ class VaultWatcher:
     """Applies watch plans to the index, the registry and (optionally) the notebook."""
 
     def __init__(self, settings: Settings, store: StateStore, orchestrator: Orchestrator | None,
-                 on_message: Callable[[WatchEvent], None]) -> None:
+                 on_message: Callable[[WatchEvent], None], *, sleep: Sleep = anyio.sleep,
+                 clock: Clock = _utc_now) -> None:
         self.root = Path(settings.vault).resolve()
         self.store = store
         self.index = NoteIndex(self.root, store.db, settings)
         self.orchestrator = orchestrator
         self.on_message = on_message
         self.inodes = note_inodes(self.root)
+        self.pending: dict[str, None] = {}
+        """Changed notes the notebook has not taken yet, in order."""
+        self.held: Literal["login", "allowance"] | None = None
+        """Why the notebook waits (pending notes are kept meanwhile), or None."""
+        self.login = LoginWait(sleep=sleep)
+        self.tasks: TaskGroup | None = None
+        """Where a wait runs (the watch's task group): without one, a refresh that cannot go on just fails."""
+        self._sleep = sleep
+        self._clock = clock
+        self._flushing = anyio.Lock()
 
     async def apply(self, events: list[FileEvent]) -> WatchPlan:
         events = expand_folders(self.root, events, self.inodes)
@@ -229,39 +277,115 @@ class VaultWatcher:
         if plan:
             self.index.sync()
         if self.orchestrator is not None and plan.modified:
-            await self._refresh(plan.modified)
+            self.pending.update(dict.fromkeys(plan.modified))
+            await self.flush()
         return plan
 
-    async def _refresh(self, modified: list[str]) -> None:
+    async def flush(self) -> None:
+        """Refresh the pending notes, unless the watch waits for a login or the allowance (they stay pending)."""
         assert self.orchestrator is not None
-        try:
-            report = await self.orchestrator.keep_current(modified)
-        except NlmsyncError as exc:
-            self.on_message(WatchEvent("refresh_failed", error=str(exc)))
-            return
-        for note in report.notes if report else ():
-            self.on_message(WatchEvent("refreshed", path=note.path, branch=note.branch.value,
-                                       error=note.error))
+        async with self._flushing:
+            if self.held is not None or not self.pending:
+                return
+            paths = list(self.pending)
+            try:
+                await self._allowance_left()
+                report = await self.orchestrator.keep_current(paths)
+            except (AuthenticationRequiredError, AllowanceSpentError) as exc:
+                self._refreshed(exc.report if isinstance(exc.report, RefreshReport) else None, paths=())
+                if self.tasks is None:
+                    raise
+                self._hold(exc)
+                return
+            except NlmsyncError as exc:
+                self._refreshed(exc.report if isinstance(exc.report, RefreshReport) else None, paths)
+                self.on_message(WatchEvent("refresh_failed", error=str(exc)))
+                return
+            self._refreshed(report, paths)
+
+    def _refreshed(self, report: RefreshReport | None, paths: Iterable[str]) -> None:
+        """Say what `report` did; `paths` and the notes it took leave the pending ones."""
+        done = [note for note in report.notes if note.branch != Branch.FAILED] if report is not None else []
+        for path in [*paths, *(note.path for note in done)]:
+            self.pending.pop(path, None)
+        for note in report.notes if report is not None else ():
+            if note.path not in self.pending:
+                self.on_message(WatchEvent("refreshed", path=note.path, branch=note.branch.value, error=note.error))
+
+    async def _allowance_left(self) -> None:
+        """Hold the notebook back while a window of the plan's usage allowance is used up.
+
+        Raises:
+            AllowanceSpentError: a window has nothing left (its reset time in the error).
+        """
+        assert self.orchestrator is not None
+        usage = await self.orchestrator.allowance.read(self.orchestrator.client)
+        window = usage.spent_window() if usage is not None else None
+        if window is not None:
+            raise spent_error(window, held="changed notes wait for it")
+
+    def _hold(self, exc: AuthenticationRequiredError | AllowanceSpentError) -> None:
+        """Wait (in the watch's task group) for a login or for the allowance, then refresh what waited."""
+        assert self.tasks is not None
+        if isinstance(exc, AuthenticationRequiredError):
+            self.held = "login"
+            self.login.lost(exc)
+            self.on_message(WatchEvent("login_expired", error=exc.message))
+        else:
+            self.held = "allowance"
+            resets = exc.resets_at.isoformat() if exc.resets_at is not None else None
+            self.on_message(WatchEvent("allowance_spent", error=exc.message, resets_at=resets))
+        self.tasks.start_soon(self._wait_then_resume, exc)
+
+    async def _wait_then_resume(self, exc: AuthenticationRequiredError | AllowanceSpentError) -> None:
+        assert self.orchestrator is not None
+        if isinstance(exc, AuthenticationRequiredError):
+            await self.login.wait(self.orchestrator.client.renew_login)
+            self.on_message(WatchEvent("login_back"))
+        else:
+            await self._wait_for_allowance(exc.resets_at)
+            self.on_message(WatchEvent("allowance_back"))
+        self.held = None
+        await self.flush()
+
+    async def _wait_for_allowance(self, resets_at: datetime | None) -> None:
+        """Sleep until `resets_at`, then read the allowance again; again while a window is still used up."""
+        assert self.orchestrator is not None
+        while True:
+            now = self._clock()
+            due = resets_at is not None and resets_at > now
+            await self._sleep((resets_at - now).total_seconds() if due and resets_at else ALLOWANCE_RECHECK_SECONDS)
+            try:
+                usage = await self.orchestrator.allowance.read(self.orchestrator.client, fresh=True)
+            except NlmsyncError:
+                resets_at = None
+                continue
+            window = usage.spent_window() if usage is not None else None
+            if window is None:
+                return
+            resets_at = window.resets_at
 
 
 async def watch_vault(settings: Settings, *, refresh: bool = False, on_message: Callable[[WatchEvent], None] = print,
                       stop_event: anyio.Event | None = None, on_batch: Callable[[WatchPlan], None] | None = None,
-                      server: str | MCPServer[Any] | None = None) -> None:
-    """Watch the vault until `stop_event` is set (or the task is cancelled / Ctrl-C).
+                      server: str | MCPServer[Any] | None = None, sleep: Sleep = anyio.sleep,
+                      clock: Clock = _utc_now) -> None:
+    """Watch the vault until `stop_event` is set (or the task is cancelled / Ctrl-C). `sleep` and `clock` are what
+    a wait for a login or for the usage allowance sleeps on and reads the time from.
 
     Raises:
         InputError: the vault is not a directory (nothing is created).
     """
     if not Path(settings.vault).is_dir():
         raise InputError(f"{settings.vault}: the vault is not a directory")
-    debounce = settings.watch_debounce_ms
     if refresh:
         async with Orchestrator.open(settings, server=server) as orch:
-            await _loop(settings, orch.store, orch, on_message, stop_event, on_batch, debounce)
+            watcher = VaultWatcher(settings, orch.store, orch, on_message, sleep=sleep, clock=clock)
+            await _loop(watcher, stop_event, on_batch, settings.watch_debounce_ms)
         return
     store = StateStore.open(settings.state_path, settings)
     try:
-        await _loop(settings, store, None, on_message, stop_event, on_batch, debounce)
+        await _loop(VaultWatcher(settings, store, None, on_message), stop_event, on_batch, settings.watch_debounce_ms)
     finally:
         store.close()
 
@@ -276,23 +400,24 @@ def _batch_problem(exc: BaseException, store: StateStore) -> NlmsyncError | None
     return None
 
 
-async def _loop(settings: Settings, store: StateStore, orch: Orchestrator | None,
-                on_message: Callable[[WatchEvent], None],
-                stop_event: anyio.Event | None, on_batch: Callable[[WatchPlan], None] | None, debounce: int) -> None:
-    watcher = VaultWatcher(settings, store, orch, on_message)
+async def _loop(watcher: VaultWatcher, stop_event: anyio.Event | None, on_batch: Callable[[WatchPlan], None] | None,
+                debounce: int) -> None:
     watcher.index.sync()
-    # yield_on_timeout: an empty batch now and then lets `on_batch` see that the watch is running.
-    async for changes in awatch(watcher.root, watch_filter=_VaultFilter(), debounce=debounce, stop_event=stop_event,
-                                step=20, rust_timeout=200, yield_on_timeout=True):
-        try:
-            plan = await watcher.apply(to_events(watcher.root, changes)) if changes else WatchPlan()
-        except (NlmsyncError, OSError, ExceptionGroup) as exc:
-            # the state file cannot take this batch (a full disk, another run holding it): say so and keep
-            # watching; the index's marks stay for the next batch, and `refresh` rebinds moved notes by content
-            problem = _batch_problem(exc, store)
-            if problem is None:
-                raise
-            on_message(WatchEvent("failed", error=str(problem)))
-            plan = WatchPlan()
-        if on_batch is not None:
-            on_batch(plan)
+    async with anyio.create_task_group() as tasks:
+        watcher.tasks = tasks  # a wait for a login or the allowance runs here, beside the file events
+        # yield_on_timeout: an empty batch now and then lets `on_batch` see that the watch is running.
+        async for changes in awatch(watcher.root, watch_filter=_VaultFilter(), debounce=debounce,
+                                    stop_event=stop_event, step=20, rust_timeout=200, yield_on_timeout=True):
+            try:
+                plan = await watcher.apply(to_events(watcher.root, changes)) if changes else WatchPlan()
+            except (NlmsyncError, OSError, ExceptionGroup) as exc:
+                # the state file cannot take this batch (a full disk, another run holding it): say so and keep
+                # watching; the index's marks stay for the next batch, and `refresh` rebinds moved notes by content
+                problem = _batch_problem(exc, watcher.store)
+                if problem is None:
+                    raise
+                watcher.on_message(WatchEvent("failed", error=str(problem)))
+                plan = WatchPlan()
+            if on_batch is not None:
+                on_batch(plan)
+        tasks.cancel_scope.cancel()

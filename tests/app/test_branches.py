@@ -562,24 +562,6 @@ async def test_only_notes_that_got_a_source_are_marked_used(make_world):
     assert [(e.path, e.uses) for e in queue] == [("b.md", 1)]
 
 
-async def test_login_lost_mid_run_stops_with_exit_5_and_reports_what_was_done(make_world):
-    from nlmsync.errors import AuthenticationRequiredError
-
-    auth = "No authentication found. Either:\n1. Run 'nlm login' to authenticate via Chrome"
-    world = make_world(faults=Faults(errors=[ErrorRule("source_add", auth, nth=2)]))
-    for name in "abc":
-        world.write(f"{name}.md", name)
-    async with world.run(concurrency=1) as orch:
-        with pytest.raises(AuthenticationRequiredError) as info:
-            await orch.refresh(["a.md", "b.md", "c.md"])
-        assert info.value.exit_code == 5
-        assert [(n.path, n.branch) for n in stopped_report(info.value).notes] == [
-            ("a.md", Branch.ADDED), ("b.md", Branch.FAILED), ("c.md", Branch.FAILED)]
-        assert stopped_report(info.value).notes[2].error == "not tried: the server needs a Google login"
-        assert [m.path for m in orch.store.all_mappings(world.notebook_id)] == ["a.md"]
-    assert world.calls("source_add") == 2  # c.md was not tried against a server that needs a login
-
-
 async def test_paths_are_vault_relative_whatever_the_current_folder(make_world, monkeypatch):
     """`serve` and `watch` pass vault-relative paths: a note of the same name in the folder the process runs
     from is not the one meant (the command line's arguments are made vault-relative by `cli.paths`)."""

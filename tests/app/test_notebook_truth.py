@@ -57,13 +57,14 @@ async def test_a_fresh_machine_takes_single_note_sources_as_its_own_not_as_forei
     runner.sync_from(laptop, state=False)
     mark = len(world.fake.calls)
     report = await mirror(runner, notebook=world.notebook_id)
-    # each is read back once (a note's title over other text would be someone else's), then taken
-    assert calls(world, mark) == {"notebook_get": 1, "source_get_content": 26}
+    # each is read back once (a note's title over other text would be someone else's), then taken; no capacity is
+    # given, so the plan is read once for it
+    assert calls(world, mark) == {"notebook_get": 1, "source_get_content": 26, "usage_get": 1}
     assert [n.branch for n in report.notes] == [Branch.REUSED] * 26 and not report.packs
     assert_mirrored(world, runner.vault)
     mark = len(world.fake.calls)
     await mirror(runner)
-    assert calls(world, mark) == {"notebook_get": 1}
+    assert calls(world, mark) == {"notebook_get": 1, "usage_get": 1}  # the listing, and the plan for the capacity
 
 
 async def test_a_lost_state_file_over_a_packed_notebook_whose_boundaries_moved(make_world):

@@ -171,6 +171,7 @@ def test_every_section_of_the_text_report_reads_as_documented(capsys: pytest.Cap
     assert capsys.readouterr().out.splitlines() == [
         "Notebook nb (T): 5/3 sources, 2 over capacity",
         "  capacity 3: given on an earlier run for this notebook",
+        "  allowance: not reported by this server",
         "  1 synced, 1 missing from the notebook, 1 orphans, 1 not uploaded by nlmsync",
         "  server: fake",
         "", "Changed in the vault, not synced yet:", "  modified:  m.md", "  renamed:   r.md → q.md",

@@ -190,7 +190,8 @@ def test_nothing_listening_exits_4_quickly_with_one_error_line(tmp_path: Path,
     code, out, err = _nlmsync(capsys, "--vault", str(tmp_path), "--server", "http://127.0.0.1:1/mcp", "server-info",
                               "--json")
     assert code == 4
-    assert out == ""
+    report = json.loads(out)  # the document, with what could not be learned as null
+    assert report["version"] is None and report["logged_in"] is None and report["error"].startswith("cannot connect")
     lines = err.splitlines()
     assert lines[0] == "nlmsync: error: cannot connect to http://127.0.0.1:1/mcp: All connection attempts failed"
     assert lines[1].startswith("nlmsync: hint: ") and len(lines) == 2
@@ -209,7 +210,9 @@ def test_every_fault_switch_is_documented(capsys: pytest.CaptureFixture[str]) ->
     code, out, _ = _nlmsync(capsys, "fake-server", "--help")
     assert code == 0
     for switch in ("--latency", "--drop-on-call", "--drop-on", "--error-on", "--empty-sources-once",
-                   "--auth-required", "--rate-limit-on", "--capacity", "--state", "--transport", "--port"):
+                   "--auth-required", "--rate-limit-on", "--capacity", "--state", "--transport", "--port",
+                   "--expire-login-after", "--renewal-fails", "--login-back-after", "--usage-used", "--tier",
+                   "--without-tool", "--network-down"):
         assert switch in out
 
 

@@ -23,7 +23,7 @@ REAL_DISTRIBUTION = "notebooklm-mcp-cli"
 # The tools nlmsync calls or may call: the fake publishes exactly these, with the real input schemas.
 USED_TOOLS = frozenset({"notebook_query", "notebook_list", "notebook_get", "notebook_create", "notebook_delete",
                         "server_info", "source_add", "source_rename", "source_delete", "source_describe",
-                        "source_get_content"})
+                        "source_get_content", "refresh_auth", "usage_get"})
 
 
 @dataclass(frozen=True)

@@ -150,3 +150,21 @@ def test_pydantic_validation_failure_is_malformed() -> None:
 ])
 def test_the_tool_is_named_once_in_the_message(said: str, message: str) -> None:
     assert classify_in_band_error("source_add", {"status": "error", "error": said}).message == message
+
+
+@pytest.mark.parametrize("said", [
+    "[Errno -2] Name or service not known",  # Linux, the resolver
+    "[Errno -3] Temporary failure in name resolution",
+    "[Errno 8] nodename nor servname provided, or not known",  # macOS
+    "[Errno 11001] getaddrinfo failed",  # Windows
+    "[Errno 101] Network is unreachable",
+    "Could not reach NotebookLM while verifying the session.",  # the real server's own words
+])
+def test_a_server_that_cannot_reach_google_is_exit_4_with_a_hint_about_the_network(said: str) -> None:
+    from nlmsync.errors import GoogleUnreachableError
+
+    error = classify_in_band_error("notebook_list", {"status": "error", "error": said})
+    assert isinstance(error, GoogleUnreachableError) and exit_code_for(error) == 4
+    assert error.message == f"notebook_list: the NotebookLM server could not reach Google ({said})"
+    assert error.hint is not None and "network" in error.hint
+

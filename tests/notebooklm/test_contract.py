@@ -64,6 +64,10 @@ async def test_contract(server_spec: Any, tmp_path: Path) -> None:
         with anyio.fail_after(60):
             info = await client.server_info()
             assert info.version and info.auth_status == "configured"
+            usage = await client.usage()
+            assert usage is not None and [w.window for w in usage.windows] == ["rolling", "weekly"]
+            assert usage.spent_window() is None and usage.plan.capacity == 50
+            assert (await client.refresh_auth()).message
 
             created = await client.notebook_create("Algorithms")
             assert created.title == "Algorithms"

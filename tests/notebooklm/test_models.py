@@ -77,3 +77,12 @@ def test_tool_error_result_raises_by_text() -> None:
     with pytest.raises(ServerValidationError):
         result_payload("notebook_get", _text_result("1 validation error: Extra inputs are not permitted",
                                                     is_error=True))
+
+
+def test_an_answer_with_another_status_and_an_error_is_an_in_band_error() -> None:
+    """The real `refresh_auth` answers a login it could not renew with status "expired", not "error"."""
+    from nlmsync.errors import AuthenticationRequiredError
+
+    said = '{"status": "expired", "error": "Cached auth is no longer valid. Run `nlm login` in a terminal."}'
+    with pytest.raises(AuthenticationRequiredError):
+        result_payload("refresh_auth", _text_result(said))

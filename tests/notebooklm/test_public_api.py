@@ -7,8 +7,8 @@ from nlmsync import notebooklm
 
 def test_notebooklm_exports() -> None:
     assert set(notebooklm.__all__) == {
-        "FAKE_STATE_FILE", "IDEMPOTENT_TOOLS", "AddedSource", "CreatedNotebook", "DeletedNotebook", "DeletedSource",
-        "InProcessFake", "NotebookDetails", "NotebookInfo", "NotebookLMClient", "NotebookList", "QueryAnswer", "Reference",
-        "RenamedSource", "ServerInfo", "ServerTarget", "SourceContent", "SourceDescription", "SourceRef", "connect",
-        "resolve_server"}
+        "FAKE_STATE_FILE", "IDEMPOTENT_TOOLS", "PLAN_CAPACITIES", "AddedSource", "AuthRefreshed", "CreatedNotebook", "DeletedNotebook",
+        "DeletedSource", "InProcessFake", "NotebookDetails", "NotebookInfo", "NotebookLMClient", "NotebookList", "Plan",
+        "QueryAnswer", "Reference", "RenamedSource", "ServerInfo", "ServerTarget", "SourceContent", "SourceDescription",
+        "SourceRef", "Usage", "UsageWindow", "connect", "plan_for_tier", "resolve_server"}
     assert all(hasattr(notebooklm, name) for name in notebooklm.__all__)

@@ -29,9 +29,10 @@ from tests.notebooklm.protocol import (
 
 from nlmsync.cli import main
 from nlmsync.config import Settings
-from nlmsync.errors import AuthenticationRequiredError, ServerValidationError, exit_code_for
+from nlmsync.errors import AuthenticationRequiredError, ServerError, ServerValidationError, exit_code_for
 from nlmsync.fake import FakeNotebookLM, build_fake_server
 from nlmsync.notebooklm import connect
+from nlmsync.notebooklm.classify import is_unknown_tool
 
 pytestmark = [pytest.mark.real_server, pytest.mark.slow]  # each test starts the real server
 
@@ -55,6 +56,15 @@ async def test_real_server_without_login(real_server: tuple[str, dict[str, str]]
             assert "No authentication found" in info_get.value.raw
             with pytest.raises(AuthenticationRequiredError):
                 await client.notebook_list()
+            with pytest.raises(AuthenticationRequiredError) as renewal:  # nothing saved to reload
+                await client.refresh_auth()
+            assert "nlm login" in renewal.value.raw
+            with pytest.raises(AuthenticationRequiredError):  # the allowance needs the login too
+                await client.usage()
+            with pytest.raises(ServerError) as unknown:  # how an older server refuses a tool it lacks
+                await client.call("no_such_tool", {})
+            assert is_unknown_tool(unknown.value)
+            assert client.login.renewals == 0  # a server with no login at all is not asked to renew
             with pytest.raises(ServerValidationError):
                 await client.call("notebook_get", {"notebook_id": "x", "unknown_argument": 1})
             tools = {name: without_descriptions(schema)

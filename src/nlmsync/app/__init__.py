@@ -10,8 +10,14 @@
 - `citations`: an answer's citations mapped back to vault notes and headings.
 - `messages`: what `status` proposes to do next, and the line of a partly failed refresh.
 - `answer_notes`: `ask --save`, an answer kept in the vault as a note with links to what it cites.
+- `allowance`: the plan's usage allowance (`Allowance`, read briefly once, respected before a question) and
+  the sources per notebook of its tier (`plan_capacity`).
+- `login_wait`: `LoginWait`, how `watch --refresh` and `serve` wait for a login made elsewhere.
+- `writer`: the store's writer lock, waited for without blocking the event loop.
 """
 
+from nlmsync.app.allowance import Allowance, PlanCapacity, local_time, plan_capacity, spent_error
+from nlmsync.app.login_wait import LoginWait
 from nlmsync.app.orchestrator import Orchestrator, ProgressSink
 from nlmsync.app.results import (
     AskResult,
@@ -29,18 +35,24 @@ from nlmsync.app.results import (
 )
 
 __all__ = [
+    "Allowance",
     "AskResult",
     "Citation",
     "EvictionCandidate",
     "EvictionEntry",
     "LocalChangeEntry",
+    "LoginWait",
     "NextStep",
     "NotePlacement",
     "Orchestrator",
     "PackEntry",
+    "PlanCapacity",
     "ProgressSink",
     "ReconcileReport",
     "SelectedNote",
     "SourceMappingEntry",
     "StatusReport",
+    "local_time",
+    "plan_capacity",
+    "spent_error",
 ]

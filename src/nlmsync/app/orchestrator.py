@@ -8,24 +8,22 @@ deletions earlier runs left behind, and only then makes its own changes through 
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Sequence
-from contextlib import ExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-import anyio
-
+from nlmsync.app.allowance import Allowance, plan_capacity
 from nlmsync.app.citations import map_citations
 from nlmsync.app.messages import next_steps, partial_failure_message
 from nlmsync.app.notebooks import notebook_not_found, planned_title, resolve_notebook
+from nlmsync.app.placement import note_placement
 from nlmsync.app.refresh_notes import all_notes_scope, named_notes, synced_notes, vault_notes
 from nlmsync.app.results import (
     AskResult,
     EvictionCandidate,
     EvictionEntry,
     LocalChangeEntry,
-    NotePlacement,
     PackEntry,
     ReconcileReport,
     SelectedNote,
@@ -33,6 +31,7 @@ from nlmsync.app.results import (
     StatusReport,
 )
 from nlmsync.app.servers import connect_server
+from nlmsync.app.writer import held_writer
 from nlmsync.config import Settings
 from nlmsync.errors import (
     InputError,
@@ -41,10 +40,9 @@ from nlmsync.errors import (
     PartialFailure,
     ServerError,
     ServerValidationError,
-    StateLockedError,
     UsageError,
 )
-from nlmsync.notebooklm import NotebookDetails, NotebookLMClient, QueryAnswer
+from nlmsync.notebooklm import PLAN_CAPACITIES, NotebookDetails, NotebookLMClient, QueryAnswer
 from nlmsync.store import Capacity, StateStore
 from nlmsync.sync import (
     Branch,
@@ -89,27 +87,28 @@ class ProgressSink(Protocol):
 
 
 NEXT_EVICTIONS_SHOWN = 5
-PLAN_LIMITS = (50, 100, 300, 600)
-"""The sources a notebook may hold on each of NotebookLM's plans (free, Plus, Pro, Ultra)."""
 
 
 def _dedup(ids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-WRITER_POLL_SECONDS = 0.05
-
 
 class Orchestrator:
     """`refresh`, `ask`, `status`, `reconcile` over one vault, state file and notebook server."""
 
     def __init__(self, settings: Settings, store: StateStore, client: NotebookLMClient, *,
-                 progress: ProgressSink | None = None, index: NoteIndex | None = None) -> None:
+                 progress: ProgressSink | None = None, index: NoteIndex | None = None,
+                 allowance: Allowance | None = None) -> None:
         self.settings = settings
         self.store = store
         self.client = client
         self.progress = progress
         self._index = index
+        self.allowance = allowance or Allowance()
+        """The plan's usage allowance as last read (`serve` hands every run the one it keeps)."""
+        self._fallback: Capacity | None = None
+        self.plan: str | None = None  # the plan's name once `_default_capacity` read it (None: not known)
         self.vault_root = Path(settings.vault)
         self._notebook_notices: list[str] = []
         self._levelled: Levelled | None = None
@@ -182,6 +181,14 @@ class Orchestrator:
         paced = self.client.add_rate_notice()
         return [*notices, paced] if paced else notices
 
+    async def _default_capacity(self) -> None:
+        """The one place the plan's figure becomes the capacity a run falls back to when none is given for it
+        (`plan_capacity`: the sources per notebook of the tier the server reports, the default 50 when it does not
+        say); read once per run, and not at all when a capacity is given."""
+        if self._fallback is None and given_capacity(self.settings) is None:
+            plan = await plan_capacity(self.client, self.allowance)
+            self._fallback, self.plan = Capacity(plan.capacity, "plan" if plan.plan else "default"), plan.plan
+
     def _deps(self, notebook_id: str) -> SyncDeps:
         return SyncDeps(self.client, self.store, self.vault_root, self.settings, notebook_id,
                         on_progress=self.progress.advance if self.progress else None,
@@ -190,13 +197,13 @@ class Orchestrator:
 
     def capacity(self, notebook_id: str) -> Capacity:
         """How many sources the notebook may hold, and where the figure comes from (`StateStore.capacity`): the
-        capacity given for this run, else the one given before for this notebook, else the default — or, for a
-        notebook read to hold more than that, the smallest plan's that allows what it holds; fewer once the
-        server refused an add as full."""
-        fallback = Capacity(self.settings.capacity, "default")
+        capacity given for this run, else the one given before for this notebook, else the plan's
+        (`_default_capacity`) or the default — or, for a notebook read to hold more than that, the smallest plan's
+        that allows what it holds; fewer once the server refused an add as full."""
+        fallback = self._fallback or Capacity(self.settings.capacity, "default")
         held = self._held.get(notebook_id, 0)
         if held > fallback.value:
-            fallback = Capacity(next((n for n in PLAN_LIMITS if n >= held), held), "held")
+            fallback = Capacity(next((n for n in PLAN_CAPACITIES if n >= held), held), "held")
         return self.store.capacity(notebook_id, given_capacity(self.settings), fallback)
 
     def _mark_adopted(self, notes: Sequence[NoteOutcome], packs: Sequence[PackOutcome]) -> None:
@@ -222,6 +229,7 @@ class Orchestrator:
 
     async def _prepare_run(self, notebook_id: str, first: NotebookDetails | None, *,
                            dry_run: bool) -> tuple[RemoteView, int, int]:
+        await self._default_capacity()
         if dry_run and (title := planned_title(notebook_id)) is not None:
             return RemoteView(notebook_id, title), 0, 0
         remote = await self._remote(notebook_id, first)
@@ -236,27 +244,6 @@ class Orchestrator:
             return remote, 0, len(self.store.pending_deletions(notebook_id))
         done, left = await retry_pending_deletions(self._deps(notebook_id), remote)
         return remote, done, left
-
-    @asynccontextmanager
-    async def _writer(self) -> AsyncIterator[None]:
-        """The store's cross-process writer lock, waited for without blocking the event loop, so that
-        `serve` keeps answering searches while another nlmsync run finishes.
-
-        Raises:
-            StateLockedError: still held by another run after the store's `writer_timeout`.
-        """
-        deadline = time.monotonic() + self.store.writer_timeout
-        held = ExitStack()
-        while True:
-            try:
-                held.enter_context(self.store.writer(timeout=0))
-                break
-            except StateLockedError:
-                if time.monotonic() >= deadline:
-                    raise
-                await anyio.sleep(WRITER_POLL_SECONDS)
-        with held:
-            yield
 
     # --- refresh -------------------------------------------------------------------------------
     async def refresh(self, paths: Sequence[str] = (), *, query: str | None = None, all_notes: bool = False,
@@ -292,7 +279,7 @@ class Orchestrator:
     async def _refresh_into(self, report: RefreshReport, paths: Sequence[str], query: str | None, all_notes: bool,
                             dry_run: bool) -> list[str]:
         """The work of `refresh`, recorded in `report` as it goes; returns the notes it was asked to refresh."""
-        async with self._writer():
+        async with held_writer(self.store):
             # bad paths are refused before the server is touched; `--all` also takes paths no longer in the vault
             named, roots = named_notes(self.vault_root, paths, gone_ok=all_notes)
             notebook_id, first = await self._notebook(create=not dry_run, planned=dry_run)
@@ -370,7 +357,8 @@ class Orchestrator:
         """
         if not question.strip():
             raise UsageError("the question is empty")
-        async with self._writer():  # sources are prepared by one run at a time …
+        await self.allowance.check(self.client)  # before anything is uploaded for a question not sent
+        async with held_writer(self.store):  # sources are prepared by one run at a time …
             notebook_id, first = await self._notebook(create=True)
             remote, _, _ = await self._prepare_run(notebook_id, first, dry_run=False)
             hits = self._selected(question)
@@ -407,7 +395,7 @@ class Orchestrator:
         result.conversation_id = answer.conversation_id or conversation
         result.citations = map_citations(self.store, self.vault_root, notebook_id, answer, live)
         if result.conversation_id:
-            async with self._writer():
+            async with held_writer(self.store):
                 self.store.record_turn(notebook_id, result.conversation_id, question, answer.answer,
                                        result.source_ids, [o.path for o in live], answer.citations)
         return result
@@ -433,19 +421,21 @@ class Orchestrator:
         (vault-relative notes) the source that holds it; changes nothing."""
         notebook_id, first = await self._notebook(create=False)
         remote = await self._remote(notebook_id, first)
-        async with self._writer():  # what the notebook holds that the state file does not know yet
+        async with held_writer(self.store):  # what the notebook holds that the state file does not know yet
             await level_with_notebook(self._deps(notebook_id), remote)
+        await self._default_capacity()
         limit = self.capacity(notebook_id)
         report = StatusReport(server=self.settings.server, notebook_id=notebook_id, title=remote.title,
-                              capacity=limit.value, capacity_source=limit.source,
-                              source_count=len(remote), layout=sources_layout(self.store, notebook_id, remote))
+                              capacity=limit.value, capacity_source=limit.source, plan=self.plan,
+                              allowance=await self.allowance.read(self.client), source_count=len(remote),
+                              layout=sources_layout(self.store, notebook_id, remote))
         packs = self.store.packs(notebook_id)
         report.packs = [PackEntry(title=p.title, source_id=p.source_id, first_path=p.first_path,
                                   last_path=p.last_path, note_count=p.note_count, byte_count=p.size,
                                   live=p.source_id in remote) for p in packs]
         registered: set[str] = {p.source_id for p in packs}
         registered.update(p.source_id for p in self.store.pending_deletions(notebook_id))
-        report.notes = [self._placement(notebook_id, normalize_rel_path(path), remote) for path in paths]
+        report.notes = [note_placement(self.store, notebook_id, normalize_rel_path(path), remote) for path in paths]
         mappings = self.store.all_mappings(notebook_id)
         for m in mappings:
             resolved = self.store.resolve_source_id(m.source_id)
@@ -476,22 +466,9 @@ class Orchestrator:
         report.next_steps = next_steps(report, orphan_paths)
         return report
 
-    def _placement(self, notebook_id: str, path: str, remote: RemoteView) -> NotePlacement:
-        """Where the note at `path` is in the notebook: in a pack, alone, or not in it."""
-        held = self.store.pack_members(notebook_id, [path]).get(path)
-        if held is not None:
-            pack = self.store.pack_by_source_id(notebook_id, held[0])
-            return NotePlacement(path=path, where="pack" if held[0] in remote else "missing", source_ids=[held[0]],
-                                 pack=pack.title if pack else None)
-        rows = self.store.mappings_by_path(notebook_id, path)
-        if not rows:
-            return NotePlacement(path=path, where="not synced")
-        ids = [self.store.resolve_source_id(r.source_id) for r in rows]
-        return NotePlacement(path=path, where="alone" if all(i in remote for i in ids) else "missing", source_ids=ids)
-
     async def reconcile(self) -> ReconcileReport:
         """Reconciliation against one fresh listing: mark mappings active (canonical ids) or stale."""
-        async with self._writer():
+        async with held_writer(self.store):
             notebook_id, first = await self._notebook(create=False)
             remote = await self._remote(notebook_id, first)
             await level_with_notebook(self._deps(notebook_id), remote)

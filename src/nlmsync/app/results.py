@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from nlmsync.notebooklm import Usage
 from nlmsync.sync import NoteOutcome, PackOutcome, RefreshReport, SourcesLayout
 
 
@@ -115,6 +116,8 @@ class StatusReport(BaseModel):
     capacity: int
     capacity_source: str = Field(default="default",
                                  description=RefreshReport.model_fields["capacity_source"].description)
+    plan: str | None = Field(default=None, description="The plan of the tier: Standard, Plus, Pro or Ultra.")
+    allowance: Usage | None = Field(default=None, description="The plan's usage allowance (null: the server does not say).")
     source_count: int = Field(description="Sources the notebook holds now.")
     layout: SourcesLayout | None = Field(default=None, description="How the sources hold the notes.")
     packs: list[PackEntry] = Field(default_factory=list)

@@ -8,14 +8,17 @@ commands run, not with the module.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from nlmsync.cli._app import app, cli_context, examples
-from nlmsync.cli._output import emit_json, stdout_console
+from nlmsync.cli._output import emit_json, escape, stdout_console
 from nlmsync.errors import UsageError
 from nlmsync.fake.options import fake_options, fake_switches
+
+if TYPE_CHECKING:
+    from nlmsync.notebooklm import Usage
 
 
 @app.command("fake-server", epilog=examples(
@@ -68,42 +71,61 @@ def fake_server(transport: str, host: str, port: int, **switches: Any) -> None:
 @click.option("--json", "json_output", is_flag=True, help="One JSON document on stdout.")
 @click.pass_context
 def server_info(ctx: click.Context, json_output: bool) -> None:
-    """Check the NotebookLM MCP server: its version, its login state, and that a notebook listing works.
+    """Check the NotebookLM MCP server: its version, its login state, that a notebook listing works, and the
+    plan's usage allowance.
 
     A server that answers but is not logged in is reported as such (its version, "not logged in"), then the
-    command exits 5 with the way to log in.
+    command exits 5 with the way to log in; one that cannot reach Google (no network) exits 4. With --json the
+    document is printed either way.
     """
     settings = cli_context(ctx).settings()
     import anyio
 
+    from nlmsync.app import Allowance
     from nlmsync.app.servers import connect_server
-    from nlmsync.errors import AuthenticationRequiredError
+    from nlmsync.errors import AuthenticationRequiredError, NotebookLMError
 
-    login_error: list[AuthenticationRequiredError] = []
+    report: dict[str, Any] = {"server": settings.server, "version": None, "auth_status": None, "logged_in": None,
+                              "notebook_count": None, "plan": None, "allowance": None, "error": None}
+    stopped: list[NotebookLMError] = []
 
-    async def check() -> dict[str, object]:
+    async def check() -> Usage | None:
         async with connect_server(settings) as client:
-            info = await client.server_info()
-            report: dict[str, object] = {"server": settings.server, "version": info.version,
-                                         "auth_status": info.auth_status, "logged_in": True, "notebook_count": None}
             try:
+                info = await client.server_info()
+                report.update(version=info.version, auth_status=info.auth_status)
                 report["notebook_count"] = len((await client.notebook_list()).notebooks)
-            except AuthenticationRequiredError as exc:
-                report["logged_in"] = False
-                login_error.append(exc)
-        return report
+                report["logged_in"] = True
+                return await Allowance().read(client)
+            except NotebookLMError as exc:
+                report["logged_in"] = False if isinstance(exc, AuthenticationRequiredError) else None
+                report["error"] = exc.message
+                stopped.append(exc)
+        return None
 
-    report = anyio.run(check)
+    usage = anyio.run(check)
+    if usage is not None:
+        report.update(plan=usage.plan.name, allowance=usage.model_dump(mode="json"))
     if json_output:
         emit_json(report)
-    else:
-        out = stdout_console()
-        out.print(f"server:      {report['server']}")
-        out.print(f"version:     {report['version']}")
-        if report["logged_in"]:
-            out.print(f"auth status: {report['auth_status']}")
-            out.print(f"notebooks:   {report['notebook_count']}")
-        else:
-            out.print(f"auth status: not logged in ({report['auth_status']})")
-    if login_error:
-        raise login_error[0]
+    elif report["version"] is not None:
+        _print_server_info(report, usage)
+    if stopped:
+        raise stopped[0]
+
+
+def _print_server_info(report: dict[str, Any], usage: Usage | None) -> None:
+    from nlmsync.cli._allowance import allowance_line, plan_line
+
+    out = stdout_console()
+    out.print(f"server:      {escape(str(report['server']))}")
+    out.print(f"version:     {report['version']}")
+    if report["logged_in"] is False:
+        out.print(f"auth status: not logged in ({report['auth_status']})")
+        return
+    out.print(f"auth status: {report['auth_status']}")
+    if report["logged_in"]:
+        out.print(f"notebooks:   {report['notebook_count']}")
+        if usage is not None:
+            out.print(f"plan:        {escape(plan_line(usage))}")
+        out.print(f"allowance:   {allowance_line(usage)}")

@@ -374,7 +374,11 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
     room = f"{free} free" if free >= 0 else f"[red]{-free} over capacity[/red]"
     out(f"Notebook {report.notebook_id} ({escape_path(report.title)}): {report.source_count}/{report.capacity} "
         f"sources, {room}")
-    out(f"  capacity {report.capacity}: {CAPACITY_SOURCES.get(report.capacity_source, report.capacity_source)}")
+    plan = f" ({report.plan})" if report.plan and report.capacity_source == "plan" else ""
+    out(f"  capacity {report.capacity}: {CAPACITY_SOURCES.get(report.capacity_source, report.capacity_source)}{plan}")
+    from nlmsync.cli._allowance import allowance_line
+
+    out(f"  allowance: {allowance_line(report.allowance)}")
     if report.layout is not None and report.layout.pack_count:
         out(f"  {report.layout}")
     for placed in report.notes:

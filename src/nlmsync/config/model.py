@@ -49,7 +49,8 @@ class Settings(BaseModel):
                                description="gitignore-style patterns (vault-relative, any case) of notes never uploaded or served.")
 
     # --- notebook and sync: source preparation, capacity and eviction, conversation carry-over ---
-    capacity: int = Field(default=50, ge=1, description="Sources per notebook (50 free, 100 Plus, 300 Pro, 600 Ultra).")
+    capacity: int = Field(default=50, ge=1, description="Sources per notebook (50 free, 100 Plus, 300 Pro, 600 Ultra); "
+                                                         "not set: the plan's, from the tier usage_get reports.")
     protected_share: float = Field(default=0.7, ge=0.0, le=1.0,
                                    description="Share of capacity for the protected (used again) LRU segment.")
     concurrency: int = Field(default=4, ge=1, le=32, description="Concurrent independent uploads.")

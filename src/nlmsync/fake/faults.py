@@ -3,7 +3,9 @@
 A `Faults` value says what to inject; `plan_call(faults, counters, tool)` counts the call (overall and per
 tool, 1-based) and returns the `CallPlan` for it. Counters live in the fake's state, so with a `--state` file
 "the Nth call" counts across server restarts — a client that reconnects after a drop does not meet the same
-fault again. The `parse_*` functions read the CLI forms and raise `ValueError` with a one-line message.
+fault again. The calls made on the current Google login are counted too (`LOGIN_COUNTER`), for a login that
+expires after N calls; `fake/account.py` answers the login and plan tools. The `parse_*` functions read the CLI
+forms and raise `ValueError` with a one-line message.
 """
 
 from __future__ import annotations
@@ -21,10 +23,25 @@ __all__ = [
     "parse_drop_on_call",
     "parse_error_on",
     "parse_rate_limit_on",
+    "parse_tier",
+    "parse_usage_used",
     "plan_call",
 ]
 
 When = Literal["before", "after"]
+
+LOGIN_COUNTER = "@login"
+"""The counter of the calls made on the current login (a key no tool name takes)."""
+MADE_ELSEWHERE = "@login-made-elsewhere"
+"""Set (1) once `refresh_auth` found the login made elsewhere: that login does not expire."""
+LOGIN_FREE_TOOLS = frozenset({"server_info", "refresh_auth"})
+"""Tools that do not use the Google login (they report or renew it)."""
+OPTIONAL_TOOLS = frozenset({"refresh_auth", "usage_get"})
+"""Tools an older real server lacks: `--without-tool` leaves them out."""
+USAGE_WINDOWS = ("rolling", "weekly")
+# `--tier` words and the tier `usage_get` then reports, named as the real server names the Pro tier.
+TIERS: dict[str, str | None] = {"none": None, **{word: f"NOTEBOOKLM_TIER_{word.upper()}_CONSUMER_USER"
+                                                 for word in ("standard", "plus", "pro", "ultra")}}
 
 
 @dataclass(frozen=True)
@@ -63,6 +80,20 @@ class Faults:
     rate_limits: list[RateLimitRule] = field(default_factory=list)
     empty_sources_once: bool = False
     auth_required: bool = False
+    expire_login_after: int | None = None
+    """The login expires after this many calls that use it; a renewal (`refresh_auth`) starts a new one."""
+    renewal_fails: bool = False
+    """`refresh_auth` cannot renew an expired login (as when the saved browser profile is signed out too)."""
+    login_back_after: int | None = None
+    """`refresh_auth`'s Nth call finds a login made elsewhere (`nlm login` in another terminal), which lasts."""
+    usage_used: dict[str, float] = field(default_factory=dict)
+    """Percent used of each allowance window `usage_get` reports (rolling, weekly; 0 when not given)."""
+    tier: str | None = None
+    """The subscription tier `usage_get` reports (None: an account without a paid plan)."""
+    without_tools: frozenset[str] = frozenset()
+    """Tools the server does not have, as an older server lacks them (set when the server is built)."""
+    network_down: bool = False
+    """The server's requests to Google fail for want of a network: every tool but `server_info` says so."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +110,8 @@ class CallPlan:
     error: str | None = None
     rate_limited: bool = False
     auth_required: bool = False
+    login_expired: bool = False
+    network_down: bool = False
     deadline_exceeded: bool = False
 
 
@@ -95,7 +128,20 @@ def plan_call(faults: Faults, counters: dict[str, int], tool: str) -> CallPlan:
     rate_limited = any(r.tool == tool and r.nth in (None, per_tool) for r in faults.rate_limits)
     return CallPlan(call_number=overall, tool_call_number=per_tool, latency=faults.latency, drop=drop,
                     error=error, rate_limited=rate_limited,
-                    auth_required=faults.auth_required and tool != "server_info")
+                    auth_required=faults.auth_required and tool not in LOGIN_FREE_TOOLS,
+                    login_expired=_uses_expired_login(faults, counters, tool),
+                    network_down=faults.network_down and tool != "server_info")
+
+
+def _uses_expired_login(faults: Faults, counters: dict[str, int], tool: str) -> bool:
+    """Count a call on the current login; True when the login has expired (such a call is not counted)."""
+    if faults.expire_login_after is None or tool in LOGIN_FREE_TOOLS or counters.get(MADE_ELSEWHERE):
+        return False
+    used = counters.get(LOGIN_COUNTER, 0)
+    if used >= faults.expire_login_after:
+        return True
+    counters[LOGIN_COUNTER] = used + 1
+    return False
 
 
 def _positive(text: str, what: str) -> int:
@@ -144,3 +190,26 @@ def parse_rate_limit_on(spec: str) -> RateLimitRule:
     if not tool:
         raise ValueError(f"--rate-limit-on: expected TOOL[:N], got '{spec}'")
     return RateLimitRule(tool=tool, nth=_positive(number, "--rate-limit-on") if number else None)
+
+
+def parse_usage_used(spec: str) -> tuple[str, float]:
+    """`WINDOW=PERCENT` — how much of an allowance window is used (rolling or weekly, 0 to 100)."""
+    window, sep, number = spec.partition("=")
+    if not sep or window not in USAGE_WINDOWS:
+        raise ValueError(f"--usage-used: expected rolling=PERCENT or weekly=PERCENT, got '{spec}'")
+    try:
+        percent = float(number)
+    except ValueError:
+        raise ValueError(f"--usage-used: '{number}' is not a number") from None
+    if not 0 <= percent <= 100:
+        raise ValueError(f"--usage-used: a percentage from 0 to 100, got {number}")
+    return window, percent
+
+
+def parse_tier(word: str) -> str | None:
+    """`none`, `standard`, `plus`, `pro`, `ultra`, or a tier as the real server reports it (`NOTEBOOKLM_TIER_…`)."""
+    if word.startswith("NOTEBOOKLM_TIER_"):
+        return word
+    if word.lower() not in TIERS:
+        raise ValueError(f"--tier: expected one of {', '.join(TIERS)} or NOTEBOOKLM_TIER_…, got '{word}'")
+    return TIERS[word.lower()]

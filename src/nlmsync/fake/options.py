@@ -19,11 +19,14 @@ from typing import Any, TypeVar
 import click
 
 from nlmsync.fake.faults import (
+    OPTIONAL_TOOLS,
     Faults,
     parse_drop_on,
     parse_drop_on_call,
     parse_error_on,
     parse_rate_limit_on,
+    parse_tier,
+    parse_usage_used,
 )
 
 __all__ = ["FAKE_SWITCHES", "FakeOptions", "build_faults", "fake_options", "fake_switches", "parse_fake_options"]
@@ -58,6 +61,24 @@ _SWITCHES: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--rate-limit-on", {"multiple": True, "metavar": "TOOL[:N]",
                          "help": "Answer TOOL (its Nth call, or every call) with a RESOURCE_EXHAUSTED rate-limit "
                                  "error. Repeatable."}),
+    ("--expire-login-after", {"type": int, "metavar": "N",
+                              "help": "The Google login expires after N calls that use it (0: expired from the "
+                                      "start): later calls answer 'Authentication expired' until refresh_auth renews "
+                                      "it (a new login of N calls)."}),
+    ("--renewal-fails", {"is_flag": True, "help": "refresh_auth cannot renew an expired login."}),
+    ("--login-back-after", {"type": int, "metavar": "N",
+                            "help": "refresh_auth's Nth call finds a login made elsewhere (nlm login in another "
+                                    "terminal), even with --renewal-fails; that login does not expire."}),
+    ("--usage-used", {"multiple": True, "metavar": "WINDOW=PERCENT",
+                      "help": "Percent used of the rolling or weekly usage window usage_get reports (default 0). "
+                              "Repeatable."}),
+    ("--tier", {"metavar": "PLAN", "help": "The tier usage_get reports: none (the default), standard, plus, pro, "
+                                           "ultra, or NOTEBOOKLM_TIER_…."}),
+    ("--without-tool", {"multiple": True, "metavar": "TOOL",
+                        "help": "Leave out refresh_auth or usage_get, as an older server lacks them. Repeatable."}),
+    ("--network-down", {"is_flag": True,
+                        "help": "Act like a server whose requests to Google fail (no network): every tool but "
+                                "server_info answers '[Errno -2] Name or service not known'."}),
 )
 
 FAKE_SWITCHES = frozenset(name for name, _settings in _SWITCHES)
@@ -75,7 +96,8 @@ class FakeOptions:
 def fake_switches(function: F) -> F:
     """`function`, a click command's callback, with the fake's switches as its options (the values reach it as
     keywords: `state`, `capacity`, `latency`, `drop_on_call`, `drop_on`, `error_on`, `empty_sources_once`,
-    `auth_required`, `rate_limit_on`; `fake_options` reads them)."""
+    `auth_required`, `rate_limit_on`, `expire_login_after`, `renewal_fails`, `login_back_after`, `usage_used`,
+    `tier`, `without_tool`, `network_down`; `fake_options` reads them)."""
     for name, settings in reversed(_SWITCHES):
         function = click.option(name, **settings)(function)
     return function
@@ -83,7 +105,9 @@ def fake_switches(function: F) -> F:
 
 def build_faults(*, latency: float = 0.0, drop_on_call: str | None = None, drop_on: Sequence[str] = (),
                  error_on: Sequence[str] = (), rate_limit_on: Sequence[str] = (), empty_sources_once: bool = False,
-                 auth_required: bool = False) -> Faults:
+                 auth_required: bool = False, expire_login_after: int | None = None, renewal_fails: bool = False,
+                 login_back_after: int | None = None, usage_used: Sequence[str] = (), tier: str | None = None,
+                 without_tool: Sequence[str] = (), network_down: bool = False) -> Faults:
     """The `Faults` the fault switches describe.
 
     Raises:
@@ -92,9 +116,20 @@ def build_faults(*, latency: float = 0.0, drop_on_call: str | None = None, drop_
     drops = [parse_drop_on(spec) for spec in drop_on]
     if drop_on_call is not None:
         drops.insert(0, parse_drop_on_call(drop_on_call))
+    if expire_login_after is not None and expire_login_after < 0:
+        raise ValueError(f"--expire-login-after: must not be negative, got {expire_login_after}")
+    if login_back_after is not None and login_back_after < 1:
+        raise ValueError(f"--login-back-after: call numbers start at 1, got {login_back_after}")
+    unknown = sorted(set(without_tool) - OPTIONAL_TOOLS)
+    if unknown:
+        raise ValueError(f"--without-tool: expected {' or '.join(sorted(OPTIONAL_TOOLS))}, got '{unknown[0]}'")
     return Faults(latency=latency, drops=drops, errors=[parse_error_on(spec) for spec in error_on],
                   rate_limits=[parse_rate_limit_on(spec) for spec in rate_limit_on],
-                  empty_sources_once=empty_sources_once, auth_required=auth_required)
+                  empty_sources_once=empty_sources_once, auth_required=auth_required,
+                  expire_login_after=expire_login_after, renewal_fails=renewal_fails,
+                  login_back_after=login_back_after, usage_used=dict(parse_usage_used(s) for s in usage_used),
+                  tier=parse_tier(tier) if tier is not None else None, without_tools=frozenset(without_tool),
+                  network_down=network_down)
 
 
 def fake_options(values: Mapping[str, Any]) -> FakeOptions:
@@ -103,9 +138,7 @@ def fake_options(values: Mapping[str, Any]) -> FakeOptions:
     Raises:
         ValueError: a fault switch's value cannot be read (the message names the switch).
     """
-    faults = build_faults(latency=values["latency"], drop_on_call=values["drop_on_call"], drop_on=values["drop_on"],
-                          error_on=values["error_on"], rate_limit_on=values["rate_limit_on"],
-                          empty_sources_once=values["empty_sources_once"], auth_required=values["auth_required"])
+    faults = build_faults(**{key: value for key, value in values.items() if key not in ("capacity", "state")})
     return FakeOptions(capacity=values["capacity"], faults=faults, state=values["state"])
 
 

@@ -2,7 +2,8 @@
 
 `build_fake_server(fake)` returns an `MCPServer` whose `tools/list` input schemas match the real
 `notebooklm-mcp` 0.15.8 ones (same parameters, types, defaults, required lists, and
-`additionalProperties: false`, so unknown arguments are rejected as the real server does). Each call
+`additionalProperties: false`, so unknown arguments are rejected as the real server does), less the tools
+`fake.faults.without_tools` leaves out (as an older server lacks them: a call answers "Unknown tool"). Each call
 goes through `FakeNotebookLM.plan` (latency, drops, in-band errors) and `FakeNotebookLM.apply`. A
 `notebook_query` whose latency outlasts its `timeout` budget answers, when the budget runs out, with the
 real server's in-band "deadline exceeded" error.
@@ -43,6 +44,7 @@ IdList = str | list[str] | None
 Confirm = Annotated[bool, Field(description="Must be true: deleting cannot be undone")]
 Wait = Annotated[bool, Field(description="Wait until processing finishes (instant in the fake)")]
 WaitTimeout = Annotated[float, Field(description="Seconds to wait when wait is true")]
+Profile = Annotated[str | None, Field(description="A saved account profile (the fake has one account)")]
 
 
 async def _drop_connection(fake: FakeNotebookLM, server: list[MCPServer], exit_on_drop: bool) -> NoReturn:
@@ -201,15 +203,24 @@ def _tools(run: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]) -> l
             "notebook_id": notebook_id, "query": query, "source_ids": source_ids,
             "conversation_id": conversation_id, "timeout": timeout, "new_conversation": new_conversation})
 
+    async def refresh_auth(profile: Profile = None) -> dict[str, Any]:
+        """Reload the Google login from disk (after `nlm login`), or renew an expired one."""
+        return await run("refresh_auth", {"profile": profile})
+
+    async def usage_get(profile: Profile = None) -> dict[str, Any]:
+        """How much of the plan's usage allowance is left in each window, when it resets, and the tier."""
+        return await run("usage_get", {"profile": profile})
+
     return [server_info, notebook_list, notebook_get, notebook_create, notebook_delete, source_add, source_delete,
-            source_rename, source_describe, source_get_content, notebook_query]
+            source_rename, source_describe, source_get_content, notebook_query, refresh_auth, usage_get]
 
 
 def build_fake_server(fake: FakeNotebookLM, *, exit_on_drop: bool = False) -> MCPServer:
     """An MCP server exposing `fake` with the real server's tool names and input schemas."""
     built: list[MCPServer] = []  # filled below: the tools need the server to drop its connections
     run = _runner(fake, built, exit_on_drop)
-    tools = [_strict(Tool.from_function(fn, structured_output=True)) for fn in _tools(run)]
+    tools = [_strict(Tool.from_function(fn, structured_output=True)) for fn in _tools(run)
+             if fn.__name__ not in fake.faults.without_tools]
     server = _FakeServer(FAKE_SERVER_NAME, instructions="Offline twin of the NotebookLM MCP server (nlmsync).",
                          tools=tools, log_level="WARNING")
     built.append(server)

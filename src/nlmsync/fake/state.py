@@ -9,9 +9,9 @@ brings the file up to date (`persistence.py`), so a scripted run can inspect it 
 keeps its notebooks across nlmsync runs at a cost per call that does not grow with the notebook.
 It knows nothing about MCP; `fake/server.py` puts it behind an MCP server.
 
-One module for the state and the tools' logic (about 420 lines): each tool reads and changes the notebooks in
+One module for the state and the tools' logic (about 440 lines): each tool reads and changes the notebooks in
 place and decides what a call journals, so they are kept together; the real server's wording is in
-`replies.py`, the fault plans in `faults.py`, the state file's journal and snapshot in `persistence.py`.
+`replies.py`, the login and the plan in `account.py`, the fault plans in `faults.py`, the state file's journal and snapshot in `persistence.py`.
 """
 
 from __future__ import annotations
@@ -20,11 +20,13 @@ import json
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nlmsync.errors import InputError
+from nlmsync.fake import account
 from nlmsync.fake.answers import compose_answer
 from nlmsync.fake.faults import CallPlan, Faults, When, plan_call
 from nlmsync.fake.persistence import Journal, journal_path, write_snapshot
@@ -95,8 +97,11 @@ COMPACT_JOURNAL_AT = 0.25
 class FakeNotebookLM:
     """A faithful offline twin of the NotebookLM MCP server's notebook, source and query tools."""
 
-    def __init__(self, capacity: int = 50, faults: Faults | None = None, state_path: Path | None = None) -> None:
+    def __init__(self, capacity: int = 50, faults: Faults | None = None, state_path: Path | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self.capacity = capacity
+        self.clock = clock
+        """The time `usage_get` reports its reset times from (seconds since the epoch)."""
         self.faults = faults or Faults()
         self.state_path = state_path
         self.notebooks: dict[str, FakeNotebook] = {}
@@ -119,8 +124,12 @@ class FakeNotebookLM:
     def apply(self, tool: str, arguments: dict[str, Any], plan: CallPlan | None = None) -> dict[str, Any]:
         """Run one tool call (unless a fault answers it first), log it and persist the state."""
         plan = plan or self.plan(tool)
-        if plan.auth_required:
+        if plan.network_down:
+            result = error(account.NETWORK_ERROR)
+        elif plan.auth_required:
             result = error(AUTH_ERROR)
+        elif plan.login_expired:
+            result = error(account.EXPIRED_ERROR)
         elif plan.deadline_exceeded:
             result = deadline_error()
         elif plan.rate_limited:
@@ -204,7 +213,8 @@ class FakeNotebookLM:
     def _counts_matter(self) -> bool:
         """Whether a fault depends on call numbers, so the counters must survive a restart at once."""
         return bool(self.faults.drops or any(r.nth for r in self.faults.errors)
-                    or any(r.nth for r in self.faults.rate_limits))
+                    or any(r.nth for r in self.faults.rate_limits) or self.faults.expire_login_after is not None
+                    or self.faults.login_back_after is not None)
 
     def record_dropped(self, tool: str, arguments: dict[str, Any]) -> None:
         """Log a call dropped before it was applied."""
@@ -278,9 +288,14 @@ class FakeNotebookLM:
 
     def _tool_server_info(self) -> dict[str, Any]:
         return {"status": "success", "version": FAKE_VERSION, "latest_version": FAKE_VERSION,
-                "update_available": False,
-                "auth_status": "not_configured" if self.faults.auth_required else "configured",
+                "update_available": False, "auth_status": account.auth_status(self.faults, self.counters),
                 "server": "nlmsync fake NotebookLM"}
+
+    def _tool_refresh_auth(self, profile: str | None = None) -> dict[str, Any]:
+        return account.refresh_auth(self.faults, self.counters)
+
+    def _tool_usage_get(self, profile: str | None = None) -> dict[str, Any]:
+        return account.usage_get(self.faults, self.clock())
 
     def _notebook_summary(self, nb: FakeNotebook) -> dict[str, Any]:
         return {"id": nb.id, "title": nb.title, "source_count": len(nb.sources),

@@ -1,12 +1,14 @@
 """The NotebookLM side: a typed MCP client with its retry policy, and its transports.
 
 `connect(spec, settings, state_dir=...)` gives a `NotebookLMClient`; failures are the `NotebookLMError`
-subclasses of `nlmsync.errors`. The fake server lives in `nlmsync.fake`.
+subclasses of `nlmsync.errors`. `Usage` is the plan's allowance and tier as `usage_get` reports them, `Plan` the
+sources per notebook a tier allows. The fake server lives in `nlmsync.fake`.
 """
 
 from nlmsync.notebooklm.client import NotebookLMClient, connect
 from nlmsync.notebooklm.models import (
     AddedSource,
+    AuthRefreshed,
     CreatedNotebook,
     DeletedNotebook,
     DeletedSource,
@@ -20,14 +22,19 @@ from nlmsync.notebooklm.models import (
     SourceContent,
     SourceDescription,
     SourceRef,
+    Usage,
+    UsageWindow,
 )
+from nlmsync.notebooklm.plans import PLAN_CAPACITIES, Plan, plan_for_tier
 from nlmsync.notebooklm.retry import IDEMPOTENT_TOOLS
 from nlmsync.notebooklm.transports import FAKE_STATE_FILE, InProcessFake, ServerTarget, resolve_server
 
 __all__ = [
     "FAKE_STATE_FILE",
     "IDEMPOTENT_TOOLS",
+    "PLAN_CAPACITIES",
     "AddedSource",
+    "AuthRefreshed",
     "CreatedNotebook",
     "DeletedNotebook",
     "DeletedSource",
@@ -36,6 +43,7 @@ __all__ = [
     "NotebookInfo",
     "NotebookLMClient",
     "NotebookList",
+    "Plan",
     "QueryAnswer",
     "Reference",
     "RenamedSource",
@@ -44,6 +52,9 @@ __all__ = [
     "SourceContent",
     "SourceDescription",
     "SourceRef",
+    "Usage",
+    "UsageWindow",
     "connect",
+    "plan_for_tier",
     "resolve_server",
 ]

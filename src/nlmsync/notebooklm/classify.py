@@ -24,6 +24,7 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from nlmsync.errors import (
     AuthenticationRequiredError,
     ConnectionLostError,
+    GoogleUnreachableError,
     MalformedResponseError,
     NotebookLMError,
     NotFoundError,
@@ -37,7 +38,8 @@ from nlmsync.errors import (
     leaf_exceptions,
 )
 
-__all__ = ["classify_exception", "classify_in_band_error", "classify_tool_error_text", "leaf_exceptions"]
+__all__ = ["classify_exception", "classify_in_band_error", "classify_tool_error_text", "is_unknown_tool",
+           "leaf_exceptions"]
 
 Phase = Literal["connect", "call"]
 
@@ -59,6 +61,12 @@ _CATEGORY_CLASSES: dict[str, type[NotebookLMError]] = {
 
 # Checked in this order: the first pattern that matches the message decides the class.
 _MESSAGE_RULES: list[tuple[regex.Pattern[str], type[NotebookLMError]]] = [
+    # The server's own requests to Google failing for want of a network: the resolver's and the socket's words
+    # on Linux, macOS and Windows ("[Errno -2] Name or service not known"), and the real server's own.
+    (regex.compile(r"name or service not known|temporary failure in name resolution|no address associated with "
+                   r"hostname|nodename nor servname|getaddrinfo failed|network is unreachable|no route to host|"
+                   r"could not reach (notebooklm|google)|failed to establish a new connection", regex.I),
+     GoogleUnreachableError),
     (regex.compile(r"no authentication found|nlm login|not authenticated|authenticat|cookie|credentials? (have|has) "
                    r"expired|login required|sign[- ]?in required|\(code 16\)", regex.I), AuthenticationRequiredError),
     # The real server words RPC failures "API error (code N): NAME" (gRPC codes: 3 invalid argument,
@@ -77,6 +85,9 @@ _MESSAGE_RULES: list[tuple[regex.Pattern[str], type[NotebookLMError]]] = [
 # The commands of the real server's package (PyPI notebooklm-mcp-cli).
 REAL_SERVER_COMMANDS = frozenset({"notebooklm-mcp", "nlm"})
 _AUTH_HINT = "run 'nlm login' (or give the server NOTEBOOKLM_COOKIES), then try again"
+_NETWORK_HINT = ("the server runs, but its requests to Google fail: check this machine's network (connection, DNS, "
+                 "proxy), then run again")
+_UNKNOWN_TOOL = regex.compile(r"unknown tool", regex.I)
 _QUERY_TIMEOUT_HINT = "give the query more time: query_timeout in .nlmsync/config.toml or NLMSYNC_QUERY_TIMEOUT"
 
 
@@ -100,6 +111,9 @@ def _build(cls: type[NotebookLMError], tool: str, raw: str, details: dict[str, A
         said = _first_line(raw).split(". ")[0].rstrip(".")
         message = f"{tool}: the NotebookLM server needs a Google login ({said})"
         hint = hint or _AUTH_HINT
+    elif cls is GoogleUnreachableError:
+        message = f"{tool}: the NotebookLM server could not reach Google ({_first_line(raw)})"
+        hint = _NETWORK_HINT
     elif cls is ServerTimeoutError and tool == "notebook_query":
         # The server's own hint ("retry with a longer timeout") names no setting the user can change here.
         message = f"{tool}: {_first_line(raw)}"
@@ -127,6 +141,11 @@ def classify_in_band_error(tool: str, payload: dict[str, Any]) -> NotebookLMErro
     if cls is None:
         cls = _class_for_message(raw)
     return _build(cls, tool, raw, details, hint)
+
+
+def is_unknown_tool(exc: NotebookLMError) -> bool:
+    """Whether the server refused a call because it has no such tool (an older or another server)."""
+    return bool(_UNKNOWN_TOOL.search(exc.raw))
 
 
 def classify_tool_error_text(tool: str, text: str) -> NotebookLMError:

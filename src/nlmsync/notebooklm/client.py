@@ -8,8 +8,9 @@ Use it through `connect`::
 The session is opened on the first call and kept for the whole run; when it dies (a connection problem
 or a timeout) the next call opens a new one. Each call has a timeout (`Settings.query_timeout` for
 queries, `Settings.call_timeout` otherwise) and follows the retry policy (`retry.py`): only the
-idempotent read-only tools are retried, and only on connection problems. Results are checked against
-the models in `models.py`; in-band errors become the `NotebookLMError` subclasses (`classify.py`).
+idempotent read-only tools are retried, and only on connection problems. A call that meets an expired login
+is sent once more after the server renewed it (`login.py`). Results are checked against the models in
+`models.py`; in-band errors become the `NotebookLMError` subclasses (`classify.py`).
 
 The session lives in a runner task of the `connect` task group, not in the caller's task, so calls may come
 from any task (concurrent uploads) and a dead session can be replaced from any of them.
@@ -34,10 +35,25 @@ from mcp_types import CallToolResult, Implementation, TextContent
 
 from nlmsync import __version__
 from nlmsync.config import Settings
-from nlmsync.errors import ConnectionProblem, MalformedResponseError, RateLimitedError, ServerTimeoutError
-from nlmsync.notebooklm.classify import classify_exception, classify_in_band_error, classify_tool_error_text
+from nlmsync.errors import (
+    AuthenticationRequiredError,
+    ConnectionLostError,
+    ConnectionProblem,
+    MalformedResponseError,
+    NotebookLMError,
+    RateLimitedError,
+    ServerTimeoutError,
+)
+from nlmsync.notebooklm.classify import (
+    classify_exception,
+    classify_in_band_error,
+    classify_tool_error_text,
+    is_unknown_tool,
+)
+from nlmsync.notebooklm.login import LOGIN_TOOLS, LoginRenewal, renewable
 from nlmsync.notebooklm.models import (
     AddedSource,
+    AuthRefreshed,
     CreatedNotebook,
     DeletedNotebook,
     DeletedSource,
@@ -49,6 +65,7 @@ from nlmsync.notebooklm.models import (
     ServerInfo,
     SourceContent,
     SourceDescription,
+    Usage,
     parse_result,
 )
 from nlmsync.notebooklm.retry import IDEMPOTENT_TOOLS, AddRateLimiter, Sleep, call_with_retry
@@ -85,7 +102,8 @@ def result_payload(tool: str, result: CallToolResult) -> dict[str, Any]:
         raise MalformedResponseError(f"{tool}: malformed response from the server: the result is not a JSON object",
                                      tool=tool, raw="\n".join(texts)[:500])
     status = payload.get("status")
-    if status == "error":
+    if status == "error" or (status != "success" and isinstance(payload.get("error"), str)):
+        # `refresh_auth` answers a login it could not renew with status "expired"
         raise classify_in_band_error(tool, payload)
     if status != "success":
         raise MalformedResponseError(f"{tool}: malformed response from the server: field 'status' is {status!r}",
@@ -124,6 +142,7 @@ class NotebookLMClient:
         self._session: _Session | None = None
         self._connect_lock = anyio.Lock()
         self._add_limiter = AddRateLimiter(settings.add_rate_per_minute, sleep=sleep)
+        self.login = LoginRenewal()
         self.connections_opened = 0
 
     # ----- session management -----
@@ -229,12 +248,34 @@ class NotebookLMClient:
                                      sleep=self._sleep)
 
     async def call(self, tool: str, arguments: dict[str, Any], *, timeout: float | None = None) -> dict[str, Any]:
-        """Call any tool; the successful JSON payload (retried on a connection problem if the tool is idempotent)."""
+        """Call any tool; the successful JSON payload (retried on a connection problem if the tool is idempotent).
+        A call that meets an expired login is sent once more after `refresh_auth` renewed it (`login.py`).
+
+        Raises:
+            AuthenticationRequiredError: the login is needed and could not be renewed (its hint says what to do).
+            ConnectionLostError: an add that waited for processing met an expired login: whether it was made is
+                not known (a fresh listing tells).
+        """
         limit = timeout if timeout is not None else self.settings.call_timeout
-        return await call_with_retry(lambda: self._attempt(tool, arguments, limit),
-                                     idempotent=tool in IDEMPOTENT_TOOLS, attempts=self.settings.retry_attempts,
-                                     retry_on_connection_issue=self.settings.retry_on_connection_issue,
-                                     sleep=self._sleep)
+
+        async def once() -> dict[str, Any]:
+            return await call_with_retry(lambda: self._attempt(tool, arguments, limit),
+                                         idempotent=tool in IDEMPOTENT_TOOLS, attempts=self.settings.retry_attempts,
+                                         retry_on_connection_issue=self.settings.retry_on_connection_issue,
+                                         sleep=self._sleep)
+
+        started = self.login.generation
+        try:
+            return await once()
+        except AuthenticationRequiredError as expired:
+            if tool in LOGIN_TOOLS or not renewable(expired):
+                raise
+            await self.login.renew(expired, started, self.refresh_auth)
+            if tool == "source_add" and arguments.get("wait"):
+                raise ConnectionLostError(f"{tool}: the login expired while the add waited for processing; it was "
+                                          "renewed, and whether the source was added is not known",
+                                          tool=tool, raw=expired.raw) from expired
+        return await once()
 
     async def _typed(self, tool: str, model: type[ResultT], arguments: dict[str, Any], *,
                      timeout: float | None = None) -> ResultT:
@@ -244,6 +285,47 @@ class NotebookLMClient:
 
     async def server_info(self) -> ServerInfo:
         return await self._typed("server_info", ServerInfo, {})
+
+    async def refresh_auth(self) -> AuthRefreshed:
+        """Ask the server to renew its Google login: reload it from disk (a `nlm login` made elsewhere) or renew
+        it with the saved browser profile.
+
+        Raises:
+            AuthenticationRequiredError: it could not (the server's words say why).
+        """
+        return await self._typed("refresh_auth", AuthRefreshed, {})
+
+    async def renew_login(self) -> AuthRefreshed:
+        """`refresh_auth` for a command that waited for a login made elsewhere (a server without the tool is
+        asked for a listing instead): once it works, the run's count of renewals starts again.
+
+        Raises:
+            AuthenticationRequiredError: there is still no working login.
+        """
+        try:
+            renewed = await self.refresh_auth()
+        except NotebookLMError as exc:
+            if not is_unknown_tool(exc):
+                raise
+            await self.notebook_list(1)
+            renewed = AuthRefreshed(message="a notebook listing works")
+        self.login.restart()
+        return renewed
+
+    async def usage(self) -> Usage | None:
+        """The plan's usage allowance and tier (`usage_get`); None from a server that has no such tool (an older
+        or another server).
+
+        Raises:
+            NotebookLMError: the server has the tool and could not answer (a login needed, a connection problem,
+                a malformed answer …).
+        """
+        try:
+            return await self._typed("usage_get", Usage, {})
+        except NotebookLMError as exc:
+            if is_unknown_tool(exc):
+                return None
+            raise
 
     async def notebook_get(self, notebook_id: str) -> NotebookDetails:
         return await self._typed("notebook_get", NotebookDetails, {"notebook_id": notebook_id})

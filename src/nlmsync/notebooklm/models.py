@@ -7,14 +7,17 @@ or mistyped field raises `MalformedResponseError` naming it (`parse_result`).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from nlmsync.errors import MalformedResponseError
+from nlmsync.notebooklm.plans import Plan, plan_for_tier
 
 __all__ = [
     "AddedSource",
+    "AuthRefreshed",
     "CreatedNotebook",
     "DeletedNotebook",
     "DeletedSource",
@@ -28,6 +31,8 @@ __all__ = [
     "SourceContent",
     "SourceDescription",
     "SourceRef",
+    "Usage",
+    "UsageWindow",
     "parse_result",
 ]
 
@@ -43,6 +48,12 @@ class ServerInfo(_Result):
     latest_version: str | None = None
     update_available: bool = False
     auth_status: str = "unknown"
+
+
+class AuthRefreshed(_Result):
+    """`refresh_auth`: the login works again (`message` says how: reloaded from disk, or renewed)."""
+
+    message: str = ""
 
 
 class NotebookInfo(_Result):
@@ -147,6 +158,44 @@ class QueryAnswer(_Result):
         if isinstance(value, dict):
             return {str(key): item for key, item in value.items()}
         return value
+
+
+class UsageWindow(_Result):
+    """One window of `usage_get`'s allowance: NotebookLM meters questions as compute against two at once, a short
+    rolling one (about five hours) and a weekly one, each with the share used and left and its reset time (ISO
+    8601, UTC). The server reports a figure it did not get as null: unknown, not zero."""
+
+    window: str
+    percent_used: float | None = None
+    percent_remaining: float | None = None
+    resets_at: datetime | None = None
+
+    @property
+    def spent(self) -> bool:
+        """Nothing is left in this window: a question sent now would be refused."""
+        if self.percent_remaining is not None:
+            return self.percent_remaining <= 0
+        return self.percent_used is not None and self.percent_used >= 100
+
+
+class Usage(_Result):
+    """`usage_get`: the allowance's windows (rolling first) and the subscription tier."""
+
+    windows: list[UsageWindow] = Field(default_factory=list)
+    tier: str | None = None
+
+    @property
+    def plan(self) -> Plan:
+        return plan_for_tier(self.tier)
+
+    def spent_window(self) -> UsageWindow | None:
+        """The window that holds questions back longest (the spent one resetting last), or None when every
+        window has something left."""
+        spent = [w for w in self.windows if w.spent]
+        unknown = next((w for w in spent if w.resets_at is None), None)
+        if unknown is not None or not spent:
+            return unknown
+        return max(spent, key=lambda w: w.resets_at.timestamp() if w.resets_at is not None else 0.0)
 
 
 ResultT = TypeVar("ResultT", bound=_Result)

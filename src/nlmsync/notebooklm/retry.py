@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 IDEMPOTENT_TOOLS = frozenset({"server_info", "notebook_get", "notebook_list", "source_get_content",
-                              "source_describe"})
+                              "source_describe", "usage_get"})
 BACKOFF_MULTIPLIER = 0.5
 BACKOFF_MAX = 8.0
 BACKOFF_JITTER = 0.5

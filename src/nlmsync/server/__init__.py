@@ -6,6 +6,11 @@ answer is its result model as one compact JSON text (`_arguments.StrictToolServe
 path, a field — never note text). Vault tools are synchronous, so the SDK runs them on worker
 threads and searches proceed concurrently; notebook tools are serialized by an in-process lock and
 by the store's cross-process writer lock the orchestrator takes.
+
+Unattended, the notebook tools keep one view of the plan's usage allowance (read at most once a minute, so a
+question costs no extra call) and, when the Google login expired beyond renewal, wait for a login made
+elsewhere: said once (`warn`), each call answered at once with a clear error meanwhile, `refresh_auth` tried
+every minute in the server's lifespan, and the tools answer again by themselves once it works.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from functools import partial
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -22,10 +27,10 @@ from pydantic import Field
 
 from nlmsync import __version__
 from nlmsync._text import visible
-from nlmsync.app import AskResult, Orchestrator
+from nlmsync.app import Allowance, AskResult, LoginWait, Orchestrator
 from nlmsync.app.servers import connect_server
 from nlmsync.config import Settings
-from nlmsync.errors import InputError, NlmsyncError, PartialFailure
+from nlmsync.errors import AuthenticationRequiredError, InputError, NlmsyncError, PartialFailure
 from nlmsync.reading import NoteReading
 from nlmsync.search import NoteIndex
 from nlmsync.server._arguments import StrictToolServer
@@ -47,6 +52,11 @@ INSTRUCTIONS = """The user's markdown notes (their vault) and their NotebookLM n
 search_notes finds notes and the passages in them that match; read_note and get_chunk read them.
 ask_notebook asks the notebook a question with the notes it needs; refresh_notebook uploads notes."""
 
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from nlmsync.app.login_wait import Sleep
+
 T = TypeVar("T")
 _Time = Annotated[str, Field(max_length=20)] | Annotated[float, Field(ge=0)]  # "0:05:00", "300" or 300
 
@@ -64,39 +74,74 @@ def _call(fn: Callable[[], T]) -> T:
 
 
 class _Notebook:
-    """Runs the orchestrator for the notebook tools, one call at a time in this process."""
+    """Runs the orchestrator for the notebook tools, one call at a time in this process; keeps the allowance
+    and waits for a login across calls (see the module docstring)."""
 
-    def __init__(self, settings: Settings, index: NoteIndex, notebook_server: Any) -> None:
+    def __init__(self, settings: Settings, index: NoteIndex, notebook_server: Any,
+                 warn: Callable[[str], None] | None = None, sleep: Sleep = anyio.sleep) -> None:
         self.settings = settings
         self.index = index
         self.notebook_server = notebook_server
+        self.allowance = Allowance()
+        self.login = LoginWait(sleep=sleep)
+        self.tasks: TaskGroup | None = None
+        """The server's lifespan, where the wait for a login runs (None outside it: an error is just answered)."""
+        self._warn = warn or (lambda message: None)
         self._lock = anyio.Lock()
 
     @asynccontextmanager
+    async def lifespan(self, server: MCPServer) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tasks:
+            self.tasks = tasks
+            try:
+                yield None
+            finally:
+                self.tasks = None
+                tasks.cancel_scope.cancel()
+
+    def _spec(self) -> Any:
+        return self.settings.server if self.notebook_server is None else self.notebook_server
+
+    @asynccontextmanager
     async def _orchestrator(self) -> AsyncIterator[Orchestrator]:
-        spec = self.settings.server if self.notebook_server is None else self.notebook_server
         store = StateStore.open(self.settings.state_path, self.settings)
         try:
-            async with connect_server(self.settings, spec) as client:
-                yield Orchestrator(self.settings, store, client, index=self.index)
+            async with connect_server(self.settings, self._spec()) as client:
+                yield Orchestrator(self.settings, store, client, index=self.index, allowance=self.allowance)
         finally:
             store.close()
 
     async def run(self, action: Callable[[Orchestrator], Awaitable[T]]) -> T:
         async with self._lock:
+            if self.login.waiting:
+                raise _tool_error(self.login.refusal())
             try:
                 async with self._orchestrator() as orchestrator:
                     return await action(orchestrator)
+            except AuthenticationRequiredError as exc:
+                if self.tasks is not None and self.login.lost(exc):
+                    self._warn(f"{exc.message}: the notebook tools wait for a Google login (run 'nlm login'); "
+                               f"refresh_auth is tried every {self.login.retry_every:g} s")
+                    self.tasks.start_soon(self._wait_for_login)
+                raise _tool_error(exc) from None
             except NlmsyncError as exc:
                 raise _tool_error(exc) from None
 
+    async def _wait_for_login(self) -> None:
+        await self.login.wait(self._renew)
+        self._warn("the Google login works again: the notebook tools answer again")
+
+    async def _renew(self) -> None:
+        async with connect_server(self.settings, self._spec()) as client:
+            await client.renew_login()
+
 
 @contextmanager
-def serving(settings: Settings, *, notebook_server: Any = None,
-            warn: Callable[[str], None] | None = None) -> Iterator[MCPServer]:
+def serving(settings: Settings, *, notebook_server: Any = None, warn: Callable[[str], None] | None = None,
+            sleep: Sleep = anyio.sleep) -> Iterator[MCPServer]:
     """`build_server` over the vault's index cached in the state file, which starts being brought up to date
-    at once in the background (`IndexWarmup`; `warn` hears of a vault without notes); the build is stopped
-    and the file closed on exit.
+    at once in the background (`IndexWarmup`; `warn` hears of a vault without notes, and of a wait for a
+    login); the build is stopped and the file closed on exit.
 
     Raises:
         InputError: the vault is not a directory.
@@ -107,7 +152,8 @@ def serving(settings: Settings, *, notebook_server: Any = None,
     try:
         index = NoteIndex(settings.vault, db, settings)
         warmup = IndexWarmup(index, warn)
-        server = build_server(settings, index, notebook_server=notebook_server, warmup=warmup)
+        server = build_server(settings, index, notebook_server=notebook_server, warmup=warmup, warn=warn,
+                              sleep=sleep)
         warmup.start()
         try:
             yield server
@@ -123,19 +169,23 @@ def _check_vault(settings: Settings) -> None:
 
 
 def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any = None,
-                 warmup: IndexWarmup | None = None) -> MCPServer:
+                 warmup: IndexWarmup | None = None, warn: Callable[[str], None] | None = None,
+                 sleep: Sleep = anyio.sleep) -> MCPServer:
     """The MCP server over `settings.vault`, searching with `index` (the caller owns its state file;
     `serving` opens and closes it). `notebook_server` overrides `settings.server` for the notebook
     tools (an in-process server in tests). With `warmup` (the index being built in the background), a
     search waits for it to finish, sending progress notifications to a client that asked for them.
+    `warn` hears that the notebook tools wait for a login, and that they answer again; `sleep` is what the wait
+    sleeps on between tries.
 
     Raises:
         InputError: the vault is not a directory.
     """
     _check_vault(settings)
     vault = VaultTools(settings, index)
-    notebook = _Notebook(settings, index, notebook_server)
-    server = StrictToolServer("nlmsync", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    notebook = _Notebook(settings, index, notebook_server, warn, sleep)
+    server = StrictToolServer("nlmsync", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
+                              lifespan=notebook.lifespan)
 
     @server.strict_tool("Find the user's notes about something. Answers the best notes first, each with its "
                         "path, score, the query's words it holds, whether ask_notebook would use it (selected), "
