@@ -12,8 +12,8 @@ from nlmsync.reading.note import (
     parse_chunk_range,
     parse_time,
     plan_chunks,
-    read_chunks,
     rank_segments,
+    read_chunks,
     read_note,
     smart_sample,
 )

@@ -11,7 +11,7 @@ from tests.hypothesis_profiles import examples
 
 from nlmsync.search import markdown
 from nlmsync.search.markdown import note_fields, split_markdown, whole_fields
-from nlmsync.search.tokenize import base_tokens, normalize, tokenize
+from nlmsync.text import base_tokens, normalize, tokenize
 
 NOTE = """---
 title: Heap notes

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nlmsync.search.tokenize import MAX_TOKEN_LENGTH, tokenize, tokenize_path
+from nlmsync.search.tokenize import tokenize_path
+from nlmsync.text import MAX_TOKEN_LENGTH, tokenize
 
-tokenize_module = importlib.import_module("nlmsync.search.tokenize")
+tokenize_module = importlib.import_module("nlmsync.text.tokens")
 
 
 def test_nfkc_and_lowercase() -> None:

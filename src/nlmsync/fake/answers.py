@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from nlmsync.search import markdown_lines, query_terms, tokenize
+from nlmsync.search import markdown_lines, query_terms
 from nlmsync.search.bm25 import DEFAULT_B, DEFAULT_K1, idf, term_score
-from nlmsync.vault import parse_front_matter
+from nlmsync.text import parse_front_matter, tokenize
 
 __all__ = ["NO_ANSWER", "Passage", "compose_answer", "split_passages"]
 

@@ -20,7 +20,7 @@ from itertools import pairwise
 
 import regex
 
-from nlmsync.vault import iter_lines
+from nlmsync.text import front_matter_end, iter_lines
 
 __all__ = [
     "Chunk", "TimedLine", "chunk_by_time", "chunk_id", "chunk_text", "format_timestamp", "has_timestamps",
@@ -32,7 +32,6 @@ _TIMESTAMP_LINE = regex.compile(
     r"^[ \t]*(?:[-*][ \t]+)?(\[)?(?:(\d{1,2}):)?([0-5]?\d):([0-5]\d)(?:[.,]\d{1,3})?(?(1)\])(?=[ \t]|$)",
     regex.MULTILINE,
 )
-_FRONT_MATTER = regex.compile(r"\A---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", regex.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +121,7 @@ def has_timestamps(text: str, timed: list[TimedLine] | None = None) -> bool:
     timed = parse_timestamps(text) if timed is None else timed
     if len(timed) < 2:
         return False
-    front = _FRONT_MATTER.match(text)
-    content_lines = sum(1 for line in iter_lines(text, front.end() if front is not None else 0)
+    content_lines = sum(1 for line in iter_lines(text, front_matter_end(text))
                         if line.strip() and not line.lstrip().startswith("#"))
     return len(timed) * 2 >= content_lines
 

@@ -44,7 +44,7 @@ from nlmsync.reading.chunks import (
 from nlmsync.reading.snippets import extract_snippet, match_terms
 from nlmsync.search.bm25 import rank_counts
 from nlmsync.search.query import query_terms
-from nlmsync.search.tokenize import base_tokens, count_tokens, normalize, text_pieces
+from nlmsync.text import base_tokens, count_tokens, normalize, text_pieces
 
 __all__ = [
     "MAX_CHUNKS_PER_READ",

@@ -43,12 +43,10 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-import regex
-
 from nlmsync.reading.segments import PARAGRAPH_BREAK, Segment, segment_text
 from nlmsync.search.bm25 import idf, rank_texts, term_score
 from nlmsync.search.query import query_terms
-from nlmsync.search.tokenize import normalize, tokenize
+from nlmsync.text import front_matter_end, normalize, tokenize
 
 __all__ = ["EXACT_LIMIT", "SEPARATOR", "extract_snippet", "match_terms"]
 
@@ -64,7 +62,6 @@ WINDOWS = 4
 JOIN_LIMIT = 10  # a gap shorter than this, all whitespace, joins two segments as it is; others are " … "
 
 
-_FRONT_MATTER = regex.compile(r"\A---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", regex.DOTALL)
 _NON_SPACE = re.compile(r"\S")  # the standard library's \s is str.isspace, what str.rstrip strips
 
 
@@ -347,8 +344,7 @@ def extract_snippet(content: str, query: str | None = None, max_length: int = 30
     """
     if max_length < 1:
         raise ValueError("max_length must be at least 1")
-    front = _FRONT_MATTER.match(content)
-    text = content[front.end():] if front is not None else content
+    text = content[front_matter_end(content):]
     terms = query_terms(query)
     if terms:
         if len(text) <= EXACT_LIMIT:

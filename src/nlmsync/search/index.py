@@ -39,22 +39,16 @@ from nlmsync.search.index_cache import CachedDoc, Snapshot
 from nlmsync.search.query import STOP_WORDS, query_weights
 from nlmsync.search.tokenize import TOKENIZER_VERSION
 from nlmsync.store.transaction import transaction
+from nlmsync.text import admit_note
 from nlmsync.vault import (
-    EXCLUDED_BY_FRONT_MATTER,
-    EXCLUDED_BY_PATTERN,
     NoteFile,
     SkippedNote,
     VaultListing,
-    decode_note,
-    excluded_by_pattern,
     is_note_path,
     is_valid_name,
     list_vault,
     normalize_rel_path,
-    parse_front_matter,
-    read_file_bytes,
     resolve_in_vault,
-    unreadable,
 )
 
 if TYPE_CHECKING:
@@ -411,25 +405,12 @@ class NoteIndex:
     def _load(self, note: NoteFile, changes: _Changes) -> None:
         """Read, check and tokenize one note into `changes` (as an addition or a skip)."""
         note_fields, whole_fields = _markdown_fields()
-        if excluded_by_pattern(self.vault_root, note.path, self.settings.exclude):
-            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, EXCLUDED_BY_PATTERN), changes)
+        admission = admit_note(self.vault_root, note.path, self.settings.exclude, fs_path=note.fs_path, size=note.size)
+        self.notes_read += admission.read
+        if admission.refused is not None:
+            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, admission.refused), changes)
             return
-        fs_path = note.fs_path or resolve_in_vault(self.vault_root, note.path)
-        try:
-            data = read_file_bytes(fs_path, note.size)
-        except OSError as exc:
-            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, unreadable(exc)), changes)
-            return
-        self.notes_read += 1
-        text, problem = decode_note(data)
-        del data
-        if problem is not None:
-            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, problem), changes)
-            return
-        front = parse_front_matter(text)
-        if front.data.get("nlmsync") is False:
-            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, EXCLUDED_BY_FRONT_MATTER), changes)
-            return
+        text, front = admission.text, admission.front
         if note.path in self._stats:
             changes.updated += 1
         self._skipped.pop(note.path, None)

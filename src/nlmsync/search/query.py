@@ -34,7 +34,7 @@ from collections.abc import Collection, Iterator
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from nlmsync.search.tokenize import (
+from nlmsync.text import (
     MAX_TOKEN_LENGTH,
     base_tokens_and_joins,
     cjk_bigrams,
