@@ -36,7 +36,7 @@ from functools import lru_cache
 from typing import Any
 
 from nlmsync.search import markdown_lines, query_terms
-from nlmsync.search.bm25 import DEFAULT_B, DEFAULT_K1, idf, term_score
+from nlmsync.search.bm25 import rank_counts
 from nlmsync.text import parse_front_matter, tokenize
 
 __all__ = ["NO_ANSWER", "Passage", "compose_answer", "split_passages"]
@@ -166,11 +166,11 @@ def _coverage(units: Sequence[_Counted], groups: Sequence[tuple[frozenset[str], 
             for counts, _ in units]
 
 
-def _bm25(query_tf: Counter[str], term_idf: dict[str, float], units: Sequence[_Counted]) -> list[float]:
-    """BM25 of each unit with the given IDFs."""
+def _bm25(query_tf: Counter[str], doc_freqs: dict[str, int], doc_count: int, units: Sequence[_Counted]) -> list[float]:
+    """BM25 of each unit, each term's IDF taken over `doc_count` passages of which `doc_freqs` hold it."""
     avg_len = sum(length for _, length in units) / len(units)
-    return [sum(qtf * term_score(counts[t], length, avg_len, term_idf[t], DEFAULT_K1, DEFAULT_B)
-                for t, qtf in query_tf.items() if t in counts) for counts, length in units]
+    return rank_counts(query_tf, [counts for counts, _ in units], [length for _, length in units],
+                       doc_count=doc_count, avg_len=avg_len, doc_freqs=doc_freqs)
 
 
 @dataclass(frozen=True)
@@ -232,13 +232,13 @@ def _ranked(terms: Sequence[str], read: Sequence[_Source]) -> list[tuple[float, 
         return []
     query_tf = Counter(terms)
     # Each term's IDF over the passages: a handful of sources says little about which words are rare.
-    term_idf = {t: idf(len(units), sum(1 for counts, _ in units if t in counts)) for t in query_tf}
+    doc_freqs = {t: sum(1 for counts, _ in units if t in counts) for t in query_tf}
     source_scores = [score * coverage for score, coverage in
-                     zip(_bm25(query_tf, term_idf, sources), _coverage(sources, groups), strict=True)]
+                     zip(_bm25(query_tf, doc_freqs, len(units), sources), _coverage(sources, groups), strict=True)]
     top_source = max(source_scores)
     weights = [source_scores[i] / top_source for i, source in enumerate(read) for _ in source.passages]
     scores = [score * coverage ** PASSAGE_COVERAGE_POWER * weight for score, coverage, weight in
-              zip(_bm25(query_tf, term_idf, units), _coverage(units, groups), weights, strict=True)]
+              zip(_bm25(query_tf, doc_freqs, len(units), units), _coverage(units, groups), weights, strict=True)]
     return sorted(((s, i) for i, s in enumerate(scores) if s > 0), key=lambda pair: (-pair[0], pair[1]))
 
 

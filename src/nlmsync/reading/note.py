@@ -186,7 +186,7 @@ def rank_segments(plan: ChunkPlan, query: str) -> list[SegmentHit]:
     wanted = set(terms)
     candidates = [i for i, letters in enumerate(words.letters) if any(term in letters for term in wanted)]
     counts = [_term_counts(_token_counts(plan.segments[i].text), terms, wanted) for i in candidates]
-    scores = rank_counts(terms, counts, [words.lengths[i] for i in candidates], doc_count=len(plan.segments),
+    scores = rank_counts(Counter(terms), counts, [words.lengths[i] for i in candidates], doc_count=len(plan.segments),
                          avg_len=sum(words.lengths) / len(words.lengths))
     starts = [c.char_offset_start for c in plan.chunks]
     hits = [SegmentHit(plan.segments[i], score, _holding_chunk(starts, plan.segments[i]))
