@@ -22,15 +22,37 @@ from typing import TYPE_CHECKING, NamedTuple
 from nlmsync.search.bm25 import contribution, idf, length_norm
 from nlmsync.search.hits import SearchHit
 from nlmsync.search.scoring import hits, note_candidates, telling
+from nlmsync.search.snapshot_parts import SnapshotParts
+from nlmsync.store.index_codec import INDEXED as _INDEXED
+from nlmsync.store.index_codec import SKIPPED as _SKIPPED
+from nlmsync.store.index_codec import CachedDoc, load_docs
+from nlmsync.store.transaction import transaction
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from nlmsync.search.bm25 import Weights
-    from nlmsync.search.index_cache import CachedDoc, SnapshotParts
     from nlmsync.vault import VaultListing
 
-__all__ = ["answer_cold", "vault_unchanged"]
+__all__ = ["answer_cold", "answer_from_file", "vault_unchanged"]
 
-_INDEXED, _SKIPPED = "indexed", "skipped"  # `search.index_cache`'s row kinds
+
+def answer_from_file(conn: sqlite3.Connection, walk: VaultListing, query: Mapping[str, float], limit: int | None,
+                     common: frozenset[str], weights: Weights, k1: float, b: float) -> list[SearchHit] | None:
+    """The hits of `query` from the state file, or None when `walk` (the vault as just walked) is not what the
+    cache holds, or the cache cannot answer (damaged, locked): the caller then syncs. The snapshot and the rows
+    are read in one read transaction."""
+    import sqlite3
+
+    try:
+        with transaction(conn):
+            parts = SnapshotParts.read(conn)
+            rows = load_docs(conn)
+            if not vault_unchanged(parts, rows, walk):
+                return None
+            return answer_cold(parts, rows, query, limit, common, weights, k1, b)
+    except (sqlite3.Error, ValueError, UnicodeDecodeError):
+        return None
 
 
 def vault_unchanged(parts: SnapshotParts, rows: Sequence[CachedDoc], listing: VaultListing) -> bool:
