@@ -26,6 +26,7 @@ from nlmsync.text import (
     JOINING_MARKS,
     base_tokens,
     cjk_bigrams,
+    class_bits,
     fold,
     normalize,
     tokenize,
@@ -195,8 +196,8 @@ def test_the_code_point_table_classes_every_character_of_the_basic_plane_as_the_
     assert [chr(code) for code, bits in enumerate(table.tolist()) if bits & fold._MARK] == sorted(JOINING_MARKS)
     assert not (table[:fold._FIRST_CJK] & fold._CJK).any()  # a fold of such code points has no bigram
     assert (table[:0x80] == fold._ascii_classes()).all()
-    assert fold._class_of("\U00020000") == fold._WORD | fold._CJK  # beyond the plane
-    assert fold._class_of("\U0001F600") == 0
+    assert class_bits("\U00020000") == fold._WORD | fold._CJK  # beyond the plane
+    assert class_bits("\U0001F600") == 0
 
 
 @settings(max_examples=examples(100), deadline=None)
@@ -209,7 +210,7 @@ def test_code_points_are_classed_as_the_whole_plane_table_classes_them_however_t
     classes = fold._CodeClasses()
     for given_text in [*any_texts, text]:
         codes = np.frombuffer(given_text.encode("utf-32-le"), dtype=np.uint32)
-        expected = [int(table[code]) if code <= 0xFFFF else fold._class_of(chr(code))
+        expected = [int(table[code]) if code <= 0xFFFF else class_bits(chr(code))
                     for code in codes.tolist()]
         found = classes.of(codes, int(codes.max()) if len(codes) else 0)
         assert (found & 0x7F).tolist() == expected and (found & fold._KNOWN).all()
@@ -217,5 +218,5 @@ def test_code_points_are_classed_as_the_whole_plane_table_classes_them_however_t
         patch.setattr(fold, "_TABLE_WORTH", 1)  # the next code points fill the whole table
         codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
         found = classes.of(codes, int(codes.max()) if len(codes) else 0)
-        assert (found & 0x7F).tolist() == [int(table[c]) if c <= 0xFFFF else fold._class_of(chr(c))
+        assert (found & 0x7F).tolist() == [int(table[c]) if c <= 0xFFFF else class_bits(chr(c))
                                                            for c in codes.tolist()]

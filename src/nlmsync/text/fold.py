@@ -3,10 +3,10 @@ each code point classed by table (word character, white space, joining mark, CJK
 of all the texts (one `str.split` of the texts with every other code point made a space), which adjacent words
 rule 4 joins, and the CJK bigrams (rule 5) as pairs of code points.
 
-The classes are the patterns' of `text.tokens` (`[\\p{L}\\p{N}]`, its CJK class, `str.isspace`, `JOINING_MARKS`),
-looked up in a table of the basic plane filled as code points are met: the words, joins and bigrams are
-`tokens.words_and_joins`' and `tokens.cjk_bigrams`' of each text (tests hold them equal), with no regex run over
-the texts.
+The classes are the tokenizer's (`tokens.class_bits`: `[\\p{L}\\p{N}]`, its CJK class, `str.isspace`,
+`JOINING_MARKS`), looked up in a table of the basic plane filled as code points are met: the words, joins and
+bigrams are `tokens.words_and_joins`' and `tokens.cjk_bigrams`' of each text (tests hold them equal), with no
+regex run over the texts.
 """
 
 from __future__ import annotations
@@ -15,7 +15,11 @@ import functools
 
 import numpy as np
 
-from nlmsync.text.tokens import JOINING_MARKS, word_character_runs, word_characters
+from nlmsync.text.tokens import CJK as _CJK
+from nlmsync.text.tokens import JOINING_MARKS, class_bits, word_character_runs, word_characters
+from nlmsync.text.tokens import MARK as _MARK
+from nlmsync.text.tokens import SPACE as _SPACE
+from nlmsync.text.tokens import WORD as _WORD
 
 __all__ = ["FoldTexts"]
 
@@ -83,9 +87,8 @@ class FoldTexts:
         return codes, np.searchsorted(spans.cumsum() - spans + 1, at, side="right") - 1
 
 
-_SPACE, _WORD, _MARK, _CJK = 1, 2, 4, 8
 _KNOWN = 0x80  # in `_CodeClasses.table`: the code point's class bits are filled in
-_FIRST_CJK = 0x1100  # no code point below is a CJK run's (`tokens._CJK_BLOCKS`; a test checks the table)
+_FIRST_CJK = 0x1100  # no code point below is a CJK run's (a test checks the table)
 
 # A fold of fewer code points than this (a few notes: an edit) classes the distinct ones the table does not know
 # yet; a fold of more fills the table for the whole basic plane at once (`_plane_classes`).
@@ -115,7 +118,7 @@ class _CodeClasses:
             beyond = codes > 0xFFFF
             classes = self.of(np.where(beyond, 0, codes), 0xFFFF)
             rare, index = np.unique(codes[beyond], return_inverse=True)
-            classes[beyond] = np.array([_class_of(chr(code)) | _KNOWN for code in rare.tolist()], dtype=np.uint8)[index]
+            classes[beyond] = np.array([class_bits(chr(code)) | _KNOWN for code in rare.tolist()], dtype=np.uint8)[index]
             return classes
         classes = self.table[codes]
         if classes.min(initial=_KNOWN) < _KNOWN:
@@ -142,10 +145,8 @@ def _plane_classes() -> np.ndarray:
 
 @functools.cache
 def _ascii_classes() -> np.ndarray:
-    """The class bits of the ASCII code points: its letters and digits are exactly its `\\p{L}` and `\\p{N}`, and
-    none is CJK (no pattern needed)."""
-    return np.array([(_WORD if chr(code).isalnum() else 0) | (_SPACE if chr(code).isspace() else 0)
-                     | (_MARK if chr(code) in JOINING_MARKS else 0) for code in range(0x80)], dtype=np.uint8)
+    """The class bits of the ASCII code points (no pattern needed)."""
+    return np.array([class_bits(chr(code)) for code in range(0x80)], dtype=np.uint8)
 
 
 def _classes_of(chars: str) -> np.ndarray:
@@ -155,13 +156,6 @@ def _classes_of(chars: str) -> np.ndarray:
     classes[word_characters(chars)] |= _WORD
     classes[word_characters(chars, cjk=True)] |= _CJK
     return classes
-
-
-def _class_of(char: str) -> int:
-    code = ord(char)
-    return ((_WORD if word_character_runs(code + 1, start=code) else 0)
-            | (_CJK if word_character_runs(code + 1, start=code, cjk=True) else 0)
-            | (_SPACE if char.isspace() else 0) | (_MARK if char in JOINING_MARKS else 0))
 
 
 _CODE_CLASSES = _CodeClasses()

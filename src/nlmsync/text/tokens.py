@@ -20,9 +20,13 @@ Common script: the prolonged sound mark `ー` and the iteration mark `々`, so `
 yields `ヒー ープ プソ ソー ート`. Bigrams come from every base token, also one longer than
 80 characters (unspaced Japanese sentences easily are).
 
-`count_tokens` counts the tokens of a text given in pieces (`text_pieces`), for notes of many megabytes.
-Many texts at once (the notes of a full build) are split into words by their code points' classes with numpy
-(`text.fold`), which classes them by the patterns here.
+How: every rule reads a text through its code points' classes (`class_bits`: a word's character, white space,
+a joining mark, a CJK run's character), found once per code point by the patterns below and kept in a table.
+A text's words are its runs of word characters (the text with every other code point made a space, split), what
+stands between two words is told by its classes, and a CJK run is a run of CJK characters. One text is read so
+with `str.translate` (no regex runs over it: an ASCII text never imports `regex`); many texts at once, the notes
+of a full build, with numpy, by the same classes (`text.fold`). `count_tokens` counts the tokens of a text given
+in pieces (`text_pieces`), for notes of many megabytes.
 """
 
 from __future__ import annotations
@@ -43,54 +47,90 @@ MIN_TOKEN_LENGTH = 1
 MAX_TOKEN_LENGTH = 80
 PIECE_CHARS = 1 << 16  # `text_pieces`: characters tokenized at once when a large text is counted
 
-# Base tokens of ASCII text (the letters and digits of ASCII are exactly its \p{L} and \p{N}), with the
-# standard library's engine: faster, and a process that only meets ASCII never imports `regex`.
-_ASCII_BASE_TOKEN = re.compile(r"[A-Za-z0-9]+")
-_ASCII_WORD_SPLIT = re.compile(r"([A-Za-z0-9]+)")  # `split` gives the words and what stands between them
 # Rule 4: the marks that, alone between two words, still join them (hyphen, underscore, apostrophes, full stop,
 # slash, and the caret of formula text: `mc^2` is `mc²`); white space of any length joins them too.
 JOINING_MARKS = frozenset("-_'./^\u2019")
 _CJK_CLASS = r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc\u3005\u3006]"
-# The Unicode blocks every character of `_CJK_CLASS` is in (a test checks each code point): text with none
-# of them has no CJK run, which the standard library's engine tells faster than `regex` finds the runs.
-_CJK_BLOCKS = re.compile("[\u1100-\u11ff\u3005-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
-                         "\uac00-\ud7ff\uf900-\ufaff\uff66-\uffdc\U00016fe0-\U00016fff\U0001aff0-\U0001b16f"
-                         "\U00020000-\U0003ffff]")
+
+# A code point's classes, as bits: white space, a word's character (`[\p{L}\p{N}]`), a joining mark, a CJK run's
+# character (CJK and a word's character: a CJK symbol such as a radical ends a run)
+SPACE, WORD, MARK, CJK = 1, 2, 4, 8
 
 
 class _UnicodePatterns(NamedTuple):
-    base_token: regex.Pattern[str]
-    word_split: regex.Pattern[str]
-    cjk_run: regex.Pattern[str]
+    word_character: regex.Pattern[str]
     cjk_character: regex.Pattern[str]
 
 
 @functools.cache
 def _unicode() -> _UnicodePatterns:
-    """The `regex` patterns for text beyond ASCII, compiled on first use.
-
-    `cjk_run` finds the CJK runs of base tokens in the whole text at once: its characters are CJK *and*
-    letters or numbers, so a run never spans two base tokens (a CJK symbol such as a radical ends one)."""
+    """The patterns that say which code points beyond ASCII are a word's characters and a CJK run's, compiled on
+    first use (ASCII's letters and digits are exactly its `\\p{L}` and `\\p{N}`, and none of it is CJK)."""
     import regex
 
-    cjk = rf"(?V1)[{_CJK_CLASS}&&[\p{{L}}\p{{N}}]]"
-    return _UnicodePatterns(regex.compile(r"[\p{L}\p{N}]+"), regex.compile(r"([\p{L}\p{N}]+)"),
-                            regex.compile(cjk + "{2,}"), regex.compile(cjk + "+"))
+    return _UnicodePatterns(regex.compile(r"[\p{L}\p{N}]+"),
+                            regex.compile(rf"(?V1)[{_CJK_CLASS}&&[\p{{L}}\p{{N}}]]+"))
 
 
 def word_character_runs(stop: int, start: int = 0, *, cjk: bool = False) -> list[tuple[int, int]]:
     """The runs [first, last + 1) of code points in [start, stop) that base tokens are made of (`[\\p{L}\\p{N}]`,
     as the pattern decides), or with `cjk`, that CJK runs are made of (rule 5)."""
     chars = "".join(map(chr, range(start, stop)))
-    pattern = _unicode().cjk_character if cjk else _unicode().base_token
+    pattern = _unicode().cjk_character if cjk else _unicode().word_character
     return [(start + run.start(), start + run.end()) for run in pattern.finditer(chars)]
 
 
 def word_characters(chars: str, *, cjk: bool = False) -> list[int]:
     """The positions of the characters of `chars` that base tokens are made of (`[\\p{L}\\p{N}]`, as the pattern
     decides), or with `cjk`, that CJK runs are made of (rule 5)."""
-    pattern = _unicode().cjk_character if cjk else _unicode().base_token
+    pattern = _unicode().cjk_character if cjk else _unicode().word_character
     return [position for run in pattern.finditer(chars) for position in range(run.start(), run.end())]
+
+
+def class_bits(char: str) -> int:
+    """The classes of one code point (`SPACE`, `WORD`, `MARK`, `CJK`), by the patterns."""
+    if char.isascii():
+        return (WORD if char.isalnum() else 0) | (SPACE if char.isspace() else 0) | (MARK if char in JOINING_MARKS
+                                                                                     else 0)
+    return ((WORD if word_characters(char) else 0) | (CJK if word_characters(char, cjk=True) else 0)
+            | (SPACE if char.isspace() else 0) | (MARK if char in JOINING_MARKS else 0))
+
+
+# A code point's classes as the letter `str.translate` makes of it: a CJK run's character, another word's
+# character, white space, a joining mark, anything else
+_CJK_LETTER, _WORD_LETTER, _SPACE_LETTER, _MARK_LETTER, _OTHER_LETTER = "c", "w", " ", "m", "."
+_WORD_RUN = re.compile("[cw]+")
+_CJK_RUN = re.compile("c{2,}")
+
+
+def _letter(bits: int) -> str:
+    if bits & CJK:
+        return _CJK_LETTER
+    if bits & WORD:
+        return _WORD_LETTER
+    return _SPACE_LETTER if bits & SPACE else _MARK_LETTER if bits & MARK else _OTHER_LETTER
+
+
+class _Letters(dict[int, str]):
+    """`str.translate`'s table of each code point's class letter, filled as code points are met (ASCII's from the
+    start): a dictionary lookup a character, in C."""
+
+    def __missing__(self, code: int) -> str:
+        letter = self[code] = _letter(class_bits(chr(code)))
+        return letter
+
+
+class _Spaced(dict[int, str]):
+    """`str.translate`'s table that keeps a word's characters and makes every other code point a space."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        kept = self[code] = char if class_bits(char) & WORD else " "
+        return kept
+
+
+_LETTERS = _Letters({code: _letter(class_bits(chr(code))) for code in range(0x80)})
+_SPACED = _Spaced({code: chr(code) if class_bits(chr(code)) & WORD else " " for code in range(0x80)})
 
 
 def normalize(text: str) -> str:
@@ -109,17 +149,17 @@ def tokens_and_words(text: str) -> tuple[list[str], int]:
     """`tokenize(text)` and how many of its tokens are words (base tokens): the length BM25 gives a note's
     body counts its words, not the compounds and CJK bigrams made from them, which repeat the same text."""
     normalized = normalize(text)
-    base, joins = base_tokens_and_joins(normalized)
-    ascii_text = normalized.isascii()
-    tokens = base + compound_tokens(base, joins, ascii_text)
-    if not ascii_text:
-        tokens.extend(cjk_bigrams(normalized))
+    letters = normalized.translate(_LETTERS)
+    raw, gaps = _words(normalized, letters)
+    base, joins = _rule_3(raw, _joins(gaps))
+    tokens = base + compound_tokens(base, joins, normalized.isascii())
+    tokens += _bigrams(normalized, letters)
     return tokens, len(base)
 
 
 def base_tokens(normalized: str) -> list[str]:
     """Rules 2-3 on normalized text: the `[\\p{L}\\p{N}]+` runs 1..80 long (the base tokens)."""
-    raw = (_ASCII_BASE_TOKEN if normalized.isascii() else _unicode().base_token).findall(normalized)
+    raw = words(normalized)
     if len(normalized) <= MAX_TOKEN_LENGTH or max(map(len, raw), default=0) <= MAX_TOKEN_LENGTH:
         return raw  # no token is too long
     return [t for t in raw if len(t) <= MAX_TOKEN_LENGTH]
@@ -127,7 +167,7 @@ def base_tokens(normalized: str) -> list[str]:
 
 def words(normalized: str) -> list[str]:
     """Rule 2 alone: every `[\\p{L}\\p{N}]+` run of normalized text, of any length (a query's CJK words)."""
-    return (_ASCII_BASE_TOKEN if normalized.isascii() else _unicode().base_token).findall(normalized)
+    return normalized.translate(_SPACED).split()
 
 
 def base_tokens_and_joins(normalized: str) -> tuple[list[str], list[bool]]:
@@ -138,23 +178,34 @@ def base_tokens_and_joins(normalized: str) -> tuple[list[str], list[bool]]:
 
 def words_and_joins(normalized: str) -> tuple[list[str], list[bool]]:
     """`words(normalized)`, of any length, and per word whether what separates it from the word before is white
-    space only or one joining mark alone (the first word: False).
-
-    One split by the word pattern gives the words and what stands between them at once (a second scan for the
-    separators would cost as much again as finding the words)."""
-    return _words_and_joins(word_split(normalized))
+    space only or one joining mark alone (the first word: False)."""
+    found, gaps = words_and_gaps(normalized)
+    return found, _joins(gaps)
 
 
-def word_split(normalized: str) -> list[str]:
-    """The text before the first word, then word, separator, word, ..., word, and the text after the last (the
-    whole text when it has no word)."""
-    return (_ASCII_WORD_SPLIT if normalized.isascii() else _unicode().word_split).split(normalized)
+def words_and_gaps(normalized: str) -> tuple[list[str], list[str]]:
+    """`words(normalized)` and what stands around them as its class letters (`gap_joins` reads them): before the
+    first word, between each two, after the last (the whole text when it has no word). A gap is as long as the
+    text it stands for."""
+    return _words(normalized, normalized.translate(_LETTERS))
 
 
-def _words_and_joins(parts: list[str]) -> tuple[list[str], list[bool]]:
-    """`words_and_joins` of a text's `word_split`."""
-    found = parts[1::2]
-    return found, [False, *map(_SEPARATORS_JOIN.__getitem__, parts[2:-1:2])] if found else []
+def gap_joins(gap: str) -> bool:
+    """Rule 4: whether two words with this gap between them (class letters, `words_and_gaps`) may be one word
+    split: white space only, or one joining mark alone."""
+    return gap == _MARK_LETTER or not gap.strip()
+
+
+def _words(normalized: str, letters: str) -> tuple[list[str], list[str]]:
+    """The words of `normalized` and the gaps around them, from its class letters."""
+    return normalized.translate(_SPACED).split(), _WORD_RUN.split(letters)
+
+
+def _joins(gaps: list[str]) -> list[bool]:
+    """Per word, whether the gap before it joins it to the word before (the first word: False)."""
+    if len(gaps) < 2:
+        return []
+    return [False, *map(gap_joins, gaps[1:-1])]
 
 
 def _rule_3(raw: list[str], joins: list[bool]) -> tuple[list[str], list[bool]]:
@@ -165,26 +216,6 @@ def _rule_3(raw: list[str], joins: list[bool]) -> tuple[list[str], list[bool]]:
     kept = [len(token) <= MAX_TOKEN_LENGTH for token in raw]
     joins = [join and before for join, before in zip(joins, [False, *kept])]
     return list(compress(raw, kept)), list(compress(joins, kept))
-
-
-def separator_joins(separator: str) -> bool:
-    """Rule 4: whether two words with this text between them may be one word split."""
-    return separator.isspace() or (len(separator) == 1 and separator in JOINING_MARKS)
-
-
-class _KnownSeparators(dict[str, bool]):
-    """`separator_joins` of the separators met so far (a text's are mostly a few: a space, a line break), up to
-    `_KNOWN_SEPARATORS` of them: one dictionary lookup a separator, no call."""
-
-    def __missing__(self, separator: str) -> bool:
-        joins = separator_joins(separator)
-        if len(self) < _KNOWN_SEPARATORS:
-            self[separator] = joins
-        return joins
-
-
-_KNOWN_SEPARATORS = 4096
-_SEPARATORS_JOIN = _KnownSeparators()
 
 
 def compound_tokens(base: list[str], joins: list[bool], ascii_text: bool = False) -> list[str]:
@@ -206,9 +237,16 @@ def compound_tokens(base: list[str], joins: list[bool], ascii_text: bool = False
 def cjk_bigrams(normalized: str) -> list[str]:
     """Rule 5 on normalized text: the overlapping two-character pieces of every CJK/Hangul run of its base
     tokens (of any length), in text order."""
-    if normalized.isascii() or not _CJK_BLOCKS.search(normalized):
+    if normalized.isascii():
         return []
-    return [run[i:i + 2] for run in _unicode().cjk_run.findall(normalized) for i in range(len(run) - 1)]
+    return _bigrams(normalized, normalized.translate(_LETTERS))
+
+
+def _bigrams(normalized: str, letters: str) -> list[str]:
+    """`cjk_bigrams` of a text whose class letters are `letters`."""
+    if _CJK_LETTER not in letters:
+        return []
+    return [normalized[i:i + 2] for run in _CJK_RUN.finditer(letters) for i in range(run.start(), run.end() - 1)]
 
 
 def count_tokens(pieces: Iterable[str]) -> Counter[str]:
@@ -226,22 +264,22 @@ def count_tokens_and_words(pieces: Iterable[str]) -> tuple[Counter[str], int]:
     counts: Counter[str] = Counter()
     word_count = 0
     previous = ""  # the last word so far (of any length), for the compound it makes with the next one
-    gap = ""  # the text since that word: with the next piece's first separator, what stands between the two
+    gap = ""  # the class letters since that word: with the next piece's first gap, what stands between the two
     for piece in _joined(pieces, PIECE_CHARS):
         normalized = normalize(piece)
-        parts = word_split(normalized)
-        raw, joins = _words_and_joins(parts)
-        tokens = cjk_bigrams(normalized)
+        letters = normalized.translate(_LETTERS)
+        raw, gaps = _words(normalized, letters)
+        tokens = _bigrams(normalized, letters)
         if not raw:
-            gap += normalized
+            gap += letters
         else:
-            base, joins = _rule_3(raw, joins)
+            base, joins = _rule_3(raw, _joins(gaps))
             first = raw[0]
             if (previous and len(previous) <= MAX_TOKEN_LENGTH and len(first) <= MAX_TOKEN_LENGTH
-                    and separator_joins(gap + parts[0])):
+                    and gap_joins(gap + gaps[0])):
                 tokens += compound_tokens([previous, first], [False, True])
             tokens += base + compound_tokens(base, joins)
-            previous, gap = raw[-1], parts[-1]
+            previous, gap = raw[-1], gaps[-1]
             word_count += len(base)
         counts.update(tokens)
     return counts, word_count
