@@ -1,4 +1,4 @@
-"""Markdown fields (§3.2): ATX/setext headings and front matter as heading text, the rest body."""
+"""Markdown fields: ATX/setext headings and front matter as heading text, the rest body."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Staged notes (`staged_terms`): notes given by their texts, their tokens counted as term ids and their
-compounds formed from ids, index exactly as §3.2 says (`tests/search/reference.py` over `note_fields`, the
+compounds formed from ids, index exactly as the field weights say (`tests/search/reference.py` over `note_fields`, the
 string tokenizer's counts) per note: the same terms, postings, weighted term frequencies (to the float) and
 lengths, however the folds fall."""
 

@@ -1,12 +1,12 @@
-"""The note index: the vault kept searchable incrementally (spec §4), persisted in the state file.
+"""The note index: the vault kept searchable incrementally, persisted in the state file.
 
-Dirty model (§4.1): `mark_path_modified`, `mark_path_deleted`, `mark_full_rescan_needed` record what
+Dirty model: `mark_path_modified`, `mark_path_deleted`, `mark_full_rescan_needed` record what
 the next sync must do (`_Pending`); where the index is — new, answered cold, loaded — is `_Phase`. The
 first sync of a process hydrates from the cache and does a full rescan, which compares each
 note's `mtime_ns` and `size` with the cached row, so unchanged notes are neither read nor
 tokenized and changes made while nothing ran are found. Later syncs are path-level
-incremental, except every `full_rescan_every`-th dirty sync, which is a full rescan again (§4.3).
-`search()` syncs first when dirty (§4.2). One lock serializes syncs and queries, so any number
+incremental, except every `full_rescan_every`-th dirty sync, which is a full rescan again.
+`search()` syncs first when dirty. One lock serializes syncs and queries, so any number
 of threads may call `search()` at once.
 
 `NoteIndex` holds the state every method reads or changes under that lock; what stands apart: what it knows of
@@ -98,7 +98,7 @@ class _Phase(enum.Enum):
 
 
 class _Pending:
-    """What the next sync must do (§4.1): a full rescan, or the paths marked since the last sync.
+    """What the next sync must do (the dirty model): a full rescan, or the paths marked since the last sync.
 
     `walk` is a walk of the vault the full rescan may compare instead of walking again (the cold answer's);
     a mark says the vault changed after it, so every mark drops it: compared, it would show the marked notes
@@ -155,7 +155,7 @@ class NoteIndex:
         index still answers from memory and saves itself whole on the next sync."""
         self.notes_read = 0
 
-    # --- dirty model (§4.1) ---
+    # --- dirty model ---
 
     def mark_path_modified(self, path: str) -> None:
         rel = normalize_rel_path(path)
@@ -184,7 +184,7 @@ class NoteIndex:
 
     def search(self, query: str, limit: int | None = None,
                on_progress: Callable[[int, int], None] | None = None) -> list[SearchHit]:
-        """Notes ranked for `query` (§3.3 order), syncing first when dirty (`on_progress` as `sync`'s).
+        """Notes ranked for `query` (`scoring.hits`' order), syncing first when dirty (`on_progress` as `sync`'s).
 
         A process's first query on a vault that did not change since the index was saved is answered from
         the state file without loading the index (`_answer_cold`)."""
@@ -200,7 +200,7 @@ class NoteIndex:
             return self._ranking().rank(terms, limit, common)
 
     def selected(self, query: str, on_progress: Callable[[int, int], None] | None = None) -> list[SearchHit]:
-        """The notes the selection rule (§3.3) picks for `query`."""
+        """The notes the selection rule (`bm25.select`) picks for `query`."""
         s = self.settings
         return select(self.search(query, limit=s.top_n, on_progress=on_progress), s.top_n, s.cutoff_ratio, s.min_k)
 
@@ -215,7 +215,7 @@ class NoteIndex:
             return sorted((SkippedNote(p, d.skip_reason or "") for p, d in self._notes.skipped.items()),
                           key=lambda s: s.path)
 
-    # --- sync (§4.2) ---
+    # --- sync on query ---
 
     def sync(self, on_progress: Callable[[int, int], None] | None = None) -> IndexReport:
         """Bring the index up to date with the vault and persist what changed.

@@ -1,4 +1,4 @@
-"""Markdown fields of a note (spec §3.2): heading text, body text and the vault path.
+"""Markdown fields of a note, which the field weights weigh: heading text, body text and the vault path.
 
 Heading text is every ATX heading (`## Title`) and setext heading (a line underlined with `===`
 or `---`) outside fenced code, plus the front matter's `title`, `aliases` and `tags`. Body text

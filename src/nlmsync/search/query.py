@@ -1,6 +1,6 @@
-"""From a query's text to the terms it is searched with (spec §3.3 step 1, "term frequencies in query").
+"""From a query's text to the terms it is searched with, each weighted by how often the query has it.
 
-The query is tokenized by the §3.1 rules, with refinements that only the query side gets (notes are
+The query is tokenized by the tokenizer's rules (`nlmsync.text`), with refinements that only the query side gets (notes are
 always indexed whole, so nothing here changes what a note contains):
 
 - **Stop words weigh a quarter** (`STOP_WORD_WEIGHT`): common English function words (`what`,
