@@ -18,6 +18,8 @@ from collections.abc import Iterable, Iterator
 from itertools import compress
 from typing import TYPE_CHECKING, NamedTuple
 
+from nlmsync.text.tokens import _joined
+
 if TYPE_CHECKING:
     import regex
 
@@ -212,35 +214,3 @@ def count_tokens_and_words(pieces: Iterable[str]) -> tuple[Counter[str], int]:
             word_count += len(base)
         counts.update(tokens)
     return counts, word_count
-
-
-def _joined(pieces: Iterable[str], size: int) -> Iterator[str]:
-    """`pieces` joined in order into strings of at least `size` characters (the last one may be shorter)."""
-    batch: list[str] = []
-    length = 0
-    for piece in pieces:
-        batch.append(piece)
-        length += len(piece)
-        if length >= size:
-            yield "".join(batch)
-            batch, length = [], 0
-    if batch:
-        yield "".join(batch)
-
-
-def text_pieces(text: str, start: int = 0, end: int | None = None, size: int = PIECE_CHARS) -> Iterator[str]:
-    """`text[start:end]` in pieces of about `size` characters for `count_tokens`, each cut just after white
-    space (a piece grows past `size` only while no white space comes)."""
-    end = len(text) if end is None else end
-    while start < end:
-        stop = start + size
-        if stop >= end:
-            yield text[start:end]
-            return
-        cut = max(text.rfind(" ", start, stop), text.rfind("\n", start, stop), text.rfind("\t", start, stop),
-                  text.rfind("\r", start, stop))
-        if cut < 0:  # no white space in this stretch: up to the next one
-            found = [i for i in (text.find(c, stop, end) for c in " \n\t\r") if i >= 0]
-            cut = min(found) if found else end - 1
-        yield text[start:cut + 1]
-        start = cut + 1
