@@ -16,6 +16,7 @@ operations, and the same ranker. A property test holds the two paths to that.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -155,7 +156,7 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
         held = [(row.path, row.terms[term], norm(*row.lengths)) for row in overlay if row.terms and term in row.terms]
         if len(slots) + len(held):
             found.append(_Found(term, query_weight, len(slots) + len(held), slots, tfs, held))
-    found = [found[j] for j in telling([(entry.term, entry.df) for entry in found], n_docs, common)]
+    found = telling(found, n_docs, common, operator.attrgetter("term"), operator.attrgetter("df"))
     needed: set[int] = set()
     for entry in found:
         needed.update(entry.slots)

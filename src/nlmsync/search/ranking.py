@@ -15,6 +15,7 @@ incrementally ranks exactly like one built from scratch.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import Final, cast
 
@@ -49,6 +50,8 @@ _SLOTS: Final = 2
 _CONTRIBUTIONS: Final = 3
 _OVERLAY: Final = 4
 _DF: Final = 5
+_term = operator.itemgetter(_TERM)
+_df = operator.itemgetter(_DF)
 
 
 class Ranking:
@@ -77,7 +80,7 @@ class Ranking:
         if len(entries) < len(keys):
             entries.update(self._score_terms([key for key in keys if key not in entries]))
         found = [scores for scores in map(entries.__getitem__, keys) if scores[_DF]]  # in term order
-        found = [found[j] for j in telling([(scores[_TERM], scores[_DF]) for scores in found], len(index), common)]
+        found = telling(found, len(index), common, _term, _df)
         candidates = self._base_candidates(found, limit) if any(len(scores[_SLOTS]) for scores in found) else []
         if index.overlay:
             candidates.extend(note_candidates([scores[_OVERLAY] for scores in found], limit, str))

@@ -21,19 +21,23 @@ from nlmsync.search.hits import SearchHit
 __all__ = ["Candidate", "hits", "note_candidates", "telling"]
 
 K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
 
 # A note that may be a hit: (-score, -matched term count, path, matched terms as a bit mask: bit j for the j-th
 # term of the ranking). Tuples sort in the order of hits.
 Candidate = tuple[float, int, str, int]
 
 
-def telling(terms: Sequence[tuple[str, int]], n_docs: int, common: frozenset[str]) -> list[int]:
-    """The positions of the (term, document frequency) pairs a ranking scores: a term of `common` (the stop
-    words) that more than half the notes hold is left out, unless that would leave nothing. In a vault of one
-    language such a word is in most notes and tells none apart, yet its long postings list costs every query;
-    in a multilingual vault the same word marks the notes of its language and is scored."""
-    kept = [j for j, (term, df) in enumerate(terms) if term not in common or 2 * df <= n_docs]
-    return kept or list(range(len(terms)))
+def telling(found: list[T], n_docs: int, common: frozenset[str], term: Callable[[T], str],
+            df: Callable[[T], int]) -> list[T]:
+    """The query terms a ranking scores, of those some note holds (`found`; `term` and `df` read an item's term
+    and document frequency): a term of `common` (the stop words) that more than half the notes hold is left
+    out, unless that would leave nothing. In a vault of one language such a word is in most notes and tells
+    none apart, yet its long postings list costs every query; in a multilingual vault the same word marks the
+    notes of its language and is scored."""
+    if not common:
+        return found
+    return [item for item in found if term(item) not in common or 2 * df(item) <= n_docs] or found
 
 
 def note_candidates(contributions: Sequence[Sequence[tuple[K, float]]], limit: int | None,

@@ -24,7 +24,8 @@ How: every rule reads a text through its code points' classes (`class_bits`: a w
 a joining mark, a CJK run's character), found once per code point by the patterns below and kept in a table.
 A text's words are its runs of word characters (the text with every other code point made a space, split), what
 stands between two words is told by its classes, and a CJK run is a run of CJK characters. One text is read so
-with `str.translate` (no regex runs over it: an ASCII text never imports `regex`); many texts at once, the notes
+with `str.translate` (no regex runs over it), or, ASCII text, split at once by its word class written as a
+pattern of the standard library's engine (an ASCII text never imports `regex`); many texts at once, the notes
 of a full build, with numpy, by the same classes (`text.fold`). `count_tokens` counts the tokens of a text given
 in pieces (`text_pieces`), for notes of many megabytes.
 """
@@ -131,6 +132,31 @@ class _Spaced(dict[int, str]):
 
 _LETTERS = _Letters({code: _letter(class_bits(chr(code))) for code in range(0x80)})
 _SPACED = _Spaced({code: chr(code) if class_bits(chr(code)) & WORD else " " for code in range(0x80)})
+# ASCII text, split by the standard library's engine into its words and what stands between them at once: the
+# class of ASCII's word characters, as a pattern (most notes, passages and queries are ASCII)
+_ASCII_WORD_SPLIT = re.compile("([" + "".join(re.escape(chr(code)) for code in range(0x80)
+                                              if class_bits(chr(code)) & WORD) + "]+)")
+
+
+class _KnownGaps(dict[str, bool]):
+    """Whether a gap joins two words (`gap_joins`), for the gaps met so far (a text's are mostly a few: a space, a
+    line break), up to `_KNOWN_GAPS` of them: one dictionary lookup a gap, no call. `text`: the gaps are text (of
+    an ASCII text), else their class letters."""
+
+    def __init__(self, text: bool) -> None:
+        super().__init__()
+        self.text = text
+
+    def __missing__(self, gap: str) -> bool:
+        joins = gap_joins(gap.translate(_LETTERS) if self.text else gap)
+        if len(self) < _KNOWN_GAPS:
+            self[gap] = joins
+        return joins
+
+
+_KNOWN_GAPS = 4096
+_TEXT_GAPS_JOIN = _KnownGaps(text=True)
+_LETTER_GAPS_JOIN = _KnownGaps(text=False)
 
 
 def normalize(text: str) -> str:
@@ -149,11 +175,10 @@ def tokens_and_words(text: str) -> tuple[list[str], int]:
     """`tokenize(text)` and how many of its tokens are words (base tokens): the length BM25 gives a note's
     body counts its words, not the compounds and CJK bigrams made from them, which repeat the same text."""
     normalized = normalize(text)
-    letters = normalized.translate(_LETTERS)
-    raw, gaps = _words(normalized, letters)
-    base, joins = _rule_3(raw, _joins(gaps))
+    scan = _scan(normalized)
+    base, joins = _rule_3(scan.words, scan.joins)
     tokens = base + compound_tokens(base, joins, normalized.isascii())
-    tokens += _bigrams(normalized, letters)
+    tokens += scan.bigrams
     return tokens, len(base)
 
 
@@ -167,6 +192,8 @@ def base_tokens(normalized: str) -> list[str]:
 
 def words(normalized: str) -> list[str]:
     """Rule 2 alone: every `[\\p{L}\\p{N}]+` run of normalized text, of any length (a query's CJK words)."""
+    if normalized.isascii():
+        return _ASCII_WORD_SPLIT.split(normalized)[1::2]
     return normalized.translate(_SPACED).split()
 
 
@@ -179,15 +206,18 @@ def base_tokens_and_joins(normalized: str) -> tuple[list[str], list[bool]]:
 def words_and_joins(normalized: str) -> tuple[list[str], list[bool]]:
     """`words(normalized)`, of any length, and per word whether what separates it from the word before is white
     space only or one joining mark alone (the first word: False)."""
-    found, gaps = words_and_gaps(normalized)
-    return found, _joins(gaps)
+    scan = _scan(normalized)
+    return scan.words, scan.joins
 
 
 def words_and_gaps(normalized: str) -> tuple[list[str], list[str]]:
     """`words(normalized)` and what stands around them as its class letters (`gap_joins` reads them): before the
     first word, between each two, after the last (the whole text when it has no word). A gap is as long as the
     text it stands for."""
-    return _words(normalized, normalized.translate(_LETTERS))
+    if normalized.isascii():
+        parts = _ASCII_WORD_SPLIT.split(normalized)
+        return parts[1::2], [gap.translate(_LETTERS) for gap in parts[0::2]]
+    return normalized.translate(_SPACED).split(), _WORD_RUN.split(normalized.translate(_LETTERS))
 
 
 def gap_joins(gap: str) -> bool:
@@ -196,16 +226,33 @@ def gap_joins(gap: str) -> bool:
     return gap == _MARK_LETTER or not gap.strip()
 
 
-def _words(normalized: str, letters: str) -> tuple[list[str], list[str]]:
-    """The words of `normalized` and the gaps around them, from its class letters."""
-    return normalized.translate(_SPACED).split(), _WORD_RUN.split(letters)
+class _Scan(NamedTuple):
+    """A normalized text read by its classes: its words (of any length), per word whether the gap before it joins
+    it to the word before (rule 4; the first word: False), the class letters of the text before the first word
+    and after the last (the whole text, twice, when it has no word; asked for with `gaps`), and its CJK bigrams."""
+
+    words: list[str]
+    joins: list[bool]
+    first_gap: str
+    last_gap: str
+    bigrams: list[str]
 
 
-def _joins(gaps: list[str]) -> list[bool]:
-    """Per word, whether the gap before it joins it to the word before (the first word: False)."""
-    if len(gaps) < 2:
-        return []
-    return [False, *map(gap_joins, gaps[1:-1])]
+def _scan(normalized: str, gaps: bool = False) -> _Scan:
+    """Read `normalized` by its classes: an ASCII text split by its word class at once, any other through its
+    class letters."""
+    if normalized.isascii():  # no CJK run
+        parts = _ASCII_WORD_SPLIT.split(normalized)
+        found = parts[1::2]
+        joins = [False, *map(_TEXT_GAPS_JOIN.__getitem__, parts[2:-1:2])] if found else []
+        if not gaps:
+            return _Scan(found, joins, "", "", [])
+        return _Scan(found, joins, parts[0].translate(_LETTERS), parts[-1].translate(_LETTERS), [])
+    letters = normalized.translate(_LETTERS)
+    around = _WORD_RUN.split(letters)
+    found = normalized.translate(_SPACED).split()
+    joins = [False, *map(_LETTER_GAPS_JOIN.__getitem__, around[1:-1])] if found else []
+    return _Scan(found, joins, around[0], around[-1], _bigrams(normalized, letters))
 
 
 def _rule_3(raw: list[str], joins: list[bool]) -> tuple[list[str], list[bool]]:
@@ -266,20 +313,19 @@ def count_tokens_and_words(pieces: Iterable[str]) -> tuple[Counter[str], int]:
     previous = ""  # the last word so far (of any length), for the compound it makes with the next one
     gap = ""  # the class letters since that word: with the next piece's first gap, what stands between the two
     for piece in _joined(pieces, PIECE_CHARS):
-        normalized = normalize(piece)
-        letters = normalized.translate(_LETTERS)
-        raw, gaps = _words(normalized, letters)
-        tokens = _bigrams(normalized, letters)
+        scan = _scan(normalize(piece), gaps=True)
+        raw = scan.words
+        tokens = scan.bigrams
         if not raw:
-            gap += letters
+            gap += scan.first_gap
         else:
-            base, joins = _rule_3(raw, _joins(gaps))
+            base, joins = _rule_3(raw, scan.joins)
             first = raw[0]
             if (previous and len(previous) <= MAX_TOKEN_LENGTH and len(first) <= MAX_TOKEN_LENGTH
-                    and gap_joins(gap + gaps[0])):
+                    and gap_joins(gap + scan.first_gap)):
                 tokens += compound_tokens([previous, first], [False, True])
             tokens += base + compound_tokens(base, joins)
-            previous, gap = raw[-1], gaps[-1]
+            previous, gap = raw[-1], scan.last_gap
             word_count += len(base)
         counts.update(tokens)
     return counts, word_count
