@@ -68,13 +68,16 @@ def contribution(weight: float | Num, tf: Num, norm: Num, k1: float) -> Num:
     return value
 
 
-def add_up(contributions: Iterable[Iterable[tuple[K, float]]]) -> dict[K, float]:
-    """Each document's score: the contributions of its terms (one iterable of (document, contribution) a term, the
-    terms in order) added in that order, from 0.0."""
+# A term's contributions: the documents holding it, and its contribution to each
+Contributions = tuple[Sequence[K], Sequence[float]]
+
+
+def add_up(contributions: Iterable[Contributions[K]]) -> dict[K, float]:
+    """Each document's score: the contributions of its terms (the terms in order) added in that order, from 0.0."""
     scores: dict[K, float] = {}
     get = scores.get
-    for postings in contributions:
-        for doc, value in postings:
+    for docs, values in contributions:
+        for doc, value in zip(docs, values):
             scores[doc] = get(doc, 0.0) + value
     return scores
 
@@ -90,13 +93,14 @@ def rank_counts(query: Mapping[str, float], counts: Sequence[Mapping[str, float]
     another collection than the one scored. A length of 0 is taken when the average is 0."""
     norms = [length_norm(length, avg_len, k1, b) if avg_len > 0 else length_norm(0.0, 1.0, k1, b)
              for length in lengths]
-    by_term: list[list[tuple[int, float]]] = []
+    by_term: list[Contributions[int]] = []
     for term, query_weight in query.items():
         held = [(i, doc[term]) for i, doc in enumerate(counts) if term in doc]
         df = doc_freqs.get(term, 0) if doc_freqs is not None else len(held)
         if df:
             weight = query_weight * idf(doc_count, df)
-            by_term.append([(i, contribution(weight, tf, norms[i], k1)) for i, tf in held if tf > 0])
+            held = [(i, tf) for i, tf in held if tf > 0]
+            by_term.append(([i for i, _tf in held], [contribution(weight, tf, norms[i], k1) for i, tf in held]))
     scores = add_up(by_term)
     return [scores.get(i, 0.0) for i in range(len(counts))]
 

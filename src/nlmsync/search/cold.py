@@ -20,7 +20,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from nlmsync.search.bm25 import contribution, idf, length_norm
+from nlmsync.search.bm25 import Contributions, contribution, idf, length_norm
 from nlmsync.search.hits import SearchHit
 from nlmsync.search.scoring import hits, note_candidates, telling
 from nlmsync.search.snapshot_parts import SnapshotParts
@@ -164,13 +164,13 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
     norms = [0.0] * len(paths)
     for slot in needed:
         norms[slot] = norm(lengths[3 * slot], lengths[3 * slot + 1], lengths[3 * slot + 2])
-    contributions: list[list[tuple[int | str, float]]] = []
+    contributions: list[Contributions[int | str]] = []
     for entry in found:
         weight = entry.query_weight * idf(n_docs, entry.df)
-        postings: list[tuple[int | str, float]] = [(slot, contribution(weight, tf, norms[slot], k1))
-                                                   for slot, tf in zip(entry.slots, entry.tfs)]
-        postings += [(path, contribution(weight, tf, path_norm, k1)) for path, tf, path_norm in entry.held]
-        contributions.append(postings)
+        notes: list[int | str] = [*entry.slots, *(path for path, _tf, _norm in entry.held)]
+        values = [contribution(weight, tf, norms[slot], k1) for slot, tf in zip(entry.slots, entry.tfs)]
+        values += [contribution(weight, tf, path_norm, k1) for _path, tf, path_norm in entry.held]
+        contributions.append((notes, values))
 
     def path_of(key: int | str) -> str:  # a snapshot note by its slot, a row's by its path
         return key if isinstance(key, str) else paths[key] or ""

@@ -38,12 +38,12 @@ _BIT_VALUES = np.exp2(np.arange(_MASK_BITS))
 # - version: the `PostingsIndex.version` it was computed for
 # - slots: the live base documents' slots, ascending (as intp, what `np.bincount` counts with)
 # - contributions: aligned with `slots`
-# - overlay: (path, contribution) of the overlay's documents
+# - overlay: the overlay's documents holding the term, and their contributions (two tuples)
 # - df: the documents holding the term, len(slots) + len(overlay)
 # A plain tuple, not a class: it holds nothing the garbage collector tracks (str, int, numpy arrays, tuples of
 # str and float), so the collector stops tracking it at its first collection, and a full cache adds nothing
 # to the collections of the older generations.
-TermScores = tuple[str, int, np.ndarray, np.ndarray, tuple[tuple[str, float], ...], int]
+TermScores = tuple[str, int, np.ndarray, np.ndarray, tuple[tuple[str, ...], tuple[float, ...]], int]
 _TERM: Final = 0
 _VERSION: Final = 1
 _SLOTS: Final = 2
@@ -165,11 +165,11 @@ class Ranking:
 
 
 def _overlay_contributions(index: PostingsIndex, postings: dict[str, float], weight: float,
-                           avg: float) -> tuple[tuple[str, float], ...]:
-    """(path, contribution) of a term's overlay postings (path -> weighted tf)."""
+                           avg: float) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """The overlay's documents holding a term (`postings`: path -> weighted tf), and their contributions."""
     if not postings:
-        return ()
-    paths = list(postings)
+        return (), ()
+    paths = tuple(postings)
     tfs = np.array([postings[path] for path in paths], dtype=np.float64)
     lengths = np.array([index.overlay[path].lengths for path in paths], dtype=np.float64)
-    return tuple(zip(paths, contribution(weight, tfs, index.norms(lengths, avg), index.k1).tolist()))
+    return paths, tuple(contribution(weight, tfs, index.norms(lengths, avg), index.k1).tolist())

@@ -15,7 +15,7 @@ import heapq
 from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
-from nlmsync.search.bm25 import add_up
+from nlmsync.search.bm25 import Contributions, add_up
 from nlmsync.search.hits import SearchHit
 
 __all__ = ["Candidate", "hits", "note_candidates", "telling"]
@@ -40,19 +40,20 @@ def telling(found: list[T], n_docs: int, common: frozenset[str], term: Callable[
     return [item for item in found if term(item) not in common or 2 * df(item) <= n_docs] or found
 
 
-def note_candidates(contributions: Sequence[Sequence[tuple[K, float]]], limit: int | None,
+def note_candidates(contributions: Sequence[Contributions[K]], limit: int | None,
                     path_of: Callable[[K], str]) -> list[Candidate]:
-    """The candidates among the notes of `contributions` (per term, in the ranking's order: (note, contribution)),
-    those with a positive score that can be among the first `limit`; `path_of` gives a note's path."""
+    """The candidates among the notes of `contributions` (per term, in the ranking's order: the notes holding it
+    and its contribution to each), those with a positive score that can be among the first `limit`; `path_of`
+    gives a note's path."""
     scores = add_up(contributions)
     positive = {key: value for key, value in scores.items() if value > 0}
     if limit is not None and len(positive) > limit:  # the limit-th best score is the least a hit needs
         least = heapq.nlargest(limit, positive.values())[-1]
         positive = {key: value for key, value in positive.items() if value >= least}
     masks = dict.fromkeys(positive, 0)
-    for j, postings in enumerate(contributions):
+    for j, (keys, _values) in enumerate(contributions):
         bit = 1 << j
-        for key, _value in postings:
+        for key in keys:
             if key in masks:
                 masks[key] |= bit
     return [(-positive[key], -mask.bit_count(), path_of(key), mask) for key, mask in masks.items()]
