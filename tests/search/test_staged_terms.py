@@ -23,7 +23,11 @@ from nlmsync.search.markdown import note_fields, whole_fields
 from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.staged_terms import StagedTerms, TermIds
 from nlmsync.text import (
+    CJK,
     JOINING_MARKS,
+    MARK,
+    SPACE,
+    WORD,
     base_tokens,
     cjk_bigrams,
     class_bits,
@@ -190,13 +194,13 @@ def test_the_code_point_table_classes_every_character_of_the_basic_plane_as_the_
     word, cjk = regex.compile(r"[\p{L}\p{N}]"), regex.compile(rf"(?V1)[{cjk_class}&&[\p{{L}}\p{{N}}]]")
     table = fold._plane_classes()
     chars = [chr(code) for code in range(0x10000)]
-    assert [bool(bits & fold._WORD) for bits in table.tolist()] == [bool(word.match(c)) for c in chars]
-    assert [bool(bits & fold._CJK) for bits in table.tolist()] == [bool(cjk.match(c)) for c in chars]
-    assert [bool(bits & fold._SPACE) for bits in table.tolist()] == [c.isspace() for c in chars]
-    assert [chr(code) for code, bits in enumerate(table.tolist()) if bits & fold._MARK] == sorted(JOINING_MARKS)
-    assert not (table[:fold._FIRST_CJK] & fold._CJK).any()  # a fold of such code points has no bigram
+    assert [bool(bits & WORD) for bits in table.tolist()] == [bool(word.match(c)) for c in chars]
+    assert [bool(bits & CJK) for bits in table.tolist()] == [bool(cjk.match(c)) for c in chars]
+    assert [bool(bits & SPACE) for bits in table.tolist()] == [c.isspace() for c in chars]
+    assert [chr(code) for code, bits in enumerate(table.tolist()) if bits & MARK] == sorted(JOINING_MARKS)
+    assert not (table[:fold._FIRST_CJK] & CJK).any()  # a fold of such code points has no bigram
     assert (table[:0x80] == fold._ascii_classes()).all()
-    assert class_bits("\U00020000") == fold._WORD | fold._CJK  # beyond the plane
+    assert class_bits("\U00020000") == WORD | CJK  # beyond the plane
     assert class_bits("\U0001F600") == 0
 
 
