@@ -15,7 +15,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent.parent / "src" / "nlmsync"
 
 LAYER_OF_TOP = {
-    "errors": 0, "config": 0, "vault": 0, "_lazy": 0, "_text": 0,
+    "errors": 0, "config": 0, "vault": 0, "text": 0, "_lazy": 0, "_text": 0,
     "store": 1,
     "search": 2, "reading": 2, "notebooklm": 2, "sync": 2, "fake": 2,
     "app": 3,
@@ -28,15 +28,16 @@ DOMAIN = {top for top, layer in LAYER_OF_TOP.items() if layer == 2}
 DOMAIN_USES: dict[str, frozenset[str]] = {
     # The selector stands alone: it knows nothing of notebooks or sources.
     "search": frozenset(),
-    # Reading a note (chunks, snippets, read_note) scores its passages with search's tokenizer and BM25.
+    # Reading a note (chunks, snippets, read_note) scores its passages with search's BM25 and query terms (the
+    # tokenizer is the text package's, in the base layer).
     "reading": frozenset({"search"}),
     # Citations map an answer's passages to the headings of the vault notes, read with search's markdown fields.
     # sync drives the NotebookLM client it is handed and imports none of notebooklm.
     "sync": frozenset({"search"}),
     # The client knows nothing of search, sync or the fake: the app hands it the fake for `--server fake`.
     "notebooklm": frozenset(),
-    # The bundled fake answers questions by ranking passages with search's tokenizer and BM25, and kills its
-    # in-process connections through the client's in-process transport (as if its process had died).
+    # The bundled fake answers questions by ranking passages with search's BM25, query terms and markdown lines,
+    # and kills its in-process connections through the client's in-process transport (as if its process had died).
     "fake": frozenset({"search", "notebooklm"}),
 }
 

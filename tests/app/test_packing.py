@@ -4,7 +4,9 @@ what each change costs, asking with packs, citations, and the settings that shap
 from __future__ import annotations
 
 import os
+import shutil
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -445,3 +447,21 @@ async def test_refresh_all_lays_out_only_the_packs_whose_notes_changed(make_worl
     assert laid_out == [len(first.packs[0].paths)]
     assert [p.branch for p in changed.packs] == [Branch.REPLACED] + [Branch.REUSED] * (len(first.packs) - 1)
     assert_every_note_once(world, paths)
+
+
+FIXTURE_VAULT = Path(__file__).resolve().parents[2] / "fixtures" / "vault"
+
+
+async def test_the_quick_start_question_on_the_fixture_vault_packed_cites_the_heapsort_note_first(make_world):
+    """`refresh --all` packs the fixture vault, then `ask` with the bundled fake: the answer's first citation is
+    the heapsort note, placed in its pack, and quotes how heapsort works."""
+    world = make_world(capacity=6, pack="always")
+    shutil.copytree(FIXTURE_VAULT, world.vault, dirs_exist_ok=True, ignore=shutil.ignore_patterns("quirks"))
+    report = await mirror(world)
+    assert report.packs and len(world.remote()) <= 3
+    async with world.run() as orch:
+        result = await orch.ask("How does heapsort work?")
+    first = result.citations[0]
+    assert (first.path, first.located) == ("algorithms/sorting/heapsort.md", True) and first.pack
+    assert "max-heap" in result.answer
+    assert "physics/thermodynamics.md" not in [c.path for c in result.citations]

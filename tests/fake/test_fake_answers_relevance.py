@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nlmsync.fake import FakeNotebookLM
-from nlmsync.fake.answers import compose_answer, split_passages
+from nlmsync.fake.answers import compose_answer, notes_of, split_passages
+from nlmsync.sync.pack_text import compose_pack
 from nlmsync.vault import parse_front_matter
 
 FIXTURE_VAULT = Path(__file__).resolve().parents[2] / "fixtures" / "vault"
@@ -182,3 +183,40 @@ def test_only_paragraphs_are_ever_quoted(notes: list[tuple[str, list[str]]], que
                 for p in paragraphs}
     for ref in result["references"]:
         assert (ref["source_id"], ref["cited_text"]) in quotable
+
+
+def packed(notes: list[tuple[str, str]], packs: int) -> list[tuple[str, str]]:
+    """The notes in `packs` sources of consecutive notes, each as `refresh --all` packs them (`# path` headings)."""
+    size = -(-len(notes) // packs)
+    return [(f"pack-{i}", compose_pack(notes[i * size:(i + 1) * size])) for i in range(packs)]
+
+
+def test_a_packed_notebook_is_answered_from_the_note_that_answers_the_question() -> None:
+    """The quick start's question over the fixture vault mirrored in packs: the answer leads with the heapsort
+    note, as it does with one note a source (a pack holds notes on every topic: weighed as one source, it
+    let the words of other notes in it lead the answer)."""
+    notes = all_notes()
+    result = compose_answer("How does heapsort work?", packed(notes, 3))
+    heapsort = " ".join(dict(notes)[HEAPSORT].split())
+    assert result["references"] and result["references"][0]["cited_text"] in heapsort
+    assert "max-heap" in result["answer"]
+    cited_notes = [path for ref in result["references"] for path, text in notes if ref["cited_text"] in " ".join(text.split())]
+    assert THERMODYNAMICS not in cited_notes
+
+
+@pytest.mark.parametrize("question", ["How does heapsort work?", "How does quicksort work?", "김치찌개 만드는 법",
+                                      "ヒープソートの手順", "How long do I bake sourdough?", "git rebase onto main"])
+@pytest.mark.parametrize("packs", [1, 4])
+def test_packed_or_not_a_question_quotes_the_same_passages(question: str, packs: int) -> None:
+    notes = all_notes()
+    alone = compose_answer(question, notes)
+    together = compose_answer(question, packed(notes, packs))
+    assert [ref["cited_text"] for ref in together["references"]] == [ref["cited_text"] for ref in alone["references"]]
+    assert together["references"], question
+
+
+def test_a_pack_is_read_note_by_note() -> None:
+    notes = [("a.md", "---\ntitle: Heaps\n---\n# Heapsort\n\nIt sifts down.\n"), ("b/c.md", "Plain words.")]
+    assert notes_of(compose_pack(notes)) == ["---\ntitle: Heaps\n---\n# Heapsort\n\nIt sifts down.\n", "Plain words.\n"]
+    assert [p.text for p in split_passages("s", compose_pack(notes))] == ["It sifts down.", "Plain words."]
+    assert notes_of("# A title\n\nText.\n") == ["# A title\n\nText.\n"]  # a heading that names no note: one note

@@ -18,10 +18,9 @@ from nlmsync.search.bm25 import rank_texts
 from nlmsync.search.index import NoteIndex
 from nlmsync.search.markdown import note_fields, split_markdown
 from nlmsync.search.query import query_terms
-from nlmsync.search.tokenize import PIECE_CHARS, count_tokens, text_pieces, tokenize
+from nlmsync.text import PIECE_CHARS, count_tokens, text_pieces, tokenize
 
-# the module itself: `nlmsync.search.tokenize` as an attribute of the package is the function it exports
-tokenize_module = importlib.import_module("nlmsync.search.tokenize")
+tokenize_module = importlib.import_module("nlmsync.text.tokens")
 
 FIXTURE_VAULT = Path(__file__).resolve().parents[2] / "fixtures" / "vault"
 MEMORY_FACTOR = 5  # the bound: peak memory while indexing or reading one note <= 5x its size

@@ -12,6 +12,7 @@ from nlmsync.reading.note import (
     parse_chunk_range,
     parse_time,
     plan_chunks,
+    rank_segments,
     read_chunks,
     read_note,
     smart_sample,
@@ -167,6 +168,27 @@ def test_transcript_search_maps_30s_segments_to_5min_chunks(transcript: str) -> 
     assert "dead letter queue" in best.text
     assert all(any(w in c.text.lower() for w in ("dead", "letter", "queue")) for c in matches)
     assert all(c.start_time is not None for c in reading.chunks)
+
+
+OVERLAPPING = Settings(chunk_max_tokens=10, chunk_overlap_tokens=4)
+
+
+@pytest.mark.parametrize("query", ["kimchi", "filler7w9 kimchi", "filler20w2", "dead letter queue replay", "certificate"])
+def test_every_hit_names_the_chunk_that_holds_its_text(query: str, transcript: str) -> None:
+    """A hit's chunk holds all of the hit's text, in a note cut into overlapping word windows (where a hit past
+    the first chunk starts inside the chunk before it too) as in a transcript (whose search windows are finer
+    than its chunks)."""
+    for text, settings in ((_big_note(45, topic_at=(7, 20, 33)), OVERLAPPING), (transcript, Settings())):
+        plan = plan_chunks(text, settings)
+        hits = rank_segments(plan, query)
+        for hit in hits:
+            chunk = plan.chunks[hit.chunk_index]
+            assert chunk.char_offset_start <= hit.segment.char_offset_start
+            assert hit.segment.char_offset_end <= chunk.char_offset_end
+        if plan.timed:  # the search windows are cut within the chunks, not across them
+            assert all(any(c.char_offset_start <= s.char_offset_start and s.char_offset_end <= c.char_offset_end
+                           for c in plan.chunks) for s in plan.segments)
+    assert rank_segments(plan_chunks(_big_note(45, topic_at=(7, 20, 33)), OVERLAPPING), "kimchi")
 
 
 def test_tiny_note_sample_is_the_one_chunk() -> None:

@@ -23,7 +23,7 @@ from nlmsync.reading.snippets import EXACT_LIMIT, extract_snippet
 from nlmsync.reading.snippets import SEPARATOR as NEW_SEPARATOR
 from nlmsync.search.bm25 import rank_texts
 from nlmsync.search.query import query_terms
-from nlmsync.search.tokenize import tokenize
+from nlmsync.text import tokenize
 
 # --- the reference: the straightforward quadratic way of choosing snippets, as the oracle ----------
 

@@ -1,4 +1,4 @@
-"""§3.2's weighted term frequencies of one note, stated plainly (kept here, not in `src`): what the index's
+"""The field-weighted term frequencies of one note, stated plainly (kept here, not in `src`): what the index's
 numpy fold (`staged_terms`) must give every note, to the float."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""BM25 primitives and the selection rule (§3.3)."""
+"""BM25 primitives and the selection rule."""
 
 from __future__ import annotations
 

@@ -15,9 +15,10 @@ from tests.hypothesis_profiles import examples
 
 from nlmsync.config import Settings
 from nlmsync.search import index as index_module
-from nlmsync.search import index_cache
 from nlmsync.search.cold import vault_unchanged
 from nlmsync.search.index import NoteIndex
+from nlmsync.search.snapshot_parts import SnapshotParts
+from nlmsync.store import index_codec
 from nlmsync.store.db import open_database
 from nlmsync.store.transaction import transaction
 from nlmsync.vault import list_vault
@@ -69,10 +70,10 @@ def small_blocks(monkeypatch: pytest.MonkeyPatch, *, wide: bool = False) -> None
     """Blocks of a few terms and postings (a term longer than a block fills one alone), and with `wide` the
     frequencies' positions stored as uint32: the fixture vault then takes every branch of the format."""
     monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
-    monkeypatch.setattr(index_cache, "_BLOCK_TERM_BYTES", 40)
-    monkeypatch.setattr(index_cache, "_BLOCK_POSTINGS", 3)
+    monkeypatch.setattr(index_codec, "_BLOCK_TERM_BYTES", 40)
+    monkeypatch.setattr(index_codec, "_BLOCK_POSTINGS", 3)
     if wide:
-        monkeypatch.setattr(index_cache, "_NARROW_VALUES", 1)
+        monkeypatch.setattr(index_codec, "_NARROW_VALUES", 1)
 
 
 @pytest.mark.parametrize("wide", [False, True], ids=["uint16", "uint32"])
@@ -94,14 +95,14 @@ def test_a_cold_answer_reads_only_the_blocks_of_its_terms(vault: Path, monkeypat
     small_blocks(monkeypatch)
     fresh(vault).sync()
     read: list[str] = []
-    real_read = index_cache.SnapshotParts.read
+    real_read = SnapshotParts.read
 
-    def traced(db: object) -> index_cache.SnapshotParts:
+    def traced(db: object) -> SnapshotParts:
         parts = real_read(db)  # type: ignore[arg-type]
         parts._conn.set_trace_callback(read.append)
         return parts
 
-    monkeypatch.setattr(index_cache.SnapshotParts, "read", traced)
+    monkeypatch.setattr(SnapshotParts, "read", traced)
     assert cold(vault, "heapsort") == from_scratch(vault, "heapsort")
     assert len([statement for statement in read if "FROM index_blocks" in statement]) == 1  # of more than 100
 
@@ -113,8 +114,8 @@ def test_an_unchanged_vault_is_compared_with_the_snapshot_at_once(vault: Path,
     monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 1)
     fresh(vault).sync()  # a snapshot, and rows for the notes it skipped
     decoded: list[bytes] = []
-    real_decode = index_cache._decode_paths
-    monkeypatch.setattr(index_cache, "_decode_paths",
+    real_decode = index_codec._decode_paths
+    monkeypatch.setattr(index_codec, "_decode_paths",
                         lambda raw: decoded.append(raw) or real_decode(raw))  # type: ignore[func-returns-value]
     assert cold(vault, "heapsort") == from_scratch(vault, "heapsort")
     assert decoded == []
@@ -133,11 +134,11 @@ def test_notes_listed_in_another_order_are_compared_path_by_path(vault: Path,
     listing.mtimes[:] = [listing.mtimes[i] for i in order]
     listing.sizes[:] = [listing.sizes[i] for i in order]
     with transaction(db.conn):
-        parts = index_cache.SnapshotParts.read(db.conn)
-        rows = index_cache.load_docs(db.conn)
+        parts = SnapshotParts.read(db.conn)
+        rows = index_codec.load_docs(db.conn)
         assert vault_unchanged(parts, rows, listing)
         listing.mtimes[0] += 1
-        assert not vault_unchanged(index_cache.SnapshotParts.read(db.conn), rows, listing)
+        assert not vault_unchanged(SnapshotParts.read(db.conn), rows, listing)
 
 
 def test_a_vault_changed_only_as_the_rows_say_is_compared_in_order(vault: Path,
@@ -157,14 +158,14 @@ def test_a_vault_changed_only_as_the_rows_say_is_compared_in_order(vault: Path,
     index.sync()  # rows: edited, deleted, added
     db = open_database(vault / ".nlmsync" / "state.db")
     with transaction(db.conn):
-        parts = index_cache.SnapshotParts.read(db.conn)
-        assert vault_unchanged(parts, index_cache.load_docs(db.conn), list_vault(vault))
+        parts = SnapshotParts.read(db.conn)
+        assert vault_unchanged(parts, index_codec.load_docs(db.conn), list_vault(vault))
         assert "slot_of" not in parts.__dict__
     for query in ("tapir", "heapsort", "sourdough"):
         assert cold(vault, query) == from_scratch(vault, query)
     touch(vault / "inbox.md", "A tapir walked out.")  # a change no row holds
     with transaction(db.conn):
-        assert not vault_unchanged(index_cache.SnapshotParts.read(db.conn), index_cache.load_docs(db.conn),
+        assert not vault_unchanged(SnapshotParts.read(db.conn), index_codec.load_docs(db.conn),
                                    list_vault(vault))
 
 
@@ -319,7 +320,7 @@ def test_cold_answers_equal_from_scratch(initial: list[tuple[str, str]], later: 
     """Whatever the snapshot and rows a history of syncs left, and however its terms fall into blocks, a cold
     answer is the from-scratch answer."""
     monkeypatch.setattr(index_module, "MERGE_THRESHOLD", merge_threshold)
-    monkeypatch.setattr(index_cache, "_BLOCK_POSTINGS", block_postings)
+    monkeypatch.setattr(index_codec, "_BLOCK_POSTINGS", block_postings)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         clock = 1_700_000_000_000_000_000

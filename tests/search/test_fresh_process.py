@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from nlmsync.config import IndexSettings, Settings
+from nlmsync.search import cache_read
 from nlmsync.search import index as index_module
-from nlmsync.search import index_cache
 from nlmsync.search.index import NoteIndex
+from nlmsync.store import index_codec
 from nlmsync.store.db import migrate, open_connection, open_database
 
 
@@ -90,7 +91,7 @@ def test_a_plain_connection_and_default_settings_answer_like_settings_and_sqlite
     assert [h.path for h in plain.selected("heapsort")] == [h.path for h in with_settings.selected("heapsort")]
 
 
-def _snapshot_parts(snapshot: index_cache.Snapshot | None) -> tuple[object, ...]:
+def _snapshot_parts(snapshot: index_codec.Snapshot | None) -> tuple[object, ...]:
     assert snapshot is not None
     return (snapshot.paths, list(snapshot.terms), snapshot.mtimes.tolist(), snapshot.sizes.tolist(),
             snapshot.lengths.tolist(), snapshot.offsets.tolist(), snapshot.slots.tolist(),
@@ -112,9 +113,9 @@ def _state_with_snapshot_and_rows(vault: Path, monkeypatch: pytest.MonkeyPatch) 
 def test_the_cache_read_in_the_background_is_the_cache(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     state = _state_with_snapshot_and_rows(vault, monkeypatch)
     conn = open_connection(state)
-    rows, snapshot = index_cache.start_read(conn).result()  # a thread, on a connection of its own
-    assert rows == index_cache.load_docs(conn) and any(row.path == "inbox.md" for row in rows)
-    assert _snapshot_parts(snapshot) == _snapshot_parts(index_cache.load_snapshot(conn))
+    rows, snapshot = cache_read.start_read(conn).result()  # a thread, on a connection of its own
+    assert rows == index_codec.load_docs(conn) and any(row.path == "inbox.md" for row in rows)
+    assert _snapshot_parts(snapshot) == _snapshot_parts(cache_read.load_snapshot(conn))
 
 
 def test_the_cache_is_read_on_the_callers_connection_inside_its_transaction(vault: Path,
@@ -123,7 +124,7 @@ def test_the_cache_is_read_on_the_callers_connection_inside_its_transaction(vaul
     conn = open_connection(state)
     conn.execute("BEGIN")
     conn.execute("DELETE FROM index_docs")  # not committed: only this connection sees it
-    rows, snapshot = index_cache.start_read(conn).result()
+    rows, snapshot = cache_read.start_read(conn).result()
     assert rows == [] and snapshot is not None
     conn.rollback()
 
@@ -132,13 +133,13 @@ def test_a_cache_the_background_cannot_read_is_read_on_the_callers_connection(
         vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     state = _state_with_snapshot_and_rows(vault, monkeypatch)
     conn = open_connection(state)
-    expected = (index_cache.load_docs(conn), _snapshot_parts(index_cache.load_snapshot(conn)))
+    expected = (index_codec.load_docs(conn), _snapshot_parts(cache_read.load_snapshot(conn)))
 
     def refuse(*args: object, **kwargs: object) -> sqlite3.Connection:
         raise sqlite3.OperationalError("unable to open database file")
 
-    monkeypatch.setattr("nlmsync.search.index_cache.sqlite3.connect", refuse)
-    rows, snapshot = index_cache.start_read(conn).result()
+    monkeypatch.setattr("nlmsync.search.cache_read.sqlite3.connect", refuse)
+    rows, snapshot = cache_read.start_read(conn).result()
     assert (rows, _snapshot_parts(snapshot)) == expected
 
 
@@ -147,7 +148,7 @@ def test_an_index_in_memory_reads_at_once(vault: Path) -> None:
 
     db = Database(sqlite3.connect(":memory:"))
     migrate(db)
-    assert index_cache.start_read(db.conn).result() == ([], None)
+    assert cache_read.start_read(db.conn).result() == ([], None)
 
 
 def _bump(path: Path, *, mtime: bool = True) -> None:
@@ -192,7 +193,7 @@ def test_a_new_process_finds_what_changed_while_nothing_ran(vault: Path, change:
     state = vault / ".nlmsync" / "state.db"
     NoteIndex(vault, open_connection(state)).sync()
     monkeypatch.setattr(index_module, "MERGE_THRESHOLD", 512)
-    assert index_cache.load_snapshot(open_connection(state)) is not None
+    assert cache_read.load_snapshot(open_connection(state)) is not None
     CHANGES_WHILE_NOTHING_RAN[change](vault)
     index = NoteIndex(vault, open_connection(state))
     queries = ["tapir", "sourdough bread", "kimchi", "heapsort"]
@@ -220,7 +221,7 @@ def test_a_note_added_to_a_vault_whose_snapshot_is_empty(tmp_path: Path, monkeyp
         (vault / name).unlink()
         index.mark_path_deleted(name)
     index.sync()  # both dead: merged into a snapshot of no notes
-    snapshot = index_cache.load_snapshot(open_connection(state))
+    snapshot = cache_read.load_snapshot(open_connection(state))
     assert snapshot is not None and snapshot.paths == []
     (vault / "c.md").write_text("heap sort")
     assert [h.path for h in NoteIndex(vault, open_connection(state)).search("heap")] == ["c.md"]

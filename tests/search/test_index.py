@@ -1,4 +1,4 @@
-"""The note index over the fixture vault: ranking (§3), dirty model and incremental sync (§4)."""
+"""The note index over the fixture vault: ranking, the dirty model and incremental sync."""
 
 from __future__ import annotations
 

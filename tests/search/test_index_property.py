@@ -1,4 +1,4 @@
-"""Property (§4): after any sequence of create/modify/delete/rename events, the incrementally maintained
+"""Property of the incremental index: after any sequence of create/modify/delete/rename events, the incrementally maintained
 index — and a new process hydrated from its cache — ranks every query exactly as an index built from
 scratch on the final vault."""
 
@@ -35,7 +35,7 @@ events = st.lists(
 
 
 class Vault:
-    """Applies events to disk and reports them to the index as a file watcher would (§11)."""
+    """Applies events to disk and reports them to the index as a file watcher would."""
 
     def __init__(self, root: Path, index: NoteIndex) -> None:
         self.root = root

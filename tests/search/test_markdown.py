@@ -1,4 +1,4 @@
-"""Markdown fields (§3.2): ATX/setext headings and front matter as heading text, the rest body."""
+"""Markdown fields: ATX/setext headings and front matter as heading text, the rest body."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tests.hypothesis_profiles import examples
 
 from nlmsync.search import markdown
 from nlmsync.search.markdown import note_fields, split_markdown, whole_fields
-from nlmsync.search.tokenize import base_tokens, normalize, tokenize
+from nlmsync.text import base_tokens, normalize, tokenize
 
 NOTE = """---
 title: Heap notes

@@ -1,4 +1,4 @@
-"""PostingsIndex ranking (§3.2-3.3) with its per-term cache: after any mix of adds, removes, merges and
+"""PostingsIndex ranking with its per-term cache: after any mix of adds, removes, merges and
 reloads of the base, with queries in between, every query ranks exactly (scores bit for bit, order,
 matched terms) as on an index built from scratch with the same documents."""
 

@@ -1,4 +1,4 @@
-"""Query terms (spec §3.3 step 1): stop words and compound tokens at a quarter weight, negations kept,
+"""Query terms: stop words and compound tokens at a quarter weight, negations kept,
 a CJK word counted once whatever its bigrams."""
 
 from __future__ import annotations

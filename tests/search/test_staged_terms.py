@@ -1,5 +1,5 @@
 """Staged notes (`staged_terms`): notes given by their texts, their tokens counted as term ids and their
-compounds formed from ids, index exactly as §3.2 says (`tests/search/reference.py` over `note_fields`, the
+compounds formed from ids, index exactly as the field weights say (`tests/search/reference.py` over `note_fields`, the
 string tokenizer's counts) per note: the same terms, postings, weighted term frequencies (to the float) and
 lengths, however the folds fall."""
 
@@ -22,10 +22,16 @@ from nlmsync.search.doc_terms import DocBatch
 from nlmsync.search.markdown import note_fields, whole_fields
 from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.staged_terms import StagedTerms, TermIds
-from nlmsync.search.tokenize import (
+from nlmsync.text import (
+    CJK,
     JOINING_MARKS,
+    MARK,
+    SPACE,
+    WORD,
     base_tokens,
     cjk_bigrams,
+    class_bits,
+    fold,
     normalize,
     tokenize,
     words_and_joins,
@@ -169,14 +175,14 @@ def test_separators_of_many_texts_join_words_as_each_texts_own(given_texts: list
     text."""
     normalized = [normalize(text) for text in given_texts]
     expected = [join for text in normalized for join in words_and_joins(text)[1]]
-    assert staged_terms._FoldTexts(normalized).joins().tolist() == expected
+    assert fold.FoldTexts(normalized).joins().tolist() == expected
 
 
 @given(st.lists(texts, max_size=6))
 def test_cjk_bigrams_of_many_texts_are_each_texts_own(given_texts: list[str]) -> None:
     """Rule 5 told for a fold's texts at once from their code points is `cjk_bigrams` text by text, in order."""
     normalized = [normalize(text) for text in given_texts]
-    codes, text_of = staged_terms._FoldTexts(normalized).bigrams()
+    codes, text_of = fold.FoldTexts(normalized).bigrams()
     got = [(int(i), chr(code >> 21) + chr(code & 0x1FFFFF)) for i, code in zip(text_of.tolist(), codes.tolist())]
     assert got == [(i, bigram) for i, text in enumerate(normalized) for bigram in cjk_bigrams(text)]
 
@@ -184,18 +190,18 @@ def test_cjk_bigrams_of_many_texts_are_each_texts_own(given_texts: list[str]) ->
 def test_the_code_point_table_classes_every_character_of_the_basic_plane_as_the_patterns_do() -> None:
     import regex
 
-    cjk_class = importlib.import_module("nlmsync.search.tokenize")._CJK_CLASS
+    cjk_class = importlib.import_module("nlmsync.text.tokens")._CJK_CLASS
     word, cjk = regex.compile(r"[\p{L}\p{N}]"), regex.compile(rf"(?V1)[{cjk_class}&&[\p{{L}}\p{{N}}]]")
-    table = staged_terms._plane_classes()
+    table = fold._plane_classes()
     chars = [chr(code) for code in range(0x10000)]
-    assert [bool(bits & staged_terms._WORD) for bits in table.tolist()] == [bool(word.match(c)) for c in chars]
-    assert [bool(bits & staged_terms._CJK) for bits in table.tolist()] == [bool(cjk.match(c)) for c in chars]
-    assert [bool(bits & staged_terms._SPACE) for bits in table.tolist()] == [c.isspace() for c in chars]
-    assert [chr(code) for code, bits in enumerate(table.tolist()) if bits & staged_terms._MARK] == sorted(JOINING_MARKS)
-    assert not (table[:staged_terms._FIRST_CJK] & staged_terms._CJK).any()  # a fold of such code points has no bigram
-    assert (table[:0x80] == staged_terms._ascii_classes()).all()
-    assert staged_terms._class_of("\U00020000") == staged_terms._WORD | staged_terms._CJK  # beyond the plane
-    assert staged_terms._class_of("\U0001F600") == 0
+    assert [bool(bits & WORD) for bits in table.tolist()] == [bool(word.match(c)) for c in chars]
+    assert [bool(bits & CJK) for bits in table.tolist()] == [bool(cjk.match(c)) for c in chars]
+    assert [bool(bits & SPACE) for bits in table.tolist()] == [c.isspace() for c in chars]
+    assert [chr(code) for code, bits in enumerate(table.tolist()) if bits & MARK] == sorted(JOINING_MARKS)
+    assert not (table[:fold._FIRST_CJK] & CJK).any()  # a fold of such code points has no bigram
+    assert (table[:0x80] == fold._ascii_classes()).all()
+    assert class_bits("\U00020000") == WORD | CJK  # beyond the plane
+    assert class_bits("\U0001F600") == 0
 
 
 @settings(max_examples=examples(100), deadline=None)
@@ -204,17 +210,17 @@ def test_code_points_are_classed_as_the_whole_plane_table_classes_them_however_t
         any_texts: list[str], text: str) -> None:
     """A fold of a few notes classes the code points its table does not know yet one by one; a large one fills the
     table for the whole plane: the same classes, whatever came before."""
-    table = staged_terms._plane_classes()
-    classes = staged_terms._CodeClasses()
+    table = fold._plane_classes()
+    classes = fold._CodeClasses()
     for given_text in [*any_texts, text]:
         codes = np.frombuffer(given_text.encode("utf-32-le"), dtype=np.uint32)
-        expected = [int(table[code]) if code <= 0xFFFF else staged_terms._class_of(chr(code))
+        expected = [int(table[code]) if code <= 0xFFFF else class_bits(chr(code))
                     for code in codes.tolist()]
         found = classes.of(codes, int(codes.max()) if len(codes) else 0)
-        assert (found & 0x7F).tolist() == expected and (found & staged_terms._KNOWN).all()
+        assert (found & 0x7F).tolist() == expected and (found & fold._KNOWN).all()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(staged_terms, "_TABLE_WORTH", 1)  # the next code points fill the whole table
+        patch.setattr(fold, "_TABLE_WORTH", 1)  # the next code points fill the whole table
         codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
         found = classes.of(codes, int(codes.max()) if len(codes) else 0)
-        assert (found & 0x7F).tolist() == [int(table[c]) if c <= 0xFFFF else staged_terms._class_of(chr(c))
+        assert (found & 0x7F).tolist() == [int(table[c]) if c <= 0xFFFF else class_bits(chr(c))
                                                            for c in codes.tolist()]

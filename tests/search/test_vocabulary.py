@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 
-from nlmsync.search.index_cache import Vocabulary
+from nlmsync.store.index_codec import Vocabulary
 
 terms_lists = st.lists(st.text(st.characters(blacklist_characters="\n", blacklist_categories=["Cs"]), min_size=1,
                                max_size=12), max_size=60, unique=True).map(sorted)

@@ -72,6 +72,33 @@ async def test_ask_over_stdio_with_the_bundled_fake_server(vault: Path) -> None:
     assert (vault / ".nlmsync" / "fake-notebooklm.json").is_file()
 
 
+PASSAGE_QUERIES = ["heapsort sift down", "kimchi stew", "dead letter queue replay", "certificate runbook",
+                   "sourdough starter", "window functions", "quicksort pivot", "event loop", "git rebase", "entropy"]
+
+
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
+async def test_every_passage_of_search_notes_lies_in_the_chunk_its_id_names(vault: Path) -> None:
+    """Notes cut into overlapping windows of 40 words (most fixture notes then have several chunks) and the
+    transcript's time windows: a client that follows a passage up with `get_chunk` of its id reads its text."""
+    params = _params(vault)
+    params.env = {**(params.env or {}), "NLMSYNC_CHUNK_MAX_TOKENS": "40", "NLMSYNC_CHUNK_OVERLAP_TOKENS": "10"}
+    passages: list[tuple[str, int, int]] = []
+    fetched: dict[str, tuple[int, int]] = {}
+    with anyio.fail_after(120):
+        async with Client(params) as client:
+            for query in PASSAGE_QUERIES:
+                found = answer(await client.call_tool("search_notes", {"query": query, "limit": 5}))
+                passages += [(c["chunk_id"], c["char_offset_start"], c["char_offset_end"])
+                             for note in found["results"] for c in note["chunks"]]
+            for chunk_id in dict.fromkeys(chunk_id for chunk_id, _start, _end in passages):
+                [chunk] = answer(await client.call_tool("get_chunk", {"chunk_id": chunk_id}))["chunks"]
+                fetched[chunk_id] = (chunk["char_offset_start"], chunk["char_offset_end"])
+    assert len(passages) > 30 and any(not chunk_id.endswith(":0") for chunk_id, _s, _e in passages)
+    outside = [(chunk_id, start, end, fetched[chunk_id]) for chunk_id, start, end in passages
+               if not fetched[chunk_id][0] <= start < end <= fetched[chunk_id][1]]
+    assert outside == []
+
+
 # The options the MCP Inspector's launcher reads itself wherever they stand before `--` (its `--server` and
 # `--config` name an entry of its own config file), and those of its CLI client; the rest is the server's command.
 INSPECTOR_VALUE_OPTIONS = {"-e", "--config", "--server", "--transport", "--server-url", "--header", "--method"}

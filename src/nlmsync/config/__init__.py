@@ -17,10 +17,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_origin
 
+from nlmsync.config.defaults import PASSAGE_B as PASSAGE_B
+from nlmsync.config.defaults import PASSAGE_K1 as PASSAGE_K1
+from nlmsync.config.defaults import SNIPPET_K1 as SNIPPET_K1
+from nlmsync.config.defaults import IndexSettings as IndexSettings
 from nlmsync.errors import ConfigError
 from nlmsync.vault import STATE_DIR_NAME, STATE_FILE_NAME, read_input_file
 
@@ -40,25 +44,6 @@ def __getattr__(name: str) -> Any:
         globals()["Settings"] = Settings
         return Settings
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-@dataclass(frozen=True)
-class IndexSettings:
-    """The settings a search index reads, at `Settings`' defaults (a test keeps them equal): what a
-    `NoteIndex` given no settings uses, without pydantic."""
-
-    k1: float = 1.0
-    b: float = 0.75
-    weight_body: float = 1.0
-    weight_heading: float = 2.5
-    weight_path: float = 4.0
-    weight_folder: float = 1.0
-    query_stop_words: bool = True
-    full_rescan_every: int = 50
-    exclude: list[str] = field(default_factory=list)
-    top_n: int = 15
-    cutoff_ratio: float = 0.4
-    min_k: int = 3
 
 
 @dataclass(frozen=True)

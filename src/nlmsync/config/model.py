@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from nlmsync.config.defaults import IndexSettings
 from nlmsync.vault import STATE_DIR_NAME, STATE_FILE_NAME, check_exclude
 
 SERVE_TOKEN_MIN_CHARS = 16
@@ -31,20 +32,25 @@ class Settings(BaseModel):
     notebook: str | None = Field(default=None, description="Notebook id (or new:TITLE to create one).")
 
     # --- BM25 ranking and the selection rule ---
-    top_n: int = Field(default=15, ge=1, description="Candidates considered by the selection rule.")
-    cutoff_ratio: float = Field(default=0.4, ge=0.0, le=1.0, description="Keep results scoring >= top * ratio.")
-    min_k: int = Field(default=3, ge=0, description="Fallback: at least this many of the top results.")
-    k1: float = Field(default=1.0, ge=0.0, description="BM25 term-frequency saturation.")
-    b: float = Field(default=0.75, ge=0.0, le=1.0, description="BM25 length normalisation.")
-    weight_body: float = Field(default=1.0, ge=0.0, description="Weight of body tokens.")
-    weight_heading: float = Field(default=2.5, ge=0.0, description="Weight of heading/title/alias/tag tokens.")
-    weight_path: float = Field(default=4.0, ge=0.0,
+    top_n: int = Field(default=IndexSettings.top_n, ge=1,
+                       description="Candidates considered by the selection rule.")
+    cutoff_ratio: float = Field(default=IndexSettings.cutoff_ratio, ge=0.0, le=1.0,
+                                description="Keep results scoring >= top * ratio.")
+    min_k: int = Field(default=IndexSettings.min_k, ge=0,
+                       description="Fallback: at least this many of the top results.")
+    k1: float = Field(default=IndexSettings.k1, ge=0.0, description="BM25 term-frequency saturation.")
+    b: float = Field(default=IndexSettings.b, ge=0.0, le=1.0, description="BM25 length normalisation.")
+    weight_body: float = Field(default=IndexSettings.weight_body, ge=0.0, description="Weight of body tokens.")
+    weight_heading: float = Field(default=IndexSettings.weight_heading, ge=0.0,
+                                  description="Weight of heading/title/alias/tag tokens.")
+    weight_path: float = Field(default=IndexSettings.weight_path, ge=0.0,
                                description="Weight of the note's file name, shared by its words.")
-    weight_folder: float = Field(default=1.0, ge=0.0,
+    weight_folder: float = Field(default=IndexSettings.weight_folder, ge=0.0,
                                  description="Weight of the tokens of the folders a note is in.")
-    query_stop_words: bool = Field(default=True,
+    query_stop_words: bool = Field(default=IndexSettings.query_stop_words,
                                    description="Leave common English words (the, of, what…) out of queries.")
-    full_rescan_every: int = Field(default=50, ge=1, description="Full rescan after this many incremental syncs.")
+    full_rescan_every: int = Field(default=IndexSettings.full_rescan_every, ge=1,
+                                   description="Full rescan after this many incremental syncs.")
     exclude: list[str] = Field(default_factory=list,
                                description="gitignore-style patterns (vault-relative, any case) of notes never uploaded or served.")
 

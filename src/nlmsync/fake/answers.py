@@ -1,22 +1,27 @@
 """Offline answers for the fake `notebook_query`: the best passages of the asked sources, quoted and cited.
 
-`split_passages` cuts a source into passages: its paragraphs after any YAML front matter (long ones into
+A source is read as the notes it holds: one, or, for a source packing many notes (its text starts with a
+heading naming a note's path, `# notes/heapsort.md`, and each note follows under such a heading after a blank
+line), each note on its own. A packed note is then ranked as it would be uploaded alone, so an answer leads with
+the note that answers the question whether the notebook holds it alone or in a pack.
+
+`split_passages` cuts a note into passages: its paragraphs after any YAML front matter (long ones into
 windows of whole sentences), a fenced code block whole. Headings are not passages: a heading is the
-`context` of the paragraphs under it, together with the source's titles (front matter `title`, a first
+`context` of the paragraphs under it, together with the note's titles (front matter `title`, a first
 heading before any text). Context words count when a passage is ranked; only the paragraph is quoted.
 
 `compose_answer` ranks the passages as an extractive answerer would, by the question's content words
 (`search.query.query_terms`: stop words dropped, so "what is its …" does not pull in passages for "what").
 A passage's score is the product of
 
-- its BM25 among all the passages (`search.bm25`, tokens by `search.tokenize.tokenize`): the rarer of the
-  question's words count more;
+- its BM25 among all the passages (`search.bm25.rank_counts`, the scorer of every passage nlmsync ranks; tokens
+  by the text package's tokenizer): the rarer of the question's words count more;
 - its coverage, squared: the share of the question's words it has (a compound such as `heapsort` for
-  "heap sort" stands for both its words; a word in some source's title, which names what the question is
+  "heap sort" stands for both its words; a word in some note's title, which names what the question is
   about, counts double), so a passage that has more of the question beats one that shares a word with it;
-- its source's weight: the source's own BM25 among the sources (title and heading words weighted like the
-  note index's, each term's IDF taken over the passages, since a handful of sources says little about
-  which words are rare) times the source's coverage, over the best source's. Passages of the sources
+- its note's weight: the note's own BM25 among the notes (title and heading words weighted like the
+  note index's, each term's IDF taken over the passages, since a handful of notes says little about
+  which words are rare) times the note's coverage, over the best note's. Passages of the notes
   that match the whole question come first.
 
 Over the fixture vault's notes, "How does heapsort work?" thus quotes the heapsort note's "How does it
@@ -35,9 +40,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from nlmsync.search import markdown_lines, query_terms, tokenize
-from nlmsync.search.bm25 import DEFAULT_B, DEFAULT_K1, idf, term_score
-from nlmsync.vault import parse_front_matter
+from nlmsync.search import markdown_lines, query_terms
+from nlmsync.search.bm25 import Weights, rank_counts
+from nlmsync.text import parse_front_matter, tokenize
+from nlmsync.vault import has_note_suffix
 
 __all__ = ["NO_ANSWER", "Passage", "compose_answer", "split_passages"]
 
@@ -45,14 +51,14 @@ MAX_PASSAGE_WORDS = 120
 MAX_CITED = 3
 # A passage must score at least this share of the best one to be quoted next to it.
 RELATIVE_CUTOFF = 0.35
-# A source's title and heading words count this many times in the source's own score (the note index's
-# default `weight_heading`): a note titled "Binary heap" is about binary heaps, one that mentions one is not.
-HEADING_WEIGHT = 2.5
+# A note's title and heading words count this many times in the note's own score (the note index's
+# default heading weight): a note titled "Binary heap" is about binary heaps, one that mentions one is not.
+HEADING_WEIGHT = Weights.heading
 # A passage's score is multiplied by its coverage (the share of the question's words it has) to this power:
 # one that has half of them keeps a quarter of its score, so it is quoted beside a passage that answers the
 # whole question only if it matches its half much better.
 PASSAGE_COVERAGE_POWER = 2
-# In coverage, a word of the question that is in some source's title (it names what the question is about,
+# In coverage, a word of the question that is in some note's title (it names what the question is about,
 # as "heapsort" does, where "work" does not) counts this many times.
 TITLE_WORD_WEIGHT = 2.0
 NO_ANSWER = "The selected sources do not seem to say anything about this question."
@@ -65,6 +71,8 @@ _Counted = tuple[dict[str, float], float]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _WORD = re.compile(r"\w")
+# A line that may open a packed note: a level-one heading (a note's path, if it ends in `.md`)
+_PATH_HEADING = re.compile(r"^# (.+)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -98,12 +106,24 @@ def _flat(text: str) -> str:
 
 
 def split_passages(source_id: str, text: str) -> list[Passage]:
-    """The passages of one source, in order. Front matter, headings and blank text give none."""
-    return _split(source_id, text)[1]
+    """The passages of one source, in order, note by note. Front matter, headings and blank text give none."""
+    return [passage for note in notes_of(text) for passage in _split(source_id, note)[1]]
+
+
+def notes_of(text: str) -> list[str]:
+    """The texts of the notes a source holds: each note of a pack (without its path heading), else the whole
+    source."""
+    starts = [found for found in _PATH_HEADING.finditer(text)
+              if has_note_suffix(found.group(1)) and (found.start() == 0 or text.startswith("\n\n", found.start() - 2))]
+    if not starts or starts[0].start() != 0:
+        return [text]
+    ends = [found.start() - 1 for found in starts[1:]] + [len(text)]  # the line break between two notes
+    return [text[found.end() + 2:end] if text.startswith("\n\n", found.end()) else text[found.end() + 1:end]
+            for found, end in zip(starts, ends)]
 
 
 def _split(source_id: str, text: str) -> tuple[tuple[str, ...], list[Passage]]:
-    """The source's titles (front matter `title`, a first heading before any text) and its passages."""
+    """The note's titles (front matter `title`, a first heading before any text) and its passages."""
     front = parse_front_matter(text)
     title = front.data.get("title")
     titles = [_flat(title)] if isinstance(title, str) and title.strip() else []
@@ -166,16 +186,17 @@ def _coverage(units: Sequence[_Counted], groups: Sequence[tuple[frozenset[str], 
             for counts, _ in units]
 
 
-def _bm25(query_tf: Counter[str], term_idf: dict[str, float], units: Sequence[_Counted]) -> list[float]:
-    """BM25 of each unit with the given IDFs."""
+def _bm25(query_tf: Counter[str], doc_freqs: dict[str, int], doc_count: int, units: Sequence[_Counted]) -> list[float]:
+    """BM25 of each unit, each term's IDF taken over `doc_count` passages of which `doc_freqs` hold it."""
     avg_len = sum(length for _, length in units) / len(units)
-    return [sum(qtf * term_score(counts[t], length, avg_len, term_idf[t], DEFAULT_K1, DEFAULT_B)
-                for t, qtf in query_tf.items() if t in counts) for counts, length in units]
+    return rank_counts(query_tf, [counts for counts, _ in units], [length for _, length in units],
+                       doc_count=doc_count, avg_len=avg_len, doc_freqs=doc_freqs)
 
 
 @dataclass(frozen=True)
-class _Source:
-    """A source as the answers read it: its titles, its passages, and each passage's token counts and length."""
+class _Note:
+    """A note of a source as the answers read it: its titles, its passages, and each passage's token counts and
+    length."""
 
     titles: tuple[str, ...]
     passages: list[Passage]
@@ -183,9 +204,13 @@ class _Source:
 
 
 @lru_cache(maxsize=SOURCES_KEPT)
-def _read(source_id: str, text: str) -> _Source:
-    titles, passages = _split(source_id, text)
-    return _Source(titles, passages, [_tokens(p.text) for p in passages])
+def _read(source_id: str, text: str) -> tuple[_Note, ...]:
+    """The notes of a source, read."""
+    notes = []
+    for note in notes_of(text):
+        titles, passages = _split(source_id, note)
+        notes.append(_Note(titles, passages, [_tokens(p.text) for p in passages]))
+    return tuple(notes)
 
 
 @lru_cache(maxsize=4096)
@@ -198,8 +223,8 @@ def _tokens(text: str) -> tuple[Counter[str], int]:
     return Counter(tokens), len(tokens)
 
 
-def _ranked(terms: Sequence[str], read: Sequence[_Source]) -> list[tuple[float, int]]:
-    """(score, passage index) of every passage that matches, best first (ties in source order)."""
+def _ranked(terms: Sequence[str], read: Sequence[_Note]) -> list[tuple[float, int]]:
+    """(score, passage index) of every passage of the notes that matches, best first (ties in note order)."""
     wanted = set(terms)
 
     def counted(tokens: tuple[Counter[str], int], weight: float = 1.0) -> _Counted:
@@ -213,32 +238,32 @@ def _ranked(terms: Sequence[str], read: Sequence[_Source]) -> list[tuple[float, 
                 counts[t] = counts.get(t, 0.0) + n
         return counts, sum(length for _, length in parts)
 
-    headings: dict[str, _Counted] = {heading: counted(_heading_tokens(heading)) for source in read
-                                     for p in source.passages for heading in p.context}
+    headings: dict[str, _Counted] = {heading: counted(_heading_tokens(heading)) for note in read
+                                     for p in note.passages for heading in p.context}
     units: list[_Counted] = []  # each passage: its context and its text
-    sources: list[_Counted] = []  # each source: its passages' text, and each of its headings weighted once
-    titled: set[str] = set()  # the question's terms in some source's title
-    for source in read:
-        texts = [counted(tokens) for tokens in source.tokens]
+    notes: list[_Counted] = []  # each note: its passages' text, and each of its headings weighted once
+    titled: set[str] = set()  # the question's terms in some note's title
+    for note in read:
+        texts = [counted(tokens) for tokens in note.tokens]
         units.extend(merged([*(headings[h] for h in p.context), text])
-                     for p, text in zip(source.passages, texts, strict=True))
-        own = dict.fromkeys(h for p in source.passages for h in p.context)
-        sources.append(merged([*texts, *(counted(_heading_tokens(h), HEADING_WEIGHT) for h in own)]))
-        if source.passages:
-            titled.update(t for title in source.titles for t in counted(_heading_tokens(title))[0])
+                     for p, text in zip(note.passages, texts, strict=True))
+        own = dict.fromkeys(h for p in note.passages for h in p.context)
+        notes.append(merged([*texts, *(counted(_heading_tokens(h), HEADING_WEIGHT) for h in own)]))
+        if note.passages:
+            titled.update(t for title in note.titles for t in counted(_heading_tokens(title))[0])
     groups = [(g, TITLE_WORD_WEIGHT if not g.isdisjoint(titled) else 1.0) for g in _term_groups(terms)
               if any(not g.isdisjoint(counts) for counts, _ in units)]
     if not groups:
         return []
     query_tf = Counter(terms)
-    # Each term's IDF over the passages: a handful of sources says little about which words are rare.
-    term_idf = {t: idf(len(units), sum(1 for counts, _ in units if t in counts)) for t in query_tf}
-    source_scores = [score * coverage for score, coverage in
-                     zip(_bm25(query_tf, term_idf, sources), _coverage(sources, groups), strict=True)]
-    top_source = max(source_scores)
-    weights = [source_scores[i] / top_source for i, source in enumerate(read) for _ in source.passages]
+    # Each term's IDF over the passages: a handful of notes says little about which words are rare.
+    doc_freqs = {t: sum(1 for counts, _ in units if t in counts) for t in query_tf}
+    note_scores = [score * coverage for score, coverage in
+                   zip(_bm25(query_tf, doc_freqs, len(units), notes), _coverage(notes, groups), strict=True)]
+    top_note = max(note_scores)
+    weights = [note_scores[i] / top_note for i, note in enumerate(read) for _ in note.passages]
     scores = [score * coverage ** PASSAGE_COVERAGE_POWER * weight for score, coverage, weight in
-              zip(_bm25(query_tf, term_idf, units), _coverage(units, groups), weights, strict=True)]
+              zip(_bm25(query_tf, doc_freqs, len(units), units), _coverage(units, groups), weights, strict=True)]
     return sorted(((s, i) for i, s in enumerate(scores) if s > 0), key=lambda pair: (-pair[0], pair[1]))
 
 
@@ -249,8 +274,8 @@ def compose_answer(question: str, sources: Sequence[tuple[str, str]]) -> dict[st
     `references`. With no matching passage the answer says so and cites nothing.
     """
     terms = query_terms(question)
-    read = [_read(source_id, text) for source_id, text in sources]
-    passages = [p for source in read for p in source.passages]
+    read = [note for source_id, text in sources for note in _read(source_id, text)]
+    passages = [p for note in read for p in note.passages]
     ranked = _ranked(terms, read) if terms and passages else []
     if not ranked:
         return {"answer": NO_ANSWER, "sources_used": [], "citations": {}, "references": []}

@@ -40,7 +40,7 @@ from nlmsync.fake.replies import (
     notebook_full,
     rate_limit_error,
 )
-from nlmsync.search import tokenize
+from nlmsync.text import tokenize
 
 __all__ = ["DEFAULT_QUERY_TIMEOUT", "MUTATING_TOOLS", "CallRecord", "FakeNotebook", "FakeNotebookLM", "FakeSource"]
 

@@ -1,7 +1,7 @@
 """Reading notes, whole or in part, for `nlmsync serve` (and the snippets `search` shows): chunks with character offsets and ids (seed 002),
 query-aware snippets (seed 004) cut from a note's segments, and reading one note however large (seeds 000 and
 001: a preview, chunks, a time range, or the passages matching a query). Pure functions over a note's text;
-it scores passages with `search`'s tokenizer and BM25, and knows nothing of the index.
+it tokenizes with `nlmsync.text`, scores passages with `search`'s BM25, and knows nothing of the index.
 
 The names below are the package's public surface, imported on first use (a search that shows no snippet
 loads none of this).

@@ -14,16 +14,17 @@ always holds and a chunk can be highlighted or cited exactly. A chunk's id is `{
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Collection
 from dataclasses import dataclass
 from itertools import pairwise
 
 import regex
 
-from nlmsync.vault import iter_lines
+from nlmsync.text import front_matter_end, iter_lines
 
 __all__ = [
     "Chunk", "TimedLine", "chunk_by_time", "chunk_id", "chunk_text", "format_timestamp", "has_timestamps",
-    "parse_chunk_id", "parse_timestamps",
+    "parse_chunk_id", "parse_timestamps", "window_openings",
 ]
 
 _TOKEN = regex.compile(r"\S+")
@@ -31,7 +32,6 @@ _TIMESTAMP_LINE = regex.compile(
     r"^[ \t]*(?:[-*][ \t]+)?(\[)?(?:(\d{1,2}):)?([0-5]?\d):([0-5]\d)(?:[.,]\d{1,3})?(?(1)\])(?=[ \t]|$)",
     regex.MULTILINE,
 )
-_FRONT_MATTER = regex.compile(r"\A---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", regex.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +121,7 @@ def has_timestamps(text: str, timed: list[TimedLine] | None = None) -> bool:
     timed = parse_timestamps(text) if timed is None else timed
     if len(timed) < 2:
         return False
-    front = _FRONT_MATTER.match(text)
-    content_lines = sum(1 for line in iter_lines(text, front.end() if front is not None else 0)
+    content_lines = sum(1 for line in iter_lines(text, front_matter_end(text))
                         if line.strip() and not line.lstrip().startswith("#"))
     return len(timed) * 2 >= content_lines
 
@@ -165,8 +164,31 @@ def _window_start(text: str, entry_offset: int, floor: int) -> int:
     return begin
 
 
-def chunk_by_time(text: str, window_seconds: float, timed: list[TimedLine] | None = None) -> list[Chunk]:
+def _time_groups(timed: list[TimedLine], window_seconds: float, opens: Collection[int]) -> list[list[TimedLine]]:
+    """The entries of each time window: a window opens at an entry's time and takes every following entry that
+    starts before `open + window_seconds`, unless the entry's offset is in `opens` (it opens a window of its own)."""
+    groups: list[list[TimedLine]] = [[timed[0]]]
+    window_open = timed[0].seconds
+    for line in timed[1:]:
+        if line.seconds < window_open + window_seconds and line.offset not in opens:
+            groups[-1].append(line)
+        else:
+            groups.append([line])
+            window_open = line.seconds
+    return groups
+
+
+def window_openings(timed: list[TimedLine], window_seconds: float) -> set[int]:
+    """The offsets of the entries that open `chunk_by_time`'s windows of `window_seconds`."""
+    return {group[0].offset for group in _time_groups(timed, window_seconds, ())} if timed else set()
+
+
+def chunk_by_time(text: str, window_seconds: float, timed: list[TimedLine] | None = None,
+                  opens: Collection[int] = ()) -> list[Chunk]:
     """Time windows over a transcript (see the module docstring); empty when there is no timestamp.
+
+    A window also opens at each entry whose offset is in `opens`: given the `window_openings` of longer windows,
+    every window lies within one of them (their boundaries are the same lines, and so are the headings above).
 
     Raises:
         ValueError: `window_seconds` <= 0.
@@ -176,14 +198,7 @@ def chunk_by_time(text: str, window_seconds: float, timed: list[TimedLine] | Non
     timed = parse_timestamps(text) if timed is None else timed
     if not timed:
         return []
-    groups: list[list[TimedLine]] = [[timed[0]]]
-    window_open = timed[0].seconds
-    for line in timed[1:]:
-        if line.seconds < window_open + window_seconds:
-            groups[-1].append(line)
-        else:
-            groups.append([line])
-            window_open = line.seconds
+    groups = _time_groups(timed, window_seconds, opens)
     starts = [0] + [_window_start(text, group[0].offset, _line_end(text, previous[-1].offset))
                     for previous, group in pairwise(groups)]
     chunks: list[Chunk] = []

@@ -8,8 +8,9 @@ when it is under `autoload_chars` (or `full=True`), else a preview with metadata
 
 Chunks are the note's pagination units (`ChunkPlan.chunks`): sliding windows of
 `chunk_max_tokens` (seed 002), or `time_chunk_seconds` windows for a transcript. Search ranks the
-finer `ChunkPlan.segments` (the same windows, or `time_search_seconds` windows for a transcript)
-with BM25 and maps each hit to the chunk that contains it, so every chunk id stays fetchable.
+finer `ChunkPlan.segments` (the same windows, or `time_search_seconds` windows for a transcript, cut so that
+none crosses a chunk's boundary) with BM25 and labels each hit with the chunk that holds all of it, so the chunk
+a client fetches by a hit's id holds the hit's text.
 
 A plan keeps, per search segment, its token count and its base tokens run together (`SegmentWords`), not
 its tokens: a query tokenizes only the segments that can hold one of its terms. A note of many megabytes
@@ -38,11 +39,12 @@ from nlmsync.reading.chunks import (
     format_timestamp,
     has_timestamps,
     parse_timestamps,
+    window_openings,
 )
 from nlmsync.reading.snippets import extract_snippet, match_terms
 from nlmsync.search.bm25 import rank_counts
 from nlmsync.search.query import query_terms
-from nlmsync.search.tokenize import base_tokens, count_tokens, normalize, text_pieces
+from nlmsync.text import base_tokens, count_tokens, normalize, text_pieces
 
 __all__ = [
     "MAX_CHUNKS_PER_READ",
@@ -156,9 +158,11 @@ def plan_chunks(text: str, settings: Settings) -> ChunkPlan:
     """Cut `text` into pagination chunks and search segments (time windows for a transcript)."""
     timed_lines = parse_timestamps(text)
     if has_timestamps(text, timed_lines):
+        # a search window never crosses a chunk's boundary: every hit names the chunk that holds it
+        opens = window_openings(timed_lines, settings.time_chunk_seconds)
         return ChunkPlan(
             chunks=chunk_by_time(text, settings.time_chunk_seconds, timed_lines),
-            segments=chunk_by_time(text, settings.time_search_seconds, timed_lines),
+            segments=chunk_by_time(text, settings.time_search_seconds, timed_lines, opens),
             timed=True,
             duration_seconds=float(max(line.seconds for line in timed_lines)),
         )
@@ -166,12 +170,11 @@ def plan_chunks(text: str, settings: Settings) -> ChunkPlan:
     return ChunkPlan(chunks=chunks, segments=chunks, timed=False, duration_seconds=None)
 
 
-def _containing_chunk(plan: ChunkPlan, starts: list[int], offset: int) -> int:
-    """The first pagination chunk whose span holds `offset` (chunks are in text order; `starts` their starts)."""
-    i = max(0, bisect_right(starts, offset) - 1)
-    while i > 0 and plan.chunks[i - 1].char_offset_end > offset:
-        i -= 1
-    return i
+def _holding_chunk(starts: list[int], segment: Chunk) -> int:
+    """The pagination chunk that holds the search segment: the last one starting at or before it (`starts`: the
+    chunks' starts, in text order). A note cut by words searches its chunks themselves; a transcript's search
+    windows lie within its chunks (`plan_chunks`), which do not overlap."""
+    return max(0, bisect_right(starts, segment.char_offset_start) - 1)
 
 
 def rank_segments(plan: ChunkPlan, query: str) -> list[SegmentHit]:
@@ -183,10 +186,10 @@ def rank_segments(plan: ChunkPlan, query: str) -> list[SegmentHit]:
     wanted = set(terms)
     candidates = [i for i, letters in enumerate(words.letters) if any(term in letters for term in wanted)]
     counts = [_term_counts(_token_counts(plan.segments[i].text), terms, wanted) for i in candidates]
-    scores = rank_counts(terms, counts, [words.lengths[i] for i in candidates], doc_count=len(plan.segments),
+    scores = rank_counts(Counter(terms), counts, [words.lengths[i] for i in candidates], doc_count=len(plan.segments),
                          avg_len=sum(words.lengths) / len(words.lengths))
     starts = [c.char_offset_start for c in plan.chunks]
-    hits = [SegmentHit(plan.segments[i], score, _containing_chunk(plan, starts, plan.segments[i].char_offset_start))
+    hits = [SegmentHit(plan.segments[i], score, _holding_chunk(starts, plan.segments[i]))
             for i, score in zip(candidates, scores) if score > 0]
     hits.sort(key=lambda h: (-h.score, h.segment.index))
     return hits

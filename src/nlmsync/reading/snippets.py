@@ -43,12 +43,11 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-import regex
-
+from nlmsync.config import SNIPPET_K1
 from nlmsync.reading.segments import PARAGRAPH_BREAK, Segment, segment_text
-from nlmsync.search.bm25 import idf, rank_texts, term_score
+from nlmsync.search.bm25 import rank_counts, rank_texts
 from nlmsync.search.query import query_terms
-from nlmsync.search.tokenize import normalize, tokenize
+from nlmsync.text import front_matter_end, normalize, tokenize
 
 __all__ = ["EXACT_LIMIT", "SEPARATOR", "extract_snippet", "match_terms"]
 
@@ -57,14 +56,12 @@ TRAILER = " …"
 CODE_BONUS = 1.3
 POSITION_PENALTY = 0.2
 MIN_PREFIX_MATCH = 3
-SNIPPET_K1 = 1.5
 EXACT_LIMIT = 65_536  # characters: a longer note is narrowed to its best windows first (module docstring)
 WINDOW = 2048
 WINDOWS = 4
 JOIN_LIMIT = 10  # a gap shorter than this, all whitespace, joins two segments as it is; others are " … "
 
 
-_FRONT_MATTER = regex.compile(r"\A---[ \t]*\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", regex.DOTALL)
 _NON_SPACE = re.compile(r"\S")  # the standard library's \s is str.isspace, what str.rstrip strips
 
 
@@ -301,15 +298,9 @@ def _window_segments(text: str, terms: list[str], max_length: int) -> list[Segme
     windows = [fold(_padded_window(text, a, size)) for a in range(0, len(text), size)]
     n = len(windows)
     counts = {term: [w.count(term) for w in windows] for term in probes}
-    totals = [0.0] * n
-    for term, tfs in counts.items():
-        term_idf = idf(n, n - tfs.count(0))
-        score_of: dict[int, float] = {}
-        for k, tf in enumerate(tfs):
-            if tf:
-                if tf not in score_of:
-                    score_of[tf] = probes[term] * term_score(tf, 1.0, 1.0, term_idf, SNIPPET_K1, 0.0)
-                totals[k] += score_of[tf]
+    # BM25 over the windows, each of length 1 (no length normalization)
+    in_window = [{term: tfs[k] for term, tfs in counts.items() if tfs[k]} for k in range(n)]
+    totals = rank_counts(probes, in_window, [1.0] * n, doc_count=n, avg_len=1.0, k1=SNIPPET_K1, b=0.0)
     scored = [(score * (1.0 - POSITION_PENALTY * (k * size / len(text))), k)
               for k, score in enumerate(totals) if score > 0]
     scored.sort(key=lambda pair: (-pair[0], pair[1]))
@@ -347,8 +338,7 @@ def extract_snippet(content: str, query: str | None = None, max_length: int = 30
     """
     if max_length < 1:
         raise ValueError("max_length must be at least 1")
-    front = _FRONT_MATTER.match(content)
-    text = content[front.end():] if front is not None else content
+    text = content[front_matter_end(content):]
     terms = query_terms(query)
     if terms:
         if len(text) <= EXACT_LIMIT:

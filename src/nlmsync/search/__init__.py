@@ -1,5 +1,5 @@
-"""BM25 note search: tokenization, markdown fields, weighted scoring, selection, incremental index. (Reading a
-note, its chunks and snippets, is `nlmsync.reading`.)
+"""BM25 note search: query terms, markdown fields, weighted scoring, selection, incremental index. (The tokenizer
+is `nlmsync.text`'s; reading a note, its chunks and snippets, is `nlmsync.reading`.)
 
 The names below are the package's public surface; callers outside `search` import them from here. They are
 imported on first use, so a search in a fresh process loads only the modules it needs. `tokenize` is imported at once: the function shares its name with its module,

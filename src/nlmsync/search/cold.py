@@ -1,36 +1,59 @@
-"""The cold answer: a process's first query answered straight from the state file (spec §3.3, §4.2).
+"""The cold answer: a process's first query answered straight from the state file, a source of postings for the
+ranker (`search.scoring`).
 
 A fresh `nlmsync search` (or `ask`'s selection) on a vault that did not change since the index was saved
 needs neither the whole index in memory nor numpy: it must check every note's `mtime_ns` and size against
-the saved ones (§4.2: changes made while nothing ran) and score the few postings lists its query terms have.
-`answer_cold` does exactly that, from `search.index_cache.SnapshotParts` (the saved notes and vocabulary, and
+the saved ones (changes made while nothing ran) and score the few postings lists its query terms have.
+`answer_cold` does exactly that, from `search.snapshot_parts.SnapshotParts` (the saved notes and vocabulary, and
 each query term's postings read on demand) and the cache's rows (the notes indexed since that snapshot).
 
 It answers only when the vault is what the cache says; anything else — a note added, edited, gone or newly
 skipped, a row the whole-index path would re-read — gives None, and the caller takes the whole-index path
-(`NoteIndex.sync`), which reads what changed and saves it. When it answers, its hits are the very hits
-`PostingsIndex.rank` gives for the same index (`search.ranking`): the same contributions, computed with the
-same float operations in the same order, added per note in term order, the same stop-word rule and the same
-order of hits. A property test holds the two paths to that.
+(`NoteIndex.sync`), which reads what changed and saves it. When it answers, its hits are the very hits the
+loaded index gives for the same index (`search.ranking`): the same contributions, computed with the same float
+operations, and the same ranker. A property test holds the two paths to that.
 """
 
 from __future__ import annotations
 
-import heapq
+import operator
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from nlmsync.search.bm25 import contribution, idf, length_norm
+from nlmsync.search.bm25 import Contributions, contribution, idf, length_norm
 from nlmsync.search.hits import SearchHit
+from nlmsync.search.scoring import hits, note_candidates, telling
+from nlmsync.search.snapshot_parts import SnapshotParts
+from nlmsync.store.index_codec import INDEXED as _INDEXED
+from nlmsync.store.index_codec import SKIPPED as _SKIPPED
+from nlmsync.store.index_codec import CachedDoc, load_docs
+from nlmsync.store.transaction import transaction
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from nlmsync.search.bm25 import Weights
-    from nlmsync.search.index_cache import CachedDoc, SnapshotParts
     from nlmsync.vault import VaultListing
 
-__all__ = ["answer_cold", "vault_unchanged"]
+__all__ = ["answer_cold", "answer_from_file", "vault_unchanged"]
 
-_INDEXED, _SKIPPED = "indexed", "skipped"  # `search.index_cache`'s row kinds
+
+def answer_from_file(conn: sqlite3.Connection, walk: VaultListing, query: Mapping[str, float], limit: int | None,
+                     common: frozenset[str], weights: Weights, k1: float, b: float) -> list[SearchHit] | None:
+    """The hits of `query` from the state file, or None when `walk` (the vault as just walked) is not what the
+    cache holds, or the cache cannot answer (damaged, locked): the caller then syncs. The snapshot and the rows
+    are read in one read transaction."""
+    import sqlite3
+
+    try:
+        with transaction(conn):
+            parts = SnapshotParts.read(conn)
+            rows = load_docs(conn)
+            if not vault_unchanged(parts, rows, walk):
+                return None
+            return answer_cold(parts, rows, query, limit, common, weights, k1, b)
+    except (sqlite3.Error, ValueError, UnicodeDecodeError):
+        return None
 
 
 def vault_unchanged(parts: SnapshotParts, rows: Sequence[CachedDoc], listing: VaultListing) -> bool:
@@ -93,8 +116,8 @@ def vault_unchanged(parts: SnapshotParts, rows: Sequence[CachedDoc], listing: Va
 def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[str, float],
                 limit: int | None, common: frozenset[str], weights: Weights, k1: float,
                 b: float) -> list[SearchHit]:
-    """`PostingsIndex.rank` of the index the snapshot and its rows make (rows hide the snapshot's entry
-    for their path; indexed rows are the overlay), computed from the query terms' postings alone.
+    """The hits of the index the snapshot and its rows make (rows hide the snapshot's entry for their path;
+    indexed rows are the overlay), ranked from the query terms' postings alone.
 
     Raises:
         ValueError: a part of the snapshot is out of bounds (see `SnapshotParts`).
@@ -133,8 +156,7 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
         held = [(row.path, row.terms[term], norm(*row.lengths)) for row in overlay if row.terms and term in row.terms]
         if len(slots) + len(held):
             found.append(_Found(term, query_weight, len(slots) + len(held), slots, tfs, held))
-    if common:
-        found = [entry for entry in found if entry.term not in common or 2 * entry.df <= n_docs] or found
+    found = telling(found, n_docs, common, operator.attrgetter("term"), operator.attrgetter("df"))
     needed: set[int] = set()
     for entry in found:
         needed.update(entry.slots)
@@ -142,39 +164,18 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
     norms = [0.0] * len(paths)
     for slot in needed:
         norms[slot] = norm(lengths[3 * slot], lengths[3 * slot + 1], lengths[3 * slot + 2])
-    # a note's score: its terms' contributions added in term order, starting from 0.0, as `np.bincount` adds
-    # (a list by slot: twice as fast as a dict)
-    base_scores = [0.0] * len(paths)
-    row_scores: dict[str, float] = {}
+    contributions: list[Contributions[int | str]] = []
     for entry in found:
         weight = entry.query_weight * idf(n_docs, entry.df)
-        for slot, tf in zip(entry.slots, entry.tfs):
-            base_scores[slot] += contribution(weight, tf, norms[slot], k1)
-        for path, tf, path_norm in entry.held:
-            row_scores[path] = row_scores.get(path, 0.0) + contribution(weight, tf, path_norm, k1)
-    scores: dict[int | str, float] = {slot: base_scores[slot] for slot in needed if base_scores[slot] > 0}
-    scores.update((path, value) for path, value in row_scores.items() if value > 0)
-    if limit is not None and len(scores) > limit:  # the limit-th best score is the least a hit needs
-        least = heapq.nlargest(limit, scores.values())[-1]
-        keys = [key for key, value in scores.items() if value >= least]
-    else:
-        keys = list(scores)
-    # which terms each of those notes holds (bit j: found[j]): a tie on the score goes to the note holding more
-    masks = dict.fromkeys(keys, 0)
-    for j, entry in enumerate(found):
-        bit = 1 << j
-        holders: set[int | str] = set(entry.slots)
-        holders.update(path for path, _tf, _norm in entry.held)
-        for key in keys:
-            if key in holders:
-                masks[key] |= bit
-    candidates = sorted((-scores[key], -mask.bit_count(), key if isinstance(key, str) else paths[key] or "", mask)
-                        for key, mask in masks.items())
-    if limit is not None:
-        del candidates[limit:]
-    terms = [entry.term for entry in found]
-    return [SearchHit(path, -neg_score, tuple(terms[j] for j in range(len(terms)) if mask >> j & 1))
-            for neg_score, _count, path, mask in candidates]
+        notes: list[int | str] = [*entry.slots, *(path for path, _tf, _norm in entry.held)]
+        values = [contribution(weight, tf, norms[slot], k1) for slot, tf in zip(entry.slots, entry.tfs)]
+        values += [contribution(weight, tf, path_norm, k1) for _path, tf, path_norm in entry.held]
+        contributions.append((notes, values))
+
+    def path_of(key: int | str) -> str:  # a snapshot note by its slot, a row's by its path
+        return key if isinstance(key, str) else paths[key] or ""
+
+    return hits(note_candidates(contributions, limit, path_of), [entry.term for entry in found], limit)
 
 
 class _Found(NamedTuple):

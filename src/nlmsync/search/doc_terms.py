@@ -1,4 +1,4 @@
-"""A note's way into the postings index (spec §3.2): the batches (`DocBatch`) a sync or a full build hands to
+"""A note's way into the postings index, its fields weighed: the batches (`DocBatch`) a sync or a full build hands to
 `PostingsIndex`, and one document as the index's overlay holds it (`DocTerms`).
 
 There is one way a note becomes weighted term frequencies: it is staged (`staged_terms.StagedTerms`, by its

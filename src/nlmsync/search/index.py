@@ -1,18 +1,18 @@
-"""The note index: the vault kept searchable incrementally (spec §4), persisted in the state file.
+"""The note index: the vault kept searchable incrementally, persisted in the state file.
 
-Dirty model (§4.1): `mark_path_modified`, `mark_path_deleted`, `mark_full_rescan_needed` record what
+Dirty model: `mark_path_modified`, `mark_path_deleted`, `mark_full_rescan_needed` record what
 the next sync must do (`_Pending`); where the index is — new, answered cold, loaded — is `_Phase`. The
 first sync of a process hydrates from the cache and does a full rescan, which compares each
 note's `mtime_ns` and `size` with the cached row, so unchanged notes are neither read nor
 tokenized and changes made while nothing ran are found. Later syncs are path-level
-incremental, except every `full_rescan_every`-th dirty sync, which is a full rescan again (§4.3).
-`search()` syncs first when dirty (§4.2). One lock serializes syncs and queries, so any number
+incremental, except every `full_rescan_every`-th dirty sync, which is a full rescan again.
+`search()` syncs first when dirty. One lock serializes syncs and queries, so any number
 of threads may call `search()` at once.
 
-One module of about 580 lines because `NoteIndex` is one object whose state — the lock, the pending
-work, the postings, the cached rows and their mtimes — every method reads or changes under that lock;
-what can stand apart already does: a note's terms (`doc_terms`, `staged_terms`), the postings (`postings`), ranking
-(`ranking`) and the cache's format (`search.index_cache`).
+`NoteIndex` holds the state every method reads or changes under that lock; what stands apart: what it knows of
+each note besides its terms (`indexed_notes`), a note's terms (`doc_terms`, `staged_terms`), the postings
+(`postings`), ranking (`scoring`, `ranking`), the cold answer (`cold`) and the cache's format and readers
+(`store.index_codec`, `cache_read`).
 """
 
 from __future__ import annotations
@@ -20,50 +20,38 @@ from __future__ import annotations
 import enum
 import functools
 import json
-import os
 import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
-from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nlmsync.config import IndexSettings
-from nlmsync.errors import PathOutsideVaultError
-from nlmsync.search import index_cache
 from nlmsync.search.bm25 import Weights, select
 from nlmsync.search.doc_terms import DocBatch, DocTerms
 from nlmsync.search.hits import SearchHit
-from nlmsync.search.index_cache import CachedDoc, Snapshot
+from nlmsync.search.indexed_notes import Changes, IndexedNotes, stat_marked
 from nlmsync.search.query import STOP_WORDS, query_weights
 from nlmsync.search.tokenize import TOKENIZER_VERSION
-from nlmsync.store.transaction import transaction
+from nlmsync.store import index_codec
+from nlmsync.store.index_codec import CachedDoc, Snapshot
+from nlmsync.text import admit_note
 from nlmsync.vault import (
-    EXCLUDED_BY_FRONT_MATTER,
-    EXCLUDED_BY_PATTERN,
     NoteFile,
     SkippedNote,
     VaultListing,
-    decode_note,
-    excluded_by_pattern,
-    is_note_path,
-    is_valid_name,
     list_vault,
     normalize_rel_path,
-    parse_front_matter,
-    read_file_bytes,
-    resolve_in_vault,
-    unreadable,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    import numpy as np
     from sqlite_utils import Database
 
     from nlmsync.config import SearchSettings, Settings
+    from nlmsync.search.cache_read import CacheRead
     from nlmsync.search.markdown import NoteFields, NoteText
     from nlmsync.search.postings import PostingsIndex
     from nlmsync.search.ranking import Ranking
@@ -101,14 +89,6 @@ class IndexReport:
                 "skipped_notes": [{"path": s.path, "reason": s.reason} for s in self.skipped]}
 
 
-@dataclass
-class _Changes:
-    batch: DocBatch
-    updated: int = 0
-    removed: list[str] = field(default_factory=list)
-    skipped: dict[str, CachedDoc] = field(default_factory=dict)
-
-
 class _Phase(enum.Enum):
     """Where a `NoteIndex` is between its creation and having the index in memory."""
 
@@ -118,7 +98,7 @@ class _Phase(enum.Enum):
 
 
 class _Pending:
-    """What the next sync must do (§4.1): a full rescan, or the paths marked since the last sync.
+    """What the next sync must do (the dirty model): a full rescan, or the paths marked since the last sync.
 
     `walk` is a walk of the vault the full rescan may compare instead of walking again (the cold answer's);
     a mark says the vault changed after it, so every mark drops it: compared, it would show the marked notes
@@ -165,9 +145,7 @@ class NoteIndex:
         self._postings: PostingsIndex  # made by the first sync (`_hydrate_walking`): numpy is imported then
         self._ranker: Ranking | None = None
         self._lock = threading.RLock()
-        self._stats_dict: dict[str, tuple[int, int]] = {}
-        self._base_stats: tuple[list[str | None], np.ndarray, np.ndarray] | None = None
-        self._skipped: dict[str, CachedDoc] = {}
+        self._notes = IndexedNotes()
         self._phase = _Phase.NEW
         self._pending = _Pending(full_rescan=True)  # the first sync compares the whole vault with the cache
         self._incremental_syncs = 0
@@ -177,23 +155,7 @@ class NoteIndex:
         index still answers from memory and saves itself whole on the next sync."""
         self.notes_read = 0
 
-    @property
-    def _stats(self) -> dict[str, tuple[int, int]]:
-        """(mtime_ns, size) of every indexed note, by path.
-
-        Right after hydration the snapshot's part of it is still the snapshot's arrays (`_base_stats`): a
-        new process whose vault did not change compares them whole and never needs them as a dict. The
-        first use of the dict fills it in."""
-        if self._base_stats is not None:
-            paths, mtimes, sizes = self._base_stats
-            self._base_stats = None
-            stats = dict(zip(paths, zip(mtimes.tolist(), sizes.tolist())))
-            stats.pop(None, None)
-            stats.update(self._stats_dict)
-            self._stats_dict = stats  # type: ignore[assignment]
-        return self._stats_dict
-
-    # --- dirty model (§4.1) ---
+    # --- dirty model ---
 
     def mark_path_modified(self, path: str) -> None:
         rel = normalize_rel_path(path)
@@ -222,7 +184,7 @@ class NoteIndex:
 
     def search(self, query: str, limit: int | None = None,
                on_progress: Callable[[int, int], None] | None = None) -> list[SearchHit]:
-        """Notes ranked for `query` (§3.3 order), syncing first when dirty (`on_progress` as `sync`'s).
+        """Notes ranked for `query` (`scoring.hits`' order), syncing first when dirty (`on_progress` as `sync`'s).
 
         A process's first query on a vault that did not change since the index was saved is answered from
         the state file without loading the index (`_answer_cold`)."""
@@ -238,7 +200,7 @@ class NoteIndex:
             return self._ranking().rank(terms, limit, common)
 
     def selected(self, query: str, on_progress: Callable[[int, int], None] | None = None) -> list[SearchHit]:
-        """The notes the selection rule (§3.3) picks for `query`."""
+        """The notes the selection rule (`bm25.select`) picks for `query`."""
         s = self.settings
         return select(self.search(query, limit=s.top_n, on_progress=on_progress), s.top_n, s.cutoff_ratio, s.min_k)
 
@@ -250,10 +212,10 @@ class NoteIndex:
 
     def skipped(self) -> list[SkippedNote]:
         with self._lock:
-            return sorted((SkippedNote(p, d.skip_reason or "") for p, d in self._skipped.items()),
+            return sorted((SkippedNote(p, d.skip_reason or "") for p, d in self._notes.skipped.items()),
                           key=lambda s: s.path)
 
-    # --- sync (§4.2) ---
+    # --- sync on query ---
 
     def sync(self, on_progress: Callable[[int, int], None] | None = None) -> IndexReport:
         """Bring the index up to date with the vault and persist what changed.
@@ -283,7 +245,7 @@ class NoteIndex:
                                seconds=time.perf_counter() - started)
 
     def _rescan_all(self, listing: VaultListing | None = None,
-                    on_progress: Callable[[int, int], None] | None = None) -> _Changes:
+                    on_progress: Callable[[int, int], None] | None = None) -> Changes:
         """Walk the whole vault (unless `listing` is a walk just made); read only the notes whose
         (mtime_ns, size) differ from what was indexed.
 
@@ -292,23 +254,12 @@ class NoteIndex:
         changed gets a Python loop."""
         if listing is None:
             listing = list_vault(self.vault_root)
-        changes = _Changes(DocBatch(MERGE_THRESHOLD, self.weights))
-        if self._base_stats is not None:
-            candidates, gone = self._compare_with_snapshot(listing)
-        else:
-            candidates, gone = self._compare_with_stats(listing)
+        changes = Changes(DocBatch(MERGE_THRESHOLD, self.weights))
+        candidates, gone = self._notes.changed(listing, self._postings.slot_of, self._postings.alive)
         for path in gone:
             changes.removed.append(path)
-            del self._stats[path]
-        if self._skipped:
-            found = set(listing.paths)
-            found.update(skip.path for skip in listing.skipped)
-            for path in [p for p in self._skipped if p not in found]:
-                del self._skipped[path]
-                changes.skipped[path] = CachedDoc.deleted(path)
-        # while the snapshot's stats are arrays, a candidate is either a snapshot note that changed or one
-        # that is not in the snapshot: only the dict can know the latter (and the dict stays unfilled)
-        stats = self._stats_dict if self._base_stats is not None else self._stats
+            del self._notes.stats[path]
+        self._notes.drop_unlisted_skips(listing, changes)
         total = len(candidates)
         if on_progress is not None:
             on_progress(0, total)
@@ -316,125 +267,38 @@ class NoteIndex:
         # which a fresh process's first query then compares as a whole (`SnapshotParts.holds_exactly`)
         for done, i in enumerate(sorted(candidates), start=1):
             note = listing.note(i)
-            skipped = self._skipped.get(note.path)
-            if stats.get(note.path) != (note.mtime_ns, note.size) and (
-                    skipped is None or (skipped.mtime_ns, skipped.size) != (note.mtime_ns, note.size)):
+            if self._notes.differs(note):
                 self._load(note, changes)
             if on_progress is not None:
                 on_progress(done, total)
         for skip in listing.skipped:
-            self._skip(CachedDoc.skipped(skip.path, 0, 0, skip.reason), changes)
+            self._notes.skip(CachedDoc.skipped(skip.path, 0, 0, skip.reason), changes)
         return changes
 
-    def _compare_with_snapshot(self, listing: VaultListing) -> tuple[list[int], list[str]]:
-        """`_compare_with_stats` while the snapshot's stats are still arrays: the listed notes that are not
-        in the snapshot with the same (mtime_ns, size), and the indexed notes the walk did not find."""
-        import numpy as np
-
-        assert self._base_stats is not None
-        base_paths, base_mtimes, base_sizes = self._base_stats
-        count = len(listing.paths)
-        slots = np.fromiter(map(self._postings.slot_of.get, listing.paths, repeat(-1)), dtype=np.int64, count=count)
-        in_base = slots >= 0
-        if len(base_paths):
-            at = np.where(in_base, slots, 0)
-            same = (in_base & (base_mtimes[at] == np.array(listing.mtimes, dtype=np.int64))
-                    & (base_sizes[at] == np.array(listing.sizes, dtype=np.int64)))
-        else:  # a snapshot of a vault emptied down to nothing
-            same = in_base
-        seen = np.zeros(len(base_paths), dtype=bool)
-        seen[slots[in_base]] = True
-        gone = [base_paths[slot] for slot in np.flatnonzero(self._postings.alive & ~seen).tolist()]
-        if self._stats_dict:  # notes indexed since the snapshot (rows of the cache)
-            found = set(listing.paths)
-            gone.extend(path for path in self._stats_dict if path not in found)
-        return np.flatnonzero(~same).tolist(), sorted(gone)  # type: ignore[arg-type]
-
-    def _compare_with_stats(self, listing: VaultListing) -> tuple[list[int], list[str]]:
-        """The listed notes whose (mtime_ns, size) differ from what was indexed (or were not indexed),
-        as positions in `listing`, and the indexed notes the walk did not find."""
-        stats = self._stats
-        found = dict(zip(listing.paths, zip(listing.mtimes, listing.sizes)))
-        changed = found.items() - stats.items()
-        if not changed:
-            return [], sorted(stats.keys() - found.keys())
-        position = dict(zip(listing.paths, range(len(listing.paths))))
-        return [position[path] for path, _ in changed], sorted(stats.keys() - found.keys())
-
-    def _rescan_paths(self, deleted: set[str], modified: set[str]) -> _Changes:
-        changes = _Changes(DocBatch(MERGE_THRESHOLD, self.weights))
+    def _rescan_paths(self, deleted: set[str], modified: set[str]) -> Changes:
+        changes = Changes(DocBatch(MERGE_THRESHOLD, self.weights))
         for path in sorted(deleted):
-            self._forget(path, changes)
+            self._notes.gone(path, changes)
         for path in sorted(modified):
-            note = self._stat_note(path)
+            note = stat_marked(self.vault_root, path)
             if isinstance(note, NoteFile):
                 self._load(note, changes)
             elif note is None:
-                self._forget(path, changes)
+                self._notes.gone(path, changes)
             else:
-                self._skip(note, changes)
+                self._notes.skip(note, changes)
         return changes
 
-    def _stat_note(self, path: str) -> NoteFile | CachedDoc | None:
-        """The note at `path` as the walk would see it, a skip record, or None when it is gone."""
-        if not is_note_path(path) or not is_valid_name(path):
-            return None
-        try:
-            fs_path = resolve_in_vault(self.vault_root, path)
-        except PathOutsideVaultError:
-            return CachedDoc.skipped(path, 0, 0, "outside vault (symlink)") if os.path.lexists(self.vault_root / path) \
-                else None
-        try:
-            st = fs_path.stat()
-        except OSError:
-            return None
-        if not fs_path.is_file():
-            return None
-        if st.st_size == 0:
-            return CachedDoc.skipped(path, 0, 0, "empty")  # as the walk records it: no stat
-        return NoteFile(path, st.st_mtime_ns, st.st_size, str(fs_path))
-
-    def _forget(self, path: str, changes: _Changes) -> None:
-        if self._stats.pop(path, None) is not None:
-            changes.removed.append(path)
-        if self._skipped.pop(path, None) is not None:
-            changes.skipped[path] = CachedDoc.deleted(path)
-
-    def _skip(self, record: CachedDoc, changes: _Changes) -> None:
-        if self._stats.pop(record.path, None) is not None:
-            changes.removed.append(record.path)
-        if self._skipped.get(record.path) == record:
-            return
-        self._skipped[record.path] = record
-        changes.skipped[record.path] = record
-
-    def _load(self, note: NoteFile, changes: _Changes) -> None:
+    def _load(self, note: NoteFile, changes: Changes) -> None:
         """Read, check and tokenize one note into `changes` (as an addition or a skip)."""
         note_fields, whole_fields = _markdown_fields()
-        if excluded_by_pattern(self.vault_root, note.path, self.settings.exclude):
-            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, EXCLUDED_BY_PATTERN), changes)
+        admission = admit_note(self.vault_root, note.path, self.settings.exclude, fs_path=note.fs_path, size=note.size)
+        self.notes_read += admission.read
+        if admission.refused is not None:
+            self._notes.skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, admission.refused), changes)
             return
-        fs_path = note.fs_path or resolve_in_vault(self.vault_root, note.path)
-        try:
-            data = read_file_bytes(fs_path, note.size)
-        except OSError as exc:
-            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, unreadable(exc)), changes)
-            return
-        self.notes_read += 1
-        text, problem = decode_note(data)
-        del data
-        if problem is not None:
-            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, problem), changes)
-            return
-        front = parse_front_matter(text)
-        if front.data.get("nlmsync") is False:
-            self._skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, EXCLUDED_BY_FRONT_MATTER), changes)
-            return
-        if note.path in self._stats:
-            changes.updated += 1
-        self._skipped.pop(note.path, None)
-        changes.skipped.pop(note.path, None)
-        self._stats[note.path] = (note.mtime_ns, note.size)
+        self._notes.indexed(note, changes)
+        text, front = admission.text, admission.front
         whole = whole_fields(text, front)
         if whole is not None:
             changes.batch.add_text(note.path, whole)
@@ -463,25 +327,20 @@ class NoteIndex:
         conn = self.db if isinstance(self.db, sqlite3.Connection) else self.db.conn
         if conn.in_transaction:
             return None
-        from nlmsync.search.cold import answer_cold, vault_unchanged
+        from nlmsync.search.cold import answer_from_file
 
         try:
-            if index_cache.load_signature(conn) != self._signature():
+            if index_codec.load_signature(conn) != self._signature():
                 return None
-            walk = self._pending.walk = list_vault(self.vault_root)
-            with transaction(conn):
-                parts = index_cache.SnapshotParts.read(conn)
-                rows = index_cache.load_docs(conn)
-                if not vault_unchanged(parts, rows, walk):
-                    return None
-                s = self.settings
-                return answer_cold(parts, rows, terms, limit, common, self.weights, s.k1, s.b)
-        except (sqlite3.Error, ValueError, UnicodeDecodeError):
+        except sqlite3.Error:
             return None
+        walk = self._pending.walk = list_vault(self.vault_root)
+        s = self.settings
+        return answer_from_file(conn, walk, terms, limit, common, self.weights, s.k1, s.b)
 
     def _hydrate_walking(self, walk: VaultListing | None) -> VaultListing:
         """Load the cache (the first sync of a process) and walk the vault meanwhile, unless `walk` is one
-        still good: the cache is read in a background thread where it can be (`index_cache.start_read`), the
+        still good: the cache is read in a background thread where it can be (`cache_read.start_read`), the
         walk is returned for the full rescan that follows. An unreadable cache is rebuilt from the vault, and
         written whole when possible.
 
@@ -519,20 +378,20 @@ class NoteIndex:
 
     def _forget_cache(self) -> None:
         self._postings = self._new_postings()
-        self._stats_dict = {}
-        self._base_stats = None
-        self._skipped.clear()
+        self._notes.clear()
         self._rewrite_cache = True
 
-    def _start_hydrate(self) -> index_cache.CacheRead | None:
+    def _start_hydrate(self) -> CacheRead | None:
         """Start reading a cache built with these settings; clear one built otherwise (None: nothing to load)."""
         if self.db is None:
             return None
         signature = self._signature()
-        if index_cache.load_signature(self.db) != signature:
-            index_cache.clear(self.db, signature)
+        if index_codec.load_signature(self.db) != signature:
+            index_codec.clear(self.db, signature)
             return None
-        return index_cache.start_read(self.db)
+        from nlmsync.search.cache_read import start_read
+
+        return start_read(self.db)
 
     def _hydrate(self, rows: list[CachedDoc], snapshot: Snapshot | None) -> None:
         if snapshot is not None:
@@ -542,15 +401,15 @@ class NoteIndex:
                                snapshot.paths, snapshot.lengths)
             for row in rows:  # a row hides the snapshot's entry for its path
                 postings.remove(row.path)
-            self._base_stats = (list(postings.base_paths), snapshot.mtimes, snapshot.sizes)
+            self._notes.load_base(list(postings.base_paths), snapshot.mtimes, snapshot.sizes)
         for row in rows:
-            if row.kind == index_cache.SKIPPED:
-                self._skipped[row.path] = row
-            elif row.kind == index_cache.INDEXED and row.terms:  # empty or unreadable terms: re-read the note
+            if row.kind == index_codec.SKIPPED:
+                self._notes.skipped[row.path] = row
+            elif row.kind == index_codec.INDEXED and row.terms:  # empty or unreadable terms: re-read the note
                 self._postings.add(DocTerms(row.path, row.terms, row.lengths))
-                self._stats_dict[row.path] = (row.mtime_ns, row.size)
+                self._notes.load_row(row)
 
-    def _persist(self, changes: _Changes, merged: bool) -> None:
+    def _persist(self, changes: Changes, merged: bool) -> None:
         if self.db is None:
             return
         try:
@@ -560,19 +419,19 @@ class NoteIndex:
                 if not merged:
                     self._postings.merge()
                 p = self._postings
-                stats = [self._stats[path] for path in p.base_paths]  # type: ignore[index]
+                stats = [self._notes.stats[path] for path in p.base_paths]  # type: ignore[index]
                 snapshot = Snapshot(p.base_paths, np.array([m for m, _ in stats], dtype=np.int64),
                                     np.array([size for _, size in stats], dtype=np.int64), p.base_lengths,
                                     p.terms, p.offsets, p.slots, p.tf_codes, p.tf_values)  # type: ignore[arg-type]
-                index_cache.write_snapshot(self.db, snapshot, self._skipped.values(), self._signature())
+                index_codec.write_snapshot(self.db, snapshot, self._notes.skipped.values(), self._signature())
             else:
                 rows = [CachedDoc.deleted(path) for path in changes.removed]
                 rows.extend(changes.skipped.values())
                 for doc in changes.batch.docs:
-                    mtime_ns, size = self._stats[doc.path]
+                    mtime_ns, size = self._notes.stats[doc.path]
                     rows.append(CachedDoc(doc.path, mtime_ns, size, None, doc.lengths, doc.tf))
                 if rows:
-                    index_cache.write_changes(self.db, rows)
+                    index_codec.write_changes(self.db, rows)
             self._rewrite_cache = False
             self.save_error = None
         except sqlite3.Error as exc:

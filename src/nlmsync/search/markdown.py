@@ -1,4 +1,4 @@
-"""Markdown fields of a note (spec §3.2): heading text, body text and the vault path.
+"""Markdown fields of a note, which the field weights weigh: heading text, body text and the vault path.
 
 Heading text is every ATX heading (`## Title`) and setext heading (a line underlined with `===`
 or `---`) outside fenced code, plus the front matter's `title`, `aliases` and `tags`. Body text
@@ -25,25 +25,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from nlmsync.search.tokenize import (
+from nlmsync.search.tokenize import folder_tokens, tokenize_path
+from nlmsync.text import (
+    FrontMatter,
     base_tokens,
     count_tokens,
     count_tokens_and_words,
-    folder_tokens,
+    front_matter_strings,
+    iter_lines,
     normalize,
+    parse_front_matter,
     text_pieces,
     tokenize,
-    tokenize_path,
     tokens_and_words,
 )
-from nlmsync.vault import (
-    NOTE_SUFFIX,
-    FrontMatter,
-    front_matter_strings,
-    has_note_suffix,
-    iter_lines,
-    parse_front_matter,
-)
+from nlmsync.vault import NOTE_SUFFIX, has_note_suffix
 
 HEADING_KEYS = ("title", "aliases", "tags")
 _NOT_TEXT_KEYS = frozenset({"nlmsync"})

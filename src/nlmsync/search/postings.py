@@ -1,4 +1,4 @@
-"""The in-memory field-weighted BM25 index (spec §3.2-3.3): pure data structures, no disk, no locks.
+"""The in-memory field-weighted BM25 index: pure data structures, no disk, no locks.
 This module builds, changes, merges and loads it; `search.ranking.Ranking` answers queries from it.
 
 Layout: a compact *base* of postings in CSR form (numpy arrays: for term id t, entries

@@ -1,6 +1,6 @@
-"""From a query's text to the terms it is searched with (spec §3.3 step 1, "term frequencies in query").
+"""From a query's text to the terms it is searched with, each weighted by how often the query has it.
 
-The query is tokenized by the §3.1 rules, with refinements that only the query side gets (notes are
+The query is tokenized by the tokenizer's rules (`nlmsync.text`), with refinements that only the query side gets (notes are
 always indexed whole, so nothing here changes what a note contains):
 
 - **Stop words weigh a quarter** (`STOP_WORD_WEIGHT`): common English function words (`what`,
@@ -34,14 +34,14 @@ from collections.abc import Collection, Iterator
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from nlmsync.search.tokenize import (
+from nlmsync.text import (
     MAX_TOKEN_LENGTH,
     base_tokens_and_joins,
     cjk_bigrams,
+    gap_joins,
     normalize,
-    separator_joins,
-    word_split,
     words,
+    words_and_gaps,
 )
 
 if TYPE_CHECKING:
@@ -171,24 +171,23 @@ def matched_words(query: str, terms: Collection[str]) -> list[str]:
     normalized = normalize(query)
     shown = query if len(query) == len(normalized) else normalized  # offsets into `normalized` fit it
     spans: list[tuple[int, int]] = []
-    parts = word_split(normalized)  # before, word, separator, word, ..., word, after
-    start = len(parts[0])
+    found, gaps = words_and_gaps(normalized)  # gaps: before the first word, between each two, after the last
+    start = len(gaps[0])
     previous: tuple[str, int] | None = None  # the word before, and where it starts
-    for i in range(1, len(parts), 2):
-        word = parts[i]
+    for i, word in enumerate(found):
         end = start + len(word)
         if len(word) <= MAX_TOKEN_LENGTH:
             if word in terms:
                 spans.append((start, end))
             if (previous is not None and word.isascii() and previous[0].isascii()
-                    and separator_joins(parts[i - 1]) and previous[0] + word in terms):
+                    and gap_joins(gaps[i]) and previous[0] + word in terms):
                 spans.append((previous[1], end))
             previous = (word, start)
         else:
             previous = None
         if not word.isascii():
             spans.extend(_cjk_spans(word, start, terms))
-        start = end + (len(parts[i + 1]) if i + 1 < len(parts) else 0)
+        start = end + len(gaps[i + 1])
     return [shown[first:last] for first, last in _merged(spans)]
 
 

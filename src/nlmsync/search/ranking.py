@@ -1,4 +1,5 @@
-"""Answering a query from a `PostingsIndex` (spec §3.3): BM25 contributions per term, added up per document.
+"""The postings of a `PostingsIndex` in memory as a source for the ranker (`search.scoring`): a query term's
+BM25 contributions to the notes holding it, kept per term.
 
 A (term, query weight)'s contributions to every document holding the term are `bm25.contribution` over
 all its postings at once (numpy arrays), and kept (`Ranking._cache`): an entry is used only while the index
@@ -8,12 +9,13 @@ would delay the answer after an edit): a query overwrites those of its terms, an
 the cache is full.
 
 A document's score adds its terms' contributions in sorted term order, for base documents
-(`np.bincount` adds in array order) and overlay documents alike, so an index maintained
+(`np.bincount` adds in array order) and overlay documents (`bm25.add_up`) alike, so an index maintained
 incrementally ranks exactly like one built from scratch.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import Final, cast
 
@@ -22,6 +24,7 @@ import numpy as np
 from nlmsync.search.bm25 import contribution, idf
 from nlmsync.search.hits import SearchHit
 from nlmsync.search.postings import PostingsIndex
+from nlmsync.search.scoring import Candidate, hits, note_candidates, telling
 
 # Postings whose contributions the cache keeps at most (16 bytes each: the contribution and the slot):
 # 16 MB at most.
@@ -35,18 +38,20 @@ _BIT_VALUES = np.exp2(np.arange(_MASK_BITS))
 # - version: the `PostingsIndex.version` it was computed for
 # - slots: the live base documents' slots, ascending (as intp, what `np.bincount` counts with)
 # - contributions: aligned with `slots`
-# - overlay: (path, contribution) of the overlay's documents
+# - overlay: the overlay's documents holding the term, and their contributions (two tuples)
 # - df: the documents holding the term, len(slots) + len(overlay)
 # A plain tuple, not a class: it holds nothing the garbage collector tracks (str, int, numpy arrays, tuples of
 # str and float), so the collector stops tracking it at its first collection, and a full cache adds nothing
 # to the collections of the older generations.
-TermScores = tuple[str, int, np.ndarray, np.ndarray, tuple[tuple[str, float], ...], int]
+TermScores = tuple[str, int, np.ndarray, np.ndarray, tuple[tuple[str, ...], tuple[float, ...]], int]
 _TERM: Final = 0
 _VERSION: Final = 1
 _SLOTS: Final = 2
 _CONTRIBUTIONS: Final = 3
 _OVERLAY: Final = 4
 _DF: Final = 5
+_term = operator.itemgetter(_TERM)
+_df = operator.itemgetter(_DF)
 
 
 class Ranking:
@@ -59,13 +64,11 @@ class Ranking:
 
     def rank(self, query: Mapping[str, float], limit: int | None = None,
              common: frozenset[str] = frozenset()) -> list[SearchHit]:
-        """Documents with a positive score, best first: score desc, matched terms desc, path asc.
+        """Documents with a positive score, best first (`scoring.hits`).
 
         `query` maps each query term to its weight (its frequency in the query, `search.query.query_weights`),
-        which multiplies the term's BM25 contribution. A term of `common` (the stop words) that more than
-        half the documents hold is left out, unless it would leave nothing: in a vault of one language
-        such a word is in most notes and tells none apart, yet its long postings list cost every query;
-        in a multilingual vault the same word marks the notes of its language and is scored.
+        which multiplies the term's BM25 contribution; the stop words of `common` that tell no note apart are
+        left out (`scoring.telling`).
         """
         index = self.index
         if not len(index) or not query:
@@ -77,18 +80,11 @@ class Ranking:
         if len(entries) < len(keys):
             entries.update(self._score_terms([key for key in keys if key not in entries]))
         found = [scores for scores in map(entries.__getitem__, keys) if scores[_DF]]  # in term order
-        if common:
-            telling = [scores for scores in found if scores[_TERM] not in common or 2 * scores[_DF] <= len(index)]
-            found = telling or found
-        # (-score, -matched term count, path, matched terms as a bit mask: bit j for found[j])
+        found = telling(found, len(index), common, _term, _df)
         candidates = self._base_candidates(found, limit) if any(len(scores[_SLOTS]) for scores in found) else []
         if index.overlay:
-            candidates.extend(_overlay_candidates(found))
-        candidates.sort()
-        if limit is not None:
-            del candidates[limit:]
-        terms = [scores[_TERM] for scores in found]
-        return [SearchHit(path, -neg_score, _terms_in(mask, terms)) for neg_score, _count, path, mask in candidates]
+            candidates.extend(note_candidates([scores[_OVERLAY] for scores in found], limit, str))
+        return hits(candidates, [scores[_TERM] for scores in found], limit)
 
     def _score_terms(self, keys: list[tuple[str, float]]) -> dict[tuple[str, float], TermScores]:
         """The contributions of `keys` (all their base postings in one numpy pass), kept in the cache."""
@@ -140,9 +136,9 @@ class Ranking:
         self._cache.update(new)
         self._cache_postings += added
 
-    def _base_candidates(self, found: list[TermScores], limit: int | None) -> list[tuple[float, int, str, int]]:
-        """(-score, -matched term count, path, matched terms' bit mask) of the base documents that can be
-        among the first `limit` (all of them with a positive score when `limit` is None)."""
+    def _base_candidates(self, found: list[TermScores], limit: int | None) -> list[Candidate]:
+        """The candidates among the base documents: those with a positive score that can be among the first
+        `limit` (all of them when `limit` is None)."""
         all_slots = np.concatenate([scores[_SLOTS] for scores in found])
         doc_scores = np.bincount(all_slots, weights=np.concatenate([scores[_CONTRIBUTIONS] for scores in found]))
         positive = doc_scores.take((doc_scores > 0).nonzero()[0])
@@ -168,34 +164,12 @@ class Ranking:
                 for slot, score, mask in zip(hits.tolist(), doc_scores.take(hits).tolist(), masks)]
 
 
-def _terms_in(mask: int, terms: list[str]) -> tuple[str, ...]:
-    """The terms whose bits are set in `mask` (bit j: `terms[j]`), in order; one step per term held."""
-    held = []
-    while mask:
-        lowest = mask & -mask
-        held.append(terms[lowest.bit_length() - 1])
-        mask ^= lowest
-    return tuple(held)
-
-
 def _overlay_contributions(index: PostingsIndex, postings: dict[str, float], weight: float,
-                           avg: float) -> tuple[tuple[str, float], ...]:
-    """(path, contribution) of a term's overlay postings (path -> weighted tf)."""
+                           avg: float) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """The overlay's documents holding a term (`postings`: path -> weighted tf), and their contributions."""
     if not postings:
-        return ()
-    paths = list(postings)
+        return (), ()
+    paths = tuple(postings)
     tfs = np.array([postings[path] for path in paths], dtype=np.float64)
     lengths = np.array([index.overlay[path].lengths for path in paths], dtype=np.float64)
-    return tuple(zip(paths, contribution(weight, tfs, index.norms(lengths, avg), index.k1).tolist()))
-
-
-def _overlay_candidates(found: list[TermScores]) -> list[tuple[float, int, str, int]]:
-    """(-score, -matched term count, path, matched terms' bit mask) of the overlay documents with a positive
-    score, their contributions added in term order."""
-    score: dict[str, float] = {}
-    mask: dict[str, int] = {}
-    for j, scores in enumerate(found):
-        for path, value in scores[_OVERLAY]:
-            score[path] = score.get(path, 0.0) + value
-            mask[path] = mask.get(path, 0) | 1 << j
-    return [(-score[path], -held.bit_count(), path, held) for path, held in mask.items() if score[path] > 0]
+    return paths, tuple(contribution(weight, tfs, index.norms(lengths, avg), index.k1).tolist())

@@ -5,22 +5,22 @@ the batch vocabulary that gives the ids (`TermIds`).
 Why: counting each note's fields in a `Counter` and then looking every (note, field, term) entry up in the
 batch vocabulary costs a dictionary lookup per entry in a vocabulary of hundreds of thousands of terms, most of
 them compounds (rule 4) made as strings only to be looked up once. Here the fold does it for many notes at once:
-the texts' code points, classed by table (`_FoldTexts`), give the words (one `str.split` of the texts with every
+the texts' code points, classed by table (`text.FoldTexts`), give the words (one `str.split` of the texts with every
 other code point made a space, each word then looked up once in a dictionary of the words alone, which stays
 warm; a new one gets a pending id), tell which adjacent words rule 4 joins and give the CJK bigrams (rule 5),
 with no regex; compounds are formed from the ids of adjacent words and bigrams from pairs of code points — a
 string is made and looked up only for each pair never met before — and the counting is one sort.
 
 This is the one way a note's fields become weighted term frequencies (`_weigh`; a single note is a fold of
-one): its terms are `tokenize`'s (rules 4 and 5 here are `words_and_joins`', `compound_tokens`' and
-`cjk_bigrams`' on ids and code points, which a query's text is tokenized by; tests hold them equal), the
+one): its terms are the tokenizer's (rules 4 and 5 here are `words_and_joins`', `compound_tokens`' and
+`cjk_bigrams`' of `nlmsync.text` on ids and code points, which a query's text is tokenized by; tests hold them
+equal), the
 title heading left out; its lengths count the body in words; a term's weighted frequency adds its weighted
 counts body + heading + file name + folder, in that order (the file name's weight shared by its words).
 """
 
 from __future__ import annotations
 
-import functools
 import operator
 from array import array
 from itertools import compress, count, islice, repeat
@@ -29,16 +29,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from nlmsync.search.markdown import title_words, without_title
-from nlmsync.search.tokenize import (
-    JOINING_MARKS,
-    MAX_TOKEN_LENGTH,
-    base_tokens,
-    folder_tokens,
-    normalize,
-    path_texts,
-    word_character_runs,
-    word_characters,
-)
+from nlmsync.search.tokenize import folder_tokens, path_texts
+from nlmsync.text import MAX_TOKEN_LENGTH, FoldTexts, base_tokens, normalize
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -281,7 +273,7 @@ class StagedTerms:
         segment_kinds = np.frombuffer(self._segment_kinds, dtype=np.int8)
         segment_lengths = np.frombuffer(self._segment_lengths, dtype=np.int64)
         text_segments = (segment_kinds & JOINS).nonzero()[0]  # one per text, in order
-        texts = _FoldTexts(self._texts) if self._texts else None
+        texts = FoldTexts(self._texts) if self._texts else None
         text_ids = None
         if texts is not None:  # the texts' words, looked up now, go where their segments are among the other tokens
             found = texts.words()
@@ -363,156 +355,9 @@ class StagedTerms:
         return ids
 
 
-class _FoldTexts:
-    """The normalized texts of a fold's JOINS segments as one array of code points, each classed by table (word
-    character, white space, joining mark, CJK): rules 4 and 5 told for all of them at once, by numpy.
-
-    A word is a run of word characters, exactly the base-token pattern's matches, and a CJK run one of CJK
-    characters, exactly `tokenize.cjk_bigrams`' runs: no regex runs again."""
-
-    def __init__(self, texts: list[str]) -> None:
-        # a NUL before, between and after the texts: it is neither a word's character, white space nor a joining
-        # mark, so no compound joins two texts, and no word starts at the first code point or ends at the last
-        joined = "\0".join(["", *texts, ""])
-        if joined.isascii():  # one byte a code point, all of them classed from the start
-            self.codes = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
-            self.top = 0x7F
-        else:
-            self.codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-            self.top = int(self.codes.max())
-        self.classes = _CODE_CLASSES.of(self.codes, self.top)
-        self.texts = texts
-        self._word = self.classes & _WORD
-        # where a word starts (the code point before its first) and ends (its last), alternately: the texts begin
-        # and end with a NUL
-        self._edges = (self._word[1:] != self._word[:-1]).nonzero()[0]
-
-    def words(self) -> list[str]:
-        """Every word of the texts, in order (`tokenize.words` of each, one list): the texts with each code point
-        that is no word's made a space, split."""
-        spaced = np.where(self._word, self.codes, 32)  # of the codes' type: decoded from its buffer as it is
-        return str(spaced.data, "ascii" if self.top <= 0x7F else "utf-32-le").split()
-
-    def word_counts(self) -> np.ndarray:
-        """How many words each text has."""
-        lengths = np.fromiter(map(len, self.texts), dtype=np.int64, count=len(self.texts)) + 1  # and a NUL
-        text_of = np.searchsorted(lengths.cumsum() - lengths + 1, self._edges[0::2] + 1, side="right") - 1
-        return np.bincount(text_of, minlength=len(self.texts))
-
-    def joins(self) -> np.ndarray:
-        """Rule 4 for every word of the texts, in order (`tokenize.words_and_joins` of each, one array): the word forms
-        a compound with the one before it in its text, only white space or one joining mark between."""
-        classes, edges = self.classes, self._edges
-        joins = np.zeros(len(edges) // 2, dtype=bool)
-        if len(joins) < 2:
-            return joins
-        # the separator before each word but the first: after the last code point of the word before, up to `ends`
-        ends, befores = edges[2::2], edges[1:-1:2]
-        gaps = ends - befores
-        # white space up to each code point (`_SPACE` is 1), modulo 2**32: exact for each separator, shorter than that
-        spaces = (classes & _SPACE).cumsum(dtype=np.int32)
-        joins[1:] = (spaces[ends] - spaces[befores] == gaps) | ((gaps == 1) & ((classes[ends] & _MARK) != 0))
-        return joins
-
-    def bigrams(self) -> tuple[np.ndarray, np.ndarray]:
-        """Rule 5: the CJK bigrams of the texts in order (`tokenize.cjk_bigrams` of each), each as its two code
-        points (`first << 21 | second`), and the index of its text."""
-        if self.top < _FIRST_CJK:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        cjk = (self.classes & _CJK) != 0
-        at = (cjk[:-1] & cjk[1:]).nonzero()[0]
-        codes = (self.codes[at].astype(np.int64) << 21) | self.codes[at + 1]
-        spans = np.fromiter(map(len, self.texts), dtype=np.int64, count=len(self.texts)) + 1  # each text and a NUL
-        return codes, np.searchsorted(spans.cumsum() - spans + 1, at, side="right") - 1
-
-
-_SPACE, _WORD, _MARK, _CJK = 1, 2, 4, 8
-_KNOWN = 0x80  # in `_CodeClasses.table`: the code point's class bits are filled in
-_FIRST_CJK = 0x1100  # no code point below is a CJK run's (`tokenize._CJK_BLOCKS`; a test checks the table)
-
 # Fewer compounds than this in a fold (a few notes: an edit) are each looked up as a string; more, once per distinct
 # pair of term ids (`TermIds.pair_ids`)
 _FEW_PAIRS = 1 << 10
-
-# A fold of fewer code points than this (a few notes: an edit) classes the distinct ones the table does not know
-# yet; a fold of more fills the table for the whole basic plane at once (`_plane_classes`).
-_TABLE_WORTH = 1 << 16
-
-
-class _CodeClasses:
-    """Each code point's class bits: `_WORD` (`[\\p{L}\\p{N}]`), `_SPACE` (white space), `_MARK` (a joining mark),
-    `_CJK` (what CJK runs are made of), and `_KNOWN`.
-
-    One table of the basic plane per process, filled as code points are met (ASCII's from the start): a sync of a
-    few notes classes only the code points new to it, a full build all of them at once. A code point beyond the
-    plane (rare) is classed on its own each time."""
-
-    def __init__(self) -> None:
-        self.table: np.ndarray = np.zeros(0x10000, dtype=np.uint8)
-        self.table[:0x80] = _ascii_classes() | _KNOWN
-        self.whole = False
-
-    def of(self, codes: np.ndarray, top: int) -> np.ndarray:
-        """The classes of `codes` (uint32), whose largest is `top`, each with `_KNOWN` set."""
-        classes: np.ndarray
-        if top < 0x80:  # ASCII: known from the start
-            classes = self.table[codes]
-            return classes
-        if top > 0xFFFF:  # beyond the basic plane: each distinct one classed on its own
-            beyond = codes > 0xFFFF
-            classes = self.of(np.where(beyond, 0, codes), 0xFFFF)
-            rare, index = np.unique(codes[beyond], return_inverse=True)
-            classes[beyond] = np.array([_class_of(chr(code)) | _KNOWN for code in rare.tolist()], dtype=np.uint8)[index]
-            return classes
-        classes = self.table[codes]
-        if classes.min(initial=_KNOWN) < _KNOWN:
-            if len(codes) >= _TABLE_WORTH and not self.whole:
-                self.table = _plane_classes() | _KNOWN
-                self.whole = True
-            else:
-                new = np.unique(codes[classes < _KNOWN])
-                self.table[new] = _classes_of("".join(map(chr, new.tolist()))) | _KNOWN
-            classes = self.table[codes]
-        return classes
-
-
-def _plane_classes() -> np.ndarray:
-    """The class bits of the basic multilingual plane's code points, by code point."""
-    table = np.zeros(0x10000, dtype=np.uint8)
-    for bit, cjk in ((_WORD, False), (_CJK, True)):
-        for first, end in word_character_runs(0x10000, cjk=cjk):
-            table[first:end] |= bit
-    table[[code for code in range(0x10000) if chr(code).isspace()]] |= _SPACE
-    table[[ord(mark) for mark in JOINING_MARKS]] |= _MARK
-    return table
-
-
-@functools.cache
-def _ascii_classes() -> np.ndarray:
-    """The class bits of the ASCII code points: its letters and digits are exactly its `\\p{L}` and `\\p{N}`, and
-    none is CJK (no pattern needed)."""
-    return np.array([(_WORD if chr(code).isalnum() else 0) | (_SPACE if chr(code).isspace() else 0)
-                     | (_MARK if chr(code) in JOINING_MARKS else 0) for code in range(0x80)], dtype=np.uint8)
-
-
-def _classes_of(chars: str) -> np.ndarray:
-    """The class bits of each character of `chars`, by the patterns themselves."""
-    classes = np.array([(_SPACE if char.isspace() else 0) | (_MARK if char in JOINING_MARKS else 0) for char in chars],
-                       dtype=np.uint8)
-    classes[word_characters(chars)] |= _WORD
-    classes[word_characters(chars, cjk=True)] |= _CJK
-    return classes
-
-
-def _class_of(char: str) -> int:
-    code = ord(char)
-    return ((_WORD if word_character_runs(code + 1, start=code) else 0)
-            | (_CJK if word_character_runs(code + 1, start=code, cjk=True) else 0)
-            | (_SPACE if char.isspace() else 0) | (_MARK if char in JOINING_MARKS else 0))
-
-
-_CODE_CLASSES = _CodeClasses()
-
 
 def _counted(keys: np.ndarray, repeats: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """`np.unique(keys, return_counts=True)`, made of a sort and a pass (as `_distinct`, the order of equal keys

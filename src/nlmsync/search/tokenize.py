@@ -1,126 +1,28 @@
-"""Tokenization and normalization (spec §3.1).
-
-1. NFKC + lowercase.  2. Base tokens `[\\p{L}\\p{N}]+`.  3. Lengths 1..80.
-4. Adjacent ASCII compound tokens (`heap` + `sort` -> `heapsort`), of words one word may have been split
-   into: only white space, or one joining mark alone (`JOINING_MARKS`: `heap-sort`, `heap_sort`, `node.js`,
-   `tcp/ip`, `don't`, `mc^2`), stands between them. Any other separator (a comma, a colon, a bracket, a backtick,
-   `://`, `. ` at a sentence's end) ends a phrase: the words either side of it form no compound, nor do the
-   words either side of one left out by rule 3.
-5. CJK / Hangul bigrams.  6. Path tokens: `.md` removed, separators split.
-
-Why rule 4 looks at the separator: the compounds are for words written split or merged (`heap sort` finds
-`heapsort` and the other way round) and, at a quarter of a word's weight in a query, a bonus for two words
-side by side. Across punctuation they are neither (`informationhttps` of "More information: https://",
-`pathto` of `{{path/to/file}}`, a list item's last word and the next item's first): terms no query means,
-which would fill the vocabulary (`benchmarks/known_items.py` measures what the rule does to relevance).
-
-CJK runs include the marks that belong to Japanese words though Unicode puts them in the
-Common script: the prolonged sound mark `ー` and the iteration mark `々`, so `ヒープソート`
-yields `ヒー ープ プソ ソー ート`. Bigrams come from every base token, also one longer than
-80 characters (unspaced Japanese sentences easily are).
-
-`count_tokens` counts the tokens of a text given in pieces (`text_pieces`), for notes of many megabytes.
-A full build finds the words of many notes' texts at once, forms the compounds from term ids and the bigrams from
-code points (`search.staged_terms`); `path_texts` gives it a path's parts as texts.
+"""The tokens search counts: a text's (rules 1-5, the text package's tokenizer: `nlmsync.text`) and a vault
+path's (rule 6: `.md` removed, the path split at its separators, each part tokenized on its own, so no compound
+joins two parts), and the version of the whole, which the index's cache records.
 """
 
 from __future__ import annotations
 
 import functools
-import operator
 import re
-import unicodedata
-from collections import Counter
-from collections.abc import Iterable, Iterator
-from itertools import compress
-from typing import TYPE_CHECKING, NamedTuple
 
+from nlmsync.text import normalize
+from nlmsync.text import tokenize as text_tokens
 from nlmsync.vault import NOTE_SUFFIX, has_note_suffix
 
-if TYPE_CHECKING:
-    import regex
-
-MIN_TOKEN_LENGTH = 1
-MAX_TOKEN_LENGTH = 80
 # 3: the body's length in words, the file name's weight shared by its words, no title heading
 # 4: compounds only across white space or one joining mark (rule 4); a file name counts at least one token in
 #    the path's length (`markdown.name_length`)
 TOKENIZER_VERSION = 4
-PIECE_CHARS = 1 << 16  # `text_pieces`: characters tokenized at once when a large text is counted
 
-# Base tokens of ASCII text (the letters and digits of ASCII are exactly its \p{L} and \p{N}), with the
-# standard library's engine: faster, and a process that only meets ASCII never imports `regex`.
-_ASCII_BASE_TOKEN = re.compile(r"[A-Za-z0-9]+")
-_ASCII_WORD_SPLIT = re.compile(r"([A-Za-z0-9]+)")  # `split` gives the words and what stands between them
-# Rule 4: the marks that, alone between two words, still join them (hyphen, underscore, apostrophes, full stop,
-# slash, and the caret of formula text: `mc^2` is `mc²`); white space of any length joins them too.
-JOINING_MARKS = frozenset("-_'./^\u2019")
 _PATH_SEPARATORS = re.compile(r"[/\\]+")
-_CJK_CLASS = r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc\u3005\u3006]"
-# The Unicode blocks every character of `_CJK_CLASS` is in (a test checks each code point): text with none
-# of them has no CJK run, which the standard library's engine tells faster than `regex` finds the runs.
-_CJK_BLOCKS = re.compile("[\u1100-\u11ff\u3005-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
-                         "\uac00-\ud7ff\uf900-\ufaff\uff66-\uffdc\U00016fe0-\U00016fff\U0001aff0-\U0001b16f"
-                         "\U00020000-\U0003ffff]")
-
-
-class _UnicodePatterns(NamedTuple):
-    base_token: regex.Pattern[str]
-    word_split: regex.Pattern[str]
-    cjk_run: regex.Pattern[str]
-    cjk_character: regex.Pattern[str]
-
-
-@functools.cache
-def _unicode() -> _UnicodePatterns:
-    """The `regex` patterns for text beyond ASCII, compiled on first use.
-
-    `cjk_run` finds the CJK runs of base tokens in the whole text at once: its characters are CJK *and*
-    letters or numbers, so a run never spans two base tokens (a CJK symbol such as a radical ends one)."""
-    import regex
-
-    cjk = rf"(?V1)[{_CJK_CLASS}&&[\p{{L}}\p{{N}}]]"
-    return _UnicodePatterns(regex.compile(r"[\p{L}\p{N}]+"), regex.compile(r"([\p{L}\p{N}]+)"),
-                            regex.compile(cjk + "{2,}"), regex.compile(cjk + "+"))
-
-
-def word_character_runs(stop: int, start: int = 0, *, cjk: bool = False) -> list[tuple[int, int]]:
-    """The runs [first, last + 1) of code points in [start, stop) that base tokens are made of (`[\\p{L}\\p{N}]`,
-    as the pattern decides), or with `cjk`, that CJK runs are made of (rule 5)."""
-    chars = "".join(map(chr, range(start, stop)))
-    pattern = _unicode().cjk_character if cjk else _unicode().base_token
-    return [(start + run.start(), start + run.end()) for run in pattern.finditer(chars)]
-
-
-def word_characters(chars: str, *, cjk: bool = False) -> list[int]:
-    """The positions of the characters of `chars` that base tokens are made of (`[\\p{L}\\p{N}]`, as the pattern
-    decides), or with `cjk`, that CJK runs are made of (rule 5)."""
-    pattern = _unicode().cjk_character if cjk else _unicode().base_token
-    return [position for run in pattern.finditer(chars) for position in range(run.start(), run.end())]
-
-
-def normalize(text: str) -> str:
-    """NFKC then lowercase (rule 1)."""
-    if text.isascii():  # NFKC leaves ASCII as it is
-        return text.lower()
-    return unicodedata.normalize("NFKC", text).lower()
 
 
 def tokenize(text: str) -> list[str]:
-    """All tokens of `text`: base tokens in order, then compounds and CJK bigrams (rules 1-5)."""
-    return tokens_and_words(text)[0]
-
-
-def tokens_and_words(text: str) -> tuple[list[str], int]:
-    """`tokenize(text)` and how many of its tokens are words (base tokens): the length BM25 gives a note's
-    body counts its words, not the compounds and CJK bigrams made from them, which repeat the same text."""
-    normalized = normalize(text)
-    base, joins = base_tokens_and_joins(normalized)
-    ascii_text = normalized.isascii()
-    tokens = base + compound_tokens(base, joins, ascii_text)
-    if not ascii_text:
-        tokens.extend(cjk_bigrams(normalized))
-    return tokens, len(base)
+    """All tokens of `text` as the index counts them: base tokens in order, then compounds and CJK bigrams."""
+    return text_tokens(text)
 
 
 def path_texts(path: str) -> list[str]:
@@ -128,105 +30,11 @@ def path_texts(path: str) -> list[str]:
     return list(map(normalize, _path_parts(path)))
 
 
-def base_tokens(normalized: str) -> list[str]:
-    """Rules 2-3 on normalized text: the `[\\p{L}\\p{N}]+` runs 1..80 long (the base tokens)."""
-    raw = (_ASCII_BASE_TOKEN if normalized.isascii() else _unicode().base_token).findall(normalized)
-    if len(normalized) <= MAX_TOKEN_LENGTH or max(map(len, raw), default=0) <= MAX_TOKEN_LENGTH:
-        return raw  # no token is too long
-    return [t for t in raw if len(t) <= MAX_TOKEN_LENGTH]
-
-
-def words(normalized: str) -> list[str]:
-    """Rule 2 alone: every `[\\p{L}\\p{N}]+` run of normalized text, of any length (a query's CJK words)."""
-    return (_ASCII_BASE_TOKEN if normalized.isascii() else _unicode().base_token).findall(normalized)
-
-
-def base_tokens_and_joins(normalized: str) -> tuple[list[str], list[bool]]:
-    """`base_tokens(normalized)`, and per token whether it forms a compound with the one before it (rule 4): only
-    white space or one of `JOINING_MARKS` stands between them, and no word rule 3 left out."""
-    return _rule_3(*words_and_joins(normalized))
-
-
-def words_and_joins(normalized: str) -> tuple[list[str], list[bool]]:
-    """`words(normalized)`, of any length, and per word whether what separates it from the word before is white
-    space only or one joining mark alone (the first word: False).
-
-    One split by the word pattern gives the words and what stands between them at once (a second scan for the
-    separators would cost as much again as finding the words)."""
-    return _words_and_joins(word_split(normalized))
-
-
-def word_split(normalized: str) -> list[str]:
-    """The text before the first word, then word, separator, word, ..., word, and the text after the last (the
-    whole text when it has no word)."""
-    return (_ASCII_WORD_SPLIT if normalized.isascii() else _unicode().word_split).split(normalized)
-
-
-def _words_and_joins(parts: list[str]) -> tuple[list[str], list[bool]]:
-    """`words_and_joins` of a text's `word_split`."""
-    found = parts[1::2]
-    return found, [False, *map(_SEPARATORS_JOIN.__getitem__, parts[2:-1:2])] if found else []
-
-
-def _rule_3(raw: list[str], joins: list[bool]) -> tuple[list[str], list[bool]]:
-    """Words and their joins (`words_and_joins`) without the words longer than `MAX_TOKEN_LENGTH`; the word after
-    one left out joins nothing."""
-    if max(map(len, raw), default=0) <= MAX_TOKEN_LENGTH:
-        return raw, joins
-    kept = [len(token) <= MAX_TOKEN_LENGTH for token in raw]
-    joins = [join and before for join, before in zip(joins, [False, *kept])]
-    return list(compress(raw, kept)), list(compress(joins, kept))
-
-
-def separator_joins(separator: str) -> bool:
-    """Rule 4: whether two words with this text between them may be one word split."""
-    return separator.isspace() or (len(separator) == 1 and separator in JOINING_MARKS)
-
-
-class _KnownSeparators(dict[str, bool]):
-    """`separator_joins` of the separators met so far (a text's are mostly a few: a space, a line break), up to
-    `_KNOWN_SEPARATORS` of them: one dictionary lookup a separator, no call."""
-
-    def __missing__(self, separator: str) -> bool:
-        joins = separator_joins(separator)
-        if len(self) < _KNOWN_SEPARATORS:
-            self[separator] = joins
-        return joins
-
-
-_KNOWN_SEPARATORS = 4096
-_SEPARATORS_JOIN = _KnownSeparators()
-
-
-def compound_tokens(base: list[str], joins: list[bool], ascii_text: bool = False) -> list[str]:
-    """Rule 4: each pair of adjacent ASCII base tokens joined (`heap` + `sort` -> `heapsort`), at most 80 long,
-    where the second joins the first (`joins`, of `base_tokens_and_joins`). `ascii_text`: the tokens are known to
-    be ASCII (they come from ASCII text).
-
-    Built by `map` over the pairs rather than a loop: a full build makes millions of them."""
-    selectors: Iterable[bool] = joins[1:]
-    if not ascii_text and not all(map(str.isascii, base)):
-        is_ascii = list(map(str.isascii, base))
-        selectors = map(operator.and_, map(operator.and_, is_ascii, is_ascii[1:]), selectors)
-    compounds: Iterator[str] = compress(map(operator.add, base, base[1:]), selectors)
-    if max(map(len, base), default=0) <= MAX_TOKEN_LENGTH // 2:  # no pair can be too long
-        return list(compounds)
-    return [token for token in compounds if len(token) <= MAX_TOKEN_LENGTH]
-
-
-def cjk_bigrams(normalized: str) -> list[str]:
-    """Rule 5 on normalized text: the overlapping two-character pieces of every CJK/Hangul run of its base
-    tokens (of any length), in text order."""
-    if normalized.isascii() or not _CJK_BLOCKS.search(normalized):
-        return []
-    return [run[i:i + 2] for run in _unicode().cjk_run.findall(normalized) for i in range(len(run) - 1)]
-
-
 def tokenize_path(path: str) -> list[str]:
     """Tokens of a vault path: `.md` removed, separators split, then `tokenize` per part (rule 6)."""
     tokens: list[str] = []
     for part in _path_parts(path):
-        tokens.extend(tokenize(part))
+        tokens.extend(text_tokens(part))
     return tokens
 
 
@@ -240,71 +48,3 @@ def _path_parts(path: str) -> list[str]:
 def folder_tokens(folder: str) -> tuple[str, ...]:
     """`tokenize_path` of a folder, kept for the next note in it (a vault's notes share few folders)."""
     return tuple(tokenize_path(folder))
-
-
-def count_tokens(pieces: Iterable[str]) -> Counter[str]:
-    """`Counter(tokenize("".join(pieces)))` without ever holding every token of the text at once: what a
-    note of many megabytes is counted with (its tokens as a list would take many times its size).
-
-    Each piece must end where the text may be cut without changing a token: after white space (a space,
-    tab or line break; `text_pieces` cuts so). A compound made across a cut (rule 4) is counted too.
-    Consecutive small pieces (a note's sections) are tokenized together, up to `PIECE_CHARS` at a time."""
-    return count_tokens_and_words(pieces)[0]
-
-
-def count_tokens_and_words(pieces: Iterable[str]) -> tuple[Counter[str], int]:
-    """`count_tokens(pieces)` and how many of the tokens are words (as `tokens_and_words`)."""
-    counts: Counter[str] = Counter()
-    word_count = 0
-    previous = ""  # the last word so far (of any length), for the compound it makes with the next one
-    gap = ""  # the text since that word: with the next piece's first separator, what stands between the two
-    for piece in _joined(pieces, PIECE_CHARS):
-        normalized = normalize(piece)
-        parts = word_split(normalized)
-        raw, joins = _words_and_joins(parts)
-        tokens = cjk_bigrams(normalized)
-        if not raw:
-            gap += normalized
-        else:
-            base, joins = _rule_3(raw, joins)
-            first = raw[0]
-            if (previous and len(previous) <= MAX_TOKEN_LENGTH and len(first) <= MAX_TOKEN_LENGTH
-                    and separator_joins(gap + parts[0])):
-                tokens += compound_tokens([previous, first], [False, True])
-            tokens += base + compound_tokens(base, joins)
-            previous, gap = raw[-1], parts[-1]
-            word_count += len(base)
-        counts.update(tokens)
-    return counts, word_count
-
-
-def _joined(pieces: Iterable[str], size: int) -> Iterator[str]:
-    """`pieces` joined in order into strings of at least `size` characters (the last one may be shorter)."""
-    batch: list[str] = []
-    length = 0
-    for piece in pieces:
-        batch.append(piece)
-        length += len(piece)
-        if length >= size:
-            yield "".join(batch)
-            batch, length = [], 0
-    if batch:
-        yield "".join(batch)
-
-
-def text_pieces(text: str, start: int = 0, end: int | None = None, size: int = PIECE_CHARS) -> Iterator[str]:
-    """`text[start:end]` in pieces of about `size` characters for `count_tokens`, each cut just after white
-    space (a piece grows past `size` only while no white space comes)."""
-    end = len(text) if end is None else end
-    while start < end:
-        stop = start + size
-        if stop >= end:
-            yield text[start:end]
-            return
-        cut = max(text.rfind(" ", start, stop), text.rfind("\n", start, stop), text.rfind("\t", start, stop),
-                  text.rfind("\r", start, stop))
-        if cut < 0:  # no white space in this stretch: up to the next one
-            found = [i for i in (text.find(c, stop, end) for c in " \n\t\r") if i >= 0]
-            cut = min(found) if found else end - 1
-        yield text[start:cut + 1]
-        start = cut + 1

@@ -1,7 +1,7 @@
 """All of nlmsync's memory: one SQLite file (`<vault>/.nlmsync/state.db`) through sqlite-utils.
 
 `StateStore` is the API; `open_database` opens the file for modules that keep their own tables in it
-(the search index, whose format is `search.index_cache`'s; its tables are migration 0001's).
+(the search index, whose tables and their format are `store.index_codec`'s).
 
 The names below are imported on first use, so a search in a fresh process, which needs only the connection
 (`store.db`) and `store.transaction`, does not pay for the registry, the eviction queues and sqlite-utils.

@@ -1,6 +1,7 @@
 """The one migration history of the state file. Steps are append-only once released.
 
-`0001_index_cache` holds the search layer's persisted BM25 index (its format is `search.index_cache`'s);
+`0001_index_cache` holds the search layer's persisted BM25 index (its tables and their format are
+`store.index_codec`'s);
 `0002_state`
 holds everything else: notebooks, the source registry, aliases, eviction queues and log, pending
 deletions, conversations and query records; `0003_lru_by_recency` indexes the eviction queue by recency;
@@ -15,6 +16,8 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from nlmsync.store import index_codec
+
 if TYPE_CHECKING:
     from sqlite_utils import Database
     from sqlite_utils.migrations import Migrations
@@ -23,24 +26,6 @@ MIGRATION_SET = "nlmsync"
 # sqlite-utils' `Migrations.migrations_table`; a test checks they agree. Named here so that reading a
 # file's history (every open) does not import sqlite-utils.
 MIGRATIONS_TABLE = "_sqlite_migrations"
-
-
-def _index_cache_tables(db: Database) -> None:
-    """The search index's tables (what their columns hold: `search.index_cache`)."""
-    db.execute("CREATE TABLE IF NOT EXISTS index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS index_docs ("
-        " path TEXT PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('indexed', 'skipped', 'deleted')),"
-        " mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, skip_reason TEXT,"
-        " body_len INTEGER NOT NULL DEFAULT 0, heading_len INTEGER NOT NULL DEFAULT 0,"
-        " path_len INTEGER NOT NULL DEFAULT 0, terms BLOB)"
-    )
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS index_snapshot ("
-        " id INTEGER PRIMARY KEY CHECK (id = 1), crc INTEGER NOT NULL, paths BLOB NOT NULL,"
-        " mtimes BLOB NOT NULL, sizes BLOB NOT NULL, lengths BLOB NOT NULL, vocab BLOB NOT NULL,"
-        " offsets BLOB NOT NULL, slots BLOB NOT NULL, tfs BLOB NOT NULL)"
-    )
 
 
 _STATE_TABLES = """
@@ -183,21 +168,6 @@ def _packs(db: Database) -> None:
             db.execute(statement)
 
 
-def _index_blocks(db: Database) -> None:
-    """The index's snapshot as a row of notes and a row per block of terms (what they hold:
-    `search.index_cache`); the cache is built again (its signature's format changed with it)."""
-    db.execute("DROP TABLE index_snapshot")
-    db.execute(
-        "CREATE TABLE index_snapshot ("
-        " id INTEGER PRIMARY KEY CHECK (id = 1), crc INTEGER NOT NULL, paths BLOB NOT NULL,"
-        " mtimes BLOB NOT NULL, sizes BLOB NOT NULL, lengths BLOB NOT NULL, tf_values BLOB NOT NULL,"
-        " heads BLOB NOT NULL, firsts BLOB NOT NULL, starts BLOB NOT NULL)"
-    )
-    db.execute("CREATE TABLE index_blocks (block INTEGER PRIMARY KEY, terms BLOB NOT NULL, postings BLOB NOT NULL)")
-    db.execute("DELETE FROM index_docs")
-    db.execute("DELETE FROM index_meta")
-
-
 def _notebook_truth(db: Database) -> None:
     """The state file as a cache of the notebook: a pack adopted from the notebook by its title is recorded as
     not read yet (`packs.proven`: it is read back before nlmsync deletes it); the sources read and found not to
@@ -211,12 +181,12 @@ def _notebook_truth(db: Database) -> None:
 
 # The history, in order: (name, step).
 _STEPS: list[tuple[str, Callable[[Database], None]]] = [
-    ("0001_index_cache", _index_cache_tables),
+    ("0001_index_cache", index_codec.create_tables),
     ("0002_state", _state_tables),
     ("0003_lru_by_recency", _lru_by_recency),
     ("0004_note_hashes", _note_hashes),
     ("0005_packs", _packs),
-    ("0006_index_blocks", _index_blocks),
+    ("0006_index_blocks", index_codec.store_in_blocks),
     ("0007_notebook_truth", _notebook_truth),
 ]
 

@@ -1,10 +1,13 @@
 """Everything about the vault's files on disk, one module a job: `paths` (canonical vault-relative paths, which
-paths are notes, confinement), `walk` (finding the notes), `notes` (reading them), `front_matter`,
-`exclusion`, and `changes` (the words for how a note changed). Callers import the names below from the package.
+paths are notes, confinement), `walk` (finding the notes), `notes` (reading them), `exclusion`, and `changes`
+(the words for how a note changed). Callers import the names below from the package; a note's front matter and
+its lines, which the vault's rules read, are the text package's (`nlmsync.text`), named here too.
 """
 
 from __future__ import annotations
 
+from nlmsync.text.front_matter import FrontMatter, front_matter_strings, parse_front_matter
+from nlmsync.text.lines import iter_lines
 from nlmsync.vault.changes import NoteChange
 from nlmsync.vault.exclusion import (
     EXCLUDED_BY_FRONT_MATTER,
@@ -16,11 +19,9 @@ from nlmsync.vault.exclusion import (
     is_excluded,
     matches_exclude,
 )
-from nlmsync.vault.front_matter import FrontMatter, front_matter_strings, parse_front_matter
 from nlmsync.vault.notes import (
     decode_note,
     is_blank,
-    iter_lines,
     read_file_bytes,
     read_input_file,
     read_note_file,

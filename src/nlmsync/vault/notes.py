@@ -1,7 +1,7 @@
 """Reading a note: its bytes (`read_file_bytes`), its bytes to text (`decode_note`, the one rule for what is not
 a readable note), reading it from the vault (`read_note_text` refuses binary files and invalid UTF-8 with an
-`InputError` naming the note), and its lines a block at a time (`iter_lines`) however large it is. Beside them,
-the bounded read of a file the user names as input (`read_input_file`: a config file, a queries file).
+`InputError` naming the note). Beside them, the bounded read of a file the user names as input
+(`read_input_file`: a config file, a queries file).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import codecs
 import errno
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 from nlmsync.errors import InputError, UnreadableNoteError
@@ -138,22 +137,3 @@ def read_note_file(rel_path: str, path: str | Path, size: int = 0) -> str:
 def unreadable(exc: OSError) -> str:
     """The reason a note that cannot be read is skipped: `unreadable (Permission denied)`."""
     return f"unreadable ({exc.strerror})"
-
-
-def iter_lines(text: str, start: int = 0, block: int = 1 << 16) -> Iterator[str]:
-    """The lines of `text[start:]` with their line breaks, as `str.splitlines(keepends=True)` gives them, one
-    block of about `block` characters split at a time: a note of many megabytes is never copied whole."""
-    end = len(text)
-    while start < end:
-        stop = start + block
-        while True:
-            if stop >= end:
-                yield from text[start:].splitlines(keepends=True)
-                return
-            lines = text[start:stop].splitlines(keepends=True)
-            if len(lines) > 1:
-                break
-            stop += stop - start  # one line longer than the block: take more
-        lines.pop()  # it may go on past the block (or be a \r whose \n comes next)
-        yield from lines
-        start += sum(map(len, lines))

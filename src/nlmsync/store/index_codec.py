@@ -1,5 +1,5 @@
-"""The search index as the state file keeps it: the format of its four tables (made by the store's migrations
-0001 and 0006) and their read/write API.
+"""The search index as the state file keeps it: its four tables (made by the migration steps `create_tables` and
+`store_in_blocks`, which `store.schema` runs), the format of what they hold, and writing it.
 
 - `index_meta` — key/value; `signature` says which tokenizer, weights and exclusions the cache was
   built with (a different signature means the cache is thrown away and rebuilt).
@@ -23,20 +23,20 @@ Every note keeps the `mtime_ns` and `size` it was read at, so a rescan in a new 
 changed notes. Snapshot and rows stay consistent under any interleaving of writers: a snapshot write
 replaces every row in the same transaction, and any other write only adds or replaces rows, each of
 which describes one note completely.
+
+The index reads them two ways, both search's: a fresh process's first query reads the parts it needs
+(`search.snapshot_parts`), a sync loads everything in a background thread (`search.cache_read`).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import sqlite3
-import threading
 import zlib
-from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Container, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, compress, pairwise
+from itertools import accumulate, pairwise
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias, overload
 
 from nlmsync.store.transaction import transaction
@@ -53,8 +53,42 @@ INDEXED, SKIPPED, DELETED = "indexed", "skipped", "deleted"
 Connection: TypeAlias = "sqlite3.Connection | Database"
 
 
-def _conn(db: Connection) -> sqlite3.Connection:
+def plain_connection(db: Connection) -> sqlite3.Connection:
     return db if isinstance(db, sqlite3.Connection) else db.conn
+
+
+def create_tables(db: Database) -> None:
+    """The index's tables as the first migration step made them (`store_in_blocks` changed the snapshot's)."""
+    db.execute("CREATE TABLE IF NOT EXISTS index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS index_docs ("
+        " path TEXT PRIMARY KEY, kind TEXT NOT NULL CHECK (kind IN ('indexed', 'skipped', 'deleted')),"
+        " mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, skip_reason TEXT,"
+        " body_len INTEGER NOT NULL DEFAULT 0, heading_len INTEGER NOT NULL DEFAULT 0,"
+        " path_len INTEGER NOT NULL DEFAULT 0, terms BLOB)"
+    )
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS index_snapshot ("
+        " id INTEGER PRIMARY KEY CHECK (id = 1), crc INTEGER NOT NULL, paths BLOB NOT NULL,"
+        " mtimes BLOB NOT NULL, sizes BLOB NOT NULL, lengths BLOB NOT NULL, vocab BLOB NOT NULL,"
+        " offsets BLOB NOT NULL, slots BLOB NOT NULL, tfs BLOB NOT NULL)"
+    )
+
+
+def store_in_blocks(db: Database) -> None:
+    """The snapshot as a row of notes and a row per block of terms (the tables above); the cache is built again
+    (its signature's format changed with it)."""
+    db.execute("DROP TABLE index_snapshot")
+    db.execute(
+        "CREATE TABLE index_snapshot ("
+        " id INTEGER PRIMARY KEY CHECK (id = 1), crc INTEGER NOT NULL, paths BLOB NOT NULL,"
+        " mtimes BLOB NOT NULL, sizes BLOB NOT NULL, lengths BLOB NOT NULL, tf_values BLOB NOT NULL,"
+        " heads BLOB NOT NULL, firsts BLOB NOT NULL, starts BLOB NOT NULL)"
+    )
+    db.execute("CREATE TABLE index_blocks (block INTEGER PRIMARY KEY, terms BLOB NOT NULL, postings BLOB NOT NULL)")
+    db.execute("DELETE FROM index_docs")
+    db.execute("DELETE FROM index_meta")
+
 
 
 
@@ -174,14 +208,14 @@ class Snapshot:
 
 
 def load_signature(db: Connection) -> str | None:
-    row = _conn(db).execute("SELECT value FROM index_meta WHERE key = ?", [SIGNATURE_KEY]).fetchone()
+    row = plain_connection(db).execute("SELECT value FROM index_meta WHERE key = ?", [SIGNATURE_KEY]).fetchone()
     return row[0] if row else None
 
 
 def load_docs(db: Connection) -> list[CachedDoc]:
     """Every row; a corrupt `terms` value comes back as an empty dict (the caller re-reads that note)."""
     docs: list[CachedDoc] = []
-    cursor = _conn(db).execute("SELECT path, kind, mtime_ns, size, skip_reason, body_len, heading_len, path_len, terms"
+    cursor = plain_connection(db).execute("SELECT path, kind, mtime_ns, size, skip_reason, body_len, heading_len, path_len, terms"
                         " FROM index_docs")
     for path, kind, mtime_ns, size, reason, b, h, p, raw_terms in cursor:
         terms = None
@@ -212,7 +246,7 @@ def _crc(parts: Iterable[bytes]) -> int:
     return crc
 
 
-class _Head(NamedTuple):
+class SnapshotHead(NamedTuple):
     """The snapshot row, checked: its notes' arrays as bytes (their paths as stored: `paths`), and where its
     blocks are."""
 
@@ -254,7 +288,7 @@ def _decode_paths(raw: bytes) -> list[str | None]:
     return paths
 
 
-def _read_head(conn: sqlite3.Connection) -> _Head | None:
+def read_head(conn: sqlite3.Connection) -> SnapshotHead | None:
     """The snapshot row, or None when there is none.
 
     Raises:
@@ -276,11 +310,11 @@ def _read_head(conn: sqlite3.Connection) -> _Head | None:
             or len(firsts) != len(heads) + 1 or len(starts) != len(heads) + 1 or firsts[0] != 0 or starts[0] != 0
             or any(b <= a for a, b in pairwise(firsts)) or any(b < a for a, b in pairwise(starts))):
         raise ValueError("snapshot: its parts do not fit together")
-    return _Head(paths_raw, count, mtimes, sizes, lengths, tf_values,
+    return SnapshotHead(paths_raw, count, mtimes, sizes, lengths, tf_values,
                  VocabularyBlocks(firsts[-1], [], firsts[:-1], heads), starts)
 
 
-class _Block(NamedTuple):
+class SnapshotBlock(NamedTuple):
     """One row of `index_blocks`, decoded: its terms, and each term's postings as `offsets[j]:offsets[j + 1]`
     of `deltas` (slot differences, the first to 0) and `codes`."""
 
@@ -290,7 +324,7 @@ class _Block(NamedTuple):
     codes: memoryview
 
 
-def _decode_block(head: _Head, k: int, terms_raw: bytes, postings_raw: bytes) -> _Block:
+def decode_block(head: SnapshotHead, k: int, terms_raw: bytes, postings_raw: bytes) -> SnapshotBlock:
     """Block `k` of the snapshot.
 
     Raises:
@@ -313,263 +347,7 @@ def _decode_block(head: _Head, k: int, terms_raw: bytes, postings_raw: bytes) ->
         raise ValueError(f"snapshot: block {k} does not fit the snapshot")
     deltas = view[4 * term_count:4 * (term_count + entries)].cast("i")
     codes = view[4 * (term_count + entries):].cast("H" if width == 2 else "I")
-    return _Block(terms, offsets, deltas, codes)
-
-
-def load_snapshot(db: Connection) -> Snapshot | None:
-    """The stored snapshot, whole, or None when there is none or its parts do not fit together."""
-    import numpy as np  # here: a fresh process's first query reads only parts of the snapshot (`SnapshotParts`)
-
-    conn = _conn(db)
-    try:
-        head = _read_head(conn)
-        if head is None:
-            return None
-        total = head.posting_starts[-1]
-        slots = np.empty(total, dtype=np.int32)
-        codes = np.empty(total, dtype=np.uint16 if head.code_width == 2 else np.uint32)
-        counts = np.empty(head.blocks.term_count, dtype=np.int64)
-        vocab: list[bytes] = []
-        rows = conn.execute("SELECT block, terms, postings FROM index_blocks ORDER BY block")
-        k = -1
-        for k, (number, terms_raw, postings_raw) in enumerate(rows):
-            if number != k or k >= len(head.blocks.firsts):
-                return None
-            block = _decode_block(head, k, terms_raw, postings_raw)
-            first, start, end = head.blocks.firsts[k], head.posting_starts[k], head.posting_starts[k + 1]
-            counts[first:first + len(block.offsets) - 1] = np.diff(block.offsets)
-            np.cumsum(np.frombuffer(block.deltas, dtype=np.int32), dtype=np.int32, out=slots[start:end])
-            codes[start:end] = np.frombuffer(block.codes, dtype=codes.dtype)
-            vocab.append(block.terms)
-        if k + 1 != len(head.blocks.firsts):
-            return None
-        data = b"\n".join(vocab)
-        byte_starts = [0, *accumulate(len(part) + 1 for part in vocab)]
-        terms = Vocabulary(data, blocks=head.blocks._replace(starts=byte_starts))
-        paths = head.paths()
-        count = len(paths)
-        values = np.frombuffer(head.tf_values, dtype=np.float64)
-        if total and (slots.min() < 0 or slots.max() >= count or int(codes.max()) >= len(values)):
-            return None
-        offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        return Snapshot(paths, np.frombuffer(head.mtimes, dtype=np.int64), np.frombuffer(head.sizes, dtype=np.int64),
-                        np.frombuffer(head.lengths, dtype=np.int64).reshape(-1, 3), terms, offsets, slots, codes,
-                        values)
-    except (ValueError, TypeError, UnicodeDecodeError):
-        return None
-
-
-class _BlockTerms:
-    """The vocabulary of a stored snapshot, its blocks read when first looked at (`SnapshotParts.terms`)."""
-
-    def __init__(self, parts: SnapshotParts) -> None:
-        self._parts = parts
-
-    def __len__(self) -> int:
-        return self._parts.head.blocks.term_count if self._parts.head else 0
-
-    def find(self, term: str) -> int | None:
-        """The number of `term`, or None when it is not in the vocabulary.
-
-        Raises:
-            ValueError: its block is damaged.
-        """
-        head = self._parts.head
-        if head is None:
-            return None
-        k = bisect_right(head.blocks.heads, term) - 1
-        if k < 0:
-            return None
-        words = self._parts.block(k)[1]
-        j = bisect_left(words, term)
-        return head.blocks.firsts[k] + j if j < len(words) and words[j] == term else None
-
-
-class SnapshotParts:
-    """The stored snapshot as one query needs it, read without numpy and without its postings whole.
-
-    A fresh process answering its first query (`search.cold`) reads the notes (paths, `mtime_ns`, size, field
-    lengths) at once, and only the block of each query term (`index_blocks`). Use it inside a read transaction
-    (the rows read beside it are then of the same moment). Anything that does not fit together raises
-    `ValueError`: the caller then takes the whole-index path, which checks and rebuilds.
-    """
-
-    def __init__(self, conn: sqlite3.Connection, head: _Head | None) -> None:
-        self._conn = conn
-        self.head = head
-        self.lengths = memoryview(head.lengths if head else b"").cast("q")  # three per note: body, heading, path
-        self.terms = _BlockTerms(self)
-        self._values = memoryview(head.tf_values if head else b"").cast("d")
-        self._blocks: dict[int, tuple[_Block, list[str]]] = {}
-
-    @functools.cached_property
-    def paths(self) -> list[str | None]:
-        """The notes' paths by slot (a dead slot's is None).
-
-        Raises:
-            ValueError: there are not as many as the other parts say.
-            UnicodeDecodeError: they are not UTF-8.
-        """
-        return self.head.paths() if self.head else []
-
-    @functools.cached_property
-    def mtimes(self) -> list[int]:
-        return memoryview(self.head.mtimes).cast("q").tolist() if self.head else []
-
-    @functools.cached_property
-    def sizes(self) -> list[int]:
-        return memoryview(self.head.sizes).cast("q").tolist() if self.head else []
-
-    def holds_exactly(self, paths: list[str], mtimes: list[int], sizes: list[int]) -> bool:
-        """Whether the snapshot's notes are these, in this order, with these `mtime_ns` and sizes (what a walk
-        of the vault it was built from finds when nothing changed since): compared as the stored bytes, with
-        nothing decoded. When they are, `paths` serves as the snapshot's."""
-        head = self.head
-        if head is None or head.notes != len(paths) or array("q", mtimes).tobytes() != head.mtimes \
-                or array("q", sizes).tobytes() != head.sizes:
-            return False
-        try:
-            if "\0".join(paths).encode("utf-8") != head.stored_paths:
-                return False
-        except UnicodeEncodeError:  # a name no snapshot can hold
-            return False
-        self.__dict__["paths"] = list(paths)  # `functools.cached_property` keeps its value there
-        return True
-
-    def holds_in_order(self, paths: list[str], mtimes: list[int], sizes: list[int],
-                       standing_in: Container[str | None]) -> bool:
-        """`holds_exactly`, but for the snapshot's notes whose path is in `standing_in` (the notes rows stand for:
-        edited or deleted since the snapshot was saved), which are left out of it before it is compared."""
-        stored = self.paths
-        kept = [path not in standing_in for path in stored]
-        return (list(compress(stored, kept)) == paths and list(compress(self.mtimes, kept)) == mtimes
-                and list(compress(self.sizes, kept)) == sizes)
-
-    def slots_of(self, paths: Container[str | None]) -> list[int]:
-        """The slots of the snapshot's notes whose path is in `paths`."""
-        return [slot for slot, path in enumerate(self.paths) if path in paths]
-
-    @functools.cached_property
-    def slot_of(self) -> dict[str, int]:
-        """The slot of each live note, by path."""
-        slot_of: dict[str | None, int] = dict(zip(self.paths, range(len(self.paths))))
-        slot_of.pop(None, None)
-        return slot_of  # type: ignore[return-value]
-
-    @classmethod
-    def read(cls, db: Connection) -> SnapshotParts:
-        """The snapshot's notes (no note and no term when there is no snapshot: a cache of rows only).
-
-        Raises:
-            ValueError: its parts do not fit together (or its CRC is wrong).
-            UnicodeDecodeError: its paths are not UTF-8.
-        """
-        conn = _conn(db)
-        return cls(conn, _read_head(conn))
-
-    def block(self, k: int) -> tuple[_Block, list[str]]:
-        """Block `k`, decoded, and its terms.
-
-        Raises:
-            ValueError: it is missing or damaged.
-        """
-        found = self._blocks.get(k)
-        if found is None:
-            assert self.head is not None
-            row = self._conn.execute("SELECT terms, postings FROM index_blocks WHERE block = ?", [k]).fetchone()
-            if row is None:
-                raise ValueError(f"snapshot: block {k} is missing")
-            block = _decode_block(self.head, k, *row)
-            found = self._blocks[k] = (block, block.terms.decode("utf-8").split("\n"))
-        return found
-
-    def postings(self, term_id: int) -> tuple[list[int], list[float]]:
-        """The slots and weighted term frequencies of term number `term_id`.
-
-        Raises:
-            ValueError: its block is damaged, or a slot or frequency is out of bounds.
-        """
-        assert self.head is not None
-        k = bisect_right(self.head.blocks.firsts, term_id) - 1
-        block = self.block(k)[0]
-        j = term_id - self.head.blocks.firsts[k]
-        start, end = block.offsets[j], block.offsets[j + 1]
-        slots = list(accumulate(block.deltas[start:end], initial=sum(block.deltas[:start])))[1:]
-        if end > start and (min(slots) < 0 or max(slots) >= len(self.paths)):
-            raise ValueError("snapshot: slot out of range")
-        try:
-            tfs = [self._values[code] for code in block.codes[start:end]]
-        except IndexError:
-            raise ValueError("snapshot: a frequency out of range") from None
-        return slots, tfs
-
-
-_BACKGROUND_BUSY_SECONDS = 2.0
-
-
-class CacheRead:
-    """The rows and the snapshot of a cache, being read (`start_read`); `result()` waits for them."""
-
-    def __init__(self, conn: sqlite3.Connection, path: str | None) -> None:
-        self._conn = conn
-        self._result: tuple[list[CachedDoc], Snapshot | None] | None = None
-        self._error: Exception | None = None
-        self._thread: threading.Thread | None = None
-        if path is None:
-            self._read(conn)
-        else:
-            self._thread = threading.Thread(target=self._read_apart, args=(path,), name="nlmsync-cache-read",
-                                            daemon=True)
-            self._thread.start()
-
-    def _read(self, conn: sqlite3.Connection) -> None:
-        self._result = (load_docs(conn), load_snapshot(conn))
-
-    def _read_apart(self, path: str) -> None:
-        try:
-            # a reader of a WAL file waits only on a rare exclusive lock: then the file's own connection
-            # (and its own busy timeout) decides, soon
-            conn = sqlite3.connect(path, timeout=_BACKGROUND_BUSY_SECONDS)
-            try:
-                with transaction(conn):  # rows and snapshot of one moment
-                    self._read(conn)
-            finally:
-                conn.close()
-        except Exception as exc:  # noqa: BLE001 — handed to the caller of result()
-            self._error = exc
-
-    def result(self) -> tuple[list[CachedDoc], Snapshot | None]:
-        """Every row (`load_docs`) and the snapshot (`load_snapshot`).
-
-        Raises:
-            sqlite3.Error: the cache could not be read.
-        """
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-            if self._error is not None:
-                if isinstance(self._error, sqlite3.Error):
-                    self._error = None
-                    self._read(self._conn)  # the file's own connection decides (locked, damaged, …)
-                else:
-                    raise self._error
-        assert self._result is not None
-        return self._result
-
-
-def start_read(db: Connection) -> CacheRead:
-    """Start reading the rows and the snapshot; `result()` returns them.
-
-    A file-backed cache with no transaction open on `db` is read in a background thread on a connection
-    of its own, in one read transaction: SQLite reads and zlib inflates the blocks without holding the GIL,
-    so the caller can walk the vault meanwhile. Otherwise it is read at once, on `db`."""
-    conn = _conn(db)
-    path = None
-    if not conn.in_transaction:
-        main = [row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"]
-        path = main[0] if main and main[0] else None
-    return CacheRead(conn, path)
+    return SnapshotBlock(terms, offsets, deltas, codes)
 
 
 def _row(doc: CachedDoc) -> tuple[object, ...]:
@@ -583,7 +361,7 @@ _UPSERT = ("INSERT OR REPLACE INTO index_docs (path, kind, mtime_ns, size, skip_
 
 def clear(db: Connection, signature: str) -> None:
     """Drop the whole cache and record the signature the next build will have."""
-    db = _conn(db)
+    db = plain_connection(db)
     with transaction(db):
         db.execute("DELETE FROM index_docs")
         db.execute("DELETE FROM index_snapshot")
@@ -593,7 +371,7 @@ def clear(db: Connection, signature: str) -> None:
 
 def write_changes(db: Connection, rows: Iterable[CachedDoc]) -> None:
     """Add or replace rows (indexed, skipped or deleted notes) in one transaction."""
-    db = _conn(db)
+    db = plain_connection(db)
     with transaction(db):
         db.executemany(_UPSERT, [_row(d) for d in rows])
 
@@ -644,7 +422,7 @@ def write_snapshot(db: Connection, snapshot: Snapshot, rows: Iterable[CachedDoc]
                np.ascontiguousarray(snapshot.sizes, dtype=np.int64).tobytes(),
                np.ascontiguousarray(snapshot.lengths, dtype=np.int64).tobytes(), values.tobytes(), heads,
                np.array(cuts, dtype=np.int64).tobytes(), np.asarray(offsets, dtype=np.int64)[cuts].tobytes()]
-    db = _conn(db)
+    db = plain_connection(db)
     with transaction(db):
         db.execute("DELETE FROM index_docs")
         db.executemany(_UPSERT, [_row(d) for d in rows])

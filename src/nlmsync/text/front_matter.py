@@ -7,8 +7,9 @@ into 8, `1.10` into 1.1 and `2024-01-01` into a date; nlmsync reads no number or
 Booleans keep YAML 1.1's spellings (`false`, `no`, `off`), as `nlmsync: false` always had them.
 
 Front matter that is not valid YAML (or not a mapping) gives no data — except that a line `nlmsync: false`
-(or `no`, `off`) still keeps the note out: excluding too much is the safe side. PyYAML is imported with the
-first note that has front matter, so a search over an unchanged vault does not load it.
+(or `no`, `off`) still keeps the note out (`opted_out`): excluding too much is the safe side. PyYAML is imported
+with the first note whose front matter is read as YAML, so a search over an unchanged vault does not load it, and
+what only needs to know where the markdown starts (`front_matter_end`: a snippet, a transcript's lines) never does.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
-from nlmsync.vault.notes import iter_lines
+from nlmsync.text.lines import iter_lines
 
 if TYPE_CHECKING:
     import yaml
@@ -44,19 +45,39 @@ _OPT_OUT_LINE = re.compile(r"^nlmsync[ \t]*:[ \t]*(?i:false|no|off)[ \t]*(?:#.*)
 
 def parse_front_matter(text: str) -> FrontMatter:
     """Front matter delimited by `---` lines at the very start of a note (closed by `---` or `...`)."""
-    if not text.startswith(("---", "\ufeff---")):  # most notes: told without splitting their first lines
+    block = _block(text)
+    if block is None:
         return FrontMatter({}, 0)
+    start, end, body_start = block
+    return FrontMatter(_mapping(text[start:end]), body_start)
+
+
+def front_matter_end(text: str) -> int:
+    """Where the note's markdown starts: after its front matter, 0 when it has none (its YAML is not read)."""
+    block = _block(text)
+    return 0 if block is None else block[2]
+
+
+def opted_out(front: FrontMatter) -> bool:
+    """Whether the front matter keeps its note out of nlmsync (`nlmsync: false`)."""
+    return front.data.get("nlmsync") is False
+
+
+def _block(text: str) -> tuple[int, int, int] | None:
+    """Where the front matter's YAML starts and ends, and where the markdown after it starts; None without one."""
+    if not text.startswith(("---", "\ufeff---")):  # most notes: told without splitting their first lines
+        return None
     lines = iter_lines(text, 0, 1024)  # front matter is short: split the note a little at a time
     first = next(lines, None)
     if first is None or not _FENCE.match(first.removeprefix("\ufeff")):
-        return FrontMatter({}, 0)
+        return None
     offset = len(first)
     for line in lines:
         start = offset
         offset += len(line)
         if _CLOSE.match(line.rstrip("\r\n")):
-            return FrontMatter(_mapping(text[len(first):start]), offset)
-    return FrontMatter({}, 0)
+            return len(first), start, offset
+    return None
 
 
 def front_matter_strings(value: Any) -> list[str]:
