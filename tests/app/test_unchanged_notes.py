@@ -9,7 +9,6 @@ import time
 
 import pytest
 
-from nlmsync import vault as vault_files
 from nlmsync.sync.decide import RACY_MTIME_NS
 from nlmsync.sync.plan import Branch
 
@@ -26,20 +25,18 @@ def write_old(world, rel: str, text: str, mtime_ns: int = LONG_AGO_NS) -> None:
 
 @pytest.fixture
 def reads(monkeypatch) -> list[str]:
-    """The notes read from the vault, by path."""
+    """The notes read from the vault, by path below its `vault` folder (every reader of a note's text goes
+    through the admission rule's read)."""
+    from nlmsync.text import admission
+
     done: list[str] = []
-    read, read_file = vault_files.read_note_text, vault_files.read_note_file
+    read = admission.read_file_bytes
 
-    def counting(root, rel_path):
-        done.append(rel_path)
-        return read(root, rel_path)
+    def counting(path, size=0):
+        done.append(os.fspath(path).split(f"{os.sep}vault{os.sep}", 1)[-1].replace(os.sep, "/"))
+        return read(path, size)
 
-    def counting_file(rel_path, path, size=0):  # a note a walk of the vault just found
-        done.append(rel_path)
-        return read_file(rel_path, path, size)
-
-    monkeypatch.setattr(vault_files, "read_note_text", counting)
-    monkeypatch.setattr(vault_files, "read_note_file", counting_file)
+    monkeypatch.setattr(admission, "read_file_bytes", counting)
     return done
 
 

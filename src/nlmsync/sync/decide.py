@@ -35,6 +35,7 @@ from nlmsync.sync.reconcile import RemoteView
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.split import split_key
 from nlmsync.sync.titles import retitled
+from nlmsync.text import Admission, admit_note
 
 if TYPE_CHECKING:
     from nlmsync.store import SourceMapping, StateStore
@@ -150,10 +151,11 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
     """Read and prepare each path; excluded notes become excluded outcomes.
 
     A note an `exclude` pattern matches is excluded by it first, unread, whatever else it is (empty, binary,
-    named): the pattern is what keeps it out, and an `--all` run takes out its source. An unreadable note (binary, invalid UTF-8) fails when the user named it, and is excluded with
-    the reason when it was only `found` by walking the vault — as the index skips it — so one stray
-    file cannot fail every `--all` run. An empty note (white space only, `vault.is_blank`, the index's
-    rule) is excluded as `empty`.
+    named): the pattern is what keeps it out, and an `--all` run takes out its source. The rest is the
+    admission rule every reader of notes shares (`text.admit_note`): an unreadable note (binary, invalid UTF-8)
+    fails when the user named it, and is excluded with the reason when it was only `found` by walking the vault —
+    as the index skips it — so one stray file cannot fail every `--all` run; an empty note (white space only) is
+    excluded as `empty`, one whose front matter says `nlmsync: false` as such.
 
     A path whose file has the mtime and size of its `known` record is not read: its note is the recorded
     hashes (`known_note`; front matter cannot have changed).
@@ -180,30 +182,36 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
         if record is not None and st is not None and record.holds_for(st[0], st[1], split):
             items.append(known_note(path, record.hashes))
             continue
+        walked = path in found and stats is not None and path in stats  # a walk of the vault just found it
         try:
-            if path in found and stats is not None and path in stats:  # a walk of the vault just found it there
-                text = vault_files.read_note_file(path, os.path.join(deps.vault_root, path), stats[path][1])
-            else:
-                text = vault_files.read_note_text(deps.vault_root, path)
-        except (InputError, OSError) as exc:
-            if path in found:  # skipped as the index skips it, for the reason it gives
-                reason = exc.reason if isinstance(exc, UnreadableNoteError) else str(exc)
-                items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=reason))
-            else:
-                items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc)))
+            admission = admit_note(deps.vault_root, path, (), size=st[1] if walked and st is not None else 0,
+                                   fs_path=os.path.join(deps.vault_root, path) if walked else None)
+        except InputError as exc:  # a named path that leaves the vault
+            items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc)))
             continue
-        if vault_files.is_blank(text):  # the index's rule: nothing but white space is no note to upload
-            items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason="empty"))
+        if admission.refused is not None:
+            items.append(_refused(deps, path, admission, named=path not in found))
             continue
-        excluded = vault_files.exclusion_reason(path, text, (), root=deps.vault_root)  # the front matter's say
-        if excluded is not None:
-            items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=excluded))
-            continue
+        text = admission.text
         note = prepare_note(path, text, deps.max_words, deps.max_bytes)
         items.append(note)
         if read is not None and st is not None and st[0] < trusted_before:
             read.append(NoteHashes(path, st[0], st[1], split, note.hashes))
     return items
+
+
+def _refused(deps: SyncDeps, path: str, admission: Admission, *, named: bool) -> NoteOutcome:
+    """The outcome of a note the admission rule refused: excluded (empty, `nlmsync: false`, or only found by
+    walking the vault, as the index skips it), or — a note the user named that cannot be read — failed."""
+    reason = admission.refused or ""
+    if not named or reason in ("empty", vault_files.EXCLUDED_BY_FRONT_MATTER):
+        return NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=reason)
+    if not admission.read:  # not there, a folder, no permission: said as reading it says it
+        try:
+            vault_files.read_note_text(deps.vault_root, path)
+        except InputError as exc:
+            return NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc))
+    return NoteOutcome(path=path, branch=Branch.FAILED, error=str(UnreadableNoteError(path, reason)))
 
 
 def read_for_upload(deps: SyncDeps, items: Sequence[PlannedNote | NoteOutcome], found: Collection[str],

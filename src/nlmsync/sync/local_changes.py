@@ -23,6 +23,7 @@ from nlmsync.errors import InputError
 from nlmsync.store import NoteHashes, SourceMapping
 from nlmsync.sync.plan import prepare_note
 from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, split_key
+from nlmsync.text import admit_note
 from nlmsync.vault import NoteChange
 
 __all__ = ["LocalChange", "local_changes", "synced_hashes"]
@@ -47,14 +48,15 @@ class LocalChange:
 
 
 def _hashes(root: Path, path: str, exclude: list[str]) -> tuple[str, ...] | None:
-    """The part hashes of the note at `path`; None when it is unreadable or excluded."""
+    """The part hashes of the note at `path`; None when the admission rule refuses it (unreadable, empty,
+    excluded)."""
     try:
-        text = vault_files.read_note_text(root, path)
-    except (InputError, OSError):
+        admission = admit_note(root, path, exclude)
+    except InputError:
         return None
-    if vault_files.is_excluded(path, text, exclude, root=root):
+    if admission.refused is not None:
         return None
-    return prepare_note(path, text, MAX_SOURCE_WORDS, MAX_SOURCE_BYTES).hashes
+    return prepare_note(path, admission.text, MAX_SOURCE_WORDS, MAX_SOURCE_BYTES).hashes
 
 
 def _recorded(root: Path, path: str, file_stat: os.stat_result, known: Mapping[str, NoteHashes],
