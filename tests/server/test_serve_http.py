@@ -91,7 +91,7 @@ def test_bad_serve_flags_are_usage_errors(vault: Path, capsys: pytest.CaptureFix
         main(["--vault", str(vault), "serve", *flags])
     err = capsys.readouterr().err
     assert exited.value.code == 2
-    assert f"Invalid value for '{field}'" in err and "unexpected" not in err
+    assert err.startswith(f"nlmsync: error: {field}: ") and "unexpected" not in err
 
 
 # `python -m nlmsync` with its open-files limit (`ulimit -n`) lowered to the number given first
