@@ -85,8 +85,7 @@ def test_a_bare_string_for_a_list_or_a_number_that_is_not_finite_is_refused(
     ("capacity = 0\n", {}, "invalid value for 'capacity': must be at least 1, got 0"),
     ("cutoff_ratio = 1.5\n", {}, "invalid value for 'cutoff_ratio': must be at most 1, got 1.5"),
     ("query_timeout = 0\n", {}, "invalid value for 'query_timeout': must be more than 0, got 0"),
-    ('pack = "sometimes"\n', {}, "invalid value for 'pack': one of 'auto', 'always' or 'never' is wanted, got "
-                                 "'sometimes'"),
+    ('pack = "sometimes"\n', {}, "'pack': one of 'auto', 'always' or 'never' is wanted, got 'sometimes'"),
     ("", {"NLMSYNC_QUERY_STOP_WORDS": "maybe"},
      "invalid value for 'NLMSYNC_QUERY_STOP_WORDS': true or false is wanted, got 'maybe'"),
     ("server = 5\n", {}, "invalid value for 'server': text is wanted, got 5"),
