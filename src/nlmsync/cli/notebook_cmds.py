@@ -103,7 +103,7 @@ def _short(text: str, limit: int) -> str:
 @json_flag
 @click.pass_context
 def conversations_command(ctx: click.Context, action: tuple[str, ...], json_output: bool) -> None:
-    """The conversations of `ask` kept in the state file, like `llm logs`: a list, or one with its turns.
+    """The questions you asked with `ask`, by conversation: a list, newest first, or one with its turns.
 
     ACTION is 'list' (the default) or 'show ID'.
     """

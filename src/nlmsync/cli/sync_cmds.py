@@ -227,9 +227,9 @@ def _print_refresh(report: RefreshReport, json_output: bool, quiet: bool) -> Non
 @click.pass_context
 def refresh_command(ctx: click.Context, paths: tuple[str, ...], query: str | None, all_notes: bool, dry_run: bool,
                     capacity: int | None, concurrency: int | None, json_output: bool) -> None:
-    """Make notes live sources: per note the branch taken (reused, replaced, renamed, added, evicted, …).
+    """Upload notes to the notebook, and say what was done with each: reused, replaced, renamed, added, evicted, …
 
-    PATHs are notes or folders (default: the notes already synced).
+    PATHs are notes or folders (default: the notes uploaded before).
     """
     cli = cli_context(ctx)
     settings = cli.settings(capacity=capacity, concurrency=concurrency)
@@ -297,7 +297,11 @@ def _print_ask(result: AskResult, json_output: bool) -> None:
 @click.pass_context
 def ask_command(ctx: click.Context, question: str, conversation: str | None, new: bool, save: str | None,
                 json_output: bool) -> None:
-    """Select notes (BM25), make them live sources, ask QUESTION with carry-over, print the answer with citations."""
+    """Ask the notebook QUESTION and print the answer, its citations naming your notes and headings.
+
+    The notes that match the question best are uploaded first (those already there are reused), and a follow-up
+    is asked with the notes the conversation used before as well.
+    """
     if new and conversation:
         raise click.BadParameter("--new and --conversation cannot be used together")
     cli = cli_context(ctx)
@@ -413,9 +417,10 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
 @json_flag
 @click.pass_context
 def status_command(ctx: click.Context, paths: tuple[str, ...], json_output: bool) -> None:
-    """What changed locally, what the notebook lacks, what goes next, capacity used — and what to run.
+    """What changed in the vault, what the notebook lacks, what goes next, capacity used — and what to run.
 
-    PATHs are notes to say the source of (a pack, alone, or none).
+    Given PATHs (notes), it also says which source holds each: a pack shared with other notes, a source of its
+    own, or none.
     """
     cli = cli_context(ctx)
     settings = cli.settings()
@@ -444,7 +449,10 @@ def _print_reconcile(report: ReconcileReport, json_output: bool, quiet: bool) ->
 @json_flag
 @click.pass_context
 def reconcile_command(ctx: click.Context, json_output: bool) -> None:
-    """Reconcile the registry with the notebook: mark mappings active or stale, canonicalize source ids."""
+    """Bring the state file in line with the notebook: which uploaded notes are still there, which are gone.
+
+    Also follows sources the server now lists under new ids. refresh, ask and status do this as they go.
+    """
     cli = cli_context(ctx)
     _print_reconcile(_run(cli.settings(), lambda orch: orch.reconcile(), label="reconcile",
                           quiet=json_output or cli.quiet), json_output, cli.quiet)
