@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from nlmsync import __version__
@@ -58,6 +59,12 @@ if TYPE_CHECKING:
     from nlmsync.app.login_wait import Sleep
 
 T = TypeVar("T")
+# What a client may assume of each tool: the vault tools read local notes only; the notebook tools reach
+# NotebookLM and may delete sources (a replaced note's old source, a note evicted to make room), and a refresh
+# asked twice does nothing more the second time, where each question is a new turn of its conversation.
+READS_THE_VAULT = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+ASKS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
+UPLOADS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=True)
 _Time = Annotated[str, Field(max_length=20)] | Annotated[float, Field(ge=0)]  # "0:05:00", "300" or 300
 
 
@@ -189,7 +196,7 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
 
     @server.strict_tool("Find the user's notes about something. Answers the best notes first, each with its "
                         "path, score, the query's words it holds, whether ask_notebook would use it (selected), "
-                        "and its best passages (chunk_id, character offsets, snippet).")
+                        "and its best passages (chunk_id, character offsets, snippet).", READS_THE_VAULT)
     async def search_notes(
         ctx: Context,
         query: Annotated[str, Field(min_length=1, max_length=2000, description="What to look for, in words.")],
@@ -202,14 +209,14 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
 
     @server.strict_tool("Read a note. A small one comes whole; a large one as a preview with hints, then by "
                         "chunk=N or chunks='N-M', by start_time/end_time in a transcript, or by query=… for "
-                        "the passages that match plus its beginning, middle and end.")
+                        "the passages that match plus its beginning, middle and end.", READS_THE_VAULT)
     def read_note(
-        path: Annotated[str, Field(min_length=1, max_length=4096, description="e.g. notes/heapsort.md")],
-        chunk: Annotated[int | None, Field(ge=0)] = None,
+        path: Annotated[str, Field(min_length=1, max_length=4096, description="The note, e.g. notes/heapsort.md")],
+        chunk: Annotated[int | None, Field(ge=0, description="One chunk by number, from 0.")] = None,
         chunks: Annotated[str | None, Field(max_length=40, description="e.g. '20-25'")] = None,
         start_time: Annotated[_Time | None, Field(description="H:MM:SS, MM:SS or seconds")] = None,
         end_time: Annotated[_Time | None, Field(description="H:MM:SS, MM:SS or seconds")] = None,
-        query: Annotated[str | None, Field(max_length=2000)] = None,
+        query: Annotated[str | None, Field(max_length=2000, description="Words to find in the note.")] = None,
         full: Annotated[bool, Field(description="The whole note, however large.")] = False,
         limit: Annotated[int, Field(ge=4, le=30, description="Most chunks for a query.")] = 10,
     ) -> NoteReading:
@@ -217,29 +224,31 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
                                              end_time=end_time, query=query, full=full, limit=limit))
 
     @server.strict_tool("Read one passage by the chunk_id search_notes gave, with `surrounding` passages "
-                        "before and after it.")
+                        "before and after it.", READS_THE_VAULT)
     def get_chunk(
-        chunk_id: Annotated[str, Field(min_length=3, max_length=4200, description="PATH:N")],
-        surrounding: Annotated[int, Field(ge=0, le=5)] = 0,
+        chunk_id: Annotated[str, Field(min_length=3, max_length=4200, description="PATH:N, from search_notes")],
+        surrounding: Annotated[int, Field(ge=0, le=5, description="Passages on each side.")] = 0,
     ) -> NoteReading:
         return _call(lambda: vault.get_chunk(chunk_id, surrounding))
 
     @server.strict_tool("Ask the user's NotebookLM notebook. The notes the question needs are uploaded first; "
                         "the answer cites notes and headings. Follows up in the latest conversation unless "
-                        "new=true or a conversation_id is given.")
+                        "new=true or a conversation_id is given.", ASKS)
     async def ask_notebook(
-        question: Annotated[str, Field(min_length=1, max_length=10_000)],
-        conversation_id: Annotated[str | None, Field(max_length=200)] = None,
+        question: Annotated[str, Field(min_length=1, max_length=10_000, description="The question, in words.")],
+        conversation_id: Annotated[str | None, Field(max_length=200, description="Continue this conversation "
+                                                     "(an earlier answer's conversation_id).")] = None,
         new: Annotated[bool, Field(description="Start a new conversation.")] = False,
     ) -> AskResult:
         return await notebook.run(lambda o: o.ask(question, conversation_id=conversation_id, new=new))
 
     @server.strict_tool("Upload notes to the user's NotebookLM notebook: the paths given and the notes a query "
                         "needs (neither: bring the notes uploaded before up to date). Answers per note what was "
-                        "done: reused, replaced, renamed, added, evicted to make room, excluded or failed.")
+                        "done: reused, replaced, renamed, added, evicted to make room, excluded or failed.", UPLOADS)
     async def refresh_notebook(
         paths: Annotated[list[str] | None, Field(max_length=500, description="Note paths.")] = None,
-        query: Annotated[str | None, Field(max_length=2000)] = None,
+        query: Annotated[str | None, Field(max_length=2000, description="And the notes that match these words "
+                                                                      "best.")] = None,
         dry_run: Annotated[bool, Field(description="Only say what would be done.")] = False,
     ) -> RefreshReport:
         checked = [_call(partial(vault.open_note, p))[0] for p in paths or []]
