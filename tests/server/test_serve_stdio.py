@@ -60,7 +60,7 @@ async def test_ask_over_stdio_with_the_bundled_fake_server(vault: Path) -> None:
             refreshed = await client.call_tool("refresh_notebook", {"query": "heapsort"})
             asked = await client.call_tool("ask_notebook", {"question": "What is heapsort's worst case?"})
     assert not refreshed.is_error, refreshed.content
-    assert "algorithms/sorting/heapsort.md" in [n["path"] for n in answer(refreshed)["notes"]]
+    assert "algorithms/sorting/heapsort.md" in [n["path"] for n in answer(refreshed)["changes"]]
     assert not asked.is_error, asked.content
     assert answer(asked)["answer"]
     assert (vault / ".nlmsync" / "fake-notebooklm.json").is_file()

@@ -2,9 +2,10 @@
 
 Tools: `search_notes`, `read_note`, `get_chunk` (the vault, `VaultTools`), `ask_notebook` and
 `refresh_notebook` (the notebook, through the `Orchestrator`). Inputs are typed with pydantic; each
-answer is its result model as one compact JSON text (`_arguments.StrictToolServer`). Any `NlmsyncError` becomes a tool error carrying its one-line message (a
-path, a field — never note text). Vault tools are synchronous, so the SDK runs them on worker
-threads and searches proceed concurrently; notebook tools are serialized by an in-process lock and
+answer is its result model as one compact JSON text (`_arguments.StrictToolServer`); the notebook tools answer
+what a model needs of a run (`_notebook_answers`), where the command line's `--json` lists every note. Any
+`NlmsyncError` becomes a tool error carrying its one-line message (a path, a field — never note text). Vault
+tools are synchronous, so the SDK runs them on worker threads and searches proceed concurrently; notebook tools are serialized by an in-process lock and
 by the store's cross-process writer lock the orchestrator takes.
 
 Unattended, the notebook tools keep one view of the plan's usage allowance (read at most once a minute, so a
@@ -28,7 +29,7 @@ from pydantic import Field
 
 from nlmsync import __version__
 from nlmsync._text import visible
-from nlmsync.app import Allowance, AskResult, LoginWait, Orchestrator
+from nlmsync.app import Allowance, LoginWait, Orchestrator
 from nlmsync.app.servers import connect_server
 from nlmsync.config import Settings
 from nlmsync.errors import AuthenticationRequiredError, InputError, NlmsyncError, PartialFailure
@@ -38,6 +39,7 @@ from nlmsync.server._arguments import StrictToolServer
 from nlmsync.server._http import check_bind, run_http
 from nlmsync.server._logging import plain_logging
 from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
+from nlmsync.server._notebook_answers import NotebookAnswer, RefreshSummary
 from nlmsync.server._vault import VaultTools
 from nlmsync.server._warmup import IndexWarmup
 from nlmsync.store import StateStore
@@ -231,26 +233,29 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
     ) -> NoteReading:
         return _call(lambda: vault.get_chunk(chunk_id, surrounding))
 
-    @server.strict_tool("Ask the user's NotebookLM notebook. The notes the question needs are uploaded first; "
-                        "the answer cites notes and headings. Follows up in the latest conversation unless "
-                        "new=true or a conversation_id is given.", ASKS)
+    @server.strict_tool("Ask the user's NotebookLM notebook. The notes the question needs are uploaded first. "
+                        "Answers the answer, its citations (note, heading, quote), the notes chosen and what was "
+                        "uploaded. Follows up in the latest conversation unless new=true or a conversation_id is "
+                        "given.", ASKS)
     async def ask_notebook(
         question: Annotated[str, Field(min_length=1, max_length=10_000, description="The question, in words.")],
         conversation_id: Annotated[str | None, Field(max_length=200, description="Continue this conversation "
                                                      "(an earlier answer's conversation_id).")] = None,
         new: Annotated[bool, Field(description="Start a new conversation.")] = False,
-    ) -> AskResult:
-        return await notebook.run(lambda o: o.ask(question, conversation_id=conversation_id, new=new))
+    ) -> NotebookAnswer:
+        return NotebookAnswer.of(await notebook.run(lambda o: o.ask(question, conversation_id=conversation_id,
+                                                                    new=new)))
 
     @server.strict_tool("Upload notes to the user's NotebookLM notebook: the paths given and the notes a query "
-                        "needs (neither: bring the notes uploaded before up to date). Answers per note what was "
-                        "done: reused, replaced, renamed, added, evicted to make room, excluded or failed.", UPLOADS)
+                        "needs (neither: bring the notes uploaded before up to date). Answers counts of what was "
+                        "done and the notes and packs changed: added, replaced, renamed, evicted to make room, "
+                        "excluded or failed.", UPLOADS)
     async def refresh_notebook(
         paths: Annotated[list[str] | None, Field(max_length=500, description="Note paths.")] = None,
         query: Annotated[str | None, Field(max_length=2000, description="And the notes that match these words "
                                                                       "best.")] = None,
         dry_run: Annotated[bool, Field(description="Only say what would be done.")] = False,
-    ) -> RefreshReport:
+    ) -> RefreshSummary:
         checked = [_call(partial(vault.open_note, p))[0] for p in paths or []]
 
         async def refresh(orchestrator: Orchestrator) -> RefreshReport:
@@ -261,7 +266,7 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
                     return exc.report
                 raise
 
-        return await notebook.run(refresh)
+        return RefreshSummary.of(await notebook.run(refresh))
 
     return server
 
