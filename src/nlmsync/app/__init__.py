@@ -1,7 +1,8 @@
 """The app layer: one `Orchestrator` per run (select → ensure sources → query → record), used by the CLI,
 `watch` and `serve`, and the results its runs answer.
 
-- `orchestrator`: `Orchestrator` (`refresh`, `ask`, `status`, `reconcile`, `keep_current`) and `ProgressSink`.
+- `orchestrator`: `Orchestrator` (`refresh`, `ask`, `status`, `reconcile`, `keep_current`, `listing`).
+- `progress`: `ProgressSink`, where a run reports its progress.
 - `results`: the pydantic models of `ask`, `status` and `reconcile` (`refresh` answers sync's `RefreshReport`).
 - `notebooks`: which notebook a run works on (`--notebook ID`, `new:TITLE`, the default) and the error for
   one the server does not know.
@@ -18,7 +19,8 @@
 
 from nlmsync.app.allowance import Allowance, PlanCapacity, local_time, plan_capacity, spent_error
 from nlmsync.app.login_wait import LoginWait
-from nlmsync.app.orchestrator import Orchestrator, ProgressSink
+from nlmsync.app.orchestrator import Orchestrator
+from nlmsync.app.progress import ProgressSink
 from nlmsync.app.results import (
     AskResult,
     Citation,
