@@ -16,12 +16,14 @@ from tests.server.answers import answer, serve_over_stdio
 
 NOTE_COUNT = 6_000
 ANSWER_BUDGET = 8_192  # bytes of one tool answer
-LANGUAGES = ("en de es fr it ja ko pt ru zh nl pl tr uk vi ar cs da fa fi he hi hu id ms nb ro sv th el bg ca lt "
-             "sk").split()
+LANGUAGES = ("en", "de", "es", "fr", "it", "ja", "ko", "pt", "ru", "zh", "nl", "pl", "tr", "uk", "vi", "ar",
+             "cs", "da", "fa", "fi", "he", "hi", "hu", "id", "ms", "nb", "ro", "sv", "th", "el", "bg", "ca",
+             "lt", "sk")
 SECTIONS = ("Plugins", "Editing and formatting", "Files and folders", "Getting started", "Linking notes",
             "Obsidian Sync")
-WORDS = ("canvas card note link graph vault sync publish plugin theme snippet folder file heading block embed "
-         "template daily search command palette hotkey workspace pane tab bookmark outline backlink tag alias").split()
+WORDS = ("canvas", "card", "note", "link", "graph", "vault", "sync", "publish", "plugin", "theme", "snippet",
+         "folder", "file", "heading", "block", "embed", "template", "daily", "search", "command", "palette",
+         "hotkey", "workspace", "pane", "tab", "bookmark", "outline", "backlink", "tag", "alias")
 # Small notes and small sources, so that 6,000 notes need the notebook's 47 free sources as a help vault of that
 # size does with full-size sources: what an answer costs grows with the notes per pack, not with their size.
 CONFIG = "capacity = 50\nsource_max_bytes = 22000\n"
