@@ -10,6 +10,7 @@
 - `servers`: the NotebookLM client a run talks to, with `--server fake` served by the bundled fake.
 - `citations`: an answer's citations mapped back to vault notes and headings.
 - `messages`: what `status` proposes to do next, and the line of a partly failed refresh.
+- `sources`: `list_sources`, what the notebook holds source by source (`nlmsync sources`).
 - `answer_notes`: `ask --save`, an answer kept in the vault as a note with links to what it cites.
 - `allowance`: the plan's usage allowance (`Allowance`, read briefly once, respected before a question) and
   the sources per notebook of its tier (`plan_capacity`).
@@ -28,13 +29,16 @@ from nlmsync.app.results import (
     EvictionEntry,
     LocalChangeEntry,
     NextStep,
+    NotebookSource,
     NotePlacement,
     PackEntry,
     ReconcileReport,
     SelectedNote,
     SourceMappingEntry,
+    SourcesReport,
     StatusReport,
 )
+from nlmsync.app.sources import list_sources
 
 __all__ = [
     "Allowance",
@@ -46,6 +50,7 @@ __all__ = [
     "LoginWait",
     "NextStep",
     "NotePlacement",
+    "NotebookSource",
     "Orchestrator",
     "PackEntry",
     "PlanCapacity",
@@ -53,7 +58,9 @@ __all__ = [
     "ReconcileReport",
     "SelectedNote",
     "SourceMappingEntry",
+    "SourcesReport",
     "StatusReport",
+    "list_sources",
     "local_time",
     "plan_capacity",
     "spent_error",

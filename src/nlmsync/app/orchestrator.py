@@ -48,6 +48,7 @@ from nlmsync.store import Capacity, StateStore
 from nlmsync.sync import (
     Branch,
     NoteOutcome,
+    PackOutcome,
     RefreshReport,
     RemoteView,
     SyncDeps,
@@ -406,18 +407,20 @@ class Orchestrator:
                                                     conversation_id=None, timeout=timeout), None
 
     # --- status and reconcile ------------------------------------------------------------------
-    async def listing(self) -> tuple[str, RemoteView]:
-        """The notebook of this run and a fresh listing of it (`sources`); changes nothing."""
+    async def listing(self, *, level: bool = False) -> tuple[str, RemoteView]:
+        """The notebook of this run and a fresh listing of it; with `level`, the state file is first brought level
+        with what the notebook holds and it does not know yet (`status`, `sources`)."""
         notebook_id, first = await self._notebook(create=False)
-        return notebook_id, await self._remote(notebook_id, first)
+        remote = await self._remote(notebook_id, first)
+        if level:
+            async with held_writer(self.store):
+                await level_with_notebook(self._deps(notebook_id), remote)
+        return notebook_id, remote
 
     async def status(self, paths: Sequence[str] = ()) -> StatusReport:
         """The registry against the remote listing and the vault, with the next steps, and for each of `paths`
         (vault-relative notes) the source that holds it; changes nothing."""
-        notebook_id, first = await self._notebook(create=False)
-        remote = await self._remote(notebook_id, first)
-        async with held_writer(self.store):  # what the notebook holds that the state file does not know yet
-            await level_with_notebook(self._deps(notebook_id), remote)
+        notebook_id, remote = await self.listing(level=True)
         await self._default_capacity()
         limit = self.capacity(notebook_id)
         report = StatusReport(server=self.settings.server, notebook_id=notebook_id, title=remote.title,

@@ -30,6 +30,7 @@ COMMAND_MODULES = {
     "refresh": "sync_cmds",
     "ask": "sync_cmds",
     "status": "sync_cmds",
+    "sources": "notebook_cmds",
     "reconcile": "sync_cmds",
     "check": "state_cmds",
     "watch": "watch_cmds",

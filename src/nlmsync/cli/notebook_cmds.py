@@ -1,7 +1,8 @@
-"""`nlmsync notebooks` (the server's notebooks: how a user finds an id) and `nlmsync conversations` (the
-questions asked so far, from the state file: a list, or one conversation's turns with the notes each relied on).
+"""`nlmsync notebooks` (the server's notebooks: how a user finds an id), `nlmsync sources` (what the notebook
+holds, source by source) and `nlmsync conversations` (the questions asked so far, from the state file: a list,
+or one conversation's turns with the notes each relied on).
 
-The MCP client, anyio and the state store are imported when a command runs, not with the module.
+The MCP client, anyio, the orchestrator and the state store are imported when a command runs, not with the module.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ import click
 
 from nlmsync._text import visible
 from nlmsync.cli._app import app, cli_context, examples, json_flag
-from nlmsync.cli._output import emit_json, escape, stdout_console, when
+from nlmsync.cli._output import emit_json, escape, escape_path, stdout_console, when
+from nlmsync.cli._runs import run_app
 from nlmsync.errors import UsageError
 
 if TYPE_CHECKING:
+    from nlmsync.app import NotebookSource, Orchestrator, SourcesReport
     from nlmsync.config import Settings
     from nlmsync.notebooklm import NotebookInfo
     from nlmsync.store import StateStore
@@ -75,6 +78,66 @@ def notebooks_command(ctx: click.Context, json_output: bool) -> None:
         out.print(f"{mark} {nb.id:<{width}}  {nb.source_count:>4} sources  {escape(visible(nb.title))}")
     if default is None:
         out.print("\nUse one with --notebook ID, or set notebook = \"ID\" in .nlmsync/config.toml.")
+
+
+@app.command("sources", epilog=examples(
+    "nlmsync --vault ~/notes sources          # packs and the notes each holds, notes alone, sources you added",
+    "nlmsync sources --json"))
+@json_flag
+@click.pass_context
+def sources_command(ctx: click.Context, json_output: bool) -> None:
+    """List what the notebook holds, source by source: each pack with the range of notes it holds, the notes
+    uploaded alone, and the sources you added yourself (nlmsync never changes or evicts those)."""
+    cli = cli_context(ctx)
+
+    async def listing(orchestrator: Orchestrator) -> SourcesReport:
+        from nlmsync.app import list_sources
+
+        return await list_sources(orchestrator)
+
+    report = run_app(cli.settings(), listing, label="sources", quiet=json_output or cli.quiet)
+    if json_output:
+        emit_json(report)
+        return
+    _print_sources(report, cli.quiet)
+
+
+def _print_sources(report: SourcesReport, quiet: bool) -> None:
+    out = stdout_console().print
+    free = report.capacity - report.source_count
+    room = f"{free} free" if free >= 0 else f"[red]{-free} over capacity[/red]"
+    out(f"Notebook {report.notebook_id} ({escape(visible(report.title))}): {report.source_count}/{report.capacity} "
+        f"sources, {room}")
+    counts = [f"{report.pack_count:,} {'pack' if report.pack_count == 1 else 'packs'} holding "
+              f"{report.packed_note_count:,} notes" if report.pack_count else "",
+              f"{report.alone_count:,} {'note' if report.alone_count == 1 else 'notes'} alone",
+              f"{report.unmanaged_count:,} not uploaded by nlmsync",
+              f"{report.orphan_count:,} {'orphan' if report.orphan_count == 1 else 'orphans'}"
+              if report.orphan_count else ""]
+    out("  " + ", ".join(c for c in counts if c))
+    if quiet:
+        return
+    sections = [("pack", "Packs (the range of notes each holds):"), ("note", "Notes alone:"),
+                ("unmanaged", "Not uploaded by nlmsync (never changed or evicted):"),
+                ("orphan", "With nlmsync's titles but unknown to the state file ('nlmsync status' says what to do):")]
+    for kind, heading in sections:
+        lines = [_source_line(s) for s in report.sources if s.kind == kind]
+        if lines:
+            out(f"\n{heading}")
+            for line in lines:
+                out(f"  {line}")
+
+
+def _source_line(source: NotebookSource) -> str:
+    ident = f"  [dim]{source.source_id}[/dim]"
+    if source.kind == "pack":
+        notes = f"{source.note_count:,} {'note' if source.note_count == 1 else 'notes'}"
+        return (f"{escape_path(source.first_path or '')} … {escape_path(source.last_path or '')}  "
+                f"({notes}, {source.byte_count or 0:,} bytes){ident}")
+    if source.kind == "note":
+        part = f" (part {(source.part or 0) + 1} of {source.part_count})" if (source.part_count or 1) > 1 else ""
+        return f"{escape_path(source.path or '')}{part}{ident}"
+    return f"{escape(visible(source.title))}{ident}"
 
 
 def _open_state(settings: Settings) -> StateStore | None:
