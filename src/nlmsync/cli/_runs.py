@@ -6,19 +6,22 @@ The orchestrator, anyio and rich are imported when a command runs, not with the 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Self, TypeVar
 
 from nlmsync.cli._output import escape_path, interactive
+from nlmsync.errors import NoNotebookError
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
     from nlmsync.app import Orchestrator
     from nlmsync.config import Settings
+    from nlmsync.store import StateStore
     from nlmsync.sync import NoteOutcome, PackOutcome
 
-__all__ = ["RichProgress", "run_app"]
+__all__ = ["RichProgress", "open_state", "run_app"]
 
 T = TypeVar("T")
 
@@ -83,7 +86,13 @@ class RichProgress:
 
 def run_app(settings: Settings, work: Callable[[Orchestrator], Awaitable[T]], *, label: str, quiet: bool) -> T:
     """Open an orchestrator and run `work` in it; on a terminal, unless `quiet` (or --json), with a progress
-    display on stderr that says what it waits for (`label`: the command)."""
+    display on stderr that says what it waits for (`label`: the command).
+
+    Raises:
+        NoNotebookError: no notebook is given and the state file knows none — said before the MCP SDK is
+            imported (a second of CPU), as the run would say it after connecting.
+    """
+    _check_notebook_known(settings)
     import gc
 
     import anyio
@@ -115,3 +124,27 @@ def run_app(settings: Settings, work: Callable[[Orchestrator], Awaitable[T]], *,
     finally:
         gc.unfreeze()
     return done[0]
+
+
+def _check_notebook_known(settings: Settings) -> None:
+    if (settings.notebook or "").strip():
+        return
+    store = open_state(settings)
+    if store is None:
+        raise NoNotebookError
+    with store:
+        if store.default_notebook() is None:
+            raise NoNotebookError
+
+
+def open_state(settings: Settings) -> StateStore | None:
+    """The state file, open; None when there is none yet (nothing was synced or asked with it).
+
+    Raises:
+        StateError: something that is not a state file is where it should be (a folder, a broken link …).
+    """
+    if not os.path.lexists(settings.state_path):
+        return None
+    from nlmsync.store import StateStore
+
+    return StateStore.open(settings.state_path, settings)

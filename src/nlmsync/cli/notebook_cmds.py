@@ -7,7 +7,6 @@ The MCP client, anyio, the orchestrator and the state store are imported when a 
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -15,7 +14,7 @@ import click
 from nlmsync._text import visible
 from nlmsync.cli._app import app, cli_context, examples, json_flag
 from nlmsync.cli._output import emit_json, escape, escape_path, stdout_console, when
-from nlmsync.cli._runs import run_app
+from nlmsync.cli._runs import open_state, run_app
 from nlmsync.errors import UsageError
 
 if TYPE_CHECKING:
@@ -38,7 +37,7 @@ def _known_default(settings: Settings) -> str | None:
     given = _given_notebook(settings)
     if given is not None:
         return given
-    store = _open_state(settings)
+    store = open_state(settings)
     if store is None:
         return None
     with store:
@@ -140,19 +139,6 @@ def _source_line(source: NotebookSource) -> str:
     return f"{escape(visible(source.title))}{ident}"
 
 
-def _open_state(settings: Settings) -> StateStore | None:
-    """The state file, open; None when there is none yet (nothing was synced or asked with it).
-
-    Raises:
-        StateError: something that is not a state file is where it should be (a folder, a broken link …).
-    """
-    if not os.path.lexists(settings.state_path):
-        return None
-    from nlmsync.store import StateStore
-
-    return StateStore.open(settings.state_path, settings)
-
-
 def _short(text: str, limit: int) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[:limit - 1] + "…"
@@ -180,7 +166,7 @@ def conversations_command(ctx: click.Context, action: tuple[str, ...], json_outp
 
 
 def _list_conversations(settings: Settings, json_output: bool) -> None:
-    store = _open_state(settings)
+    store = open_state(settings)
     summaries = []
     if store is not None:
         with store:
@@ -204,7 +190,7 @@ def _list_conversations(settings: Settings, json_output: bool) -> None:
 
 
 def _show_conversation(settings: Settings, prefix: str, json_output: bool) -> None:
-    store = _open_state(settings)
+    store = open_state(settings)
     if store is None:
         raise UsageError(f"no conversation '{prefix}': nothing was asked with this state file yet")
     with store:
