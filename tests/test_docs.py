@@ -10,6 +10,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,24 @@ def test_ci_runs_the_readme_test_command() -> None:
     out = subprocess.run(["bash", "-c", extract.group(1)], cwd=ROOT, capture_output=True, text=True, check=True)
     second = re.findall(r"```sh\n(.*?)\n```", _section(README, "Quick start"), flags=re.DOTALL)[1]
     assert out.stdout.strip() == second
+
+
+def test_the_real_notebook_steps_find_their_commands_once_installed(tmp_path: Path) -> None:
+    """The *With a real notebook* commands run as copied after *Install*: its lines beyond making the virtual
+    environment put `nlmsync` and `nlm` (the login) on PATH — here in a clone whose `.venv` is this one."""
+    install = re.findall(r"```sh\n(.*?)\n```", _section(README, "Install"), flags=re.DOTALL)[0].splitlines()
+    steps = re.findall(r"```sh\n(.*?)\n```", _section(README, "With a real notebook"), flags=re.DOTALL)[0]
+    commands = sorted({line.split()[0] for line in steps.splitlines() if line.strip()})
+    assert commands == ["nlm", "nlmsync"]
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    (clone / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    setup = [line for line in install if "python3 -m venv" not in line]
+    assert setup, "the Install step does not put .venv/bin on PATH"
+    found = subprocess.run(["bash", "-c", "\n".join([*setup, *(f"command -v {c}" for c in commands)])], cwd=clone,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, capture_output=True, text=True,
+                           check=False)
+    assert found.stdout.splitlines() == [str(clone / ".venv" / "bin" / c) for c in commands], found.stderr
 
 
 def test_the_readme_is_one_page() -> None:

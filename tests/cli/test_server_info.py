@@ -18,14 +18,30 @@ def _no_nlmsync_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name)
 
 
-def test_not_logged_in_prints_the_version_then_exits_5(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _command(folder: Path, name: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text("#!/bin/sh\n", encoding="utf-8")
+    (folder / name).chmod(0o755)
+
+
+@pytest.mark.parametrize("nlm", ["on PATH", "beside nlmsync only"])
+def test_not_logged_in_prints_the_version_then_exits_5_with_a_login_that_runs_as_given(
+        vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        nlm: str) -> None:
+    on_path, venv = tmp_path / "bin", tmp_path / "my venv" / "bin"
+    _command(venv, "nlm")  # installed in nlmsync's virtual environment, which is not activated
+    if nlm == "on PATH":
+        _command(on_path, "nlm")
+    monkeypatch.setenv("PATH", str(on_path))
+    monkeypatch.setattr(sys, "executable", str(venv / "python"))
     code, out, err = run(capsys, "--vault", str(vault), "--server", "fake --auth-required", "server-info")
     assert code == 5
     assert out.splitlines()[1].startswith("version:     ") and len(out.splitlines()[1]) > len("version:     ")
     assert out.splitlines()[2].startswith("auth status: not logged in")
+    login = "'nlm login'" if nlm == "on PATH" else f"'{venv / 'nlm'}' login"
     assert err.splitlines() == [
         "nlmsync: error: notebook_list: the NotebookLM server needs a Google login (No authentication found)",
-        "nlmsync: hint: run 'nlm login' (or give the server NOTEBOOKLM_COOKIES), then try again"]
+        f"nlmsync: hint: run {login} (or give the server NOTEBOOKLM_COOKIES), then try again"]
 
 
 def test_not_logged_in_json_is_one_document(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:

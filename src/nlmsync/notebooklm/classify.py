@@ -37,6 +37,7 @@ from nlmsync.errors import (
     ServerValidationError,
     leaf_exceptions,
 )
+from nlmsync.notebooklm.transports import login_command
 
 __all__ = ["classify_exception", "classify_in_band_error", "classify_tool_error_text", "is_unknown_tool",
            "leaf_exceptions"]
@@ -84,7 +85,6 @@ _MESSAGE_RULES: list[tuple[regex.Pattern[str], type[NotebookLMError]]] = [
 
 # The commands of the real server's package (PyPI notebooklm-mcp-cli).
 REAL_SERVER_COMMANDS = frozenset({"notebooklm-mcp", "nlm"})
-_AUTH_HINT = "run 'nlm login' (or give the server NOTEBOOKLM_COOKIES), then try again"
 _NETWORK_HINT = ("the server runs, but its requests to Google fail: check this machine's network (connection, DNS, "
                  "proxy), then run again")
 _UNKNOWN_TOOL = regex.compile(r"unknown tool", regex.I)
@@ -110,7 +110,11 @@ def _build(cls: type[NotebookLMError], tool: str, raw: str, details: dict[str, A
     if cls is AuthenticationRequiredError:
         said = _first_line(raw).split(". ")[0].rstrip(".")
         message = f"{tool}: the NotebookLM server needs a Google login ({said})"
-        hint = hint or _AUTH_HINT
+        login = login_command()
+        # the server's own hint says `nlm login`, which a shell does not find when nlm is not on PATH
+        if not hint or login != "nlm login":
+            shown = login if "'" in login else f"'{login}'"
+            hint = f"run {shown} (or give the server NOTEBOOKLM_COOKIES), then try again"
     elif cls is GoogleUnreachableError:
         message = f"{tool}: the NotebookLM server could not reach Google ({_first_line(raw)})"
         hint = _NETWORK_HINT

@@ -170,6 +170,12 @@ def _command_path(command: str, path: str | None) -> str:
     return str(beside) if shutil.which(str(beside)) else command
 
 
+def login_command() -> str:
+    """How the user runs the real server's login, as a shell command: `nlm login`, or with the path of the `nlm`
+    installed beside nlmsync when none is on PATH (a virtual environment that is not activated)."""
+    return f"{shlex.quote(_command_path('nlm', None))} login"
+
+
 def _in_process_fake(in_process_fake: InProcessFake | None, switches: list[str], spec: str,
                      state_dir: Path | None) -> ServerTarget:
     if in_process_fake is None:
