@@ -68,3 +68,30 @@ def test_missing_default_server_says_how_to_install_it(vault: Path, tmp_path: Pa
     assert "pip install notebooklm-mcp-cli" in err.splitlines()[1]
     code, _, err = run(capsys, "--vault", str(vault), "--server", "other-mcp --stdio", "server-info")
     assert code == 4 and "pip install" not in err
+
+
+def test_a_server_path_cut_at_a_space_is_said_to_need_quotes(vault: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    _command(tmp_path / "My Tools", "mcp-server")
+    code, out, err = run(capsys, "--vault", str(vault), "--server", f"{tmp_path}/My Tools/mcp-server --stdio",
+                         "server-info")
+    assert (code, out) == (4, "")
+    assert err.splitlines() == [
+        f"nlmsync: error: MCP server command not found: {tmp_path}/My",
+        f"nlmsync: hint: the path looks cut at a space ('{tmp_path}/My Tools' exists): quote it inside --server, "
+        f"as in --server \"'{tmp_path}/My Tools/…' --transport stdio\""]
+
+
+def test_a_server_that_does_not_answer_is_not_sent_back_to_server_info(vault: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as unused:  # a port nothing listens on once closed
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    monkeypatch.setenv("NLMSYNC_RETRY_ATTEMPTS", "1")
+    code, out, err = run(capsys, "--vault", str(vault), "--server", f"http://127.0.0.1:{port}/mcp", "server-info")
+    assert (code, out) == (4, "")
+    error, hint = err.splitlines()
+    assert error.startswith(f"nlmsync: error: cannot connect to http://127.0.0.1:{port}/mcp")
+    assert hint.startswith("nlmsync: hint: check --server") and "server-info" not in hint

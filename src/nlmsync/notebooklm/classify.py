@@ -11,7 +11,8 @@ Pure functions, no I/O:
 
 from __future__ import annotations
 
-from pathlib import PurePath
+import os
+from pathlib import Path, PurePath
 from typing import Any, Literal
 
 import anyio
@@ -182,7 +183,25 @@ def _missing_command_hint(command: str) -> str:
     if PurePath(command).name in REAL_SERVER_COMMANDS:
         return ("the real NotebookLM server is not installed here: pip install notebooklm-mcp-cli (or uv tool "
                 "install notebooklm-mcp-cli), then nlm login; or try nlmsync offline with --server fake")
-    return "check --server (or NLMSYNC_SERVER); is the server installed?"
+    if os.sep not in command:
+        return "check --server (or NLMSYNC_SERVER); is the server installed?"
+    cut = _cut_at_a_space(command)
+    if cut is not None:  # `--server "/My Tools/server …"`: the command line was split at the path's space
+        return (f"the path looks cut at a space ('{cut}' exists): quote it inside --server, as in "
+                f"--server \"'{cut}{os.sep}…' --transport stdio\"")
+    return ("check --server (or NLMSYNC_SERVER): is the server installed at that path? A path with spaces is "
+            "quoted inside it: --server \"'/My Tools/server' --transport stdio\"")
+
+
+def _cut_at_a_space(command: str) -> str | None:
+    """The file or folder whose name starts with `command`'s last part and a space, beside it: what a path with
+    a space was before `--server`'s command line was split into words there."""
+    path = Path(command)
+    try:
+        names = sorted(entry.name for entry in os.scandir(path.parent) if entry.name.startswith(path.name + " "))
+    except OSError:
+        return None
+    return str(path.parent / names[0]) if names else None
 
 
 def classify_exception(exc: BaseException, *, tool: str, phase: Phase, server: str = "the server") -> NotebookLMError:
@@ -213,5 +232,5 @@ def classify_exception(exc: BaseException, *, tool: str, phase: Phase, server: s
                            raw=detail)
     if phase == "connect":
         return ServerUnreachableError(f"cannot connect to {server}: {detail}", tool=tool, raw=detail,
-                                      hint="check --server; run 'nlmsync server-info' to test the server")
+                                      hint="check --server (or NLMSYNC_SERVER), and that the server is running")
     return ConnectionLostError(f"{tool}: connection to {server} lost: {detail}", tool=tool, raw=detail)
