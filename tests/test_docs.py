@@ -100,6 +100,27 @@ def test_the_real_notebook_steps_find_their_commands_once_installed(tmp_path: Pa
     assert found.stdout.splitlines() == [str(clone / ".venv" / "bin" / c) for c in commands], found.stderr
 
 
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_a_page_needs_nothing_a_clone_lacks(page: Path) -> None:
+    """A reader has the repository only: no page sends them beside it, nor cites sections of a document it does
+    not hold."""
+    text = _text(page)
+    assert "../shared" not in text and "seeds/" not in text, page.name
+    assert "§" not in text, page.name
+
+
+def test_the_internals_page_says_it_is_for_contributors() -> None:
+    opening = _text(DOCS / "internals.md").split("\n\n", 2)[1]
+    assert "for contributors" in opening
+
+
+def test_the_benchmarks_corpora_are_built_by_a_script_of_the_repository() -> None:
+    section = _section(DOCS / "benchmarks.md", "The corpora")
+    assert "python benchmarks/corpora.py" in section and (ROOT / "benchmarks" / "corpora.py").is_file()
+    for repository in ("tldr-pages/tldr", "obsidianmd/obsidian-help", "noramtboraas/information-retrieval"):
+        assert f"https://github.com/{repository}" in section
+
+
 def test_the_readme_is_one_page() -> None:
     assert len(_text(README).splitlines()) <= README_MAX_LINES
 
