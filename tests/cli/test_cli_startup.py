@@ -140,8 +140,8 @@ def test_a_failing_search_or_another_command_ends_as_before(vault: Path) -> None
     assert done.returncode == 0 and done.stderr == "torn down\n"
 
 
-@pytest.mark.parametrize("command", ["status", "sources", "reconcile", "refresh"])
-@pytest.mark.parametrize("state", ["no state file", "indexed"])
+@pytest.mark.parametrize(("command", "state"), [("status", "no state file"), ("status", "indexed"),
+                                               ("refresh", "indexed")])
 def test_no_notebook_given_is_said_before_the_notebook_side_is_imported(vault: Path, tmp_path: Path, command: str,
                                                                          state: str) -> None:
     """With no --notebook and none recorded in the state file, the error comes before the MCP SDK (a second of
