@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a process boundary: every test runs nlmsync in a new interpreter
+
 # Run `main(argv)` in a new interpreter and write down the modules it imported beyond click's own.
 _PROBE = """
 import json, sys

@@ -63,6 +63,7 @@ def test_a_search_on_a_changed_vault_reads_the_change(vault: Path, capsys: pytes
     assert code == 0 and '"tapir.md"' in out
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 def test_a_search_imports_no_pydantic_and_no_typer(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "--vault", str(vault), "index", "--json")[0] == 0  # a state file needing no migration
     code = ("import sys\nfrom nlmsync.cli import main\n"

@@ -76,10 +76,10 @@ def test_a_server_path_cut_at_a_space_is_said_to_need_quotes(vault: Path, tmp_pa
     code, out, err = run(capsys, "--vault", str(vault), "--server", f"{tmp_path}/My Tools/mcp-server --stdio",
                          "server-info")
     assert (code, out) == (4, "")
-    assert err.splitlines() == [
-        f"nlmsync: error: MCP server command not found: {tmp_path}/My",
-        f"nlmsync: hint: the path looks cut at a space ('{tmp_path}/My Tools' exists): quote it inside --server, "
-        f"as in --server \"'{tmp_path}/My Tools/…' --transport stdio\""]
+    hint = (f"the path looks cut at a space ('{tmp_path}/My Tools' exists): quote it inside --server, as in "
+            f"--server \"'{tmp_path}/My Tools/…' --transport stdio\"")
+    assert err.splitlines() == [f"nlmsync: error: MCP server command not found: {tmp_path}/My",
+                                f"nlmsync: hint: {hint}"]
 
 
 def test_a_server_that_does_not_answer_is_not_sent_back_to_server_info(vault: Path, monkeypatch: pytest.MonkeyPatch,

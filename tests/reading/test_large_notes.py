@@ -109,6 +109,7 @@ def test_ranking_a_notes_segments_equals_bm25_over_all_their_tokens(query: str) 
     assert all(plan.chunks[hit.chunk_index].char_offset_start <= hit.segment.char_offset_start for hit in hits)
 
 
+@pytest.mark.slow  # a note of tens of megabytes, read whole
 def test_reading_a_large_note_takes_memory_within_5x_its_size() -> None:
     settings = Settings()
     # one str byte a character, as the file; without the fixture transcript's timestamps (repeated, they

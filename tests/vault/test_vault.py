@@ -246,6 +246,7 @@ def test_exclude_patterns_are_gitignore_patterns() -> None:
     assert matches_exclude("[x.md", ["[[]x.md"])
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 def test_a_vault_without_exclude_patterns_does_not_load_pathspec() -> None:
     code = ("import sys\nfrom nlmsync.config import Settings\nfrom nlmsync.vault import is_excluded\n"
             "assert not is_excluded('a.md', 'text', Settings().exclude)\nprint('pathspec' in sys.modules)\n")
