@@ -5,7 +5,7 @@
     .venv/bin/python benchmarks/corpora.py --archives DIR  # build from archives fetched by other means
 
 Run by hand, never by the tests or CI. The folder (default `~/.cache/nlmsync-benchmarks/corpora`, or the one
-`NLMSYNC_CORPORA` names; every benchmark reads `CORPORA` from here) then holds:
+`BENCHMARK_CORPORA` names; every benchmark reads `CORPORA` from here) then holds:
 
 - `tldr.jsonl.gz`: every page of the tldr pages (https://github.com/tldr-pages/tldr, CC BY 4.0) at commit
   `TLDR_COMMIT`, English and 38 translations: `pages/` and `pages.<lang>/` (`pages.en`, a link to `pages`, left
@@ -51,8 +51,10 @@ OBSIDIAN_LEFT_OUT = re.compile(r"(README|AGENTS)\.md|\.github/.*|\.claude/.*|scr
 TLDR_PAGES = re.compile(r"pages(\.[^/]+)?/.+\.md")
 
 DEFAULT_FOLDER = Path.home() / ".cache" / "nlmsync-benchmarks" / "corpora"
-CORPORA = Path(os.environ.get("NLMSYNC_CORPORA", DEFAULT_FOLDER))
-"""Where the benchmarks read the corpora: `NLMSYNC_CORPORA`, else the folder this script builds by default."""
+CORPORA = Path(os.environ.get("BENCHMARK_CORPORA", DEFAULT_FOLDER))
+"""Where the benchmarks read the corpora: `BENCHMARK_CORPORA`, else the folder this script builds by default (not
+an `NLMSYNC_*` name: nlmsync reads every one of those as a setting, and the benchmarks' nlmsync processes inherit
+the environment)."""
 SOURCES = {"tldr": "tldr.jsonl.gz", "obsidian-help": "obsidian-help.jsonl.gz", "cranfield": "cranfield/corpus.jsonl"}
 
 

@@ -9,7 +9,7 @@
    is a relevant document, against the peer `rank_bm25.BM25Okapi` ranking whole abstracts (the same sources)
    in the same run; speed = median answer time against the peer's scoring time.
 
-Parts 2 and 3 read the Cranfield collection that `benchmarks/corpora.py` builds (`NLMSYNC_CORPORA` names another
+Parts 2 and 3 read the Cranfield collection that `benchmarks/corpora.py` builds (`BENCHMARK_CORPORA` names another
 folder; tests and CI never read it).
 
 usage: .venv/bin/python benchmarks/notebooklm_client.py [--queries 60] [--calls 200]

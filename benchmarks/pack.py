@@ -1,7 +1,7 @@
 """Benchmark: a whole vault kept in packs (many notes per source), against the fake NotebookLM server.
 
 Run by hand, never in CI; the machine may be shared, so compare figures of one run. The corpora are read from
-the folder `benchmarks/corpora.py` builds (`--corpora` or `NLMSYNC_CORPORA` names another) and written out once into
+the folder `benchmarks/corpora.py` builds (`--corpora` or `BENCHMARK_CORPORA` names another) and written out once into
 `--cache` (outside the repository: `~/.cache/nlmsync-benchmarks` by default); each case works on a copy of
 its vault that keeps the files' modification times.
 

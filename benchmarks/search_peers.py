@@ -544,7 +544,7 @@ def main() -> None:
         print(json.dumps(worker(name, corpus, args.queries, Path(workdir))))
         return
     if not CORPORA.exists():
-        sys.exit(f"corpora not found at {CORPORA}: build them with benchmarks/corpora.py (or set NLMSYNC_CORPORA)")
+        sys.exit(f"corpora not found at {CORPORA}: build them with benchmarks/corpora.py (or set BENCHMARK_CORPORA)")
     all_results: dict[str, dict[str, dict[str, Any]]] = {}
     for corpus in args.corpora.split(","):
         materialize(corpus)
