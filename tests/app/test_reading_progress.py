@@ -3,6 +3,8 @@ before the first pack is uploaded, instead of sitting at 0 until then."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 pytestmark = pytest.mark.anyio
@@ -14,7 +16,7 @@ class Recorder:
     """A progress display that writes down what it is told, in order."""
 
     def __init__(self) -> None:
-        self.seen: list[tuple[str, object]] = []
+        self.seen: list[tuple[str, Any]] = []
 
     def start(self, label: str, total: int) -> None:
         self.seen.append(("start", (label, total)))
