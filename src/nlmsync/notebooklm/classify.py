@@ -113,9 +113,8 @@ def _build(cls: type[NotebookLMError], tool: str, raw: str, details: dict[str, A
         message = f"{tool}: the NotebookLM server needs a Google login ({said})"
         login = login_command()
         # the server's own hint says `nlm login`, which a shell does not find when nlm is not on PATH
-        if not hint or login != "nlm login":
-            shown = login if "'" in login else f"'{login}'"
-            hint = f"run {shown} (or give the server NOTEBOOKLM_COOKIES), then try again"
+        if not hint or login != "'nlm login'":
+            hint = f"run {login} (or give the server NOTEBOOKLM_COOKIES), then try again"
     elif cls is GoogleUnreachableError:
         message = f"{tool}: the NotebookLM server could not reach Google ({_first_line(raw)})"
         hint = _NETWORK_HINT

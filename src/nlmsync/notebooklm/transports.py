@@ -171,9 +171,10 @@ def _command_path(command: str, path: str | None) -> str:
 
 
 def login_command() -> str:
-    """How the user runs the real server's login, as a shell command: `nlm login`, or with the path of the `nlm`
+    """The real server's login as a message quotes it for a shell: `'nlm login'`, or with the path of the `nlm`
     installed beside nlmsync when none is on PATH (a virtual environment that is not activated)."""
-    return f"{shlex.quote(_command_path('nlm', None))} login"
+    command = f"{shlex.quote(_command_path('nlm', None))} login"
+    return command if "'" in command else f"'{command}'"
 
 
 def _in_process_fake(in_process_fake: InProcessFake | None, switches: list[str], spec: str,

@@ -33,6 +33,7 @@ from nlmsync.app import Allowance, LoginWait, Orchestrator
 from nlmsync.app.servers import connect_server
 from nlmsync.config import Settings
 from nlmsync.errors import AuthenticationRequiredError, InputError, NlmsyncError, PartialFailure
+from nlmsync.notebooklm import login_command
 from nlmsync.reading import NoteReading
 from nlmsync.search import NoteIndex
 from nlmsync.server._arguments import StrictToolServer
@@ -129,7 +130,7 @@ class _Notebook:
                     return await action(orchestrator)
             except AuthenticationRequiredError as exc:
                 if self.tasks is not None and self.login.lost(exc):
-                    self._warn(f"{exc.message}: the notebook tools wait for a Google login (run 'nlm login'); "
+                    self._warn(f"{exc.message}: the notebook tools wait for a Google login (run {login_command()}); "
                                f"refresh_auth is tried every {self.login.retry_every:g} s")
                     self.tasks.start_soon(self._wait_for_login)
                 raise _tool_error(exc) from None
