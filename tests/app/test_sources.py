@@ -1,12 +1,13 @@
 """`sources`: what the notebook holds, source by source — each pack with the range of notes it holds, the notes
-alone (a split note part by part), orphans, and the sources someone added by hand."""
+alone (a split note part by part, an upload the state file did not know), and the sources someone added by
+hand."""
 
 from __future__ import annotations
 
 import pytest
 
 from nlmsync.app import list_sources
-from nlmsync.sync.titles import content_hash, source_title
+from nlmsync.sync.titles import source_title, title_hash
 
 pytestmark = pytest.mark.anyio
 
@@ -38,17 +39,20 @@ async def test_a_packed_notebook_lists_each_pack_with_its_range_and_the_sources_
     assert set(world.remote()) == {s.source_id for s in listed.sources}  # every source of the notebook, once
 
 
-async def test_notes_alone_are_listed_part_by_part_with_orphans_apart(make_world):
+async def test_notes_alone_are_listed_part_by_part_and_look_alikes_as_added_by_hand(make_world):
     world = make_world()
     world.write("a.md", "# A\n\nalpha\n")
     world.write("big.md", "# Big\n\n" + "word " * 400)
     async with world.run(source_max_bytes=1_000) as orch:
         await orch.refresh(["a.md", "big.md"])
-    orphan = _add_by_hand(world, source_title("lost.md", content_hash("x")), "x")  # nlmsync's title and text
+    upload = _add_by_hand(world, source_title("lost.md", title_hash("x")), "x")  # nlmsync's title and text
+    lookalike = _add_by_hand(world, source_title("lost.md", title_hash("x")), "y")  # the title, other text
     async with world.run(source_max_bytes=1_000) as orch:
         listed = await list_sources(orch)
     alone = [(s.path, s.part, s.part_count) for s in listed.sources if s.kind == "note"]
-    assert alone[0] == ("a.md", 0, 1) and [a[0] for a in alone[1:]] == ["big.md"] * (len(alone) - 1)
-    assert [a[1] for a in alone[1:]] == list(range(len(alone) - 1)) and alone[1][2] == len(alone) - 1 > 1
-    assert [(s.kind, s.source_id) for s in listed.sources if s.kind not in ("note", "pack")] == [("orphan", orphan)]
-    assert (listed.alone_count, listed.orphan_count, listed.unmanaged_count) == (len(alone), 1, 0)
+    parts = len(alone) - 2
+    assert alone[0] == ("a.md", 0, 1) and alone[1:-1] == [("big.md", i, parts) for i in range(parts)] and parts > 1
+    # an upload of nlmsync's the state file did not know is taken as what it is, the source of a note
+    assert alone[-1] == ("lost.md", 0, 1) and upload in {s.source_id for s in listed.sources if s.kind == "note"}
+    assert [(s.kind, s.source_id) for s in listed.sources if s.kind != "note"] == [("unmanaged", lookalike)]
+    assert (listed.alone_count, listed.orphan_count, listed.unmanaged_count) == (len(alone), 0, 1)
