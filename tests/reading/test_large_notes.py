@@ -95,6 +95,7 @@ QUERIES = ["heapsort worst case", "heap sort", "recursion depth quicksort", "김
            "sourdough starter", "the", "sift", "zzz unknown words", "quick"]
 
 
+@pytest.mark.slow  # a large note ranked segment by segment against BM25 over all its tokens, per query
 @pytest.mark.parametrize("query", QUERIES)
 def test_ranking_a_notes_segments_equals_bm25_over_all_their_tokens(query: str) -> None:
     settings = Settings()

@@ -190,6 +190,7 @@ async def test_a_server_out_of_file_descriptors_drops_connections_and_keeps_serv
     assert "Traceback" not in err and "Too many open files" not in err
 
 
+@pytest.mark.slow  # a server over HTTP, and connections left to time out
 @pytest.mark.anyio
 async def test_idle_and_trickling_connections_are_closed_and_the_bound_holds(vault: Path) -> None:
     with _listening_socket() as sock, serving(Settings(vault=vault)) as server:
