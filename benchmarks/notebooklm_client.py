@@ -9,8 +9,8 @@
    is a relevant document, against the peer `rank_bm25.BM25Okapi` ranking whole abstracts (the same sources)
    in the same run; speed = median answer time against the peer's scoring time.
 
-Parts 2 and 3 read the Cranfield collection from `../shared/corpora/cranfield` beside the repository (not part
-of it; tests and CI never read it).
+Parts 2 and 3 read the Cranfield collection that `benchmarks/corpora.py` builds (`BENCHMARK_CORPORA` names another
+folder; tests and CI never read it).
 
 usage: .venv/bin/python benchmarks/notebooklm_client.py [--queries 60] [--calls 200]
 """
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from corpora import CORPORA  # benchmarks/corpora.py: where the corpora are
 from mcp import Client
 from rank_bm25 import BM25Okapi
 
@@ -39,7 +40,7 @@ from nlmsync.notebooklm.transports import resolve_server
 from nlmsync.search.tokenize import tokenize
 
 REPO = Path(__file__).resolve().parent.parent
-CRANFIELD = REPO.parent / "shared" / "corpora" / "cranfield"
+CRANFIELD = CORPORA / "cranfield"
 CAPACITY = 50
 
 

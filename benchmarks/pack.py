@@ -1,7 +1,7 @@
 """Benchmark: a whole vault kept in packs (many notes per source), against the fake NotebookLM server.
 
 Run by hand, never in CI; the machine may be shared, so compare figures of one run. The corpora are read from
-`../shared/corpora` beside the repository (`--corpora` names another folder) and materialized once into
+the folder `benchmarks/corpora.py` builds (`--corpora` or `BENCHMARK_CORPORA` names another) and written out once into
 `--cache` (outside the repository: `~/.cache/nlmsync-benchmarks` by default); each case works on a copy of
 its vault that keeps the files' modification times.
 
@@ -480,8 +480,8 @@ async def main() -> None:
         vault = scale_vault(args.scale_notes, args.cache, args.corpora)
         print(json.dumps(await scale_first(vault, args.scale_child)))
         return
-    if not (args.corpora / "materialize.py").exists():
-        sys.exit(f"corpora not found at {args.corpora} (give --corpora)")
+    if not (args.corpora / "tldr.jsonl.gz").exists():
+        sys.exit(f"corpora not found at {args.corpora}: build them with benchmarks/corpora.py (or give --corpora)")
     args.cache.mkdir(parents=True, exist_ok=True)
     sources = {corpus: materialized(corpus, args.cache, args.corpora) for corpus in args.corpus}
 

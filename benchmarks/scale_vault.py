@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/scale_vault.py 100000 [--cache DIR]    # prints the vault's folder
 
-The corpora (`../shared/corpora` beside the repository, or the folder `NLMSYNC_CORPORA` names) are materialized by their own `materialize.py` into
-the cache folder (default `~/.cache/nlmsync-benchmarks`, outside the repository; `NLMSYNC_BENCH_CACHE`
+The corpora (built by `benchmarks/corpora.py`, or the folder `BENCHMARK_CORPORA` names) are written out as notes into
+the cache folder (default `~/.cache/nlmsync-benchmarks`, outside the repository; `BENCHMARK_CACHE`
 overrides it), then each note is drawn with a fixed seed: a corpus (tldr, obsidian-help or Cranfield, in
 proportion 9 : 9 : 2), a random run of consecutive files of it (so of one language and one folder), joined
 until the note's size, drawn as `1 KB × (1 + 9 u^1.5)` for u uniform in [0, 1) (median 4.2 KB, mean 4.6 KB),
@@ -21,32 +21,30 @@ import argparse
 import os
 import random
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from corpora import (  # benchmarks/corpora.py: where the corpora are, and how to write them out
+    CORPORA,
+    SOURCES,
+)
+from corpora import materialize as write_out
 from search_peers import documents  # benchmarks/search_peers.py: a vault's notes, (path, text), sorted
 
-REPO = Path(__file__).resolve().parent.parent
-CORPORA = Path(os.environ.get("NLMSYNC_CORPORA", REPO.parent / "shared" / "corpora"))
-DEFAULT_CACHE = Path(os.environ.get("NLMSYNC_BENCH_CACHE", Path.home() / ".cache" / "nlmsync-benchmarks"))
-SOURCES = {"tldr": "tldr.jsonl.gz", "obsidian-help": "obsidian-help.jsonl.gz", "cranfield": "cranfield/corpus.jsonl"}
+DEFAULT_CACHE = Path(os.environ.get("BENCHMARK_CACHE", Path.home() / ".cache" / "nlmsync-benchmarks"))
 WEIGHTS = {"tldr": 9, "obsidian-help": 9, "cranfield": 2}
 SEED = 26
 MIN_BYTES, MAX_BYTES = 1024, 10 * 1024
 
 
 def materialized(corpus: str, cache: Path = DEFAULT_CACHE, corpora: Path = CORPORA) -> Path:
-    """The corpus as a folder of notes in the cache, written once by the corpora's `materialize.py` (from the
-    folder `corpora`)."""
+    """The corpus as a folder of notes in the cache, written once from the folder `corpora`."""
     target = cache / "corpora" / corpus
     marker = cache / "corpora" / f"{corpus}.materialized"
     if not marker.exists():
         if target.exists():
             shutil.rmtree(target)
-        subprocess.run([sys.executable, str(corpora / "materialize.py"), str(corpora / SOURCES[corpus]),
-                        str(target)], check=True, stdout=subprocess.DEVNULL)
+        write_out(corpora / SOURCES[corpus], target)
         marker.write_text("ok")
     return target
 

@@ -5,7 +5,7 @@
 
 Peers: bm25s, rank_bm25, tantivy and SQLite FTS5, each with its own default tokenizer, and (suffix
 `+nlm`) fed nlmsync's tokens where it accepts tokens. Every system gets the same documents (the
-files of a vault materialized from `../shared/corpora` into `benchmarks/.cache/`, git-ignored) and
+files of a vault written out from the corpora `benchmarks/corpora.py` builds into `benchmarks/.cache/`, git-ignored) and
 runs in its own process, so peak memory is that process's peak RSS.
 
 Measured per corpus (in-process figures are CPU seconds of the worker process, so that other work on
@@ -43,8 +43,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from corpora import (  # benchmarks/corpora.py: where the corpora are, and how to write them out
+    CORPORA,
+    SOURCES,
+)
+from corpora import materialize as write_out
+
 REPO = Path(__file__).resolve().parent.parent
-CORPORA = REPO.parent / "shared" / "corpora"
 CACHE = REPO / "benchmarks" / ".cache"
 SYSTEMS = ["nlmsync", "bm25s", "bm25s+nlm", "rank_bm25", "rank_bm25+nlm", "tantivy", "tantivy+nlm", "fts5",
            "fts5+nlm"]
@@ -66,9 +71,7 @@ def materialize(corpus: str) -> Path:
         return target
     if target.exists():
         shutil.rmtree(target)
-    source = CORPORA / ("cranfield/corpus.jsonl" if corpus == "cranfield" else f"{corpus}.jsonl.gz")
-    subprocess.run([sys.executable, str(CORPORA / "materialize.py"), str(source), str(target)], check=True,
-                   stdout=subprocess.DEVNULL)
+    write_out(CORPORA / SOURCES[corpus], target)
     marker.write_text("ok")
     return target
 
@@ -541,7 +544,7 @@ def main() -> None:
         print(json.dumps(worker(name, corpus, args.queries, Path(workdir))))
         return
     if not CORPORA.exists():
-        sys.exit(f"corpora not found at {CORPORA}")
+        sys.exit(f"corpora not found at {CORPORA}: build them with benchmarks/corpora.py (or set BENCHMARK_CORPORA)")
     all_results: dict[str, dict[str, dict[str, Any]]] = {}
     for corpus in args.corpora.split(","):
         materialize(corpus)

@@ -1,6 +1,6 @@
 """Load test of `nlmsync serve` over streamable HTTP on loopback (run by hand, not in CI).
 
-Materializes the tldr corpus (../shared/corpora/tldr.jsonl.gz, all 38,404 pages in every language by
+Writes out the tldr corpus (`tldr.jsonl.gz` of `benchmarks/corpora.py`, all 38,404 pages in every language by
 default; `--english-only` for the 7,425 English ones) into a temporary vault, indexes it, starts
 `nlmsync serve --transport http --port 0` as a subprocess (reading its URL from its stdout), then runs
 CLIENTS concurrent MCP sessions × SEARCHES `search_notes` calls each. Prints every failure, the
@@ -26,11 +26,12 @@ from pathlib import Path
 
 import anyio
 import httpx2
+from corpora import CORPORA  # benchmarks/corpora.py: where the corpora are, and how to write them out
+from corpora import materialize as write_out
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 REPO = Path(__file__).resolve().parent.parent
-CORPORA = REPO.parent / "shared" / "corpora"
 TOKEN = "serve-load-benchmark"
 
 
@@ -126,8 +127,7 @@ def main() -> None:
     nlmsync = [sys.executable, "-m", "nlmsync"]
     with tempfile.TemporaryDirectory(prefix="nlmsync-serve-load-") as tmp:
         vault = Path(tmp) / "vault"
-        command = [sys.executable, str(CORPORA / "materialize.py"), str(corpus), str(vault)]
-        subprocess.run(command + (["--lang", prefix] if prefix else []), check=True, stdout=subprocess.DEVNULL)
+        write_out(corpus, vault, prefix)
         notes = sum(1 for _ in vault.rglob("*.md"))
         started = time.perf_counter()
         subprocess.run(nlmsync + ["--vault", str(vault), "index", "--json"], check=True, env=env,

@@ -10,6 +10,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,45 @@ def test_ci_runs_the_readme_test_command() -> None:
     out = subprocess.run(["bash", "-c", extract.group(1)], cwd=ROOT, capture_output=True, text=True, check=True)
     second = re.findall(r"```sh\n(.*?)\n```", _section(README, "Quick start"), flags=re.DOTALL)[1]
     assert out.stdout.strip() == second
+
+
+def test_the_real_notebook_steps_find_their_commands_once_installed(tmp_path: Path) -> None:
+    """The *With a real notebook* commands run as copied after *Install*: its lines beyond making the virtual
+    environment put `nlmsync` and `nlm` (the login) on PATH — here in a clone whose `.venv` is this one."""
+    install = re.findall(r"```sh\n(.*?)\n```", _section(README, "Install"), flags=re.DOTALL)[0].splitlines()
+    steps = re.findall(r"```sh\n(.*?)\n```", _section(README, "With a real notebook"), flags=re.DOTALL)[0]
+    commands = sorted({line.split()[0] for line in steps.splitlines() if line.strip()})
+    assert commands == ["nlm", "nlmsync"]
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    (clone / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    setup = [line for line in install if "python3 -m venv" not in line]
+    assert setup, "the Install step does not put .venv/bin on PATH"
+    found = subprocess.run(["bash", "-c", "\n".join([*setup, *(f"command -v {c}" for c in commands)])], cwd=clone,
+                           env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, capture_output=True, text=True,
+                           check=False)
+    assert found.stdout.splitlines() == [str(clone / ".venv" / "bin" / c) for c in commands], found.stderr
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_a_page_needs_nothing_a_clone_lacks(page: Path) -> None:
+    """A reader has the repository only: no page sends them beside it, nor cites sections of a document it does
+    not hold."""
+    text = _text(page)
+    assert "../shared" not in text and "seeds/" not in text, page.name
+    assert "§" not in text, page.name
+
+
+def test_the_internals_page_says_it_is_for_contributors() -> None:
+    opening = _text(DOCS / "internals.md").split("\n\n", 2)[1]
+    assert "for contributors" in opening
+
+
+def test_the_benchmarks_corpora_are_built_by_a_script_of_the_repository() -> None:
+    section = _section(DOCS / "benchmarks.md", "The corpora")
+    assert "python benchmarks/corpora.py" in section and (ROOT / "benchmarks" / "corpora.py").is_file()
+    for repository in ("tldr-pages/tldr", "obsidianmd/obsidian-help", "noramtboraas/information-retrieval"):
+        assert f"https://github.com/{repository}" in section
 
 
 def test_the_readme_is_one_page() -> None:

@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # a process boundary: each test runs a type checker over the whole repository
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -4,6 +4,7 @@ The tree (exit code in brackets)::
 
     NlmsyncError [1]                      anything nlmsync knows how to explain
     ├── UsageError [2]                    bad command-line usage
+    │   └── NoNotebookError [2]           no notebook given, and the state file knows none to use
     ├── ConfigError [2]                   unknown or invalid setting (names the key and where it came from)
     ├── InputError [2]                    bad input: a vault, a note, a path, a queries file
     │   ├── PathOutsideVaultError [2]     a path that escapes the vault or names an excluded note
@@ -86,6 +87,14 @@ class NlmsyncError(Exception):
 
 class UsageError(NlmsyncError):
     exit_code = EXIT_USAGE
+
+
+class NoNotebookError(UsageError):
+    """No `--notebook` (nor `notebook` setting), and no notebook recorded in the state file to use instead."""
+
+    def __init__(self, message: str = "no notebook given: pass --notebook ID, or --notebook new:TITLE to create one",
+                 *, hint: str | None = "or set 'notebook' in .nlmsync/config.toml") -> None:
+        super().__init__(message, hint=hint)
 
 
 class ConfigError(NlmsyncError):

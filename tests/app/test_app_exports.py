@@ -10,8 +10,9 @@ from nlmsync import app
 def test_exported_names_are_exactly_the_documented_ones() -> None:
     assert sorted(app.__all__) == [
         "Allowance", "AskResult", "Citation", "EvictionCandidate", "EvictionEntry", "LocalChangeEntry", "LoginWait",
-        "NextStep", "NotePlacement", "Orchestrator", "PackEntry", "PlanCapacity", "ProgressSink", "ReconcileReport",
-        "SelectedNote", "SourceMappingEntry", "StatusReport", "local_time", "plan_capacity", "spent_error",
+        "NextStep", "NotePlacement", "NotebookSource", "Orchestrator", "PackEntry", "PlanCapacity", "ProgressSink",
+        "ReconcileReport", "SelectedNote", "SourceMappingEntry", "SourcesReport", "StatusReport", "list_sources",
+        "local_time", "plan_capacity", "spent_error",
     ]
     for name in app.__all__:
         value = getattr(app, name)

@@ -158,6 +158,9 @@ async def test_a_note_that_could_not_get_room_is_reported_as_it_happens(make_wor
             def indexing(self, done: int, total: int) -> None:
                 pass
 
+            def reading(self, done: int, total: int) -> None:
+                pass
+
         orch.progress = recorder = Recorder()
         with pytest.raises(PartialFailure) as caught:
             await orch.refresh(["b.md"])

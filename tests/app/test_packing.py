@@ -391,6 +391,9 @@ async def test_a_packed_run_reports_its_packs_to_the_progress_display(make_world
         def indexing(self, done: int, total: int) -> None:
             seen.append(("indexing", (done, total)))
 
+        def reading(self, done: int, total: int) -> None:
+            seen.append(("reading", (done, total)))
+
     async with world.run(pack="always", source_max_bytes=2_000) as orch:
         orch.progress = Recorder()
         report = await orch.refresh(all_notes=True)

@@ -24,6 +24,7 @@ with store.writer():
 """
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 @pytest.mark.parametrize("command", [["refresh", "--all"], ["ask", "heapsort"], ["reconcile"]])
 def test_another_nlmsync_holding_the_vault_is_busy_exit_7_naming_it(tmp_path: Path, capsys, monkeypatch,
                                                                     command: list[str]):

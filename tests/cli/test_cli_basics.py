@@ -164,3 +164,28 @@ def test_the_words_that_take_a_value_are_the_global_options_that_do() -> None:
 ])
 def test_the_command_main_registers_is_the_one_argv_runs(argv: list[str], command: str | None) -> None:
     assert _command_name(argv) == command
+
+
+DEVELOPER_WORDS = ("registry", "mapping", "canonicaliz", "carry-over", "BM25", "llm logs", "branch", "selection rule",
+                   "to say the source of")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_help_is_in_the_users_words(capsys: pytest.CaptureFixture[str], command: str) -> None:
+    out = run(capsys, command, "-h")[1].split("Examples:", 1)[0]
+    used = [word for word in DEVELOPER_WORDS if word.lower() in out.lower()]
+    assert not used, f"{command} -h says {used}"
+
+
+@pytest.mark.parametrize("command", ["fake-server", "completion"])
+def test_commands_the_global_options_do_nothing_for_do_not_list_them(capsys: pytest.CaptureFixture[str],
+                                                                      command: str) -> None:
+    out = run(capsys, command, "-h")[1].split("Examples:", 1)[0]
+    for option in ("--vault", "--config", "--server", "--notebook", "--quiet"):
+        assert option not in out, f"{command} -h lists {option}"
+    assert "--state FILE" in out or command == "completion"  # the fake server's own --state stays
+
+
+def test_the_server_option_says_its_default(capsys: pytest.CaptureFixture[str]) -> None:
+    out = " ".join(run(capsys, "-h")[1].split())
+    assert "Default: 'notebooklm-mcp --transport stdio'" in out

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a process boundary: every test runs nlmsync in a new interpreter
+
 # Run `main(argv)` in a new interpreter and write down the modules it imported beyond click's own.
 _PROBE = """
 import json, sys
@@ -37,13 +39,19 @@ INDEX_SIDE = ("numpy", "pydantic", "rich", "regex", "sqlite3", "nlmsync.config",
               "nlmsync.store", "nlmsync.vault")
 
 
-def _imports(tmp_path: Path, *argv: str) -> tuple[int, str, set[str]]:
+def _run_probe(tmp_path: Path, *argv: str) -> tuple[int, str, str, set[str]]:
+    """Exit code, stdout, stderr and the modules imported of `nlmsync ARGV…` in a new interpreter."""
     report = tmp_path / "imports.json"
     done = subprocess.run([sys.executable, "-c", _PROBE, str(report), *argv], capture_output=True, text=True,
                           timeout=120, check=False)
     assert report.exists(), done.stderr
     result = json.loads(report.read_text(encoding="utf-8"))
-    return result["code"], done.stdout, set(result["imported"])
+    return result["code"], done.stdout, done.stderr, set(result["imported"])
+
+
+def _imports(tmp_path: Path, *argv: str) -> tuple[int, str, set[str]]:
+    code, out, _err, imported = _run_probe(tmp_path, *argv)
+    return code, out, imported
 
 
 def _among(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
@@ -132,3 +140,17 @@ def test_a_failing_search_or_another_command_ends_as_before(vault: Path) -> None
     assert done.returncode == 2 and done.stderr.endswith("torn down\n")
     done = _as_program("--vault", str(vault), "index", "--json")
     assert done.returncode == 0 and done.stderr == "torn down\n"
+
+
+@pytest.mark.parametrize(("command", "state"), [("status", "no state file"), ("status", "indexed"),
+                                               ("refresh", "indexed")])
+def test_no_notebook_given_is_said_before_the_notebook_side_is_imported(vault: Path, tmp_path: Path, command: str,
+                                                                         state: str) -> None:
+    """With no --notebook and none recorded in the state file, the error comes before the MCP SDK (a second of
+    CPU to import) is loaded: nothing needs a server to say it."""
+    if state == "indexed":  # a state file that knows the vault but no notebook
+        assert _imports(tmp_path, "--vault", str(vault), "index", "--json")[0] == 0
+    code, out, err, imported = _run_probe(tmp_path, "--vault", str(vault), "--server", "fake", command)
+    assert (code, out) == (2, "")
+    assert err.startswith("nlmsync: error: no notebook given: pass --notebook ID"), err
+    assert _among(imported, ("mcp", "anyio", "httpx", "nlmsync.notebooklm", "nlmsync.app", "nlmsync.server")) == []

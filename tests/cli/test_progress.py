@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 from tests.cli_helpers import run_cli as run
 
-from nlmsync.cli import _progress, searching, sync_cmds
+from nlmsync.cli import _progress, _runs, searching
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -24,7 +24,7 @@ def terminal(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
     console = Console(file=screen, force_terminal=True, width=120)
     monkeypatch.setattr(_progress, "stderr_console", lambda: console)
     monkeypatch.setattr(searching, "interactive", lambda: True)
-    monkeypatch.setattr(sync_cmds, "interactive", lambda: True)
+    monkeypatch.setattr(_runs, "interactive", lambda: True)
     return screen
 
 
@@ -107,3 +107,18 @@ def test_ask_on_a_fresh_vault_shows_the_index_being_built(vault: Path, terminal:
     drawn = frames(terminal)
     assert any(re.search(r"ask: indexing the vault .* 0/30$", line) for line in drawn), drawn
     assert any("preparing sources" in line for line in drawn)
+
+
+def test_refresh_all_on_a_terminal_counts_the_notes_it_reads(vault: Path, terminal: io.StringIO,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    for i in range(200):
+        (vault / "many" / f"n{i:03}.md").parent.mkdir(exist_ok=True)
+        (vault / "many" / f"n{i:03}.md").write_text(f"# Note {i}\n\nThe body of note {i}.\n", encoding="utf-8")
+    code, _out, err = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Reading", "refresh",
+                          "--all")
+    assert code == 0, err
+    drawn = frames(terminal)
+    read = [int(m.group(1)) for line in drawn if (m := re.search(r"refresh: reading the notes .* (\d+)/2\d\d", line))]
+    assert read and read[0] == 0 and max(read) > 100 and read == sorted(read), drawn  # it moves while reading
+    after = drawn[max(i for i, line in enumerate(drawn) if "reading the notes" in line) + 1:]
+    assert after and all("reading the notes" not in line for line in after)  # then the run's own phase again

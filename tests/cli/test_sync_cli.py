@@ -70,6 +70,7 @@ def test_progress_display_only_on_a_terminal(vault: Path):
     assert "Sources:" in out and "\x1b[" not in out  # the answer itself is plain text on a pipe
 
 
+@pytest.mark.slow  # waits out the connection retries' real backoff
 def test_server_down_is_one_line_exit_4_and_the_state_is_kept(tmp_path: Path, capsys):
     vault = tmp_path / "vault"
     vault.mkdir()

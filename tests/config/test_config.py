@@ -62,7 +62,7 @@ def test_unknown_or_invalid_keys_name_the_key(tmp_path: Path, text: str, env: di
 
 @pytest.mark.parametrize(("text", "env", "message"), [
     ('exclude = "private/**"\n', {}, "invalid value for 'exclude': a list is wanted (exclude = [\"private/**\"])"),
-    ("query_timeout = 1e400\n", {}, "invalid value for 'query_timeout': Input should be a finite number"),
+    ("query_timeout = 1e400\n", {}, "invalid value for 'query_timeout': a finite number is wanted, got inf"),
     ("k1 = nan\n", {}, "invalid value for 'k1'"),
     ("weight_path = inf\n", {}, "invalid value for 'weight_path'"),
     ("", {"NLMSYNC_CALL_TIMEOUT": "inf"}, "invalid value for 'NLMSYNC_CALL_TIMEOUT'"),
@@ -76,6 +76,29 @@ def test_a_bare_string_for_a_list_or_a_number_that_is_not_finite_is_refused(
     with pytest.raises(ConfigError) as caught:
         load_settings(vault=tmp_path, env=env)
     assert message in str(caught.value) and caught.value.exit_code == 2
+
+
+@pytest.mark.parametrize(("text", "env", "message"), [
+    ("", {"NLMSYNC_CAPACITY": "1e400"},
+     "environment: invalid value for 'NLMSYNC_CAPACITY': a whole number is wanted, got '1e400'"),
+    ("capacity = 2.5\n", {}, "invalid value for 'capacity': a whole number is wanted, got 2.5"),
+    ("capacity = 0\n", {}, "invalid value for 'capacity': must be at least 1, got 0"),
+    ("cutoff_ratio = 1.5\n", {}, "invalid value for 'cutoff_ratio': must be at most 1, got 1.5"),
+    ("query_timeout = 0\n", {}, "invalid value for 'query_timeout': must be more than 0, got 0"),
+    ('pack = "sometimes"\n', {}, "'pack': one of 'auto', 'always' or 'never' is wanted, got 'sometimes'"),
+    ("", {"NLMSYNC_QUERY_STOP_WORDS": "maybe"},
+     "invalid value for 'NLMSYNC_QUERY_STOP_WORDS': true or false is wanted, got 'maybe'"),
+    ("server = 5\n", {}, "invalid value for 'server': text is wanted, got 5"),
+    ('exclude = [1]\n', {}, "invalid value for 'exclude': text is wanted, got 1"),
+])
+def test_a_bad_value_is_said_in_the_users_words(tmp_path: Path, text: str, env: dict[str, str],
+                                                message: str) -> None:
+    write_config(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(vault=tmp_path, env=env)
+    said = str(caught.value)
+    assert message in said and caught.value.exit_code == 2
+    assert "Input should" not in said and "unable to parse" not in said
 
 
 def test_every_float_setting_refuses_infinity() -> None:

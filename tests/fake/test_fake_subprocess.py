@@ -185,6 +185,7 @@ def test_missing_server_command_exits_4(tmp_path: Path, capsys: pytest.CaptureFi
     assert err.startswith("nlmsync: error: MCP server command not found: no-such-mcp-server")
 
 
+@pytest.mark.slow  # waits out the connection retries' real backoff
 def test_nothing_listening_exits_4_quickly_with_one_error_line(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _nlmsync(capsys, "--vault", str(tmp_path), "--server", "http://127.0.0.1:1/mcp", "server-info",

@@ -10,5 +10,5 @@ def test_notebooklm_exports() -> None:
         "FAKE_STATE_FILE", "IDEMPOTENT_TOOLS", "PLAN_CAPACITIES", "AddedSource", "AuthRefreshed", "CreatedNotebook", "DeletedNotebook",
         "DeletedSource", "InProcessFake", "NotebookDetails", "NotebookInfo", "NotebookLMClient", "NotebookList", "Plan",
         "QueryAnswer", "Reference", "RenamedSource", "ServerInfo", "ServerTarget", "SourceContent", "SourceDescription",
-        "SourceRef", "Usage", "UsageWindow", "connect", "plan_for_tier", "resolve_server"}
+        "SourceRef", "Usage", "UsageWindow", "connect", "login_command", "plan_for_tier", "resolve_server"}
     assert all(hasattr(notebooklm, name) for name in notebooklm.__all__)

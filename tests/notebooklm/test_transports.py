@@ -33,6 +33,7 @@ def test_fake_stdio_spec_without_state_dir_keeps_memory_only() -> None:
     assert target.params is not None and "--state" not in target.params.args
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 @pytest.mark.anyio
 async def test_fake_spec_serves_the_fake_in_this_process_and_keeps_its_state(tmp_path: Path) -> None:
     """`--server fake` starts no second process: the fake runs in-process with the switches given, and what

@@ -94,6 +94,7 @@ QUERIES = ["heapsort worst case", "heap sort", "recursion depth quicksort", "김
            "sourdough starter", "the", "sift", "zzz unknown words", "quick"]
 
 
+@pytest.mark.slow  # a large note ranked segment by segment against BM25 over all its tokens, per query
 @pytest.mark.parametrize("query", QUERIES)
 def test_ranking_a_notes_segments_equals_bm25_over_all_their_tokens(query: str) -> None:
     settings = Settings()
@@ -108,6 +109,7 @@ def test_ranking_a_notes_segments_equals_bm25_over_all_their_tokens(query: str) 
     assert all(plan.chunks[hit.chunk_index].char_offset_start <= hit.segment.char_offset_start for hit in hits)
 
 
+@pytest.mark.slow  # a note of tens of megabytes, read whole
 def test_reading_a_large_note_takes_memory_within_5x_its_size() -> None:
     settings = Settings()
     # one str byte a character, as the file; without the fixture transcript's timestamps (repeated, they

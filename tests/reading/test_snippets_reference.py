@@ -493,6 +493,7 @@ def _note_of(rng: random.Random, size: int, vocabulary: Sequence[str]) -> str:
     return "\n\n".join(parts)
 
 
+@pytest.mark.slow  # a note at the size limit, through both implementations
 def test_a_note_just_under_the_limit_gets_exactly_the_old_snippet() -> None:
     rng = random.Random(4)
     vocabulary = [w for w in WORDS if w.isascii()] + [f"w{i}" for i in range(400)]

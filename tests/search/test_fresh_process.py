@@ -38,6 +38,7 @@ def _fresh_process(vault: Path, state: Path, body: str) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 def test_the_search_path_imports_neither_pydantic_nor_sqlite_utils(vault: Path, tmp_path: Path) -> None:
     state = tmp_path / "state.db"
     open_database(state).close()  # an existing, migrated state file: the case of every search but the first
@@ -47,6 +48,7 @@ def test_the_search_path_imports_neither_pydantic_nor_sqlite_utils(vault: Path, 
     )) == "[]"
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 def test_an_unchanged_vault_is_searched_without_the_note_reading_modules(vault: Path, tmp_path: Path) -> None:
     """A new process whose vault did not change reads no note: neither the markdown parser nor, for an
     ASCII query, the `regex` engine (the vault has Korean and Japanese notes) is imported."""
@@ -60,6 +62,7 @@ def test_an_unchanged_vault_is_searched_without_the_note_reading_modules(vault: 
     )) == "[]"
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 def test_an_unchanged_vault_is_answered_cold_without_numpy(vault: Path, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A fresh process's first query on an unchanged vault reads the query terms' postings from the state file

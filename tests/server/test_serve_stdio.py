@@ -15,17 +15,11 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from tests.cli_helpers import environment_without_settings
-from tests.server.answers import answer, first_text
+from tests.server.answers import answer, first_text, serve_over_stdio
 
 from nlmsync.cli import main
 
 pytestmark = pytest.mark.anyio
-
-
-def _params(vault: Path, *extra: str) -> StdioServerParameters:
-    env = environment_without_settings()
-    return StdioServerParameters(command=sys.executable, args=["-m", "nlmsync", "--vault", str(vault), *extra, "serve"],
-                                 env=env)
 
 
 def _documented_registration(vault: Path) -> StdioServerParameters:
@@ -62,11 +56,11 @@ async def test_every_vault_tool_over_stdio_as_the_docs_register_it(vault: Path) 
 @pytest.mark.slow  # a process boundary: a subprocess or server start per test
 async def test_ask_over_stdio_with_the_bundled_fake_server(vault: Path) -> None:
     with anyio.fail_after(120):
-        async with Client(_params(vault, "--server", "fake", "--notebook", "new:Stdio")) as client:
+        async with Client(serve_over_stdio(vault, "--server", "fake", "--notebook", "new:Stdio")) as client:
             refreshed = await client.call_tool("refresh_notebook", {"query": "heapsort"})
             asked = await client.call_tool("ask_notebook", {"question": "What is heapsort's worst case?"})
     assert not refreshed.is_error, refreshed.content
-    assert "algorithms/sorting/heapsort.md" in [n["path"] for n in answer(refreshed)["notes"]]
+    assert "algorithms/sorting/heapsort.md" in [n["path"] for n in answer(refreshed)["changes"]]
     assert not asked.is_error, asked.content
     assert answer(asked)["answer"]
     assert (vault / ".nlmsync" / "fake-notebooklm.json").is_file()

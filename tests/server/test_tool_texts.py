@@ -8,8 +8,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
+from tests.server.answers import serve_over_stdio
 
 from nlmsync.config import Settings
 from nlmsync.server import serving
@@ -58,3 +60,29 @@ async def test_a_search_answer_is_one_compact_json_text_saying_each_thing_once(v
     for hit in answer["results"]:
         snippets = [chunk["snippet"] for chunk in hit["chunks"]]
         assert "snippet" not in hit and len(set(snippets)) == len(snippets)
+
+
+# What a client may assume of each tool: reading the vault changes nothing and reaches nothing outside it; the
+# notebook tools reach NotebookLM and may delete sources (an old version, a note evicted to make room).
+EXPECTED_HINTS = {
+    "search_notes": {"readOnlyHint": True, "openWorldHint": False},
+    "read_note": {"readOnlyHint": True, "openWorldHint": False},
+    "get_chunk": {"readOnlyHint": True, "openWorldHint": False},
+    "ask_notebook": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True},
+    "refresh_notebook": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True,
+                         "openWorldHint": True},
+}
+
+
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
+async def test_every_parameter_is_described_and_every_tool_annotated_over_stdio(vault: Path) -> None:
+    with anyio.fail_after(120):
+        async with Client(serve_over_stdio(vault)) as client:
+            listed = await client.list_tools()
+    hints = {tool.name: tool.annotations.model_dump(by_alias=True, exclude_none=True, exclude={"title"})
+             for tool in listed.tools if tool.annotations is not None}
+    assert hints == EXPECTED_HINTS
+    undescribed = [f"{tool.name}.{name}" for tool in listed.tools
+                   for name, schema in tool.input_schema["properties"].items() if not schema.get("description")]
+    assert undescribed == []
+    assert _wire(listed) <= TOOLS_LIST_BUDGET

@@ -58,6 +58,7 @@ def writer_mid_step(state_path: Path) -> Iterator[subprocess.Popen[str]]:
     yield from _hold(state_path, "mid-step")
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 def test_second_writer_gets_a_clear_error_with_the_holders_pid_and_command(state_path: Path, other_writer) -> None:
     with StateStore.open(state_path) as store:
         with pytest.raises(StateLockedError) as caught, store.writer(timeout=0.2):
@@ -67,12 +68,14 @@ def test_second_writer_gets_a_clear_error_with_the_holders_pid_and_command(state
         assert caught.value.pid == other_writer.pid and caught.value.exit_code == 7
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 def test_readers_and_single_steps_do_not_wait_for_the_writer_lock(state_path: Path, other_writer) -> None:
     with StateStore.open(state_path) as store:
         add(store, "a.md", "s1")
         assert [m.path for m in store.all_mappings(NB)] == ["a.md", "committed.md"]
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 def test_a_reader_opens_and_reads_while_another_process_is_inside_a_write_step(
         state_path: Path, writer_mid_step) -> None:
     with StateStore.open(state_path) as reader:
@@ -91,6 +94,7 @@ def test_lock_is_reentrant_and_released(state_path: Path) -> None:
             pass
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 def test_a_killed_holder_releases_the_lock(state_path: Path, other_writer) -> None:
     with StateStore.open(state_path) as store:
         with pytest.raises(StateLockedError), store.writer(timeout=0.1):

@@ -180,6 +180,7 @@ def test_explicit_tags_give_the_string_as_written_or_a_boolean(raw: str, value: 
     assert parse_front_matter(f"---\nkey: {raw}\n---\n").data == {"key": value}
 
 
+@pytest.mark.slow  # pathological YAML, each parsed by both loaders
 def test_hostile_front_matter_neither_raises_nor_blows_up() -> None:
     """Untrusted notes: nesting deep enough to overflow libyaml's C recursion (the process died), aliases
     that refer to themselves or multiply (nine to the eighth strings), and tags PyYAML's constructors choke on."""
@@ -246,6 +247,7 @@ def test_exclude_patterns_are_gitignore_patterns() -> None:
     assert matches_exclude("[x.md", ["[[]x.md"])
 
 
+@pytest.mark.slow  # a process boundary: a subprocess or server start per test
 def test_a_vault_without_exclude_patterns_does_not_load_pathspec() -> None:
     code = ("import sys\nfrom nlmsync.config import Settings\nfrom nlmsync.vault import is_excluded\n"
             "assert not is_excluded('a.md', 'text', Settings().exclude)\nprint('pathspec' in sys.modules)\n")

@@ -1,7 +1,8 @@
 """The app layer: one `Orchestrator` per run (select → ensure sources → query → record), used by the CLI,
 `watch` and `serve`, and the results its runs answer.
 
-- `orchestrator`: `Orchestrator` (`refresh`, `ask`, `status`, `reconcile`, `keep_current`) and `ProgressSink`.
+- `orchestrator`: `Orchestrator` (`refresh`, `ask`, `status`, `reconcile`, `keep_current`, `listing`).
+- `progress`: `ProgressSink`, where a run reports its progress.
 - `results`: the pydantic models of `ask`, `status` and `reconcile` (`refresh` answers sync's `RefreshReport`).
 - `notebooks`: which notebook a run works on (`--notebook ID`, `new:TITLE`, the default) and the error for
   one the server does not know.
@@ -9,6 +10,7 @@
 - `servers`: the NotebookLM client a run talks to, with `--server fake` served by the bundled fake.
 - `citations`: an answer's citations mapped back to vault notes and headings.
 - `messages`: what `status` proposes to do next, and the line of a partly failed refresh.
+- `sources`: `list_sources`, what the notebook holds source by source (`nlmsync sources`).
 - `answer_notes`: `ask --save`, an answer kept in the vault as a note with links to what it cites.
 - `allowance`: the plan's usage allowance (`Allowance`, read briefly once, respected before a question) and
   the sources per notebook of its tier (`plan_capacity`).
@@ -18,7 +20,8 @@
 
 from nlmsync.app.allowance import Allowance, PlanCapacity, local_time, plan_capacity, spent_error
 from nlmsync.app.login_wait import LoginWait
-from nlmsync.app.orchestrator import Orchestrator, ProgressSink
+from nlmsync.app.orchestrator import Orchestrator
+from nlmsync.app.progress import ProgressSink
 from nlmsync.app.results import (
     AskResult,
     Citation,
@@ -26,13 +29,16 @@ from nlmsync.app.results import (
     EvictionEntry,
     LocalChangeEntry,
     NextStep,
+    NotebookSource,
     NotePlacement,
     PackEntry,
     ReconcileReport,
     SelectedNote,
     SourceMappingEntry,
+    SourcesReport,
     StatusReport,
 )
+from nlmsync.app.sources import list_sources
 
 __all__ = [
     "Allowance",
@@ -44,6 +50,7 @@ __all__ = [
     "LoginWait",
     "NextStep",
     "NotePlacement",
+    "NotebookSource",
     "Orchestrator",
     "PackEntry",
     "PlanCapacity",
@@ -51,7 +58,9 @@ __all__ = [
     "ReconcileReport",
     "SelectedNote",
     "SourceMappingEntry",
+    "SourcesReport",
     "StatusReport",
+    "list_sources",
     "local_time",
     "plan_capacity",
     "spent_error",

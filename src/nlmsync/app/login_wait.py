@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 
 from nlmsync.errors import AuthenticationRequiredError, NotebookLMError
+from nlmsync.notebooklm import login_command
 
 __all__ = ["RETRY_SECONDS", "LoginWait", "Sleep"]
 
@@ -47,8 +48,8 @@ class LoginWait:
         said = self.expired.message if self.expired is not None else "the server needs a Google login"
         return AuthenticationRequiredError(
             f"waiting for a Google login: {said}; refresh_auth is tried again every {self.retry_every:g} s",
-            hint="run 'nlm login' in a terminal (or give the server fresh NOTEBOOKLM_COOKIES): nlmsync goes on by "
-                 "itself once the login works")
+            hint=f"run {login_command()} in a terminal (or give the server fresh NOTEBOOKLM_COOKIES): nlmsync goes "
+                 "on by itself once the login works")
 
     async def wait(self, renew: Callable[[], Awaitable[object]]) -> None:
         """Try `renew` (`refresh_auth`) every `retry_every` seconds until it works; the wait is then over. A try

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from nlmsync.errors import (
     ConnectionProblem,
+    NoNotebookError,
     NotebookLMError,
     NotebookNotFoundError,
     NotFoundError,
@@ -42,8 +43,8 @@ async def resolve_notebook(client: NotebookLMClient, store: StateStore, spec: st
     yet is returned as that spec itself. `notice` hears which notebook of the server's was adopted.
 
     Raises:
-        UsageError: no title after `new:`; `new:TITLE` not created yet and not `create`; no notebook given
-            and no default.
+        UsageError: no title after `new:`; `new:TITLE` not created yet and not `create`.
+        NoNotebookError: no notebook given and no default.
     """
     if spec.startswith(NEW_NOTEBOOK_PREFIX):
         title = spec[len(NEW_NOTEBOOK_PREFIX):].strip()
@@ -54,8 +55,7 @@ async def resolve_notebook(client: NotebookLMClient, store: StateStore, spec: st
         return spec, None
     default = store.default_notebook()
     if default is None:
-        raise UsageError("no notebook given: pass --notebook ID, or --notebook new:TITLE to create one",
-                         hint="or set 'notebook' in .nlmsync/config.toml")
+        raise NoNotebookError
     return default, None
 
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from nlmsync.app.allowance import Allowance, plan_capacity
 from nlmsync.app.citations import map_citations
 from nlmsync.app.messages import next_steps, partial_failure_message
 from nlmsync.app.notebooks import notebook_not_found, planned_title, resolve_notebook
 from nlmsync.app.placement import note_placement
+from nlmsync.app.progress import ProgressSink
 from nlmsync.app.refresh_notes import all_notes_scope, named_notes, synced_notes, vault_notes
 from nlmsync.app.results import (
     AskResult,
@@ -73,17 +74,6 @@ if TYPE_CHECKING:
 
     from nlmsync.search import NoteIndex, SearchHit
     from nlmsync.sync.adopt import Levelled
-
-
-class ProgressSink(Protocol):
-    """Where a run reports progress (the CLI's rich display; nothing for `--json`)."""
-
-    def start(self, label: str, total: int) -> None: ...
-
-    def advance(self, outcome: NoteOutcome | PackOutcome) -> None: ...
-
-    def indexing(self, done: int, total: int) -> None:
-        """The search index is being brought up to date: `done` of `total` changed notes read."""
 
 
 NEXT_EVICTIONS_SHOWN = 5
@@ -193,6 +183,7 @@ class Orchestrator:
         return SyncDeps(self.client, self.store, self.vault_root, self.settings, notebook_id,
                         on_progress=self.progress.advance if self.progress else None,
                         on_phase=self.progress.start if self.progress else None,
+                        on_reading=self.progress.reading if self.progress else None,
                         limit=self.capacity(notebook_id))
 
     def capacity(self, notebook_id: str) -> Capacity:
@@ -416,13 +407,20 @@ class Orchestrator:
                                                     conversation_id=None, timeout=timeout), None
 
     # --- status and reconcile ------------------------------------------------------------------
+    async def listing(self, *, level: bool = False) -> tuple[str, RemoteView]:
+        """The notebook of this run and a fresh listing of it; with `level`, the state file is first brought level
+        with what the notebook holds and it does not know yet (`status`, `sources`)."""
+        notebook_id, first = await self._notebook(create=False)
+        remote = await self._remote(notebook_id, first)
+        if level:
+            async with held_writer(self.store):
+                await level_with_notebook(self._deps(notebook_id), remote)
+        return notebook_id, remote
+
     async def status(self, paths: Sequence[str] = ()) -> StatusReport:
         """The registry against the remote listing and the vault, with the next steps, and for each of `paths`
         (vault-relative notes) the source that holds it; changes nothing."""
-        notebook_id, first = await self._notebook(create=False)
-        remote = await self._remote(notebook_id, first)
-        async with held_writer(self.store):  # what the notebook holds that the state file does not know yet
-            await level_with_notebook(self._deps(notebook_id), remote)
+        notebook_id, remote = await self.listing(level=True)
         await self._default_capacity()
         limit = self.capacity(notebook_id)
         report = StatusReport(server=self.settings.server, notebook_id=notebook_id, title=remote.title,
@@ -469,8 +467,7 @@ class Orchestrator:
     async def reconcile(self) -> ReconcileReport:
         """Reconciliation against one fresh listing: mark mappings active (canonical ids) or stale."""
         async with held_writer(self.store):
-            notebook_id, first = await self._notebook(create=False)
-            remote = await self._remote(notebook_id, first)
+            notebook_id, remote = await self.listing()
             await level_with_notebook(self._deps(notebook_id), remote)
             result = self.store.reconcile(notebook_id, remote.ids())
             registered = {self.store.resolve_source_id(m.source_id) for m in self.store.all_mappings(notebook_id)}

@@ -1,5 +1,5 @@
 """What the orchestrator's runs answer, as pydantic models: `ask`'s `AskResult` (with its citations),
-`status`'s `StatusReport` and `reconcile`'s `ReconcileReport`. The CLI prints them (one JSON document with
+`status`'s `StatusReport`, `sources`' `SourcesReport` and `reconcile`'s `ReconcileReport`. The CLI prints them (one JSON document with
 `--json`) and `serve` returns them as tool results; `refresh` answers with sync's `RefreshReport`."""
 
 from __future__ import annotations
@@ -144,3 +144,33 @@ class ReconcileReport(BaseModel):
     canonicalized_paths: list[str] = Field(default_factory=list)
     orphan_source_ids: list[str] = Field(default_factory=list)
 
+
+
+class NotebookSource(BaseModel):
+    """One source of the notebook as `sources` lists it: what it holds, and whether nlmsync put it there."""
+
+    source_id: str
+    title: str
+    kind: str = Field(description="pack (many notes), note (one note, or one part of a split note), orphan (an "
+                                  "nlmsync title the state file does not know) or unmanaged (not uploaded by nlmsync).")
+    path: str | None = Field(default=None, description="A note's path.")
+    part: int | None = Field(default=None, description="Which part of a split note, from 0.")
+    part_count: int | None = None
+    first_path: str | None = Field(default=None, description="A pack's first note.")
+    last_path: str | None = Field(default=None, description="A pack's last note.")
+    note_count: int | None = Field(default=None, description="The notes a pack holds.")
+    byte_count: int | None = Field(default=None, description="Bytes of a pack's text.")
+
+
+class SourcesReport(BaseModel):
+    notebook_id: str
+    title: str
+    capacity: int
+    source_count: int
+    sources: list[NotebookSource] = Field(default_factory=list, description="Packs in path order, then notes alone, "
+                                          "orphans and unmanaged sources.")
+    pack_count: int = 0
+    packed_note_count: int = 0
+    alone_count: int = Field(0, description="Sources holding one note, or one part of one.")
+    orphan_count: int = 0
+    unmanaged_count: int = 0

@@ -125,8 +125,9 @@ def main(argv: list[str] | None = None) -> None:
 
 def _run_click(args: list[str], cli: CliContext, completing: bool) -> object:
     """The app run on `args` with the command its words name registered; its exit code (click's own errors — a
-    bad option, an aborted prompt — shown and exited here; `--help` and `--version` return 0)."""
-    from click.exceptions import Abort, ClickException
+    bad option or argument, said as `nlmsync: error: …` with the command's usage as the hint, an aborted prompt —
+    exited here; `--help` and `--version` return 0)."""
+    from click.exceptions import Abort, ClickException, NoArgsIsHelpError, UsageError
 
     app = _with_commands(None if completing else _command_name(args))
     try:
@@ -134,7 +135,14 @@ def _run_click(args: list[str], cli: CliContext, completing: bool) -> object:
         return app.main(args=args, prog_name="nlmsync", complete_var=COMPLETE_VAR, standalone_mode=False, obj=cli)
     except Abort as exc:  # Ctrl-C, or the end of input at a prompt
         _fail("interrupted" if isinstance(exc.__cause__, KeyboardInterrupt) else "aborted", 130)
-    except ClickException as exc:
+    except NoArgsIsHelpError as exc:  # `nlmsync` alone: the help, as click prints it
         exc.show()
         sys.exit(exc.exit_code)
+    except UsageError as exc:
+        from nlmsync.cli._usage import usage_error
+
+        message, hint = usage_error(exc)
+        _fail(message, exc.exit_code, hint)
+    except ClickException as exc:
+        _fail(exc.format_message(), exc.exit_code)
     return None

@@ -23,6 +23,7 @@ from nlmsync.cli._context import (
     COMPLETE_VAR,
     GLOBAL_TARGETS,
     GLOBAL_VALUE_OPTIONS,
+    WITHOUT_GLOBAL_OPTIONS,
     CliContext,
     Interrupted,
 )
@@ -50,13 +51,14 @@ def _store_global(ctx: click.Context, param: click.Parameter, value: Any) -> Any
 
 
 class GlobalOptionsGroup(click.Group):
-    """The root command: each subcommand also accepts the global options (unless it has a flag of that name,
-    as `fake-server --state` has), so they may follow the command as users of git, gh or restic expect; `--help`
-    lists the commands in `COMMAND_MODULES`' order, whichever command modules were imported first."""
+    """The root command: each subcommand also accepts the global options (unless it has a flag of that name, or
+    is one of `WITHOUT_GLOBAL_OPTIONS`, which they do nothing for), so they may follow the command as users of
+    git, gh or restic expect; `--help` lists the commands in `COMMAND_MODULES`' order, whichever command modules
+    were imported first."""
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         taken = {opt for p in cmd.params for opt in (*p.opts, *p.secondary_opts)}
-        for param in self.params:
+        for param in [] if (name or cmd.name) in WITHOUT_GLOBAL_OPTIONS else self.params:
             if param.name in GLOBAL_TARGETS and not taken.intersection(param.opts):
                 twin = copy.copy(param)
                 twin.expose_value = False
@@ -112,8 +114,9 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
 @click.option("--vault", type=path_type(), help="The markdown vault folder (default: .).")
 @click.option("--config", type=path_type(), help="Config file (default: <vault>/.nlmsync/config.toml).")
 @click.option("--state", type=path_type(), help="State file (default: <vault>/.nlmsync/state.db).")
-@click.option("--server", help="NotebookLM MCP server: 'fake' (in-process), 'fake-stdio', a command line, or an "
-                               "http://…/mcp URL.")
+@click.option("--server", help="NotebookLM MCP server: a command line, an http://…/mcp URL, 'fake' (the bundled "
+                               "fake, in process) or 'fake-stdio'. Default: 'notebooklm-mcp --transport stdio', the "
+                               "real server.")
 @click.option("--notebook", help="Notebook id, or new:TITLE to create one.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display and no per-note lines: the summary and "
                                                   "errors only (for cron).")

@@ -30,6 +30,7 @@ COMMAND_MODULES = {
     "refresh": "sync_cmds",
     "ask": "sync_cmds",
     "status": "sync_cmds",
+    "sources": "notebook_cmds",
     "reconcile": "sync_cmds",
     "check": "state_cmds",
     "watch": "watch_cmds",
@@ -40,6 +41,9 @@ COMMAND_MODULES = {
     "fake-server": "fake_cmds",
     "completion": "completion_cmds",
 }
+# Commands the global options say nothing to (the fake server keeps its own state; a completion script is the
+# same for every vault): their help does not list them, and they take none after the command.
+WITHOUT_GLOBAL_OPTIONS = frozenset({"fake-server", "completion"})
 # Options whose value, a note's path, may be left out: `ask Q --save` and `ask --save Q` save under a name made
 # from the question, `ask Q --save answers/heap.md` as that file (the word after is the value when it is a note's).
 OPTIONAL_NOTE_VALUES = frozenset({"--save"})

@@ -1,22 +1,24 @@
-"""`nlmsync notebooks` (the server's notebooks: how a user finds an id) and `nlmsync conversations` (the
-questions asked so far, from the state file: a list, or one conversation's turns with the notes each relied on).
+"""`nlmsync notebooks` (the server's notebooks: how a user finds an id), `nlmsync sources` (what the notebook
+holds, source by source) and `nlmsync conversations` (the questions asked so far, from the state file: a list,
+or one conversation's turns with the notes each relied on).
 
-The MCP client, anyio and the state store are imported when a command runs, not with the module.
+The MCP client, anyio, the orchestrator and the state store are imported when a command runs, not with the module.
 """
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from nlmsync._text import visible
 from nlmsync.cli._app import app, cli_context, examples, json_flag
-from nlmsync.cli._output import emit_json, escape, stdout_console, when
+from nlmsync.cli._output import emit_json, escape, escape_path, stdout_console, when
+from nlmsync.cli._runs import open_state, run_app
 from nlmsync.errors import UsageError
 
 if TYPE_CHECKING:
+    from nlmsync.app import NotebookSource, Orchestrator, SourcesReport
     from nlmsync.config import Settings
     from nlmsync.notebooklm import NotebookInfo
     from nlmsync.store import StateStore
@@ -35,7 +37,7 @@ def _known_default(settings: Settings) -> str | None:
     given = _given_notebook(settings)
     if given is not None:
         return given
-    store = _open_state(settings)
+    store = open_state(settings)
     if store is None:
         return None
     with store:
@@ -77,17 +79,64 @@ def notebooks_command(ctx: click.Context, json_output: bool) -> None:
         out.print("\nUse one with --notebook ID, or set notebook = \"ID\" in .nlmsync/config.toml.")
 
 
-def _open_state(settings: Settings) -> StateStore | None:
-    """The state file, open; None when there is none yet (nothing was synced or asked with it).
+@app.command("sources", epilog=examples(
+    "nlmsync --vault ~/notes sources          # packs and the notes each holds, notes alone, sources you added",
+    "nlmsync sources --json"))
+@json_flag
+@click.pass_context
+def sources_command(ctx: click.Context, json_output: bool) -> None:
+    """List what the notebook holds, source by source: each pack with the range of notes it holds, the notes
+    uploaded alone, and the sources you added yourself (nlmsync never changes or evicts those)."""
+    cli = cli_context(ctx)
 
-    Raises:
-        StateError: something that is not a state file is where it should be (a folder, a broken link …).
-    """
-    if not os.path.lexists(settings.state_path):
-        return None
-    from nlmsync.store import StateStore
+    async def listing(orchestrator: Orchestrator) -> SourcesReport:
+        from nlmsync.app import list_sources
 
-    return StateStore.open(settings.state_path, settings)
+        return await list_sources(orchestrator)
+
+    report = run_app(cli.settings(), listing, label="sources", quiet=json_output or cli.quiet)
+    if json_output:
+        emit_json(report)
+        return
+    _print_sources(report, cli.quiet)
+
+
+def _print_sources(report: SourcesReport, quiet: bool) -> None:
+    out = stdout_console().print
+    free = report.capacity - report.source_count
+    room = f"{free} free" if free >= 0 else f"[red]{-free} over capacity[/red]"
+    out(f"Notebook {report.notebook_id} ({escape(visible(report.title))}): {report.source_count}/{report.capacity} "
+        f"sources, {room}")
+    counts = [f"{report.pack_count:,} {'pack' if report.pack_count == 1 else 'packs'} holding "
+              f"{report.packed_note_count:,} notes" if report.pack_count else "",
+              f"{report.alone_count:,} {'note' if report.alone_count == 1 else 'notes'} alone",
+              f"{report.unmanaged_count:,} not uploaded by nlmsync",
+              f"{report.orphan_count:,} {'orphan' if report.orphan_count == 1 else 'orphans'}"
+              if report.orphan_count else ""]
+    out("  " + ", ".join(c for c in counts if c))
+    if quiet:
+        return
+    sections = [("pack", "Packs (the range of notes each holds):"), ("note", "Notes alone:"),
+                ("unmanaged", "Not uploaded by nlmsync (never changed or evicted):"),
+                ("orphan", "With nlmsync's titles but unknown to the state file ('nlmsync status' says what to do):")]
+    for kind, heading in sections:
+        lines = [_source_line(s) for s in report.sources if s.kind == kind]
+        if lines:
+            out(f"\n{heading}")
+            for line in lines:
+                out(f"  {line}")
+
+
+def _source_line(source: NotebookSource) -> str:
+    ident = f"  [dim]{source.source_id}[/dim]"
+    if source.kind == "pack":
+        notes = f"{source.note_count:,} {'note' if source.note_count == 1 else 'notes'}"
+        return (f"{escape_path(source.first_path or '')} … {escape_path(source.last_path or '')}  "
+                f"({notes}, {source.byte_count or 0:,} bytes){ident}")
+    if source.kind == "note":
+        part = f" (part {(source.part or 0) + 1} of {source.part_count})" if (source.part_count or 1) > 1 else ""
+        return f"{escape_path(source.path or '')}{part}{ident}"
+    return f"{escape(visible(source.title))}{ident}"
 
 
 def _short(text: str, limit: int) -> str:
@@ -103,7 +152,7 @@ def _short(text: str, limit: int) -> str:
 @json_flag
 @click.pass_context
 def conversations_command(ctx: click.Context, action: tuple[str, ...], json_output: bool) -> None:
-    """The conversations of `ask` kept in the state file, like `llm logs`: a list, or one with its turns.
+    """The questions you asked with `ask`, by conversation: a list, newest first, or one with its turns.
 
     ACTION is 'list' (the default) or 'show ID'.
     """
@@ -117,7 +166,7 @@ def conversations_command(ctx: click.Context, action: tuple[str, ...], json_outp
 
 
 def _list_conversations(settings: Settings, json_output: bool) -> None:
-    store = _open_state(settings)
+    store = open_state(settings)
     summaries = []
     if store is not None:
         with store:
@@ -141,7 +190,7 @@ def _list_conversations(settings: Settings, json_output: bool) -> None:
 
 
 def _show_conversation(settings: Settings, prefix: str, json_output: bool) -> None:
-    store = _open_state(settings)
+    store = open_state(settings)
     if store is None:
         raise UsageError(f"no conversation '{prefix}': nothing was asked with this state file yet")
     with store:

@@ -23,7 +23,7 @@ from nlmsync.errors import StateError
 @json_flag
 @click.pass_context
 def index_command(ctx: click.Context, json_output: bool) -> None:
-    """Build or update the BM25 index; print counts, skipped notes with reasons, and timing."""
+    """Build or update the search index; print counts, skipped notes with reasons, and timing."""
     cli = cli_context(ctx)
     settings = cli.settings()
     index = open_index(settings)
@@ -61,5 +61,5 @@ def index_command(ctx: click.Context, json_output: bool) -> None:
 @json_flag
 @click.pass_context
 def search_command(ctx: click.Context, query: str | None, limit: int, queries: Path | None, json_output: bool) -> None:
-    """Rank the vault's notes for QUERY with scores, matched terms, snippets, and the notes the selection rule picks."""
+    """Rank the vault's notes for QUERY with scores, matched words and snippets, marking those ask would use."""
     run_search(cli_context(ctx), query, limit, queries, json_output)

@@ -1,7 +1,7 @@
 """`refresh`, `ask`, `status` and `reconcile`: the notebook side of the command line.
 
-Each command builds its settings, opens an `Orchestrator` and prints the result: one JSON document
-with `--json`, readable lines otherwise, and a rich progress display on stderr when it is a terminal.
+Each command builds its settings, runs an `Orchestrator` (`cli._runs.run_app`) and prints the result: one JSON
+document with `--json`, readable lines otherwise, and a rich progress display on stderr when it is a terminal.
 The orchestrator, the sync reports, anyio and rich are imported when a command runs, not with the module.
 """
 
@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import functools
 import shlex
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Self, TypeVar
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,11 +19,11 @@ from nlmsync.cli._output import (
     emit_json,
     escape,
     escape_path,
-    interactive,
     stderr_console,
     stdout_console,
     when,
 )
+from nlmsync.cli._runs import run_app
 from nlmsync.errors import (
     EXIT_AUTH,
     EXIT_CAPACITY,
@@ -36,21 +35,16 @@ from nlmsync.errors import (
 )
 
 if TYPE_CHECKING:
-    from rich.progress import TaskID
-
     # The app layer pulls in the MCP SDK (about a second of imports); commands import it when they run.
     from nlmsync.app import (
         AskResult,
         EvictionCandidate,
         LocalChangeEntry,
-        Orchestrator,
         ReconcileReport,
         StatusReport,
     )
-    from nlmsync.config import Settings
     from nlmsync.sync import Branch, NoteOutcome, PackOutcome, RefreshReport
 
-T = TypeVar("T")
 # A refresh stopped with one of these still prints its report (what was done and recorded before it stopped).
 REPORTED_EXIT_CODES = frozenset({EXIT_CAPACITY, EXIT_CONNECTION, EXIT_AUTH, EXIT_PARTIAL})
 
@@ -61,85 +55,6 @@ def _branch_style() -> dict[Branch, str]:
 
     return {Branch.ADDED: "green", Branch.REPLACED: "cyan", Branch.RENAMED: "blue", Branch.REUSED: "dim",
             Branch.EVICTED: "yellow", Branch.REMOVED: "yellow", Branch.EXCLUDED: "dim", Branch.FAILED: "red"}
-
-
-class RichProgress:
-    """The terminal progress display (a `ProgressSink`): `label` until the first phase starts (connecting,
-    reading the notebook), then one bar per phase with done/total, an ETA and the last note."""
-
-    def __init__(self, label: str) -> None:
-        from nlmsync.cli._progress import new_progress
-
-        self._progress = new_progress()
-        self._label = label
-        self._task: TaskID = self._progress.add_task(f"{label}: connecting to the NotebookLM server…", total=None)
-        self._phase = "connecting"
-
-    def __enter__(self) -> Self:
-        self._progress.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._progress.stop()
-
-    def connected(self) -> None:
-        """The server answered: the work itself (reading the notebook, comparing) is under way."""
-        self._progress.update(self._task, description=f"{self._label}: reading the notebook…")
-
-    def start(self, label: str, total: int) -> None:
-        self._phase = label
-        self._progress.remove_task(self._task)
-        self._task = self._progress.add_task(label, total=total)
-        self._progress.refresh()
-
-    def indexing(self, done: int, total: int) -> None:
-        if self._phase != "indexing":
-            self.start(f"{self._label}: indexing the vault", total)
-            self._phase = "indexing"
-        self._progress.update(self._task, completed=done)
-
-    def advance(self, outcome: NoteOutcome | PackOutcome) -> None:
-        from nlmsync.sync import Branch
-
-        counts = outcome.branch not in (Branch.EVICTED, Branch.REMOVED)
-        self._progress.update(self._task, advance=1 if counts else 0,
-                              description=f"{outcome.branch.value} {escape_path(outcome.path)}")
-
-
-def _run(settings: Settings, work: Callable[[Orchestrator], Awaitable[T]], *, label: str, quiet: bool) -> T:
-    """Open an orchestrator and run `work` in it; on a terminal, unless `quiet` (or --json), with a progress
-    display on stderr that says what it waits for (`label`: the command)."""
-    import gc
-
-    import anyio
-
-    from nlmsync.app import Orchestrator
-
-    # What the imports built (mcp's and pydantic's models: most of the heap) lives as long as the process:
-    # out of the collector's full passes, which otherwise rescan it while a run allocates per note
-    # (~0.3 s of CPU in an idle refresh of 2,000 notes). Unfrozen after the run: an in-process caller's
-    # garbage is collected as before.
-    gc.freeze()
-    # The result leaves through `done`, not as the main task's result: on Python 3.11 the event loop's
-    # shutdown formats the main task, result included, twice (a SIGINT handler check), which for the report
-    # of a 2,000-note refresh cost 0.2 s.
-    done: list[T] = []
-
-    async def main() -> None:
-        if quiet or not interactive():
-            async with Orchestrator.open(settings) as orch:
-                done.append(await work(orch))
-                return
-        with RichProgress(label) as progress:
-            async with Orchestrator.open(settings, progress=progress) as orch:
-                progress.connected()
-                done.append(await work(orch))
-
-    try:
-        anyio.run(main)
-    finally:
-        gc.unfreeze()
-    return done[0]
 
 
 def _note_line(note: NoteOutcome) -> str:
@@ -227,9 +142,9 @@ def _print_refresh(report: RefreshReport, json_output: bool, quiet: bool) -> Non
 @click.pass_context
 def refresh_command(ctx: click.Context, paths: tuple[str, ...], query: str | None, all_notes: bool, dry_run: bool,
                     capacity: int | None, concurrency: int | None, json_output: bool) -> None:
-    """Make notes live sources: per note the branch taken (reused, replaced, renamed, added, evicted, …).
+    """Upload notes to the notebook, and say what was done with each: reused, replaced, renamed, added, evicted, …
 
-    PATHs are notes or folders (default: the notes already synced).
+    PATHs are notes or folders (default: the notes uploaded before).
     """
     cli = cli_context(ctx)
     settings = cli.settings(capacity=capacity, concurrency=concurrency)
@@ -239,7 +154,7 @@ def refresh_command(ctx: click.Context, paths: tuple[str, ...], query: str | Non
         targets = vault_relative_args(Path(settings.vault), paths or ())
         if not all_notes:  # with --all a path no longer in the vault may still name synced notes
             refuse_missing(Path(settings.vault), targets)
-        report = _run(settings, lambda orch: orch.refresh(targets, query=query, all_notes=all_notes, dry_run=dry_run),
+        report = run_app(settings, lambda orch: orch.refresh(targets, query=query, all_notes=all_notes, dry_run=dry_run),
                       label="refresh", quiet=json_output or cli.quiet)
     except NlmsyncError as exc:
         from nlmsync.sync import RefreshReport
@@ -297,7 +212,11 @@ def _print_ask(result: AskResult, json_output: bool) -> None:
 @click.pass_context
 def ask_command(ctx: click.Context, question: str, conversation: str | None, new: bool, save: str | None,
                 json_output: bool) -> None:
-    """Select notes (BM25), make them live sources, ask QUESTION with carry-over, print the answer with citations."""
+    """Ask the notebook QUESTION and print the answer, its citations naming your notes and headings.
+
+    The notes that match the question best are uploaded first (those already there are reused), and a follow-up
+    is asked with the notes the conversation used before as well.
+    """
     if new and conversation:
         raise click.BadParameter("--new and --conversation cannot be used together")
     cli = cli_context(ctx)
@@ -308,7 +227,7 @@ def ask_command(ctx: click.Context, question: str, conversation: str | None, new
         from nlmsync.cli.paths import vault_relative_target
 
         target = answer_target(settings.vault, question, vault_relative_target(settings.vault, save) if save else "")
-    result = _run(settings, lambda orch: orch.ask(question, conversation_id=conversation, new=new),
+    result = run_app(settings, lambda orch: orch.ask(question, conversation_id=conversation, new=new),
                   label="ask", quiet=json_output or cli.quiet)
     if target is not None:
         from nlmsync.app.answer_notes import save_answer
@@ -413,16 +332,17 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
 @json_flag
 @click.pass_context
 def status_command(ctx: click.Context, paths: tuple[str, ...], json_output: bool) -> None:
-    """What changed locally, what the notebook lacks, what goes next, capacity used — and what to run.
+    """What changed in the vault, what the notebook lacks, what goes next, capacity used — and what to run.
 
-    PATHs are notes to say the source of (a pack, alone, or none).
+    Given PATHs (notes), it also says which source holds each: a pack shared with other notes, a source of its
+    own, or none.
     """
     cli = cli_context(ctx)
     settings = cli.settings()
     from nlmsync.cli.paths import vault_relative_args
 
     targets = vault_relative_args(Path(settings.vault), paths or ())
-    report = _run(settings, lambda orch: orch.status(targets), label="status", quiet=json_output or cli.quiet)
+    report = run_app(settings, lambda orch: orch.status(targets), label="status", quiet=json_output or cli.quiet)
     _print_status(_carrying_options(report, cli.global_words()), json_output)
 
 
@@ -444,7 +364,10 @@ def _print_reconcile(report: ReconcileReport, json_output: bool, quiet: bool) ->
 @json_flag
 @click.pass_context
 def reconcile_command(ctx: click.Context, json_output: bool) -> None:
-    """Reconcile the registry with the notebook: mark mappings active or stale, canonicalize source ids."""
+    """Bring the state file in line with the notebook: which uploaded notes are still there, which are gone.
+
+    Also follows sources the server now lists under new ids. refresh, ask and status do this as they go.
+    """
     cli = cli_context(ctx)
-    _print_reconcile(_run(cli.settings(), lambda orch: orch.reconcile(), label="reconcile",
+    _print_reconcile(run_app(cli.settings(), lambda orch: orch.reconcile(), label="reconcile",
                           quiet=json_output or cli.quiet), json_output, cli.quiet)

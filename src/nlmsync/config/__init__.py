@@ -148,6 +148,40 @@ def _validate_layer(base: dict[str, Any], layer: dict[str, Any], source: str,
     return merged
 
 
+# What each kind of value is called in a config error (pydantic's error type prefix → the user's words).
+_WANTED = {"int": "a whole number", "float": "a number", "bool": "true or false", "string": "text",
+           "list": "a list", "path": "a path"}
+# The bounds of a setting: pydantic's error type, its context key, and the words for it.
+_BOUNDS = {"greater_than_equal": ("ge", "at least"), "greater_than": ("gt", "more than"),
+           "less_than_equal": ("le", "at most"), "less_than": ("lt", "less than")}
+
+
+def _problem_words(problem: Mapping[str, Any]) -> str:
+    """A pydantic validation problem of one setting in the user's words: what is wanted, and what was given
+    (`a whole number is wanted, got '1e400'`)."""
+    kind = str(problem.get("type", ""))
+    context = problem.get("ctx") or {}
+    got = problem.get("input")
+    shown = f", got {got!r}" if isinstance(got, str | int | float) and not isinstance(got, bool) else ""
+    if kind == "value_error":
+        return str(context.get("error", problem.get("msg", "invalid value")))
+    if kind in _BOUNDS:
+        bound, words = _BOUNDS[kind]
+        limit = context.get(bound)
+        limit = int(limit) if isinstance(limit, float) and limit.is_integer() else limit
+        return f"must be {words} {limit}{shown}"
+    if kind == "finite_number":
+        return f"a finite number is wanted{shown}"
+    if kind == "int_from_float":
+        return f"a whole number is wanted{shown}"
+    if kind == "literal_error":
+        return f"one of {context.get('expected')} is wanted{shown}"
+    wanted = _WANTED.get(kind.split("_")[0])
+    if wanted is not None and kind.endswith(("_parsing", "_type")):
+        return f"{wanted} is wanted{shown}"
+    return str(problem.get("msg", "invalid value"))
+
+
 def load_settings(*, vault: Path | None = None, config_file: Path | None = None,
                   env: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None) -> Settings:
     """Build the settings for one run.
@@ -186,8 +220,8 @@ def load_settings(*, vault: Path | None = None, config_file: Path | None = None,
         key = str(loc[0]) if loc else "?"
         source = key_source.get(key, "settings")
         shown = ENV_PREFIX + key.upper() if source == "environment" else key
-        said = str(first.get("msg", "invalid")).removeprefix("Value error, ")  # pydantic's prefix says nothing
-        raise ConfigError(f"{source}: invalid value for '{shown}': {said}", key=key, source=source) from None
+        raise ConfigError(f"{source}: invalid value for '{shown}': {_problem_words(first)}", key=key,
+                          source=source) from None
 
 
 def search_settings(*, vault: Path | None = None, config_file: Path | None = None,

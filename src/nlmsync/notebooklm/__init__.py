@@ -2,7 +2,8 @@
 
 `connect(spec, settings, state_dir=...)` gives a `NotebookLMClient`; failures are the `NotebookLMError`
 subclasses of `nlmsync.errors`. `Usage` is the plan's allowance and tier as `usage_get` reports them, `Plan` the
-sources per notebook a tier allows. The fake server lives in `nlmsync.fake`.
+sources per notebook a tier allows; `login_command` how the user runs the real server's login from a shell. The
+fake server lives in `nlmsync.fake`.
 """
 
 from nlmsync.notebooklm.client import NotebookLMClient, connect
@@ -27,7 +28,13 @@ from nlmsync.notebooklm.models import (
 )
 from nlmsync.notebooklm.plans import PLAN_CAPACITIES, Plan, plan_for_tier
 from nlmsync.notebooklm.retry import IDEMPOTENT_TOOLS
-from nlmsync.notebooklm.transports import FAKE_STATE_FILE, InProcessFake, ServerTarget, resolve_server
+from nlmsync.notebooklm.transports import (
+    FAKE_STATE_FILE,
+    InProcessFake,
+    ServerTarget,
+    login_command,
+    resolve_server,
+)
 
 __all__ = [
     "FAKE_STATE_FILE",
@@ -55,6 +62,7 @@ __all__ = [
     "Usage",
     "UsageWindow",
     "connect",
+    "login_command",
     "plan_for_tier",
     "resolve_server",
 ]

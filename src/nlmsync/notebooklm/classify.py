@@ -11,7 +11,8 @@ Pure functions, no I/O:
 
 from __future__ import annotations
 
-from pathlib import PurePath
+import os
+from pathlib import Path, PurePath
 from typing import Any, Literal
 
 import anyio
@@ -37,6 +38,7 @@ from nlmsync.errors import (
     ServerValidationError,
     leaf_exceptions,
 )
+from nlmsync.notebooklm.transports import login_command
 
 __all__ = ["classify_exception", "classify_in_band_error", "classify_tool_error_text", "is_unknown_tool",
            "leaf_exceptions"]
@@ -84,7 +86,6 @@ _MESSAGE_RULES: list[tuple[regex.Pattern[str], type[NotebookLMError]]] = [
 
 # The commands of the real server's package (PyPI notebooklm-mcp-cli).
 REAL_SERVER_COMMANDS = frozenset({"notebooklm-mcp", "nlm"})
-_AUTH_HINT = "run 'nlm login' (or give the server NOTEBOOKLM_COOKIES), then try again"
 _NETWORK_HINT = ("the server runs, but its requests to Google fail: check this machine's network (connection, DNS, "
                  "proxy), then run again")
 _UNKNOWN_TOOL = regex.compile(r"unknown tool", regex.I)
@@ -110,7 +111,10 @@ def _build(cls: type[NotebookLMError], tool: str, raw: str, details: dict[str, A
     if cls is AuthenticationRequiredError:
         said = _first_line(raw).split(". ")[0].rstrip(".")
         message = f"{tool}: the NotebookLM server needs a Google login ({said})"
-        hint = hint or _AUTH_HINT
+        login = login_command()
+        # the server's own hint says `nlm login`, which a shell does not find when nlm is not on PATH
+        if not hint or login != "'nlm login'":
+            hint = f"run {login} (or give the server NOTEBOOKLM_COOKIES), then try again"
     elif cls is GoogleUnreachableError:
         message = f"{tool}: the NotebookLM server could not reach Google ({_first_line(raw)})"
         hint = _NETWORK_HINT
@@ -178,7 +182,25 @@ def _missing_command_hint(command: str) -> str:
     if PurePath(command).name in REAL_SERVER_COMMANDS:
         return ("the real NotebookLM server is not installed here: pip install notebooklm-mcp-cli (or uv tool "
                 "install notebooklm-mcp-cli), then nlm login; or try nlmsync offline with --server fake")
-    return "check --server (or NLMSYNC_SERVER); is the server installed?"
+    if os.sep not in command:
+        return "check --server (or NLMSYNC_SERVER); is the server installed?"
+    cut = _cut_at_a_space(command)
+    if cut is not None:  # `--server "/My Tools/server …"`: the command line was split at the path's space
+        return (f"the path looks cut at a space ('{cut}' exists): quote it inside --server, as in "
+                f"--server \"'{cut}{os.sep}…' --transport stdio\"")
+    return ("check --server (or NLMSYNC_SERVER): is the server installed at that path? A path with spaces is "
+            "quoted inside it: --server \"'/My Tools/server' --transport stdio\"")
+
+
+def _cut_at_a_space(command: str) -> str | None:
+    """The file or folder whose name starts with `command`'s last part and a space, beside it: what a path with
+    a space was before `--server`'s command line was split into words there."""
+    path = Path(command)
+    try:
+        names = sorted(entry.name for entry in os.scandir(path.parent) if entry.name.startswith(path.name + " "))
+    except OSError:
+        return None
+    return str(path.parent / names[0]) if names else None
 
 
 def classify_exception(exc: BaseException, *, tool: str, phase: Phase, server: str = "the server") -> NotebookLMError:
@@ -209,5 +231,5 @@ def classify_exception(exc: BaseException, *, tool: str, phase: Phase, server: s
                            raw=detail)
     if phase == "connect":
         return ServerUnreachableError(f"cannot connect to {server}: {detail}", tool=tool, raw=detail,
-                                      hint="check --server; run 'nlmsync server-info' to test the server")
+                                      hint="check --server (or NLMSYNC_SERVER), and that the server is running")
     return ConnectionLostError(f"{tool}: connection to {server} lost: {detail}", tool=tool, raw=detail)

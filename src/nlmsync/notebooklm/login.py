@@ -23,6 +23,7 @@ import anyio
 import regex
 
 from nlmsync.errors import AuthenticationRequiredError, ConnectionProblem, NotebookLMError
+from nlmsync.notebooklm.transports import login_command
 
 __all__ = ["LOGIN_TOOLS", "MAX_RENEWALS", "LoginRenewal", "renewable", "renewal_failed_hint"]
 
@@ -31,7 +32,6 @@ MAX_RENEWALS = 3
 # The tools about the login itself: their own "needs a login" answer is never renewed.
 LOGIN_TOOLS = frozenset({"refresh_auth", "server_info"})
 
-_LOGIN_AGAIN = "run 'nlm login' in a terminal, then run nlmsync again"
 _COOKIES = ("NOTEBOOKLM_COOKIES is set for the server and overrides 'nlm login': put fresh cookies in it "
             "(from a browser signed in to notebooklm.google.com), then run nlmsync again")
 
@@ -48,8 +48,12 @@ def renewal_failed_hint(said: str) -> str:
     """What to do once `refresh_auth` could not renew the login (`said`: its answer)."""
     if "NOTEBOOKLM_COOKIES" in said:
         return f"the login could not be renewed: {_COOKIES}"
-    return (f"the login could not be renewed: {_LOGIN_AGAIN} (a server given NOTEBOOKLM_COOKIES needs fresh "
+    return (f"the login could not be renewed: {_login_again()} (a server given NOTEBOOKLM_COOKIES needs fresh "
             "cookies in it instead)")
+
+
+def _login_again() -> str:
+    return f"run {login_command()} in a terminal, then run nlmsync again"
 
 
 class LoginRenewal:
@@ -83,7 +87,7 @@ class LoginRenewal:
             if self.generation != started:
                 return  # renewed while this call was under way
             if self.failure is None and self.renewals >= self.limit:
-                self.failure = f"the login expired again after {self.renewals} renewals in this run: {_LOGIN_AGAIN}"
+                self.failure = f"the login expired again after {self.renewals} renewals in this run: {_login_again()}"
             if self.failure is None:
                 self.renewals += 1
                 try:

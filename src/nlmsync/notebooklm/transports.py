@@ -170,6 +170,13 @@ def _command_path(command: str, path: str | None) -> str:
     return str(beside) if shutil.which(str(beside)) else command
 
 
+def login_command() -> str:
+    """The real server's login as a message quotes it for a shell: `'nlm login'`, or with the path of the `nlm`
+    installed beside nlmsync when none is on PATH (a virtual environment that is not activated)."""
+    command = f"{shlex.quote(_command_path('nlm', None))} login"
+    return command if "'" in command else f"'{command}'"
+
+
 def _in_process_fake(in_process_fake: InProcessFake | None, switches: list[str], spec: str,
                      state_dir: Path | None) -> ServerTarget:
     if in_process_fake is None:

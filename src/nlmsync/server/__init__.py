@@ -2,9 +2,10 @@
 
 Tools: `search_notes`, `read_note`, `get_chunk` (the vault, `VaultTools`), `ask_notebook` and
 `refresh_notebook` (the notebook, through the `Orchestrator`). Inputs are typed with pydantic; each
-answer is its result model as one compact JSON text (`_arguments.StrictToolServer`). Any `NlmsyncError` becomes a tool error carrying its one-line message (a
-path, a field — never note text). Vault tools are synchronous, so the SDK runs them on worker
-threads and searches proceed concurrently; notebook tools are serialized by an in-process lock and
+answer is its result model as one compact JSON text (`_arguments.StrictToolServer`); the notebook tools answer
+what a model needs of a run (`_notebook_answers`), where the command line's `--json` lists every note. Any
+`NlmsyncError` becomes a tool error carrying its one-line message (a path, a field — never note text). Vault
+tools are synchronous, so the SDK runs them on worker threads and searches proceed concurrently; notebook tools are serialized by an in-process lock and
 by the store's cross-process writer lock the orchestrator takes.
 
 Unattended, the notebook tools keep one view of the plan's usage allowance (read at most once a minute, so a
@@ -23,20 +24,23 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from nlmsync import __version__
 from nlmsync._text import visible
-from nlmsync.app import Allowance, AskResult, LoginWait, Orchestrator
+from nlmsync.app import Allowance, LoginWait, Orchestrator
 from nlmsync.app.servers import connect_server
 from nlmsync.config import Settings
 from nlmsync.errors import AuthenticationRequiredError, InputError, NlmsyncError, PartialFailure
+from nlmsync.notebooklm import login_command
 from nlmsync.reading import NoteReading
 from nlmsync.search import NoteIndex
 from nlmsync.server._arguments import StrictToolServer
 from nlmsync.server._http import check_bind, run_http
 from nlmsync.server._logging import plain_logging
 from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
+from nlmsync.server._notebook_answers import NotebookAnswer, RefreshSummary
 from nlmsync.server._vault import VaultTools
 from nlmsync.server._warmup import IndexWarmup
 from nlmsync.store import StateStore
@@ -58,6 +62,12 @@ if TYPE_CHECKING:
     from nlmsync.app.login_wait import Sleep
 
 T = TypeVar("T")
+# What a client may assume of each tool: the vault tools read local notes only; the notebook tools reach
+# NotebookLM and may delete sources (a replaced note's old source, a note evicted to make room), and a refresh
+# asked twice does nothing more the second time, where each question is a new turn of its conversation.
+READS_THE_VAULT = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+ASKS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True)
+UPLOADS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=True)
 _Time = Annotated[str, Field(max_length=20)] | Annotated[float, Field(ge=0)]  # "0:05:00", "300" or 300
 
 
@@ -120,7 +130,7 @@ class _Notebook:
                     return await action(orchestrator)
             except AuthenticationRequiredError as exc:
                 if self.tasks is not None and self.login.lost(exc):
-                    self._warn(f"{exc.message}: the notebook tools wait for a Google login (run 'nlm login'); "
+                    self._warn(f"{exc.message}: the notebook tools wait for a Google login (run {login_command()}); "
                                f"refresh_auth is tried every {self.login.retry_every:g} s")
                     self.tasks.start_soon(self._wait_for_login)
                 raise _tool_error(exc) from None
@@ -189,7 +199,7 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
 
     @server.strict_tool("Find the user's notes about something. Answers the best notes first, each with its "
                         "path, score, the query's words it holds, whether ask_notebook would use it (selected), "
-                        "and its best passages (chunk_id, character offsets, snippet).")
+                        "and its best passages (chunk_id, character offsets, snippet).", READS_THE_VAULT)
     async def search_notes(
         ctx: Context,
         query: Annotated[str, Field(min_length=1, max_length=2000, description="What to look for, in words.")],
@@ -202,14 +212,14 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
 
     @server.strict_tool("Read a note. A small one comes whole; a large one as a preview with hints, then by "
                         "chunk=N or chunks='N-M', by start_time/end_time in a transcript, or by query=… for "
-                        "the passages that match plus its beginning, middle and end.")
+                        "the passages that match plus its beginning, middle and end.", READS_THE_VAULT)
     def read_note(
-        path: Annotated[str, Field(min_length=1, max_length=4096, description="e.g. notes/heapsort.md")],
-        chunk: Annotated[int | None, Field(ge=0)] = None,
+        path: Annotated[str, Field(min_length=1, max_length=4096, description="The note, e.g. notes/heapsort.md")],
+        chunk: Annotated[int | None, Field(ge=0, description="One chunk by number, from 0.")] = None,
         chunks: Annotated[str | None, Field(max_length=40, description="e.g. '20-25'")] = None,
         start_time: Annotated[_Time | None, Field(description="H:MM:SS, MM:SS or seconds")] = None,
         end_time: Annotated[_Time | None, Field(description="H:MM:SS, MM:SS or seconds")] = None,
-        query: Annotated[str | None, Field(max_length=2000)] = None,
+        query: Annotated[str | None, Field(max_length=2000, description="Words to find in the note.")] = None,
         full: Annotated[bool, Field(description="The whole note, however large.")] = False,
         limit: Annotated[int, Field(ge=4, le=30, description="Most chunks for a query.")] = 10,
     ) -> NoteReading:
@@ -217,31 +227,36 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
                                              end_time=end_time, query=query, full=full, limit=limit))
 
     @server.strict_tool("Read one passage by the chunk_id search_notes gave, with `surrounding` passages "
-                        "before and after it.")
+                        "before and after it.", READS_THE_VAULT)
     def get_chunk(
-        chunk_id: Annotated[str, Field(min_length=3, max_length=4200, description="PATH:N")],
-        surrounding: Annotated[int, Field(ge=0, le=5)] = 0,
+        chunk_id: Annotated[str, Field(min_length=3, max_length=4200, description="PATH:N, from search_notes")],
+        surrounding: Annotated[int, Field(ge=0, le=5, description="Passages on each side.")] = 0,
     ) -> NoteReading:
         return _call(lambda: vault.get_chunk(chunk_id, surrounding))
 
-    @server.strict_tool("Ask the user's NotebookLM notebook. The notes the question needs are uploaded first; "
-                        "the answer cites notes and headings. Follows up in the latest conversation unless "
-                        "new=true or a conversation_id is given.")
+    @server.strict_tool("Ask the user's NotebookLM notebook. The notes the question needs are uploaded first. "
+                        "Answers the answer, its citations (note, heading, quote), the notes chosen and what was "
+                        "uploaded. Follows up in the latest conversation unless new=true or a conversation_id is "
+                        "given.", ASKS)
     async def ask_notebook(
-        question: Annotated[str, Field(min_length=1, max_length=10_000)],
-        conversation_id: Annotated[str | None, Field(max_length=200)] = None,
+        question: Annotated[str, Field(min_length=1, max_length=10_000, description="The question, in words.")],
+        conversation_id: Annotated[str | None, Field(max_length=200, description="Continue this conversation "
+                                                     "(an earlier answer's conversation_id).")] = None,
         new: Annotated[bool, Field(description="Start a new conversation.")] = False,
-    ) -> AskResult:
-        return await notebook.run(lambda o: o.ask(question, conversation_id=conversation_id, new=new))
+    ) -> NotebookAnswer:
+        return NotebookAnswer.of(await notebook.run(lambda o: o.ask(question, conversation_id=conversation_id,
+                                                                    new=new)))
 
     @server.strict_tool("Upload notes to the user's NotebookLM notebook: the paths given and the notes a query "
-                        "needs (neither: bring the notes uploaded before up to date). Answers per note what was "
-                        "done: reused, replaced, renamed, added, evicted to make room, excluded or failed.")
+                        "needs (neither: bring the notes uploaded before up to date). Answers counts of what was "
+                        "done and the notes and packs changed: added, replaced, renamed, evicted to make room, "
+                        "excluded or failed.", UPLOADS)
     async def refresh_notebook(
         paths: Annotated[list[str] | None, Field(max_length=500, description="Note paths.")] = None,
-        query: Annotated[str | None, Field(max_length=2000)] = None,
+        query: Annotated[str | None, Field(max_length=2000, description="And the notes that match these words "
+                                                                      "best.")] = None,
         dry_run: Annotated[bool, Field(description="Only say what would be done.")] = False,
-    ) -> RefreshReport:
+    ) -> RefreshSummary:
         checked = [_call(partial(vault.open_note, p))[0] for p in paths or []]
 
         async def refresh(orchestrator: Orchestrator) -> RefreshReport:
@@ -252,7 +267,7 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
                     return exc.report
                 raise
 
-        return await notebook.run(refresh)
+        return RefreshSummary.of(await notebook.run(refresh))
 
     return server
 

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
 __all__ = ["StrictToolServer", "compact_json", "describe_validation_error"]
@@ -63,13 +64,13 @@ class StrictToolServer(MCPServer):
         super().__init__(*args, **kwargs)
         self._accepted: dict[str, tuple[str, ...]] = {}
 
-    def strict_tool(self, description: str) -> Callable[[F], F]:
-        """Like `tool(description=…)`, recording the argument names the function takes; the model the function
-        returns is answered as compact JSON text, without an output schema."""
+    def strict_tool(self, description: str, annotations: ToolAnnotations) -> Callable[[F], F]:
+        """Like `tool(description=…, annotations=…)`, recording the argument names the function takes; the model
+        the function returns is answered as compact JSON text, without an output schema."""
         def register(fn: F) -> F:
             self._accepted[fn.__name__] = tuple(name for name, param in inspect.signature(fn).parameters.items()
                                                 if param.annotation not in (Context, "Context"))
-            self.tool(description=description, structured_output=False)(_answering_json(fn))
+            self.tool(description=description, annotations=annotations, structured_output=False)(_answering_json(fn))
             return fn
 
         return register

@@ -59,6 +59,8 @@ class PlannedNote:
 FEW_PATHS = 200
 """A run of up to this many notes reads the mappings it looks at (`RegistryView.read` with `paths`); more, and
 it reads the notebook's whole registry at once."""
+READING_STEP = 64
+"""`load_notes` says how far it got (`SyncDeps.reading`) every this many notes, and when done."""
 
 
 @dataclass
@@ -167,7 +169,9 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
     split = split_limits(deps)
     patterns = deps.settings.exclude
     trusted_before = time.time_ns() - RACY_MTIME_NS
-    for path in paths:
+    for done, path in enumerate(paths):
+        if done % READING_STEP == 0:
+            deps.reading(done, len(paths))
         if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):  # whatever else it is: kept out
             items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
             continue
@@ -197,6 +201,7 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
         items.append(note)
         if read is not None and st is not None and st[0] < trusted_before:
             read.append(NoteHashes(path, st[0], st[1], split, note.hashes))
+    deps.reading(len(paths), len(paths))
     return items
 
 

@@ -76,6 +76,7 @@ class SyncClient(Protocol):
 
 ProgressCallback = Callable[[NoteOutcome | PackOutcome], None]
 PhaseCallback = Callable[[str, int], None]
+ReadingCallback = Callable[[int, int], None]
 
 def given_capacity(settings: Settings) -> int | None:
     """The `capacity` the user set for this run (flag, environment or config file), None when not set."""
@@ -98,6 +99,8 @@ class SyncDeps:
     on_progress: ProgressCallback | None = None
     on_phase: PhaseCallback | None = None
     """Told when a run starts a phase of its own (uploading packs) and how many steps it takes."""
+    on_reading: ReadingCallback | None = None
+    """Told how many of the run's notes were read (or found unchanged) so far, of how many, while it reads them."""
     max_words: int = 0
     max_bytes: int = 0
     """The limits one source is held to (notes are split, packs filled within them); 0 takes the settings'
@@ -133,3 +136,7 @@ class SyncDeps:
     def phase(self, label: str, total: int) -> None:
         if self.on_phase is not None:
             self.on_phase(label, total)
+
+    def reading(self, done: int, total: int) -> None:
+        if self.on_reading is not None:
+            self.on_reading(done, total)
