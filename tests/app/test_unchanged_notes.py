@@ -27,10 +27,10 @@ def write_old(world, rel: str, text: str, mtime_ns: int = LONG_AGO_NS) -> None:
 def reads(monkeypatch) -> list[str]:
     """The notes read from the vault, by path below its `vault` folder (every reader of a note's text goes
     through the admission rule's read)."""
-    from nlmsync.text import admission
+    from nlmsync.text import admission  # read_file_bytes is patched where the admission rule calls it
 
     done: list[str] = []
-    read = admission.read_file_bytes
+    read = admission.read_file_bytes  # type: ignore[attr-defined]
 
     def counting(path, size=0):
         done.append(os.fspath(path).split(f"{os.sep}vault{os.sep}", 1)[-1].replace(os.sep, "/"))

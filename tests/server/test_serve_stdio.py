@@ -74,7 +74,7 @@ PASSAGE_QUERIES = ["heapsort sift down", "kimchi stew", "dead letter queue repla
 async def test_every_passage_of_search_notes_lies_in_the_chunk_its_id_names(vault: Path) -> None:
     """Notes cut into overlapping windows of 40 words (most fixture notes then have several chunks) and the
     transcript's time windows: a client that follows a passage up with `get_chunk` of its id reads its text."""
-    params = _params(vault)
+    params = _documented_registration(vault)
     params.env = {**(params.env or {}), "NLMSYNC_CHUNK_MAX_TOKENS": "40", "NLMSYNC_CHUNK_OVERLAP_TOKENS": "10"}
     passages: list[tuple[str, int, int]] = []
     fetched: dict[str, tuple[int, int]] = {}
