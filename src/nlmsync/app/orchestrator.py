@@ -15,23 +15,18 @@ from typing import TYPE_CHECKING
 
 from nlmsync.app.allowance import Allowance, plan_capacity
 from nlmsync.app.citations import map_citations
-from nlmsync.app.messages import next_steps, partial_failure_message
+from nlmsync.app.messages import partial_failure_message
 from nlmsync.app.notebooks import notebook_not_found, planned_title, resolve_notebook
-from nlmsync.app.placement import note_placement
 from nlmsync.app.progress import ProgressSink
 from nlmsync.app.refresh_notes import all_notes_scope, named_notes, synced_notes, vault_notes
 from nlmsync.app.results import (
     AskResult,
-    EvictionCandidate,
-    EvictionEntry,
-    LocalChangeEntry,
-    PackEntry,
     ReconcileReport,
     SelectedNote,
-    SourceMappingEntry,
     StatusReport,
 )
 from nlmsync.app.servers import connect_server
+from nlmsync.app.status import status_report
 from nlmsync.app.writer import held_writer
 from nlmsync.config import Settings
 from nlmsync.errors import (
@@ -56,27 +51,21 @@ from nlmsync.sync import (
     given_capacity,
     history_source_ids,
     level_with_notebook,
-    local_changes,
     lookalike_notice,
     notes_done,
     orphan_ids,
     packs_done,
-    parse_title,
     read_remote,
     retry_pending_deletions,
     sources_layout,
-    synced_hashes,
 )
-from nlmsync.vault import SkippedNote, normalize_rel_path
+from nlmsync.vault import SkippedNote
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from nlmsync.search import NoteIndex, SearchHit
     from nlmsync.sync.adopt import Levelled
-
-
-NEXT_EVICTIONS_SHOWN = 5
 
 
 def _dedup(ids: Sequence[str]) -> list[str]:
@@ -422,47 +411,8 @@ class Orchestrator:
         (vault-relative notes) the source that holds it; changes nothing."""
         notebook_id, remote = await self.listing(level=True)
         await self._default_capacity()
-        limit = self.capacity(notebook_id)
-        report = StatusReport(server=self.settings.server, notebook_id=notebook_id, title=remote.title,
-                              capacity=limit.value, capacity_source=limit.source, plan=self.plan,
-                              allowance=await self.allowance.read(self.client), source_count=len(remote),
-                              layout=sources_layout(self.store, notebook_id, remote))
-        packs = self.store.packs(notebook_id)
-        report.packs = [PackEntry(title=p.title, source_id=p.source_id, first_path=p.first_path,
-                                  last_path=p.last_path, note_count=p.note_count, byte_count=p.size,
-                                  live=p.source_id in remote) for p in packs]
-        registered: set[str] = {p.source_id for p in packs}
-        registered.update(p.source_id for p in self.store.pending_deletions(notebook_id))
-        report.notes = [note_placement(self.store, notebook_id, normalize_rel_path(path), remote) for path in paths]
-        mappings = self.store.all_mappings(notebook_id)
-        for m in mappings:
-            resolved = self.store.resolve_source_id(m.source_id)
-            registered.update((m.source_id, resolved))
-            entry = SourceMappingEntry(path=m.path, part=m.part, part_count=m.part_count, source_id=resolved,
-                                  title=m.title, managed=m.managed)
-            (report.active_sources if resolved in remote else report.stale_sources).append(entry)
-        report.orphan_source_ids = [i for i in orphan_ids(remote, registered) if i not in remote.foreign]
-        report.unmanaged_count = sum(1 for i in remote.sources
-                                     if i not in registered and i not in report.orphan_source_ids)
-        synced = synced_hashes(mappings, self.store.pack_members(notebook_id))
-        report.local_changes = [
-            LocalChangeEntry(path=c.path, change=c.change.value, renamed_to=c.renamed_to, command=c.command)
-            for c in local_changes(self.vault_root, synced, self.settings.exclude, self.store.note_hashes(synced),
-                                   packed=bool(packs))]
-        used = {m.path: m for m in mappings}
-        report.next_evictions = [
-            EvictionCandidate(path=e.path, use_count=used[e.path].use_count if e.path in used else e.uses,
-                              last_used=used[e.path].last_used if e.path in used else None)
-            for e in self.store.eviction_queue(notebook_id)[:NEXT_EVICTIONS_SHOWN]]
-        report.pending_deletions = [p.source_id for p in self.store.pending_deletions(notebook_id)]
-        report.recent_evictions = [EvictionEntry(path=e.path, source_id=e.source_id, reason=e.reason,
-                                                 evicted_at=e.evicted_at)
-                                   for e in self.store.recent_evictions(notebook_id, 10)]
-        orphan_paths = [parsed[0] for i in report.orphan_source_ids
-                        if (parsed := parse_title(remote.sources[i])) is not None
-                        and (self.vault_root / parsed[0]).is_file()]
-        report.next_steps = next_steps(report, orphan_paths)
-        return report
+        return status_report(self.store, self.settings, notebook_id, remote, limit=self.capacity(notebook_id),
+                             plan=self.plan, allowance=await self.allowance.read(self.client), paths=paths)
 
     async def reconcile(self) -> ReconcileReport:
         """Reconciliation against one fresh listing: mark mappings active (canonical ids) or stale."""

@@ -1,0 +1,89 @@
+"""What `status` reports: the registry against a fresh listing of the notebook and the vault, with the next
+steps (`status_report`), and where one note is (`note_placement`: in a pack, alone — its own source, or its
+parts —, missing because its source is gone from the notebook, or not synced). Reads; changes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from nlmsync.app.messages import next_steps
+from nlmsync.app.results import (
+    EvictionCandidate,
+    EvictionEntry,
+    LocalChangeEntry,
+    NotePlacement,
+    PackEntry,
+    SourceMappingEntry,
+    StatusReport,
+)
+from nlmsync.config import Settings
+from nlmsync.notebooklm import Usage
+from nlmsync.store import Capacity, StateStore
+from nlmsync.sync import RemoteView, local_changes, orphan_ids, parse_title, sources_layout, synced_hashes
+from nlmsync.vault import normalize_rel_path
+
+__all__ = ["NEXT_EVICTIONS_SHOWN", "note_placement", "status_report"]
+
+NEXT_EVICTIONS_SHOWN = 5
+
+
+def status_report(store: StateStore, settings: Settings, notebook_id: str, remote: RemoteView, *,
+                  limit: Capacity, plan: str | None, allowance: Usage | None,
+                  paths: Sequence[str] = ()) -> StatusReport:
+    """The notebook `remote` lists against the state file and the vault: its sources as the registry maps them
+    (active, stale, orphans, added by hand), the notes changed since they were synced, the next evictions, what
+    waits to be deleted, and the next steps; for each of `paths` (vault-relative notes) the source that holds it."""
+    vault_root = Path(settings.vault)
+    report = StatusReport(server=settings.server, notebook_id=notebook_id, title=remote.title,
+                          capacity=limit.value, capacity_source=limit.source, plan=plan, allowance=allowance,
+                          source_count=len(remote), layout=sources_layout(store, notebook_id, remote))
+    packs = store.packs(notebook_id)
+    report.packs = [PackEntry(title=p.title, source_id=p.source_id, first_path=p.first_path,
+                              last_path=p.last_path, note_count=p.note_count, byte_count=p.size,
+                              live=p.source_id in remote) for p in packs]
+    registered: set[str] = {p.source_id for p in packs}
+    registered.update(p.source_id for p in store.pending_deletions(notebook_id))
+    report.notes = [note_placement(store, notebook_id, normalize_rel_path(path), remote) for path in paths]
+    mappings = store.all_mappings(notebook_id)
+    for m in mappings:
+        resolved = store.resolve_source_id(m.source_id)
+        registered.update((m.source_id, resolved))
+        entry = SourceMappingEntry(path=m.path, part=m.part, part_count=m.part_count, source_id=resolved,
+                                   title=m.title, managed=m.managed)
+        (report.active_sources if resolved in remote else report.stale_sources).append(entry)
+    report.orphan_source_ids = [i for i in orphan_ids(remote, registered) if i not in remote.foreign]
+    report.unmanaged_count = sum(1 for i in remote.sources
+                                 if i not in registered and i not in report.orphan_source_ids)
+    synced = synced_hashes(mappings, store.pack_members(notebook_id))
+    report.local_changes = [
+        LocalChangeEntry(path=c.path, change=c.change.value, renamed_to=c.renamed_to, command=c.command)
+        for c in local_changes(vault_root, synced, settings.exclude, store.note_hashes(synced),
+                               packed=bool(packs))]
+    used = {m.path: m for m in mappings}
+    report.next_evictions = [
+        EvictionCandidate(path=e.path, use_count=used[e.path].use_count if e.path in used else e.uses,
+                          last_used=used[e.path].last_used if e.path in used else None)
+        for e in store.eviction_queue(notebook_id)[:NEXT_EVICTIONS_SHOWN]]
+    report.pending_deletions = [p.source_id for p in store.pending_deletions(notebook_id)]
+    report.recent_evictions = [EvictionEntry(path=e.path, source_id=e.source_id, reason=e.reason,
+                                             evicted_at=e.evicted_at)
+                               for e in store.recent_evictions(notebook_id, 10)]
+    orphan_paths = [parsed[0] for i in report.orphan_source_ids
+                    if (parsed := parse_title(remote.sources[i])) is not None and (vault_root / parsed[0]).is_file()]
+    report.next_steps = next_steps(report, orphan_paths)
+    return report
+
+
+def note_placement(store: StateStore, notebook_id: str, path: str, remote: RemoteView) -> NotePlacement:
+    """Where the note at `path` is in the notebook `remote` lists: in a pack, alone, or not in it."""
+    held = store.pack_members(notebook_id, [path]).get(path)
+    if held is not None:
+        pack = store.pack_by_source_id(notebook_id, held[0])
+        return NotePlacement(path=path, where="pack" if held[0] in remote else "missing", source_ids=[held[0]],
+                             pack=pack.title if pack else None)
+    rows = store.mappings_by_path(notebook_id, path)
+    if not rows:
+        return NotePlacement(path=path, where="not synced")
+    ids = [store.resolve_source_id(r.source_id) for r in rows]
+    return NotePlacement(path=path, where="alone" if all(i in remote for i in ids) else "missing", source_ids=ids)
