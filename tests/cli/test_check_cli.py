@@ -29,7 +29,7 @@ def test_check_refuses_a_damaged_state_file_with_exit_2_and_changes_nothing(
         data[n * page: n * page + 16] = b"\xff" * 16
     state.write_bytes(bytes(data))
     code, out, err = run(capsys, "--vault", str(vault), "check", "--json")
-    assert (code, out) == (2, "")
+    assert code == 2 and json.loads(out)["exit_code"] == 2 and json.loads(out)["error"] in err
     assert err.startswith(f"nlmsync: error: {state}: state file is not a usable nlmsync database")
     assert "nlmsync: hint: move it aside" in err
     assert state.read_bytes() == bytes(data)

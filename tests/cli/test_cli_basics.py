@@ -125,8 +125,10 @@ def test_query_has_no_short_flag_and_q_means_quiet(capsys: pytest.CaptureFixture
 @pytest.mark.parametrize("limit", ["0", "x"])
 def test_a_bad_limit_is_refused_with_a_usage_error(vault: Path, capsys: pytest.CaptureFixture[str], limit: str) -> None:
     code, out, err = run(capsys, "--vault", str(vault), "search", "heapsort", "--limit", limit, "--json")
-    assert code == 2 and out == ""
-    assert "--limit" in err
+    assert code == 2 and "--limit" in err
+    # no results: the usage error's document, the line said on stderr
+    document = json.loads(out)
+    assert document["exit_code"] == 2 and "results" not in document and f"nlmsync: error: {document['error']}" in err
 
 
 def test_each_command_is_registered_by_the_module_main_imports_for_it() -> None:

@@ -37,16 +37,38 @@ def test_a_network_that_is_down_is_exit_4_with_a_hint_for_every_command(vault: P
     assert lines[1].startswith("nlmsync: hint: ") and "network" in lines[1] and len(lines) == 2
 
 
-@pytest.mark.parametrize("command", [["server-info"], ["--notebook", "new:Offline", "refresh", "algorithms"]],
-                         ids=["server-info", "refresh"])
-def test_with_json_a_network_that_is_down_still_prints_the_document(vault: Path, capsys, command: list[str]):
+@pytest.mark.parametrize("command", COMMANDS.values(), ids=COMMANDS.keys())
+def test_with_json_a_network_that_is_down_still_prints_one_document(vault: Path, capsys, command: list[str]):
+    """A script reading stdout gets one JSON document whatever happened: refresh's report of what was done and
+    server-info's check carry the error; a command stopped before it had anything to report prints the error's
+    document (the line on stderr, the exit code, the hint)."""
     code, out, err = run(capsys, "--vault", str(vault), "--server", "fake --network-down", *command, "--json")
     assert code == 4 and "could not reach Google" in err
-    document = json.loads(out)
+    (line,) = out.splitlines()
+    document = json.loads(line)
     assert document["schema_version"] == 1
     if command == ["server-info"]:
         assert document["version"] and document["auth_status"] == "unverified" and document["logged_in"] is None
         assert "could not reach Google" in document["error"]
+    elif "refresh" in command:
+        assert document["notes"] == [] and document["packs"] == []
+    else:
+        assert set(document) == {"schema_version", "error", "exit_code", "hint"}
+        assert document["exit_code"] == 4 and "could not reach Google" in document["error"]
+        assert err.splitlines() == [f"nlmsync: error: {document['error']}", f"nlmsync: hint: {document['hint']}"]
+
+
+def test_with_json_a_refused_command_prints_the_errors_document_and_without_json_none(vault: Path, capsys):
+    code, out, err = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Q", "ask", " ",
+                         "--json")
+    assert code == 2 and json.loads(out)["error"] == "the question is empty" and json.loads(out)["exit_code"] == 2
+    code, out, err = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Q", "ask", " ")
+    assert code == 2 and out == "" and err.startswith("nlmsync: error: the question is empty")
+    # after `--` the words are arguments: a question that reads --json is asked (it matches no note), not taken
+    # for the flag
+    code, out, err = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Q", "ask", "--",
+                         "--json")
+    assert code == 2 and out == "" and "no note of the vault matches the question" in err
 
 
 def test_server_info_shows_the_plan_and_both_windows_of_the_allowance(vault: Path, capsys):

@@ -51,6 +51,6 @@ def test_watch_on_a_vault_that_does_not_exist_is_bad_input(tmp_path: Path, capsy
 
     missing = tmp_path / "nonexistent"
     code, out, err = run_cli(capsys, "--vault", str(missing), "watch", *json_flag)
-    assert code == 2 and out == ""
+    assert code == 2 and (json.loads(out)["exit_code"] == 2 if json_flag else out == "")
     assert err.startswith("nlmsync: error: ") and str(missing) in err and "unexpected" not in err
     assert len(err.splitlines()) == 1 and not missing.exists()

@@ -21,6 +21,7 @@ from nlmsync.cli._context import (
     Interrupted,
     with_optional_values,
 )
+from nlmsync.cli._output import emit_error_json, request_json
 from nlmsync.errors import (
     EXIT_UNEXPECTED,
     DiskFullError,
@@ -68,6 +69,10 @@ def _with_commands(name: str | None) -> click.Group:
 
 def _fail(message: str, code: int, hint: str | None = None) -> NoReturn:
     # one line, whatever it names: control characters (a newline or ESC in a file name) are shown as escapes
+    try:
+        emit_error_json(message, code, hint)
+    except (OSError, ValueError):  # stdout closed: stderr still says it
+        pass
     sys.stderr.write(f"nlmsync: error: {visible(message)}\n")
     if hint:
         sys.stderr.write(f"nlmsync: hint: {visible(hint)}\n")
@@ -104,6 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     args = with_optional_values(sys.argv[1:] if argv is None else argv)
     completing = COMPLETE_VAR in os.environ  # a shell asking for completions (see `nlmsync completion`)
     cli = CliContext()
+    request_json(args)
     try:
         code = _run_click(args, cli, completing)
     except NlmsyncError as exc:

@@ -75,15 +75,38 @@ def _versioned(document: Any) -> Any:
     return {"schema_version": SCHEMA_VERSION, **plain} if isinstance(plain, dict) else plain
 
 
+class _Documents:
+    """Whether the command line asked for --json, and whether a document was printed: a command asked for
+    --json that stops before printing one prints the error's document instead (`emit_error_json`)."""
+
+    requested = False
+    printed = False
+
+
 def emit_json(document: Any) -> None:
     """Write exactly one JSON document to stdout, `schema_version` first."""
     sys.stdout.write(json.dumps(_versioned(document), ensure_ascii=False, default=_default) + "\n")
     sys.stdout.flush()
+    _Documents.printed = True
 
 
 def json_line(document: Any) -> str:
     """One compact JSON line, `schema_version` first (for JSON-lines output such as `search --queries`)."""
+    _Documents.printed = True
     return json.dumps(_versioned(document), ensure_ascii=False, default=_default)
+
+
+def request_json(args: list[str]) -> None:
+    """Note whether `args` ask for --json (an option before any `--`; the words after it are arguments)."""
+    _Documents.requested, _Documents.printed = "--json" in args[:args.index("--")] if "--" in args else (
+        "--json" in args), False
+
+
+def emit_error_json(message: str, code: int, hint: str | None) -> None:
+    """The document of a command asked for --json that stopped before printing one: `error` (the line said on
+    stderr), `exit_code`, `hint` — a script reading stdout gets one JSON document whatever happened."""
+    if _Documents.requested and not _Documents.printed:
+        emit_json({"error": message, "exit_code": code, "hint": hint})
 
 
 def when(iso: str | None, *, now: datetime | None = None) -> str:
