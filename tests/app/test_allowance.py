@@ -12,7 +12,7 @@ import pytest
 from nlmsync.app import Allowance, Orchestrator, local_time
 from nlmsync.config import Settings
 from nlmsync.errors import AllowanceSpentError, exit_code_for
-from nlmsync.fake import ErrorRule, Faults, build_fake_server
+from nlmsync.fake import ErrorRule, Faults, RateLimitRule, build_fake_server
 from nlmsync.notebooklm import connect
 from nlmsync.store import StateStore
 from nlmsync.sync import Branch
@@ -127,3 +127,46 @@ async def test_a_capacity_given_before_for_the_notebook_wins_over_the_plan(make_
     async with unconfigured(world) as orch:
         status = await orch.status()
     assert (status.capacity, status.capacity_source, status.plan) == (7, "remembered", "Pro")
+
+
+async def test_a_question_refused_for_a_usage_limit_is_exit_8_with_the_window_read_again(make_world):
+    """`serve` and `watch` keep the allowance a minute: a window used up since it was read lets the question go,
+    NotebookLM refuses it (RESOURCE_EXHAUSTED), and the allowance read again says which window and when."""
+    world = make_world()
+    now = datetime.now(UTC).replace(microsecond=0)
+    world.fake.clock = now.timestamp
+    world.write("heap.md", "# Heapsort\nHeapsort builds a binary heap.\n")
+    allowance = Allowance(keep_for=3600.0)
+    async with world.run() as orch:
+        orch.allowance = allowance
+        await orch.ask("How does heapsort work?")
+        world.fake.faults = Faults(usage_used={"rolling": 100.0})
+        with pytest.raises(AllowanceSpentError) as info:
+            await orch.ask("And its worst case?")
+        turns = orch.store.query_records(world.notebook_id, orch.store.latest_conversation(world.notebook_id) or "")
+    error = info.value
+    assert exit_code_for(error) == 8 and error.window == "rolling"
+    assert error.resets_at == now + timedelta(hours=5)
+    assert error.message.startswith("the plan's usage allowance is used up (the rolling window has nothing left): "
+                                    "NotebookLM refused the question")
+    assert world.calls("notebook_query") == 2 and world.calls("usage_get") == 2  # the kept read, then a fresh one
+    assert [t.question for t in turns] == ["How does heapsort work?"]  # the refused question is not recorded
+
+
+@pytest.mark.parametrize("faults", [Faults(rate_limits=[RateLimitRule("notebook_query")]),
+                                    Faults(rate_limits=[RateLimitRule("notebook_query")],
+                                           without_tools=frozenset({"usage_get"}))],
+                         ids=["allowance-left", "without-usage_get"])
+async def test_a_question_refused_for_a_usage_limit_with_allowance_left_says_to_wait(make_world, faults: Faults):
+    world = make_world()
+    world.fake.faults = faults
+    world.write("heap.md", "# Heapsort\nHeapsort builds a binary heap.\n")
+    async with world.run() as orch:
+        with pytest.raises(AllowanceSpentError) as info:
+            await orch.ask("How does heapsort work?")
+        held = [m.path for m in orch.store.all_mappings(world.notebook_id)]
+    error = info.value
+    assert exit_code_for(error) == 8 and error.window == "" and error.resets_at is None
+    assert error.message.startswith("NotebookLM refused the question: a usage limit was reached (notebook_query: ")
+    assert error.hint is not None and "wait a few minutes and ask again" in error.hint
+    assert held == ["heap.md"]  # the note uploaded for the question stays, recorded

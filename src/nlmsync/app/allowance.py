@@ -3,7 +3,8 @@ question is sent, and the sources per notebook of the plan's tier.
 
 - `Allowance` is the allowance as last read: read at most once per run and kept `KEEP_SECONDS` (`serve` and
   `watch` keep one across their calls), so it costs no call per question. `check` refuses a question while a
-  window has nothing left (`AllowanceSpentError`, exit 8, with the time it comes back).
+  window has nothing left (`AllowanceSpentError`, exit 8, with the time it comes back); `refused` is the same
+  error for a question the server itself refused for a usage limit.
 - `plan_capacity` is the tier's sources per notebook: the figure a run falls back to when no `capacity` is
   configured (50 when the server names no tier nlmsync knows).
 
@@ -22,7 +23,9 @@ from nlmsync.errors import (
     AllowanceSpentError,
     AuthenticationRequiredError,
     ConnectionProblem,
+    NlmsyncError,
     NotebookLMError,
+    RateLimitedError,
 )
 from nlmsync.notebooklm import NotebookLMClient, Usage, UsageWindow
 
@@ -90,6 +93,23 @@ class Allowance:
         window = usage.spent_window() if usage is not None else None
         if window is not None:
             raise spent_error(window)
+
+    async def refused(self, client: NotebookLMClient, exc: RateLimitedError) -> AllowanceSpentError:
+        """The error for a question the server refused for a usage limit (`exc`, RESOURCE_EXHAUSTED): the
+        allowance read again says which window is spent and when it comes back; when none is (a burst of
+        questions, or a server that does not report its allowance), the server's own words, to wait and ask
+        again. Either way exit 8: nothing was answered, and the sources the question needed stay uploaded."""
+        try:
+            usage = await self.read(client, fresh=True)
+        except NlmsyncError:  # the allowance cannot be read now: the refusal is said as the server said it
+            usage = None
+        window = usage.spent_window() if usage is not None else None
+        if window is not None:
+            return spent_error(window, "NotebookLM refused the question")
+        return AllowanceSpentError(
+            f"NotebookLM refused the question: a usage limit was reached ({exc})",
+            hint="wait a few minutes and ask again; 'nlmsync server-info' shows what is left of the plan's "
+                 "allowance")
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from nlmsync.errors import (
     NlmsyncError,
     NotFoundError,
     PartialFailure,
+    RateLimitedError,
     ServerError,
     ServerValidationError,
     UsageError,
@@ -387,6 +388,8 @@ class Orchestrator:
         try:
             return await self.client.notebook_query(notebook_id, question, source_ids=source_ids,
                                                     conversation_id=conversation, timeout=timeout), conversation
+        except RateLimitedError as exc:
+            raise await self.allowance.refused(self.client, exc) from None
         except (NotFoundError, ServerValidationError, ServerError) as exc:
             if conversation is None or (isinstance(exc, ServerError) and "conversation" not in str(exc).lower()):
                 raise

@@ -17,7 +17,8 @@ from typing import Any
 from nlmsync.fake.faults import LOGIN_COUNTER, MADE_ELSEWHERE, USAGE_WINDOWS, Faults
 from nlmsync.fake.replies import error
 
-__all__ = ["EXPIRED_ERROR", "NETWORK_ERROR", "auth_status", "login_expired", "refresh_auth", "usage_get"]
+__all__ = ["EXPIRED_ERROR", "NETWORK_ERROR", "allowance_spent", "auth_status", "login_expired", "refresh_auth",
+           "usage_get"]
 
 # What the real server's Google-backed tools answer once the login has expired and it could not recover it.
 EXPIRED_ERROR = ("Authentication expired. Run 'nlm login' in your terminal to re-authenticate. MCP users: the "
@@ -66,6 +67,11 @@ def refresh_auth(faults: Faults, counters: dict[str, int]) -> dict[str, Any]:
 
 def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(int(epoch), UTC).isoformat()
+
+
+def allowance_spent(faults: Faults) -> bool:
+    """Whether a window of the allowance is used up: NotebookLM then refuses questions (RESOURCE_EXHAUSTED)."""
+    return any(float(faults.usage_used.get(window, 0.0)) >= 100.0 for window in USAGE_WINDOWS)
 
 
 def usage_get(faults: Faults, now: float) -> dict[str, Any]:

@@ -70,7 +70,8 @@ _SWITCHES: tuple[tuple[str, dict[str, Any]], ...] = (
                             "help": "refresh_auth's Nth call finds a login made elsewhere (nlm login in another "
                                     "terminal), even with --renewal-fails; that login does not expire."}),
     ("--usage-used", {"multiple": True, "metavar": "WINDOW=PERCENT",
-                      "help": "Percent used of the rolling or weekly usage window usage_get reports (default 0). "
+                      "help": "Percent used of the rolling or weekly usage window usage_get reports (default 0); "
+                              "at 100 notebook_query is refused for a usage limit, as NotebookLM refuses it. "
                               "Repeatable."}),
     ("--tier", {"metavar": "PLAN", "help": "The tier usage_get reports: none (the default), standard, plus, pro, "
                                            "ultra, or NOTEBOOKLM_TIER_…."}),

@@ -132,7 +132,7 @@ class FakeNotebookLM:
             result = error(account.EXPIRED_ERROR)
         elif plan.deadline_exceeded:
             result = deadline_error()
-        elif plan.rate_limited:
+        elif plan.rate_limited or (tool == "notebook_query" and account.allowance_spent(self.faults)):
             result = rate_limit_error(tool)
         elif plan.error is not None:
             result = error(plan.error)
