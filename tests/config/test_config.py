@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -178,8 +180,8 @@ def test_search_still_rejects_bad_settings(vault: Path, capsys: pytest.CaptureFi
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     code, out, err = run_cli(capsys, "--vault", str(vault), "search", "heapsort", "--json")
-    assert code == 2 and out == ""
-    assert message in err
+    assert code == 2 and message in err
+    assert message in json.loads(out)["error"] and "results" not in json.loads(out)  # no search was made
 
 
 @pytest.mark.parametrize(("text", "env", "message"), [

@@ -118,7 +118,7 @@ def test_missing_vault_and_corrupt_state(vault: Path, tmp_path: Path, capsys: py
     state = tmp_path / "broken.db"
     state.write_bytes(b"this is not sqlite at all" * 100)
     code, out, err = run(capsys, "--vault", str(vault), "--state", str(state), "search", "heap", "--json")
-    assert code == 2 and out == ""
+    assert code == 2 and "results" not in json.loads(out) and json.loads(out)["exit_code"] == 2
     assert str(state) in err
     assert state.read_bytes() == b"this is not sqlite at all" * 100
 
@@ -133,7 +133,8 @@ def test_ctrl_c_during_a_search_exits_130_and_says_so(vault: Path, capsys: pytes
 
     monkeypatch.setattr(NoteIndex, "search", interrupted)
     code, out, err = run(capsys, "--vault", str(vault), "search", "heapsort", "--json")
-    assert (code, out) == (130, "")
+    assert code == 130 and json.loads(out) == {"schema_version": 1, "error": "interrupted", "exit_code": 130,
+                                               "hint": None}
     assert err == "nlmsync: error: interrupted\n"
 
 

@@ -451,3 +451,34 @@ def test_the_note_suffix_and_the_ignored_folders_are_defined_once() -> None:
             if isinstance(node, ast.Constant) and node.value in spelled:
                 found.append(f"{path.relative_to(src)}:{node.lineno}: {node.value!r}")
     assert found == []
+
+
+@pytest.mark.parametrize(("front", "out"), [
+    ("nlmsync: false", True), ("'nlmsync': off", True), ('"nlm\\x73ync": no', True),  # a key spelled with escapes
+    ("? nlmsync\n: false", True), ("title: nlmsync: false", False),
+    ("nlmsync: true", False), ("title: Heap\ntags: [a, b]", False), ("x: 'nlm sync: false'", False),
+])
+def test_a_note_opts_out_whether_or_not_its_yaml_is_read(tmp_path: Path, front: str, out: bool, monkeypatch) -> None:
+    """The admission rule reads a note's YAML only when its front matter could opt it out (it names nlmsync or
+    holds an escape); read or not, the answer is the YAML's, and the server's rule (`exclusion_reason`) agrees."""
+    from nlmsync.text import admit_note, front_matter, opted_out
+    from nlmsync.vault import EXCLUDED_BY_FRONT_MATTER
+
+    text = f"---\n{front}\n---\n# Note\n\nbody\n"
+    (tmp_path / "n.md").write_text(text, encoding="utf-8")
+    assert opted_out(parse_front_matter(text)) is out
+    parsed: list[str] = []
+    parse = front_matter._mapping
+
+    def counted(block: str) -> dict[str, object]:
+        parsed.append(block)
+        return parse(block)
+
+    monkeypatch.setattr(front_matter, "_mapping", counted)
+    admitted = admit_note(tmp_path, "n.md", ())
+    assert (admitted.refused == EXCLUDED_BY_FRONT_MATTER) is out and is_excluded("n.md", text, []) is out
+    assert bool(parsed) is front_matter.may_opt_out(text)
+    if "nlmsync" not in front and "\\" not in front:
+        assert parsed == [] and admitted.front is None  # taken without its YAML read
+    if not out:  # a note taken with its front matter asked for (as the index asks) has it read
+        assert admit_note(tmp_path, "n.md", (), with_front=True).front == parse_front_matter(text)

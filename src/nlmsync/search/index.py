@@ -292,13 +292,15 @@ class NoteIndex:
     def _load(self, note: NoteFile, changes: Changes) -> None:
         """Read, check and tokenize one note into `changes` (as an addition or a skip)."""
         note_fields, whole_fields = _markdown_fields()
-        admission = admit_note(self.vault_root, note.path, self.settings.exclude, fs_path=note.fs_path, size=note.size)
+        admission = admit_note(self.vault_root, note.path, self.settings.exclude, fs_path=note.fs_path, size=note.size,
+                               with_front=True)
         self.notes_read += admission.read
         if admission.refused is not None:
             self._notes.skip(CachedDoc.skipped(note.path, note.mtime_ns, note.size, admission.refused), changes)
             return
         self._notes.indexed(note, changes)
         text, front = admission.text, admission.front
+        assert front is not None  # read, as asked
         whole = whole_fields(text, front)
         if whole is not None:
             changes.batch.add_text(note.path, whole)

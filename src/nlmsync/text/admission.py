@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from nlmsync.text.front_matter import FrontMatter, opted_out, parse_front_matter
+from nlmsync.text.front_matter import FrontMatter, may_opt_out, opted_out, parse_front_matter
 from nlmsync.vault import (
     EXCLUDED_BY_FRONT_MATTER,
     EXCLUDED_BY_PATTERN,
@@ -28,7 +28,8 @@ from nlmsync.vault import (
 @dataclass(frozen=True, slots=True)
 class Admission:
     """What the rule found of a note: `refused`, why nlmsync does not take it (None: it does); `read`, whether its
-    file was read; `text` and `front`, the note's text and front matter once it was read and decoded."""
+    file was read; `text`, the note's text once it was read and decoded; `front`, its front matter when it was
+    asked for (`with_front`) or read to tell whether the note opts out (None otherwise)."""
 
     refused: str | None
     read: bool = False
@@ -37,10 +38,11 @@ class Admission:
 
 
 def admit_note(root: Path, path: str, patterns: Sequence[str], *, fs_path: str | Path | None = None,
-               size: int = 0) -> Admission:
+               size: int = 0, with_front: bool = False) -> Admission:
     """The admission of the note at vault path `path` (`fs_path`: where it is on disk, if known; `size`: its size,
-    if a walk just stat'ed it). A note of many megabytes is decoded once and its bytes dropped before its front
-    matter is read."""
+    if a walk just stat'ed it; `with_front`: the caller wants the front matter read, as the index does). A note
+    of many megabytes is decoded once and its bytes dropped before its front matter is read; its YAML is read
+    only when asked for or when it could opt the note out (`may_opt_out`)."""
     if excluded_by_pattern(root, path, patterns):
         return Admission(EXCLUDED_BY_PATTERN)
     try:
@@ -51,7 +53,7 @@ def admit_note(root: Path, path: str, patterns: Sequence[str], *, fs_path: str |
     del data
     if problem is not None:
         return Admission(problem, read=True)
-    front = parse_front_matter(text)
-    if opted_out(front):
+    front = parse_front_matter(text) if with_front or may_opt_out(text) else None
+    if front is not None and opted_out(front):
         return Admission(EXCLUDED_BY_FRONT_MATTER, read=True)
     return Admission(None, read=True, text=text, front=front)

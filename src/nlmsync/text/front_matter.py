@@ -63,6 +63,17 @@ def opted_out(front: FrontMatter) -> bool:
     return front.data.get("nlmsync") is False
 
 
+def may_opt_out(text: str) -> bool:
+    """Whether the front matter of `text` could keep its note out (`opted_out`): its block names `nlmsync`, or
+    holds a backslash (a quoted key may spell a word with escapes). A note without either is taken without its
+    YAML being read: reading the YAML is most of what taking a note costs."""
+    block = _block(text)
+    if block is None:
+        return False
+    start, end, _ = block
+    return text.find("nlmsync", start, end) >= 0 or text.find("\\", start, end) >= 0
+
+
 def _block(text: str) -> tuple[int, int, int] | None:
     """Where the front matter's YAML starts and ends, and where the markdown after it starts; None without one."""
     if not text.startswith(("---", "\ufeff---")):  # most notes: told without splitting their first lines

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from nlmsync.text.front_matter import opted_out, parse_front_matter
+from nlmsync.text.front_matter import may_opt_out, opted_out, parse_front_matter
 from nlmsync.vault.paths import link_target, normalize_rel_path
 
 EXCLUDED_BY_PATTERN = "excluded by pattern"
@@ -82,8 +82,7 @@ def exclusion_reason(rel_path: str, text: str | None, patterns: Sequence[str], *
     `nlmsync: false` — `EXCLUDED_BY_FRONT_MATTER`; None for a note not excluded."""
     if excluded_by_pattern(root, rel_path, patterns) if root is not None else matches_exclude(rel_path, patterns):
         return EXCLUDED_BY_PATTERN
-    # a note that never says `nlmsync` cannot say `nlmsync: false`: its front matter is not parsed
-    if text is not None and "nlmsync" in text and opted_out(parse_front_matter(text)):
+    if text is not None and may_opt_out(text) and opted_out(parse_front_matter(text)):
         return EXCLUDED_BY_FRONT_MATTER
     return None
 
