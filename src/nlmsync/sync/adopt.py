@@ -331,14 +331,15 @@ class _Levelling:
         if len(local) != count:
             return None
         text = compose_pack([(n.path, n.parts[0].text or "") for n in local])
-        legacy = title == pack_title(first, last, count, content_hash(text))
+        exact = content_hash(text)
+        legacy = title == pack_title(first, last, count, exact)
         if not legacy and title != pack_title(first, last, count, title_hash(text)):
             return None
         if legacy and source_id and not await self._proven(source_id, title, text):
             self._legacy_refused.add((title, source_id))
             return None
         return _PackCandidate(source_id, title, first, last, count, 0,
-                              [(n.path, n.parts[0].content_hash) for n in local], content_hash(text),
+                              [(n.path, n.parts[0].content_hash) for n in local], exact,
                               len(text.encode("utf-8", "surrogateescape")), proven=legacy)
 
     def _packable(self, paths: Sequence[str]) -> list[PreparedNote]:
