@@ -23,6 +23,36 @@ async def test_a_notebook_given_by_id_is_remembered_by_later_runs(make_world):
     assert status.notebook_id == world.notebook_id and answer.notebook_id == world.notebook_id
 
 
+@pytest.mark.parametrize("look", ["status", "sources", "reconcile"])
+async def test_a_fresh_machine_takes_the_notebook_it_first_looks_at_and_keeps_the_one_it_has(make_world, look: str):
+    """A machine with no state file whose first command is a look at the notebook (status, sources, reconcile)
+    needs no --notebook afterwards; a vault that has a notebook keeps it when the user looks at another one."""
+    world = make_world()
+    laptop, desk = world.device("laptop"), world.device("desk")
+    laptop.write("a.md", "# A\n\nAlpha.\n")
+    async with laptop.run(notebook=world.notebook_id) as orch:
+        await orch.refresh(["a.md"])
+    desk.sync_from(laptop, state=False)
+
+    async def looked(orch) -> str:
+        if look == "status":
+            return (await orch.status()).notebook_id
+        if look == "reconcile":
+            return (await orch.reconcile()).notebook_id
+        return (await orch.listing(level=True))[0]
+
+    async with desk.run(notebook=world.notebook_id) as orch:
+        await looked(orch)
+    async with desk.run() as orch:  # no --notebook: the one looked at, with what it holds adopted
+        report = await orch.refresh(["a.md"])
+    assert report.notebook_id == world.notebook_id and [n.branch for n in report.notes] == [Branch.REUSED]
+    other = world.fake.apply("notebook_create", {"title": "Other"})["notebook_id"]
+    async with desk.run(notebook=other) as orch:
+        assert await looked(orch) == other
+    async with desk.run() as orch:
+        assert (await orch.status()).notebook_id == world.notebook_id
+
+
 async def test_a_notebook_that_does_not_exist_is_not_remembered(make_world):
     from nlmsync.errors import NotebookNotFoundError
 

@@ -401,13 +401,21 @@ class Orchestrator:
     # --- status and reconcile ------------------------------------------------------------------
     async def listing(self, *, level: bool = False) -> tuple[str, RemoteView]:
         """The notebook of this run and a fresh listing of it; with `level`, the state file is first brought level
-        with what the notebook holds and it does not know yet (`status`, `sources`)."""
+        with what the notebook holds and it does not know yet (`status`, `sources`), and a vault that has no
+        notebook yet (a fresh machine, a lost state file) takes this one: its next command needs no --notebook.
+        A vault that has one keeps it: looking at another notebook does not rebind the vault."""
         notebook_id, first = await self._notebook(create=False)
         remote = await self._remote(notebook_id, first)
         if level:
             async with held_writer(self.store):
+                self._level_first_notebook(notebook_id)
                 await level_with_notebook(self._deps(notebook_id), remote)
         return notebook_id, remote
+
+    def _level_first_notebook(self, notebook_id: str) -> None:
+        """A vault with no notebook yet takes the one a levelling command worked on (see `listing`)."""
+        if self.store.default_notebook() is None:
+            self.store.set_default_notebook(notebook_id)
 
     async def status(self, paths: Sequence[str] = ()) -> StatusReport:
         """The registry against the remote listing and the vault, with the next steps, and for each of `paths`
@@ -421,6 +429,7 @@ class Orchestrator:
         """Reconciliation against one fresh listing: mark mappings active (canonical ids) or stale."""
         async with held_writer(self.store):
             notebook_id, remote = await self.listing()
+            self._level_first_notebook(notebook_id)
             await level_with_notebook(self._deps(notebook_id), remote)
             result = self.store.reconcile(notebook_id, remote.ids())
             registered = {self.store.resolve_source_id(m.source_id) for m in self.store.all_mappings(notebook_id)}
