@@ -124,6 +124,11 @@ async def test_a_capacity_given_before_for_the_notebook_wins_over_the_plan(make_
     world.write("a.md", "a")
     async with unconfigured(world, capacity=7) as orch:
         await orch.refresh(["a.md"])
+    world.write("b.md", "b")
+    async with unconfigured(world) as orch:
+        report = await orch.refresh(["b.md"])
+    assert (report.capacity, report.capacity_source) == (7, "remembered")
+    assert world.calls("usage_get") == 0  # the user's word wins: the plan is not read for a refresh
     async with unconfigured(world) as orch:
         status = await orch.status()
     assert (status.capacity, status.capacity_source, status.plan) == (7, "remembered", "Pro")

@@ -161,11 +161,14 @@ class Orchestrator:
         paced = self.client.add_rate_notice()
         return [*notices, paced] if paced else notices
 
-    async def _default_capacity(self) -> None:
+    async def _default_capacity(self, notebook_id: str | None = None) -> None:
         """The one place the plan's figure becomes the capacity a run falls back to when none is given for it
         (`plan_capacity`: the sources per notebook of the tier the server reports, the default 50 when it does not
-        say); read once per run, and not at all when a capacity is given."""
-        if self._fallback is None and given_capacity(self.settings) is None:
+        say); read once per run, and not at all when a capacity is given — now, or on an earlier run for
+        `notebook_id` (the user's word wins over the plan, so a refresh or a question then costs no usage read;
+        `status` names `notebook_id` None, since it shows the plan)."""
+        remembered = notebook_id is not None and self.store.remembered_capacity(notebook_id) is not None
+        if self._fallback is None and given_capacity(self.settings) is None and not remembered:
             plan = await plan_capacity(self.client, self.allowance)
             self._fallback, self.plan = Capacity(plan.capacity, "plan" if plan.plan else "default"), plan.plan
 
@@ -210,7 +213,7 @@ class Orchestrator:
 
     async def _prepare_run(self, notebook_id: str, first: NotebookDetails | None, *,
                            dry_run: bool) -> tuple[RemoteView, int, int]:
-        await self._default_capacity()
+        await self._default_capacity(notebook_id)
         if dry_run and (title := planned_title(notebook_id)) is not None:
             return RemoteView(notebook_id, title), 0, 0
         remote = await self._remote(notebook_id, first)

@@ -66,6 +66,12 @@ class ConversationMixin(StoreBase):
         held, under = (int(n) for n in learned.split("/"))
         return Capacity(held, "learned", base.value) if under == base.value and held < base.value else base
 
+    def remembered_capacity(self, notebook_id: str) -> int | None:
+        """The capacity the user gave for `notebook_id` on an earlier run (`remember_capacity`), None if none."""
+        with self._reading():
+            remembered = self._meta(CAPACITY_KEY + notebook_id)
+        return int(remembered) if remembered is not None else None
+
     def remember_capacity(self, notebook_id: str, given: int) -> None:
         """Keep the capacity the user gave for `notebook_id`: later runs that give none use it."""
         with self._reading():
