@@ -10,22 +10,15 @@ once, with numpy) must agree with, token for token.
 from __future__ import annotations
 
 import functools
-import operator
 import re
 import unicodedata
-from collections import Counter
-from collections.abc import Iterable, Iterator
-from itertools import compress
 from typing import TYPE_CHECKING, NamedTuple
-
-from nlmsync.text.tokens import _joined
 
 if TYPE_CHECKING:
     import regex
 
 MIN_TOKEN_LENGTH = 1
 MAX_TOKEN_LENGTH = 80
-PIECE_CHARS = 1 << 16  # `text_pieces`: characters tokenized at once when a large text is counted
 
 # Base tokens of ASCII text (the letters and digits of ASCII are exactly its \p{L} and \p{N}), with the
 # standard library's engine: faster, and a process that only meets ASCII never imports `regex`.
@@ -79,19 +72,10 @@ def tokens_and_words(text: str) -> tuple[list[str], int]:
     body counts its words, not the compounds and CJK bigrams made from them, which repeat the same text."""
     normalized = normalize(text)
     base, joins = base_tokens_and_joins(normalized)
-    ascii_text = normalized.isascii()
-    tokens = base + compound_tokens(base, joins, ascii_text)
-    if not ascii_text:
+    tokens = base + compound_tokens(base, joins)
+    if not normalized.isascii():
         tokens.extend(cjk_bigrams(normalized))
     return tokens, len(base)
-
-
-def base_tokens(normalized: str) -> list[str]:
-    """Rules 2-3 on normalized text: the `[\\p{L}\\p{N}]+` runs 1..80 long (the base tokens)."""
-    raw = (_ASCII_BASE_TOKEN if normalized.isascii() else _unicode().base_token).findall(normalized)
-    if len(normalized) <= MAX_TOKEN_LENGTH or max(map(len, raw), default=0) <= MAX_TOKEN_LENGTH:
-        return raw  # no token is too long
-    return [t for t in raw if len(t) <= MAX_TOKEN_LENGTH]
 
 
 def words(normalized: str) -> list[str]:
@@ -100,8 +84,9 @@ def words(normalized: str) -> list[str]:
 
 
 def base_tokens_and_joins(normalized: str) -> tuple[list[str], list[bool]]:
-    """`base_tokens(normalized)`, and per token whether it forms a compound with the one before it (rule 4): only
-    white space or one of `JOINING_MARKS` stands between them, and no word rule 3 left out."""
+    """The base tokens (rules 2-3: the `[\\p{L}\\p{N}]+` runs 1..80 long), and per token whether it forms a
+    compound with the one before it (rule 4): only white space or one of `JOINING_MARKS` stands between them, and
+    no word rule 3 left out."""
     return _rule_3(*words_and_joins(normalized))
 
 
@@ -127,13 +112,18 @@ def _words_and_joins(parts: list[str]) -> tuple[list[str], list[bool]]:
 
 
 def _rule_3(raw: list[str], joins: list[bool]) -> tuple[list[str], list[bool]]:
-    """Words and their joins (`words_and_joins`) without the words longer than `MAX_TOKEN_LENGTH`; the word after
-    one left out joins nothing."""
-    if max(map(len, raw), default=0) <= MAX_TOKEN_LENGTH:
-        return raw, joins
-    kept = [len(token) <= MAX_TOKEN_LENGTH for token in raw]
-    joins = [join and before for join, before in zip(joins, [False, *kept])]
-    return list(compress(raw, kept)), list(compress(joins, kept))
+    """Rule 3: the words longer than `MAX_TOKEN_LENGTH` left out; the word after one left out joins nothing."""
+    kept: list[str] = []
+    kept_joins: list[bool] = []
+    dropped_before = False
+    for word, join in zip(raw, joins, strict=True):
+        if len(word) > MAX_TOKEN_LENGTH:
+            dropped_before = True
+            continue
+        kept.append(word)
+        kept_joins.append(join and not dropped_before)
+        dropped_before = False
+    return kept, kept_joins
 
 
 def separator_joins(separator: str) -> bool:
@@ -156,20 +146,11 @@ _KNOWN_SEPARATORS = 4096
 _SEPARATORS_JOIN = _KnownSeparators()
 
 
-def compound_tokens(base: list[str], joins: list[bool], ascii_text: bool = False) -> list[str]:
+def compound_tokens(base: list[str], joins: list[bool]) -> list[str]:
     """Rule 4: each pair of adjacent ASCII base tokens joined (`heap` + `sort` -> `heapsort`), at most 80 long,
-    where the second joins the first (`joins`, of `base_tokens_and_joins`). `ascii_text`: the tokens are known to
-    be ASCII (they come from ASCII text).
-
-    Built by `map` over the pairs rather than a loop: a full build makes millions of them."""
-    selectors: Iterable[bool] = joins[1:]
-    if not ascii_text and not all(map(str.isascii, base)):
-        is_ascii = list(map(str.isascii, base))
-        selectors = map(operator.and_, map(operator.and_, is_ascii, is_ascii[1:]), selectors)
-    compounds: Iterator[str] = compress(map(operator.add, base, base[1:]), selectors)
-    if max(map(len, base), default=0) <= MAX_TOKEN_LENGTH // 2:  # no pair can be too long
-        return list(compounds)
-    return [token for token in compounds if len(token) <= MAX_TOKEN_LENGTH]
+    where the second joins the first (`joins`, of `base_tokens_and_joins`)."""
+    return [first + second for first, second, join in zip(base, base[1:], joins[1:])
+            if join and first.isascii() and second.isascii() and len(first + second) <= MAX_TOKEN_LENGTH]
 
 
 def cjk_bigrams(normalized: str) -> list[str]:
@@ -178,39 +159,3 @@ def cjk_bigrams(normalized: str) -> list[str]:
     if normalized.isascii() or not _CJK_BLOCKS.search(normalized):
         return []
     return [run[i:i + 2] for run in _unicode().cjk_run.findall(normalized) for i in range(len(run) - 1)]
-
-
-def count_tokens(pieces: Iterable[str]) -> Counter[str]:
-    """`Counter(tokenize("".join(pieces)))` without ever holding every token of the text at once: what a
-    note of many megabytes is counted with (its tokens as a list would take many times its size).
-
-    Each piece must end where the text may be cut without changing a token: after white space (a space,
-    tab or line break; `text_pieces` cuts so). A compound made across a cut (rule 4) is counted too.
-    Consecutive small pieces (a note's sections) are tokenized together, up to `PIECE_CHARS` at a time."""
-    return count_tokens_and_words(pieces)[0]
-
-
-def count_tokens_and_words(pieces: Iterable[str]) -> tuple[Counter[str], int]:
-    """`count_tokens(pieces)` and how many of the tokens are words (as `tokens_and_words`)."""
-    counts: Counter[str] = Counter()
-    word_count = 0
-    previous = ""  # the last word so far (of any length), for the compound it makes with the next one
-    gap = ""  # the text since that word: with the next piece's first separator, what stands between the two
-    for piece in _joined(pieces, PIECE_CHARS):
-        normalized = normalize(piece)
-        parts = word_split(normalized)
-        raw, joins = _words_and_joins(parts)
-        tokens = cjk_bigrams(normalized)
-        if not raw:
-            gap += normalized
-        else:
-            base, joins = _rule_3(raw, joins)
-            first = raw[0]
-            if (previous and len(previous) <= MAX_TOKEN_LENGTH and len(first) <= MAX_TOKEN_LENGTH
-                    and separator_joins(gap + parts[0])):
-                tokens += compound_tokens([previous, first], [False, True])
-            tokens += base + compound_tokens(base, joins)
-            previous, gap = raw[-1], parts[-1]
-            word_count += len(base)
-        counts.update(tokens)
-    return counts, word_count
