@@ -48,6 +48,7 @@ from nlmsync.sync import (
     RefreshReport,
     RemoteView,
     SyncDeps,
+    accounted_ids,
     ensure_sources_for_paths,
     given_capacity,
     history_source_ids,
@@ -411,14 +412,15 @@ class Orchestrator:
         remote = await self._remote(notebook_id, first)
         if level:
             async with held_writer(self.store):
-                self._level_first_notebook(notebook_id)
-                await level_with_notebook(self._deps(notebook_id), remote)
+                await self._level(notebook_id, remote)
         return notebook_id, remote
 
-    def _level_first_notebook(self, notebook_id: str) -> None:
-        """A vault with no notebook yet takes the one a levelling command worked on (see `listing`)."""
+    async def _level(self, notebook_id: str, remote: RemoteView) -> None:
+        """For a command that looks at the notebook (under the writer lock): the state file brought level with what
+        the notebook holds, and the notebook taken as the vault's when it has none yet (see `listing`)."""
         if self.store.default_notebook() is None:
             self.store.set_default_notebook(notebook_id)
+        await level_with_notebook(self._deps(notebook_id), remote)
 
     async def status(self, paths: Sequence[str] = ()) -> StatusReport:
         """The registry against the remote listing and the vault, with the next steps, and for each of `paths`
@@ -432,13 +434,9 @@ class Orchestrator:
         """Reconciliation against one fresh listing: mark mappings active (canonical ids) or stale."""
         async with held_writer(self.store):
             notebook_id, remote = await self.listing()
-            self._level_first_notebook(notebook_id)
-            await level_with_notebook(self._deps(notebook_id), remote)
+            await self._level(notebook_id, remote)
             result = self.store.reconcile(notebook_id, remote.ids())
-            registered = {self.store.resolve_source_id(m.source_id) for m in self.store.all_mappings(notebook_id)}
-            registered.update(p.source_id for p in self.store.packs(notebook_id))
-            registered.update(p.source_id for p in self.store.pending_deletions(notebook_id))
-            orphans = [i for i in orphan_ids(remote, registered) if i not in remote.foreign]
+            orphans = orphan_ids(remote, accounted_ids(self.store, notebook_id))
         return ReconcileReport(notebook_id=notebook_id, active_count=len(result.active),
                                stale_paths=[m.path for m in result.stale],
                                canonicalized_paths=[m.path for m in result.canonicalized],

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nlmsync.app.results import NotebookSource, SourcesReport
-from nlmsync.sync import orphan_ids
+from nlmsync.sync import accounted_ids, orphan_ids
 
 if TYPE_CHECKING:
     from nlmsync.app.orchestrator import Orchestrator
@@ -29,15 +29,12 @@ async def list_sources(orchestrator: Orchestrator) -> SourcesReport:
     notebook_id, remote = await orchestrator.listing(level=True)
     store = orchestrator.store
     packs = [p for p in store.packs(notebook_id) if p.source_id in remote]
-    registered = {p.source_id for p in packs} | {p.source_id for p in store.pending_deletions(notebook_id)}
-    alone: list[NotebookSource] = []
-    for mapping in sorted(store.all_mappings(notebook_id), key=lambda m: (m.path, m.part)):
-        source_id = store.resolve_source_id(mapping.source_id)
-        registered.update((mapping.source_id, source_id))
-        if source_id in remote:
-            alone.append(NotebookSource(source_id=source_id, title=remote.sources[source_id], kind="note",
-                                        path=mapping.path, part=mapping.part, part_count=mapping.part_count))
-    orphans = [i for i in orphan_ids(remote, registered) if i not in remote.foreign]
+    resolved_mappings = store.mappings_with_resolved_ids(notebook_id)  # by path, part
+    alone = [NotebookSource(source_id=source_id, title=remote.sources[source_id], kind="note", path=mapping.path,
+                            part=mapping.part, part_count=mapping.part_count)
+             for mapping, source_id in resolved_mappings if source_id in remote]
+    registered = accounted_ids(store, notebook_id, resolved_mappings)
+    orphans = orphan_ids(remote, registered)
     others = sorted((title, source_id) for source_id, title in remote.sources.items()
                     if source_id not in registered and source_id not in orphans)
     listed = [NotebookSource(source_id=p.source_id, title=remote.sources[p.source_id], kind="pack",

@@ -20,7 +20,15 @@ from nlmsync.app.results import (
 from nlmsync.config import Settings
 from nlmsync.notebooklm import Usage
 from nlmsync.store import Capacity, StateStore
-from nlmsync.sync import RemoteView, local_changes, orphan_ids, parse_title, sources_layout, synced_hashes
+from nlmsync.sync import (
+    RemoteView,
+    accounted_ids,
+    local_changes,
+    orphan_ids,
+    parse_title,
+    sources_layout,
+    synced_hashes,
+)
 from nlmsync.vault import normalize_rel_path
 
 __all__ = ["NEXT_EVICTIONS_SHOWN", "note_placement", "status_report"]
@@ -42,17 +50,15 @@ def status_report(store: StateStore, settings: Settings, notebook_id: str, remot
     report.packs = [PackEntry(title=p.title, source_id=p.source_id, first_path=p.first_path,
                               last_path=p.last_path, note_count=p.note_count, byte_count=p.size,
                               live=p.source_id in remote) for p in packs]
-    registered: set[str] = {p.source_id for p in packs}
-    registered.update(p.source_id for p in store.pending_deletions(notebook_id))
     report.notes = [note_placement(store, notebook_id, normalize_rel_path(path), remote) for path in paths]
-    mappings = store.all_mappings(notebook_id)
-    for m in mappings:
-        resolved = store.resolve_source_id(m.source_id)
-        registered.update((m.source_id, resolved))
+    resolved_mappings = store.mappings_with_resolved_ids(notebook_id)
+    mappings = [m for m, _ in resolved_mappings]
+    for m, resolved in resolved_mappings:
         entry = SourceMappingEntry(path=m.path, part=m.part, part_count=m.part_count, source_id=resolved,
                                    title=m.title, managed=m.managed)
         (report.active_sources if resolved in remote else report.stale_sources).append(entry)
-    report.orphan_source_ids = [i for i in orphan_ids(remote, registered) if i not in remote.foreign]
+    registered = accounted_ids(store, notebook_id, resolved_mappings)
+    report.orphan_source_ids = orphan_ids(remote, registered)
     report.unmanaged_count = sum(1 for i in remote.sources
                                  if i not in registered and i not in report.orphan_source_ids)
     synced = synced_hashes(mappings, store.pack_members(notebook_id))

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from nlmsync.sync.pack_outcomes import sources_layout
     from nlmsync.sync.plan import Branch, prepare_note
     from nlmsync.sync.prepare import PreparedSources, ensure_sources_for_paths
-    from nlmsync.sync.reconcile import RemoteView, orphan_ids, read_remote
+    from nlmsync.sync.reconcile import RemoteView, accounted_ids, orphan_ids, read_remote
     from nlmsync.sync.report import (
         NoteOutcome,
         PackOutcome,
@@ -73,6 +73,7 @@ _EXPORTS = {
     "level_with_notebook": "nlmsync.sync.adopt",
     "lookalike_notice": "nlmsync.sync.adopt",
     "notes_done": "nlmsync.sync.report",
+    "accounted_ids": "nlmsync.sync.reconcile",
     "orphan_ids": "nlmsync.sync.reconcile",
     "parse_title": "nlmsync.sync.titles",
     "prepare_note": "nlmsync.sync.plan",
@@ -90,6 +91,7 @@ __all__ = [
     "RemoteView",
     "SourcesLayout",
     "SyncDeps",
+    "accounted_ids",
     "ensure_sources_for_paths",
     "find_cited_note",
     "find_cited_text",

@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING
 from nlmsync.sync.titles import looks_managed
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from nlmsync.store import SourceMapping, StateStore
     from nlmsync.sync.deps import NotebookListing, SyncClient
 
 
@@ -95,6 +98,20 @@ async def lookup_after_lost_answer(client: SyncClient, notebook_id: str) -> dict
     return _listing(await client.notebook_get(notebook_id))
 
 
+def accounted_ids(store: StateStore, notebook_id: str,
+                  resolved: Iterable[tuple[SourceMapping, str]] | None = None) -> set[str]:
+    """The source ids the state file accounts for in `notebook_id`: its packs, the sources waiting to be deleted,
+    and each mapping's source id with the id its alias chain resolves to (`resolved`: the notebook's
+    `StateStore.mappings_with_resolved_ids`, when the caller has read them already)."""
+    ids = {p.source_id for p in store.packs(notebook_id)}
+    ids.update(p.source_id for p in store.pending_deletions(notebook_id))
+    for mapping, source_id in store.mappings_with_resolved_ids(notebook_id) if resolved is None else resolved:
+        ids.update((mapping.source_id, source_id))
+    return ids
+
+
 def orphan_ids(remote: RemoteView, registered_ids: set[str]) -> list[str]:
-    """Remote sources carrying an nlmsync title that no registry row or alias accounts for."""
-    return sorted(i for i, t in remote.sources.items() if i not in registered_ids and looks_managed(t))
+    """Remote sources carrying an nlmsync title that no registry row or alias accounts for (`accounted_ids`),
+    less the look-alikes (`remote.foreign`: titled like nlmsync's, holding other text)."""
+    return sorted(i for i, t in remote.sources.items()
+                  if i not in registered_ids and i not in remote.foreign and looks_managed(t))
