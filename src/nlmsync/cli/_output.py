@@ -98,8 +98,8 @@ def json_line(document: Any) -> str:
 
 def request_json(args: list[str]) -> None:
     """Note whether `args` ask for --json (an option before any `--`; the words after it are arguments)."""
-    _Documents.requested, _Documents.printed = "--json" in args[:args.index("--")] if "--" in args else (
-        "--json" in args), False
+    options = args[:args.index("--")] if "--" in args else args
+    _Documents.requested, _Documents.printed = "--json" in options, False
 
 
 def emit_error_json(message: str, code: int, hint: str | None) -> None:

@@ -52,13 +52,13 @@ class ConversationMixin(StoreBase):
         notebook (`remember_capacity`) and holds on later runs that give none; a notebook the server refused an
         add to as full (`learn_capacity`) is kept to what it held then, until the capacity it was learned under
         changes: a changed capacity is the user's word and wins over what was learned before."""
+        remembered = self.remembered_capacity(notebook_id)
         with self._reading():
-            remembered = self._meta(CAPACITY_KEY + notebook_id)
             learned = self._meta(LEARNED_CAPACITY_KEY + notebook_id)
         if given is not None:
             base = Capacity(given, "setting")
         elif remembered is not None:
-            base = Capacity(int(remembered), "remembered")
+            base = Capacity(remembered, "remembered")
         else:
             base = fallback
         if learned is None:
@@ -74,9 +74,8 @@ class ConversationMixin(StoreBase):
 
     def remember_capacity(self, notebook_id: str, given: int) -> None:
         """Keep the capacity the user gave for `notebook_id`: later runs that give none use it."""
-        with self._reading():
-            if self._meta(CAPACITY_KEY + notebook_id) == str(given):
-                return
+        if self.remembered_capacity(notebook_id) == given:
+            return
         with self.step():
             self._set_meta(CAPACITY_KEY + notebook_id, str(given))
 
