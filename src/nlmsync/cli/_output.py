@@ -47,6 +47,14 @@ def escape_path(text: str) -> str:
     return escape(visible(text))
 
 
+def notebook_heading(notebook_id: str, title: str, source_count: int, capacity: int) -> str:
+    """The first line `status` and `sources` print: the notebook, its sources against its capacity, the room left
+    (or how far over it is, in red)."""
+    free = capacity - source_count
+    room = f"{free} free" if free >= 0 else f"[red]{-free} over capacity[/red]"
+    return f"Notebook {notebook_id} ({escape_path(title)}): {source_count}/{capacity} sources, {room}"
+
+
 def _is_model(obj: Any) -> bool:
     """A pydantic model? Only when pydantic is imported can there be one: a search that loads no settings
     model (`config.search_settings`) prints its document without importing pydantic."""

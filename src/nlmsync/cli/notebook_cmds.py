@@ -13,7 +13,7 @@ import click
 
 from nlmsync._text import visible
 from nlmsync.cli._app import app, cli_context, examples, json_flag
-from nlmsync.cli._output import emit_json, escape, escape_path, stdout_console, when
+from nlmsync.cli._output import emit_json, escape, escape_path, notebook_heading, stdout_console, when
 from nlmsync.cli._runs import open_state, run_app
 from nlmsync.errors import UsageError
 
@@ -103,10 +103,7 @@ def sources_command(ctx: click.Context, json_output: bool) -> None:
 
 def _print_sources(report: SourcesReport, quiet: bool) -> None:
     out = stdout_console().print
-    free = report.capacity - report.source_count
-    room = f"{free} free" if free >= 0 else f"[red]{-free} over capacity[/red]"
-    out(f"Notebook {report.notebook_id} ({escape(visible(report.title))}): {report.source_count}/{report.capacity} "
-        f"sources, {room}")
+    out(notebook_heading(report.notebook_id, report.title, report.source_count, report.capacity))
     counts = [f"{report.pack_count:,} {'pack' if report.pack_count == 1 else 'packs'} holding "
               f"{report.packed_note_count:,} notes" if report.pack_count else "",
               f"{report.alone_count:,} {'note' if report.alone_count == 1 else 'notes'} alone",

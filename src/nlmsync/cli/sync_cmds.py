@@ -19,6 +19,7 @@ from nlmsync.cli._output import (
     emit_json,
     escape,
     escape_path,
+    notebook_heading,
     stderr_console,
     stdout_console,
     when,
@@ -289,10 +290,7 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
         emit_json(report)
         return
     out = stdout_console().print
-    free = report.capacity - report.source_count
-    room = f"{free} free" if free >= 0 else f"[red]{-free} over capacity[/red]"
-    out(f"Notebook {report.notebook_id} ({escape_path(report.title)}): {report.source_count}/{report.capacity} "
-        f"sources, {room}")
+    out(notebook_heading(report.notebook_id, report.title, report.source_count, report.capacity))
     plan = f" ({report.plan})" if report.plan and report.capacity_source == "plan" else ""
     out(f"  capacity {report.capacity}: {CAPACITY_SOURCES.get(report.capacity_source, report.capacity_source)}{plan}")
     from nlmsync.cli._allowance import allowance_line
