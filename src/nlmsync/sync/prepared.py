@@ -1,37 +1,37 @@
-"""The pure part of source preparation: what a note looks like to upload, and which branch it takes.
+"""A vault note as a run prepares it: read (or known by its file's stat), split into parts within the source
+limits, each part hashed and titled (`load_notes`, `prepare_note`).
 
-Nothing here touches the disk, the state file or the server, so every branch can be tested alone.
+A note whose file has the modification time and size recorded when it was last read (`note_hashes` in the
+state file) is not read again: its recorded part hashes stand for it (`known_note`), and it is read only if it
+has to be uploaded. An idle run costs a `stat` per note, not a read and a hash.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import os
+import time
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import cached_property
-from typing import Literal
 
-from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, split_note
+from nlmsync import vault as vault_files
+from nlmsync.errors import InputError, UnreadableNoteError
+from nlmsync.store import NoteHashes
+from nlmsync.sync.branches import Branch
+from nlmsync.sync.deps import SyncDeps
+from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, split_key, split_note
 from nlmsync.sync.titles import content_hash, source_title, title_hash
+from nlmsync.text import Admission, admit_note
+
+RACY_MTIME_NS = 2_000_000_000
+"""A note modified this close to the moment it is read gets no `note_hashes` record: a later write within
+the same timestamp tick (2 s on FAT, 1 s on HFS+, milliseconds elsewhere) could leave its mtime and size
+as they were."""
 
 
-class Branch(StrEnum):
-    """What happened (or, in a dry run, would happen) to one note or source, from the decision to the report.
-
-    A `Decision` takes one of the four branches: `REUSED`, `REPLACED` (add first, then delete the old),
-    `RENAMED` (rebound by hash), `ADDED`. The others are outcomes only: `EXCLUDED` (not a note to upload),
-    `EVICTED` (room made for others),
-    `REMOVED` (left the vault under `refresh --all`), `FAILED`.
-    """
-
-    REUSED = "reused"
-    REPLACED = "replaced"
-    RENAMED = "renamed"
-    ADDED = "added"
-    EXCLUDED = "excluded"
-    EVICTED = "evicted"
-    REMOVED = "removed"
-    FAILED = "failed"
+READING_STEP = 64
+"""`load_notes` says how far it got (`SyncDeps.reading`) every this many notes, and when done."""
 
 
 @dataclass(frozen=True)
@@ -99,54 +99,79 @@ def known_note(path: str, hashes: Sequence[str]) -> PreparedNote:
     return PreparedNote(path, tuple(PreparedPart(i, None, h, path, len(hashes)) for i, h in enumerate(hashes)))
 
 
-@dataclass(frozen=True)
-class ResolvedMapping:
-    """A source mapping (one registry row) as the decision needs it: `source_id` already resolved through the
-    alias chain, `stored_source_id` as the row holds it."""
-
-    part: int
-    source_id: str
-    content_hash: str
-    stored_source_id: str
+def split_limits(deps: SyncDeps) -> str:
+    """The split limits as a `NoteHashes.split`: hashes made with other limits are not this run's."""
+    return split_key(deps.max_words, deps.max_bytes)
 
 
-@dataclass(frozen=True)
-class Decision:
-    """The branch a note takes (one of the four branches of `Branch`).
+def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = (),
+               known: Mapping[str, NoteHashes] | None = None,
+               read: list[NoteHashes] | None = None,
+               stats: Mapping[str, tuple[int, int]] | None = None) -> list[PreparedNote | NoteOutcome]:
+    """Read and prepare each path; excluded notes become excluded outcomes.
 
-    - `REUSED`: keep `keep` (one id per part); `canonicalize` when a stored id was an alias.
-    - `REPLACED`: upload every part first, then retire `previous` (live ids of the old version).
-    - `RENAMED`: rebind the registry rows of `rename_from` (a vanished path with the same hashes).
-    - `ADDED`: upload every part.
-    `prior_part_ids` (replaced, added) are the resolved ids of the note's earlier rows, aliased to the new ones.
+    A note an `exclude` pattern matches is excluded by it first, unread, whatever else it is (empty, binary,
+    named): the pattern is what keeps it out, and an `--all` run takes out its source. The rest is the
+    admission rule every reader of notes shares (`text.admit_note`): an unreadable note (binary, invalid UTF-8)
+    fails when the user named it, and is excluded with the reason when it was only `found` by walking the vault —
+    as the index skips it — so one stray file cannot fail every `--all` run; an empty note (white space only) is
+    excluded as `empty`, one whose front matter says `nlmsync: false` as such.
+
+    A path whose file has the mtime and size of its `known` record is not read: its note is the recorded
+    hashes (`known_note`; front matter cannot have changed).
+    Each note read is appended to `read` as a record to keep, unless it was modified too recently to
+    trust its mtime (`RACY_MTIME_NS`). A path of `stats` is taken to have the (mtime, size) given there (a walk
+    of the vault just found its file so) rather than stat'ed again.
     """
+    items: list[PreparedNote | NoteOutcome] = []
+    split = split_limits(deps)
+    patterns = deps.settings.exclude
+    trusted_before = time.time_ns() - RACY_MTIME_NS
+    for done, path in enumerate(paths):
+        if done % READING_STEP == 0:
+            deps.reading(done, len(paths))
+        if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):  # whatever else it is: kept out
+            items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
+            continue
+        st = stats.get(path) if stats else None
+        if st is None:
+            try:
+                found_stat = os.stat(os.path.join(deps.vault_root, path))
+                st = found_stat.st_mtime_ns, found_stat.st_size
+            except (OSError, ValueError):
+                st = None
+        record = known.get(path) if known and st is not None else None
+        if record is not None and st is not None and record.holds_for(st[0], st[1], split):
+            items.append(known_note(path, record.hashes))
+            continue
+        walked = path in found and stats is not None and path in stats  # a walk of the vault just found it
+        try:
+            admission = admit_note(deps.vault_root, path, (), size=st[1] if walked and st is not None else 0,
+                                   fs_path=os.path.join(deps.vault_root, path) if walked else None)
+        except InputError as exc:  # a named path that leaves the vault
+            items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc)))
+            continue
+        if admission.refused is not None:
+            items.append(_refused(deps, path, admission, named=path not in found))
+            continue
+        text = admission.text
+        note = prepare_note(path, text, deps.max_words, deps.max_bytes)
+        items.append(note)
+        if read is not None and st is not None and st[0] < trusted_before:
+            read.append(NoteHashes(path, st[0], st[1], split, note.hashes))
+    deps.reading(len(paths), len(paths))
+    return items
 
-    branch: Literal[Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED]
-    keep: tuple[str, ...] = ()
-    previous: tuple[str, ...] = ()
-    rename_from: str | None = None
-    canonicalize: bool = False
-    prior_part_ids: tuple[str, ...] = ()
 
-
-def decide_branch(note_hashes: Sequence[str], current: Sequence[ResolvedMapping], remote_ids: Collection[str],
-                  rename_candidates: Sequence[tuple[str, Sequence[ResolvedMapping]]] = ()) -> Decision:
-    """Exactly one branch for a note whose parts hash to `note_hashes`.
-
-    `current` are the note's registry rows (ordered by part), `rename_candidates` the rows of vanished
-    paths that registered the note's first hash. Reuse needs every part live with an equal hash;
-    any live part with a different hash (or a different split) means replace; otherwise a vanished
-    path with identical, all-live parts means rename; otherwise new.
-    """
-    live = [p for p in current if p.source_id in remote_ids]
-    if current and len(live) == len(current) and tuple(p.content_hash for p in current) == tuple(note_hashes):
-        return Decision(Branch.REUSED, keep=tuple(p.source_id for p in current),
-                        canonicalize=any(p.source_id != p.stored_source_id for p in current))
-    prior = tuple(p.source_id for p in current)
-    if live:
-        return Decision(Branch.REPLACED, previous=tuple(p.source_id for p in live), prior_part_ids=prior)
-    for old_path, rows in rename_candidates:
-        if (rows and tuple(r.content_hash for r in rows) == tuple(note_hashes)
-                and all(r.source_id in remote_ids for r in rows)):
-            return Decision(Branch.RENAMED, keep=tuple(r.source_id for r in rows), rename_from=old_path)
-    return Decision(Branch.ADDED, prior_part_ids=prior)
+def _refused(deps: SyncDeps, path: str, admission: Admission, *, named: bool) -> NoteOutcome:
+    """The outcome of a note the admission rule refused: excluded (empty, `nlmsync: false`, or only found by
+    walking the vault, as the index skips it), or — a note the user named that cannot be read — failed."""
+    reason = admission.refused or ""
+    if not named or reason in ("empty", vault_files.EXCLUDED_BY_FRONT_MATTER):
+        return NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=reason)
+    if not admission.read:  # not there, a folder, no permission: said as reading it says it
+        try:
+            vault_files.read_note_text(deps.vault_root, path)
+        except InputError as exc:
+            return NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc))
+    return NoteOutcome(path=path, branch=Branch.FAILED, error=str(UnreadableNoteError(path, reason)))

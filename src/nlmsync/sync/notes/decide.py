@@ -1,49 +1,70 @@
-"""The first half of source preparation for a run's notes, before any call that changes the notebook: read and hash each
-note (`load_notes`), load its source mappings and resolve their alias chains once for the run
-(`RegistryView`), refuse up front what cannot fit (`check_capacity_up_front`) and decide each note's
-one branch (`decide_all`, through the pure `plan.decide_branch`).
-
-A note whose file has the modification time and size recorded when it was last read (`note_hashes` in the
-state file) is not read again: its recorded part hashes decide its branch, and it is read only if it has to
-be uploaded (`read_for_upload`). An idle run costs a `stat` per note, not a read and a hash.
+"""Single notes, decided: each note's one branch — reuse, replace, rename by hash or new upload — before any
+call that changes the notebook (`decide_all`, through the pure `decide_branch`), and what cannot fit refused up
+front (`check_capacity_up_front`).
 """
 
 from __future__ import annotations
 
-import os
-import time
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Literal
 
 from nlmsync import vault as vault_files
-from nlmsync.errors import CapacityError, InputError, UnreadableNoteError
+from nlmsync.errors import CapacityError, InputError
 from nlmsync.store import NoteHashes
+from nlmsync.sync.branches import Branch
+from nlmsync.sync.carry.eviction import CAPACITY_HINT
 from nlmsync.sync.deps import SyncDeps
-from nlmsync.sync.eviction import CAPACITY_HINT
-from nlmsync.sync.plan import (
-    Branch,
-    Decision,
-    PreparedNote,
-    ResolvedMapping,
-    decide_branch,
-    known_note,
-    prepare_note,
-)
-from nlmsync.sync.reconcile import RemoteView
+from nlmsync.sync.prepared import PreparedNote, load_notes
+from nlmsync.sync.registry import RegistryView, ResolvedMapping
+from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
-from nlmsync.sync.split import split_key
+from nlmsync.sync.run import AllNotesScope
 from nlmsync.sync.titles import retitled
-from nlmsync.text import Admission, admit_note
+from nlmsync.vault import EXCLUSION_REASONS
 
-if TYPE_CHECKING:
-    from nlmsync.store import SourceMapping, StateStore
 
-RACY_MTIME_NS = 2_000_000_000
-"""A note modified this close to the moment it is read gets no `note_hashes` record: a later write within
-the same timestamp tick (2 s on FAT, 1 s on HFS+, milliseconds elsewhere) could leave its mtime and size
-as they were."""
+@dataclass(frozen=True)
+class Decision:
+    """The branch a note takes (one of the four branches of `Branch`).
+
+    - `REUSED`: keep `keep` (one id per part); `canonicalize` when a stored id was an alias.
+    - `REPLACED`: upload every part first, then retire `previous` (live ids of the old version).
+    - `RENAMED`: rebind the registry rows of `rename_from` (a vanished path with the same hashes).
+    - `ADDED`: upload every part.
+    `prior_part_ids` (replaced, added) are the resolved ids of the note's earlier rows, aliased to the new ones.
+    """
+
+    branch: Literal[Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED]
+    keep: tuple[str, ...] = ()
+    previous: tuple[str, ...] = ()
+    rename_from: str | None = None
+    canonicalize: bool = False
+    prior_part_ids: tuple[str, ...] = ()
+
+
+def decide_branch(note_hashes: Sequence[str], current: Sequence[ResolvedMapping], remote_ids: Collection[str],
+                  rename_candidates: Sequence[tuple[str, Sequence[ResolvedMapping]]] = ()) -> Decision:
+    """Exactly one branch for a note whose parts hash to `note_hashes`.
+
+    `current` are the note's registry rows (ordered by part), `rename_candidates` the rows of vanished
+    paths that registered the note's first hash. Reuse needs every part live with an equal hash;
+    any live part with a different hash (or a different split) means replace; otherwise a vanished
+    path with identical, all-live parts means rename; otherwise new.
+    """
+    live = [p for p in current if p.source_id in remote_ids]
+    if current and len(live) == len(current) and tuple(p.content_hash for p in current) == tuple(note_hashes):
+        return Decision(Branch.REUSED, keep=tuple(p.source_id for p in current),
+                        canonicalize=any(p.source_id != p.stored_source_id for p in current))
+    prior = tuple(p.source_id for p in current)
+    if live:
+        return Decision(Branch.REPLACED, previous=tuple(p.source_id for p in live), prior_part_ids=prior)
+    for old_path, rows in rename_candidates:
+        if (rows and tuple(r.content_hash for r in rows) == tuple(note_hashes)
+                and all(r.source_id in remote_ids for r in rows)):
+            return Decision(Branch.RENAMED, keep=tuple(r.source_id for r in rows), rename_from=old_path)
+    return Decision(Branch.ADDED, prior_part_ids=prior)
 
 
 @dataclass
@@ -54,169 +75,6 @@ class PlannedNote:
     decision: Decision
     titles: tuple[str, ...] = ()
     """The registry titles of the note's rows as the run found them."""
-
-
-FEW_PATHS = 200
-"""A run of up to this many notes reads the mappings it looks at (`RegistryView.read` with `paths`); more, and
-it reads the notebook's whole registry at once."""
-READING_STEP = 64
-"""`load_notes` says how far it got (`SyncDeps.reading`) every this many notes, and when done."""
-
-
-@dataclass
-class RegistryView:
-    """The notebook's source mappings as a run finds them, read once (`StateStore.mappings_with_resolved_ids`),
-    so deciding N notes' branches costs one query, not a few per note; or, for a run of a few notes (`ask` on
-    a vault of 10,000), only the mappings it looks at, each read on first use. Its lookups are named as the
-    store's."""
-
-    store: StateStore
-    notebook_id: str
-    by_path: dict[str, list[tuple[SourceMapping, str]]] = field(default_factory=dict)
-    by_source: dict[str, SourceMapping] = field(default_factory=dict)
-    complete: bool = False
-    """Whether `by_path` and `by_source` hold the whole registry (else they are filled as paths are looked up)."""
-    _by_hash: dict[str, list[SourceMapping]] | None = field(default=None, repr=False)
-
-    @classmethod
-    def read(cls, store: StateStore, notebook_id: str, paths: Collection[str] | None = None) -> RegistryView:
-        """The registry of `notebook_id`: all of it, or with a few `paths` (at most `FEW_PATHS`) theirs for now."""
-        view = cls(store, notebook_id)
-        if paths is not None and len(paths) <= FEW_PATHS:
-            for path in paths:
-                view.mappings(path)
-            return view
-        view.read_all()
-        return view
-
-    def read_all(self) -> None:
-        """Read the whole registry (once)."""
-        if self.complete:
-            return
-        self.by_path, self.by_source, self._by_hash = {}, {}, None
-        for row, resolved in self.store.mappings_with_resolved_ids(self.notebook_id):
-            self.by_path.setdefault(row.path, []).append((row, resolved))
-            held = self.by_source.get(resolved)
-            if held is None or (held.source_id != resolved and row.source_id == resolved):
-                self.by_source[resolved] = row
-        self.complete = True
-
-    def mappings(self, path: str) -> list[tuple[SourceMapping, str]]:
-        """The mappings of `path` by part, each with its source id resolved (read now if not read yet)."""
-        rows = self.by_path.get(path)
-        if rows is None:
-            if self.complete:
-                return []
-            rows = [(m, self.store.resolve_source_id(m.source_id))
-                    for m in self.store.mappings_by_path(self.notebook_id, path)]
-            self.by_path[path] = rows
-        return rows
-
-    def resolved_mappings(self, path: str) -> list[ResolvedMapping]:
-        """The mappings of `path`, ordered by part, with their source ids resolved."""
-        return [ResolvedMapping(r.part, resolved, r.content_hash, r.source_id) for r, resolved in self.mappings(path)]
-
-    def mappings_by_hash(self, content_hash: str) -> list[SourceMapping]:
-        """The rows whose uploaded content has `content_hash` (as `StateStore.mappings_by_hash`), from the whole
-        registry when it was read, else from the store."""
-        if not self.complete:
-            return self.store.mappings_by_hash(self.notebook_id, content_hash)
-        if self._by_hash is None:
-            self._by_hash = {}
-            for rows in self.by_path.values():
-                for row, _ in rows:
-                    self._by_hash.setdefault(row.content_hash, []).append(row)
-            for found in self._by_hash.values():
-                found.sort(key=lambda r: (r.path, r.part))
-        return self._by_hash.get(content_hash, [])
-
-    def mapping_by_source_id(self, source_id: str) -> SourceMapping | None:
-        """The mapping holding `source_id` or an id on its alias chain (as `StateStore.mapping_by_source_id`)."""
-        if not self.complete:
-            return self.store.mapping_by_source_id(self.notebook_id, source_id)
-        row = self.by_source.get(source_id)
-        if row is None:
-            resolved = self.store.resolve_source_id(source_id)
-            row = self.by_source.get(resolved) if resolved != source_id else None
-        return row
-
-
-def split_limits(deps: SyncDeps) -> str:
-    """The split limits as a `NoteHashes.split`: hashes made with other limits are not this run's."""
-    return split_key(deps.max_words, deps.max_bytes)
-
-
-def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = (),
-               known: Mapping[str, NoteHashes] | None = None,
-               read: list[NoteHashes] | None = None,
-               stats: Mapping[str, tuple[int, int]] | None = None) -> list[PreparedNote | NoteOutcome]:
-    """Read and prepare each path; excluded notes become excluded outcomes.
-
-    A note an `exclude` pattern matches is excluded by it first, unread, whatever else it is (empty, binary,
-    named): the pattern is what keeps it out, and an `--all` run takes out its source. The rest is the
-    admission rule every reader of notes shares (`text.admit_note`): an unreadable note (binary, invalid UTF-8)
-    fails when the user named it, and is excluded with the reason when it was only `found` by walking the vault —
-    as the index skips it — so one stray file cannot fail every `--all` run; an empty note (white space only) is
-    excluded as `empty`, one whose front matter says `nlmsync: false` as such.
-
-    A path whose file has the mtime and size of its `known` record is not read: its note is the recorded
-    hashes (`known_note`; front matter cannot have changed).
-    Each note read is appended to `read` as a record to keep, unless it was modified too recently to
-    trust its mtime (`RACY_MTIME_NS`). A path of `stats` is taken to have the (mtime, size) given there (a walk
-    of the vault just found its file so) rather than stat'ed again.
-    """
-    items: list[PreparedNote | NoteOutcome] = []
-    split = split_limits(deps)
-    patterns = deps.settings.exclude
-    trusted_before = time.time_ns() - RACY_MTIME_NS
-    for done, path in enumerate(paths):
-        if done % READING_STEP == 0:
-            deps.reading(done, len(paths))
-        if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):  # whatever else it is: kept out
-            items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
-            continue
-        st = stats.get(path) if stats else None
-        if st is None:
-            try:
-                found_stat = os.stat(os.path.join(deps.vault_root, path))
-                st = found_stat.st_mtime_ns, found_stat.st_size
-            except (OSError, ValueError):
-                st = None
-        record = known.get(path) if known and st is not None else None
-        if record is not None and st is not None and record.holds_for(st[0], st[1], split):
-            items.append(known_note(path, record.hashes))
-            continue
-        walked = path in found and stats is not None and path in stats  # a walk of the vault just found it
-        try:
-            admission = admit_note(deps.vault_root, path, (), size=st[1] if walked and st is not None else 0,
-                                   fs_path=os.path.join(deps.vault_root, path) if walked else None)
-        except InputError as exc:  # a named path that leaves the vault
-            items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc)))
-            continue
-        if admission.refused is not None:
-            items.append(_refused(deps, path, admission, named=path not in found))
-            continue
-        text = admission.text
-        note = prepare_note(path, text, deps.max_words, deps.max_bytes)
-        items.append(note)
-        if read is not None and st is not None and st[0] < trusted_before:
-            read.append(NoteHashes(path, st[0], st[1], split, note.hashes))
-    deps.reading(len(paths), len(paths))
-    return items
-
-
-def _refused(deps: SyncDeps, path: str, admission: Admission, *, named: bool) -> NoteOutcome:
-    """The outcome of a note the admission rule refused: excluded (empty, `nlmsync: false`, or only found by
-    walking the vault, as the index skips it), or — a note the user named that cannot be read — failed."""
-    reason = admission.refused or ""
-    if not named or reason in ("empty", vault_files.EXCLUDED_BY_FRONT_MATTER):
-        return NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=reason)
-    if not admission.read:  # not there, a folder, no permission: said as reading it says it
-        try:
-            vault_files.read_note_text(deps.vault_root, path)
-        except InputError as exc:
-            return NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc))
-    return NoteOutcome(path=path, branch=Branch.FAILED, error=str(UnreadableNoteError(path, reason)))
 
 
 def read_for_upload(deps: SyncDeps, items: Sequence[PlannedNote | NoteOutcome], found: Collection[str],
@@ -325,3 +183,23 @@ def untouchable_count(remote: RemoteView, registry: RegistryView, own_titles: Co
         if row is None or not row.managed:
             untouchable += 1
     return untouchable
+
+
+def vanished_paths(items: Sequence[PlannedNote | PreparedNote | NoteOutcome], scope: AllNotesScope,
+                   registry: RegistryView, packed: Collection[str] = ()) -> dict[str, str]:
+    """The managed registered notes in `scope` whose sources an `--all` run removes, with the reason:
+    not among the notes of the run (`items`, and the notes going into packs, `packed`) and not the old path
+    of one of its renames, or now excluded (the reason says how)."""
+    requested = {i.note.path if isinstance(i, PlannedNote) else i.path for i in items} | set(packed)
+    renamed_from = {i.decision.rename_from for i in items if isinstance(i, PlannedNote)}
+    excluded = {i.path: i.reason for i in items if isinstance(i, NoteOutcome) and i.branch == Branch.EXCLUDED
+                and i.reason in EXCLUSION_REASONS}
+    gone: dict[str, str] = {}
+    for path, rows in registry.by_path.items():
+        if not any(m.managed for m, _ in rows) or path in renamed_from or not scope.covers(path):
+            continue
+        if path in excluded:
+            gone[path] = excluded[path]
+        elif path not in requested:
+            gone[path] = "no longer in the vault"
+    return gone
