@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nlmsync.app.allowance import Allowance, plan_capacity
+from nlmsync.app.allowance import Allowance, PlanCapacity, plan_capacity
 from nlmsync.app.citations import map_citations
 from nlmsync.app.messages import partial_failure_message
 from nlmsync.app.notebooks import notebook_not_found, planned_title, resolve_notebook
@@ -40,15 +41,18 @@ from nlmsync.errors import (
     UsageError,
 )
 from nlmsync.notebooklm import PLAN_CAPACITIES, NotebookDetails, NotebookLMClient, QueryAnswer
-from nlmsync.store import Capacity, StateStore
+from nlmsync.store import StateStore
 from nlmsync.sync import (
     Branch,
+    Capacity,
+    KnownCapacity,
     NoteOutcome,
     PackOutcome,
     RefreshReport,
     RemoteView,
     SyncDeps,
     accounted_ids,
+    decide_capacity,
     ensure_sources_for_paths,
     given_capacity,
     history_source_ids,
@@ -88,7 +92,7 @@ class Orchestrator:
         self._index = index
         self.allowance = allowance or Allowance()
         """The plan's usage allowance as last read (`serve` hands every run the one it keeps)."""
-        self._fallback: Capacity | None = None
+        self._plan: PlanCapacity | None = None
         self.plan: str | None = None  # the plan's name once `_default_capacity` read it (None: not known)
         self.vault_root = Path(settings.vault)
         self._notebook_notices: list[str] = []
@@ -163,33 +167,27 @@ class Orchestrator:
         return [*notices, paced] if paced else notices
 
     async def _default_capacity(self, notebook_id: str | None = None) -> None:
-        """The one place the plan's figure becomes the capacity a run falls back to when none is given for it
-        (`plan_capacity`: the sources per notebook of the tier the server reports, the default 50 when it does not
-        say); read once per run, and not at all when a capacity is given — now, or on an earlier run for
+        """The plan the capacity may come from (`plan_capacity`: the sources per notebook of the tier the server
+        reports), read once per run, and not at all when a capacity is given — now, or on an earlier run for
         `notebook_id` (the user's word wins over the plan, so a refresh or a question then costs no usage read;
         `status` names `notebook_id` None, since it shows the plan)."""
         remembered = notebook_id is not None and self.store.remembered_capacity(notebook_id) is not None
-        if self._fallback is None and given_capacity(self.settings) is None and not remembered:
-            plan = await plan_capacity(self.client, self.allowance)
-            self._fallback, self.plan = Capacity(plan.capacity, "plan" if plan.plan else "default"), plan.plan
+        if self._plan is None and given_capacity(self.settings) is None and not remembered:
+            self._plan = await plan_capacity(self.client, self.allowance)
+            self.plan = self._plan.plan
 
     def _deps(self, notebook_id: str) -> SyncDeps:
         return SyncDeps(self.client, self.store, self.vault_root, self.settings, notebook_id,
                         on_progress=self.progress.advance if self.progress else None,
                         on_phase=self.progress.start if self.progress else None,
                         on_reading=self.progress.reading if self.progress else None,
-                        limit=self.capacity(notebook_id))
+                        decided=self.capacity(notebook_id))
 
     def capacity(self, notebook_id: str) -> Capacity:
-        """How many sources the notebook may hold, and where the figure comes from (`StateStore.capacity`): the
-        capacity given for this run, else the one given before for this notebook, else the plan's
-        (`_default_capacity`) or the default — or, for a notebook read to hold more than that, the smallest plan's
-        that allows what it holds; fewer once the server refused an add as full."""
-        fallback = self._fallback or Capacity(self.settings.capacity, "default")
-        held = self._held.get(notebook_id, 0)
-        if held > fallback.value:
-            fallback = Capacity(next((n for n in PLAN_CAPACITIES if n >= held), held), "held")
-        return self.store.capacity(notebook_id, given_capacity(self.settings), fallback)
+        """How many sources the notebook may hold, and where the figure comes from (`decide_capacity`)."""
+        plan = self._plan.capacity if self._plan is not None and self._plan.plan else None
+        return decide_capacity(replace(KnownCapacity.read(self.store, notebook_id, self.settings), plan=plan,
+                                       held=self._held.get(notebook_id, 0), plans=PLAN_CAPACITIES))
 
     def _mark_adopted(self, notes: Sequence[NoteOutcome], packs: Sequence[PackOutcome]) -> None:
         """The notes and packs the run took from the notebook rather than uploading say so (`adopted`)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from nlmsync.notebooklm import Usage
-from nlmsync.sync import NoteOutcome, PackOutcome, RefreshReport, SourcesLayout
+from nlmsync.sync import CapacitySource, NoteOutcome, PackOutcome, RefreshReport, SourcesLayout
 
 
 class Citation(BaseModel):
@@ -114,7 +114,7 @@ class StatusReport(BaseModel):
     notebook_id: str
     title: str
     capacity: int
-    capacity_source: str = Field(default="default",
+    capacity_source: CapacitySource = Field(default=CapacitySource.DEFAULT,
                                  description=RefreshReport.model_fields["capacity_source"].description)
     plan: str | None = Field(default=None, description="The plan of the tier: Standard, Plus, Pro or Ultra.")
     allowance: Usage | None = Field(default=None, description="The plan's usage allowance (null: the server does not say).")

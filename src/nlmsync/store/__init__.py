@@ -17,9 +17,9 @@ if TYPE_CHECKING:
     from nlmsync.store._compaction import CompactionReport
     from nlmsync.store._lru import LruEntry
     from nlmsync.store._models import (
-        Capacity,
         ConversationSummary,
         EvictionRecord,
+        LearnedCapacity,
         Message,
         NoteHashes,
         PendingDeletion,
@@ -32,10 +32,10 @@ if TYPE_CHECKING:
     from nlmsync.store.state import StateStore
 
 _EXPORTS = {
-    "Capacity": "nlmsync.store._models",
     "CompactionReport": "nlmsync.store._compaction",
     "ConversationSummary": "nlmsync.store._models",
     "EvictionRecord": "nlmsync.store._models",
+    "LearnedCapacity": "nlmsync.store._models",
     "LruEntry": "nlmsync.store._lru",
     "Message": "nlmsync.store._models",
     "NoteHashes": "nlmsync.store._models",
@@ -50,10 +50,10 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "Capacity",
     "CompactionReport",
     "ConversationSummary",
     "EvictionRecord",
+    "LearnedCapacity",
     "LruEntry",
     "Message",
     "NoteHashes",

@@ -59,20 +59,12 @@ class NoteHashes:
 
 
 @dataclass(frozen=True, slots=True)
-class Capacity:
-    """How many sources a notebook may hold, and where the figure comes from: `setting` (given for this run:
-    flag, environment or config file), `remembered` (given on an earlier run for this notebook), `learned` (the
-    server refused an add as full at this many), `plan` (what the notebook's plan allows), `held` (the smallest plan's that allows what the notebook was read to
-    hold), `default` (the `capacity` setting's default)."""
+class LearnedCapacity:
+    """What the server's refusal of an add as full taught: the notebook held `held` sources then, and the run's
+    capacity was `under`."""
 
-    value: int
-    source: str
-    given: int = 0
-    """The figure a learned capacity was learned under (given, remembered or the plan's); `value` otherwise."""
-
-    def __post_init__(self) -> None:
-        if not self.given:
-            object.__setattr__(self, "given", self.value)
+    held: int
+    under: int
 
 
 @dataclass(slots=True)

@@ -5,6 +5,7 @@ The package map, in the order a run uses it (`docs/internals.md` tells the longe
 - the shared vocabulary, at the root:
   - `branches` — what happens to a note or a source (`Branch`), and the live branches;
   - `titles` — content hashes and the deterministic titles of uploads;
+  - `capacity` — how many sources a notebook may hold, decided once (`decide_capacity`), and a full notebook;
   - `split` — a note over the source limits cut into numbered parts;
   - `prepared` — a vault note as a run prepares it: read (or known by its stat), split, hashed, titled;
   - `registry` — the registry as a run reads it (`RegistryView`), and what the state file accounts for;
@@ -40,9 +41,10 @@ from nlmsync.sync.local_changes import local_changes, synced_hashes
 if TYPE_CHECKING:
     from nlmsync.sync.adopt import level_with_notebook, lookalike_notice
     from nlmsync.sync.branches import Branch
+    from nlmsync.sync.capacity import Capacity, CapacitySource, KnownCapacity, decide_capacity, given_capacity
     from nlmsync.sync.carry.deletions import retry_pending_deletions
     from nlmsync.sync.carry_over import history_source_ids
-    from nlmsync.sync.deps import SyncDeps, given_capacity
+    from nlmsync.sync.deps import SyncDeps
     from nlmsync.sync.ensure import PreparedSources, ensure_sources_for_paths
     from nlmsync.sync.packs.outcomes import sources_layout
     from nlmsync.sync.prepared import prepare_note
@@ -62,6 +64,9 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "AllNotesScope": "nlmsync.sync.run",
     "Branch": "nlmsync.sync.branches",
+    "Capacity": "nlmsync.sync.capacity",
+    "CapacitySource": "nlmsync.sync.capacity",
+    "KnownCapacity": "nlmsync.sync.capacity",
     "NoteOutcome": "nlmsync.sync.report",
     "PackOutcome": "nlmsync.sync.report",
     "PreparedSources": "nlmsync.sync.ensure",
@@ -70,8 +75,9 @@ _EXPORTS = {
     "SourcesLayout": "nlmsync.sync.report",
     "SyncDeps": "nlmsync.sync.deps",
     "accounted_ids": "nlmsync.sync.registry",
+    "decide_capacity": "nlmsync.sync.capacity",
     "ensure_sources_for_paths": "nlmsync.sync.ensure",
-    "given_capacity": "nlmsync.sync.deps",
+    "given_capacity": "nlmsync.sync.capacity",
     "history_source_ids": "nlmsync.sync.carry_over",
     "level_with_notebook": "nlmsync.sync.adopt",
     "lookalike_notice": "nlmsync.sync.adopt",
@@ -88,6 +94,9 @@ _EXPORTS = {
 __all__ = [
     "AllNotesScope",
     "Branch",
+    "Capacity",
+    "CapacitySource",
+    "KnownCapacity",
     "NoteOutcome",
     "PackOutcome",
     "PreparedSources",
@@ -96,6 +105,7 @@ __all__ = [
     "SourcesLayout",
     "SyncDeps",
     "accounted_ids",
+    "decide_capacity",
     "ensure_sources_for_paths",
     "given_capacity",
     "history_source_ids",

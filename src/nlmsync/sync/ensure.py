@@ -120,14 +120,14 @@ def _packs_apply(deps: SyncDeps, items: Sequence[PreparedNote | NoteOutcome], re
     if packed or mode == "always":
         return True
     required = sum(len(i.parts) for i in items if isinstance(i, PreparedNote))
-    capacity = deps.capacity
+    capacity = deps.capacity.value
     return required + len(remote) > capacity and required + untouchable_count(remote, registry, ()) > capacity
 
 
 def crowded(deps: SyncDeps, remote: RemoteView) -> bool:
     """Whether the notebook holds more than its capacity leaves for packs (`pack_free` kept free): the capacity
     was lowered, and the run lays out every pack again, to merge them until they fit."""
-    return len(remote) + deps.settings.pack_free > deps.capacity
+    return len(remote) + deps.settings.pack_free > deps.capacity.value
 
 
 def settled_in_packs(deps: SyncDeps, paths: Sequence[str], stats: Mapping[str, tuple[int, int]],

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from nlmsync.errors import NlmsyncError
 from nlmsync.sync.branches import Branch
+from nlmsync.sync.capacity import CapacitySource
 
 
 class NoteOutcome(BaseModel):
@@ -87,7 +88,7 @@ class RefreshReport(BaseModel):
     pending_deletions_left_count: int = 0
     source_count: int = 0
     capacity: int = 0
-    capacity_source: str = Field(default="default", description=(
+    capacity_source: CapacitySource = Field(default=CapacitySource.DEFAULT, description=(
         "Where the capacity comes from: setting (given for this run), remembered (given on an earlier run for "
         "this notebook), learned (the server refused an add as full), plan, held (the smallest plan's that allows "
         "what the notebook holds), default."))

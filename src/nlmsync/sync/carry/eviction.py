@@ -8,19 +8,12 @@ of sources nlmsync may not touch (or of notes this run is making live): a `Capac
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from nlmsync.errors import (
-    CapacityError,
-    ConnectionProblem,
-    NotebookLMError,
-    NotFoundError,
-    ServerCapacityError,
-    ServerValidationError,
-)
+from nlmsync.errors import ConnectionProblem, NotebookLMError, NotFoundError
 from nlmsync.sync.branches import Branch
+from nlmsync.sync.capacity import capacity_error
 from nlmsync.sync.deps import FATAL_ERRORS
 from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome
@@ -28,40 +21,6 @@ from nlmsync.sync.report import NoteOutcome
 if TYPE_CHECKING:
     from nlmsync.store import StateStore
     from nlmsync.sync.deps import SyncClient
-
-FULL_HINT = ("set 'capacity' to your plan's limit (50 free, 100 Plus, 300 Pro, 600 Ultra) in "
-             ".nlmsync/config.toml or NLMSYNC_CAPACITY")
-CAPACITY_HINT = ("raise the 'capacity' setting if your plan allows more sources "
-                 "(50 free, 100 Plus, 300 Pro, 600 Ultra), or remove sources in NotebookLM")
-
-
-SMALLEST_PLAN_LIMIT = 50
-_INVALID_ARGUMENT = re.compile(r"invalid[ _]argument|\(code 3\)", re.IGNORECASE)
-
-
-def means_full(refusal: NotebookLMError, held: int) -> bool:
-    """Whether the server's refusal of an add says the notebook is full: it says so, or it refuses the add as
-    an invalid argument — how NotebookLM answers an add beyond the plan's limit — while the notebook holds
-    `held` sources, at least the smallest plan's limit (below it, the add itself was at fault)."""
-    if isinstance(refusal, ServerCapacityError):
-        return True
-    return (isinstance(refusal, ServerValidationError) and held >= SMALLEST_PLAN_LIMIT
-            and _INVALID_ARGUMENT.search(refusal.raw) is not None)
-
-
-def full_notebook_error(notebook_id: str, held: int, setting: int) -> CapacityError:
-    """The error of a run stopped by the server's refusal of an add as full, at `held` sources."""
-    below = f", below the 'capacity' setting ({setting})" if held < setting else ""
-    return CapacityError(
-        f"notebook {notebook_id} is full: the server refused a source at {held} sources{below}; later runs keep "
-        f"it to {held} and evict within that", hint=FULL_HINT)
-
-
-def capacity_error(notebook_id: str, capacity: int) -> CapacityError:
-    return CapacityError(
-        f"notebook {notebook_id} is full (capacity {capacity} sources) and no source uploaded by "
-        "nlmsync may be evicted", hint=CAPACITY_HINT)
-
 
 async def strict_delete(client: SyncClient, notebook_id: str, remote: RemoteView, source_id: str) -> None:
     """Delete one source and be sure it is gone.

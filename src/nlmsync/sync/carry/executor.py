@@ -28,7 +28,8 @@ from nlmsync.errors import (
     NlmsyncError,
     NotebookLMError,
 )
-from nlmsync.sync.carry.eviction import full_notebook_error, make_room, means_full, strict_delete
+from nlmsync.sync.capacity import full_notebook_error, means_full
+from nlmsync.sync.carry.eviction import make_room, strict_delete
 from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
 from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome
@@ -177,7 +178,7 @@ class Executor:
         return stop or self.fatal
 
     async def _make_room(self, needed: int, unit: Unit) -> None:
-        capacity = self.deps.capacity
+        capacity = self.deps.capacity.value
         while self.occupied() + needed > capacity and self.inflight:
             await self.changed.wait()
         for candidate in [unit, *self.waiting]:
@@ -207,7 +208,7 @@ class Executor:
                 if self.fatal is None and means_full(exc, len(self.remote)):
                     self.full = True  # no later upload can succeed: the run stops (exit 3)
                     self.fatal = full_notebook_error(self.deps.notebook_id, len(self.remote),
-                                                     self.deps.capacity_limit.given)
+                                                     self.deps.capacity.under)
                 unit.failed(self, str(exc))
             finally:
                 self.reserved -= needed
@@ -248,5 +249,7 @@ class Executor:
         """Once the uploads under way settled, the notebook holds what the server will take: later runs keep it to
         that many sources."""
         deps, held = self.deps, len(self.remote)
-        deps.store.learn_capacity(deps.notebook_id, held, deps.capacity_limit.given)
-        return full_notebook_error(deps.notebook_id, held, deps.capacity_limit.given)
+        under = deps.capacity.under
+        deps.store.learn_capacity(deps.notebook_id, held, under)
+        deps.capacity = deps.capacity.refused_at(held)
+        return full_notebook_error(deps.notebook_id, held, under)

@@ -14,7 +14,7 @@ from nlmsync import vault as vault_files
 from nlmsync.errors import CapacityError, InputError
 from nlmsync.store import NoteHashes
 from nlmsync.sync.branches import Branch
-from nlmsync.sync.carry.eviction import CAPACITY_HINT
+from nlmsync.sync.capacity import CAPACITY_HINT
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.prepared import PreparedNote, load_notes
 from nlmsync.sync.registry import RegistryView, ResolvedMapping
@@ -155,7 +155,7 @@ def check_capacity_up_front(deps: SyncDeps, works: list[PlannedNote], remote: Re
         CapacityError: the parts of the requested notes plus the sources nlmsync may not evict
             exceed the capacity.
     """
-    capacity = deps.capacity
+    capacity = deps.capacity.value
     required = sum(len(w.note.parts) for w in works)
     if required + len(remote) <= capacity:  # fits even if no listed source may make room
         return

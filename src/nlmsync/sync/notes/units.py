@@ -304,7 +304,7 @@ def simulate(deps: SyncDeps, items: list[PlannedNote | NoteOutcome], remote: Rem
         if needs_upload(item):
             needed = slots_needed(item, remote)
             planned, occupied = plan_evictions(deps.store, deps.notebook_id, remote, occupied, needed,
-                                               deps.capacity, exclude)
+                                               deps.capacity.value, exclude)
             outcomes.extend(planned)
             occupied += needed - len(item.decision.previous)
             ids = [remote.find_title(p.title) or "" for p in item.note.parts]
