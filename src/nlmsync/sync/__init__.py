@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from nlmsync.sync.carry.deletions import retry_pending_deletions
     from nlmsync.sync.carry_over import history_source_ids
     from nlmsync.sync.deps import SyncDeps
-    from nlmsync.sync.ensure import PreparedSources, ensure_sources_for_paths
+    from nlmsync.sync.ensure import ensure_sources_for_paths
     from nlmsync.sync.packs.outcomes import sources_layout
     from nlmsync.sync.prepared import prepare_note
     from nlmsync.sync.registry import accounted_ids, orphan_ids
@@ -55,10 +55,8 @@ if TYPE_CHECKING:
         PackOutcome,
         RefreshReport,
         SourcesLayout,
-        notes_done,
-        packs_done,
     )
-    from nlmsync.sync.run import AllNotesScope
+    from nlmsync.sync.run import AllNotesScope, SyncRun
     from nlmsync.sync.titles import parse_title
 
 _EXPORTS = {
@@ -69,11 +67,11 @@ _EXPORTS = {
     "KnownCapacity": "nlmsync.sync.capacity",
     "NoteOutcome": "nlmsync.sync.report",
     "PackOutcome": "nlmsync.sync.report",
-    "PreparedSources": "nlmsync.sync.ensure",
     "RefreshReport": "nlmsync.sync.report",
     "RemoteView": "nlmsync.sync.remote",
     "SourcesLayout": "nlmsync.sync.report",
     "SyncDeps": "nlmsync.sync.deps",
+    "SyncRun": "nlmsync.sync.run",
     "accounted_ids": "nlmsync.sync.registry",
     "decide_capacity": "nlmsync.sync.capacity",
     "ensure_sources_for_paths": "nlmsync.sync.ensure",
@@ -81,9 +79,7 @@ _EXPORTS = {
     "history_source_ids": "nlmsync.sync.carry_over",
     "level_with_notebook": "nlmsync.sync.adopt",
     "lookalike_notice": "nlmsync.sync.adopt",
-    "notes_done": "nlmsync.sync.report",
     "orphan_ids": "nlmsync.sync.registry",
-    "packs_done": "nlmsync.sync.report",
     "parse_title": "nlmsync.sync.titles",
     "prepare_note": "nlmsync.sync.prepared",
     "read_remote": "nlmsync.sync.remote",
@@ -99,11 +95,11 @@ __all__ = [
     "KnownCapacity",
     "NoteOutcome",
     "PackOutcome",
-    "PreparedSources",
     "RefreshReport",
     "RemoteView",
     "SourcesLayout",
     "SyncDeps",
+    "SyncRun",
     "accounted_ids",
     "decide_capacity",
     "ensure_sources_for_paths",
@@ -112,9 +108,7 @@ __all__ = [
     "level_with_notebook",
     "local_changes",
     "lookalike_notice",
-    "notes_done",
     "orphan_ids",
-    "packs_done",
     "parse_title",
     "prepare_note",
     "read_remote",

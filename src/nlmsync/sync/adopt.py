@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from nlmsync import vault as vault_files
 from nlmsync.store import NoteHashes, PackRecord, SourceMapping
@@ -39,6 +39,7 @@ from nlmsync.sync.packs.text import block_size, compose_pack
 from nlmsync.sync.prepared import PreparedNote, load_notes
 from nlmsync.sync.registry import STALE_HASH
 from nlmsync.sync.remote import RemoteView, read_back
+from nlmsync.sync.report import Levelled
 from nlmsync.sync.titles import (
     content_hash,
     pack_title,
@@ -53,31 +54,6 @@ def lookalike_notice(source_id: str, title: str) -> str:
     """The report line for a look-alike left alone."""
     return (f"source {source_id} is titled like an nlmsync upload ({title}) but does not hold that text; "
             "left alone as unmanaged")
-
-
-@dataclass
-class Levelled:
-    """What levelling did: the notes and packs adopted, the sources queued for deletion and the look-alikes."""
-
-    notes: list[str] = field(default_factory=list)
-    packs: list[str] = field(default_factory=list)
-    retired: list[str] = field(default_factory=list)
-    lookalikes: dict[str, str] = field(default_factory=dict)
-
-    def notice(self) -> str | None:
-        """What a run says of it (None when levelling found nothing to adopt or delete)."""
-        said = []
-        adopted = len(self.notes) + len(self.packs)
-        if adopted:
-            what = [f"{len(self.packs)} {'pack' if len(self.packs) == 1 else 'packs'}" if self.packs else "",
-                    f"{len(set(self.notes))} {'note' if len(set(self.notes)) == 1 else 'notes'}" if self.notes else ""]
-            said.append(f"adopted {adopted} {'source' if adopted == 1 else 'sources'} the state file did not know "
-                        f"(uploaded by another machine or an interrupted run): {', '.join(w for w in what if w)}")
-        if self.retired:
-            n = len(self.retired)
-            said.append(f"{n} {'copy' if n == 1 else 'copies'} of what the notebook holds elsewhere "
-                        f"{'is' if n == 1 else 'are'} deleted")
-        return "; ".join(said) or None
 
 
 @dataclass

@@ -49,16 +49,13 @@ class RegistryView:
     """Whether `by_path` and `by_source` hold the whole registry (else they are filled as paths are looked up)."""
     _by_hash: dict[str, list[SourceMapping]] | None = field(default=None, repr=False)
 
-    @classmethod
-    def read(cls, store: StateStore, notebook_id: str, paths: Collection[str] | None = None) -> RegistryView:
-        """The registry of `notebook_id`: all of it, or with a few `paths` (at most `FEW_PATHS`) theirs for now."""
-        view = cls(store, notebook_id)
+    def preload(self, paths: Collection[str] | None = None) -> None:
+        """Read the registry for a run: all of it, or with a few `paths` (at most `FEW_PATHS`) theirs for now."""
         if paths is not None and len(paths) <= FEW_PATHS:
             for path in paths:
-                view.mappings(path)
-            return view
-        view.read_all()
-        return view
+                self.mappings(path)
+            return
+        self.read_all()
 
     def read_all(self) -> None:
         """Read the whole registry (once)."""
@@ -129,3 +126,17 @@ def orphan_ids(remote: RemoteView, registered_ids: set[str]) -> list[str]:
     less the look-alikes (`remote.foreign`: titled like nlmsync's, holding other text)."""
     return sorted(i for i, t in remote.sources.items()
                   if i not in registered_ids and i not in remote.foreign and looks_managed(t))
+
+
+def untouchable_count(remote: RemoteView, registry: RegistryView, own_titles: Collection[str]) -> int:
+    """The listed sources no eviction may take: neither a managed single-note source nor titled as one of
+    `own_titles` (the run's own uploads, adopted rather than added) — hand-added sources, look-alikes, packs."""
+    registry.read_all()
+    untouchable = 0
+    for source_id, title in remote.sources.items():
+        if title in own_titles and source_id not in remote.foreign:
+            continue
+        row = registry.mapping_by_source_id(source_id)
+        if row is None or not row.managed:
+            untouchable += 1
+    return untouchable

@@ -31,7 +31,7 @@ from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.notes.decide import PlannedNote, needs_retitle, needs_upload, slots_needed
 from nlmsync.sync.prepared import PreparedNote, PreparedPart
 from nlmsync.sync.remote import RemoteView
-from nlmsync.sync.report import NoteOutcome, stop_report, stopped_line
+from nlmsync.sync.report import NoteOutcome, RefreshReport, stopped_line
 from nlmsync.sync.titles import retitled
 
 
@@ -155,14 +155,15 @@ class Runner:
         self.trailing: list[str] = []
         """Notes reused as they are after the last note started: their uses are recorded after it."""
 
-    async def run(self, items: list[PlannedNote | NoteOutcome]) -> list[NoteOutcome]:
+    async def run(self, items: list[PlannedNote | NoteOutcome], report: RefreshReport) -> None:
+        """Carry out `items` in order, adding their outcomes to `report` in that order (the evictions each note
+        needed just before it), also when the run stops part-way."""
+        results: list[list[NoteOutcome]] = [[] for _ in items]
         try:
-            outcomes = await self._run(items)
-        except Exception:
+            await self._run(items, results)
+        finally:
+            report.notes.extend(outcome for group in results for outcome in group)
             self._mark_reused()
-            raise
-        self._mark_reused()
-        return outcomes
 
     def _mark_reused(self) -> None:
         if not self.unmarked and not self.read and not self.forget:
@@ -173,8 +174,7 @@ class Runner:
             store.record_note_hashes(self.read, self.forget)
         self.unmarked, self.read, self.forget = [], [], []
 
-    async def _run(self, items: list[PlannedNote | NoteOutcome]) -> list[NoteOutcome]:
-        results: list[list[NoteOutcome]] = [[] for _ in items]
+    async def _run(self, items: list[PlannedNote | NoteOutcome], results: list[list[NoteOutcome]]) -> None:
         units: list[Unit] = []
         for index, item in enumerate(items):
             if isinstance(item, NoteOutcome):  # decided before the run (excluded, unreadable): reported as it is
@@ -186,11 +186,8 @@ class Runner:
         outcomes = [outcome for group in results for outcome in group]
         if isinstance(stop, NlmsyncError) and (stop is self.executor.fatal or self.executor.full):
             stop.message = stopped_line(stop.message, items, outcomes, self.not_tried)
-        if isinstance(stop, NlmsyncError):
-            stop_report(stop, self.deps.notebook_id, outcomes)
         if stop is not None:
             raise stop
-        return outcomes
 
     def _starts(self, unit: Unit) -> bool:
         """Whether a note is carried out by a task of its own: not one reused as it is (its use recorded after the

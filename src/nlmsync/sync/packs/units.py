@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from nlmsync.errors import NlmsyncError
 from nlmsync.store import NoteHashes, PackRecord
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry.eviction import strict_delete
@@ -20,7 +19,7 @@ from nlmsync.sync.packs.text import compose_pack
 from nlmsync.sync.prepared import PreparedNote, load_notes
 from nlmsync.sync.registry import RegistryView
 from nlmsync.sync.remote import RemoteView, read_back
-from nlmsync.sync.report import NoteOutcome, PackOutcome, stop_report
+from nlmsync.sync.report import NoteOutcome, PackOutcome, RefreshReport
 from nlmsync.sync.titles import content_hash, pack_title, title_hash
 
 
@@ -120,10 +119,10 @@ class PackRunner:
         self.outcomes: list[PackOutcome] = []
         self.evicted: list[NoteOutcome] = []
 
-    async def run(self, groups: list[Group]) -> None:
+    async def run(self, groups: list[Group], report: RefreshReport) -> None:
+        """Carry out `groups`, adding what becomes of each pack and the evictions made for them to `report`."""
+        self.outcomes, self.evicted = report.packs, report.notes
         stop = await self.executor.execute([PackGroup(self, group) for group in groups])
-        if isinstance(stop, NlmsyncError):
-            stop_report(stop, self.deps.notebook_id, list(self.evicted))
         if stop is not None:
             raise stop
 
