@@ -6,13 +6,14 @@ The package map, in the order a run uses it (`docs/internals.md` tells the longe
   - `branches` — what happens to a note or a source (`Branch`), and the live branches;
   - `titles` — content hashes and the deterministic titles of uploads;
   - `capacity` — how many sources a notebook may hold, decided once (`decide_capacity`), and a full notebook;
-  - `split` — a note over the source limits cut into numbered parts;
-  - `prepared` — a vault note as a run prepares it: read (or known by its stat), split, hashed, titled;
+  - `prepared` — a vault note as a run prepares it: read (or known by its stat), split into parts within the
+    source limits, hashed, titled;
   - `registry` — the registry as a run reads it (`RegistryView`), and what the state file accounts for;
   - `remote` — the notebook as a run reads it (`RemoteView`: one `notebook_get`), and a source read back;
   - `deps` — what a run works with (`SyncDeps`) and the client it drives (`SyncClient`);
   - `run` — one run's state (`SyncRun`) and what `refresh --all` answers for (`AllNotesScope`);
   - `report` — what a run did, note by note and pack by pack (`RefreshReport`);
+  - `units` — the seam between a kind of unit and the executor: what a unit uploads and records (`Unit`);
 - before anything is planned: `adopt` — the state file levelled with what the notebook holds;
 - the entry: `ensure` — `ensure_sources_for_paths`, one run step by step;
 - one subpackage per kind of unit:
@@ -22,7 +23,7 @@ The package map, in the order a run uses it (`docs/internals.md` tells the longe
     `packs/plan` — which notes share a pack, and which changed packs replace what; `packs/units` — the changed
     packs built and carried out; `packs/outcomes` — what became of each pack; `packs/ensure` — a run's packs;
 - carrying a run out, `carry/`: `carry/executor` — the one executor every unit goes through; `carry/eviction` —
-  room made by evicting managed sources; `carry/deletions` — the deletions earlier runs left;
+  the sources a run deletes: room made by evicting managed sources, and the deletions earlier runs left;
   `carry/vanished` — the sources of notes that left the vault taken out;
 - for `status` and `ask`: `local_changes` — what changed in the vault since notes were synced; `carry_over` —
   the sources a conversation carries over.
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from nlmsync.sync.adopt import level_with_notebook, lookalike_notice
     from nlmsync.sync.branches import Branch
     from nlmsync.sync.capacity import Capacity, CapacitySource, KnownCapacity, decide_capacity, given_capacity
-    from nlmsync.sync.carry.deletions import retry_pending_deletions
+    from nlmsync.sync.carry.eviction import retry_pending_deletions
     from nlmsync.sync.carry_over import history_source_ids
     from nlmsync.sync.deps import SyncDeps
     from nlmsync.sync.ensure import ensure_sources_for_paths
@@ -83,7 +84,7 @@ _EXPORTS = {
     "parse_title": "nlmsync.sync.titles",
     "prepare_note": "nlmsync.sync.prepared",
     "read_remote": "nlmsync.sync.remote",
-    "retry_pending_deletions": "nlmsync.sync.carry.deletions",
+    "retry_pending_deletions": "nlmsync.sync.carry.eviction",
     "sources_layout": "nlmsync.sync.packs.outcomes",
 }
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 from nlmsync.errors import NlmsyncError
+from nlmsync.sync.carry.executor import Executor
 from nlmsync.sync.carry.vanished import remove_vanished, vanished_paths
 from nlmsync.sync.notes.decide import PlannedNote, check_capacity_up_front, decide_all, read_for_upload
-from nlmsync.sync.notes.units import Runner, simulate
+from nlmsync.sync.notes.units import NotesAlone, NoteUnit, note_units, simulate
 from nlmsync.sync.packs.ensure import PackedNotes, pack_notes
 from nlmsync.sync.prepared import PreparedNote, load_notes
 from nlmsync.sync.registry import untouchable_count
-from nlmsync.sync.report import NoteOutcome, RefreshReport
+from nlmsync.sync.report import NoteOutcome, RefreshReport, stopped_line
 from nlmsync.sync.run import AllNotesScope, Request, SyncRun
 
 
@@ -99,4 +100,29 @@ async def _alone(run: SyncRun, request: Request, notes: list[PreparedNote | Note
         run.report.notes.extend(simulate(deps, decided, remote, run.protect))
         return
     left = [*vanished, *(w.decision.rename_from for w in works if w.decision.rename_from is not None)]
-    await Runner(deps, remote, run.protect, run.read, left).run(decided, run.report)
+    mark = len(run.report.notes)
+    try:
+        if decided:
+            await _carry_out(run, decided)
+    finally:
+        run.record_uses([o.path for o in run.report.notes[mark:] if o.branch.live], forget=left)
+
+
+async def _carry_out(run: SyncRun, decided: Sequence[PlannedNote | NoteOutcome]) -> None:
+    """The decided notes carried out through the run's executor, their outcomes added to the report in the order
+    the notes were given (the evictions each note needed just before it), also when the run stops part-way.
+
+    Raises:
+        CapacityError: the notebook is full (no managed eviction candidate, or the server refused an add).
+        NlmsyncError: the server cannot be used, or the state file cannot be written (the run stopped).
+    """
+    notes = note_units(NotesAlone(run.deps, run.remote), decided)
+    executor: Executor[NoteUnit] = Executor(run.deps, run.remote, run.protect)
+    try:
+        stop = await executor.execute(notes.units)
+        if isinstance(stop, NlmsyncError) and (stop is executor.fatal or executor.full):
+            stop.message = stopped_line(stop.message, decided, notes.outcomes(), executor.not_tried)
+        if stop is not None:
+            raise stop
+    finally:
+        run.report.notes.extend(notes.outcomes())

@@ -3,7 +3,7 @@ and what a run is asked for (`Request`, `AllNotesScope`)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 
 from nlmsync.store import NoteHashes
@@ -39,6 +39,16 @@ class SyncRun:
         self.report = report_to if report_to is not None else RefreshReport(notebook_id=self.deps.notebook_id,
                                                                              dry_run=self.dry_run)
         self.registry = RegistryView(self.deps.store, self.deps.notebook_id)
+
+    def record_uses(self, used: Sequence[str], forget: Collection[str] = ()) -> None:
+        """Record, in one step, the uses of the notes the run made live alone (`used`, in order: what eviction
+        reads) with the hash records of the notes it read, and forget those of `forget` (paths that left)."""
+        if not used and not self.read and not forget:
+            return
+        store = self.deps.store
+        with store.step():
+            store.mark_used(self.deps.notebook_id, used)
+            store.record_note_hashes(self.read, forget)
 
     def mark_adopted(self) -> None:
         """The notes and packs the run reused because levelling took them from the notebook say so (`adopted`)."""

@@ -1,9 +1,11 @@
-"""Capacity and eviction: make room against the remote count, evicting managed sources only.
+"""The sources a run deletes: room made against the remote count by evicting managed sources only (`make_room`),
+each delete made sure of (`strict_delete`), and the deletions queued by earlier steps and runs retried
+(`retry_pending_deletions`).
 
-The loop asks the registry's segmented LRU for a managed candidate path, deletes its sources strictly
-(a delete that may not have happened is checked against a fresh listing, never assumed), then drops
-its registry rows and logs the eviction in one step. No candidate left means the notebook is full
-of sources nlmsync may not touch (or of notes this run is making live): a `CapacityError` (exit 3).
+Eviction asks the registry's segmented LRU for a managed candidate path, deletes its sources strictly (a delete
+that may not have happened is checked against a fresh listing, never assumed), then drops its registry rows and
+logs the eviction in one step. No candidate left means the notebook is full of sources nlmsync may not touch
+(or of notes this run is making live): a `CapacityError` (exit 3).
 """
 
 from __future__ import annotations
@@ -14,12 +16,11 @@ from typing import TYPE_CHECKING
 from nlmsync.errors import ConnectionProblem, NotebookLMError, NotFoundError
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.capacity import capacity_error
-from nlmsync.sync.deps import FATAL_ERRORS
+from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
 from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome
 
 if TYPE_CHECKING:
-    from nlmsync.store import StateStore
     from nlmsync.sync.deps import SyncClient
 
 async def strict_delete(client: SyncClient, notebook_id: str, remote: RemoteView, source_id: str) -> None:
@@ -44,8 +45,8 @@ async def strict_delete(client: SyncClient, notebook_id: str, remote: RemoteView
     remote.deleted(source_id)
 
 
-async def evict_path(client: SyncClient, store: StateStore, notebook_id: str, remote: RemoteView, path: str, *,
-                     reason: str, branch: Branch = Branch.EVICTED, queue_refused: bool = False) -> NoteOutcome:
+async def evict_path(deps: SyncDeps, remote: RemoteView, path: str, *, reason: str, branch: Branch = Branch.EVICTED,
+                     queue_refused: bool = False) -> NoteOutcome:
     """Remove every source of `path` from the notebook, then its registry rows, logging each source.
 
     With `queue_refused`, a source whose delete the server refuses is queued for later runs (as a replaced
@@ -54,6 +55,7 @@ async def evict_path(client: SyncClient, store: StateStore, notebook_id: str, re
     Raises:
         NotebookLMError: a strict delete failed (without `queue_refused`), or the server cannot be used.
     """
+    client, store, notebook_id = deps.client, deps.store, deps.notebook_id
     rows = store.mappings_by_path(notebook_id, path)
     resolved = [store.resolve_source_id(r.source_id) for r in rows]
     live = [sid for sid in resolved if sid in remote]
@@ -81,13 +83,14 @@ async def evict_path(client: SyncClient, store: StateStore, notebook_id: str, re
                        error=error)
 
 
-def plan_evictions(store: StateStore, notebook_id: str, remote: RemoteView, occupied: int, needed: int,
-                   capacity: int, exclude: set[str]) -> tuple[list[NoteOutcome], int]:
+def plan_evictions(deps: SyncDeps, remote: RemoteView, occupied: int, needed: int,
+                   exclude: set[str]) -> tuple[list[NoteOutcome], int]:
     """The evictions a dry run would make to fit `needed` more sources; returns them and the new occupancy.
 
     Raises:
         CapacityError: no managed candidate is left.
     """
+    store, notebook_id, capacity = deps.store, deps.notebook_id, deps.capacity.value
     planned: list[NoteOutcome] = []
     while occupied + needed > capacity:
         path = store.next_eviction_candidate(notebook_id, exclude=frozenset(exclude))
@@ -101,8 +104,8 @@ def plan_evictions(store: StateStore, notebook_id: str, remote: RemoteView, occu
     return planned, occupied
 
 
-async def make_room(client: SyncClient, store: StateStore, notebook_id: str, remote: RemoteView, needed: int, capacity: int,
-                    exclude: set[str], occupied: Callable[[], int], evicted: list[NoteOutcome]) -> None:
+async def make_room(deps: SyncDeps, remote: RemoteView, needed: int, exclude: set[str], occupied: Callable[[], int],
+                    evicted: list[NoteOutcome]) -> None:
     """Evict managed candidates until `needed` more sources fit; each eviction is appended to `evicted`.
 
     A path is added to `exclude` before its eviction is tried, so a failing one is never picked twice.
@@ -111,9 +114,36 @@ async def make_room(client: SyncClient, store: StateStore, notebook_id: str, rem
         CapacityError: no managed candidate is left.
         NotebookLMError: a strict delete failed.
     """
+    store, notebook_id, capacity = deps.store, deps.notebook_id, deps.capacity.value
     while occupied() + needed > capacity:
         path = store.next_eviction_candidate(notebook_id, exclude=frozenset(exclude))
         if path is None:
             raise capacity_error(notebook_id, capacity)
         exclude.add(path)
-        evicted.append(await evict_path(client, store, notebook_id, remote, path, reason="capacity"))
+        evicted.append(await evict_path(deps, remote, path, reason="capacity"))
+
+
+async def retry_pending_deletions(deps: SyncDeps, remote: RemoteView) -> tuple[int, int]:
+    """Retry the deletions earlier runs could not finish; returns (done, still pending).
+
+    A queued source that is no longer listed is simply marked done, without a call.
+    """
+    store, nb = deps.store, deps.notebook_id
+    done = left = 0
+    for pending in store.pending_deletions(nb):
+        source_id = pending.source_id
+        if source_id in remote:
+            try:
+                await deps.client.source_delete(source_id)
+            except NotFoundError:
+                pass
+            except FATAL_ERRORS:
+                raise
+            except NotebookLMError:
+                left += 1
+                continue
+            remote.deleted(source_id)
+        with store.step():
+            store.deletion_done(nb, source_id)
+        done += 1
+    return done, left

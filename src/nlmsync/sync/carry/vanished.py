@@ -56,7 +56,6 @@ async def remove_vanished(deps: SyncDeps, remote: RemoteView, vanished: dict[str
             report.notes.append(NoteOutcome(path=path, branch=Branch.REMOVED, reason=reason,
                                             source_ids=[i for i in ids if i in remote]))
             continue
-        outcome = await evict_path(deps.client, store, nb, remote, path, reason=reason, branch=Branch.REMOVED,
-                                   queue_refused=True)
+        outcome = await evict_path(deps, remote, path, reason=reason, branch=Branch.REMOVED, queue_refused=True)
         report.notes.append(outcome)
         deps.progress(outcome)

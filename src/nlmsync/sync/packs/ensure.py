@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from nlmsync import vault as vault_files
 from nlmsync.store import NoteHashes, PackRecord
 from nlmsync.sync.branches import Branch
+from nlmsync.sync.carry.executor import Executor
 from nlmsync.sync.carry.vanished import vanished_paths
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.packs.layout import NotesDoNotFit
@@ -49,7 +50,7 @@ from nlmsync.sync.packs.plan import (
     plan_packs,
     room_for_packs,
 )
-from nlmsync.sync.packs.units import PackRunner, build_packs
+from nlmsync.sync.packs.units import PackGroups, PackUnit, build_packs
 from nlmsync.sync.prepared import PreparedNote, load_notes, split_limits
 from nlmsync.sync.registry import STALE_HASH, RegistryView
 from nlmsync.sync.remote import RemoteView
@@ -286,6 +287,10 @@ async def ensure_packs(run: SyncRun, scope: PackScope) -> None:
         report.packs.extend(simulated(deps, groups, members))
     else:
         deps.phase("uploading packs", sum(len(g.packs) for g in groups))
-        await PackRunner(deps, remote, registry, read, run.protect, members).run(groups, report)
+        shared = PackGroups(deps, remote, registry, read, members, report)
+        executor = Executor(deps, remote, run.protect, retire_early=PackUnit.retire_one)
+        stop = await executor.execute([PackUnit(shared, group) for group in groups])
+        if stop is not None:
+            raise stop
     report.packs.sort(key=_pack_order)
     report.notes.extend(live_note_outcomes(planned, report.packs, set(scope.report_notes)))
