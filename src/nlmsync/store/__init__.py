@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         PendingDeletion,
         QueryRecord,
         ReconcileResult,
+        ResolvedRow,
         SourceMapping,
     )
     from nlmsync.store._packs import PackRecord
@@ -43,6 +44,7 @@ _EXPORTS = {
     "PendingDeletion": "nlmsync.store._models",
     "QueryRecord": "nlmsync.store._models",
     "ReconcileResult": "nlmsync.store._models",
+    "ResolvedRow": "nlmsync.store._models",
     "SourceMapping": "nlmsync.store._models",
     "StateStore": "nlmsync.store.state",
     "check_state_file": "nlmsync.store.db",
@@ -61,6 +63,7 @@ __all__ = [
     "PendingDeletion",
     "QueryRecord",
     "ReconcileResult",
+    "ResolvedRow",
     "SourceMapping",
     "StateStore",
     "check_state_file",

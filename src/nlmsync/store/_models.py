@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Status = Literal["active", "stale"]
 STATUSES: frozenset[str] = frozenset({"active", "stale"})
@@ -39,6 +39,13 @@ class SourceMapping:
             raise ValueError(f"part {self.part} is not within part_count {self.part_count}")
         if not self.source_id:
             raise ValueError("source_id must not be empty")
+
+
+class ResolvedRow(NamedTuple):
+    """A registry row with its source id resolved through the alias chain (the id the notebook lists it by)."""
+
+    row: SourceMapping
+    source_id: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,14 +14,16 @@ The package map, in the order a run uses it (`docs/internals.md` tells the longe
   - `run` — one run's state (`SyncRun`) and what `refresh --all` answers for (`AllNotesScope`);
   - `report` — what a run did, note by note and pack by pack (`RefreshReport`);
   - `units` — the seam between a kind of unit and the executor: what a unit uploads and records (`Unit`);
-- before anything is planned: `adopt` — the state file levelled with what the notebook holds;
+- before anything is planned: `adopt` — the state file levelled with what the notebook holds, each unknown source
+  claimed by the kind its title names and judged by `evidence` (the vault as it is, the source read back);
 - the entry: `ensure` — `ensure_sources_for_paths`, one run step by step;
 - one subpackage per kind of unit:
   - `notes/` (notes kept one per source): `notes/decide` — each note's branch; `notes/units` — the
-    branches carried out, or simulated;
+    branches carried out, or simulated; `notes/adopt` — a note's upload the state file did not know, settled;
   - `packs/` (many notes per source): `packs/layout` — the pure layout; `packs/text` — a pack's text;
     `packs/plan` — which notes share a pack, and which changed packs replace what; `packs/units` — the changed
     packs built and carried out; `packs/outcomes` — what became of each pack; `packs/ensure` — a run's packs;
+    `packs/adopt` — a pack the state file did not know, settled;
 - carrying a run out, `carry/`: `carry/executor` — the one executor every unit goes through; `carry/eviction` —
   the sources a run deletes: room made by evicting managed sources, and the deletions earlier runs left;
   `carry/vanished` — the sources of notes that left the vault taken out;

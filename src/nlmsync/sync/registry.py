@@ -8,6 +8,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from nlmsync.store import ResolvedRow
 from nlmsync.sync.titles import looks_managed
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ class RegistryView:
 
     store: StateStore
     notebook_id: str
-    by_path: dict[str, list[tuple[SourceMapping, str]]] = field(default_factory=dict)
+    by_path: dict[str, list[ResolvedRow]] = field(default_factory=dict)
     by_source: dict[str, SourceMapping] = field(default_factory=dict)
     complete: bool = False
     """Whether `by_path` and `by_source` hold the whole registry (else they are filled as paths are looked up)."""
@@ -62,20 +63,21 @@ class RegistryView:
         if self.complete:
             return
         self.by_path, self.by_source, self._by_hash = {}, {}, None
-        for row, resolved in self.store.mappings_with_resolved_ids(self.notebook_id):
-            self.by_path.setdefault(row.path, []).append((row, resolved))
+        for resolved_row in self.store.mappings_with_resolved_ids(self.notebook_id):
+            row, resolved = resolved_row
+            self.by_path.setdefault(row.path, []).append(resolved_row)
             held = self.by_source.get(resolved)
             if held is None or (held.source_id != resolved and row.source_id == resolved):
                 self.by_source[resolved] = row
         self.complete = True
 
-    def mappings(self, path: str) -> list[tuple[SourceMapping, str]]:
+    def mappings(self, path: str) -> list[ResolvedRow]:
         """The mappings of `path` by part, each with its source id resolved (read now if not read yet)."""
         rows = self.by_path.get(path)
         if rows is None:
             if self.complete:
                 return []
-            rows = [(m, self.store.resolve_source_id(m.source_id))
+            rows = [ResolvedRow(m, self.store.resolve_source_id(m.source_id))
                     for m in self.store.mappings_by_path(self.notebook_id, path)]
             self.by_path[path] = rows
         return rows
@@ -109,8 +111,7 @@ class RegistryView:
         return row
 
 
-def accounted_ids(store: StateStore, notebook_id: str,
-                  resolved: Iterable[tuple[SourceMapping, str]] | None = None) -> set[str]:
+def accounted_ids(store: StateStore, notebook_id: str, resolved: Iterable[ResolvedRow] | None = None) -> set[str]:
     """The source ids the state file accounts for in `notebook_id`: its packs, the sources waiting to be deleted,
     and each mapping's source id with the id its alias chain resolves to (`resolved`: the notebook's
     `StateStore.mappings_with_resolved_ids`, when the caller has read them already)."""

@@ -18,6 +18,7 @@ exact bytes instead (`legacy_title`); they are matched by it, and proven by the 
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import xxhash
 
@@ -28,6 +29,26 @@ _ELLIPSIS = "…"
 _TITLE_PATTERN = re.compile(r"^(?P<path>.+?)(?: \(part (?P<part>\d+)/(?P<count>\d+)\))? · (?P<hash>[0-9a-f]{8})$")
 PACK_RANGE = " … "
 _PACK_PATTERN = re.compile(r"^(?P<first>.+?)(?: … (?P<last>.+?))? \((?P<count>\d+) notes?\) · (?P<hash>[0-9a-f]{8})$")
+
+
+class NoteTitle(NamedTuple):
+    """What the title of a note's upload says: the vault path as shown (a long one starts with an ellipsis), the
+    part (zero-based) and how many there are, and the short hash of the words."""
+
+    shown: str
+    part: int
+    count: int
+    short_hash: str
+
+
+class PackTitle(NamedTuple):
+    """What a pack's title says: its first and last vault paths as shown, how many notes it holds, and the short
+    hash of its words."""
+
+    first: str
+    last: str
+    count: int
+    short_hash: str
 
 
 def content_hash(text: str) -> str:
@@ -79,14 +100,13 @@ def looks_managed(title: str) -> bool:
     return _TITLE_PATTERN.match(title) is not None
 
 
-def parse_pack_title(title: str) -> tuple[str, str, int, str] | None:
-    """The first and last vault paths (as shown: a long one starts with an ellipsis), the note count and the
-    short hash of a pack's title; None for any other title."""
+def parse_pack_title(title: str) -> PackTitle | None:
+    """What a pack's title says; None for any other title."""
     match = _PACK_PATTERN.match(title)
     if match is None:
         return None
     first = match.group("first")
-    return first, match.group("last") or first, int(match.group("count")), match.group("hash")
+    return PackTitle(first, match.group("last") or first, int(match.group("count")), match.group("hash"))
 
 
 def title_short_hash(title: str) -> str | None:
@@ -109,15 +129,15 @@ def retitled(title: str, path: str, part: int = 0, part_count: int = 1) -> str:
     return source_title(path, short or "", part, part_count)
 
 
-def parse_note_title(title: str) -> tuple[str, int, int, str] | None:
-    """The vault path (as shown), the part (zero-based), the part count and the short hash of a title nlmsync
-    gives its uploads of one note or part; None for a pack's title and any other title."""
+def parse_note_title(title: str) -> NoteTitle | None:
+    """What the title nlmsync gives its upload of one note or part says; None for a pack's title and any other
+    title."""
     match = _TITLE_PATTERN.match(title)
     if match is None or _PACK_PATTERN.match(title) is not None:
         return None
     count = int(match.group("count") or 1)
     part = int(match.group("part") or 1) - 1
-    return match.group("path"), part, count, match.group("hash")
+    return NoteTitle(match.group("path"), part, count, match.group("hash"))
 
 
 def shown_path_matches(shown: str, path: str) -> bool:
