@@ -37,7 +37,7 @@ class NoteTitle(NamedTuple):
 
     shown: str
     part: int
-    count: int
+    part_count: int
     short_hash: str
 
 
@@ -47,7 +47,7 @@ class PackTitle(NamedTuple):
 
     first: str
     last: str
-    count: int
+    note_count: int
     short_hash: str
 
 
