@@ -26,7 +26,7 @@ class Citation(BaseModel):
 
 class SelectedNote(BaseModel):
     """A note `ask` sent to NotebookLM, as its result reports it: the path and score of a `search.SearchHit`
-    the selection rule (`search.select`) picked."""
+    the selection rule (`search.bm25.select`) picked."""
 
     path: str
     score: float

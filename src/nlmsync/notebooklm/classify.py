@@ -3,7 +3,7 @@
 Pure functions, no I/O:
 
 - `classify_in_band_error(tool, payload)` — a `{"status": "error", "error": ..., "error_details"?: ...}`
-  result: by `error_details.category` when present, else by the message text. The raw message is kept.
+  result: by the `category` of its `error_details` when present, else by the message text. The raw message is kept.
 - `classify_tool_error_text(tool, text)` — an MCP-level tool error (`is_error` result), classified by text.
 - `classify_exception(exc, tool, phase)` — anything raised while connecting or calling: exception groups
   are unwrapped first; a missing server command is `ServerCommandNotFoundError` (never retried).

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from nlmsync.store._alias_chain import plan_alias_registration, resolve_chain
 from nlmsync.store._base import StoreBase
-from nlmsync.store._models import ReconcileResult, ResolvedRow, SourceMapping
+from nlmsync.store._models import ReconcileResult, ResolvedRow
 from nlmsync.store._registry import MAPPING_COLUMNS, row_to_mapping
 
 

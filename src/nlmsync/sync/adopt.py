@@ -1,9 +1,7 @@
 """The notebook is the truth: the state file levelled with what the notebook holds before a run plans anything
-(`level_with_notebook`). Each listed source the state file does not know is claimed by the kind of unit its
-title names (a note's upload, `notes.adopt`; a pack, `packs.adopt`), and adopted, deleted or left alone by what
-the vault and the source itself prove (`evidence.Evidence`). Nothing nlmsync cannot prove its own is ever
-deleted.
-"""
+(`level_with_notebook`). Each listed source the state file does not know is claimed by the kind of unit its title
+names, and settled by what the vault and the source prove (`evidence.Evidence`); nothing nlmsync cannot prove its
+own is ever deleted."""
 
 from __future__ import annotations
 

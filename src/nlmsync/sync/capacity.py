@@ -1,11 +1,6 @@
-"""How many sources a notebook may hold: decided once, by one pure function, from what is known of it
-(`decide_capacity`), and what a full notebook is said as (`means_full`, `full_notebook_error`, `capacity_error`).
-
-The user's word wins: a capacity given for this run, else one given on an earlier run for the notebook; else the
-plan's, or the default — but never less than the smallest plan's that allows what the notebook was read to hold.
-A notebook the server refused an add to as full is kept to what it held then, until the capacity it was learned
-under changes.
-"""
+"""How many sources a notebook may hold, decided once by one pure function from what is known
+(`decide_capacity`), and how a full notebook is said. The user's word wins over the plan; a refusal as full lowers
+the figure until the capacity it was learned under changes."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""What source preparation works with (`SyncDeps`), and the seams to its collaborators.
-
-- The NotebookLM client is `SyncClient`: the five calls sync makes and, for each answer, the fields it
-  reads. sync imports nothing of `notebooklm`; the app hands it `notebooklm.NotebookLMClient`, which
-  satisfies the protocol (the fake is driven through that same client).
-- The registry is the state store itself (`store.StateStore`), a layer below.
-- `FATAL_ERRORS` are the errors after which no call of a run can succeed.
-"""
+"""What a run works with (`SyncDeps`), and the client it drives (`SyncClient`: the five calls sync makes, so sync
+imports nothing of `notebooklm`)."""
 
 from __future__ import annotations
 

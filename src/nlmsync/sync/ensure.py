@@ -1,9 +1,6 @@
-"""`ensure_sources_for_paths`, source preparation's entry: make exactly the given notes live sources in a notebook.
-
-One run, in order: the notes read (those settled in their packs passed over), the notes that go into packs
-carried out as packs (`packs.ensure`), then the notes kept alone through their branches (`notes`). Every step
-adds what it did to the run's report; a note that fails is reported and leaves its registry rows untouched.
-"""
+"""`ensure_sources_for_paths`, the entry: one run, step by step — the notes read, those that go into packs carried
+out as packs, the rest through their own branches. Every step adds what it did to the run's report; a note that
+fails leaves its registry rows untouched."""
 
 from __future__ import annotations
 

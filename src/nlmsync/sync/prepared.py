@@ -1,15 +1,6 @@
-"""A vault note as a run prepares it: read (or known by its file's stat), split into parts within the source
-limits (`split_note`), each part hashed and titled (`load_notes`, `prepare_note`).
-
-A source holds at most 500,000 words and one request carries at most 1,000,000 bytes of inline text. A larger
-note is cut on paragraph or heading boundaries (falling back to line, then word, then character boundaries only
-for a single block that is itself too large) and packed greedily into as few parts as possible. Splitting is
-lossless: the parts joined give back the note exactly.
-
-A note whose file has the modification time and size recorded when it was last read (`note_hashes` in the
-state file) is not read again: its recorded part hashes stand for it (`known_note`), and it is read only if it
-has to be uploaded. An idle run costs a `stat` per note, not a read and a hash.
-"""
+"""A vault note as a run prepares it: read, or known by its recorded hashes while its file keeps the modification
+time and size they were recorded with (`known_note`); split losslessly into parts within the source limits; each
+part hashed and titled."""
 
 from __future__ import annotations
 

@@ -1,19 +1,6 @@
-"""Content hashes and the deterministic titles of uploaded sources.
-
-Every source nlmsync uploads is titled with its vault path and a short hash of the words it holds
-(`notes/heapsort.md · 3f9a12c0`, or `notes/big.md (part 2/3) · 3f9a12c0` for a part of a split note); a pack
-of many notes by its first and last note, how many it holds and the hash of its words
-(`algorithms/a.md … algorithms/z.md (130 notes) · 3f9a12c0`). A title is therefore unique to its content,
-which lets a crashed or ambiguous add be recovered by looking for that exact title remotely instead of
-uploading twice.
-
-The title's hash is of the words (`title_hash`: the text's words in order, one space apart), because the words
-are what the server hands back: `source_get_content` returns the text re-joined by blank lines, not the bytes
-sent. So any machine can prove that a source is nlmsync's upload from the notebook alone, by reading it back
-(`proves`): the words it holds hash to what its title says. The registry tells a note's versions apart by the
-hash of its exact bytes (`content_hash`). Sources titled by earlier versions of nlmsync carry the hash of the
-exact bytes instead (`legacy_title`); they are matched by it, and proven by the text they hold.
-"""
+"""Content hashes and the deterministic titles of uploads (a note's, a part's, a pack's). A title carries the hash
+of the words it holds, so a crashed add is found again by its exact title, and any machine proves a source is
+nlmsync's by reading it back (`proves`)."""
 
 from __future__ import annotations
 

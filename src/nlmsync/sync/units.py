@@ -1,9 +1,5 @@
-"""The seam between a kind of unit (a note kept alone, a group of packs) and the executor that carries units out
-(`carry.executor.Executor`): what a unit hands the executor to upload (`Upload`), what came of those uploads
-(`Uploaded`), the order units record in (`Turn`), and the three calls a unit answers (`Unit`).
-
-A unit never calls the executor: the executor asks it what to upload, uploads, and hands it the result.
-"""
+"""The seam between a kind of unit and the executor that carries units out: what a unit uploads and records
+(`Unit`, `Upload`, `Uploaded`, `Turn`). A unit never calls the executor: it is asked, and handed the result."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""The sources a run deletes: room made against the remote count by evicting managed sources only (`make_room`),
-each delete made sure of (`strict_delete`), and the deletions queued by earlier steps and runs retried
-(`retry_pending_deletions`).
-
-Eviction asks the registry's segmented LRU for a managed candidate path, deletes its sources strictly (a delete
-that may not have happened is checked against a fresh listing, never assumed), then drops its registry rows and
-logs the eviction in one step. No candidate left means the notebook is full of sources nlmsync may not touch
-(or of notes this run is making live): a `CapacityError` (exit 3).
-"""
+"""Every delete a run makes: room made by evicting managed sources only (`make_room`), each delete made sure of
+(`strict_delete`), and the deletions earlier runs left retried (`retry_pending_deletions`)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The one executor every unit of a run goes through, whatever it uploads (a note kept alone, a group of packs):
-room, add first, then record, then retire; the first error after which no upload can succeed stops the run.
-
-The executor asks each unit three things (`units.Unit`): what it uploads (`start`), what it records once its
-uploads are done (`finish`), and that it was not carried out (`failed`); a unit never calls back into it.
-"""
+"""The one executor every unit of a run goes through (`Executor`): room, add first, record in turn, then retire;
+the first error after which no upload can succeed stops the run."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Levelling, for notes kept alone: a listed source the state file does not know, titled as the upload of a note
-(or of a part of one), settled (`settle_note_claims`).
-
-Titled as the note's text is now and holding it, it is adopted as the note's source; an older version of the
-note, proven nlmsync's, is adopted too, as a source the run replaces; a copy of a source the state file keeps,
-or an upload of a note that is in a pack now, is deleted once proven. A source titled so over other text is a
-look-alike: left alone, and remembered.
-"""
+"""Levelling, for notes kept alone: a source the state file does not know, titled as a note's upload, is adopted when
+it holds the note's text (or an older version of it, which the run replaces), deleted as a copy once proven, or
+left alone as a look-alike (`settle_note_claims`)."""
 
 from __future__ import annotations
 

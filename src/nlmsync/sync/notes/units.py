@@ -1,12 +1,5 @@
-"""Notes kept one per source, carried out: a `NoteUnit` per note, through the run's executor (`note_units`;
-`NotesAlone`: what they share), or in a dry run said as what would be done (`simulate`).
-
-Each note's parts are uploaded (a listed source titled as a part and this note's, or nobody's, is adopted
-instead), then the note is recorded in one step, in the order the notes were given (after the note started
-before it); then the sources it replaced are deleted, or its sources retitled. The uses of the run's notes
-(usage marking) are recorded together, in that order, at the end of the run (one step, whatever the number of
-notes); a run killed before its end leaves its uses unrecorded.
-"""
+"""Notes kept alone, carried out: a `NoteUnit` per note — its parts uploaded, then the note recorded in one step in
+the order the notes were given — or in a dry run said as what would be done (`simulate`)."""
 
 from __future__ import annotations
 
@@ -46,8 +39,8 @@ def _reused_as_is(work: PlannedNote) -> bool:
 class NoteUnit:
     """One note of the run, as a unit of the executor (`units.Unit`)."""
 
-    def __init__(self, runner: NotesAlone, work: PlannedNote, out: list[NoteOutcome]) -> None:
-        self.runner = runner
+    def __init__(self, notes: NotesAlone, work: PlannedNote, out: list[NoteOutcome]) -> None:
+        self.notes = notes
         self.work = work
         self.evictions = out
         """The run's outcomes at this note's place: the evictions made for it, then its own."""
@@ -64,7 +57,7 @@ class NoteUnit:
         for part in work.note.parts:
             if part.text is None:  # `read_for_upload` reads every note to upload: never reached
                 raise RuntimeError(f"{path}: about to upload a note that was not read")
-            uploads.append(Upload(part.text, part.title, partial(self.runner.adoptable, path)))
+            uploads.append(Upload(part.text, part.title, partial(self.notes.adoptable, path)))
         return uploads
 
     def failed(self, message: str) -> None:
@@ -82,19 +75,19 @@ class NoteUnit:
         await turn.wait()
         if outcome.branch != Branch.FAILED:
             try:
-                retire = self.runner.commit(work, outcome)
+                retire = self.notes.commit(work, outcome)
             except NlmsyncError as exc:  # the state file cannot take it (full, locked): the run stops
                 self._report(_failed(work, f"not recorded: {exc}"))
                 raise
         self._report(outcome)
         turn.passed()
         if outcome.branch == Branch.RENAMED or (outcome.branch == Branch.REUSED and needs_retitle(work)):
-            await self.runner.retitle_best_effort(work)
+            await self.notes.retitle_best_effort(work)
         return retire
 
     def _report(self, outcome: NoteOutcome) -> None:
         self.evictions.append(outcome)
-        self.runner.deps.progress(outcome)
+        self.notes.deps.progress(outcome)
 
 
 @dataclass

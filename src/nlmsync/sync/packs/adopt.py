@@ -1,14 +1,6 @@
-"""Levelling, for packs: a listed source the state file does not know, titled as a pack, settled — and the packs the
-state file took at an older version of their notes (`PackClaims.settle`).
-
-A pack's title carries its first and last note, how many it holds and the hash of its words, so when the vault's
-notes in that range, packed as nlmsync packs them, give that very title, it is adopted without reading it: no
-upload and no read for a notebook equal to the vault (its text is read back before nlmsync ever deletes it,
-`PackRecord.proven`). Otherwise it is read: proven nlmsync's, it is adopted as holding the vault's notes of its
-range at other versions, and the run replaces it like any pack whose notes changed. Packs that hold the same
-notes are settled by `Rank`: each takes the notes of its range no pack before it took; one left with none is
-deleted (once proven); one left with fewer notes than it holds is laid out again by the run.
-"""
+"""Levelling, for packs: a source the state file does not know, titled as a pack, is adopted by its title alone
+when the vault's notes of its range give that very title, else read back and adopted as an older version; packs
+holding the same notes are settled by `Rank` (`PackClaims.settle`)."""
 
 from __future__ import annotations
 

@@ -1,27 +1,5 @@
-"""Packed notebooks: the source-preparation branches for sources that hold many notes (packs).
-
-A run over packed notes, in order (what the notebook holds was levelled with the state file first, `adopt`):
-
-1. **Layout** (`pack_plan.plan_packs`, over `pack_layout.plan_layout`): the notes in path order, cut into packs
-   at the starts of the packs the notebook holds, new boundaries content-defined, within the per-source limit
-   and the budget of sources left once hand-added sources, notes that stay alone and `pack_free` are counted.
-2. **Decision**, per planned pack: *reused* when the notebook holds a live pack of exactly these notes with
-   exactly these texts (known by the notes' recorded hashes: an idle run reads nothing); otherwise its text is
-   built and titled (first and last note, count, the hash of its words: `pack_runner.build_packs`) and *added*.
-3. **Groups** (`pack_plan.group_changes`): a new pack and the older sources it replaces (packs that held its
-   notes, the sources of its notes uploaded alone) are one group, joined with every other new pack that
-   replaces one of them; a pack left holding no note of the vault is a group of its own, retired.
-4. **Add first, then retire**, group by group (`pack_runner.PackRunner`): the new packs are uploaded; then, in
-   one step, they are recorded and the old ones forgotten and queued for deletion (their ids aliased to their
-   successors, so a conversation's carried-over sources still resolve); then the old sources are deleted. A run
-   killed anywhere leaves the registry before or after a group; the next run finds an upload the killed run
-   did not record in the notebook, adopts it by its title when its notes are those of the plan, and deletes it,
-   proven nlmsync's by what it holds, when they are not.
-
-Packs are never evicted: when an add needs room, groups wait for those under way to retire their old sources
-(waves), then the sources the run is retiring go first (a note's older source before its pack lands), then
-managed single-note sources by the eviction queue.
-"""
+"""A run's packs: which of its notes go into packs and which packs it lays out (`pack_notes`), then the branches per
+pack carried out group by group (`ensure_packs`). Packs are never evicted."""
 
 from __future__ import annotations
 

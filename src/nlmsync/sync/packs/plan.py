@@ -1,4 +1,4 @@
-"""Packed notebooks, the plan: which notes share a pack (`plan_packs`, over the pure `pack_layout.plan_layout`),
+"""Packed notebooks, the plan: which notes share a pack (`plan_packs`, over the pure `layout.plan_layout`),
 the room a layout has (`room_for_packs`), and which changed packs replace which older sources (`group_changes`).
 
 Nothing here calls the server: a plan is decided from the notes, the registry and the run's listing."""
@@ -80,7 +80,7 @@ class Group:
     old_singles: list[str] = field(default_factory=list)
     """Paths whose single-note sources the new packs replace."""
     retired: list[str] = field(default_factory=list)
-    """The old sources deleted before the new packs landed, for want of room (`PackRunner`)."""
+    """The old sources deleted before the new packs landed, for want of room (`PackGroups.retire_early`)."""
 
     def paths(self) -> set[str]:
         return {p for pack in self.packs for p in pack.paths} | set(self.old_singles)

@@ -1,8 +1,6 @@
-"""Packed notebooks, carried out: the changed packs built (`build_packs`: their notes read, text composed and
-titled) and carried out group by group, a `PackUnit` per group through the run's executor (`PackGroups`: what
-they share): add first, then record the new packs and retire the old sources in one step, then delete them. When there is no room for add-first, groups wait for the ones under way
-(waves), then retire their old sources early, then evict managed single-note sources. A pack adopted from the
-notebook by its title alone is read back before it is deleted: one that is not nlmsync's is never deleted."""
+"""Packs carried out: the changed packs built and titled (`build_packs`), then a `PackUnit` per group through the
+run's executor — add first, then record the new packs and retire the old ones in one step, then delete them. A
+pack adopted by its title alone is read back before it is deleted."""
 
 from __future__ import annotations
 
@@ -62,10 +60,10 @@ def _read_texts(deps: SyncDeps, pack: PlannedPack, found: Collection[str], read:
 class PackUnit:
     """A group of new packs and the sources they replace, as one unit of the run's executor (`units.Unit`)."""
 
-    def __init__(self, runner: PackGroups, group: Group) -> None:
-        self.runner = runner
+    def __init__(self, groups: PackGroups, group: Group) -> None:
+        self.groups = groups
         self.group = group
-        self.evictions = runner.evicted
+        self.evictions = groups.evicted
         self.pending: list[PlannedPack] = []
         """Its packs to upload (a pack the notebook holds already has its source)."""
 
@@ -74,7 +72,7 @@ class PackUnit:
         uploads = []
         for pack in self.pending:
             assert pack.text is not None  # `build_packs` built every pack of a group carried out
-            uploads.append(Upload(pack.text, pack.title, self.runner.adoptable))
+            uploads.append(Upload(pack.text, pack.title, self.groups.adoptable))
         return uploads
 
     async def retire_one(self) -> bool:
@@ -82,12 +80,12 @@ class PackUnit:
         left."""
         if not (self.group.old_singles or self.group.old_packs):
             return False
-        await self.runner.retire_early(self.group)
+        await self.groups.retire_early(self.group)
         return True
 
     def failed(self, message: str) -> None:
         for pack in self.group.packs:
-            self.runner.report(pack_outcome(pack, Branch.FAILED, error=message))
+            self.groups.report(pack_outcome(pack, Branch.FAILED, error=message))
 
     async def finish(self, uploaded: Uploaded, turn: Turn) -> list[str]:
         if uploaded.error is not None:
@@ -95,8 +93,8 @@ class PackUnit:
             return []
         for pack, added in zip(self.pending, uploaded.added, strict=True):
             pack.source_id, pack.adopted = added.source_id, added.adopted
-        spared = await self.runner.unproven(self.group.old_packs)
-        return self.runner.record(self.group, spared)
+        spared = await self.groups.unproven(self.group.old_packs)
+        return self.groups.record(self.group, spared)
 
 
 class PackGroups:
