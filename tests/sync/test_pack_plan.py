@@ -28,6 +28,10 @@ def notes(bench: Bench, texts: dict[str, str]) -> list[PackedNote]:
     return packed_notes(bench.deps(source_max_bytes=LIMIT), [prepare_note(p, t) for p, t in texts.items()], {})
 
 
+def folder(bench: Bench, name: str, count: int) -> list[PackedNote]:
+    return notes(bench, {f"{name}/{i}.md": f"note {name}{i} " * 30 for i in range(count)})
+
+
 def held(bench: Bench, packed: list[PackedNote]) -> tuple[str, Members]:
     """`packed` uploaded as one pack and recorded; its source id and the notebook's packed notes."""
     text = compose_pack([(n.path, n.note.parts[0].text or "") for n in packed])
@@ -39,8 +43,7 @@ def held(bench: Bench, packed: list[PackedNote]) -> tuple[str, Members]:
 
 
 def test_a_pack_holding_exactly_its_notes_is_kept_and_one_whose_note_changed_is_not(bench):
-    first = notes(bench, {f"a/{i}.md": f"note a{i} " * 30 for i in range(3)})
-    second = notes(bench, {f"b/{i}.md": f"note b{i} " * 30 for i in range(3)})
+    first, second = folder(bench, "a", 3), folder(bench, "b", 3)
     kept, _ = held(bench, first)
     _, members = held(bench, second)
     edited = notes(bench, {"b/1.md": "edited " * 30})
@@ -53,8 +56,7 @@ def test_a_pack_holding_exactly_its_notes_is_kept_and_one_whose_note_changed_is_
 
 
 def test_a_changed_pack_replaces_the_packs_and_single_sources_its_notes_were_in_and_a_pack_left_empty_retires(bench):
-    first = notes(bench, {f"a/{i}.md": f"note a{i} " * 30 for i in range(2)})
-    gone = notes(bench, {f"z/{i}.md": f"note z{i} " * 30 for i in range(2)})
+    first, gone = folder(bench, "a", 2), folder(bench, "z", 2)
     old_pack, _ = held(bench, first)
     emptied, members = held(bench, gone)
     alone = notes(bench, {"a/2.md": "alone before " * 20})
