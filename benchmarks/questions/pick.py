@@ -39,9 +39,23 @@ MINIMUM = 120
 OBSIDIAN_FOLDER = {"en": "en", "pt-br": "pt-br"}
 TLDR_FOLDER = {"en": "pages", "pt-br": "pages.pt_BR"}
 
+ALIAS = "an alias page: it only points to another command's page"
+SUPERSEDED = "a superseded command: the page only points to its successor's page"
 SKIPPED: dict[str, dict[str, str]] = {
     "obsidian-help": {},
-    "tldr": {},
+    "tldr": {
+        "pages.de/osx/gstat.md": ALIAS,
+        "pages.es/windows/internet-explorer.md": ALIAS,
+        "pages/osx/gsha1sum.md": ALIAS,
+        "pages.nl/osx/gsha1sum.md": ALIAS,
+        "pages.nl/common/ptpython3.md": ALIAS,
+        "pages/linux/pw-record.md": ALIAS,
+        "pages.ko/osx/gsum.md": ALIAS,
+        "pages.ko/linux/pacman-u.md": ALIAS,
+        "pages.de/osx/ggroups.md": ALIAS,
+        "pages/common/pnmsplit.md": SUPERSEDED,
+        "pages/linux/gnuptx.md": ALIAS,
+    },
 }
 """Sampled pages that cannot yield a sensible question, by corpus and path, with the reason."""
 
@@ -113,7 +127,7 @@ STOP = {
     "ko": "소개",
 }
 """Words a name holds that do not name the page: small words, and the words of an introduction's title."""
-WORD = re.compile(r"[^\W_]+|_")
+WORD = re.compile(r"[^\W_]+")
 
 
 def page_names(corpus: str, path: str, text: str) -> list[str]:
