@@ -55,6 +55,18 @@ SKIPPED: dict[str, dict[str, str]] = {
         "pages.de/osx/ggroups.md": ALIAS,
         "pages/common/pnmsplit.md": SUPERSEDED,
         "pages/linux/gnuptx.md": ALIAS,
+        "pages.pt_BR/common/docker-rmi.md": ALIAS,
+        "pages.pt_BR/common/zstdmt.md": ALIAS,
+        "pages.pt_BR/osx/gpaste.md": ALIAS,
+        "pages/common/rbash.md": ALIAS,
+        "pages/linux/genisoimage.md": ALIAS,
+        "pages.it/osx/gmkfifo.md": ALIAS,
+        "pages/common/docker-container-remove.md": ALIAS,
+        "pages/windows/chrome.md": ALIAS,
+        "pages.ja/linux/pw-midirecord.md": ALIAS,
+        "pages.ja/linux/pw-midiplay.md": ALIAS,
+        "pages/osx/gunexpand.md": ALIAS,
+        "pages/common/gnmic-sub.md": ALIAS,
     },
 }
 """Sampled pages that cannot yield a sensible question, by corpus and path, with the reason."""
