@@ -41,6 +41,7 @@ TLDR_FOLDER = {"en": "pages", "pt-br": "pages.pt_BR"}
 
 ALIAS = "an alias page: it only points to another command's page"
 SUPERSEDED = "a superseded command: the page only points to its successor's page"
+VARIANT = "a variant of another command: the page only points to that command's page"
 SKIPPED: dict[str, dict[str, str]] = {
     "obsidian-help": {},
     "tldr": {
@@ -67,6 +68,11 @@ SKIPPED: dict[str, dict[str, str]] = {
         "pages.ja/linux/pw-midiplay.md": ALIAS,
         "pages/osx/gunexpand.md": ALIAS,
         "pages/common/gnmic-sub.md": ALIAS,
+        "pages.es/common/impacket-secretsdump.md": ALIAS,
+        "pages.es/osx/glibtool.md": ALIAS,
+        "pages/common/impacket-ntfs-read.md": ALIAS,
+        "pages/windows/sdelete64.md": VARIANT,
+        "pages.it/osx/gstat.md": ALIAS,
     },
 }
 """Sampled pages that cannot yield a sensible question, by corpus and path, with the reason."""
@@ -154,7 +160,13 @@ def page_names(corpus: str, path: str, text: str) -> list[str]:
 
 
 def _words(text: str) -> list[str]:
-    return WORD.findall(unicodedata.normalize("NFC", text).casefold())
+    """The words of a text, folded; a run of letters changing between CJK or Hangul and other scripts is cut there
+    (`dockerコンテナ` is `docker` and `コンテナ`)."""
+    words = []
+    for run in WORD.findall(unicodedata.normalize("NFC", text).casefold()):
+        words += [piece for piece, _ in re.findall(r"(([\u1100-\u11ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]+)|"
+                                                   r"[^\u1100-\u11ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]+)", run)]
+    return words
 
 
 ENDINGS = {"s", "es", "'s", "d", "ed", "ing", "r", "er", "ers", "n", "en", "e", "x"}
@@ -210,7 +222,18 @@ def read_questions(corpus: str) -> list[dict[str, object]]:
     path = questions_file(corpus)
     if not path.is_file():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    questions = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            question = json.loads(line)
+        except json.JSONDecodeError as error:
+            sys.exit(f"{path}:{number}: not JSON ({error.msg})")
+        if not isinstance(question, dict):
+            sys.exit(f"{path}:{number}: not a JSON object")
+        questions.append(question)
+    return questions
 
 
 def write_questions(corpus: str, questions: list[dict[str, object]]) -> None:
@@ -218,12 +241,20 @@ def write_questions(corpus: str, questions: list[dict[str, object]]) -> None:
                                       encoding="utf-8")
 
 
-def splits(ids: list[str], corpus: str) -> dict[str, str]:
-    """Half the ids dev, half test (dev gets the odd one), by a seeded shuffle."""
-    order = sorted(ids)
-    random.Random(f"{SEED}:{corpus}:split").shuffle(order)
-    half = (len(order) + 1) // 2
-    return {qid: "dev" if i < half else "test" for i, qid in enumerate(order)}
+def splits(questions: list[dict[str, object]], corpus: str) -> dict[str, str]:
+    """Each question's half, dev or test, by id: the questions are grouped by language and by whether they name
+    their page, each group is shuffled with a seed, and the groups laid end to end are dealt out dev, test, dev,
+    test, ... so both halves hold the same mix (dev gets the odd one)."""
+    groups: dict[tuple[str, bool], list[str]] = {}
+    for question in questions:
+        key = (str(question.get("lang")), question.get("names_page") is True)
+        groups.setdefault(key, []).append(str(question.get("id")))
+    dealt = []
+    for key in sorted(groups):
+        ids = sorted(groups[key])
+        random.Random(f"{SEED}:{corpus}:split:{key[0]}:{key[1]}").shuffle(ids)
+        dealt += ids
+    return {qid: ("dev", "test")[i % 2] for i, qid in enumerate(dealt)}
 
 
 def do_list(corpus: str, pages: dict[str, str], count: int) -> None:
@@ -245,13 +276,17 @@ def do_check(corpus: str, pages: dict[str, str]) -> list[str]:
     """Every fault of a question file, as lines; prints its figures."""
     questions = read_questions(corpus)
     where = questions_file(corpus).name
-    faults = []
+    faults: list[str] = []
     if len(questions) < MINIMUM:
         faults.append(f"{where}: {len(questions)} questions, fewer than {MINIMUM}")
     numbers = [int(str(q.get("id", "")).rsplit("-", 1)[-1]) for q in questions
                if re.fullmatch(rf"{corpus}-\d+", str(q.get("id", "")))]
-    taken = {n: (lang, path) for n, lang, path, _ in samples(corpus, pages, max(numbers, default=0))}
-    expected_split = splits([str(q.get("id")) for q in questions], corpus)
+    sampled = samples(corpus, pages, max(numbers, default=0))
+    taken = {n: (lang, path) for n, lang, path, _ in sampled}
+    passed = {path for *_, skipped in sampled for path, _ in skipped}
+    faults += [f"pick.py: SKIPPED names {path}, which is not among the pages sampled"
+               for path in sorted(set(SKIPPED[corpus]) - passed)]
+    expected_split = splits(questions, corpus)
     keys = {"id", "question", "target", "lang", "names_page", "split"}
     seen: Counter[str] = Counter()
     for line, q in enumerate(questions, 1):
@@ -270,23 +305,24 @@ def do_check(corpus: str, pages: dict[str, str]) -> list[str]:
             faults.append(f"{at}: target {target!r} is not a page of the corpus")
             continue
         if language_of(corpus, target) != lang:
-            faults.append(f"{at}: lang {lang!r}, but the target is in {folder(corpus, lang)!r}'s stead")
-        if taken[int(qid.rsplit("-", 1)[-1])] != (lang, target):
-            faults.append(f"{at}: sample {qid} is {taken[int(qid.rsplit('-', 1)[-1])]}, not ({lang}, {target})")
+            faults.append(f"{at}: lang {lang!r}, but the target is under {target.split('/', 1)[0]!r}")
+        if (sample := taken[int(qid.rsplit("-", 1)[-1])]) != (lang, target):
+            faults.append(f"{at}: sample {qid} is {sample[1]} ({sample[0]}), not {target} ({lang})")
         if lang in {"zh", "ja"} and not _spaceless(question):
             faults.append(f"{at}: a {lang} question without Chinese or Japanese characters")
         if lang == "ko" and not re.search(r"[\uac00-\ud7a3]", question):
             faults.append(f"{at}: a ko question without Hangul")
         named = names_page(corpus, target, pages[target], question, lang)
         if q["names_page"] is not named:
-            faults.append(f"{at}: names_page is {q['names_page']}, but the question "
-                          f"{'holds' if named else 'does not hold'} the page's name ({page_names(corpus, target, pages[target])})")
+            names = " / ".join(page_names(corpus, target, pages[target]))
+            faults.append(f"{at}: names_page is {q['names_page']!r}, but the question "
+                          f"{'holds' if named else 'does not hold'} the page's name ({names})")
         if q["split"] != expected_split[qid]:
             faults.append(f"{at}: split {q['split']!r}, the seeded split says {expected_split[qid]!r}")
     faults += [f"{where}: id {qid} appears {times} times" for qid, times in seen.items() if times > 1]
-    if sorted(numbers) != list(range(1, len(numbers) + 1)):
-        faults.append(f"{where}: the sample numbers are not 1..{len(numbers)} (a sampled page was left out "
-                      "without a reason in SKIPPED)")
+    if sorted(set(numbers)) != list(range(1, len(set(numbers)) + 1)):
+        faults.append(f"{where}: the sample numbers have gaps (a sampled page was left out without a reason in "
+                      "SKIPPED)")
     naming = sum(q.get("names_page") is True for q in questions)
     if naming * 2 > len(questions):
         faults.append(f"{where}: {naming} of {len(questions)} questions name their page, more than half")
@@ -316,7 +352,7 @@ def main() -> None:
     if args.split:
         for corpus in corpora:
             questions = read_questions(corpus)
-            chosen = splits([str(q["id"]) for q in questions], corpus)
+            chosen = splits(questions, corpus)
             write_questions(corpus, [{**q, "split": chosen[str(q["id"])]} for q in questions])
         return
     pages = {corpus: load(args.corpora, corpus) for corpus in corpora}
