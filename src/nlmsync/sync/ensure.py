@@ -89,7 +89,7 @@ async def _alone(run: SyncRun, request: Request, notes: list[PreparedNote | Note
         decided = decide_all(deps, reread, remote, registry)
     works = [i for i in decided if isinstance(i, PlannedNote)]
     check_capacity_up_front(deps, works, remote, registry)
-    renamed_from = [w.decision.rename_from for w in works]
+    renamed_from = {w.decision.rename_from for w in works}
     vanished = {} if request.all_notes is None else vanished_paths(request.all_notes, registry, decided, packed,
                                                                    renamed_from)
     await remove_vanished(deps, remote, vanished, run.report, dry_run=run.dry_run)

@@ -28,11 +28,12 @@ def vanished_paths(scope: AllNotesScope, registry: RegistryView, items: Sequence
     the notes of the run (`items`, and the notes it keeps in packs, `kept`) and not the old path of one of its
     renames (`renamed_from`), or now excluded (the reason says how)."""
     requested = {i.path for i in items} | set(kept)
+    renamed = set(renamed_from)
     excluded = {i.path: i.reason for i in items if isinstance(i, NoteOutcome) and i.branch == Branch.EXCLUDED
                 and i.reason in EXCLUSION_REASONS}
     gone: dict[str, str] = {}
     for path, rows in registry.by_path.items():
-        if not any(m.managed for m, _ in rows) or path in renamed_from or not scope.covers(path):
+        if not any(m.managed for m, _ in rows) or path in renamed or not scope.covers(path):
             continue
         if path in excluded:
             gone[path] = excluded[path]
