@@ -89,6 +89,10 @@ def _read_config_file(path: Path, *, required: bool) -> dict[str, Any]:
     return data
 
 
+_WORDS_FOR_LISTS = {"attachments": ("none", "all")}
+"""The words a list setting takes in a config file in place of a list."""
+
+
 def _list_keys() -> frozenset[str]:
     from nlmsync.config.model import Settings
 
@@ -103,7 +107,7 @@ def _check_lists(path: Path, data: dict[str, Any]) -> None:
         ConfigError: naming the key.
     """
     for key in _list_keys().intersection(data):
-        if isinstance(data[key], str):
+        if isinstance(data[key], str) and data[key].strip().lower() not in _WORDS_FOR_LISTS.get(key, ()):
             raise ConfigError(f"{path}: invalid value for '{key}': a list is wanted ({key} = [{json.dumps(data[key])}]), "
                               "not a string", key=key, source=str(path))
 

@@ -1,4 +1,5 @@
-"""The vault walk: every `.md` note under the vault with its mtime and size, and what was skipped and why.
+"""The vault walk: every `.md` note under the vault with its mtime and size, and what was skipped and why; when
+asked, the vault's attachments too (files of the extensions given, `vault.attachments`), listed beside the notes.
 
 The walk never enters `.nlmsync/`, `.obsidian/`, `.trash/` or `.git/`, never follows a symlink out of the
 vault or around a loop, and reports what it skipped instead of failing — a name that is not valid UTF-8
@@ -23,6 +24,7 @@ from nlmsync.vault.paths import (
     NOTE_SUFFIX,
     has_note_suffix,
     is_valid_name,
+    is_note_path,
     printable_path,
     within,
 )
@@ -52,17 +54,19 @@ class SkippedNote:
 
 @dataclass
 class VaultScan:
-    """What `scan_vault` found: the notes, sorted by path, and what it skipped."""
+    """What `scan_vault` found: the notes and the attachments, each sorted by path, and what it skipped."""
 
     notes: list[NoteFile] = field(default_factory=list)
     skipped: list[SkippedNote] = field(default_factory=list)
+    attachments: list[NoteFile] = field(default_factory=list)
 
 
 @dataclass
 class VaultListing:
     """What the walk found, as parallel lists (note `i` is `paths[i]`, `mtimes[i]`, `sizes[i]`) in walk
     order, without duplicates; `skipped` sorted by path. The form the index's rescan compares with its
-    cache: no object per note."""
+    cache: no object per note. Attachments, when the walk was asked for them, are in the same lists (a path
+    that is not a note's, `vault.is_note_path`)."""
 
     root: str
     paths: list[str] = field(default_factory=list)
@@ -79,32 +83,36 @@ class VaultListing:
         return NoteFile(self.paths[i], self.mtimes[i], self.sizes[i], self.fs_path(i))
 
 
-def scan_vault(root: Path) -> VaultScan:
-    """Every `.md` note under `root` with its mtime and size, plus what was skipped and why.
+def scan_vault(root: Path, attachments: frozenset[str] = frozenset()) -> VaultScan:
+    """Every `.md` note under `root` with its mtime and size, plus what was skipped and why; and every attachment,
+    a file whose extension is one of `attachments` (`vault.attachment_suffixes`; none by default).
 
     Symlinks are followed only while they stay inside the vault; a directory reached twice
-    (a loop, or a second link to the same folder) is skipped. Empty notes are skipped here;
-    binary and invalid UTF-8 notes are found when they are read. Notes come sorted by path.
+    (a loop, or a second link to the same folder) is skipped. Empty files are skipped here;
+    binary and invalid UTF-8 notes are found when they are read. Notes and attachments come sorted by path.
 
     Raises:
         InputError: `root` is not a readable directory.
     """
-    listing = list_vault(root)
-    notes = [NoteFile(path, mtime, size, listing.renamed.get(i))
-             for i, (path, mtime, size) in enumerate(zip(listing.paths, listing.mtimes, listing.sizes, strict=True))]
-    notes.sort()
-    return VaultScan(notes, listing.skipped)
+    listing = list_vault(root, attachments)
+    scan = VaultScan(skipped=listing.skipped)
+    for i, (path, mtime, size) in enumerate(zip(listing.paths, listing.mtimes, listing.sizes, strict=True)):
+        found = NoteFile(path, mtime, size, listing.renamed.get(i))
+        (scan.notes if not attachments or is_note_path(path) else scan.attachments).append(found)
+    scan.notes.sort()
+    scan.attachments.sort()
+    return scan
 
 
-def list_vault(root: Path) -> VaultListing:
-    """The walk of `scan_vault` (same notes, same skips), as a `VaultListing` in walk order.
+def list_vault(root: Path, attachments: frozenset[str] = frozenset()) -> VaultListing:
+    """The walk of `scan_vault` (same files, same skips), as a `VaultListing` in walk order.
 
     Raises:
         InputError: `root` is not a readable directory.
     """
     if not root.is_dir():
         raise InputError(f"{root}: vault folder does not exist or is not a directory")
-    walk = _Walk(root)
+    walk = _Walk(root, attachments)
     walk.folder(str(root), walk.real_root, "", frozenset({walk.real_root}), False)
     listing = walk.listing
     if listing.renamed:  # two files can have one path only when a name was changed to NFC
@@ -125,9 +133,12 @@ class _Walk:
     A folder is walked with its notes first, in the order the file system lists them (the hot loop: one stat
     per note, little else), then its folders and links by name, so which of two links to one folder is walked
     does not depend on that order. `renamed_dir` says a folder's vault path is not its name on disk (NFC).
+    An attachment (a file of one of the `attachments` extensions) is added as a note's link is, outside the hot
+    loop: a vault of notes alone pays nothing for it.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, attachments: frozenset[str] = frozenset()) -> None:
+        self.attachments = attachments
         self.real_root = os.path.realpath(root)
         self.listing = VaultListing(str(root))
         self.visited: set[str] = {self.real_root}
@@ -184,6 +195,8 @@ class _Walk:
                     name = entry.name
                     # the first test is the fast one
                     if not (name.endswith(NOTE_SUFFIX) or has_note_suffix(name)):
+                        if self.attachments and self.is_attachment(name):
+                            self.listed(entry, prefix, rel_prefix, renamed_dir)
                         continue
                     if plain_dir and name.isascii():
                         # the common note, added here (no call per note): an ASCII name is its own vault path.
@@ -199,14 +212,22 @@ class _Walk:
                                 add_mtime(st.st_mtime_ns)
                                 add_size(size)
                                 continue
-                    if name.isascii() or is_valid_name(name):
-                        self.note(entry, prefix, rel_prefix, renamed_dir)  # says why not, or adds it
-                    else:
-                        self.skip(rel_prefix + printable_path(name), INVALID_NAME_ENCODING)
+                    self.listed(entry, prefix, rel_prefix, renamed_dir)
         except OSError as exc:
             self.skip(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})")
             return None
         return others
+
+    def is_attachment(self, name: str) -> bool:
+        dot = name.rfind(".")
+        return dot > 0 and name[dot:].lower() in self.attachments
+
+    def listed(self, entry: os.DirEntry[str], prefix: str, rel_prefix: str, renamed_dir: bool) -> None:
+        """Adds the file `entry` (a note or an attachment) or says why not, its name checked first."""
+        if entry.name.isascii() or is_valid_name(entry.name):
+            self.note(entry, prefix, rel_prefix, renamed_dir)  # says why not, or adds it
+        else:
+            self.skip(rel_prefix + printable_path(entry.name), INVALID_NAME_ENCODING)
 
     def note(self, entry: os.DirEntry[str], prefix: str, rel_prefix: str, renamed_dir: bool) -> None:
         """Adds the note `entry` (a plain file, or a link already found to stay in the vault), or says why not;
@@ -231,8 +252,9 @@ class _Walk:
 
     def other(self, entry: os.DirEntry[str], prefix: str, real_dir: str, rel_prefix: str,
               ancestors: frozenset[str], renamed_dir: bool) -> None:
-        """A folder or link of a folder: walked, added as a note, skipped with a reason, or passed over."""
-        is_note = has_note_suffix(entry.name)
+        """A folder or link of a folder: walked, added as a note (or an attachment), skipped with a reason, or
+        passed over."""
+        is_note = has_note_suffix(entry.name) or (bool(self.attachments) and self.is_attachment(entry.name))
         is_link = False  # an entry whose type cannot be read is a note's or is passed over
         try:
             is_link = entry.is_symlink()
