@@ -119,13 +119,18 @@ def _progress_when_needed(label: str, quiet: bool) -> Iterator[Callable[[int, in
         yield on_progress
 
 
-def _snippet(settings: Settings | SearchSettings, path: str, query: str) -> str:
+def _snippet(index: NoteIndex, settings: Settings | SearchSettings, path: str, query: str) -> str:
     from nlmsync.reading import extract_snippet
-    from nlmsync.vault import read_note_text
+    from nlmsync.vault import is_note_path, read_note_text, resolve_in_vault
 
     try:
-        text = read_note_text(settings.vault, path)
-    except InputError:
+        if is_note_path(path):
+            text = read_note_text(settings.vault, path)
+        else:  # an attachment: the text the index read of it
+            from nlmsync.store.document_texts import read_attachment
+
+            text = read_attachment(index.db, resolve_in_vault(settings.vault, path), path).text
+    except (InputError, OSError):
         return ""
     return extract_snippet(text, query, max_length=settings.snippet_length)
 
@@ -137,7 +142,7 @@ def _results(index: NoteIndex, settings: Settings | SearchSettings, query: str, 
     hits = index.search(query, limit=max(limit, settings.top_n), on_progress=on_progress)
     chosen = {hit.path for hit in select(hits, settings.top_n, settings.cutoff_ratio, settings.min_k)}
     return {"query": query, "selected_count": len(chosen),
-            "results": [_hit_dict(hit, query, hit.path in chosen, _snippet(settings, hit.path, query))
+            "results": [_hit_dict(hit, query, hit.path in chosen, _snippet(index, settings, hit.path, query))
                         for hit in hits[:limit]]}
 
 

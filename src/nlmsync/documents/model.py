@@ -61,6 +61,13 @@ class DocumentText:
         return "\n\n".join(self.pages)
 
     @property
+    def marked_text(self) -> str:
+        """The parts' texts, each under a line naming it (`[page 7]`): what a reader who cites pages is given."""
+        if not self.unit:
+            return self.text
+        return "\n\n".join(f"[{self.unit} {number}]\n{page}" for number, page in enumerate(self.pages, start=1))
+
+    @property
     def has_text(self) -> bool:
         return any(page.strip() for page in self.pages)
 
@@ -87,8 +94,13 @@ class DocumentText:
 
 
 class TextCache(Protocol):
-    """Where texts already read are kept, by the hash of the bytes they were read from (the state file's)."""
+    """Where texts already read are kept, by the hash of the bytes they were read from, and what each attachment
+    of the vault hashed to, by its file's modification time and size (the state file's)."""
 
     def get(self, content_hash: str) -> DocumentText | None: ...
 
     def put(self, document: DocumentText) -> None: ...
+
+    def hash_of(self, path: str, mtime_ns: int, size: int) -> str | None: ...
+
+    def record(self, path: str, mtime_ns: int, size: int, content_hash: str) -> None: ...

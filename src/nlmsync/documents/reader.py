@@ -77,19 +77,33 @@ class DocumentReader:
                  trace: TracebackType | None) -> None:
         self.close()
 
-    def read(self, path: str | os.PathLike[str]) -> DocumentText:
+    def read(self, path: str | os.PathLike[str], vault_path: str | None = None) -> DocumentText:
         """The text of the attachment at `path` (a file system path), from the cache when its bytes were read
-        before.
+        before. With its `vault_path`, a file as it was when last hashed (the same modification time and size)
+        is not even hashed again, and what it hashes to now is recorded.
 
         Raises:
             OSError: the file cannot be opened or read.
         """
-        suffix = Path(path).suffix.lower()
-        if os.stat(path).st_size > MAX_FILE_BYTES:
+        stat = os.stat(path)
+        if stat.st_size > MAX_FILE_BYTES:
             return DocumentText("", notice=TOO_LARGE, cacheable=False)
+        cache = self.cache
+        if cache is not None and vault_path is not None:
+            known = cache.hash_of(vault_path, stat.st_mtime_ns, stat.st_size)
+            cached = cache.get(known) if known is not None else None
+            if cached is not None:
+                return cached
+        document = self._read(path)
+        if cache is not None and vault_path is not None and document.cacheable:
+            cache.record(vault_path, stat.st_mtime_ns, stat.st_size, document.content_hash)
+        return document
+
+    def _read(self, path: str | os.PathLike[str]) -> DocumentText:
         content_hash, before, after = hash_file(path)
         if not _same(before, after):
             return DocumentText(content_hash, notice=CHANGED_WHILE_READ, cacheable=False)
+        suffix = Path(path).suffix.lower()
         if suffix not in _TEXT_SUFFIXES:  # an image, audio or video: found by its name and the notes linking to it
             return DocumentText(content_hash)
         cached = self.cache.get(content_hash) if self.cache is not None else None

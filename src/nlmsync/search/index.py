@@ -38,9 +38,13 @@ from nlmsync.store import index_codec
 from nlmsync.store.index_codec import CachedDoc, Snapshot
 from nlmsync.text import admit_note
 from nlmsync.vault import (
+    EXCLUDED_BY_PATTERN,
     NoteFile,
     SkippedNote,
     VaultListing,
+    attachment_suffixes,
+    excluded_by_pattern,
+    is_note_path,
     list_vault,
     normalize_rel_path,
 )
@@ -51,6 +55,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from nlmsync.config import SearchSettings, Settings
+    from nlmsync.documents import DocumentReader
     from nlmsync.search.cache_read import CacheRead
     from nlmsync.search.markdown import NoteFields, NoteText
     from nlmsync.search.postings import PostingsIndex
@@ -81,12 +86,16 @@ class IndexReport:
     skipped: list[SkippedNote] = field(default_factory=list)
     full_rescan: bool = False
     seconds: float = 0.0
+    notices: list[SkippedNote] = field(default_factory=list)
+    """The attachments read by this sync whose text is missing or partial, and why (they are indexed all the
+    same, by their file name)."""
 
     def as_dict(self) -> dict[str, object]:
         return {"indexed_count": self.indexed, "added_count": self.added, "updated_count": self.updated,
                 "removed_count": self.removed, "unchanged_count": self.unchanged, "full_rescan": self.full_rescan,
                 "seconds": round(self.seconds, 4),
-                "skipped_notes": [{"path": s.path, "reason": s.reason} for s in self.skipped]}
+                "skipped_notes": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+                "attachment_notices": [{"path": s.path, "notice": s.reason} for s in self.notices]}
 
 
 class _Phase(enum.Enum):
@@ -142,6 +151,8 @@ class NoteIndex:
         self.settings = settings if settings is not None else IndexSettings()
         self.weights = Weights(self.settings.weight_body, self.settings.weight_heading, self.settings.weight_path,
                                self.settings.weight_folder)
+        self.attachments = attachment_suffixes(self.settings.attachments)
+        """The extensions of the files besides notes the index holds (the `attachments` setting's kinds)."""
         self._postings: PostingsIndex  # made by the first sync (`_hydrate_walking`): numpy is imported then
         self._ranker: Ranking | None = None
         self._lock = threading.RLock()
@@ -154,6 +165,10 @@ class NoteIndex:
         """Why the last sync could not save the index in the state file (None: saved, or nothing to save). The
         index still answers from memory and saves itself whole on the next sync."""
         self.notes_read = 0
+        self.documents_read = 0
+        """Attachments whose text was read (not found in the state file's texts) by this index's syncs."""
+        self._reader: DocumentReader | None = None
+        self._notices: list[SkippedNote] = []
 
     # --- dirty model ---
 
@@ -236,13 +251,15 @@ class NoteIndex:
                 changes = self._rescan_paths(pending.deleted, pending.modified)
                 self._incremental_syncs += 1
             self._pending = _Pending(full_rescan=False)
+            self._close_reader(changes, full)
             merged = self._postings.apply(changes.removed, changes.batch)
             self._persist(changes, merged)
             indexed, added = len(self._postings), len(changes.batch) - changes.updated
+            notices, self._notices = self._notices, []
             # every note indexed is added, updated or unchanged; a skipped note is none of them
             return IndexReport(indexed=indexed, added=added, updated=changes.updated, removed=len(changes.removed),
                                unchanged=indexed - added - changes.updated, skipped=self.skipped(), full_rescan=full,
-                               seconds=time.perf_counter() - started)
+                               seconds=time.perf_counter() - started, notices=notices)
 
     def _rescan_all(self, listing: VaultListing | None = None,
                     on_progress: Callable[[int, int], None] | None = None) -> Changes:
@@ -253,7 +270,7 @@ class NoteIndex:
         the notes are compared whole (numpy against the snapshot, or dict against dict), and only what
         changed gets a Python loop."""
         if listing is None:
-            listing = list_vault(self.vault_root)
+            listing = list_vault(self.vault_root, self.attachments)
         changes = Changes(DocBatch(MERGE_THRESHOLD, self.weights))
         candidates, gone = self._notes.changed(listing, self._postings.slot_of, self._postings.alive)
         for path in gone:
@@ -280,7 +297,7 @@ class NoteIndex:
         for path in sorted(deleted):
             self._notes.gone(path, changes)
         for path in sorted(modified):
-            note = stat_marked(self.vault_root, path)
+            note = stat_marked(self.vault_root, path, self.attachments)
             if isinstance(note, NoteFile):
                 self._load(note, changes)
             elif note is None:
@@ -290,7 +307,10 @@ class NoteIndex:
         return changes
 
     def _load(self, note: NoteFile, changes: Changes) -> None:
-        """Read, check and tokenize one note into `changes` (as an addition or a skip)."""
+        """Read, check and tokenize one note (or attachment) into `changes` (as an addition or a skip)."""
+        if not is_note_path(note.path):
+            self._load_attachment(note, changes)
+            return
         note_fields, whole_fields = _markdown_fields()
         admission = admit_note(self.vault_root, note.path, self.settings.exclude, fs_path=note.fs_path, size=note.size,
                                with_front=True)
@@ -307,13 +327,69 @@ class NoteIndex:
         else:
             changes.batch.add_counts(note.path, note_fields(note.path, text, front))
 
+    def _load_attachment(self, attachment: NoteFile, changes: Changes) -> None:
+        """Index one attachment by its file name and its text, read once per content (`documents.DocumentReader`,
+        its texts kept in the state file by the hash of the bytes). One with no text to read, or whose text cannot
+        be read, is indexed by its file name, and the reason is among the sync's notices."""
+        from nlmsync.search.markdown import NoteText
+
+        if excluded_by_pattern(self.vault_root, attachment.path, self.settings.exclude):
+            self._notes.skip(CachedDoc.skipped(attachment.path, attachment.mtime_ns, attachment.size,
+                                               EXCLUDED_BY_PATTERN), changes)
+            return
+        try:
+            document = self._documents().read(attachment.fs_path or self.vault_root / attachment.path,
+                                              attachment.path)
+        except OSError as exc:
+            self._notes.skip(CachedDoc.skipped(attachment.path, attachment.mtime_ns, attachment.size,
+                                               f"unreadable ({exc.strerror})"), changes)
+            return
+        if document.notice is not None:
+            self._notices.append(SkippedNote(attachment.path, document.notice))
+        self._notes.indexed(attachment, changes)
+        changes.batch.add_text(attachment.path, NoteText(heading="", body=document.text))
+
+    def _documents(self) -> DocumentReader:
+        """The reader of this sync's attachments (its reading process is started with the first file to read)."""
+        if self._reader is None:
+            from nlmsync.documents import DocumentReader
+
+            cache = None
+            if self.db is not None:
+                from nlmsync.store.document_texts import DocumentTexts
+
+                cache = DocumentTexts(self.db)
+            self._reader = DocumentReader(cache)
+        return self._reader
+
+    def _close_reader(self, changes: Changes, full: bool) -> None:
+        """End the sync's reading process; forget the attachments that left the index, and after a full rescan
+        the texts no attachment of the vault has any more."""
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            self.documents_read += reader.files_read
+            reader.close()
+        if self.db is None or not self.attachments:
+            return
+        from nlmsync.store.document_texts import DocumentTexts
+
+        texts = DocumentTexts(self.db)
+        try:
+            gone = [path for path in [*changes.removed, *changes.skipped] if not is_note_path(path)]
+            if gone:
+                texts.forget(gone)
+            if full and (gone or reader is not None):
+                texts.prune()
+        except sqlite3.Error:
+            pass  # the texts are a cache: kept a while longer, they cost only room
+
     # --- the cache in the state file ---
 
     def _signature(self) -> str:
         s = self.settings
         return json.dumps({"format": CACHE_FORMAT, "tokenizer": TOKENIZER_VERSION,
                            "weights": [s.weight_body, s.weight_heading, s.weight_path, s.weight_folder],
-                           "exclude": sorted(s.exclude)}, sort_keys=True)
+                           "exclude": sorted(s.exclude), "attachments": sorted(s.attachments)}, sort_keys=True)
 
     def _answer_cold(self, terms: dict[str, float], limit: int | None,
                      common: frozenset[str]) -> list[SearchHit] | None:
@@ -336,7 +412,7 @@ class NoteIndex:
                 return None
         except sqlite3.Error:
             return None
-        walk = self._pending.walk = list_vault(self.vault_root)
+        walk = self._pending.walk = list_vault(self.vault_root, self.attachments)
         s = self.settings
         return answer_from_file(conn, walk, terms, limit, common, self.weights, s.k1, s.b)
 
@@ -356,7 +432,7 @@ class NoteIndex:
         except sqlite3.Error:
             self._forget_cache()
         try:
-            return walk if walk is not None else list_vault(self.vault_root)
+            return walk if walk is not None else list_vault(self.vault_root, self.attachments)
         finally:
             if reading is not None:
                 try:

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING
 
 from nlmsync.errors import PathOutsideVaultError
 from nlmsync.store.index_codec import CachedDoc
-from nlmsync.vault import NoteFile, VaultListing, is_note_path, is_valid_name, resolve_in_vault
+from nlmsync.vault import (
+    NoteFile,
+    VaultListing,
+    is_attachment_path,
+    is_note_path,
+    is_valid_name,
+    resolve_in_vault,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -146,9 +153,10 @@ class IndexedNotes:
         changes.skipped[record.path] = record
 
 
-def stat_marked(root: Path, path: str) -> NoteFile | CachedDoc | None:
-    """The note at a marked vault path as a walk would find it, a skip record, or None when it is gone."""
-    if not is_note_path(path) or not is_valid_name(path):
+def stat_marked(root: Path, path: str, attachments: frozenset[str] = frozenset()) -> NoteFile | CachedDoc | None:
+    """The note (or attachment, of one of the extensions `attachments`) at a marked vault path as a walk would
+    find it, a skip record, or None when it is gone."""
+    if not (is_note_path(path) or is_attachment_path(path, attachments)) or not is_valid_name(path):
         return None
     try:
         fs_path = resolve_in_vault(root, path)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from nlmsync.vault.paths import IGNORED_DIRS
+
 DOCUMENTS = "documents"
 ATTACHMENT_KINDS: dict[str, frozenset[str]] = {
     DOCUMENTS: frozenset({".pdf", ".docx", ".pptx", ".epub", ".txt", ".csv"}),
@@ -43,8 +45,11 @@ def attachment_kind(name: str) -> str | None:
 
 
 def is_attachment_path(path: str, suffixes: frozenset[str]) -> bool:
-    """True for a path whose extension is one of `suffixes` (`attachment_suffixes` of the vault's kinds)."""
-    return bool(suffixes) and suffix_of(path) in suffixes
+    """True for a vault path whose extension is one of `suffixes` (`attachment_suffixes` of the vault's kinds),
+    outside the folders nlmsync never reads."""
+    if not suffixes or suffix_of(path) not in suffixes:
+        return False
+    return not any(part in IGNORED_DIRS for part in path.split("/")[:-1])
 
 
 def parse_kinds(value: object) -> list[str]:
