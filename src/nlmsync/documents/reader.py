@@ -148,6 +148,7 @@ class DocumentReader:
         process, self._process = self._process, None
         if process is None:
             return "ended"
+        _close_input(process)
         code = process.wait()
         if code < 0:
             try:
@@ -161,19 +162,28 @@ class DocumentReader:
         if process is not None:
             process.kill()
             process.wait()
+            _close_input(process)
 
     def close(self) -> None:
         """End the reading process."""
         process, self._process = self._process, None
         if process is None:
             return
-        assert process.stdin is not None
         try:
-            process.stdin.close()
+            _close_input(process)
             process.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
+        except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def _close_input(process: subprocess.Popen[bytes]) -> None:
+    """Close the reading process's stdin (it ends when it has answered what it was asked)."""
+    assert process.stdin is not None
+    try:
+        process.stdin.close()
+    except OSError:
+        pass  # it is gone: the pipe it read is broken
 
 
 def _forward(process: subprocess.Popen[bytes], answers: queue.Queue[bytes]) -> None:
