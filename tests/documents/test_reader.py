@@ -142,7 +142,7 @@ def test_word_powerpoint_and_epub_are_read_by_section_and_slide(tmp_path: Path) 
     deck = pptx.Presentation()
     for title in ("First slide", "Second slide"):
         slide = deck.slides.add_slide(deck.slide_layouts[1])
-        slide.shapes.title.text = title  # type: ignore[union-attr]
+        slide.shapes.title.text = title
     deck.save(str(tmp_path / "slides.pptx"))
     with zipfile.ZipFile(tmp_path / "book.epub", "w") as book:
         book.writestr("mimetype", "application/epub+zip")

@@ -34,5 +34,15 @@ _EXPORTS = {
     "DocumentReader": "nlmsync.documents.reader",
     "hash_file": "nlmsync.documents.reader",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_SOURCE_WORDS",
+    "PAGE",
+    "SECTION",
+    "SLIDE",
+    "DocumentReader",
+    "DocumentText",
+    "TextCache",
+    "hash_file",
+]
 __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS, __all__)

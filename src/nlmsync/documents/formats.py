@@ -99,7 +99,7 @@ def _docx(data: bytes) -> tuple[str, list[str]]:
         raise Unreadable(DAMAGED.format(why=f"not a Word document: {type(exc).__name__}")) from exc
     sections: list[list[str]] = [[]]
     for paragraph in document.paragraphs:
-        style = paragraph.style.name if paragraph.style is not None else ""
+        style = (paragraph.style.name or "") if paragraph.style is not None else ""
         if style.startswith("Heading") and any(sections[-1]):
             sections.append([])
         sections[-1].append(paragraph.text)
