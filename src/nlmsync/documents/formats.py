@@ -110,6 +110,8 @@ def _docx(data: bytes) -> tuple[str, list[str]]:
 
 def _pptx(data: bytes) -> tuple[str, list[str]]:
     import pptx
+    from pptx.shapes.autoshape import Shape
+    from pptx.shapes.graphfrm import GraphicFrame
 
     try:
         presentation = pptx.Presentation(io.BytesIO(data))
@@ -119,9 +121,9 @@ def _pptx(data: bytes) -> tuple[str, list[str]]:
     for slide in presentation.slides:
         lines = []
         for shape in slide.shapes:
-            if shape.has_text_frame:
+            if isinstance(shape, Shape) and shape.has_text_frame:
                 lines.append(shape.text_frame.text)
-            if getattr(shape, "has_table", False):
+            if isinstance(shape, GraphicFrame) and shape.has_table:
                 lines.extend("\t".join(cell.text for cell in row.cells) for row in shape.table.rows)
         if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
             lines.append(slide.notes_slide.notes_text_frame.text)
