@@ -32,6 +32,8 @@ The tree (exit code in brackets)::
         ├── NotFoundError [1]             notebook or source not found
         ├── RateLimitedError [1]          RESOURCE_EXHAUSTED / quota
         ├── ServerValidationError [2]     the server rejected our arguments
+        │   └── FileOutsideServerFoldersError [2]  the server may read files only in the folders
+        │                                     NOTEBOOKLM_ALLOWED_FILE_DIRS names, and an attachment is elsewhere
         ├── ServerCapacityError [3]       the server refused an add because the notebook is full
         ├── ServerError [1]               any other in-band error
         └── MalformedResponseError [1]    a result missing a field or of the wrong type
@@ -265,6 +267,10 @@ class RateLimitedError(NotebookLMError):
 
 class ServerValidationError(NotebookLMError):
     exit_code = EXIT_USAGE
+
+
+class FileOutsideServerFoldersError(ServerValidationError):
+    """The server refused a file upload: it may read only the folders its NOTEBOOKLM_ALLOWED_FILE_DIRS names."""
 
 
 class ServerCapacityError(NotebookLMError):

@@ -24,6 +24,7 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from nlmsync.errors import (
     AuthenticationRequiredError,
+    FileOutsideServerFoldersError,
     ConnectionLostError,
     GoogleUnreachableError,
     MalformedResponseError,
@@ -69,6 +70,7 @@ _MESSAGE_RULES: list[tuple[regex.Pattern[str], type[NotebookLMError]]] = [
                    r"hostname|nodename nor servname|getaddrinfo failed|network is unreachable|no route to host|"
                    r"could not reach (notebooklm|google)|failed to establish a new connection", regex.I),
      GoogleUnreachableError),
+    (regex.compile(r"outside allowed directories|NOTEBOOKLM_ALLOWED_FILE_DIRS"), FileOutsideServerFoldersError),
     (regex.compile(r"no authentication found|nlm login|not authenticated|authenticat|cookie|credentials? (have|has) "
                    r"expired|login required|sign[- ]?in required|\(code 16\)", regex.I), AuthenticationRequiredError),
     # The real server words RPC failures "API error (code N): NAME" (gRPC codes: 3 invalid argument,
@@ -89,6 +91,7 @@ REAL_SERVER_COMMANDS = frozenset({"notebooklm-mcp", "nlm"})
 _NETWORK_HINT = ("the server runs, but its requests to Google fail: check this machine's network (connection, DNS, "
                  "proxy), then run again")
 _UNKNOWN_TOOL = regex.compile(r"unknown tool", regex.I)
+_REFUSED_FILE = regex.compile(r"File path '([^']*)' is outside allowed directories")
 _QUERY_TIMEOUT_HINT = "give the query more time: query_timeout in .nlmsync/config.toml or NLMSYNC_QUERY_TIMEOUT"
 
 
@@ -118,6 +121,13 @@ def _build(cls: type[NotebookLMError], tool: str, raw: str, details: dict[str, A
     elif cls is GoogleUnreachableError:
         message = f"{tool}: the NotebookLM server could not reach Google ({_first_line(raw)})"
         hint = _NETWORK_HINT
+    elif cls is FileOutsideServerFoldersError:
+        found = _REFUSED_FILE.search(raw)
+        where = f" ({found.group(1)} is not in them)" if found else ""
+        message = (f"{tool}: the NotebookLM server may read files only in the folders its "
+                   f"NOTEBOOKLM_ALLOWED_FILE_DIRS setting names{where}")
+        hint = ("add the vault's folder to NOTEBOOKLM_ALLOWED_FILE_DIRS where the server is started (folders "
+                f"separated by '{os.pathsep}'), or leave it unset")
     elif cls is ServerTimeoutError and tool == "notebook_query":
         # The server's own hint ("retry with a longer timeout") names no setting the user can change here.
         message = f"{tool}: {_first_line(raw)}"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -70,12 +71,16 @@ from nlmsync.notebooklm.models import (
 )
 from nlmsync.notebooklm.retry import IDEMPOTENT_TOOLS, AddRateLimiter, Sleep, call_with_retry
 from nlmsync.notebooklm.transports import InProcessFake, ServerTarget, resolve_server
+from nlmsync.vault import ATTACHMENT_KINDS
 
 __all__ = ["NotebookLMClient", "connect", "result_payload"]
 
 # A query (or an add that waits for processing) gets this much longer on the client than the budget it passes
 # to the server, so the server's own "deadline exceeded" answer arrives before the client gives up.
 QUERY_GRACE_SECONDS = 15.0
+MEDIA_WAIT_SECONDS = 600.0
+"""How long an audio or video upload may take to process (the real server's own command line waits as long)."""
+MEDIA_SUFFIXES = frozenset().union(ATTACHMENT_KINDS["audio"], ATTACHMENT_KINDS["video"])
 CLOSE_GRACE_SECONDS = 5.0
 STDERR_TAIL_CHARS = 300
 
@@ -348,13 +353,37 @@ class NotebookLMClient:
         Raises:
             RateLimitedError: still rate-limited after the last pause (or refused at once after that).
         """
+        waiting = self.settings.wait_for_processing if wait is None else wait
+        arguments: dict[str, Any] = {"notebook_id": notebook_id, "source_type": "text", "text": text,
+                                     "title": title, "wait": waiting}
+        return await self._add_limited(arguments, self.settings.call_timeout if waiting else None)
+
+    async def source_add_file(self, notebook_id: str, file_path: str | os.PathLike[str], title: str) -> AddedSource:
+        """Upload the file at `file_path` (made absolute: the server reads it from its own disk) as a source the
+        server titles `title`. The server names a file source after the file and applies `title` by a rename once
+        the source is processed, so it waits for the processing: up to `MEDIA_WAIT_SECONDS` for audio and video,
+        the call timeout for the rest. The rename may not take: the title the notebook lists is the one to trust,
+        not the one answered. Rate-limited adds are sent again as `source_add_text`'s are.
+
+        Raises:
+            FileOutsideServerFoldersError: the server may read only the folders NOTEBOOKLM_ALLOWED_FILE_DIRS names.
+            RateLimitedError: still rate-limited after the last pause (or refused at once after that).
+        """
+        path = os.path.abspath(file_path)
+        media = os.path.splitext(path)[1].lower() in MEDIA_SUFFIXES
+        wait_timeout = max(MEDIA_WAIT_SECONDS, self.settings.call_timeout) if media else self.settings.call_timeout
+        arguments: dict[str, Any] = {"notebook_id": notebook_id, "source_type": "file", "file_path": path,
+                                     "title": title, "wait": True}
+        return await self._add_limited(arguments, wait_timeout)
+
+    async def _add_limited(self, arguments: dict[str, Any], wait_timeout: float | None) -> AddedSource:
         limiter = self._add_limiter
         while True:
             if limiter.exhausted:
                 raise RateLimitedError(f"source_add not tried: {limiter.summary()}", tool="source_add")
             burst = await limiter.wait_turn()
             try:
-                return await self._add_once(notebook_id, text, title, wait)
+                return await self._add_once(arguments, wait_timeout)
             except RateLimitedError as exc:
                 if not limiter.limited(burst):
                     exc.message = f"{exc.message} ({limiter.summary()})"
@@ -364,16 +393,13 @@ class NotebookLMClient:
         """What the server's rate limit on adds did to this run, in one line (None when it never limited)."""
         return self._add_limiter.summary()
 
-    async def _add_once(self, notebook_id: str, text: str, title: str, wait: bool | None) -> AddedSource:
-        waiting = self.settings.wait_for_processing if wait is None else wait
-        arguments: dict[str, Any] = {"notebook_id": notebook_id, "source_type": "text", "text": text,
-                                     "title": title, "wait": waiting}
-        if waiting:
-            # The server's own processing wait ends first, so its answer arrives before the client gives up.
-            arguments["wait_timeout"] = self.settings.call_timeout
-            return await self._typed("source_add", AddedSource, arguments,
-                                     timeout=self.settings.call_timeout + QUERY_GRACE_SECONDS)
-        return await self._typed("source_add", AddedSource, arguments)
+    async def _add_once(self, arguments: dict[str, Any], wait_timeout: float | None) -> AddedSource:
+        """One `source_add`; with `wait_timeout`, the server waits for processing that long, and its answer is
+        waited for that long and a grace more (its own wait ends first, so its answer arrives before we give up)."""
+        if wait_timeout is None:
+            return await self._typed("source_add", AddedSource, arguments)
+        return await self._typed("source_add", AddedSource, {**arguments, "wait_timeout": wait_timeout},
+                                 timeout=wait_timeout + QUERY_GRACE_SECONDS)
 
     async def source_delete(self, source_id: str) -> DeletedSource:
         return await self._typed("source_delete", DeletedSource, {"source_id": source_id, "confirm": True})
