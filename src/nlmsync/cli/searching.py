@@ -137,10 +137,8 @@ def _snippet(index: NoteIndex, settings: Settings | SearchSettings, path: str, q
 
 def _results(index: NoteIndex, settings: Settings | SearchSettings, query: str, limit: int,
              on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    from nlmsync.search.bm25 import select
-
     hits = index.search(query, limit=max(limit, settings.top_n), on_progress=on_progress)
-    chosen = {hit.path for hit in select(hits, settings.top_n, settings.cutoff_ratio, settings.min_k)}
+    chosen = {hit.path for hit in index.select(hits)}
     return {"query": query, "selected_count": len(chosen),
             "results": [_hit_dict(hit, query, hit.path in chosen, _snippet(index, settings, hit.path, query))
                         for hit in hits[:limit]]}

@@ -215,9 +215,17 @@ class NoteIndex:
             return self._ranking().rank(terms, limit, common)
 
     def selected(self, query: str, on_progress: Callable[[int, int], None] | None = None) -> list[SearchHit]:
-        """The notes the selection rule (`bm25.select`) picks for `query`."""
+        """The notes the selection rule (`bm25.select`) picks for `query` (`select`)."""
+        limit = None if self.attachments else self.settings.top_n  # the rule's candidates are notes
+        return self.select(self.search(query, limit=limit, on_progress=on_progress))
+
+    def select(self, hits: list[SearchHit]) -> list[SearchHit]:
+        """What the selection rule picks of `hits` (ranked) with this index's settings, for a question sent to
+        NotebookLM: its candidates are the notes. Attachments are found by search, and are not candidates: a
+        refresh does not upload them yet."""
         s = self.settings
-        return select(self.search(query, limit=s.top_n, on_progress=on_progress), s.top_n, s.cutoff_ratio, s.min_k)
+        notes = [hit for hit in hits if is_note_path(hit.path)] if self.attachments else hits
+        return select(notes, s.top_n, s.cutoff_ratio, s.min_k)
 
     def paths(self) -> list[str]:
         with self._lock:

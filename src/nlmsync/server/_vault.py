@@ -33,7 +33,6 @@ from nlmsync.reading import (
     read_note,
 )
 from nlmsync.search import NoteIndex, matched_words
-from nlmsync.search.bm25 import select
 from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
 from nlmsync.store.document_texts import read_attachment
 from nlmsync.vault import (
@@ -148,7 +147,7 @@ class VaultTools:
             raise InputError("query: must not be empty")
         settings = self.settings
         hits = self.index.search(query, limit=max(limit, settings.top_n))
-        chosen = {h.path for h in select(hits, settings.top_n, settings.cutoff_ratio, settings.min_k)}
+        chosen = {h.path for h in self.index.select(hits)}
         results: list[NoteMatch] = []
         for hit in hits:
             if len(results) >= limit:
