@@ -54,15 +54,15 @@ def test_a_pdf_is_read_page_by_page(tmp_path: Path) -> None:
     assert document.pages == ("Heapsort builds a max heap\nthen sorts in place", "Quicksort (the other one) partitions")
     assert document.notice is None
     assert document.content_hash == hash_file(path)[0]
-    assert document.page_of("the other one partitions") == 2
-    assert document.page_of("max heap, then sorts") == 1  # across a line, punctuation aside
-    assert document.page_of("nowhere in it") is None
+    assert document.locate("the other one partitions") == 2
+    assert document.locate("max heap, then sorts") == 1  # across a line, punctuation aside
+    assert document.locate("nowhere in it") is None
     assert document.marked_text.startswith("[page 1]\nHeapsort") and "\n\n[page 2]\nQuicksort" in document.marked_text
 
 
 def test_a_quote_running_from_one_page_into_the_next_is_on_the_first() -> None:
     document = DocumentText("h", PAGE, ("alpha beta gamma", "delta epsilon"))
-    assert document.page_of("gamma delta") == 1
+    assert document.locate("gamma delta") == 1
 
 
 @pytest.mark.parametrize(("data", "notice"), [
@@ -159,7 +159,7 @@ def test_word_powerpoint_and_epub_are_read_by_section_and_slide(tmp_path: Path) 
     assert (report.unit, report.pages) == (SECTION, ("Opening words", "Results\nThe measured figures"))
     assert (slides.unit, slides.pages) == (SLIDE, ("First slide", "Second slide"))
     assert (epub.unit, epub.pages) == (SECTION, ("Chapter one\nIt was a dark & stormy night.", "Chapter two begins"))
-    assert report.page_of("the measured figures") == 2
+    assert report.locate("the measured figures") == 2
 
 
 @pytest.mark.parametrize("name", ["report.docx", "slides.pptx", "book.epub"])

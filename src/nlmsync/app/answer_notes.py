@@ -128,9 +128,14 @@ def save_answer(vault_root: Path, target: str, result: AskResult, *, sync: bool,
 
 
 def _cited(citation: Citation) -> str:
-    """An Obsidian link to the note (and heading) a citation names, or what is known of its source."""
+    """An Obsidian link to the note (and heading) a citation names — to a PDF's page, which Obsidian opens the PDF
+    at, or an attachment and the slide or section —, or what is known of its source."""
     if citation.path is None:
         return f"pack {citation.pack}" if citation.pack else f"source {citation.source_id}"
+    if not vault_files.is_note_path(citation.path):
+        if citation.page is not None and vault_files.suffix_of(citation.path) == ".pdf":
+            return f"[[{citation.path}#page={citation.page}]]"
+        return f"[[{citation.path}]]" + (f", {citation.place}" if citation.place else "")
     link = citation.path.removesuffix(vault_files.NOTE_SUFFIX)
     if citation.heading:
         heading = " ".join(_NOT_IN_LINKS.sub(" ", citation.heading).split())

@@ -1,6 +1,7 @@
 """An answer's citations mapped back to the vault: each cited source to the note it was uploaded from — for a
 pack, the note of the pack whose text holds the quoted passage — and the passage to the heading above it in
-that note (read as it is now)."""
+that note (read as it is now); for an attachment, to the page (slide, section) of its text the passage begins on.
+NotebookLM's citations carry the quoted text only, never a page: the page is found in the text nlmsync reads."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from nlmsync.app.results import Citation
 from nlmsync.errors import InputError
 from nlmsync.notebooklm import QueryAnswer
 from nlmsync.store import StateStore
+from nlmsync.store.document_texts import read_attachment
 from nlmsync.sync import NoteOutcome, find_cited_note, heading_above
 
 
@@ -45,11 +47,24 @@ def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer:
         if path is None:
             row = store.mapping_by_source_id(notebook_id, resolved)
             path = row.path if row else None
+        if path is not None and not vault_files.is_note_path(path):
+            return cited_attachment(source_id, path, quote)
         text = note_text(path) if path and quote else None
         found = find_cited_note([text], quote) if text is not None and quote else None
         heading = heading_above(text, found[1]) if text is not None and found is not None else None
         return Citation(number=0, source_id=source_id, path=path, heading=heading,
                         located=(found is not None) if text is not None else None)
+
+    def cited_attachment(source_id: str, path: str, quote: str | None) -> Citation:
+        try:
+            document = read_attachment(store.db, vault_files.resolve_in_vault(vault_root, path), path)
+        except (InputError, OSError):
+            return Citation(number=0, source_id=source_id, path=path)
+        if not quote or not document.has_text:
+            return Citation(number=0, source_id=source_id, path=path)
+        part = document.locate(quote)
+        return Citation(number=0, source_id=source_id, path=path, located=part is not None,
+                        page=part if document.unit else None)
 
     citations: list[Citation] = []
     referenced = {r.citation_number for r in answer.references}

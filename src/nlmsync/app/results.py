@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from nlmsync import vault as vault_files
+from nlmsync.documents import UNIT_OF_SUFFIX
 from nlmsync.notebooklm import Usage
 from nlmsync.sync import NoteOutcome, PackOutcome, RefreshReport, SourcesLayout
 
@@ -22,6 +24,16 @@ class Citation(BaseModel):
     pack: str | None = Field(default=None, description="The title of the pack cited, when the source is a pack.")
     located: bool | None = Field(default=None, description="Whether the quoted text was found in the note (None "
                                  "when the server quoted nothing or the note cannot be read).")
+    page: int | None = Field(default=None, description="For an attachment: the page of a PDF (the slide of a "
+                             "presentation, the section of a Word file or a book) where the quoted text begins, "
+                             "from 1; None for a note, or when the quote was not found.")
+
+    @property
+    def place(self) -> str | None:
+        """Where in the attachment the quote is, in words (`page 7`, `slide 3`), or None."""
+        if self.page is None or self.path is None:
+            return None
+        return f"{UNIT_OF_SUFFIX.get(vault_files.suffix_of(self.path), 'part')} {self.page}"
 
 
 class SelectedNote(BaseModel):

@@ -189,7 +189,8 @@ def _print_ask(result: AskResult, json_output: bool) -> None:
             else:
                 where = f"source {c.source_id}"
             heading = f" › {escape_path(c.heading)}" if c.heading else ""
-            out.print(f"  [{c.number}] {where}{heading}")
+            place = f", {c.place}" if c.place else ""
+            out.print(f"  [{c.number}] {where}{place}{heading}")
     if result.conversation_id:
         out.print(f"\n[dim]conversation {result.conversation_id} · {len(result.source_ids)} sources"
                   f" ({len(result.carried_over_source_ids)} carried over)[/dim]")

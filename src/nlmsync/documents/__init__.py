@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         PAGE,
         SECTION,
         SLIDE,
+        UNIT_OF_SUFFIX,
         DocumentText,
         TextCache,
     )
@@ -29,6 +30,7 @@ _EXPORTS = {
     "PAGE": "nlmsync.documents.model",
     "SECTION": "nlmsync.documents.model",
     "SLIDE": "nlmsync.documents.model",
+    "UNIT_OF_SUFFIX": "nlmsync.documents.model",
     "DocumentText": "nlmsync.documents.model",
     "TextCache": "nlmsync.documents.model",
     "DocumentReader": "nlmsync.documents.reader",
@@ -40,6 +42,7 @@ __all__ = [
     "PAGE",
     "SECTION",
     "SLIDE",
+    "UNIT_OF_SUFFIX",
     "DocumentReader",
     "DocumentText",
     "TextCache",

@@ -25,6 +25,8 @@ stops it."""
 PAGE, SLIDE, SECTION = "page", "slide", "section"
 """What a document's parts are: a PDF's pages, a presentation's slides, a Word file's or an EPUB's sections (a
 text file is one part, with no name)."""
+UNIT_OF_SUFFIX = {".pdf": PAGE, ".pptx": SLIDE, ".docx": SECTION, ".epub": SECTION}
+"""The parts a document of each extension is read in."""
 
 # The notices: why a file has no text, or only part of it. Each is one line, said with the file's path.
 ENCRYPTED = "encrypted PDF: its text cannot be read without the password"
@@ -75,11 +77,11 @@ class DocumentText:
     def words(self) -> int:
         return sum(len(page.split()) for page in self.pages)
 
-    def page_of(self, quote: str) -> int | None:
-        """The number (from 1) of the part where `quote`'s words begin, compared word for word without case or
-        punctuation; None when they are not found in one part or across the end of one into the next."""
+    def locate(self, quote: str) -> int | None:
+        """The number (from 1) of the part where `quote`'s words begin (its first twelve, compared word for word
+        without case or punctuation, within a part or running on into the next); None when they are not found."""
         wanted = _WORD.findall(quote.lower())[:12]
-        if not wanted or self.unit not in (PAGE, SLIDE, SECTION):
+        if not wanted:
             return None
         words: list[str] = []
         starts: list[int] = []  # the index in `words` where each part begins
