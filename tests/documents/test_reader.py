@@ -21,6 +21,7 @@ class MemoryCache:
     def __init__(self) -> None:
         self.texts: dict[str, DocumentText] = {}
         self.files: dict[tuple[str, int, int], str] = {}
+        self.with_text: dict[str, bool] = {}
 
     def get(self, content_hash: str) -> DocumentText | None:
         return self.texts.get(content_hash)
@@ -31,8 +32,9 @@ class MemoryCache:
     def hash_of(self, path: str, mtime_ns: int, size: int) -> str | None:
         return self.files.get((path, mtime_ns, size))
 
-    def record(self, path: str, mtime_ns: int, size: int, content_hash: str) -> None:
+    def record(self, path: str, mtime_ns: int, size: int, content_hash: str, has_text: bool) -> None:
         self.files[(path, mtime_ns, size)] = content_hash
+        self.with_text[path] = has_text
 
 
 def written(tmp_path: Path, name: str, data: bytes) -> Path:

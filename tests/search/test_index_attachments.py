@@ -103,3 +103,24 @@ def test_the_selection_for_a_question_takes_notes_only(vault: Path) -> None:
     assert set(paths(index, "prehensile snouts")[:2]) == {"papers/tapirology.pdf", "tapir-notes.md"}
     assert [hit.path for hit in index.selected("prehensile snouts")] == ["tapir-notes.md"]
     assert [hit.path for hit in fresh(vault, attachments="none").selected("prehensile snouts")] == ["tapir-notes.md"]
+
+
+def test_a_file_without_text_is_found_by_the_words_of_the_notes_linking_to_it(vault: Path) -> None:
+    (vault / "files").mkdir()
+    (vault / "files" / "IMG_0042.png").write_bytes(b"\x89PNG\r\n\x1a\n a photo")
+    (vault / "files" / "scan.pdf").write_bytes(pdf(b"q 500 0 0 700 50 50 cm /Im1 Do Q", image=True))
+    (vault / "trip.md").write_text("# Trip\n\nThe okapi at the zoo: ![[IMG_0042.png]]\n\nUnrelated line.\n")
+    (vault / "receipts.md").write_text("Receipt for the [aardvark food](files/scan.pdf) we bought.\n")
+    index = fresh(vault, attachments=["documents", "images"])
+    assert set(paths(index, "okapi")) == {"files/IMG_0042.png", "trip.md"}
+    assert "files/scan.pdf" in paths(index, "aardvark food")
+    assert "files/IMG_0042.png" not in paths(index, "unrelated")
+    (vault / "trip.md").write_text("# Trip\n\nThe tapir at the zoo: ![[IMG_0042.png]]\n")
+    index.mark_path_modified("trip.md")
+    assert "files/IMG_0042.png" in paths(index, "tapir") and "files/IMG_0042.png" not in paths(index, "okapi")
+    assert index.documents_read == 1  # the scan, once: the image has no text to read
+    (vault / "trip.md").unlink()
+    index.mark_path_deleted("trip.md")
+    assert "files/IMG_0042.png" not in paths(index, "tapir")
+    again = fresh(vault, attachments=["documents", "images"])
+    assert "files/scan.pdf" in paths(again, "aardvark food") and again.documents_read == 0

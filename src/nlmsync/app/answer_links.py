@@ -30,55 +30,19 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from nlmsync import vault as vault_files
 from nlmsync.app.results import Citation
 from nlmsync.errors import InputError
+from nlmsync.text import LINK_PATTERN, Link
 
 __all__ = ["rewrite_links"]
 
-# `[[inside]]` (group 2) or `[text](href)` (groups 3 and 4), either with a `!` (group 1) to embed
-_LINK = re.compile(r"(!?)(?:\[\[([^\[\]\n]+?)\]\]|\[([^\[\]\n]*)\]\((<[^<>\n]+>|[^()\s]+)\))")
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _MARKER = re.compile(r"\[(\d+(?:\s*[-,]\s*\d+)*)\]")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t>]*\n")
 # What an Obsidian link target cannot hold: such a file is linked in markdown form, its path percent-encoded.
 _NOT_IN_TARGETS = re.compile(r"[#^|\[\]]")
-
-
-@dataclass(frozen=True)
-class _Link:
-    """A link as written: `embed` (`!`), `target` (a path or name, "" for the note itself), `sub` (a heading,
-    `h1#h2`, or `^block`, without the leading `#`), `alias` (None without one), `pipe` (`|`, or `\\|` in a table)."""
-
-    embed: str
-    target: str
-    sub: str
-    alias: str | None
-    pipe: str = "|"
-
-    @classmethod
-    def wiki(cls, embed: str, inner: str) -> _Link:
-        split = re.search(r"\\?\|", inner)
-        body, alias, pipe = ((inner[:split.start()], inner[split.end():], split.group()) if split
-                             else (inner, None, "|"))
-        target, _, sub = body.partition("#")
-        return cls(embed, target.strip(), sub.strip(), alias, pipe)
-
-    @classmethod
-    def markdown(cls, embed: str, text: str, href: str) -> _Link | None:
-        href = href[1:-1] if href.startswith("<") else href
-        if _SCHEME.match(href):
-            return None  # a URL, not a file of the vault
-        target, _, sub = href.partition("#")
-        return cls(embed, unquote(target).strip(), unquote(sub).strip(), text or None)
-
-    def text(self) -> str:
-        """What a reader sees of the link: its alias, else what it names."""
-        if self.alias is not None:
-            return self.alias
-        return " > ".join(part for part in (self.target, *self.sub.split("#")) if part).lstrip("^")
 
 
 class _VaultFiles:
@@ -145,17 +109,17 @@ def rewrite_links(answer: str, citations: Sequence[Citation], vault_root: Path, 
 
     def rewritten(match: re.Match[str]) -> str:
         embed, inside, text, href = match.groups()
-        link = _Link.wiki(embed, inside) if inside is not None else _Link.markdown(embed, text, href)
+        link = Link.wiki(embed, inside) if inside is not None else Link.markdown(embed, text, href)
         if link is None:
             return match.group()
         source = notes.source_of(answer, match.start(), match.group(), link)
         dest = source if not link.target else vault().resolve(link.target, source)
         return _written(link, dest, vault()) if dest is not None else link.text()
 
-    return _LINK.sub(rewritten, answer)
+    return LINK_PATTERN.sub(rewritten, answer)
 
 
-def _written(link: _Link, dest: str, vault: _VaultFiles) -> str:
+def _written(link: Link, dest: str, vault: _VaultFiles) -> str:
     """The Obsidian link to `dest` (and the link's heading or block, alias and `!`)."""
     name = vault.shortest(dest)
     sub = f"#{link.sub}" if link.sub else ""
@@ -182,7 +146,7 @@ class _CitedNotes:
                 self._texts[path] = ""
         return self._texts[path]
 
-    def source_of(self, answer: str, at: int, written: str, link: _Link) -> str | None:
+    def source_of(self, answer: str, at: int, written: str, link: Link) -> str | None:
         """The cited note the link at `at` (`written` as it stands) was copied from, or None."""
         marked = self._marked(answer, at)
         holding = [p for p in self.paths if written in self.text(p)]

@@ -96,7 +96,7 @@ class DocumentReader:
                 return cached
         document = self._read(path)
         if cache is not None and vault_path is not None and document.cacheable:
-            cache.record(vault_path, stat.st_mtime_ns, stat.st_size, document.content_hash)
+            cache.record(vault_path, stat.st_mtime_ns, stat.st_size, document.content_hash, document.has_text)
         return document
 
     def _read(self, path: str | os.PathLike[str]) -> DocumentText:

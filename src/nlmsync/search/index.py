@@ -36,7 +36,7 @@ from nlmsync.search.query import STOP_WORDS, query_weights
 from nlmsync.search.tokenize import TOKENIZER_VERSION
 from nlmsync.store import index_codec
 from nlmsync.store.index_codec import CachedDoc, Snapshot
-from nlmsync.text import admit_note
+from nlmsync.text import admit_note, attachment_links, link_matches
 from nlmsync.vault import (
     EXCLUDED_BY_PATTERN,
     NoteFile,
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from nlmsync.search.markdown import NoteFields, NoteText
     from nlmsync.search.postings import PostingsIndex
     from nlmsync.search.ranking import Ranking
+    from nlmsync.store.document_texts import DocumentTexts
 
 CACHE_FORMAT = 2
 MERGE_THRESHOLD = 512
@@ -139,6 +140,32 @@ class _Pending:
         self.walk = None
 
 
+class _Links:
+    """The notes' links to attachments as one sync reads them (`note_read`), kept in the state file, and the
+    attachments with no text that must be indexed again because the words linking to them changed."""
+
+    def __init__(self, texts: DocumentTexts) -> None:
+        self.texts = texts
+        self.linking = texts.linking_notes()
+        self.touched: set[str] = set()
+        self.waiting: set[str] = set()
+        """The attachments with no text this sync read, to be indexed once every note's links are read."""
+
+    def note_read(self, note: str, links: dict[str, str]) -> None:
+        if links or note in self.linking:
+            self.touched |= self.texts.set_links(note, links)
+
+    def textless_to_index(self, gone_notes: list[str]) -> list[str]:
+        """The attachments with no text to index by the words linking to them: those this sync read, and those a
+        link that changed reaches (`gone_notes` left the index), in path order."""
+        self.touched |= self.texts.forget_links(note for note in gone_notes if note in self.linking)
+        reached = set(self.waiting)
+        if self.touched:
+            reached.update(path for path in self.texts.textless()
+                           if any(link_matches(target, path) for target in self.touched))
+        return sorted(reached)
+
+
 class NoteIndex:
     """Field-weighted BM25 over the notes of one vault, optionally cached in a state database."""
 
@@ -169,6 +196,7 @@ class NoteIndex:
         """Attachments whose text was read (not found in the state file's texts) by this index's syncs."""
         self._reader: DocumentReader | None = None
         self._notices: list[SkippedNote] = []
+        self._links: _Links | None = None
 
     # --- dirty model ---
 
@@ -252,6 +280,7 @@ class NoteIndex:
             if self._phase is not _Phase.LOADED:
                 listing = self._hydrate_walking(pending.walk)
             full = pending.full_rescan or self._incremental_syncs >= self.settings.full_rescan_every
+            self._start_links()
             if full:
                 changes = self._rescan_all(listing, on_progress)
                 self._incremental_syncs = 0
@@ -259,7 +288,7 @@ class NoteIndex:
                 changes = self._rescan_paths(pending.deleted, pending.modified)
                 self._incremental_syncs += 1
             self._pending = _Pending(full_rescan=False)
-            self._close_reader(changes, full)
+            self._finish_attachments(changes, full)
             merged = self._postings.apply(changes.removed, changes.batch)
             self._persist(changes, merged)
             indexed, added = len(self._postings), len(changes.batch) - changes.updated
@@ -328,6 +357,8 @@ class NoteIndex:
             return
         self._notes.indexed(note, changes)
         text, front = admission.text, admission.front
+        if self._links is not None:
+            self._links.note_read(note.path, attachment_links(text, note.path, self.attachments))
         assert front is not None  # read, as asked
         whole = whole_fields(text, front)
         if whole is not None:
@@ -355,6 +386,9 @@ class NoteIndex:
         if document.notice is not None:
             self._notices.append(SkippedNote(attachment.path, document.notice))
         self._notes.indexed(attachment, changes)
+        if not document.has_text and self._links is not None:
+            self._links.waiting.add(attachment.path)  # indexed once the sync has read every note's links
+            return
         changes.batch.add_text(attachment.path, NoteText(heading="", body=document.text))
 
     def _documents(self) -> DocumentReader:
@@ -370,24 +404,41 @@ class NoteIndex:
             self._reader = DocumentReader(cache)
         return self._reader
 
-    def _close_reader(self, changes: Changes, full: bool) -> None:
-        """End the sync's reading process; forget the attachments that left the index, and after a full rescan
-        the texts no attachment of the vault has any more."""
+    def _start_links(self) -> None:
+        """Keep track of the notes' links to attachments in this sync (with a state file and attachments only)."""
+        self._links = None
+        if self.db is not None and self.attachments:
+            from nlmsync.store.document_texts import DocumentTexts
+
+            self._links = _Links(DocumentTexts(self.db))
+
+    def _finish_attachments(self, changes: Changes, full: bool) -> None:
+        """Index again the attachments with no text whose linking notes' words changed in this sync (read from the
+        state file: no file is read), end the sync's reading process, forget the attachments that left the index,
+        and after a full rescan the texts no attachment of the vault has any more."""
+        links, self._links = self._links, None
+        if links is not None:
+            from nlmsync.search.markdown import NoteText
+
+            gone = [path for path in [*changes.removed, *changes.skipped] if is_note_path(path)]
+            for path in links.textless_to_index(gone):
+                stat = self._notes.stats.get(path)
+                if stat is not None:
+                    if path not in links.waiting:  # indexed before: its words change
+                        self._notes.indexed(NoteFile(path, *stat), changes)
+                    changes.batch.add_text(path, NoteText(heading="", body=links.texts.link_words(path)))
         reader, self._reader = self._reader, None
         if reader is not None:
             self.documents_read += reader.files_read
             reader.close()
-        if self.db is None or not self.attachments:
+        if links is None:
             return
-        from nlmsync.store.document_texts import DocumentTexts
-
-        texts = DocumentTexts(self.db)
         try:
             gone = [path for path in [*changes.removed, *changes.skipped] if not is_note_path(path)]
             if gone:
-                texts.forget(gone)
+                links.texts.forget(gone)
             if full and (gone or reader is not None):
-                texts.prune()
+                links.texts.prune()
         except sqlite3.Error:
             pass  # the texts are a cache: kept a while longer, they cost only room
 
