@@ -53,7 +53,8 @@ __all__ = [
 ]
 
 INSTRUCTIONS = """The user's markdown notes (their vault) and their NotebookLM notebook.
-search_notes finds notes and the passages in them that match; read_note and get_chunk read them.
+search_notes finds notes (and the vault's PDFs and documents) and the passages in them that match; read_note and
+get_chunk read them, a document's text with a [page N] line above each page.
 ask_notebook asks the notebook a question with the notes it needs; refresh_notebook uploads notes."""
 
 if TYPE_CHECKING:
@@ -210,7 +211,8 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
             await warmup.wait(ctx.report_progress)
         return await anyio.to_thread.run_sync(lambda: _call(lambda: vault.search_notes(query, limit, chunks_per_note)))
 
-    @server.strict_tool("Read a note. A small one comes whole; a large one as a preview with hints, then by "
+    @server.strict_tool("Read a note, or a PDF or document of the vault (its text, each page under a [page N] "
+                        "line). A small one comes whole; a large one as a preview with hints, then by "
                         "chunk=N or chunks='N-M', by start_time/end_time in a transcript, or by query=… for "
                         "the passages that match plus its beginning, middle and end.", READS_THE_VAULT)
     def read_note(

@@ -4,6 +4,7 @@ own is found by)."""
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from dataclasses import dataclass
@@ -53,7 +54,7 @@ def attachment_links(text: str, note_path: str, suffixes: frozenset[str]) -> dic
     lines its links stand on, the links themselves made their visible text: {target: words}. A markdown link's
     target is made a vault path from the note's folder; a wikilink's is as written (a name, or a path), as
     Obsidian resolves it (`link_matches`)."""
-    if not suffixes or ("[[" not in text and "](" not in text):
+    if not suffixes or ("[[" not in text and "](" not in text) or not _mentions(suffixes).search(text):
         return {}
     found: dict[str, list[str]] = {}
     for match in LINK_PATTERN.finditer(text):
@@ -72,6 +73,14 @@ def attachment_links(text: str, note_path: str, suffixes: frozenset[str]) -> dic
         if words and words not in lines:
             lines.append(words)
     return {target: "\n".join(lines) for target, lines in found.items()}
+
+
+@functools.lru_cache(maxsize=8)
+def _mentions(suffixes: frozenset[str]) -> re.Pattern[str]:
+    """A pattern finding a mention of one of `suffixes` in any letter case: a note without one links to no
+    attachment, and is not parsed for links (most notes)."""
+    words = "|".join(sorted(re.escape(suffix) for suffix in suffixes))
+    return re.compile(f"(?:{words})(?![A-Za-z0-9])", re.IGNORECASE)
 
 
 def _visible(match: re.Match[str]) -> str:
