@@ -22,7 +22,7 @@ from typing import Final, cast
 import numpy as np
 
 from nlmsync.search.bm25 import contribution, idf
-from nlmsync.search.hits import SearchHit
+from nlmsync.search.hits import Evidence, SearchHit
 from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.scoring import Candidate, hits, note_candidates, telling
 
@@ -63,14 +63,17 @@ class Ranking:
         self._cache_postings = 0  # the postings the cache's entries hold, one more per entry
 
     def rank(self, query: Mapping[str, float], limit: int | None = None,
-             common: frozenset[str] = frozenset()) -> list[SearchHit]:
+             common: frozenset[str] = frozenset(), evidence: Evidence | None = None) -> list[SearchHit]:
         """Documents with a positive score, best first (`scoring.hits`).
 
         `query` maps each query term to its weight (its frequency in the query, `search.query.query_weights`),
         which multiplies the term's BM25 contribution; the stop words of `common` that tell no note apart are
-        left out (`scoring.telling`).
+        left out (`scoring.telling`). `evidence`, if given, receives the notes indexed and each term's document
+        frequency.
         """
         index = self.index
+        if evidence is not None:
+            evidence.notes = len(index)
         if not len(index) or not query:
             return []
         keys = sorted(query.items())  # (term, weight): in term order, and the cache's keys
@@ -79,6 +82,8 @@ class Ranking:
                    if (scores := self._cache.get(key)) is not None and scores[_VERSION] == version}
         if len(entries) < len(keys):
             entries.update(self._score_terms([key for key in keys if key not in entries]))
+        if evidence is not None:
+            evidence.dfs.update((scores[_TERM], scores[_DF]) for scores in entries.values())
         found = [scores for scores in map(entries.__getitem__, keys) if scores[_DF]]  # in term order
         found = telling(found, len(index), common, _term, _df)
         candidates = self._base_candidates(found, limit) if any(len(scores[_SLOTS]) for scores in found) else []
