@@ -28,3 +28,5 @@ class Evidence:
 
     notes: int = 0
     dfs: dict[str, int] = field(default_factory=dict)
+    forms: dict[str, str] = field(default_factory=dict)
+    """The other forms of the query's words that were searched too, and the word each stands for."""

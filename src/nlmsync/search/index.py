@@ -32,7 +32,7 @@ from nlmsync.search.bm25 import Weights
 from nlmsync.search.doc_terms import DocBatch, DocTerms
 from nlmsync.search.hits import Evidence, SearchHit
 from nlmsync.search.indexed_notes import Changes, IndexedNotes, stat_marked
-from nlmsync.search.query import STOP_WORDS, coverage_terms, query_weights
+from nlmsync.search.query import STOP_WORDS, coverage_terms, query_weights, query_words
 from nlmsync.search.tokenize import TOKENIZER_VERSION
 from nlmsync.store import index_codec
 from nlmsync.store.index_codec import CachedDoc, NoteFacts, Snapshot
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from nlmsync.search.postings import PostingsIndex
     from nlmsync.search.ranking import Ranking
     from nlmsync.search.selection import Selection
+    from nlmsync.search.word_forms import WordForms
 
 CACHE_FORMAT = 3
 MERGE_THRESHOLD = 512
@@ -71,6 +72,16 @@ def _markdown_fields() -> tuple[Callable[..., NoteFields], Callable[..., NoteTex
     from nlmsync.search.note_facts import note_facts
 
     return note_fields, whole_fields, note_facts
+
+
+def _word_forms(query: str, language: str) -> WordForms | None:
+    """The question's words whose other forms are searched too, in `language` (None: it has no stemmer)."""
+    from nlmsync.search.word_forms import STEMMERS, WordForms
+
+    if language not in STEMMERS:
+        return None
+    words = [word for word in dict.fromkeys(query_words(query)) if word not in STOP_WORDS and word.isalpha()]
+    return WordForms(language, words) if words else None
 
 
 @dataclass
@@ -190,38 +201,52 @@ class NoteIndex:
 
     def search(self, query: str, limit: int | None = None,
                on_progress: Callable[[int, int], None] | None = None,
-               evidence: Evidence | None = None) -> list[SearchHit]:
+               evidence: Evidence | None = None, language: str | None = None) -> list[SearchHit]:
         """Notes ranked for `query` (`scoring.hits`' order), syncing first when dirty (`on_progress` as `sync`'s);
-        `evidence`, if given, receives what the ranking found of the query's terms.
+        `evidence`, if given, receives what the ranking found of the query's terms. The query's words are also
+        searched in their other forms (`word_forms`) in its `language` (None: told by `question_language`).
 
         A process's first query on a vault that did not change since the index was saved is answered from
         the state file without loading the index (`_answer_cold`)."""
         terms = query_weights(query, stop_words=self.settings.query_stop_words)
         common = STOP_WORDS if self.settings.query_stop_words else frozenset()
         with self._lock:
-            if self._phase is _Phase.NEW:
-                hits = self._answer_cold(terms, limit, common, evidence)
+            if self._phase is _Phase.NEW and self.db is not None:
+                forms = _word_forms(query, self.question_language(query) if language is None else language)
+                hits = self._answer_cold(terms, limit, common, evidence, forms)
                 if hits is not None:
                     return hits
             if self.dirty:
                 self.sync(on_progress)
-            return self._ranking().rank(terms, limit, common, evidence)
+            forms = _word_forms(query, self.question_language(query) if language is None else language)
+            return self._ranking().rank(terms, limit, common, evidence, forms)
+
+    def question_language(self, query: str) -> str:
+        """The language `query` is in, of those the vault's notes are written in (`text.question_language`): in a
+        vault of one language, that one, told without the language model."""
+        told = [lang for lang, count in self.languages().items() if lang and count > 1]
+        if len(told) <= 1:
+            return told[0] if told else ""
+        from nlmsync.text import question_language
+
+        return question_language(query, told)
 
     def selection(self, query: str, on_progress: Callable[[int, int], None] | None = None,
                   limit: int = 0) -> Selection:
         """The hits of `query` (at least `limit`) and what the selection rule (`search.selection`) makes of them:
         the notes it selects, and whether nothing matches the query well."""
         from nlmsync.search.selection import CANDIDATES_PER_NOTE, select_notes
-        from nlmsync.text import question_language
 
         s = self.settings
         evidence = Evidence()
-        hits = self.search(query, limit=max(limit, s.top_n * CANDIDATES_PER_NOTE), on_progress=on_progress,
-                           evidence=evidence)
-        facts = self.facts([hit.path for hit in hits])
-        languages = self.languages()
-        told = [lang for lang, count in languages.items() if lang and count > 1]
-        language = told[0] if len(told) == 1 else question_language(query, told) if told else ""
+        with self._lock:
+            if self.dirty and (self._phase is not _Phase.NEW or self.db is None):
+                self.sync(on_progress)
+            language = self.question_language(query)
+            hits = self.search(query, limit=max(limit, s.top_n * CANDIDATES_PER_NOTE), on_progress=on_progress,
+                               evidence=evidence, language=language)
+            facts = self.facts([hit.path for hit in hits])
+            languages = self.languages()
         return select_notes(hits, facts, languages, language, evidence,
                             coverage_terms(query, stop_words=s.query_stop_words), top_n=s.top_n,
                             cutoff_ratio=s.cutoff_ratio, min_k=s.min_k)
@@ -379,7 +404,8 @@ class NoteIndex:
                            "exclude": sorted(s.exclude)}, sort_keys=True)
 
     def _answer_cold(self, terms: dict[str, float], limit: int | None,
-                     common: frozenset[str], evidence: Evidence | None) -> list[SearchHit] | None:
+                     common: frozenset[str], evidence: Evidence | None,
+                     forms: WordForms | None) -> list[SearchHit] | None:
         """The first query's hits straight from the state file (`search.cold`), or None when the vault changed
         since the index was saved, or the cache cannot answer: the caller then syncs.
 
@@ -401,7 +427,7 @@ class NoteIndex:
             return None
         walk = self._pending.walk = list_vault(self.vault_root)
         s = self.settings
-        return answer_from_file(conn, walk, terms, limit, common, self.weights, s.k1, s.b, evidence)
+        return answer_from_file(conn, walk, terms, limit, common, self.weights, s.k1, s.b, evidence, forms)
 
     def _hydrate_walking(self, walk: VaultListing | None) -> VaultListing:
         """Load the cache (the first sync of a process) and walk the vault meanwhile, unless `walk` is one

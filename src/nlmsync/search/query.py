@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     import regex
 
 __all__ = ["CJK_WORD_SHARE", "COMPOUND_QUERY_WEIGHT", "LATIN_IN_CJK_WEIGHT", "NEGATIONS", "STOP_WORDS",
-           "STOP_WORD_WEIGHT", "coverage_terms", "matched_words", "query_terms", "query_weights"]
+           "STOP_WORD_WEIGHT", "coverage_terms", "matched_words", "query_terms", "query_weights", "query_words"]
 
 COMPOUND_QUERY_WEIGHT = 0.25
 STOP_WORD_WEIGHT = 0.25
@@ -156,6 +156,11 @@ def coverage_terms(query: str, *, stop_words: bool = True) -> dict[str, float]:
                      if not word.isascii() and cjk_char.search(word) is not None
                      and cjk_bigrams(word) not in ([], [word]))
     return {term: weight for term, weight in weights.items() if term not in extra}
+
+
+def query_words(query: str) -> list[str]:
+    """The query's words as the index holds them (normalized, lowercased; rule 3's longest left out)."""
+    return base_tokens_and_joins(normalize(query))[0]
 
 
 def query_terms(query: str | None) -> list[str]:

@@ -33,7 +33,7 @@ __all__ = ["CANDIDATES_PER_NOTE", "OTHER_LANGUAGE_WEIGHT", "SEPARATION", "UNHELD
            "one_copy_each", "select_notes", "separated"]
 
 OTHER_LANGUAGE_WEIGHT = 0.5
-SEPARATION = 0.1
+SEPARATION = 0.2
 WEAK_COVERAGE = 0.35
 UNHELD_SHARE = 0.25
 CANDIDATES_PER_NOTE = 4
@@ -126,21 +126,28 @@ def separated(scores: Sequence[float], top_n: int, cutoff_ratio: float, min_k: i
     return min(max(kept, min_k), len(scores), top_n)
 
 
+def _df(term: str, evidence: Evidence) -> int:
+    """The notes holding `term` or, counted as it, one of its forms searched."""
+    return max([evidence.dfs.get(term, 0), *(evidence.dfs.get(form, 0)
+                                             for form, word in evidence.forms.items() if word == term)])
+
+
 def _mass(terms: Mapping[str, float], evidence: Evidence) -> dict[str, float]:
     """What each of the question's `terms` carries of it: its weight (a word written twice counts once) times its IDF
     in the vault, a term no note
     holds counting as one that one note holds (a word a vault lacks says no more than its rarest word: in a vault
     of a handful of notes, most words of a question are in none)."""
     notes = max(evidence.notes, 1)
-    return {term: min(weight, 1.0) * idf(notes, max(evidence.dfs.get(term, 0), 1)) for term, weight in terms.items()}
+    return {term: min(weight, 1.0) * idf(notes, max(_df(term, evidence), 1)) for term, weight in terms.items()}
 
 
 def coverage(hit: SearchHit, terms: Mapping[str, float], evidence: Evidence) -> float:
     """The share of the question a hit holds: of its `terms`' mass (the words a note must hold to match the
-    question, `query.coverage_terms`, each weighed by its IDF in the vault), what the hit's matched terms carry."""
+    question, `query.coverage_terms`, each weighed by its IDF in the vault), what the hit's matched terms carry (a
+    form of a word, `Evidence.forms`, holds the word)."""
     mass = _mass(terms, evidence)
     total = sum(mass.values())
-    held = set(hit.matched_terms)
+    held = {evidence.forms.get(term, term) for term in hit.matched_terms}
     return sum(value for term, value in mass.items() if term in held) / total if total > 0 else 1.0
 
 
@@ -148,7 +155,7 @@ def _unheld_share(terms: Mapping[str, float], evidence: Evidence) -> float:
     """The largest share of the question's mass one term carries that no note holds."""
     mass = _mass(terms, evidence)
     total = sum(mass.values())
-    unheld = [value for term, value in mass.items() if not evidence.dfs.get(term, 0)]
+    unheld = [value for term, value in mass.items() if not _df(term, evidence)]
     return max(unheld) / total if unheld and total > 0 else 0.0
 
 

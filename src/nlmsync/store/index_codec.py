@@ -37,7 +37,7 @@ import json
 import sqlite3
 import zlib
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias, overload
@@ -159,6 +159,23 @@ class VocabularyBlocks(NamedTuple):
         return cls(first, starts, firsts, heads)
 
 
+def terms_with_prefix(heads: Sequence[str], block: Callable[[int], list[str]], prefix: str, cap: int) -> list[str]:
+    """The first `cap` terms starting with `prefix` of a sorted vocabulary stored in blocks: `heads` holds each
+    block's first term, `block(k)` gives block k's terms."""
+    found: list[str] = []
+    k = max(bisect_right(heads, prefix) - 1, 0)
+    while k < len(heads) and len(found) < cap:
+        terms = block(k)
+        j = bisect_left(terms, prefix)
+        while j < len(terms) and terms[j].startswith(prefix) and len(found) < cap:
+            found.append(terms[j])
+            j += 1
+        if j < len(terms):
+            break
+        k += 1
+    return found
+
+
 class Vocabulary(Sequence[str]):
     """A sorted vocabulary as stored: its terms' UTF-8 bytes joined by newlines.
 
@@ -189,6 +206,10 @@ class Vocabulary(Sequence[str]):
         block = self._block(k)
         j = bisect_left(block, term)
         return self.blocks.firsts[k] + j if j < len(block) and block[j] == term else None
+
+    def prefixed(self, prefix: str, cap: int) -> list[str]:
+        """The first `cap` terms starting with `prefix`, in order."""
+        return terms_with_prefix(self.blocks.heads, self._block, prefix, cap)
 
     @overload
     def __getitem__(self, i: int) -> str: ...
