@@ -8,7 +8,7 @@ deletions earlier runs left behind, and only then makes its own changes through 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -374,8 +374,10 @@ class Orchestrator:
             result.notices.extend(f"{o.path}: {o.error}" for o in outcomes if o.branch == Branch.FAILED)
             result.notices.extend(self._notices(remote))
             conversation = None if new else (conversation_id or self.store.latest_conversation(notebook_id))
+            earlier: set[str] = set()
             if conversation is not None:
                 records = self.store.query_records(notebook_id, conversation)
+                earlier = {path for record in records for path in record.selected_paths}
                 result.carried_over_source_ids = history_source_ids([r.source_ids for r in records],
                                                          self.store.resolve_source_id, remote.ids(),
                                                          self.settings.carry_over_cap)
@@ -394,12 +396,30 @@ class Orchestrator:
                                                  conversation, result)
         result.answer = answer.answer
         result.conversation_id = answer.conversation_id or conversation
-        result.citations = map_citations(self.store, self.vault_root, notebook_id, answer, live)
+        result.citations = map_citations(self.store, self.vault_root, notebook_id, answer, live,
+                                         self._citation_preference(selection, earlier))
         if result.conversation_id:
             async with held_writer(self.store):
                 self.store.record_turn(notebook_id, result.conversation_id, question, answer.answer,
                                        result.source_ids, [o.path for o in live], answer.citations)
         return result
+
+    def _citation_preference(self, selection: Selection, earlier: set[str]) -> Callable[[str], tuple[bool, ...]]:
+        """Which of several notes of a pack that hold a quote alike a citation names: the note selected for the
+        question, then one in the question's language, then one the conversation already used, then the one
+        ranking best for the question; pack order only when nothing tells them apart."""
+        chosen = {hit.path for hit in selection.chosen}
+        scores = {hit.path: hit.score for hit in selection.hits}
+        languages: dict[str, str] = {}
+
+        def key(path: str) -> tuple[bool, bool, bool, float]:
+            if path not in languages:
+                fact = self.index.facts([path]).get(path)
+                languages[path] = fact.lang if fact is not None else ""
+            other = bool(selection.language) and languages[path] != selection.language
+            return path not in chosen, other, path not in earlier, -scores.get(path, 0.0)
+
+        return key
 
     async def _query(self, notebook_id: str, question: str, source_ids: list[str] | None,
                      conversation: str | None, result: AskResult) -> tuple[QueryAnswer, str | None]:
