@@ -21,7 +21,7 @@ from typing import Any
 
 __all__ = ["FORM_WEIGHT", "MAX_FORMS", "MIN_STEM", "STEMMERS", "WordForms", "stemmer"]
 
-FORM_WEIGHT = 0.3
+FORM_WEIGHT = 0.05
 """A form's weight in the query, as a share of its word's."""
 MIN_STEM = 3
 MAX_FORMS = 400
