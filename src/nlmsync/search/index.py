@@ -203,22 +203,22 @@ class NoteIndex:
                on_progress: Callable[[int, int], None] | None = None,
                evidence: Evidence | None = None, language: str | None = None) -> list[SearchHit]:
         """Notes ranked for `query` (`scoring.hits`' order), syncing first when dirty (`on_progress` as `sync`'s);
-        `evidence`, if given, receives what the ranking found of the query's terms. The query's words are also
-        searched in their other forms (`word_forms`) in its `language` (None: told by `question_language`).
+        `evidence`, if given, receives what the ranking found of the query's terms. With a `language` (a
+        question's, as `selection` searches), the query's words are also searched in their other forms in it
+        (`word_forms`); without, the words as written only.
 
         A process's first query on a vault that did not change since the index was saved is answered from
         the state file without loading the index (`_answer_cold`)."""
         terms = query_weights(query, stop_words=self.settings.query_stop_words)
         common = STOP_WORDS if self.settings.query_stop_words else frozenset()
         with self._lock:
+            forms = _word_forms(query, language) if language else None
             if self._phase is _Phase.NEW and self.db is not None:
-                forms = _word_forms(query, self.question_language(query) if language is None else language)
                 hits = self._answer_cold(terms, limit, common, evidence, forms)
                 if hits is not None:
                     return hits
             if self.dirty:
                 self.sync(on_progress)
-            forms = _word_forms(query, self.question_language(query) if language is None else language)
             return self._ranking().rank(terms, limit, common, evidence, forms)
 
     def question_language(self, query: str) -> str:
@@ -239,14 +239,13 @@ class NoteIndex:
 
         s = self.settings
         evidence = Evidence()
-        with self._lock:
-            if self.dirty and (self._phase is not _Phase.NEW or self.db is None):
-                self.sync(on_progress)
-            language = self.question_language(query)
-            hits = self.search(query, limit=max(limit, s.top_n * CANDIDATES_PER_NOTE), on_progress=on_progress,
-                               evidence=evidence, language=language)
-            facts = self.facts([hit.path for hit in hits])
-            languages = self.languages()
+        if self.dirty and (self._phase is not _Phase.NEW or self.db is None or not self.languages()):
+            self.sync(on_progress)  # the vault's languages are known once the index is (a cold answer's: saved)
+        language = self.question_language(query)
+        hits = self.search(query, limit=max(limit, s.top_n * CANDIDATES_PER_NOTE), on_progress=on_progress,
+                           evidence=evidence, language=language)
+        facts = self.facts([hit.path for hit in hits])
+        languages = self.languages()
         return select_notes(hits, facts, languages, language, evidence,
                             coverage_terms(query, stop_words=s.query_stop_words), top_n=s.top_n,
                             cutoff_ratio=s.cutoff_ratio, min_k=s.min_k)

@@ -1,5 +1,7 @@
 """Word forms: a question's words found in the notes that write them otherwise ("sorting" finds "sort" and "sorted",
-"pipelines" finds "pipeline"), by the Snowball stemmer of the question's language (PyStemmer).
+"pipelines" finds "pipeline"), by the Snowball stemmer of the question's language (PyStemmer). The selection's
+search adds them (`NoteIndex.selection`: `ask`, `refresh --query`, `search`, `search_notes`); `NoteIndex.search`
+alone ranks by the words as written.
 
 The index holds the words as the notes write them, and nothing more: a word's forms are looked for when a question
 is asked, among the indexed terms that begin like its stem (its stem less its last letter, so that "copies", stem
@@ -21,7 +23,7 @@ from typing import Any
 
 __all__ = ["FORM_WEIGHT", "MAX_FORMS", "MIN_STEM", "STEMMERS", "WordForms", "stemmer"]
 
-FORM_WEIGHT = 0.05
+FORM_WEIGHT = 0.3
 """A form's weight in the query, as a share of its word's."""
 MIN_STEM = 3
 MAX_FORMS = 400
