@@ -92,7 +92,8 @@ def worker(name: str, corpus: str, workdir: Path) -> dict[str, Any]:
 
 def run(corpora: list[str], systems: list[str], against: list[str]) -> dict[str, dict[str, Any]]:
     results: dict[str, dict[str, Any]] = {}
-    runs = [(name, None) for name in systems] + [(spec.partition("=")[0], spec.partition("=")[2]) for spec in against]
+    runs = [(name, None) for name in systems] + [(f"nlmsync {spec.partition('=')[0]}", spec.partition("=")[2])
+                                                 for spec in against]
     for corpus in corpora:
         materialize(corpus)
         results[corpus] = {}
