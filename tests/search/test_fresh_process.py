@@ -118,7 +118,7 @@ def test_the_cache_read_in_the_background_is_the_cache(vault: Path, monkeypatch:
     conn = open_connection(state)
     rows, snapshot, facts = cache_read.start_read(conn).result()  # a thread, on a connection of its own
     assert rows == index_codec.load_docs(conn) and any(row.path == "inbox.md" for row in rows)
-    assert facts == index_codec.load_facts(conn) and facts["inbox.md"].lang == "en"
+    assert facts == index_codec.load_facts(conn) and facts[index_codec.path_key("inbox.md")].lang == "en"
     assert _snapshot_parts(snapshot) == _snapshot_parts(cache_read.load_snapshot(conn))
 
 

@@ -77,7 +77,7 @@ class CacheRead:
 
     def __init__(self, conn: sqlite3.Connection, path: str | None) -> None:
         self._conn = conn
-        self._result: tuple[list[CachedDoc], Snapshot | None, dict[str, NoteFacts]] | None = None
+        self._result: tuple[list[CachedDoc], Snapshot | None, dict[int, NoteFacts]] | None = None
         self._error: Exception | None = None
         self._thread: threading.Thread | None = None
         if path is None:
@@ -103,7 +103,7 @@ class CacheRead:
         except Exception as exc:  # noqa: BLE001 — handed to the caller of result()
             self._error = exc
 
-    def result(self) -> tuple[list[CachedDoc], Snapshot | None, dict[str, NoteFacts]]:
+    def result(self) -> tuple[list[CachedDoc], Snapshot | None, dict[int, NoteFacts]]:
         """Every row (`load_docs`), the snapshot (`load_snapshot`) and the notes' facts (`load_facts`).
 
         Raises:

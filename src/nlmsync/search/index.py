@@ -164,7 +164,7 @@ class NoteIndex:
         self._phase = _Phase.NEW
         self._pending = _Pending(full_rescan=True)  # the first sync compares the whole vault with the cache
         self._incremental_syncs = 0
-        self._facts: dict[str, NoteFacts] = {}  # each indexed note's, once the index is loaded
+        self._facts: dict[int, NoteFacts] = {}  # each indexed note's by `index_codec.path_key`, once loaded
         self._languages: dict[str, int] | None = None  # notes per language, counted from `_facts` when asked
         self._rewrite_cache = False
         self.save_error: sqlite3.Error | None = None
@@ -260,10 +260,11 @@ class NoteIndex:
         with self._lock:
             if self._phase is not _Phase.LOADED and self.db is not None:
                 try:
-                    return index_codec.load_facts(self.db, paths)
+                    return index_codec.facts_of(self.db, paths)
                 except sqlite3.Error:
                     return {}
-            return {path: self._facts[path] for path in paths if path in self._facts}
+            found = {path: self._facts.get(index_codec.path_key(path)) for path in paths}
+            return {path: fact for path, fact in found.items() if fact is not None}
 
     def languages(self) -> dict[str, int]:
         """How many indexed notes each language has."""
@@ -315,11 +316,12 @@ class NoteIndex:
             for path in changes.removed:
                 if path not in changes.facts:
                     changes.facts[path] = None
-            for path, fact in changes.facts.items():
+            keyed = {index_codec.path_key(path): fact for path, fact in changes.facts.items()}
+            for key, fact in keyed.items():
                 if fact is None:
-                    self._facts.pop(path, None)
+                    self._facts.pop(key, None)
                 else:
-                    self._facts[path] = fact
+                    self._facts[key] = fact
             if changes.facts:
                 self._languages = None
             merged = self._postings.apply(changes.removed, changes.batch)
@@ -485,7 +487,7 @@ class NoteIndex:
 
         return start_read(self.db)
 
-    def _hydrate(self, rows: list[CachedDoc], snapshot: Snapshot | None, facts: dict[str, NoteFacts]) -> None:
+    def _hydrate(self, rows: list[CachedDoc], snapshot: Snapshot | None, facts: dict[int, NoteFacts]) -> None:
         self._facts = facts
         self._languages = None
         if snapshot is not None:
@@ -526,7 +528,8 @@ class NoteIndex:
                     mtime_ns, size = self._notes.stats[doc.path]
                     rows.append(CachedDoc(doc.path, mtime_ns, size, None, doc.lengths, doc.tf))
                 if rows or changes.facts:
-                    index_codec.write_changes(self.db, rows, changes.facts, self.languages())
+                    index_codec.write_changes(self.db, rows, {index_codec.path_key(path): fact for path, fact
+                                                              in changes.facts.items()}, self.languages())
             self._rewrite_cache = False
             self.save_error = None
         except sqlite3.Error as exc:

