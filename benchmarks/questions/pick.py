@@ -1,16 +1,16 @@
 """The seeded sampler behind the natural question sets, and their check (run by hand, never by the tests).
 
-    .venv/bin/python benchmarks/questions/pick.py obsidian-help --list [--count 130]  # the sampled pages, in order
-    .venv/bin/python benchmarks/questions/pick.py tldr --show 7 8 9                  # the text of samples 7, 8, 9
-    .venv/bin/python benchmarks/questions/pick.py --check                            # validate both question files
-    .venv/bin/python benchmarks/questions/pick.py --split                            # write the dev/test split
+    .venv/bin/python benchmarks/questions/pick.py obsidian-help --list [--count 130]  # the pages drawn
+    .venv/bin/python benchmarks/questions/pick.py tldr --show 7 8 9                  # their text
+    .venv/bin/python benchmarks/questions/pick.py --check                            # validate both files
+    .venv/bin/python benchmarks/questions/pick.py --split                            # write the split
 
 The corpora are read from the folder `benchmarks/corpora.py` builds (`BENCHMARK_CORPORA` or `--corpora` names
 another). Sample `n` (1, 2, ...) is a page in English, except every fifth, which is a page in one of `OTHERS`,
-taken in turn. Each language's candidate pages are shuffled once with a seed made of `SEED`, the corpus and the
-language, and its samples are taken in that order. A page listed in `SKIPPED` is passed over (with its reason
-printed by `--list`) and the same language's next page is taken. README.md beside this file says how the
-questions were written from these pages.
+taken in turn. Each language's candidate pages are shuffled once with a seed made of `SEED`, the corpus and
+the language, and its samples are taken in that order. A page listed in `SKIPPED` is passed over (with its
+reason printed by `--list`) and the same language's next page is taken. README.md beside this file says how
+the questions were written from these pages.
 """
 
 from __future__ import annotations
@@ -107,8 +107,12 @@ def language_of_sample(n: int) -> str:
     return OTHERS[(n // EVERY - 1) % len(OTHERS)] if n % EVERY == 0 else "en"
 
 
-def samples(corpus: str, pages: dict[str, str], count: int) -> list[tuple[int, str, str, list[tuple[str, str]]]]:
-    """The first `count` samples: (n, language, path, the pages skipped before it with their reasons)."""
+Sample = tuple[int, str, str, list[tuple[str, str]]]
+"""(n, language, path, the pages passed over before it with their reasons)."""
+
+
+def samples(corpus: str, pages: dict[str, str], count: int) -> list[Sample]:
+    """The first `count` samples."""
     queues: dict[str, list[str]] = {}
     for lang in ("en", *OTHERS):
         candidates = sorted(path for path in pages if language_of(corpus, path) == lang)
@@ -131,10 +135,10 @@ def question_id(corpus: str, n: int) -> str:
 # --- Does a question name its page? -------------------------------------------------------------------------
 
 STOP = {
-    "en": "a an the of to in on for and or with your you how what is are by from as at it its into do does can be my "
-          "introduction",
-    "de": "der die das den dem des ein eine einen einem und in im mit von vom zu zum zur für auf an am oder wie was "
-          "einführung",
+    "en": "a an the of to in on for and or with your you how what is are by from as at it its into do does "
+          "can be my introduction",
+    "de": "der die das den dem des ein eine einen einem und in im mit von vom zu zum zur für auf an am oder "
+          "wie was einführung",
     "fr": "le la les l de des du d un une et en à au aux pour avec dans sur ou comment introduction",
     "es": "el la los las de del un una y en a al para con por o cómo introducción",
     "pt-br": "o a os as de do da dos das um uma e em no na para com por ou como introdução",
@@ -146,37 +150,40 @@ STOP = {
 }
 """Words a name holds that do not name the page: small words, and the words of an introduction's title."""
 WORD = re.compile(r"[^\W_]+")
+CJK = "\u1100-\u11ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3"
+"""Hangul jamo, kana, CJK ideographs and Hangul syllables."""
+SCRIPT_RUN = re.compile(f"[{CJK}]+|[^{CJK}]+")
 
 
 def page_names(corpus: str, path: str, text: str) -> list[str]:
-    """The names a page goes by: its file name, and its first heading (outside code blocks) or front-matter title
-    if it has one."""
+    """The names a page goes by: its file name, and its first heading (outside code blocks) or front-matter
+    title if it has one."""
     stem = path.rsplit("/", 1)[-1].removesuffix(".md")
     names = [stem.replace("-", " ") if corpus == "tldr" else stem]
-    heading = re.search(r"^# (.+)$", re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL), re.MULTILINE)
-    title = re.search(r"^title: *(.+)$", text.split("\n---", 1)[0], re.MULTILINE) if text.startswith("---") else None
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL)
+    heading = re.search(r"^# (.+)$", prose, re.MULTILINE)
+    front = text.split("\n---", 1)[0] if text.startswith("---") else ""
+    title = re.search(r"^title: *(.+)$", front, re.MULTILINE)
     names += [match.group(1).strip().strip("\"'") for match in (heading, title) if match]
     return names
 
 
 def _words(text: str) -> list[str]:
-    """The words of a text, folded; a run of letters changing between CJK or Hangul and other scripts is cut there
-    (`dockerコンテナ` is `docker` and `コンテナ`)."""
-    words = []
-    for run in WORD.findall(unicodedata.normalize("NFC", text).casefold()):
-        words += [piece for piece, _ in re.findall(r"(([\u1100-\u11ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]+)|"
-                                                   r"[^\u1100-\u11ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7a3]+)", run)]
-    return words
+    """The words of a text, folded; a word whose letters change between CJK or Hangul and another script is
+    cut there (`dockerコンテナ` is `docker` and `コンテナ`)."""
+    folded = unicodedata.normalize("NFC", text).casefold()
+    return [piece for word in WORD.findall(folded) for piece in SCRIPT_RUN.findall(word)]
 
 
 ENDINGS = {"s", "es", "'s", "d", "ed", "ing", "r", "er", "ers", "n", "en", "e", "x"}
-"""What an inflection may add to a word written with spaces between words (`vault`/`vaults`, `sync`/`syncing`)."""
+"""What an inflection may add to a word of a language written with spaces (`vault`/`vaults`,
+`sync`/`syncing`)."""
 
 
 def _same_word(name_word: str, question_word: str) -> bool:
-    """Equal, or the same word inflected: the longer is the shorter plus one of `ENDINGS` (in Korean, plus up to
-    three syllables of particles: `볼트`/`볼트를`), or both have five letters or more and differ only from the
-    shorter's last letter on, by at most three letters (`property`/`properties`, `create`/`creating`)."""
+    """Equal, or the same word inflected: the longer is the shorter plus one of `ENDINGS` (in Korean, plus up
+    to three syllables of particles: `볼트`/`볼트를`), or both have five letters or more and differ only from
+    the shorter's last letter on, by at most three letters (`property`/`properties`, `create`/`creating`)."""
     short, long = sorted((name_word, question_word), key=len)
     if short == long:
         return True
@@ -193,9 +200,9 @@ def _spaceless(text: str) -> bool:
 
 
 def names_one(name: str, question: str, lang: str) -> bool:
-    """Whether the question holds every word of the name (its common small words left out). Chinese and Japanese
-    names are cut at punctuation, spaces and hiragana (particles such as の), and each piece must occur in the
-    question."""
+    """Whether the question holds every word of the name (its common small words left out). Chinese and
+    Japanese names are cut at punctuation, spaces and hiragana (particles such as の), and each piece must
+    occur in the question."""
     if _spaceless(name):
         cut = r"[\s!-/:-@\[-`{-~、。・「」（）\u3040-\u309f]+"
         pieces = [piece for piece in re.split(cut, unicodedata.normalize("NFC", name).casefold())
@@ -242,9 +249,9 @@ def write_questions(corpus: str, questions: list[dict[str, object]]) -> None:
 
 
 def splits(questions: list[dict[str, object]], corpus: str) -> dict[str, str]:
-    """Each question's half, dev or test, by id: the questions are grouped by language and by whether they name
-    their page, each group is shuffled with a seed, and the groups laid end to end are dealt out dev, test, dev,
-    test, ... so both halves hold the same mix (dev gets the odd one)."""
+    """Each question's half, dev or test, by id: the questions are grouped by language and by whether they
+    name their page, each group is shuffled with a seed, and the groups laid end to end are dealt out dev,
+    test, dev, test, ... so both halves hold the same mix (dev gets the odd one)."""
     groups: dict[tuple[str, bool], list[str]] = {}
     for question in questions:
         key = (str(question.get("lang")), question.get("names_page") is True)
@@ -321,8 +328,8 @@ def do_check(corpus: str, pages: dict[str, str]) -> list[str]:
             faults.append(f"{at}: split {q['split']!r}, the seeded split says {expected_split[qid]!r}")
     faults += [f"{where}: id {qid} appears {times} times" for qid, times in seen.items() if times > 1]
     if sorted(set(numbers)) != list(range(1, len(set(numbers)) + 1)):
-        faults.append(f"{where}: the sample numbers have gaps (a sampled page was left out without a reason in "
-                      "SKIPPED)")
+        faults.append(f"{where}: the sample numbers have gaps (a sampled page was left out without a "
+                      "reason in SKIPPED)")
     naming = sum(q.get("names_page") is True for q in questions)
     if naming * 2 > len(questions):
         faults.append(f"{where}: {naming} of {len(questions)} questions name their page, more than half")
@@ -338,7 +345,8 @@ def do_check(corpus: str, pages: dict[str, str]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("corpus", nargs="?", choices=CORPUS_NAMES)
-    parser.add_argument("--corpora", type=Path, default=CORPORA, help="the corpora's folder (default: %(default)s)")
+    parser.add_argument("--corpora", type=Path, default=CORPORA,
+                        help="the corpora's folder (default: %(default)s)")
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--list", action="store_true", help="list the sampled pages in order")
     action.add_argument("--show", type=int, nargs="+", metavar="N", help="print the text of samples N ...")
@@ -349,6 +357,8 @@ def main() -> None:
     corpora = [args.corpus] if args.corpus else list(CORPUS_NAMES)
     if (args.list or args.show) and not args.corpus:
         parser.error("--list and --show need a corpus")
+    if args.show and min(args.show) < 1:
+        parser.error("--show: sample numbers start at 1")
     if args.split:
         for corpus in corpora:
             questions = read_questions(corpus)
