@@ -4,6 +4,7 @@ that note (read as it is now)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,10 @@ from nlmsync.notebooklm import QueryAnswer
 from nlmsync.reading import find_cited_note, heading_above
 from nlmsync.store import StateStore
 from nlmsync.sync import NoteOutcome
+
+
+def _by_path(prefer: Callable[[str], Any], paths: list[str], index: int) -> Any:
+    return prefer(paths[index])
 
 
 def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer: QueryAnswer,
@@ -39,7 +44,7 @@ def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer:
         pack = store.pack_by_source_id(notebook_id, resolved)
         if pack is not None:
             paths = [p for p, _ in store.notes_of_pack(notebook_id, resolved)]
-            rank = (lambda i: prefer(paths[i])) if prefer is not None else None
+            rank = None if prefer is None else functools.partial(_by_path, prefer, paths)
             found = find_cited_note([note_text(p) for p in paths], quote, paths, rank) if quote else None
             if found is None:
                 return Citation(number=0, source_id=source_id, pack=pack.title, located=False if quote else None)

@@ -404,7 +404,8 @@ class Orchestrator:
                                        result.source_ids, [o.path for o in live], answer.citations)
         return result
 
-    def _citation_preference(self, selection: Selection, earlier: set[str]) -> Callable[[str], tuple[bool, ...]]:
+    def _citation_preference(self, selection: Selection,
+                             earlier: set[str]) -> Callable[[str], tuple[bool, bool, bool, float]]:
         """Which of several notes of a pack that hold a quote alike a citation names: the note selected for the
         question, then one in the question's language, then one the conversation already used, then the one
         ranking best for the question; pack order only when nothing tells them apart."""
