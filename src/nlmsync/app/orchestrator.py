@@ -102,12 +102,9 @@ class Orchestrator:
         """Open the state file and connect to the server (`server` overrides `settings.server`).
 
         Raises:
-            InputError: the vault is not a directory.
             StateError: the state file cannot be used.
             NotebookLMError: the server cannot be reached.
         """
-        if not Path(settings.vault).is_dir():
-            raise InputError(f"{settings.vault}: the vault is not a directory")
         store = StateStore.open(settings.state_path, settings)
         try:
             async with connect_server(settings, server) as client:

@@ -32,7 +32,7 @@ from nlmsync._text import visible
 from nlmsync.app import Allowance, LoginWait, Orchestrator
 from nlmsync.app.servers import connect_server
 from nlmsync.config import Settings
-from nlmsync.errors import AuthenticationRequiredError, InputError, NlmsyncError, PartialFailure
+from nlmsync.errors import AuthenticationRequiredError, NlmsyncError, PartialFailure
 from nlmsync.notebooklm import login_command
 from nlmsync.reading import NoteReading
 from nlmsync.search import NoteIndex
@@ -154,10 +154,8 @@ def serving(settings: Settings, *, notebook_server: Any = None, warn: Callable[[
     login); the build is stopped and the file closed on exit.
 
     Raises:
-        InputError: the vault is not a directory.
         StateError: the state file cannot be used.
     """
-    _check_vault(settings)
     db = open_database(settings.state_path)
     try:
         index = NoteIndex(settings.vault, db, settings)
@@ -173,11 +171,6 @@ def serving(settings: Settings, *, notebook_server: Any = None, warn: Callable[[
         db.close()
 
 
-def _check_vault(settings: Settings) -> None:
-    if not settings.vault.is_dir():
-        raise InputError(f"{settings.vault}: vault folder does not exist or is not a directory")
-
-
 def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any = None,
                  warmup: IndexWarmup | None = None, warn: Callable[[str], None] | None = None,
                  sleep: Sleep = anyio.sleep) -> MCPServer:
@@ -187,11 +180,7 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
     search waits for it to finish, sending progress notifications to a client that asked for them.
     `warn` hears that the notebook tools wait for a login, and that they answer again; `sleep` is what the wait
     sleeps on between tries.
-
-    Raises:
-        InputError: the vault is not a directory.
     """
-    _check_vault(settings)
     vault = VaultTools(settings, index)
     notebook = _Notebook(settings, index, notebook_server, warn, sleep)
     server = StrictToolServer("nlmsync", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",

@@ -42,7 +42,7 @@ from nlmsync.vault.paths import (
     printable_path,
     resolve_in_vault,
 )
-from nlmsync.vault.walk import NoteFile, SkippedNote, VaultListing, VaultScan, list_vault, scan_vault
+from nlmsync.vault.walk import NoteFile, SkippedNote, VaultListing, VaultScan, check_vault, list_vault, scan_vault
 
 __all__ = [
     "EXCLUDED_BY_FRONT_MATTER",
@@ -60,6 +60,7 @@ __all__ = [
     "VaultListing",
     "VaultScan",
     "check_exclude",
+    "check_vault",
     "decode_note",
     "excluded_by_pattern",
     "exclusion_reason",
