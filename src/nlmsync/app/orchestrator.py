@@ -130,7 +130,8 @@ class Orchestrator:
     async def _notebook(self, *, create: bool, planned: bool = False) -> tuple[str, NotebookDetails | None]:
         """The notebook of this run, and its `notebook_get` answer when reading it was needed (`resolve_notebook`)."""
         return await resolve_notebook(self.client, self.store, (self.settings.notebook or "").strip(),
-                                      create=create, planned=planned, notice=self._notebook_notices.append)
+                                      vault=self.vault_root, create=create, planned=planned,
+                                      notice=self._notebook_notices.append)
 
     async def _remote(self, notebook_id: str, first: NotebookDetails | None) -> RemoteView:
         """The run's picture of the notebook.

@@ -72,8 +72,10 @@ _Time = Annotated[str, Field(max_length=20)] | Annotated[float, Field(ge=0)]  # 
 
 
 def _tool_error(exc: NlmsyncError) -> ToolError:
-    """The error as one line: a control character in a path the client gave (a newline) is written as an escape."""
-    return ToolError(visible(f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message))
+    """The error as one line, with the hint worded for a client where the command line's would mislead it (a
+    control character in a path the client gave, a newline, is written as an escape)."""
+    hint = exc.client_hint or exc.hint
+    return ToolError(visible(f"{exc.message} (hint: {hint})" if hint else exc.message))
 
 
 def _call(fn: Callable[[], T]) -> T:
