@@ -249,7 +249,7 @@ class NotebookLMClient:
 
     async def call(self, tool: str, arguments: dict[str, Any], *, timeout: float | None = None) -> dict[str, Any]:
         """Call any tool; the successful JSON payload (retried on a connection problem if the tool is idempotent).
-        A call that meets an expired login is sent once more after `refresh_auth` renewed it (`login.py`).
+        A call that meets an expired login is sent again after `refresh_auth` renewed it (`login.py`).
 
         Raises:
             AuthenticationRequiredError: the login is needed and could not be renewed (its hint says what to do).
@@ -264,18 +264,22 @@ class NotebookLMClient:
                                          retry_on_connection_issue=self.settings.retry_on_connection_issue,
                                          sleep=self._sleep)
 
-        started = self.login.generation
-        try:
-            return await once()
-        except AuthenticationRequiredError as expired:
-            if tool in LOGIN_TOOLS or not renewable(expired):
-                raise
-            await self.login.renew(expired, started, self.refresh_auth)
-            if tool == "source_add" and arguments.get("wait"):
-                raise ConnectionLostError(f"{tool}: the login expired while the add waited for processing; it was "
-                                          "renewed, and whether the source was added is not known",
-                                          tool=tool, raw=expired.raw) from expired
-        return await once()
+        while True:
+            started = self.login.generation
+            try:
+                result = await once()
+            except AuthenticationRequiredError as expired:
+                if tool in LOGIN_TOOLS or not renewable(expired):
+                    raise
+                await self.login.renew(expired, started, self.refresh_auth)
+                if tool == "source_add" and arguments.get("wait"):
+                    raise ConnectionLostError(f"{tool}: the login expired while the add waited for processing; it "
+                                              "was renewed, and whether the source was added is not known",
+                                              tool=tool, raw=expired.raw) from expired
+                continue  # sent again on the renewed login, which may have expired again meanwhile
+            if tool not in LOGIN_TOOLS:  # a renewal itself going through says nothing of the login it gave
+                self.login.worked(started)
+            return result
 
     async def _typed(self, tool: str, model: type[ResultT], arguments: dict[str, Any], *,
                      timeout: float | None = None) -> ResultT:
