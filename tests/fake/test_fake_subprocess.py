@@ -175,7 +175,7 @@ def test_auth_required_fake_exits_5_with_one_line(tmp_path: Path, capsys: pytest
     # what the server did tell is printed before the error: its version and that nobody is logged in
     assert "version:     0.15.8" in out and "not logged in" in out
     lines = err.splitlines()
-    assert lines[0] == "nlmsync: error: notebook_list: the NotebookLM server needs a Google login (No authentication found)"
+    assert lines[0] == "nlmsync: error: listing the notebooks: the NotebookLM server needs a Google login (No authentication found)"
     assert all(line.startswith("nlmsync: ") for line in lines)
 
 

@@ -74,7 +74,7 @@ async def test_a_renewal_that_failed_is_not_tried_again_by_every_later_call() ->
             with pytest.raises(AuthenticationRequiredError) as info:
                 await client.notebook_get(nb)
     assert exit_code_for(info.value) == 5
-    assert info.value.message == "notebook_get: the NotebookLM server needs a Google login (Authentication expired)"
+    assert info.value.message == "reading the notebook: the NotebookLM server needs a Google login (Authentication expired)"
     assert info.value.hint is not None and "nlm login" in info.value.hint and "could not be renewed" in info.value.hint
     assert [t for t, _ in _calls(fake)] == ["notebook_get", "refresh_auth", "notebook_get", "notebook_get"]
 

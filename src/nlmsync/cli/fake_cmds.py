@@ -83,10 +83,11 @@ def server_info(ctx: click.Context, json_output: bool) -> None:
 
     from nlmsync.app import Allowance
     from nlmsync.app.servers import connect_server
-    from nlmsync.errors import AuthenticationRequiredError, NotebookLMError
+    from nlmsync.errors import AuthenticationRequiredError, NotebookLMError, exit_code_for
 
     report: dict[str, Any] = {"server": settings.server, "version": None, "auth_status": None, "logged_in": None,
-                              "notebook_count": None, "plan": None, "allowance": None, "error": None}
+                              "notebook_count": None, "plan": None, "allowance": None, "error": None,
+                              "exit_code": 0, "hint": None}
     stopped: list[NotebookLMError] = []
 
     async def check() -> Usage | None:
@@ -99,7 +100,7 @@ def server_info(ctx: click.Context, json_output: bool) -> None:
                 return await Allowance().read(client)
             except NotebookLMError as exc:
                 report["logged_in"] = False if isinstance(exc, AuthenticationRequiredError) else None
-                report["error"] = exc.message
+                report.update(error=exc.message, exit_code=exit_code_for(exc), hint=exc.hint)
                 stopped.append(exc)
         return None
 

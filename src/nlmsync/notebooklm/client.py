@@ -48,6 +48,7 @@ from nlmsync.notebooklm.classify import (
     classify_exception,
     classify_in_band_error,
     classify_tool_error_text,
+    doing,
     is_unknown_tool,
 )
 from nlmsync.notebooklm.login import LOGIN_TOOLS, LoginRenewal, renewable
@@ -99,14 +100,14 @@ def result_payload(tool: str, result: CallToolResult) -> dict[str, Any]:
         except json.JSONDecodeError:
             payload = None
     if not isinstance(payload, dict):
-        raise MalformedResponseError(f"{tool}: malformed response from the server: the result is not a JSON object",
+        raise MalformedResponseError(f"{doing(tool)}: malformed response from the server: the result is not a JSON object",
                                      tool=tool, raw="\n".join(texts)[:500])
     status = payload.get("status")
     if status == "error" or (status != "success" and isinstance(payload.get("error"), str)):
         # `refresh_auth` answers a login it could not renew with status "expired"
         raise classify_in_band_error(tool, payload)
     if status != "success":
-        raise MalformedResponseError(f"{tool}: malformed response from the server: field 'status' is {status!r}",
+        raise MalformedResponseError(f"{doing(tool)}: malformed response from the server: field 'status' is {status!r}",
                                      tool=tool, raw=str(payload)[:500])
     return payload
 
@@ -273,7 +274,7 @@ class NotebookLMClient:
                     raise
                 await self.login.renew(expired, started, self.refresh_auth)
                 if tool == "source_add" and arguments.get("wait"):
-                    raise ConnectionLostError(f"{tool}: the login expired while the add waited for processing; it "
+                    raise ConnectionLostError(f"{doing(tool)}: the login expired while the add waited for processing; it "
                                               "was renewed, and whether the source was added is not known",
                                               tool=tool, raw=expired.raw) from expired
                 continue  # sent again on the renewed login, which may have expired again meanwhile
@@ -355,7 +356,7 @@ class NotebookLMClient:
         limiter = self._add_limiter
         while True:
             if limiter.exhausted:
-                raise RateLimitedError(f"source_add not tried: {limiter.summary()}", tool="source_add")
+                raise RateLimitedError(f"{doing('source_add')}: not tried: {limiter.summary()}", tool="source_add")
             burst = await limiter.wait_turn()
             try:
                 return await self._add_once(notebook_id, text, title, wait)
