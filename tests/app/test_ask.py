@@ -132,7 +132,7 @@ async def test_no_notebook_is_a_usage_error(make_world):
     world = make_world()
     fill(world)
     async with world.run(notebook=None) as orch:
-        with pytest.raises(UsageError, match="--notebook"):
+        with pytest.raises(UsageError, match="no notebook given"):
             await orch.refresh(["sorting/heapsort.md"])
 
 

@@ -183,3 +183,26 @@ def test_every_section_of_the_text_report_reads_as_documented(capsys: pytest.Cap
         "", "Recently evicted:", "  g.md 2024-01-02T00:00:00+00:00 (lru [x])",
         "", "Next steps:", "  2 synced notes changed: nlmsync refresh m.md q.md",
     ]
+
+
+def test_status_of_a_path_never_synced_says_why_as_refresh_would(synced: list[str], tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    vault = tmp_path / "vault"
+    (vault / "private").mkdir()
+    (vault / "private" / "diary.md").write_text("# Diary\n", encoding="utf-8")
+    (vault / "notes" / "draft.md").write_text("---\nnlmsync: false\n---\n# Draft\n", encoding="utf-8")
+    (vault / "notes" / "blank.md").write_text("\n  \n", encoding="utf-8")
+    (vault / "notes" / "new.md").write_text("# New\n", encoding="utf-8")
+    (vault / ".nlmsync" / "config.toml").write_text('exclude = ["private/**"]\n', encoding="utf-8")
+    asked = ["notes/a.md", "notes/mistyped.md", "private/diary.md", "notes/draft.md", "notes/blank.md",
+             "notes/new.md", "notes"]
+    code, out, _ = run(capsys, *synced, "status", "--json", *asked)
+    assert code == 0
+    assert [(n["path"], n["where"], n["reason"]) for n in json.loads(out)["notes"]] == [
+        ("notes/a.md", "alone", None), ("notes/mistyped.md", "no such note", None),
+        ("private/diary.md", "excluded", "excluded by pattern"),
+        ("notes/draft.md", "excluded", "excluded (nlmsync: false)"),
+        ("notes/blank.md", "not synced", "empty"), ("notes/new.md", "not synced", None), ("notes", "folder", None)]
+    code, out, _ = run(capsys, *synced, "status", "notes/mistyped.md", "private/diary.md", "notes/blank.md")
+    assert "  notes/mistyped.md: no such note\n" in out and "  private/diary.md: excluded by pattern\n" in out
+    assert "  notes/blank.md: not synced (empty)\n" in out

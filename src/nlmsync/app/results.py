@@ -101,12 +101,14 @@ class PackEntry(BaseModel):
 
 class NotePlacement(BaseModel):
     """Where one note is in the notebook: in a pack, alone (its own source, or parts), missing (its source is
-    gone from the notebook) or not synced."""
+    gone from the notebook) or not synced; for a path nlmsync never synced, why: no such note, a folder, excluded
+    (`reason` says how), or not synced (`reason`: what keeps it out, such as `empty`, or none)."""
 
     path: str
     where: str
     source_ids: list[str] = Field(default_factory=list)
     pack: str | None = Field(default=None, description="The title of the pack holding the note.")
+    reason: str | None = Field(default=None, description="Why a note is excluded or cannot be synced.")
 
 
 class StatusReport(BaseModel):

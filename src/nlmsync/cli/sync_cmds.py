@@ -300,6 +300,8 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
         out(f"  {report.layout}")
     for placed in report.notes:
         where = f"in pack {escape_path(placed.pack)}" if placed.where == "pack" and placed.pack else placed.where
+        if placed.reason:  # "excluded by pattern" says it all; "not synced (empty)"
+            where = escape_path(placed.reason) if placed.where == "excluded" else f"{where} ({escape_path(placed.reason)})"
         ids = f" ({', '.join(placed.source_ids)})" if placed.source_ids else ""
         out(f"  {escape_path(placed.path)}: {where}{ids}")
     synced = len(report.active_sources) + (report.layout.packed_note_count if report.layout is not None else 0)
