@@ -11,7 +11,7 @@ from nlmsync.errors import AuthenticationRequiredError
 from nlmsync.fake.account import EXPIRED_ERROR
 from nlmsync.fake.faults import LOGIN_COUNTER, ErrorRule, Faults
 from nlmsync.notebooklm.login import MAX_RENEWALS
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.branches import Branch
 
 pytestmark = pytest.mark.anyio
 
