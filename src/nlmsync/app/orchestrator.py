@@ -30,11 +30,14 @@ from nlmsync.app.status import status_report
 from nlmsync.app.writer import held_writer
 from nlmsync.config import Settings
 from nlmsync.errors import (
+    AuthenticationRequiredError,
+    ConnectionProblem,
     InputError,
     NlmsyncError,
     NotFoundError,
     PartialFailure,
     RateLimitedError,
+    ServerCommandNotFoundError,
     ServerError,
     ServerValidationError,
     UsageError,
@@ -228,6 +231,21 @@ class Orchestrator:
         done, left = await retry_pending_deletions(self._deps(notebook_id), remote)
         return remote, done, left
 
+    async def _read_notebook(self, *, dry_run: bool, notices: list[str]) -> tuple[str, RemoteView, int, int]:
+        """The run's notebook and the picture `_prepare_run` makes of it. A dry run that cannot read the notebook —
+        no Google login yet, the server not reachable or not installed — plans for an empty notebook and says so
+        in `notices`, so the plan for a vault is known before the login works."""
+        try:
+            notebook_id, first = await self._notebook(create=not dry_run, planned=dry_run)
+            remote, done, left = await self._prepare_run(notebook_id, first, dry_run=dry_run)
+        except (AuthenticationRequiredError, ConnectionProblem, ServerCommandNotFoundError) as exc:
+            if not dry_run:
+                raise
+            notebook_id = (self.settings.notebook or "").strip() or self.store.default_notebook() or ""
+            notices.append(f"the notebook could not be read ({exc.message}): this is the plan for an empty notebook")
+            return notebook_id, RemoteView(notebook_id, planned_title(notebook_id) or ""), 0, 0
+        return notebook_id, remote, done, left
+
     # --- refresh -------------------------------------------------------------------------------
     async def refresh(self, paths: Sequence[str] = (), *, query: str | None = None, all_notes: bool = False,
                       dry_run: bool = False) -> RefreshReport:
@@ -265,10 +283,9 @@ class Orchestrator:
         async with held_writer(self.store):
             # bad paths are refused before the server is touched; `--all` also takes paths no longer in the vault
             named, roots = named_notes(self.vault_root, paths, gone_ok=all_notes)
-            notebook_id, first = await self._notebook(create=not dry_run, planned=dry_run)
+            notebook_id, remote, report.pending_deletions_done_count, report.pending_deletions_left_count = (
+                await self._read_notebook(dry_run=dry_run, notices=report.notices))
             report.notebook_id = notebook_id
-            remote, report.pending_deletions_done_count, report.pending_deletions_left_count = await self._prepare_run(
-                notebook_id, first, dry_run=dry_run)
             selected, found, passed_over, stats = self._refresh_paths(notebook_id, named, query, all_notes)
             scope = all_notes_scope(self.store, notebook_id, paths, roots, selected) if all_notes else None
             try:

@@ -21,10 +21,11 @@ if TYPE_CHECKING:
 
 @functools.cache
 def stdout_console() -> Console:
-    """The rich console for readable output on stdout (made on first use)."""
+    """The rich console for readable output on stdout (made on first use). Emoji codes are left as written: a
+    notebook `new:Notes:` or a note `a:memo:b.md` is printed as it is named."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True)
+    return Console(highlight=False, soft_wrap=True, emoji=False)
 
 
 @functools.cache
@@ -32,7 +33,7 @@ def stderr_console() -> Console:
     """The rich console for progress and notes on stderr (made on first use)."""
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def escape(text: str) -> str:
