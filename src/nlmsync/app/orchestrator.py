@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from nlmsync.app.allowance import Allowance, plan_capacity
 from nlmsync.app.citations import map_citations
+from nlmsync.app.follow_up import follows_up, well_matched
 from nlmsync.app.messages import partial_failure_message
 from nlmsync.app.notebooks import notebook_not_found, planned_title, resolve_notebook
 from nlmsync.app.progress import ProgressSink
@@ -345,10 +346,13 @@ class Orchestrator:
         return unique, set(unique) - {note for note, by_name in named or () if by_name}, [], {}
 
     # --- ask -----------------------------------------------------------------------------------
-    async def ask(self, question: str, conversation_id: str | None = None, new: bool = False) -> AskResult:
+    async def ask(self, question: str, conversation_id: str | None = None, new: bool = False,
+                  continue_latest: bool = False) -> AskResult:
         """Select notes for `question`, make them live, query with the sources the conversation carries over, record the turn.
 
-        Continues the notebook's latest conversation unless `new` or `conversation_id` says otherwise.
+        Goes to `conversation_id`, or a new conversation with `new`; else continues the notebook's latest
+        conversation when the question follows it up (`follow_up`; always with `continue_latest`), and starts a new
+        one when it does not, saying so.
 
         Raises:
             UsageError: the question is empty.
@@ -373,7 +377,8 @@ class Orchestrator:
             live = [o for o in outcomes if o.branch in (Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED)]
             result.notices.extend(f"{o.path}: {o.error}" for o in outcomes if o.branch == Branch.FAILED)
             result.notices.extend(self._notices(remote))
-            conversation = None if new else (conversation_id or self.store.latest_conversation(notebook_id))
+            conversation = None if new else (conversation_id or self._latest_followed_up(
+                notebook_id, hits, continue_latest, result.notices))
             if conversation is not None:
                 records = self.store.query_records(notebook_id, conversation)
                 result.carried_over_source_ids = history_source_ids([r.source_ids for r in records],
@@ -393,12 +398,29 @@ class Orchestrator:
                                                  conversation, result)
         result.answer = answer.answer
         result.conversation_id = answer.conversation_id or conversation
+        result.continued = conversation is not None
         result.citations = map_citations(self.store, self.vault_root, notebook_id, answer, live)
         if result.conversation_id:
             async with held_writer(self.store):
                 self.store.record_turn(notebook_id, result.conversation_id, question, answer.answer,
                                        result.source_ids, [o.path for o in live], answer.citations)
         return result
+
+    def _latest_followed_up(self, notebook_id: str, hits: list[SearchHit], always: bool,
+                            notices: list[str]) -> str | None:
+        """The notebook's latest conversation when the question (its notes: `hits`) follows it up (`follows_up`,
+        or `always`), else None — a new conversation, said in `notices` when there was one to continue."""
+        latest = self.store.latest_conversation(notebook_id)
+        if latest is None or always:
+            return latest
+        ratio = self.settings.cutoff_ratio
+        earlier = {path for record in self.store.query_records(notebook_id, latest)
+                   for path in well_matched(self._selected(record.question), ratio)}
+        if follows_up(well_matched(hits, ratio), earlier):
+            return latest
+        notices.append(f"a new conversation: the question shares no note with the latest one ({latest}), which "
+                       "it follows up when asked to (--continue, or that conversation's id)")
+        return None
 
     async def _query(self, notebook_id: str, question: str, source_ids: list[str] | None,
                      conversation: str | None, result: AskResult) -> tuple[QueryAnswer, str | None]:

@@ -37,6 +37,8 @@ class AskResult(BaseModel):
     question: str
     answer: str
     conversation_id: str | None
+    continued: bool = Field(default=False, description="The question followed up an earlier conversation (the one "
+                            "given, or the latest, which the question's notes overlap); false: a new one.")
     selected_notes: list[SelectedNote] = Field(default_factory=list)
     source_ids: list[str] = Field(default_factory=list, description="Selected notes' sources, then carry-over.")
     carried_over_source_ids: list[str] = Field(default_factory=list)
