@@ -173,3 +173,28 @@ def test_a_state_file_that_is_a_folder_is_refused_not_taken_for_none(vault: Path
     code, out, err = run(capsys, "--vault", str(vault), "--state", str(folder), *command)
     assert code == 2 and out == ""
     assert err.startswith(f"nlmsync: error: {folder}: state file is not a usable nlmsync database")
+
+
+@pytest.fixture
+def _in_kolkata(monkeypatch: pytest.MonkeyPatch):
+    """Local time 5 h 30 min ahead of UTC (no daylight saving): a time in UTC cannot pass for local."""
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.usefixtures("_in_kolkata")
+def test_conversations_print_local_time_as_status_does(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from nlmsync.cli._output import when
+
+    assert when("2026-11-23T20:00:00+00:00") == "2026-11-24T01:30:00+05:30"
+    assert relative_time(datetime(2026, 8, 25, 20, 0, tzinfo=UTC), datetime(2026, 11, 23, tzinfo=UTC)) == "2026-08-26"
+    code, _, err = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Times", "ask",
+                       "How does a max-heap work?")
+    assert code == 0, err
+    code, out, _ = run(capsys, "--vault", str(vault), "conversations")
+    assert code == 0 and "+05:30" in out and "+00:00" not in out
