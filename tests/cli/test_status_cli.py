@@ -9,6 +9,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from tests.cli_helpers import fake_state
 from tests.cli_helpers import run_cli as run
 
 
@@ -118,13 +119,12 @@ def test_an_upload_the_state_file_lost_is_adopted_by_status_itself(synced: list[
     """The state file is a cache of the notebook: `status` reads the notebook, finds the upload of a vault note
     a run recorded nowhere, reads it back (it holds the note's text) and takes it as the note's source."""
     from nlmsync.fake import FakeNotebookLM
-    from nlmsync.notebooklm import FAKE_STATE_FILE
     from nlmsync.sync.prepared import prepare_note
 
     vault = tmp_path / "vault"
     text = "# f\nA note uploaded by a run whose state file was lost.\n"
     (vault / "notes" / "f.md").write_text(text, encoding="utf-8")
-    fake = FakeNotebookLM(state_path=vault / ".nlmsync" / FAKE_STATE_FILE)
+    fake = FakeNotebookLM(state_path=fake_state(vault))
     (notebook_id,) = fake.notebooks
     (part,) = prepare_note("notes/f.md", text).parts
     orphan = fake.apply("source_add", {"notebook_id": notebook_id, "source_type": "text", "text": part.text,

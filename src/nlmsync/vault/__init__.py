@@ -42,7 +42,15 @@ from nlmsync.vault.paths import (
     printable_path,
     resolve_in_vault,
 )
-from nlmsync.vault.walk import NoteFile, SkippedNote, VaultListing, VaultScan, check_vault, list_vault, scan_vault
+from nlmsync.vault.walk import (
+    NoteFile,
+    SkippedNote,
+    VaultListing,
+    VaultScan,
+    check_vault,
+    list_vault,
+    scan_vault,
+)
 
 __all__ = [
     "EXCLUDED_BY_FRONT_MATTER",
