@@ -103,8 +103,9 @@ def _as_the_inspector_starts_it(vault: Path) -> StdioServerParameters:
     """The Inspector command of docs/mcp-clients.md, split as the Inspector splits it: its own options out,
     `-e NAME=VALUE` into the server's environment, the rest the server's command (`~/notes` the test vault)."""
     page = (Path(__file__).resolve().parents[2] / "docs" / "mcp-clients.md").read_text(encoding="utf-8")
-    (line,) = [line for line in page.splitlines() if line.startswith("npx @modelcontextprotocol/inspector ")]
-    words = shlex.split(line)[2:]
+    # `-y`: npx fetches the Inspector without asking, which it cannot do off a terminal
+    (line,) = [line for line in page.splitlines() if line.startswith("npx -y @modelcontextprotocol/inspector ")]
+    words = shlex.split(line)[3:]
     env, command, own = environment_without_settings(), [], []
     while words:
         word = words.pop(0)
