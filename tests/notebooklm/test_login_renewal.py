@@ -51,8 +51,8 @@ async def test_an_expired_login_is_renewed_and_the_call_sent_once_more() -> None
     assert client.login.renewals == 0  # the renewal helped: the count starts again
 
 
-async def test_concurrent_calls_that_meet_one_expiry_share_one_renewal() -> None:
-    fake, nb = _seeded(Faults(expire_login_after=10), expired=True)
+async def _concurrent_gets(fake: FakeNotebookLM, nb: str, count: int) -> int:
+    """`count` notebook_get calls at once on one client; how many answered."""
     async with connect(build_fake_server(fake), Settings()) as client:
         results = []
 
@@ -61,9 +61,14 @@ async def test_concurrent_calls_that_meet_one_expiry_share_one_renewal() -> None
 
         with anyio.fail_after(30):
             async with anyio.create_task_group() as tg:
-                for _ in range(4):
+                for _ in range(count):
                     tg.start_soon(get)
-    assert len(results) == 4
+    return len(results)
+
+
+async def test_concurrent_calls_that_meet_one_expiry_share_one_renewal() -> None:
+    fake, nb = _seeded(Faults(expire_login_after=10), expired=True)
+    assert await _concurrent_gets(fake, nb, 4) == 4
     assert [t for t, _ in _calls(fake)].count("refresh_auth") == 1
 
 
@@ -99,17 +104,7 @@ async def test_renewals_that_no_call_could_use_stop_after_a_few_in_a_row() -> No
 
 async def test_calls_sent_again_on_a_renewed_login_that_others_used_up_are_renewed_again() -> None:
     fake, nb = _seeded(Faults(expire_login_after=2), expired=True)
-    async with connect(build_fake_server(fake), Settings()) as client:
-        results = []
-
-        async def get() -> None:
-            results.append(await client.notebook_get(nb))
-
-        with anyio.fail_after(30):
-            async with anyio.create_task_group() as tg:
-                for _ in range(8):
-                    tg.start_soon(get)
-    assert len(results) == 8
+    assert await _concurrent_gets(fake, nb, 8) == 8
 
 
 async def test_with_cookies_in_the_environment_the_hint_says_to_renew_them() -> None:
