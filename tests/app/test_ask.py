@@ -93,7 +93,8 @@ def test_a_note_matched_only_to_reach_min_k_says_nothing_of_what_a_question_is_a
     hits = [SimpleNamespace(path=p, score=s) for p, s in [("kimchi.md", 9.8), ("meeting.md", 5.7), ("heap.md", 1.6)]]
     assert well_matched(hits, 0.4) == ["kimchi.md", "meeting.md"] and well_matched([], 0.4) == []
     assert follows_up(["heap.md"], {"heap.md", "merge.md"}) and not follows_up(["heap.md"], {"kimchi.md"})
-    assert follows_up([], {"kimchi.md"})  # a question that names nothing
+    assert follows_up([], {"kimchi.md"})  # a question that matches nothing well
+    assert follows_up(["git.md"], {"kimchi.md"}, names_nothing=True)  # "Why?" matches notes holding "why"
 
 
 async def test_carry_over_follows_aliases_to_the_current_source(make_world):

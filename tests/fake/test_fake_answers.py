@@ -114,3 +114,11 @@ def test_a_long_table_is_quoted_in_windows_of_whole_rows_each_under_its_header()
         lines = passage.text.split("\n")
         assert lines[:2] == ["| Name | Text |", "| --- | --- |"] and len(passage.text.split()) <= MAX_PASSAGE_WORDS
     assert [line for p in passages for line in p.text.split("\n")[2:]] == rows
+
+
+def test_an_answer_quotes_the_notes_in_the_questions_language_where_the_notebook_has_them() -> None:
+    english = "# Embed files\n\nTo embed a file in a note, add an exclamation mark before a link to it.\n"
+    greek = ("# Ενσωμάτωση αρχείων\n\nΓια να ενσωματώσετε ένα αρχείο σε μια σημείωση, προσθέστε ένα θαυμαστικό "
+             "πριν από έναν σύνδεσμο προς αυτό: embed file note.\n")
+    answer = compose_answer("How do I embed a file in a note?", [("el", greek), ("en", english)])
+    assert {ref["source_id"] for ref in answer["references"]} == {"en"}
