@@ -61,6 +61,8 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ("docs/benchmarks.md", "python benchmarks/corpora.py          # once: download and build the corpora"):
         "downloads the corpora (tests/test_benchmark_corpora.py checks what it says offline)",
     ("docs/benchmarks.md", "python benchmarks/search_peers.py    # about 25 minutes on a 2-core machine"): CORPORA,
+    ("docs/benchmarks.md", "python benchmarks/questions.py --against main=/path/to/checkout/src   # about 10 "
+                           "minutes on a 2-core machine"): CORPORA,
     ("docs/benchmarks.md", "python benchmarks/scale.py --counts 10000,50000,100000 --runs 5   # about 40 minutes on "
                            "a 2-core machine"): CORPORA,
     ("docs/benchmarks.md", "python benchmarks/sync.py --repeats 3   # about 3 minutes on a 2-core machine"): CORPORA,

@@ -5,8 +5,8 @@ A question follows up the latest conversation when the notes it matches well ove
 conversation's questions match well, or when it matches none well or names nothing (every word of it a stop word:
 "And why?" can only be read as a follow-up); `--continue` follows up whatever the question is about. A note matches
 a question well when its score is at least the selection rule's `cutoff_ratio` of the best note's: the notes the
-rule adds only to reach `min_k` say nothing of what a question is about. The earlier questions are matched
-again against the vault as it is, so both sides are judged alike. An unrelated question (a heapsort question
+rule adds only to reach `min_k` say nothing of what a question is about. The conversation's latest questions
+(`FOLLOWED_TURNS`) are matched again against the vault as it is, so both sides are judged alike. An unrelated question (a heapsort question
 after a conversation about kimchi) starts a new conversation, so it neither lands in the other conversation nor
 carries that conversation's sources over. Pure: the caller runs the searches and tells whether the question
 names anything (`search.names_nothing`).
@@ -17,7 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-__all__ = ["follows_up", "well_matched"]
+__all__ = ["FOLLOWED_TURNS", "follows_up", "well_matched"]
+
+FOLLOWED_TURNS = 5
+"""The latest questions of a conversation a new question is compared with (each searched again): what a follow-up
+refers to is what was asked last, and a long conversation costs no more than a short one."""
 
 
 class _Hit(Protocol):

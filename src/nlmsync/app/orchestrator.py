@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from nlmsync.app.allowance import Allowance, plan_capacity
 from nlmsync.app.citations import map_citations
-from nlmsync.app.follow_up import follows_up, well_matched
+from nlmsync.app.follow_up import FOLLOWED_TURNS, follows_up, well_matched
 from nlmsync.app.messages import partial_failure_message
 from nlmsync.app.notebooks import notebook_not_found, planned_title, resolve_notebook
 from nlmsync.app.progress import ProgressSink
@@ -435,8 +435,8 @@ class Orchestrator:
         if latest is None or always:
             return latest
         ratio = self.settings.cutoff_ratio
-        earlier = {path for record in self.store.query_records(notebook_id, latest)
-                   for path in well_matched(self._selection(record.question).chosen, ratio)}
+        recent = dict.fromkeys(r.question for r in self.store.query_records(notebook_id, latest)[:FOLLOWED_TURNS])
+        earlier = {path for asked in recent for path in well_matched(self._selection(asked).chosen, ratio)}
         if follows_up(well_matched(hits, ratio), earlier, names_nothing=names_nothing(question)):
             return latest
         notices.append(f"a new conversation: the question shares no note with the latest one ({latest}), which "
