@@ -78,10 +78,13 @@ class NlmsyncError(Exception):
     # What a run had done and recorded before this error stopped it (a refresh's per-note report), if anything.
     report: RunReport | None = None
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
+    def __init__(self, message: str, *, hint: str | None = None, client_hint: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.client_hint = client_hint
+        """The hint as an MCP client of `nlmsync serve` can act on it (it passes no command-line option), where
+        the command line's would mislead it; None: `hint` serves both."""
 
     def __str__(self) -> str:
         return self.message
@@ -92,11 +95,8 @@ class UsageError(NlmsyncError):
 
 
 class NoNotebookError(UsageError):
-    """No `--notebook` (nor `notebook` setting), and no notebook recorded in the state file to use instead."""
-
-    def __init__(self, message: str = "no notebook given: pass --notebook ID, or --notebook new:TITLE to create one",
-                 *, hint: str | None = "or set 'notebook' in .nlmsync/config.toml") -> None:
-        super().__init__(message, hint=hint)
+    """No `--notebook` (nor `notebook` setting), and no notebook recorded in the state file to use instead. The
+    message names the vault whose state file was read; the hints say what the server has to choose from."""
 
 
 class ConfigError(NlmsyncError):

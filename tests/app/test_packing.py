@@ -309,7 +309,7 @@ async def test_status_shows_the_layout_and_which_pack_holds_a_note(make_world):
     assert report.layout is not None and report.layout.packed_note_count == NOTES
     placed, unknown = report.notes
     assert placed.where == "pack" and placed.pack in world.remote().values()
-    assert unknown.where == "not synced"
+    assert unknown.where == "no such note"
     assert [(c.path, c.change) for c in report.local_changes] == [("f1/n05.md", "modified")]
     assert len(report.packs) == report.layout.pack_count
 

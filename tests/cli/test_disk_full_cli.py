@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tests.cli_helpers import fake_state
 from tests.cli_helpers import run_cli as run
 
 from nlmsync.fake import FakeNotebookLM
-from nlmsync.notebooklm import FAKE_STATE_FILE
 from nlmsync.store import StateStore
 from nlmsync.store import db as state_db
 
@@ -68,7 +68,7 @@ def test_refresh_on_a_full_disk_stops_with_exit_7_and_the_repeat_converges(vault
     disk(False)
     code, out, err = run(capsys, *common, "refresh", "--all", "--json")
     assert code == 0, err
-    fake = FakeNotebookLM(state_path=vault / ".nlmsync" / FAKE_STATE_FILE)
+    fake = FakeNotebookLM(state_path=fake_state(vault))
     (notebook,) = fake.notebooks.values()
     titles = [s.title for s in notebook.sources.values()]
     assert len(titles) == len(set(titles))  # no note twice

@@ -304,5 +304,5 @@ async def test_rate_limited_adds_pause_once_per_burst_slow_down_and_give_up_afte
     assert waited == pytest.approx([10.0, 3.0])  # the pause, then 60/20 s between adds
     assert limiter.limited(burst) and limiter.per_minute == 10 and limiter.pauses_taken == [10.0, 30.0]
     assert not limiter.limited(await limiter.wait_turn()) and limiter.exhausted
-    assert limiter.summary() == ("NotebookLM kept rate-limiting source_add: paused 2 times (40 s in all), then gave up "
+    assert limiter.summary() == ("NotebookLM kept rate-limiting uploads: paused 2 times (40 s in all), then gave up "
                                  "on the remaining adds")

@@ -9,7 +9,7 @@ from nlmsync import search
 
 def test_exported_names_are_exactly_the_documented_ones() -> None:
     assert sorted(search.__all__) == [
-        "IndexReport", "NoteIndex", "SearchHit", "Selection", "markdown_lines", "matched_words", "query_terms",
+        "IndexReport", "NoteIndex", "SearchHit", "Selection", "markdown_lines", "matched_words", "names_nothing", "query_terms",
         "tokenize",
     ]
     for name in search.__all__:

@@ -19,7 +19,7 @@ def test_exported_names_are_exactly_the_documented_ones() -> None:
         "ATTACHMENT_KINDS", "DEFAULT_ATTACHMENT_KINDS", "EXCLUDED_BY_FRONT_MATTER", "EXCLUDED_BY_PATTERN", "EXCLUSION_REASONS",
         "FrontMatter", "IGNORED_DIRS", "INVALID_NAME_ENCODING", "NOTE_SUFFIX", "NoteChange", "NoteFile",
         "STATE_DIR_NAME", "STATE_FILE_NAME", "SkippedNote", "VaultListing", "VaultScan", "attachment_kind",
-        "attachment_suffixes", "check_exclude",
+        "attachment_suffixes", "check_exclude", "check_vault",
         "decode_note", "excluded_by_pattern", "exclusion_reason", "front_matter_strings", "has_note_suffix",
         "is_attachment_path", "is_blank", "is_excluded", "is_note_path", "is_valid_name", "iter_lines", "link_target", "list_vault",
         "matches_exclude", "normalize_rel_path", "parse_front_matter", "parse_kinds", "printable_path", "read_file_bytes",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from nlmsync.app.allowance import Allowance, plan_capacity
 from nlmsync.app.citations import map_citations
+from nlmsync.app.follow_up import FOLLOWED_TURNS, follows_up, well_matched
 from nlmsync.app.messages import partial_failure_message
 from nlmsync.app.notebooks import notebook_not_found, planned_title, resolve_notebook
 from nlmsync.app.progress import ProgressSink
@@ -30,11 +31,14 @@ from nlmsync.app.status import status_report
 from nlmsync.app.writer import held_writer
 from nlmsync.config import Settings
 from nlmsync.errors import (
+    AuthenticationRequiredError,
+    ConnectionProblem,
     InputError,
     NlmsyncError,
     NotFoundError,
     PartialFailure,
     RateLimitedError,
+    ServerCommandNotFoundError,
     ServerError,
     ServerValidationError,
     UsageError,
@@ -66,7 +70,7 @@ from nlmsync.vault import SkippedNote
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from nlmsync.search import NoteIndex, Selection
+    from nlmsync.search import NoteIndex, SearchHit, Selection
     from nlmsync.sync.adopt import Levelled
 
 
@@ -106,12 +110,9 @@ class Orchestrator:
         """Open the state file and connect to the server (`server` overrides `settings.server`).
 
         Raises:
-            InputError: the vault is not a directory.
             StateError: the state file cannot be used.
             NotebookLMError: the server cannot be reached.
         """
-        if not Path(settings.vault).is_dir():
-            raise InputError(f"{settings.vault}: the vault is not a directory")
         store = StateStore.open(settings.state_path, settings)
         try:
             async with connect_server(settings, server) as client:
@@ -138,7 +139,8 @@ class Orchestrator:
     async def _notebook(self, *, create: bool, planned: bool = False) -> tuple[str, NotebookDetails | None]:
         """The notebook of this run, and its `notebook_get` answer when reading it was needed (`resolve_notebook`)."""
         return await resolve_notebook(self.client, self.store, (self.settings.notebook or "").strip(),
-                                      create=create, planned=planned, notice=self._notebook_notices.append)
+                                      vault=self.vault_root, create=create, planned=planned,
+                                      notice=self._notebook_notices.append)
 
     async def _remote(self, notebook_id: str, first: NotebookDetails | None) -> RemoteView:
         """The run's picture of the notebook.
@@ -235,6 +237,21 @@ class Orchestrator:
         done, left = await retry_pending_deletions(self._deps(notebook_id), remote)
         return remote, done, left
 
+    async def _read_notebook(self, *, dry_run: bool, notices: list[str]) -> tuple[str, RemoteView, int, int]:
+        """The run's notebook and the picture `_prepare_run` makes of it. A dry run that cannot read the notebook —
+        no Google login yet, the server not reachable or not installed — plans for an empty notebook and says so
+        in `notices`, so the plan for a vault is known before the login works."""
+        try:
+            notebook_id, first = await self._notebook(create=not dry_run, planned=dry_run)
+            remote, done, left = await self._prepare_run(notebook_id, first, dry_run=dry_run)
+        except (AuthenticationRequiredError, ConnectionProblem, ServerCommandNotFoundError) as exc:
+            if not dry_run:
+                raise
+            notebook_id = (self.settings.notebook or "").strip() or self.store.default_notebook() or ""
+            notices.append(f"the notebook could not be read ({exc.message}): this is the plan for an empty notebook")
+            return notebook_id, RemoteView(notebook_id, planned_title(notebook_id) or ""), 0, 0
+        return notebook_id, remote, done, left
+
     # --- refresh -------------------------------------------------------------------------------
     async def refresh(self, paths: Sequence[str] = (), *, query: str | None = None, all_notes: bool = False,
                       dry_run: bool = False) -> RefreshReport:
@@ -272,10 +289,9 @@ class Orchestrator:
         async with held_writer(self.store):
             # bad paths are refused before the server is touched; `--all` also takes paths no longer in the vault
             named, roots = named_notes(self.vault_root, paths, gone_ok=all_notes)
-            notebook_id, first = await self._notebook(create=not dry_run, planned=dry_run)
+            notebook_id, remote, report.pending_deletions_done_count, report.pending_deletions_left_count = (
+                await self._read_notebook(dry_run=dry_run, notices=report.notices))
             report.notebook_id = notebook_id
-            remote, report.pending_deletions_done_count, report.pending_deletions_left_count = await self._prepare_run(
-                notebook_id, first, dry_run=dry_run)
             selected, found, passed_over, stats = self._refresh_paths(notebook_id, named, query, all_notes, report)
             scope = all_notes_scope(self.store, notebook_id, paths, roots, selected) if all_notes else None
             try:
@@ -341,10 +357,13 @@ class Orchestrator:
         return unique, set(unique) - {note for note, by_name in named or () if by_name}, [], {}
 
     # --- ask -----------------------------------------------------------------------------------
-    async def ask(self, question: str, conversation_id: str | None = None, new: bool = False) -> AskResult:
+    async def ask(self, question: str, conversation_id: str | None = None, new: bool = False,
+                  continue_latest: bool = False) -> AskResult:
         """Select notes for `question`, make them live, query with the sources the conversation carries over, record the turn.
 
-        Continues the notebook's latest conversation unless `new` or `conversation_id` says otherwise.
+        Goes to `conversation_id`, or a new conversation with `new`; else continues the notebook's latest
+        conversation when the question follows it up (`follow_up`; always with `continue_latest`), and starts a new
+        one when it does not, saying so.
 
         Raises:
             UsageError: the question is empty.
@@ -373,7 +392,8 @@ class Orchestrator:
             live = [o for o in outcomes if o.branch in (Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED)]
             result.notices.extend(f"{o.path}: {o.error}" for o in outcomes if o.branch == Branch.FAILED)
             result.notices.extend(self._notices(remote))
-            conversation = None if new else (conversation_id or self.store.latest_conversation(notebook_id))
+            conversation = None if new else (conversation_id or self._latest_followed_up(
+                notebook_id, question, hits, continue_latest, result.notices))
             earlier: set[str] = set()
             if conversation is not None:
                 records = self.store.query_records(notebook_id, conversation)
@@ -396,6 +416,7 @@ class Orchestrator:
                                                  conversation, result)
         result.answer = answer.answer
         result.conversation_id = answer.conversation_id or conversation
+        result.continued = conversation is not None
         result.citations = map_citations(self.store, self.vault_root, notebook_id, answer, live,
                                          self._citation_preference(selection, earlier))
         if result.conversation_id:
@@ -403,6 +424,24 @@ class Orchestrator:
                 self.store.record_turn(notebook_id, result.conversation_id, question, answer.answer,
                                        result.source_ids, [o.path for o in live], answer.citations)
         return result
+
+    def _latest_followed_up(self, notebook_id: str, question: str, hits: list[SearchHit], always: bool,
+                            notices: list[str]) -> str | None:
+        """The notebook's latest conversation when `question` (its notes: `hits`) follows it up (`follows_up`, or
+        `always`), else None — a new conversation, said in `notices` when there was one to continue."""
+        from nlmsync.search import names_nothing  # loaded with the index a question is selected by
+
+        latest = self.store.latest_conversation(notebook_id)
+        if latest is None or always:
+            return latest
+        ratio = self.settings.cutoff_ratio
+        recent = dict.fromkeys(r.question for r in self.store.query_records(notebook_id, latest)[:FOLLOWED_TURNS])
+        earlier = {path for asked in recent for path in well_matched(self._selection(asked).chosen, ratio)}
+        if follows_up(well_matched(hits, ratio), earlier, names_nothing=names_nothing(question)):
+            return latest
+        notices.append(f"a new conversation: the question shares no note with the latest one ({latest}), which "
+                       "it follows up when asked to (--continue, or that conversation's id)")
+        return None
 
     def _citation_preference(self, selection: Selection,
                              earlier: set[str]) -> Callable[[str], tuple[bool, bool, bool, float]]:

@@ -49,6 +49,8 @@ class AskResult(BaseModel):
     question: str
     answer: str
     conversation_id: str | None
+    continued: bool = Field(default=False, description="The question followed up an earlier conversation (the one "
+                            "given, or the latest, which the question's notes overlap); false: a new one.")
     selected_notes: list[SelectedNote] = Field(default_factory=list)
     source_ids: list[str] = Field(default_factory=list, description="Selected notes' sources, then carry-over.")
     carried_over_source_ids: list[str] = Field(default_factory=list)
@@ -117,12 +119,14 @@ class PackEntry(BaseModel):
 
 class NotePlacement(BaseModel):
     """Where one note is in the notebook: in a pack, alone (its own source, or parts), missing (its source is
-    gone from the notebook) or not synced."""
+    gone from the notebook) or not synced; for a path nlmsync never synced, why: no such note, a folder, excluded
+    (`reason` says how), or not synced (`reason`: what keeps it out, such as `empty`, or none)."""
 
     path: str
     where: str
     source_ids: list[str] = Field(default_factory=list)
     pack: str | None = Field(default=None, description="The title of the pack holding the note.")
+    reason: str | None = Field(default=None, description="Why a note is excluded or cannot be synced.")
 
 
 class StatusReport(BaseModel):

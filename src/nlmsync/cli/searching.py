@@ -40,15 +40,12 @@ def open_index(settings: Settings | SearchSettings, *, state_optional: bool = Fa
     the index is built in memory, and a note on stderr says why.
 
     Raises:
-        InputError: the vault is not a directory.
         StateError, DiskFullError, StateLockedError: the state file cannot be used (a damaged or newer one and a
             busy one even with `state_optional`: they are not this machine's circumstances but the file's).
     """
     from nlmsync.search import NoteIndex
     from nlmsync.store.db import open_connection
 
-    if not settings.vault.is_dir():
-        raise InputError(f"{settings.vault}: vault folder does not exist or is not a directory")
     try:
         db = open_connection(settings.state_path)
     except (StateError, DiskFullError) as exc:

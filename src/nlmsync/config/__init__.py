@@ -26,7 +26,7 @@ from nlmsync.config.defaults import PASSAGE_K1 as PASSAGE_K1
 from nlmsync.config.defaults import SNIPPET_K1 as SNIPPET_K1
 from nlmsync.config.defaults import IndexSettings as IndexSettings
 from nlmsync.errors import ConfigError
-from nlmsync.vault import STATE_DIR_NAME, STATE_FILE_NAME, read_input_file
+from nlmsync.vault import STATE_DIR_NAME, STATE_FILE_NAME, check_vault, read_input_file
 
 if TYPE_CHECKING:
     from nlmsync.config.model import Settings as Settings
@@ -195,6 +195,7 @@ def load_settings(*, vault: Path | None = None, config_file: Path | None = None,
 
     Raises:
         ConfigError: an unknown key or invalid value, naming the key and its source.
+        InputError: the vault is not a folder (`vault.check_vault`: every command says so first, in its words).
     """
     from pydantic import ValidationError
 
@@ -206,6 +207,7 @@ def load_settings(*, vault: Path | None = None, config_file: Path | None = None,
     if vault is not None:
         flag_values["vault"] = vault
     vault_path = Path(flag_values.get("vault") or env_values.get("vault") or ".")
+    check_vault(vault_path)
     explicit_config = config_file or (Path(env[ENV_PREFIX + "CONFIG"]) if ENV_PREFIX + "CONFIG" in env else None)
     env_values.pop("config", None)
     path = explicit_config or default_config_path(vault_path)
@@ -236,7 +238,7 @@ def search_settings(*, vault: Path | None = None, config_file: Path | None = Non
     `load_settings` makes (and checks).
 
     Raises:
-        ConfigError: as `load_settings`.
+        ConfigError, InputError: as `load_settings`.
     """
     env = os.environ if env is None else env
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
@@ -245,5 +247,6 @@ def search_settings(*, vault: Path | None = None, config_file: Path | None = Non
     if (config_file is None and not flags and not any(name.startswith(ENV_PREFIX) for name in env)
             and (state is None or isinstance(state, Path))
             and not os.path.lexists(default_config_path(vault_path))):
+        check_vault(vault_path)
         return SearchSettings(vault=vault_path, state=state)
     return load_settings(vault=vault, config_file=config_file, env=env, overrides=overrides)

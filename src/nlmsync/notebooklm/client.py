@@ -49,6 +49,7 @@ from nlmsync.notebooklm.classify import (
     classify_exception,
     classify_in_band_error,
     classify_tool_error_text,
+    doing,
     is_unknown_tool,
 )
 from nlmsync.notebooklm.login import LOGIN_TOOLS, LoginRenewal, renewable
@@ -104,14 +105,14 @@ def result_payload(tool: str, result: CallToolResult) -> dict[str, Any]:
         except json.JSONDecodeError:
             payload = None
     if not isinstance(payload, dict):
-        raise MalformedResponseError(f"{tool}: malformed response from the server: the result is not a JSON object",
+        raise MalformedResponseError(f"{doing(tool)}: malformed response from the server: the result is not a JSON object",
                                      tool=tool, raw="\n".join(texts)[:500])
     status = payload.get("status")
     if status == "error" or (status != "success" and isinstance(payload.get("error"), str)):
         # `refresh_auth` answers a login it could not renew with status "expired"
         raise classify_in_band_error(tool, payload)
     if status != "success":
-        raise MalformedResponseError(f"{tool}: malformed response from the server: field 'status' is {status!r}",
+        raise MalformedResponseError(f"{doing(tool)}: malformed response from the server: field 'status' is {status!r}",
                                      tool=tool, raw=str(payload)[:500])
     return payload
 
@@ -254,7 +255,7 @@ class NotebookLMClient:
 
     async def call(self, tool: str, arguments: dict[str, Any], *, timeout: float | None = None) -> dict[str, Any]:
         """Call any tool; the successful JSON payload (retried on a connection problem if the tool is idempotent).
-        A call that meets an expired login is sent once more after `refresh_auth` renewed it (`login.py`).
+        A call that meets an expired login is sent again after `refresh_auth` renewed it (`login.py`).
 
         Raises:
             AuthenticationRequiredError: the login is needed and could not be renewed (its hint says what to do).
@@ -269,18 +270,22 @@ class NotebookLMClient:
                                          retry_on_connection_issue=self.settings.retry_on_connection_issue,
                                          sleep=self._sleep)
 
-        started = self.login.generation
-        try:
-            return await once()
-        except AuthenticationRequiredError as expired:
-            if tool in LOGIN_TOOLS or not renewable(expired):
-                raise
-            await self.login.renew(expired, started, self.refresh_auth)
-            if tool == "source_add" and arguments.get("wait"):
-                raise ConnectionLostError(f"{tool}: the login expired while the add waited for processing; it was "
-                                          "renewed, and whether the source was added is not known",
-                                          tool=tool, raw=expired.raw) from expired
-        return await once()
+        while True:
+            started = self.login.generation
+            try:
+                result = await once()
+            except AuthenticationRequiredError as expired:
+                if tool in LOGIN_TOOLS or not renewable(expired):
+                    raise
+                await self.login.renew(expired, started, self.refresh_auth)
+                if tool == "source_add" and arguments.get("wait"):
+                    raise ConnectionLostError(f"{doing(tool)}: the login expired while the add waited for processing; it "
+                                              "was renewed, and whether the source was added is not known",
+                                              tool=tool, raw=expired.raw) from expired
+                continue  # sent again on the renewed login, which may have expired again meanwhile
+            if tool not in LOGIN_TOOLS:  # a renewal itself going through says nothing of the login it gave
+                self.login.worked(started)
+            return result
 
     async def _typed(self, tool: str, model: type[ResultT], arguments: dict[str, Any], *,
                      timeout: float | None = None) -> ResultT:
@@ -380,7 +385,7 @@ class NotebookLMClient:
         limiter = self._add_limiter
         while True:
             if limiter.exhausted:
-                raise RateLimitedError(f"source_add not tried: {limiter.summary()}", tool="source_add")
+                raise RateLimitedError(f"{doing('source_add')}: not tried: {limiter.summary()}", tool="source_add")
             burst = await limiter.wait_turn()
             try:
                 return await self._add_once(arguments, wait_timeout)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from nlmsync.search.hits import SearchHit
     from nlmsync.search.index import IndexReport, NoteIndex
     from nlmsync.search.markdown import markdown_lines
-    from nlmsync.search.query import matched_words, query_terms
+    from nlmsync.search.query import matched_words, names_nothing, query_terms
     from nlmsync.search.selection import Selection
 
 _EXPORTS = {
@@ -27,6 +27,7 @@ _EXPORTS = {
     "Selection": "nlmsync.search.selection",
     "markdown_lines": "nlmsync.search.markdown",
     "matched_words": "nlmsync.search.query",
+    "names_nothing": "nlmsync.search.query",
     "query_terms": "nlmsync.search.query",
 }
 
@@ -37,6 +38,7 @@ __all__ = [
     "Selection",
     "markdown_lines",
     "matched_words",
+    "names_nothing",
     "query_terms",
     "tokenize",
 ]

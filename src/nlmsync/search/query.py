@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     import regex
 
 __all__ = ["CJK_WORD_SHARE", "COMPOUND_QUERY_WEIGHT", "LATIN_IN_CJK_WEIGHT", "NEGATIONS", "STOP_WORDS",
-           "STOP_WORD_WEIGHT", "coverage_terms", "matched_words", "query_terms", "query_weights", "query_words"]
+           "STOP_WORD_WEIGHT", "coverage_terms", "matched_words", "names_nothing", "query_terms", "query_weights",
+           "query_words"]
 
 COMPOUND_QUERY_WEIGHT = 0.25
 STOP_WORD_WEIGHT = 0.25
@@ -161,6 +162,12 @@ def coverage_terms(query: str, *, stop_words: bool = True) -> dict[str, float]:
 def query_words(query: str) -> list[str]:
     """The query's words as the index holds them (normalized, lowercased; rule 3's longest left out)."""
     return base_tokens_and_joins(normalize(query))[0]
+
+
+def names_nothing(query: str) -> bool:
+    """Whether every word of `query` is a stop word ("And why?", "What about it?"): it names nothing a note could be
+    about, and only what was asked before tells what it means."""
+    return all(word in STOP_WORDS for word in query_words(query))
 
 
 def query_terms(query: str | None) -> list[str]:

@@ -32,7 +32,7 @@ from nlmsync._text import visible
 from nlmsync.app import Allowance, LoginWait, Orchestrator
 from nlmsync.app.servers import connect_server
 from nlmsync.config import Settings
-from nlmsync.errors import AuthenticationRequiredError, InputError, NlmsyncError, PartialFailure
+from nlmsync.errors import AuthenticationRequiredError, NlmsyncError, PartialFailure
 from nlmsync.notebooklm import login_command
 from nlmsync.reading import NoteReading
 from nlmsync.search import NoteIndex
@@ -73,8 +73,10 @@ _Time = Annotated[str, Field(max_length=20)] | Annotated[float, Field(ge=0)]  # 
 
 
 def _tool_error(exc: NlmsyncError) -> ToolError:
-    """The error as one line: a control character in a path the client gave (a newline) is written as an escape."""
-    return ToolError(visible(f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message))
+    """The error as one line, with the hint worded for a client where the command line's would mislead it (a
+    control character in a path the client gave, a newline, is written as an escape)."""
+    hint = exc.client_hint or exc.hint
+    return ToolError(visible(f"{exc.message} (hint: {hint})" if hint else exc.message))
 
 
 def _call(fn: Callable[[], T]) -> T:
@@ -155,10 +157,8 @@ def serving(settings: Settings, *, notebook_server: Any = None, warn: Callable[[
     login); the build is stopped and the file closed on exit.
 
     Raises:
-        InputError: the vault is not a directory.
         StateError: the state file cannot be used.
     """
-    _check_vault(settings)
     db = open_database(settings.state_path)
     try:
         index = NoteIndex(settings.vault, db, settings)
@@ -174,11 +174,6 @@ def serving(settings: Settings, *, notebook_server: Any = None, warn: Callable[[
         db.close()
 
 
-def _check_vault(settings: Settings) -> None:
-    if not settings.vault.is_dir():
-        raise InputError(f"{settings.vault}: vault folder does not exist or is not a directory")
-
-
 def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any = None,
                  warmup: IndexWarmup | None = None, warn: Callable[[str], None] | None = None,
                  sleep: Sleep = anyio.sleep) -> MCPServer:
@@ -188,11 +183,7 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
     search waits for it to finish, sending progress notifications to a client that asked for them.
     `warn` hears that the notebook tools wait for a login, and that they answer again; `sleep` is what the wait
     sleeps on between tries.
-
-    Raises:
-        InputError: the vault is not a directory.
     """
-    _check_vault(settings)
     vault = VaultTools(settings, index)
     notebook = _Notebook(settings, index, notebook_server, warn, sleep)
     server = StrictToolServer("nlmsync", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
@@ -238,8 +229,8 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
 
     @server.strict_tool("Ask the user's NotebookLM notebook. The notes the question needs are uploaded first. "
                         "Answers the answer, its citations (note, heading, quote), the notes chosen and what was "
-                        "uploaded. Follows up in the latest conversation unless new=true or a conversation_id is "
-                        "given.", ASKS)
+                        "uploaded. Follows up in the latest conversation if the question is about its notes, else "
+                        "starts one (continued says which).", ASKS)
     async def ask_notebook(
         question: Annotated[str, Field(min_length=1, max_length=10_000, description="The question, in words.")],
         conversation_id: Annotated[str | None, Field(max_length=200, description="Continue this conversation "

@@ -52,7 +52,15 @@ from nlmsync.vault.paths import (
     printable_path,
     resolve_in_vault,
 )
-from nlmsync.vault.walk import NoteFile, SkippedNote, VaultListing, VaultScan, list_vault, scan_vault
+from nlmsync.vault.walk import (
+    NoteFile,
+    SkippedNote,
+    VaultListing,
+    VaultScan,
+    check_vault,
+    list_vault,
+    scan_vault,
+)
 
 __all__ = [
     "ATTACHMENT_KINDS",
@@ -74,6 +82,7 @@ __all__ = [
     "attachment_kind",
     "attachment_suffixes",
     "check_exclude",
+    "check_vault",
     "decode_note",
     "excluded_by_pattern",
     "exclusion_reason",

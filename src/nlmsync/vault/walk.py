@@ -104,14 +104,25 @@ def scan_vault(root: Path, attachments: frozenset[str] = frozenset()) -> VaultSc
     return scan
 
 
+def check_vault(root: Path) -> None:
+    """Refuse a vault that is not a folder, in the one wording every command uses.
+
+    Raises:
+        InputError: `root` does not exist, or is not a folder (the message names it).
+    """
+    if root.is_dir():
+        return
+    what = "is not a folder" if os.path.lexists(root) else "does not exist"
+    raise InputError(f"{printable_path(str(root))}: the vault {what}")
+
+
 def list_vault(root: Path, attachments: frozenset[str] = frozenset()) -> VaultListing:
     """The walk of `scan_vault` (same files, same skips), as a `VaultListing` in walk order.
 
     Raises:
         InputError: `root` is not a readable directory.
     """
-    if not root.is_dir():
-        raise InputError(f"{root}: vault folder does not exist or is not a directory")
+    check_vault(root)
     walk = _Walk(root, attachments)
     walk.folder(str(root), walk.real_root, "", frozenset({walk.real_root}), False)
     listing = walk.listing

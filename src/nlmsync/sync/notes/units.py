@@ -35,8 +35,9 @@ from nlmsync.sync.report import NoteOutcome, stop_report, stopped_line
 from nlmsync.sync.titles import retitled
 
 
-def _failed(work: PlannedNote, message: str) -> NoteOutcome:
-    return NoteOutcome(path=work.note.path, branch=Branch.FAILED, part_count=len(work.note.parts), error=message)
+def _failed(work: PlannedNote, message: str, *, not_tried: bool = False) -> NoteOutcome:
+    return NoteOutcome(path=work.note.path, branch=Branch.FAILED, part_count=len(work.note.parts), error=message,
+                       not_tried=not_tried)
 
 
 def _outcome(work: PlannedNote, ids: list[str], adopted: bool) -> NoteOutcome:
@@ -98,8 +99,7 @@ class NoteUnit:
         self._settle(_failed(self.work, message))
 
     def not_tried(self, executor: Executor) -> None:
-        self.runner.not_tried += 1
-        self._settle(_failed(self.work, f"not tried: {why_stopped(executor.fatal)}"))
+        self._settle(_failed(self.work, f"not tried: {why_stopped(executor.fatal)}", not_tried=True))
 
     def _settle(self, outcome: NoteOutcome) -> None:
         if self.started:  # reported in its turn by `finish`
@@ -143,7 +143,6 @@ class Runner:
                  forget: Collection[str] = ()) -> None:
         self.deps = deps
         self.executor = Executor(deps, remote, protect)
-        self.not_tried = 0
         self.unmarked: list[str] = []
         """Notes whose use is not recorded yet, in order: recorded together at the end of the run."""
         self.read = list(read or ())
@@ -185,7 +184,7 @@ class Runner:
         stop = await self.executor.execute(units, self._starts)
         outcomes = [outcome for group in results for outcome in group]
         if isinstance(stop, NlmsyncError) and (stop is self.executor.fatal or self.executor.full):
-            stop.message = stopped_line(stop.message, items, outcomes, self.not_tried)
+            stop.message = stopped_line(stop.message, items, outcomes)
         if isinstance(stop, NlmsyncError):
             stop_report(stop, self.deps.notebook_id, outcomes)
         if stop is not None:
