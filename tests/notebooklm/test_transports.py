@@ -124,6 +124,19 @@ async def test_server_that_dies_at_start_shows_its_last_words(tmp_path: Path, sl
             await client.server_info()
 
 
+@pytest.mark.anyio
+async def test_a_server_that_writes_no_mcp_on_stdout_is_quoted_in_the_error_not_logged_with_a_traceback(
+        tmp_path: Path, sleeps: Any, caplog: pytest.LogCaptureFixture) -> None:
+    script = tmp_path / "chatty.py"
+    script.write_text("print('Starting server v1.2...')\n")
+    async with connect(f"{sys.executable} {script}", Settings(retry_attempts=1), sleep=sleeps) as client:
+        with anyio.fail_after(60), pytest.raises(ServerUnreachableError) as info:
+            await client.server_info()
+    assert "(server said: not an MCP message on stdout: 'Starting server v1.2...')" in str(info.value)
+    # the MCP SDK's record of the line, traceback and all, reaches no handler that would print it on stderr
+    assert [r for r in caplog.records if r.name.startswith("mcp")] == []
+
+
 def _executable(path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("#!/bin/sh\n", encoding="utf-8")
