@@ -191,3 +191,20 @@ def test_commands_the_global_options_do_nothing_for_do_not_list_them(capsys: pyt
 def test_the_server_option_says_its_default(capsys: pytest.CaptureFixture[str]) -> None:
     out = " ".join(run(capsys, "-h")[1].split())
     assert "Default: 'notebooklm-mcp --transport stdio'" in out
+
+
+def test_two_failures_at_once_exit_with_the_code_of_nlmsyncs_own_error(
+        vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from nlmsync.cli import sync_cmds
+    from nlmsync.errors import ConnectionLostError
+
+    def two_tasks_failed(*args: object, **kwargs: object) -> None:
+        # concurrent tasks fail together: a task group raises them as one group, the unexplained one first
+        raise ExceptionGroup("unhandled errors in a TaskGroup", [
+            RuntimeError("a worker's own bug"),
+            ExceptionGroup("nested", [ConnectionLostError("source_add: the connection to the server was lost")])])
+
+    monkeypatch.setattr(sync_cmds, "run_app", two_tasks_failed)
+    code, out, err = run(capsys, "--vault", str(vault), "--notebook", "nb-1", "refresh", "--all")
+    assert (code, out) == (4, "")
+    assert err.splitlines()[0] == "nlmsync: error: source_add: the connection to the server was lost"
