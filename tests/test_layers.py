@@ -29,11 +29,11 @@ DOMAIN_USES: dict[str, frozenset[str]] = {
     # The selector stands alone: it knows nothing of notebooks or sources.
     "search": frozenset(),
     # Reading a note (chunks, snippets, read_note) scores its passages with search's BM25 and query terms (the
-    # tokenizer is the text package's, in the base layer).
+    # tokenizer is the text package's, in the base layer); citations find the heading above a quote with search's
+    # markdown lines.
     "reading": frozenset({"search"}),
-    # Citations map an answer's passages to the headings of the vault notes, read with search's markdown fields.
-    # sync drives the NotebookLM client it is handed and imports none of notebooklm.
-    "sync": frozenset({"search"}),
+    # sync drives the NotebookLM client it is handed and imports none of notebooklm; it ranks nothing.
+    "sync": frozenset(),
     # The client knows nothing of search, sync or the fake: the app hands it the fake for `--server fake`.
     "notebooklm": frozenset(),
     # The bundled fake answers questions by ranking passages with search's BM25, query terms and markdown lines,
@@ -177,6 +177,6 @@ def test_the_check_sees_every_kind_of_import_and_every_wrong_direction() -> None
     assert violations("nlmsync.notebooklm.transports", {"nlmsync.fake.in_process"}) != []
     assert violations("nlmsync.fake.state", {"nlmsync.app"}) != []
     assert violations("nlmsync.notebooklm.client", {"nlmsync.search.bm25"}) != []
-    assert violations("nlmsync.sync.citations", {"nlmsync.search.markdown", "nlmsync.store", "nlmsync.vault"}) == []
+    assert violations("nlmsync.reading.citations", {"nlmsync.search.markdown", "nlmsync.store", "nlmsync.vault"}) == []
     assert violations("nlmsync.sync.prepare", {"nlmsync.notebooklm.client"}) != []
     assert violations("nlmsync.app", {"nlmsync.sync", "nlmsync.search", "nlmsync.notebooklm"}) == []

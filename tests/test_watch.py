@@ -14,7 +14,7 @@ from watchfiles import Change
 
 from nlmsync.fake.server import build_fake_server
 from nlmsync.search.index import NoteIndex
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.branches import Branch
 from nlmsync.vault import NoteChange
 from nlmsync.watch import FileEvent, WatchEvent, WatchPlan, plan_watch_actions, to_events, watch_vault
 

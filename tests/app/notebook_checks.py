@@ -10,7 +10,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from nlmsync.fake.replies import indexed_text
-from nlmsync.sync.pack_text import path_heading
+from nlmsync.sync.packs.text import path_heading
 from nlmsync.sync.titles import parse_note_title, parse_pack_title
 
 LONG_AGO = time.time_ns() - 3600 * 10**9

@@ -8,7 +8,7 @@ import pytest
 
 from nlmsync.errors import StateLockedError, UsageError
 from nlmsync.fake.faults import DropRule, Faults
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.branches import Branch
 from nlmsync.sync.titles import source_title, title_hash
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ from tests.app.world import stopped_report
 
 from nlmsync.errors import CapacityError, InputError, PartialFailure
 from nlmsync.fake.faults import ErrorRule, Faults
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.branches import Branch
 from nlmsync.sync.titles import source_title, title_hash
 
 pytestmark = pytest.mark.anyio
@@ -213,7 +213,7 @@ async def test_big_note_is_split_into_numbered_parts_managed_as_one(make_world):
     world.write("big.md", text)
     async with world.run() as orch:
         from nlmsync.sync import SyncDeps, ensure_sources_for_paths
-        from nlmsync.sync.reconcile import read_remote
+        from nlmsync.sync.remote import read_remote
 
         deps = SyncDeps(orch.client, orch.store, world.vault, orch.settings, world.notebook_id, max_words=70)
         remote = await read_remote(orch.client, world.notebook_id, expect_sources=False)
@@ -512,7 +512,7 @@ async def test_an_error_that_stops_the_service_carries_a_refresh_report(make_wor
     """The service (below the app) hands what it did up as the same `RefreshReport` the app reports, not a
     bare list, the removals of an `--all` run first."""
     from nlmsync.sync import RefreshReport, SyncDeps, ensure_sources_for_paths, notes_done, read_remote
-    from nlmsync.sync.all_notes import AllNotesScope
+    from nlmsync.sync.run import AllNotesScope
 
     world = make_world(capacity=3)
     for name in "abg":

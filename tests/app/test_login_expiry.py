@@ -10,7 +10,7 @@ from tests.app.world import stopped_report
 from nlmsync.errors import AuthenticationRequiredError
 from nlmsync.fake.faults import LOGIN_COUNTER, Faults
 from nlmsync.notebooklm.login import MAX_RENEWALS
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.branches import Branch
 
 pytestmark = pytest.mark.anyio
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.branches import Branch
 
 pytestmark = pytest.mark.anyio
 

@@ -11,7 +11,7 @@ import shutil
 import pytest
 from tests.app.notebook_checks import assert_mirrored, fill, note_text, write_note
 
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.branches import Branch
 
 pytestmark = pytest.mark.anyio
 

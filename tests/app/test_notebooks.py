@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.branches import Branch
 from nlmsync.sync.titles import source_title, title_hash
 
 pytestmark = pytest.mark.anyio

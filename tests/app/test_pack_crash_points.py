@@ -23,7 +23,7 @@ from tests.app.world import World, new_world
 
 from nlmsync.fake.faults import Faults, When
 from nlmsync.store import StateStore
-from nlmsync.sync.pack_text import compose_pack
+from nlmsync.sync.packs.text import compose_pack
 from nlmsync.sync.titles import parse_pack_title
 
 pytestmark = pytest.mark.anyio

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from nlmsync.errors import CapacityError
-from nlmsync.sync.pack_text import compose_pack, path_heading
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.branches import Branch
+from nlmsync.sync.packs.text import compose_pack, path_heading
 from nlmsync.sync.titles import pack_title, parse_pack_title, title_hash
 
 pytestmark = pytest.mark.anyio
@@ -429,7 +429,7 @@ async def test_refresh_all_under_a_folder_changes_only_the_packs_that_hold_its_n
 async def test_refresh_all_lays_out_only_the_packs_whose_notes_changed(make_world, monkeypatch):
     """An idle mirror of a packed notebook looks at no note and lays nothing out; a change lays out the packs in
     its reach only, and the others are reported reused as they are."""
-    import nlmsync.sync.pack_plan as packs_module
+    import nlmsync.sync.packs.plan as packs_module
 
     world = make_world(capacity=12, pack_free=1)
     paths = fill(world)

@@ -10,7 +10,7 @@ from tests.app.world import stopped_report
 from nlmsync.errors import PartialFailure
 from nlmsync.fake.faults import Faults, RateLimitRule
 from nlmsync.notebooklm.retry import RATE_LIMIT_PAUSES
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.branches import Branch
 
 pytestmark = pytest.mark.anyio
 

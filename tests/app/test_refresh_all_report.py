@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.branches import Branch
 
 pytestmark = pytest.mark.anyio
 

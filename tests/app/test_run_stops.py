@@ -8,7 +8,7 @@ from tests.app.world import stopped_report
 
 from nlmsync.errors import AuthenticationRequiredError, CapacityError, PartialFailure
 from nlmsync.fake.faults import ErrorRule, Faults
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.branches import Branch
 
 pytestmark = pytest.mark.anyio
 

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from nlmsync.sync.decide import RACY_MTIME_NS
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.branches import Branch
+from nlmsync.sync.prepared import RACY_MTIME_NS
 
 pytestmark = pytest.mark.anyio
 

@@ -119,7 +119,7 @@ def test_an_upload_the_state_file_lost_is_adopted_by_status_itself(synced: list[
     a run recorded nowhere, reads it back (it holds the note's text) and takes it as the note's source."""
     from nlmsync.fake import FakeNotebookLM
     from nlmsync.notebooklm import FAKE_STATE_FILE
-    from nlmsync.sync.plan import prepare_note
+    from nlmsync.sync.prepared import prepare_note
 
     vault = tmp_path / "vault"
     text = "# f\nA note uploaded by a run whose state file was lost.\n"

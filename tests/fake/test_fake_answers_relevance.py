@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from nlmsync.fake import FakeNotebookLM
 from nlmsync.fake.answers import compose_answer, notes_of, split_passages
-from nlmsync.sync.pack_text import compose_pack
+from nlmsync.sync.packs.text import compose_pack
 from nlmsync.vault import parse_front_matter
 
 FIXTURE_VAULT = Path(__file__).resolve().parents[2] / "fixtures" / "vault"

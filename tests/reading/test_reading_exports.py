@@ -9,8 +9,9 @@ from nlmsync import reading
 
 def test_exported_names_are_exactly_the_documented_ones() -> None:
     assert sorted(reading.__all__) == [
-        "ChunkPlan", "NoteReading", "chunk_id", "extract_snippet", "format_timestamp", "parse_chunk_id",
-        "plan_chunks", "rank_segments", "read_chunks", "read_note",
+        "ChunkPlan", "NoteReading", "chunk_id", "extract_snippet", "find_cited_note", "find_cited_text",
+        "format_timestamp", "heading_above", "parse_chunk_id", "plan_chunks", "rank_segments", "read_chunks",
+        "read_note",
     ]
     for name in reading.__all__:
         value = getattr(reading, name)

@@ -103,7 +103,7 @@ def test_kill_9_again_and_again_during_a_packed_refresh_all_converges(tmp_path: 
     current text, one notebook, no orphan, the registry agreeing, and an idle run after it changes nothing."""
     import os
 
-    from nlmsync.sync.pack_text import compose_pack
+    from nlmsync.sync.packs.text import compose_pack
 
     vault = tmp_path / "vault"
     texts: dict[str, str] = {}

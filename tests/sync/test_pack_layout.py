@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nlmsync.sync.pack_layout import NotesDoNotFit, PackNote, plan_layout
+from nlmsync.sync.packs.layout import NotesDoNotFit, PackNote, plan_layout
 
 LIMIT = 10_000
 

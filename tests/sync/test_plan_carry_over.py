@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry_over import history_source_ids
-from nlmsync.sync.plan import Branch, ResolvedMapping, decide_branch, prepare_note
+from nlmsync.sync.notes.decide import decide_branch
+from nlmsync.sync.prepared import prepare_note
+from nlmsync.sync.registry import ResolvedMapping
 
 
 def rows(*specs):
@@ -74,7 +77,7 @@ def test_carry_over_cap():
 
 
 def test_citation_heading_is_nearest_above_and_ignores_code_fences():
-    from nlmsync.sync.citations import find_cited_text, heading_above
+    from nlmsync.reading.citations import find_cited_text, heading_above
 
     text = "# Sorting\nintro\n## Heapsort\nBuild a max-heap,\nthen   swap.\n```\n# not a heading\n```\nlast line\n"
     offset = find_cited_text(text, "Build a max-heap, then swap.")
@@ -86,7 +89,7 @@ def test_citation_heading_is_nearest_above_and_ignores_code_fences():
 
 
 def test_citation_heading_understands_setext_headings_and_skips_front_matter():
-    from nlmsync.sync.citations import heading_above
+    from nlmsync.reading.citations import heading_above
 
     text = ("---\ntitle: Physics\ntags: [a]\n---\nThermodynamics\n==============\n\nThe first law.\n\n"
             "Ideal gas\n---------\n\np V = n R T\n\n---\n\nafter a thematic break\n")
@@ -97,8 +100,8 @@ def test_citation_heading_understands_setext_headings_and_skips_front_matter():
 
 
 def test_citation_headings_and_search_fields_agree_on_what_is_code():
+    from nlmsync.reading.citations import heading_above
     from nlmsync.search.markdown import split_markdown
-    from nlmsync.sync.citations import heading_above
 
     # "```python" inside an open ``` fence does not close it: the line after is still code
     text = "# Setup\n```\n```python\n# not a heading\n```\nafter the fence\n"

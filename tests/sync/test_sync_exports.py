@@ -11,8 +11,7 @@ def test_exported_names_are_exactly_the_documented_ones() -> None:
     assert sorted(sync.__all__) == [
         "AllNotesScope", "Branch", "NoteOutcome", "PackOutcome", "PreparedSources",
         "RefreshReport", "RemoteView", "SourcesLayout", "SyncDeps", "accounted_ids", "ensure_sources_for_paths",
-        "find_cited_note",
-        "find_cited_text", "given_capacity", "heading_above", "history_source_ids", "level_with_notebook",
+        "given_capacity", "history_source_ids", "level_with_notebook",
         "local_changes", "lookalike_notice", "notes_done", "orphan_ids", "packs_done", "parse_title", "prepare_note",
         "read_remote", "retry_pending_deletions", "sources_layout", "synced_hashes",
     ]

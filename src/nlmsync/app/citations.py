@@ -10,8 +10,9 @@ from nlmsync import vault as vault_files
 from nlmsync.app.results import Citation
 from nlmsync.errors import InputError
 from nlmsync.notebooklm import QueryAnswer
+from nlmsync.reading import find_cited_note, heading_above
 from nlmsync.store import StateStore
-from nlmsync.sync import NoteOutcome, find_cited_note, heading_above
+from nlmsync.sync import NoteOutcome
 
 
 def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer: QueryAnswer,

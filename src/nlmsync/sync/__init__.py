@@ -1,24 +1,30 @@
 """Source preparation: make exactly the right notes live sources in a notebook.
 
-- `titles` — deterministic source titles and content hashes;
-- `split` — splitting notes over the source limits into numbered parts;
-- `plan` — the pure branch decision (reuse, replace, rename, new) for one note;
-- `reconcile` — reading the remote listing once and reconciling the registry against it;
-- `adopt` — the state file levelled with the notebook: what the notebook holds that the state file does not
-  know (another machine's uploads, an interrupted run's) adopted, proven nlmsync's by what it holds;
-- `eviction` — the capacity loop: room made against the remote count, managed sources only;
-- `prepare` — `ensure_sources_for_paths`, the service's entry: one run, step by step;
-- `deps` — `SyncDeps`, what a run works with (server, registry, vault, settings);
-- `decide` — reading and hashing a run's notes, their mappings read once, the capacity check, each branch;
-- `runner` — carrying the branches out (evictions, concurrent uploads, registry writes), or a dry run;
-- `all_notes` — `refresh --all`: the notes that left the vault and the removal of their sources;
-- `deletions` — retrying unfinished deletions, queueing duplicates of a lost add;
-- `carry_over` — `history_source_ids`, the sources a conversation carries over;
-- `citations` — finding cited text in a note (or in which note of a pack) and the heading above it;
-- `pack_layout`, `pack_text`, `packs` — packing many notes into one source: which notes share a pack, a pack's
-  text, and the branches for packs;
-- `local_changes` — the notes a vault's edits touch (`local_changes`);
-- `report` — the per-note outcomes a refresh reports.
+The package map, in the order a run uses it (`docs/internals.md` tells the longer story):
+
+- the shared vocabulary, at the root:
+  - `branches` — what happens to a note or a source (`Branch`), and the live branches;
+  - `titles` — content hashes and the deterministic titles of uploads;
+  - `split` — a note over the source limits cut into numbered parts;
+  - `prepared` — a vault note as a run prepares it: read (or known by its stat), split, hashed, titled;
+  - `registry` — the registry as a run reads it (`RegistryView`), and what the state file accounts for;
+  - `remote` — the notebook as a run reads it (`RemoteView`: one `notebook_get`), and a source read back;
+  - `deps` — what a run works with (`SyncDeps`) and the client it drives (`SyncClient`);
+  - `run` — one run's state (`SyncRun`) and what `refresh --all` answers for (`AllNotesScope`);
+  - `report` — what a run did, note by note and pack by pack (`RefreshReport`);
+- before anything is planned: `adopt` — the state file levelled with what the notebook holds;
+- the entry: `ensure` — `ensure_sources_for_paths`, one run step by step;
+- one subpackage per kind of unit:
+  - `notes/` (notes kept one per source): `notes/decide` — each note's branch; `notes/units` — the
+    branches carried out, or simulated;
+  - `packs/` (many notes per source): `packs/layout` — the pure layout; `packs/text` — a pack's text;
+    `packs/plan` — which notes share a pack, and which changed packs replace what; `packs/units` — the changed
+    packs built and carried out; `packs/outcomes` — what became of each pack; `packs/ensure` — a run's packs;
+- carrying a run out, `carry/`: `carry/executor` — the one executor every unit goes through; `carry/eviction` —
+  room made by evicting managed sources; `carry/deletions` — the deletions earlier runs left;
+  `carry/vanished` — the sources of notes that left the vault taken out;
+- for `status` and `ask`: `local_changes` — what changed in the vault since notes were synced; `carry_over` —
+  the sources a conversation carries over.
 
 The names below are the package's public surface; callers outside `sync` import them from here. They are
 imported on first use; `local_changes` at once, because the function shares its name with its module.
@@ -33,15 +39,15 @@ from nlmsync.sync.local_changes import local_changes, synced_hashes
 
 if TYPE_CHECKING:
     from nlmsync.sync.adopt import level_with_notebook, lookalike_notice
-    from nlmsync.sync.all_notes import AllNotesScope
+    from nlmsync.sync.branches import Branch
+    from nlmsync.sync.carry.deletions import retry_pending_deletions
     from nlmsync.sync.carry_over import history_source_ids
-    from nlmsync.sync.citations import find_cited_note, find_cited_text, heading_above
-    from nlmsync.sync.deletions import retry_pending_deletions
     from nlmsync.sync.deps import SyncDeps, given_capacity
-    from nlmsync.sync.pack_outcomes import sources_layout
-    from nlmsync.sync.plan import Branch, prepare_note
-    from nlmsync.sync.prepare import PreparedSources, ensure_sources_for_paths
-    from nlmsync.sync.reconcile import RemoteView, accounted_ids, orphan_ids, read_remote
+    from nlmsync.sync.ensure import PreparedSources, ensure_sources_for_paths
+    from nlmsync.sync.packs.outcomes import sources_layout
+    from nlmsync.sync.prepared import prepare_note
+    from nlmsync.sync.registry import accounted_ids, orphan_ids
+    from nlmsync.sync.remote import RemoteView, read_remote
     from nlmsync.sync.report import (
         NoteOutcome,
         PackOutcome,
@@ -50,35 +56,33 @@ if TYPE_CHECKING:
         notes_done,
         packs_done,
     )
+    from nlmsync.sync.run import AllNotesScope
     from nlmsync.sync.titles import parse_title
 
 _EXPORTS = {
-    "Branch": "nlmsync.sync.plan",
-    "AllNotesScope": "nlmsync.sync.all_notes",
+    "AllNotesScope": "nlmsync.sync.run",
+    "Branch": "nlmsync.sync.branches",
     "NoteOutcome": "nlmsync.sync.report",
     "PackOutcome": "nlmsync.sync.report",
-    "PreparedSources": "nlmsync.sync.prepare",
-    "SourcesLayout": "nlmsync.sync.report",
-    "find_cited_note": "nlmsync.sync.citations",
-    "packs_done": "nlmsync.sync.report",
-    "sources_layout": "nlmsync.sync.pack_outcomes",
+    "PreparedSources": "nlmsync.sync.ensure",
     "RefreshReport": "nlmsync.sync.report",
-    "RemoteView": "nlmsync.sync.reconcile",
+    "RemoteView": "nlmsync.sync.remote",
+    "SourcesLayout": "nlmsync.sync.report",
     "SyncDeps": "nlmsync.sync.deps",
+    "accounted_ids": "nlmsync.sync.registry",
+    "ensure_sources_for_paths": "nlmsync.sync.ensure",
     "given_capacity": "nlmsync.sync.deps",
-    "ensure_sources_for_paths": "nlmsync.sync.prepare",
-    "find_cited_text": "nlmsync.sync.citations",
-    "heading_above": "nlmsync.sync.citations",
     "history_source_ids": "nlmsync.sync.carry_over",
     "level_with_notebook": "nlmsync.sync.adopt",
     "lookalike_notice": "nlmsync.sync.adopt",
     "notes_done": "nlmsync.sync.report",
-    "accounted_ids": "nlmsync.sync.reconcile",
-    "orphan_ids": "nlmsync.sync.reconcile",
+    "orphan_ids": "nlmsync.sync.registry",
+    "packs_done": "nlmsync.sync.report",
     "parse_title": "nlmsync.sync.titles",
-    "prepare_note": "nlmsync.sync.plan",
-    "read_remote": "nlmsync.sync.reconcile",
-    "retry_pending_deletions": "nlmsync.sync.deletions",
+    "prepare_note": "nlmsync.sync.prepared",
+    "read_remote": "nlmsync.sync.remote",
+    "retry_pending_deletions": "nlmsync.sync.carry.deletions",
+    "sources_layout": "nlmsync.sync.packs.outcomes",
 }
 
 __all__ = [
@@ -93,10 +97,7 @@ __all__ = [
     "SyncDeps",
     "accounted_ids",
     "ensure_sources_for_paths",
-    "find_cited_note",
-    "find_cited_text",
     "given_capacity",
-    "heading_above",
     "history_source_ids",
     "level_with_notebook",
     "local_changes",

@@ -32,64 +32,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from nlmsync import vault as vault_files
-from nlmsync.errors import (
-    AuthenticationRequiredError,
-    ConnectionProblem,
-    NotebookLMError,
-    ServerCommandNotFoundError,
-)
 from nlmsync.store import NoteHashes, PackRecord, SourceMapping
-from nlmsync.sync.decide import load_notes
-from nlmsync.sync.deps import SyncClient, SyncDeps
-from nlmsync.sync.pack_plan import pack_limit
-from nlmsync.sync.pack_text import block_size, compose_pack
-from nlmsync.sync.plan import PreparedNote
-from nlmsync.sync.reconcile import RemoteView
+from nlmsync.sync.deps import SyncDeps
+from nlmsync.sync.packs.plan import pack_limit
+from nlmsync.sync.packs.text import block_size, compose_pack
+from nlmsync.sync.prepared import PreparedNote, load_notes
+from nlmsync.sync.registry import STALE_HASH
+from nlmsync.sync.remote import RemoteView, read_back
 from nlmsync.sync.titles import (
     content_hash,
     pack_title,
     parse_note_title,
     parse_pack_title,
-    proves,
     shown_path_matches,
     title_hash,
 )
-
-STALE_HASH = ""
-"""The hash recorded for a note held by a source adopted at an older version: it never equals a text's, so the
-run that reaches the note replaces the source."""
-
-# Errors that say nothing about one source but about the server as a whole: they stop the run.
-_SERVER_UNUSABLE = (AuthenticationRequiredError, ConnectionProblem, ServerCommandNotFoundError)
-
-
-def same_text(held: str, uploaded: str) -> bool:
-    """Whether the content a server returned is the text that was uploaded (the same words in order)."""
-    return held == uploaded or held.split() == uploaded.split()
 
 
 def lookalike_notice(source_id: str, title: str) -> str:
     """The report line for a look-alike left alone."""
     return (f"source {source_id} is titled like an nlmsync upload ({title}) but does not hold that text; "
             "left alone as unmanaged")
-
-
-async def read_back(client: SyncClient, source_id: str, title: str, text: str | None = None) -> bool | None:
-    """Whether the source holds nlmsync's text, read back from the server: its words hash to what its nlmsync
-    `title` says, or it holds `text` (what nlmsync uploads under that title now, for a title of an earlier
-    version of nlmsync). None when the server cannot say (not indexed yet, an error): the source is then left as
-    it is, and a later run looks again.
-
-    Raises:
-        AuthenticationRequiredError, ConnectionProblem, ServerCommandNotFoundError: the server cannot be used.
-    """
-    try:
-        held = (await client.source_get_content(source_id)).content
-    except _SERVER_UNUSABLE:
-        raise
-    except NotebookLMError:
-        return None
-    return proves(title, held) or (text is not None and same_text(held, text))
 
 
 @dataclass

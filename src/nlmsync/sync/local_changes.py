@@ -21,7 +21,7 @@ from pathlib import Path
 from nlmsync import vault as vault_files
 from nlmsync.errors import InputError
 from nlmsync.store import NoteHashes, SourceMapping
-from nlmsync.sync.plan import prepare_note
+from nlmsync.sync.prepared import prepare_note
 from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, split_key
 from nlmsync.text import admit_note
 from nlmsync.vault import NoteChange

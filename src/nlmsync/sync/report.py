@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field, computed_field
 
 from nlmsync.errors import NlmsyncError
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.branches import Branch
 
 
 class NoteOutcome(BaseModel):

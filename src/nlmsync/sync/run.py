@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nlmsync.store import NoteHashes
-from nlmsync.sync.decide import RegistryView
 from nlmsync.sync.deps import SyncDeps
-from nlmsync.sync.reconcile import RemoteView
+from nlmsync.sync.registry import RegistryView
+from nlmsync.sync.remote import RemoteView
 
 
 @dataclass
@@ -23,3 +23,15 @@ class SyncRun:
     dry_run: bool = False
     read: list[NoteHashes] = field(default_factory=list)
     """The notes read so far, as `note_hashes` records to keep."""
+
+
+@dataclass(frozen=True)
+class AllNotesScope:
+    """What a `refresh --all [PATH…]` run answers for: the registered notes under `roots`
+    (vault-relative folders or notes; "" is the whole vault). Their sources are removed when the note
+    left the vault or became excluded; registered notes outside the scope are left alone."""
+
+    roots: tuple[str, ...] = ("",)
+
+    def covers(self, path: str) -> bool:
+        return any(root in ("", path) or path.startswith(root.rstrip("/") + "/") for root in self.roots)

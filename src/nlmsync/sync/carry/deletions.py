@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from nlmsync.errors import NotebookLMError, NotFoundError
 from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
-from nlmsync.sync.reconcile import RemoteView
+from nlmsync.sync.remote import RemoteView
 
 
 async def retry_pending_deletions(deps: SyncDeps, remote: RemoteView) -> tuple[int, int]:

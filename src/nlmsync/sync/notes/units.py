@@ -24,12 +24,13 @@ from nlmsync.errors import (
     NotebookLMError,
 )
 from nlmsync.store import NoteHashes, SourceMapping
-from nlmsync.sync.decide import PlannedNote, needs_retitle, needs_upload, slots_needed
+from nlmsync.sync.branches import Branch
+from nlmsync.sync.carry.eviction import plan_evictions
+from nlmsync.sync.carry.executor import Executor, Unit, why_stopped
 from nlmsync.sync.deps import SyncDeps
-from nlmsync.sync.eviction import plan_evictions
-from nlmsync.sync.executor import Executor, Unit, why_stopped
-from nlmsync.sync.plan import Branch, PreparedNote, PreparedPart
-from nlmsync.sync.reconcile import RemoteView
+from nlmsync.sync.notes.decide import PlannedNote, needs_retitle, needs_upload, slots_needed
+from nlmsync.sync.prepared import PreparedNote, PreparedPart
+from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome, stop_report, stopped_line
 from nlmsync.sync.titles import retitled
 

@@ -30,9 +30,10 @@ from dataclasses import dataclass
 
 from nlmsync.errors import NlmsyncError
 from nlmsync.store import PackRecord
-from nlmsync.sync.pack_layout import NotesDoNotFit
-from nlmsync.sync.pack_outcomes import PackRun, live_note_outcomes, pack_outcome, simulated
-from nlmsync.sync.pack_plan import (
+from nlmsync.sync.branches import Branch
+from nlmsync.sync.packs.layout import NotesDoNotFit
+from nlmsync.sync.packs.outcomes import PackRun, live_note_outcomes, pack_outcome, simulated
+from nlmsync.sync.packs.plan import (
     Group,
     Members,
     PackedNote,
@@ -43,8 +44,7 @@ from nlmsync.sync.pack_plan import (
     plan_packs,
     room_for_packs,
 )
-from nlmsync.sync.pack_runner import PackRunner, build_packs
-from nlmsync.sync.plan import Branch
+from nlmsync.sync.packs.units import PackRunner, build_packs
 from nlmsync.sync.report import stop_report
 from nlmsync.sync.run import SyncRun
 

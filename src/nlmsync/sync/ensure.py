@@ -21,27 +21,25 @@ from dataclasses import dataclass, field
 from nlmsync import vault as vault_files
 from nlmsync.errors import NlmsyncError
 from nlmsync.store import NoteHashes, PackRecord
-from nlmsync.sync.adopt import STALE_HASH
-from nlmsync.sync.all_notes import AllNotesScope, remove_vanished, vanished_paths
-from nlmsync.sync.decide import (
+from nlmsync.sync.carry.vanished import remove_vanished
+from nlmsync.sync.deps import SyncDeps
+from nlmsync.sync.notes.decide import (
     PlannedNote,
-    RegistryView,
     check_capacity_up_front,
     decide_all,
-    load_notes,
     read_for_upload,
-    split_limits,
     untouchable_count,
+    vanished_paths,
 )
-from nlmsync.sync.deps import SyncDeps
-from nlmsync.sync.pack_outcomes import PackRun, held_pack_outcome
-from nlmsync.sync.pack_plan import Group, PlannedPack, packable, packed_notes, packs_in_reach
-from nlmsync.sync.packs import PackScope, ensure_packs
-from nlmsync.sync.plan import PreparedNote
-from nlmsync.sync.reconcile import RemoteView
+from nlmsync.sync.notes.units import Runner, simulate
+from nlmsync.sync.packs.ensure import PackScope, ensure_packs
+from nlmsync.sync.packs.outcomes import PackRun, held_pack_outcome
+from nlmsync.sync.packs.plan import Group, PlannedPack, packable, packed_notes, packs_in_reach
+from nlmsync.sync.prepared import PreparedNote, load_notes, split_limits
+from nlmsync.sync.registry import STALE_HASH, RegistryView
+from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome, PackOutcome, notes_done, packs_done, stop_report
-from nlmsync.sync.run import SyncRun
-from nlmsync.sync.runner import Runner, simulate
+from nlmsync.sync.run import AllNotesScope, SyncRun
 
 
 @dataclass

@@ -11,12 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from nlmsync.sync.titles import looks_managed
+from nlmsync.errors import (
+    AuthenticationRequiredError,
+    ConnectionProblem,
+    NotebookLMError,
+    ServerCommandNotFoundError,
+)
+from nlmsync.sync.titles import proves
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from nlmsync.store import SourceMapping, StateStore
     from nlmsync.sync.deps import NotebookListing, SyncClient
 
 
@@ -98,20 +101,30 @@ async def lookup_after_lost_answer(client: SyncClient, notebook_id: str) -> dict
     return _listing(await client.notebook_get(notebook_id))
 
 
-def accounted_ids(store: StateStore, notebook_id: str,
-                  resolved: Iterable[tuple[SourceMapping, str]] | None = None) -> set[str]:
-    """The source ids the state file accounts for in `notebook_id`: its packs, the sources waiting to be deleted,
-    and each mapping's source id with the id its alias chain resolves to (`resolved`: the notebook's
-    `StateStore.mappings_with_resolved_ids`, when the caller has read them already)."""
-    ids = {p.source_id for p in store.packs(notebook_id)}
-    ids.update(p.source_id for p in store.pending_deletions(notebook_id))
-    for mapping, source_id in store.mappings_with_resolved_ids(notebook_id) if resolved is None else resolved:
-        ids.update((mapping.source_id, source_id))
-    return ids
+# Errors that say nothing about one source but about the server as a whole: they stop the run.
+_SERVER_UNUSABLE = (AuthenticationRequiredError, ConnectionProblem, ServerCommandNotFoundError)
 
 
-def orphan_ids(remote: RemoteView, registered_ids: set[str]) -> list[str]:
-    """Remote sources carrying an nlmsync title that no registry row or alias accounts for (`accounted_ids`),
-    less the look-alikes (`remote.foreign`: titled like nlmsync's, holding other text)."""
-    return sorted(i for i, t in remote.sources.items()
-                  if i not in registered_ids and i not in remote.foreign and looks_managed(t))
+def same_text(held: str, uploaded: str) -> bool:
+    """Whether the content a server returned is the text that was uploaded (the same words in order)."""
+    return held == uploaded or held.split() == uploaded.split()
+
+
+
+
+async def read_back(client: SyncClient, source_id: str, title: str, text: str | None = None) -> bool | None:
+    """Whether the source holds nlmsync's text, read back from the server: its words hash to what its nlmsync
+    `title` says, or it holds `text` (what nlmsync uploads under that title now, for a title of an earlier
+    version of nlmsync). None when the server cannot say (not indexed yet, an error): the source is then left as
+    it is, and a later run looks again.
+
+    Raises:
+        AuthenticationRequiredError, ConnectionProblem, ServerCommandNotFoundError: the server cannot be used.
+    """
+    try:
+        held = (await client.source_get_content(source_id)).content
+    except _SERVER_UNUSABLE:
+        raise
+    except NotebookLMError:
+        return None
+    return proves(title, held) or (text is not None and same_text(held, text))

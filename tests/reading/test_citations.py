@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nlmsync.sync.citations import find_cited_note
+from nlmsync.reading.citations import find_cited_note
 
 
 def test_a_quote_that_ends_where_a_longer_sentence_of_an_earlier_note_goes_on_is_placed_in_the_note_that_ends_there():

@@ -28,9 +28,9 @@ from nlmsync.errors import (
     NlmsyncError,
     NotebookLMError,
 )
+from nlmsync.sync.carry.eviction import full_notebook_error, make_room, means_full, strict_delete
 from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
-from nlmsync.sync.eviction import full_notebook_error, make_room, means_full, strict_delete
-from nlmsync.sync.reconcile import RemoteView, lookup_after_lost_answer
+from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome
 
 

@@ -10,16 +10,16 @@ from collections.abc import Collection, Sequence
 
 from nlmsync.errors import NlmsyncError
 from nlmsync.store import NoteHashes, PackRecord
-from nlmsync.sync.adopt import read_back
-from nlmsync.sync.decide import RegistryView, load_notes
+from nlmsync.sync.branches import Branch
+from nlmsync.sync.carry.eviction import strict_delete
+from nlmsync.sync.carry.executor import Executor, why_stopped
 from nlmsync.sync.deps import SyncDeps
-from nlmsync.sync.eviction import strict_delete
-from nlmsync.sync.executor import Executor, why_stopped
-from nlmsync.sync.pack_outcomes import left_notes, pack_outcome, removed_outcome, why_uploaded
-from nlmsync.sync.pack_plan import Group, Members, PlannedPack, pack_size
-from nlmsync.sync.pack_text import compose_pack
-from nlmsync.sync.plan import Branch, PreparedNote
-from nlmsync.sync.reconcile import RemoteView
+from nlmsync.sync.packs.outcomes import left_notes, pack_outcome, removed_outcome, why_uploaded
+from nlmsync.sync.packs.plan import Group, Members, PlannedPack, pack_size
+from nlmsync.sync.packs.text import compose_pack
+from nlmsync.sync.prepared import PreparedNote, load_notes
+from nlmsync.sync.registry import RegistryView
+from nlmsync.sync.remote import RemoteView, read_back
 from nlmsync.sync.report import NoteOutcome, PackOutcome, stop_report
 from nlmsync.sync.titles import content_hash, pack_title, title_hash
 

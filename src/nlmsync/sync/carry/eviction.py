@@ -20,9 +20,9 @@ from nlmsync.errors import (
     ServerCapacityError,
     ServerValidationError,
 )
+from nlmsync.sync.branches import Branch
 from nlmsync.sync.deps import FATAL_ERRORS
-from nlmsync.sync.plan import Branch
-from nlmsync.sync.reconcile import RemoteView, lookup_after_lost_answer
+from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome
 
 if TYPE_CHECKING:

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from nlmsync.store import PackRecord
+from nlmsync.sync.branches import Branch
 from nlmsync.sync.deps import SyncDeps
-from nlmsync.sync.pack_plan import Group, Members, PlannedPack, pack_size
-from nlmsync.sync.plan import Branch
-from nlmsync.sync.reconcile import RemoteView
+from nlmsync.sync.packs.plan import Group, Members, PlannedPack, pack_size
+from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome, PackOutcome, SourcesLayout
 
 if TYPE_CHECKING:

@@ -1,0 +1,205 @@
+"""Single notes, decided: each note's one branch — reuse, replace, rename by hash or new upload — before any
+call that changes the notebook (`decide_all`, through the pure `decide_branch`), and what cannot fit refused up
+front (`check_capacity_up_front`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from nlmsync import vault as vault_files
+from nlmsync.errors import CapacityError, InputError
+from nlmsync.store import NoteHashes
+from nlmsync.sync.branches import Branch
+from nlmsync.sync.carry.eviction import CAPACITY_HINT
+from nlmsync.sync.deps import SyncDeps
+from nlmsync.sync.prepared import PreparedNote, load_notes
+from nlmsync.sync.registry import RegistryView, ResolvedMapping
+from nlmsync.sync.remote import RemoteView
+from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.run import AllNotesScope
+from nlmsync.sync.titles import retitled
+from nlmsync.vault import EXCLUSION_REASONS
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The branch a note takes (one of the four branches of `Branch`).
+
+    - `REUSED`: keep `keep` (one id per part); `canonicalize` when a stored id was an alias.
+    - `REPLACED`: upload every part first, then retire `previous` (live ids of the old version).
+    - `RENAMED`: rebind the registry rows of `rename_from` (a vanished path with the same hashes).
+    - `ADDED`: upload every part.
+    `prior_part_ids` (replaced, added) are the resolved ids of the note's earlier rows, aliased to the new ones.
+    """
+
+    branch: Literal[Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED]
+    keep: tuple[str, ...] = ()
+    previous: tuple[str, ...] = ()
+    rename_from: str | None = None
+    canonicalize: bool = False
+    prior_part_ids: tuple[str, ...] = ()
+
+
+def decide_branch(note_hashes: Sequence[str], current: Sequence[ResolvedMapping], remote_ids: Collection[str],
+                  rename_candidates: Sequence[tuple[str, Sequence[ResolvedMapping]]] = ()) -> Decision:
+    """Exactly one branch for a note whose parts hash to `note_hashes`.
+
+    `current` are the note's registry rows (ordered by part), `rename_candidates` the rows of vanished
+    paths that registered the note's first hash. Reuse needs every part live with an equal hash;
+    any live part with a different hash (or a different split) means replace; otherwise a vanished
+    path with identical, all-live parts means rename; otherwise new.
+    """
+    live = [p for p in current if p.source_id in remote_ids]
+    if current and len(live) == len(current) and tuple(p.content_hash for p in current) == tuple(note_hashes):
+        return Decision(Branch.REUSED, keep=tuple(p.source_id for p in current),
+                        canonicalize=any(p.source_id != p.stored_source_id for p in current))
+    prior = tuple(p.source_id for p in current)
+    if live:
+        return Decision(Branch.REPLACED, previous=tuple(p.source_id for p in live), prior_part_ids=prior)
+    for old_path, rows in rename_candidates:
+        if (rows and tuple(r.content_hash for r in rows) == tuple(note_hashes)
+                and all(r.source_id in remote_ids for r in rows)):
+            return Decision(Branch.RENAMED, keep=tuple(r.source_id for r in rows), rename_from=old_path)
+    return Decision(Branch.ADDED, prior_part_ids=prior)
+
+
+@dataclass
+class PlannedNote:
+    """A note of the run as prepared for upload, and the branch decided for it."""
+
+    note: PreparedNote
+    decision: Decision
+    titles: tuple[str, ...] = ()
+    """The registry titles of the note's rows as the run found them."""
+
+
+def read_for_upload(deps: SyncDeps, items: Sequence[PlannedNote | NoteOutcome], found: Collection[str],
+                    read: list[NoteHashes]) -> list[PreparedNote | NoteOutcome] | None:
+    """Read the notes that were recognised by their stat but are to be uploaded after all (their source is
+    gone): the run's notes again, those read, to be decided again; None when there are none."""
+    if not any(isinstance(item, PlannedNote) and not item.note.is_read and needs_upload(item) for item in items):
+        return None
+    notes: list[PreparedNote | NoteOutcome] = []
+    for item in items:
+        if not isinstance(item, PlannedNote):
+            notes.append(item)
+        elif not item.note.is_read and needs_upload(item):
+            notes.extend(load_notes(deps, [item.note.path], found, read=read))
+        else:
+            notes.append(item.note)
+    return notes
+
+
+def decide_all(deps: SyncDeps, notes: Sequence[PreparedNote | NoteOutcome], remote: RemoteView,
+               registry: RegistryView) -> list[PlannedNote | NoteOutcome]:
+    """Each note with its decision, in order (outcomes pass through); a vanished path is claimed by at most
+    one rename."""
+    requested = {n.path for n in notes if isinstance(n, PreparedNote)}
+    claimed: set[str] = set()
+    remote_ids = remote.ids()
+    items: list[PlannedNote | NoteOutcome] = []
+    for note in notes:
+        if isinstance(note, NoteOutcome):
+            items.append(note)
+            continue
+        current = registry.resolved_mappings(note.path)
+        titles = tuple(r.title for r, _ in registry.mappings(note.path))
+        candidates: list[tuple[str, list[ResolvedMapping]]] = []
+        if not any(p.source_id in remote_ids for p in current):
+            seen: set[str] = set()
+            for row in registry.mappings_by_hash(note.hashes[0]):
+                old = row.path
+                if old in seen or old in claimed or old in requested or _exists(deps.vault_root, old):
+                    continue
+                seen.add(old)
+                candidates.append((old, registry.resolved_mappings(old)))
+        decision = decide_branch(note.hashes, current, remote_ids, candidates)
+        if decision.rename_from is not None:
+            claimed.add(decision.rename_from)
+        items.append(PlannedNote(note, decision, titles))
+    return items
+
+
+def _exists(root: Path, rel_path: str) -> bool:
+    try:
+        return vault_files.resolve_in_vault(root, rel_path).is_file()
+    except InputError:
+        return False
+
+
+def needs_upload(work: PlannedNote) -> bool:
+    return work.decision.branch in (Branch.REPLACED, Branch.ADDED)
+
+
+def slots_needed(work: PlannedNote, remote: RemoteView) -> int:
+    """Parts that will really be uploaded: a part whose exact title is already listed is adopted."""
+    return sum(1 for p in work.note.parts if remote.find_title(p.title) is None)
+
+
+def needs_retitle(work: PlannedNote) -> bool:
+    """Whether a kept note's registry titles name another path or part than its parts' (renamed, or an earlier
+    retitle failed); the hash a title carries stays what it is."""
+    parts = work.note.parts
+    return len(work.titles) != len(parts) or any(
+        title != retitled(title, p.path, p.index, p.part_count) for title, p in zip(work.titles, parts, strict=True))
+
+
+def check_capacity_up_front(deps: SyncDeps, works: list[PlannedNote], remote: RemoteView, registry: RegistryView) -> None:
+    """Refuse before any upload when the requested notes alone cannot fit in the notebook.
+
+    Raises:
+        CapacityError: the parts of the requested notes plus the sources nlmsync may not evict
+            exceed the capacity.
+    """
+    capacity = deps.capacity
+    required = sum(len(w.note.parts) for w in works)
+    if required + len(remote) <= capacity:  # fits even if no listed source may make room
+        return
+    untouchable = untouchable_count(remote, registry, {p.title for w in works for p in w.note.parts
+                                                       if p.text is not None})
+    if required + untouchable > capacity:
+        if len(remote) > capacity:  # the setting, not the notes, is what is wrong: say so first
+            raise CapacityError(f"notebook {deps.notebook_id} holds {len(remote)} sources, capacity is {capacity}: "
+                                f"set 'capacity' to your plan's limit; nothing was uploaded", hint=CAPACITY_HINT)
+        taken = f" ({untouchable} taken by sources nlmsync did not upload)" if untouchable else ""
+        raise CapacityError(
+            f"the {len(works)} requested notes need {required} sources but notebook {deps.notebook_id} "
+            f"holds at most {capacity}{taken}; nothing was uploaded", hint=CAPACITY_HINT)
+
+
+def untouchable_count(remote: RemoteView, registry: RegistryView, own_titles: Collection[str]) -> int:
+    """The listed sources no eviction may take: neither a managed single-note source nor titled as one of
+    `own_titles` (the run's own uploads, adopted rather than added) — hand-added sources, look-alikes, packs."""
+    registry.read_all()
+    untouchable = 0
+    for source_id, title in remote.sources.items():
+        if title in own_titles and source_id not in remote.foreign:
+            continue
+        row = registry.mapping_by_source_id(source_id)
+        if row is None or not row.managed:
+            untouchable += 1
+    return untouchable
+
+
+def vanished_paths(items: Sequence[PlannedNote | PreparedNote | NoteOutcome], scope: AllNotesScope,
+                   registry: RegistryView, packed: Collection[str] = ()) -> dict[str, str]:
+    """The managed registered notes in `scope` whose sources an `--all` run removes, with the reason:
+    not among the notes of the run (`items`, and the notes going into packs, `packed`) and not the old path
+    of one of its renames, or now excluded (the reason says how)."""
+    requested = {i.note.path if isinstance(i, PlannedNote) else i.path for i in items} | set(packed)
+    renamed_from = {i.decision.rename_from for i in items if isinstance(i, PlannedNote)}
+    excluded = {i.path: i.reason for i in items if isinstance(i, NoteOutcome) and i.branch == Branch.EXCLUDED
+                and i.reason in EXCLUSION_REASONS}
+    gone: dict[str, str] = {}
+    for path, rows in registry.by_path.items():
+        if not any(m.managed for m, _ in rows) or path in renamed_from or not scope.covers(path):
+            continue
+        if path in excluded:
+            gone[path] = excluded[path]
+        elif path not in requested:
+            gone[path] = "no longer in the vault"
+    return gone

@@ -1,0 +1,177 @@
+"""A vault note as a run prepares it: read (or known by its file's stat), split into parts within the source
+limits, each part hashed and titled (`load_notes`, `prepare_note`).
+
+A note whose file has the modification time and size recorded when it was last read (`note_hashes` in the
+state file) is not read again: its recorded part hashes stand for it (`known_note`), and it is read only if it
+has to be uploaded. An idle run costs a `stat` per note, not a read and a hash.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from nlmsync import vault as vault_files
+from nlmsync.errors import InputError, UnreadableNoteError
+from nlmsync.store import NoteHashes
+from nlmsync.sync.branches import Branch
+from nlmsync.sync.deps import SyncDeps
+from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, split_key, split_note
+from nlmsync.sync.titles import content_hash, source_title, title_hash
+from nlmsync.text import Admission, admit_note
+
+RACY_MTIME_NS = 2_000_000_000
+"""A note modified this close to the moment it is read gets no `note_hashes` record: a later write within
+the same timestamp tick (2 s on FAT, 1 s on HFS+, milliseconds elsewhere) could leave its mtime and size
+as they were."""
+
+
+READING_STEP = 64
+"""`load_notes` says how far it got (`SyncDeps.reading`) every this many notes, and when done."""
+
+
+@dataclass(frozen=True)
+class PreparedPart:
+    """One source to upload: part `index` of the `part_count` parts of the note at `path`, the exact text, its
+    xxh3-128 hash and its deterministic title. `text` is None for a note recognised unchanged by its file's stat
+    and not read (`known_note`): such a part has no title until it is read."""
+
+    index: int
+    text: str | None
+    content_hash: str
+    path: str
+    part_count: int = 1
+
+    @cached_property
+    def title(self) -> str:
+        """The source's title, by the hash of its words (made when first asked for: a note that goes into a pack
+        needs none).
+
+        Raises:
+            RuntimeError: the part was not read (a caller's mistake: only a note read is uploaded or adopted).
+        """
+        if self.text is None:
+            raise RuntimeError(f"{self.path}: a note that was not read has no title")
+        return source_title(self.path, title_hash(self.text), self.index, self.part_count)
+
+    @property
+    def legacy_title(self) -> str:
+        """The title earlier versions of nlmsync gave this text (by the hash of its exact bytes)."""
+        return source_title(self.path, self.content_hash, self.index, self.part_count)
+
+    def titles(self) -> tuple[str, str]:
+        """The titles this very text may be listed under: nlmsync's, and the one earlier versions gave it."""
+        return self.title, self.legacy_title
+
+
+@dataclass(frozen=True)
+class PreparedNote:
+    path: str
+    parts: tuple[PreparedPart, ...]
+
+    @property
+    def hashes(self) -> tuple[str, ...]:
+        return tuple(p.content_hash for p in self.parts)
+
+    @property
+    def is_read(self) -> bool:
+        """Whether the parts carry their text (a note only `known_note` does not)."""
+        return all(p.text is not None for p in self.parts)
+
+
+def prepare_note(path: str, text: str, max_words: int = MAX_SOURCE_WORDS,
+                 max_bytes: int = MAX_SOURCE_BYTES) -> PreparedNote:
+    """Split (if needed), hash and title the text of the note at `path`."""
+    texts = split_note(text, max_words, max_bytes)
+    hashes = [content_hash(t) for t in texts]
+    return PreparedNote(path, tuple(
+        PreparedPart(i, t, h, path, len(texts)) for i, (t, h) in enumerate(zip(texts, hashes))
+    ))
+
+
+def known_note(path: str, hashes: Sequence[str]) -> PreparedNote:
+    """The note at `path` as its part hashes (recorded when it was last read) make it: hashes and titles,
+    without the text. Enough to decide its branch; a note that is to be uploaded has to be read."""
+    return PreparedNote(path, tuple(PreparedPart(i, None, h, path, len(hashes)) for i, h in enumerate(hashes)))
+
+
+def split_limits(deps: SyncDeps) -> str:
+    """The split limits as a `NoteHashes.split`: hashes made with other limits are not this run's."""
+    return split_key(deps.max_words, deps.max_bytes)
+
+
+def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = (),
+               known: Mapping[str, NoteHashes] | None = None,
+               read: list[NoteHashes] | None = None,
+               stats: Mapping[str, tuple[int, int]] | None = None) -> list[PreparedNote | NoteOutcome]:
+    """Read and prepare each path; excluded notes become excluded outcomes.
+
+    A note an `exclude` pattern matches is excluded by it first, unread, whatever else it is (empty, binary,
+    named): the pattern is what keeps it out, and an `--all` run takes out its source. The rest is the
+    admission rule every reader of notes shares (`text.admit_note`): an unreadable note (binary, invalid UTF-8)
+    fails when the user named it, and is excluded with the reason when it was only `found` by walking the vault —
+    as the index skips it — so one stray file cannot fail every `--all` run; an empty note (white space only) is
+    excluded as `empty`, one whose front matter says `nlmsync: false` as such.
+
+    A path whose file has the mtime and size of its `known` record is not read: its note is the recorded
+    hashes (`known_note`; front matter cannot have changed).
+    Each note read is appended to `read` as a record to keep, unless it was modified too recently to
+    trust its mtime (`RACY_MTIME_NS`). A path of `stats` is taken to have the (mtime, size) given there (a walk
+    of the vault just found its file so) rather than stat'ed again.
+    """
+    items: list[PreparedNote | NoteOutcome] = []
+    split = split_limits(deps)
+    patterns = deps.settings.exclude
+    trusted_before = time.time_ns() - RACY_MTIME_NS
+    for done, path in enumerate(paths):
+        if done % READING_STEP == 0:
+            deps.reading(done, len(paths))
+        if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):  # whatever else it is: kept out
+            items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
+            continue
+        st = stats.get(path) if stats else None
+        if st is None:
+            try:
+                found_stat = os.stat(os.path.join(deps.vault_root, path))
+                st = found_stat.st_mtime_ns, found_stat.st_size
+            except (OSError, ValueError):
+                st = None
+        record = known.get(path) if known and st is not None else None
+        if record is not None and st is not None and record.holds_for(st[0], st[1], split):
+            items.append(known_note(path, record.hashes))
+            continue
+        walked = path in found and stats is not None and path in stats  # a walk of the vault just found it
+        try:
+            admission = admit_note(deps.vault_root, path, (), size=st[1] if walked and st is not None else 0,
+                                   fs_path=os.path.join(deps.vault_root, path) if walked else None)
+        except InputError as exc:  # a named path that leaves the vault
+            items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc)))
+            continue
+        if admission.refused is not None:
+            items.append(_refused(deps, path, admission, named=path not in found))
+            continue
+        text = admission.text
+        note = prepare_note(path, text, deps.max_words, deps.max_bytes)
+        items.append(note)
+        if read is not None and st is not None and st[0] < trusted_before:
+            read.append(NoteHashes(path, st[0], st[1], split, note.hashes))
+    deps.reading(len(paths), len(paths))
+    return items
+
+
+def _refused(deps: SyncDeps, path: str, admission: Admission, *, named: bool) -> NoteOutcome:
+    """The outcome of a note the admission rule refused: excluded (empty, `nlmsync: false`, or only found by
+    walking the vault, as the index skips it), or — a note the user named that cannot be read — failed."""
+    reason = admission.refused or ""
+    if not named or reason in ("empty", vault_files.EXCLUDED_BY_FRONT_MATTER):
+        return NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=reason)
+    if not admission.read:  # not there, a folder, no permission: said as reading it says it
+        try:
+            vault_files.read_note_text(deps.vault_root, path)
+        except InputError as exc:
+            return NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc))
+    return NoteOutcome(path=path, branch=Branch.FAILED, error=str(UnreadableNoteError(path, reason)))

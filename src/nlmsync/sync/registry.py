@@ -1,0 +1,131 @@
+"""The registry as a run reads it: the notebook's source mappings read once, each with its source id resolved
+through the alias chain (`RegistryView`), and what the state file accounts for beside them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from nlmsync.sync.titles import looks_managed
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from nlmsync.store import SourceMapping, StateStore
+    from nlmsync.sync.remote import RemoteView
+
+STALE_HASH = ""
+"""The hash recorded for a note held by a source adopted at an older version: it never equals a text's, so the
+run that reaches the note replaces the source."""
+
+FEW_PATHS = 200
+"""A run of up to this many notes reads the mappings it looks at (`RegistryView.read` with `paths`); more, and
+it reads the notebook's whole registry at once."""
+@dataclass(frozen=True)
+class ResolvedMapping:
+    """A source mapping (one registry row) as the decision needs it: `source_id` already resolved through the
+    alias chain, `stored_source_id` as the row holds it."""
+
+    part: int
+    source_id: str
+    content_hash: str
+    stored_source_id: str
+
+
+@dataclass
+class RegistryView:
+    """The notebook's source mappings as a run finds them, read once (`StateStore.mappings_with_resolved_ids`),
+    so deciding N notes' branches costs one query, not a few per note; or, for a run of a few notes (`ask` on
+    a vault of 10,000), only the mappings it looks at, each read on first use. Its lookups are named as the
+    store's."""
+
+    store: StateStore
+    notebook_id: str
+    by_path: dict[str, list[tuple[SourceMapping, str]]] = field(default_factory=dict)
+    by_source: dict[str, SourceMapping] = field(default_factory=dict)
+    complete: bool = False
+    """Whether `by_path` and `by_source` hold the whole registry (else they are filled as paths are looked up)."""
+    _by_hash: dict[str, list[SourceMapping]] | None = field(default=None, repr=False)
+
+    @classmethod
+    def read(cls, store: StateStore, notebook_id: str, paths: Collection[str] | None = None) -> RegistryView:
+        """The registry of `notebook_id`: all of it, or with a few `paths` (at most `FEW_PATHS`) theirs for now."""
+        view = cls(store, notebook_id)
+        if paths is not None and len(paths) <= FEW_PATHS:
+            for path in paths:
+                view.mappings(path)
+            return view
+        view.read_all()
+        return view
+
+    def read_all(self) -> None:
+        """Read the whole registry (once)."""
+        if self.complete:
+            return
+        self.by_path, self.by_source, self._by_hash = {}, {}, None
+        for row, resolved in self.store.mappings_with_resolved_ids(self.notebook_id):
+            self.by_path.setdefault(row.path, []).append((row, resolved))
+            held = self.by_source.get(resolved)
+            if held is None or (held.source_id != resolved and row.source_id == resolved):
+                self.by_source[resolved] = row
+        self.complete = True
+
+    def mappings(self, path: str) -> list[tuple[SourceMapping, str]]:
+        """The mappings of `path` by part, each with its source id resolved (read now if not read yet)."""
+        rows = self.by_path.get(path)
+        if rows is None:
+            if self.complete:
+                return []
+            rows = [(m, self.store.resolve_source_id(m.source_id))
+                    for m in self.store.mappings_by_path(self.notebook_id, path)]
+            self.by_path[path] = rows
+        return rows
+
+    def resolved_mappings(self, path: str) -> list[ResolvedMapping]:
+        """The mappings of `path`, ordered by part, with their source ids resolved."""
+        return [ResolvedMapping(r.part, resolved, r.content_hash, r.source_id) for r, resolved in self.mappings(path)]
+
+    def mappings_by_hash(self, content_hash: str) -> list[SourceMapping]:
+        """The rows whose uploaded content has `content_hash` (as `StateStore.mappings_by_hash`), from the whole
+        registry when it was read, else from the store."""
+        if not self.complete:
+            return self.store.mappings_by_hash(self.notebook_id, content_hash)
+        if self._by_hash is None:
+            self._by_hash = {}
+            for rows in self.by_path.values():
+                for row, _ in rows:
+                    self._by_hash.setdefault(row.content_hash, []).append(row)
+            for found in self._by_hash.values():
+                found.sort(key=lambda r: (r.path, r.part))
+        return self._by_hash.get(content_hash, [])
+
+    def mapping_by_source_id(self, source_id: str) -> SourceMapping | None:
+        """The mapping holding `source_id` or an id on its alias chain (as `StateStore.mapping_by_source_id`)."""
+        if not self.complete:
+            return self.store.mapping_by_source_id(self.notebook_id, source_id)
+        row = self.by_source.get(source_id)
+        if row is None:
+            resolved = self.store.resolve_source_id(source_id)
+            row = self.by_source.get(resolved) if resolved != source_id else None
+        return row
+
+
+def accounted_ids(store: StateStore, notebook_id: str,
+                  resolved: Iterable[tuple[SourceMapping, str]] | None = None) -> set[str]:
+    """The source ids the state file accounts for in `notebook_id`: its packs, the sources waiting to be deleted,
+    and each mapping's source id with the id its alias chain resolves to (`resolved`: the notebook's
+    `StateStore.mappings_with_resolved_ids`, when the caller has read them already)."""
+    ids = {p.source_id for p in store.packs(notebook_id)}
+    ids.update(p.source_id for p in store.pending_deletions(notebook_id))
+    for mapping, source_id in store.mappings_with_resolved_ids(notebook_id) if resolved is None else resolved:
+        ids.update((mapping.source_id, source_id))
+    return ids
+
+
+def orphan_ids(remote: RemoteView, registered_ids: set[str]) -> list[str]:
+    """Remote sources carrying an nlmsync title that no registry row or alias accounts for (`accounted_ids`),
+    less the look-alikes (`remote.foreign`: titled like nlmsync's, holding other text)."""
+    return sorted(i for i, t in remote.sources.items()
+                  if i not in registered_ids and i not in remote.foreign and looks_managed(t))
