@@ -143,7 +143,7 @@ def test_an_absolute_file_is_saved_inside_the_vault_or_refused(vault: Path, tmp_
 
 
 @pytest.mark.parametrize(("words", "saved"), [
-    (["Why is \u202etxt.exe dangerous?"], "answers/Why is txt.exe dangerous.md"),
+    (["Why is \u202eheapsort dangerous?"], "answers/Why is heapsort dangerous.md"),
     (["Heap\u2066sort\u2069 and \u200fmerge\u2028sort?"], "answers/Heap sort and merge sort.md"),
     ([QUESTION, "--save", "answers/he\u202eap\x1b[31m.md"], "answers/heap[31m.md"),
 ])

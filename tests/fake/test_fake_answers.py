@@ -86,3 +86,11 @@ def test_answers_are_always_consistently_cited(sources: list[tuple[str, str]], q
         texts = [p.text for sid, text in sources if sid == ref["source_id"] for p in split_passages(sid, text)]
         assert ref["cited_text"] in texts
         assert f"[{ref['citation_number']}]" in result["answer"]
+
+
+def test_an_answer_quotes_the_notes_in_the_questions_language_where_the_notebook_has_them() -> None:
+    english = "# Embed files\n\nTo embed a file in a note, add an exclamation mark before a link to it.\n"
+    greek = ("# Ενσωμάτωση αρχείων\n\nΓια να ενσωματώσετε ένα αρχείο σε μια σημείωση, προσθέστε ένα θαυμαστικό "
+             "πριν από έναν σύνδεσμο προς αυτό: embed file note.\n")
+    answer = compose_answer("How do I embed a file in a note?", [("el", greek), ("en", english)])
+    assert {ref["source_id"] for ref in answer["references"]} == {"en"}

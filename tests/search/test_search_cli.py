@@ -62,7 +62,7 @@ def test_search_json_is_one_document(vault: Path, capsys: pytest.CaptureFixture[
 
 
 def test_matched_terms_are_the_querys_words_as_written(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "--vault", str(vault), "search", "How does a Heap Sort work?", "--json", "--limit", "3")
+    code, out, _ = run(capsys, "--vault", str(vault), "search", "How does a Heap Sort work?", "--json", "--limit", "4")
     assert code == 0
     matched = {result["path"]: result["matched_terms"] for result in json.loads(out)["results"]}
     assert matched["algorithms/sorting/heapsort.md"] == ["How does", "Heap Sort", "work"]

@@ -4,7 +4,10 @@ that note (read as it is now)."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from nlmsync import vault as vault_files
 from nlmsync.app.results import Citation
@@ -15,11 +18,16 @@ from nlmsync.store import StateStore
 from nlmsync.sync import NoteOutcome
 
 
+def _by_path(prefer: Callable[[str], Any], paths: list[str], index: int) -> Any:
+    return prefer(paths[index])
+
+
 def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer: QueryAnswer,
-                  live: list[NoteOutcome]) -> list[Citation]:
+                  live: list[NoteOutcome], prefer: Callable[[str], Any] | None = None) -> list[Citation]:
     """The citations of `answer`, by number: a reference's source resolved to its note through the sources
     this run made `live` or else the registry; a pack's to the note of the pack that holds the cited text (not
-    placed when none does); the heading from the cited text found in the note."""
+    placed when none does; of several that hold it alike, the one with the smallest `prefer(path)`); the heading
+    from the cited text found in the note."""
     path_of = {sid: o.path for o in live if o.pack is None for sid in o.source_ids}
     texts: dict[str, str | None] = {}
 
@@ -36,7 +44,8 @@ def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer:
         pack = store.pack_by_source_id(notebook_id, resolved)
         if pack is not None:
             paths = [p for p, _ in store.notes_of_pack(notebook_id, resolved)]
-            found = find_cited_note([note_text(p) for p in paths], quote, paths) if quote else None
+            rank = None if prefer is None else functools.partial(_by_path, prefer, paths)
+            found = find_cited_note([note_text(p) for p in paths], quote, paths, rank) if quote else None
             if found is None:
                 return Citation(number=0, source_id=source_id, pack=pack.title, located=False if quote else None)
             held = paths[found[0]]

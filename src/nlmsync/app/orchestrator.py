@@ -8,7 +8,7 @@ deletions earlier runs left behind, and only then makes its own changes through 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,8 +66,12 @@ from nlmsync.vault import SkippedNote
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from nlmsync.search import NoteIndex, SearchHit
+    from nlmsync.search import NoteIndex, Selection
     from nlmsync.sync.adopt import Levelled
+
+
+WEAK_MATCH_NOTICE = ("nothing in the vault matches the question well: no note was uploaded for it, and the question "
+                     "went to the notebook as it is")
 
 
 def _dedup(ids: Sequence[str]) -> list[str]:
@@ -124,10 +128,11 @@ class Orchestrator:
             self._index = NoteIndex(self.vault_root, self.store.db, self.settings)
         return self._index
 
-    def _selected(self, query: str) -> list[SearchHit]:
-        """The notes the selection rule picks for `query`; an index that must be brought up to date first (a
-        fresh vault of thousands of notes takes a while) reports its progress."""
-        return self.index.selected(query, on_progress=self.progress.indexing if self.progress is not None else None)
+    def _selection(self, query: str) -> Selection:
+        """What the selection rule makes of `query`: the notes it picks, or that nothing matches it well; an index
+        that must be brought up to date first (a fresh vault of thousands of notes takes a while) reports its
+        progress."""
+        return self.index.selection(query, on_progress=self.progress.indexing if self.progress is not None else None)
 
     # --- notebook and remote -------------------------------------------------------------------
     async def _notebook(self, *, create: bool, planned: bool = False) -> tuple[str, NotebookDetails | None]:
@@ -271,7 +276,7 @@ class Orchestrator:
             report.notebook_id = notebook_id
             remote, report.pending_deletions_done_count, report.pending_deletions_left_count = await self._prepare_run(
                 notebook_id, first, dry_run=dry_run)
-            selected, found, passed_over, stats = self._refresh_paths(notebook_id, named, query, all_notes)
+            selected, found, passed_over, stats = self._refresh_paths(notebook_id, named, query, all_notes, report)
             scope = all_notes_scope(self.store, notebook_id, paths, roots, selected) if all_notes else None
             try:
                 if self.progress:
@@ -313,10 +318,12 @@ class Orchestrator:
         return await self.refresh(wanted) if wanted else None
 
     def _refresh_paths(self, notebook_id: str, named: list[tuple[str, bool]] | None, query: str | None,
-                       all_notes: bool) -> tuple[list[str], set[str], list[SkippedNote], dict[str, tuple[int, int]]]:
+                       all_notes: bool, report: RefreshReport
+                       ) -> tuple[list[str], set[str], list[SkippedNote], dict[str, tuple[int, int]]]:
         """The notes to refresh, which of them were found by walking the vault rather than named, (for the whole
         vault) the note files the walk passed over, which the report lists with the reason, and the modification
-        time and size the walk found the notes' files with."""
+        time and size the walk found the notes' files with. A `query` nothing matches well adds no note, and the
+        report says so."""
         if all_notes and named is None:
             walked, passed_over = vault_notes(self.vault_root, self.settings.exclude)
             stats = {path: stat for path, stat in walked.items() if stat is not None}
@@ -325,7 +332,11 @@ class Orchestrator:
             named = [(note, False) for note in synced_notes(self.store, self.vault_root, notebook_id)]
         chosen = [note for note, _ in named or ()]
         if query is not None:
-            chosen.extend(hit.path for hit in self._selected(query))
+            selection = self._selection(query)
+            chosen.extend(hit.path for hit in selection.chosen)
+            if selection.weak:
+                report.weak_match = True
+                report.notices.append(WEAK_MATCH_NOTICE)
         unique = list(dict.fromkeys(chosen))
         return unique, set(unique) - {note for note, by_name in named or () if by_name}, [], {}
 
@@ -346,7 +357,8 @@ class Orchestrator:
         async with held_writer(self.store):  # sources are prepared by one run at a time …
             notebook_id, first = await self._notebook(create=True)
             remote, _, _ = await self._prepare_run(notebook_id, first, dry_run=False)
-            hits = self._selected(question)
+            selection = self._selection(question)
+            hits = selection.chosen
             if self.progress:
                 self.progress.start("preparing sources", len(hits))
             prepared = await ensure_sources_for_paths(self._deps(notebook_id), [h.path for h in hits], remote)
@@ -354,13 +366,18 @@ class Orchestrator:
             self._mark_adopted(outcomes, prepared.packs)
             result = AskResult(notebook_id=notebook_id, question=question, answer="", conversation_id=None,
                                selected_notes=[SelectedNote(path=h.path, score=h.score) for h in hits], notes=outcomes,
-                               packs=prepared.packs)
+                               packs=prepared.packs, weak_match=selection.weak,
+                               question_language=selection.language or None)
+            if selection.weak:
+                result.notices.append(WEAK_MATCH_NOTICE)
             live = [o for o in outcomes if o.branch in (Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED)]
             result.notices.extend(f"{o.path}: {o.error}" for o in outcomes if o.branch == Branch.FAILED)
             result.notices.extend(self._notices(remote))
             conversation = None if new else (conversation_id or self.store.latest_conversation(notebook_id))
+            earlier: set[str] = set()
             if conversation is not None:
                 records = self.store.query_records(notebook_id, conversation)
+                earlier = {path for record in records for path in record.selected_paths}
                 result.carried_over_source_ids = history_source_ids([r.source_ids for r in records],
                                                          self.store.resolve_source_id, remote.ids(),
                                                          self.settings.carry_over_cap)
@@ -371,19 +388,39 @@ class Orchestrator:
                 raise InputError(f"no note of the vault matches the question, and notebook {notebook_id} holds no "
                                  "source to ask instead", hint="ask about something the vault's notes say, or "
                                  "upload notes first with 'nlmsync refresh'")
-            result.notices.append("no note matched the question; asking the whole notebook")
+            if not selection.weak:
+                result.notices.append("no note matched the question; asking the whole notebook")
         if self.progress:
             self.progress.start(f"asking NotebookLM ({len(result.source_ids)} sources)", 1)
         answer, conversation = await self._query(notebook_id, question, result.source_ids or None,
                                                  conversation, result)
         result.answer = answer.answer
         result.conversation_id = answer.conversation_id or conversation
-        result.citations = map_citations(self.store, self.vault_root, notebook_id, answer, live)
+        result.citations = map_citations(self.store, self.vault_root, notebook_id, answer, live,
+                                         self._citation_preference(selection, earlier))
         if result.conversation_id:
             async with held_writer(self.store):
                 self.store.record_turn(notebook_id, result.conversation_id, question, answer.answer,
                                        result.source_ids, [o.path for o in live], answer.citations)
         return result
+
+    def _citation_preference(self, selection: Selection,
+                             earlier: set[str]) -> Callable[[str], tuple[bool, bool, bool, float]]:
+        """Which of several notes of a pack that hold a quote alike a citation names: the note selected for the
+        question, then one in the question's language, then one the conversation already used, then the one
+        ranking best for the question; pack order only when nothing tells them apart."""
+        chosen = {hit.path for hit in selection.chosen}
+        scores = {hit.path: hit.score for hit in selection.hits}
+        languages: dict[str, str] = {}
+
+        def key(path: str) -> tuple[bool, bool, bool, float]:
+            if path not in languages:
+                fact = self.index.facts([path]).get(path)
+                languages[path] = fact.lang if fact is not None else ""
+            other = bool(selection.language) and languages[path] != selection.language
+            return path not in chosen, other, path not in earlier, -scores.get(path, 0.0)
+
+        return key
 
     async def _query(self, notebook_id: str, question: str, source_ids: list[str] | None,
                      conversation: str | None, result: AskResult) -> tuple[QueryAnswer, str | None]:

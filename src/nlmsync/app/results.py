@@ -44,6 +44,10 @@ class AskResult(BaseModel):
     notes: list[NoteOutcome] = Field(default_factory=list, description="What source preparation did.")
     packs: list[PackOutcome] = Field(default_factory=list, description="The packs holding selected notes.")
     notices: list[str] = Field(default_factory=list)
+    weak_match: bool = Field(default=False, description="Nothing in the vault matches the question well: no note "
+                             "was selected or uploaded, and the question went to the notebook as it is.")
+    question_language: str | None = Field(default=None, description="The language the question was told to be in "
+                                          "(notes in it are preferred), when the vault has several.")
     saved_path: str | None = Field(default=None, description="Where `ask --save` wrote the answer in the vault.")
 
 

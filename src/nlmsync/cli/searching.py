@@ -132,13 +132,12 @@ def _snippet(settings: Settings | SearchSettings, path: str, query: str) -> str:
 
 def _results(index: NoteIndex, settings: Settings | SearchSettings, query: str, limit: int,
              on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    from nlmsync.search.bm25 import select
-
-    hits = index.search(query, limit=max(limit, settings.top_n), on_progress=on_progress)
-    chosen = {hit.path for hit in select(hits, settings.top_n, settings.cutoff_ratio, settings.min_k)}
-    return {"query": query, "selected_count": len(chosen),
+    selection = index.selection(query, on_progress=on_progress, limit=limit)
+    chosen = {hit.path for hit in selection.chosen}
+    return {"query": query, "selected_count": len(chosen), "weak_match": selection.weak,
+            "language": selection.language or None,
             "results": [_hit_dict(hit, query, hit.path in chosen, _snippet(settings, hit.path, query))
-                        for hit in hits[:limit]]}
+                        for hit in selection.hits[:limit]]}
 
 
 def _hit_dict(hit: SearchHit, query: str, selected: bool, snippet: str) -> dict[str, Any]:
@@ -196,4 +195,8 @@ def _print_results(document: dict[str, Any]) -> None:
                   f"[cyan]{hit['score']:.3f}[/]  [dim]{escape_path(terms)}[/]")
         if hit["snippet"]:
             out.print("   " + " " * width + escape_path(" ".join(hit["snippet"].split())), style="dim")
+    if document["weak_match"]:
+        out.print(f"[dim]Nothing in the vault matches {escape_path(repr(document['query']))} well: nothing is selected "
+                  "(ask sends the question to the notebook as it is).[/]")
+        return
     out.print(f"[dim]✓ = selected for NotebookLM: {document['selected_count']} selected, {len(results)} shown[/]")

@@ -24,6 +24,9 @@ A passage's score is the product of
   which words are rare) times the note's coverage, over the best note's. Passages of the notes
   that match the whole question come first.
 
+When the notes asked are in several languages, only those in the question's language are quoted, if any of them
+matches (`text.question_language` among the notes' languages).
+
 Over the fixture vault's notes, "How does heapsort work?" thus quotes the heapsort note's "How does it
 work?" section (it has both words, "heapsort" by its title) and not the physics note's line about "heat
 and work", which shares only "work". The answer quotes the best few passages, with `citations`
@@ -42,7 +45,7 @@ from typing import Any
 
 from nlmsync.search import markdown_lines, query_terms
 from nlmsync.search.bm25 import Weights, rank_counts
-from nlmsync.text import parse_front_matter, tokenize
+from nlmsync.text import parse_front_matter, question_language, text_language, tokenize
 from nlmsync.vault import has_note_suffix
 
 __all__ = ["NO_ANSWER", "Passage", "compose_answer", "split_passages"]
@@ -201,6 +204,7 @@ class _Note:
     titles: tuple[str, ...]
     passages: list[Passage]
     tokens: list[tuple[Counter[str], int]]
+    language: str
 
 
 @lru_cache(maxsize=SOURCES_KEPT)
@@ -209,7 +213,7 @@ def _read(source_id: str, text: str) -> tuple[_Note, ...]:
     notes = []
     for note in notes_of(text):
         titles, passages = _split(source_id, note)
-        notes.append(_Note(titles, passages, [_tokens(p.text) for p in passages]))
+        notes.append(_Note(titles, passages, [_tokens(p.text) for p in passages], text_language(note)))
     return tuple(notes)
 
 
@@ -275,6 +279,12 @@ def compose_answer(question: str, sources: Sequence[tuple[str, str]]) -> dict[st
     """
     terms = query_terms(question)
     read = [note for source_id, text in sources for note in _read(source_id, text)]
+    languages = {note.language for note in read if note.language and note.passages}
+    if len(languages) > 1:  # the passages in the question's language, where the notebook has some that match
+        language = question_language(question, languages)
+        own = [note for note in read if note.language == language]
+        if own and _ranked(terms, own):
+            read = own
     passages = [p for note in read for p in note.passages]
     ranked = _ranked(terms, read) if terms and passages else []
     if not ranked:

@@ -17,7 +17,7 @@ import math
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from nlmsync.config import PASSAGE_B, PASSAGE_K1, IndexSettings
 
@@ -113,27 +113,3 @@ def rank_texts(query_tokens: Sequence[str], docs: Sequence[Sequence[str]], *, k1
         return []
     return rank_counts(Counter(query_tokens), [Counter(d) for d in docs], [len(d) for d in docs],
                        doc_count=len(docs), avg_len=sum(len(d) for d in docs) / len(docs), k1=k1, b=b)
-
-
-class Scored(Protocol):
-    @property
-    def score(self) -> float: ...
-
-
-H = TypeVar("H", bound=Scored)
-
-
-def select(hits: Sequence[H], top_n: int, cutoff_ratio: float, min_k: int) -> list[H]:
-    """The selection rule over hits already ranked best first.
-
-    Keep the first `top_n`; of those, the ones scoring at least `top score * cutoff_ratio`;
-    if fewer than `min_k` survive, the first `min_k` of the top results instead.
-    """
-    top = list(hits[:top_n])
-    if not top:
-        return []
-    threshold = top[0].score * cutoff_ratio
-    chosen = [hit for hit in top if hit.score >= threshold]
-    if len(chosen) < min_k:
-        return top[:min_k]
-    return chosen

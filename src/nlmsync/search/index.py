@@ -28,14 +28,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nlmsync.config import IndexSettings
-from nlmsync.search.bm25 import Weights, select
+from nlmsync.search.bm25 import Weights
 from nlmsync.search.doc_terms import DocBatch, DocTerms
-from nlmsync.search.hits import SearchHit
+from nlmsync.search.hits import Evidence, SearchHit
 from nlmsync.search.indexed_notes import Changes, IndexedNotes, stat_marked
-from nlmsync.search.query import STOP_WORDS, query_weights
+from nlmsync.search.query import STOP_WORDS, coverage_terms, query_weights, query_words
 from nlmsync.search.tokenize import TOKENIZER_VERSION
 from nlmsync.store import index_codec
-from nlmsync.store.index_codec import CachedDoc, Snapshot
+from nlmsync.store.index_codec import CachedDoc, NoteFacts, Snapshot
 from nlmsync.text import admit_note
 from nlmsync.vault import (
     NoteFile,
@@ -55,18 +55,33 @@ if TYPE_CHECKING:
     from nlmsync.search.markdown import NoteFields, NoteText
     from nlmsync.search.postings import PostingsIndex
     from nlmsync.search.ranking import Ranking
+    from nlmsync.search.selection import Selection
+    from nlmsync.search.word_forms import WordForms
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 MERGE_THRESHOLD = 512
 
 
 @functools.cache
-def _markdown_fields() -> tuple[Callable[..., NoteFields], Callable[..., NoteText | None]]:
-    """`markdown.note_fields` and `markdown.whole_fields`, imported on first use: a process whose vault did not
-    change reads no note and never needs markdown (and a full build runs no import statement per note)."""
+def _markdown_fields() -> tuple[Callable[..., NoteFields], Callable[..., NoteText | None],
+                               Callable[..., NoteFacts]]:
+    """`markdown.note_fields`, `markdown.whole_fields` and `note_facts.note_facts`, imported on first use: a
+    process whose vault did not change reads no note and never needs markdown nor the language model (and a full
+    build runs no import statement per note)."""
     from nlmsync.search.markdown import note_fields, whole_fields
+    from nlmsync.search.note_facts import note_facts
 
-    return note_fields, whole_fields
+    return note_fields, whole_fields, note_facts
+
+
+def _word_forms(query: str, language: str) -> WordForms | None:
+    """The question's words whose other forms are searched too, in `language` (None: it has no stemmer)."""
+    from nlmsync.search.word_forms import STEMMERS, WordForms
+
+    if language not in STEMMERS:
+        return None
+    words = [word for word in dict.fromkeys(query_words(query)) if word not in STOP_WORDS and word.isalpha()]
+    return WordForms(language, words) if words else None
 
 
 @dataclass
@@ -149,6 +164,8 @@ class NoteIndex:
         self._phase = _Phase.NEW
         self._pending = _Pending(full_rescan=True)  # the first sync compares the whole vault with the cache
         self._incremental_syncs = 0
+        self._facts: dict[int, NoteFacts] = {}  # each indexed note's by `index_codec.path_key`, once loaded
+        self._languages: dict[str, int] | None = None  # notes per language, counted from `_facts` when asked
         self._rewrite_cache = False
         self.save_error: sqlite3.Error | None = None
         """Why the last sync could not save the index in the state file (None: saved, or nothing to save). The
@@ -183,26 +200,86 @@ class NoteIndex:
     # --- queries ---
 
     def search(self, query: str, limit: int | None = None,
-               on_progress: Callable[[int, int], None] | None = None) -> list[SearchHit]:
-        """Notes ranked for `query` (`scoring.hits`' order), syncing first when dirty (`on_progress` as `sync`'s).
+               on_progress: Callable[[int, int], None] | None = None,
+               evidence: Evidence | None = None, language: str | None = None) -> list[SearchHit]:
+        """Notes ranked for `query` (`scoring.hits`' order), syncing first when dirty (`on_progress` as `sync`'s);
+        `evidence`, if given, receives what the ranking found of the query's terms. With a `language` (a
+        question's, as `selection` searches), the query's words are also searched in their other forms in it
+        (`word_forms`); without, the words as written only.
 
         A process's first query on a vault that did not change since the index was saved is answered from
         the state file without loading the index (`_answer_cold`)."""
         terms = query_weights(query, stop_words=self.settings.query_stop_words)
         common = STOP_WORDS if self.settings.query_stop_words else frozenset()
         with self._lock:
-            if self._phase is _Phase.NEW:
-                hits = self._answer_cold(terms, limit, common)
+            forms = _word_forms(query, language) if language else None
+            if self._phase is _Phase.NEW and self.db is not None:
+                hits = self._answer_cold(terms, limit, common, evidence, forms)
                 if hits is not None:
                     return hits
             if self.dirty:
                 self.sync(on_progress)
-            return self._ranking().rank(terms, limit, common)
+            return self._ranking().rank(terms, limit, common, evidence, forms)
+
+    def question_language(self, query: str) -> str:
+        """The language `query` is in, of those the vault's notes are written in (`text.question_language`): in a
+        vault of one language, that one, told without the language model."""
+        told = [lang for lang, count in self.languages().items() if lang and count > 1]
+        if len(told) <= 1:
+            return told[0] if told else ""
+        from nlmsync.text import question_language
+
+        return question_language(query, told)
+
+    def selection(self, query: str, on_progress: Callable[[int, int], None] | None = None,
+                  limit: int = 0) -> Selection:
+        """The hits of `query` (at least `limit`) and what the selection rule (`search.selection`) makes of them:
+        the notes it selects, and whether nothing matches the query well."""
+        from nlmsync.search.selection import CANDIDATES_PER_NOTE, select_notes
+
+        s = self.settings
+        evidence = Evidence()
+        if self.dirty and (self._phase is not _Phase.NEW or self.db is None or not self.languages()):
+            self.sync(on_progress)  # the vault's languages are known once the index is (a cold answer's: saved)
+        language = self.question_language(query)
+        hits = self.search(query, limit=max(limit, s.top_n * CANDIDATES_PER_NOTE), on_progress=on_progress,
+                           evidence=evidence, language=language)
+        facts = self.facts([hit.path for hit in hits])
+        languages = self.languages()
+        return select_notes(hits, facts, languages, language, evidence,
+                            coverage_terms(query, stop_words=s.query_stop_words), top_n=s.top_n,
+                            cutoff_ratio=s.cutoff_ratio, min_k=s.min_k)
 
     def selected(self, query: str, on_progress: Callable[[int, int], None] | None = None) -> list[SearchHit]:
-        """The notes the selection rule (`bm25.select`) picks for `query`."""
-        s = self.settings
-        return select(self.search(query, limit=s.top_n, on_progress=on_progress), s.top_n, s.cutoff_ratio, s.min_k)
+        """The notes the selection rule picks for `query` (none when nothing matches it well)."""
+        return self.selection(query, on_progress).chosen
+
+    def facts(self, paths: list[str]) -> dict[str, NoteFacts]:
+        """The facts (language, the keys its copies share) of those of `paths` that are indexed: from the index in
+        memory, or, before it is loaded, from the state file."""
+        with self._lock:
+            if self._phase is not _Phase.LOADED and self.db is not None:
+                try:
+                    return index_codec.facts_of(self.db, paths)
+                except sqlite3.Error:
+                    return {}
+            found = {path: self._facts.get(index_codec.path_key(path)) for path in paths}
+            return {path: fact for path, fact in found.items() if fact is not None}
+
+    def languages(self) -> dict[str, int]:
+        """How many indexed notes each language has."""
+        with self._lock:
+            if self._phase is not _Phase.LOADED and self.db is not None:
+                try:
+                    return index_codec.load_languages(self.db)
+                except sqlite3.Error:
+                    return {}
+            if self._languages is None:
+                counts: dict[str, int] = {}
+                for fact in self._facts.values():
+                    counts[fact.lang] = counts.get(fact.lang, 0) + 1
+                self._languages = counts
+            return self._languages
 
     def paths(self) -> list[str]:
         with self._lock:
@@ -236,6 +313,17 @@ class NoteIndex:
                 changes = self._rescan_paths(pending.deleted, pending.modified)
                 self._incremental_syncs += 1
             self._pending = _Pending(full_rescan=False)
+            for path in changes.removed:
+                if path not in changes.facts:
+                    changes.facts[path] = None
+            keyed = {index_codec.path_key(path): fact for path, fact in changes.facts.items()}
+            for key, fact in keyed.items():
+                if fact is None:
+                    self._facts.pop(key, None)
+                else:
+                    self._facts[key] = fact
+            if changes.facts:
+                self._languages = None
             merged = self._postings.apply(changes.removed, changes.batch)
             self._persist(changes, merged)
             indexed, added = len(self._postings), len(changes.batch) - changes.updated
@@ -291,7 +379,7 @@ class NoteIndex:
 
     def _load(self, note: NoteFile, changes: Changes) -> None:
         """Read, check and tokenize one note into `changes` (as an addition or a skip)."""
-        note_fields, whole_fields = _markdown_fields()
+        note_fields, whole_fields, note_facts = _markdown_fields()
         admission = admit_note(self.vault_root, note.path, self.settings.exclude, fs_path=note.fs_path, size=note.size,
                                with_front=True)
         self.notes_read += admission.read
@@ -301,6 +389,7 @@ class NoteIndex:
         self._notes.indexed(note, changes)
         text, front = admission.text, admission.front
         assert front is not None  # read, as asked
+        changes.facts[note.path] = note_facts(text, front)
         whole = whole_fields(text, front)
         if whole is not None:
             changes.batch.add_text(note.path, whole)
@@ -316,7 +405,8 @@ class NoteIndex:
                            "exclude": sorted(s.exclude)}, sort_keys=True)
 
     def _answer_cold(self, terms: dict[str, float], limit: int | None,
-                     common: frozenset[str]) -> list[SearchHit] | None:
+                     common: frozenset[str], evidence: Evidence | None,
+                     forms: WordForms | None) -> list[SearchHit] | None:
         """The first query's hits straight from the state file (`search.cold`), or None when the vault changed
         since the index was saved, or the cache cannot answer: the caller then syncs.
 
@@ -338,7 +428,7 @@ class NoteIndex:
             return None
         walk = self._pending.walk = list_vault(self.vault_root)
         s = self.settings
-        return answer_from_file(conn, walk, terms, limit, common, self.weights, s.k1, s.b)
+        return answer_from_file(conn, walk, terms, limit, common, self.weights, s.k1, s.b, evidence, forms)
 
     def _hydrate_walking(self, walk: VaultListing | None) -> VaultListing:
         """Load the cache (the first sync of a process) and walk the vault meanwhile, unless `walk` is one
@@ -381,6 +471,8 @@ class NoteIndex:
     def _forget_cache(self) -> None:
         self._postings = self._new_postings()
         self._notes.clear()
+        self._facts = {}
+        self._languages = None
         self._rewrite_cache = True
 
     def _start_hydrate(self) -> CacheRead | None:
@@ -395,7 +487,9 @@ class NoteIndex:
 
         return start_read(self.db)
 
-    def _hydrate(self, rows: list[CachedDoc], snapshot: Snapshot | None) -> None:
+    def _hydrate(self, rows: list[CachedDoc], snapshot: Snapshot | None, facts: dict[int, NoteFacts]) -> None:
+        self._facts = facts
+        self._languages = None
         if snapshot is not None:
             postings = self._postings
             postings.load_base(snapshot.terms,  # type: ignore[arg-type]  # a loaded snapshot's is a Vocabulary
@@ -425,15 +519,17 @@ class NoteIndex:
                 snapshot = Snapshot(p.base_paths, np.array([m for m, _ in stats], dtype=np.int64),
                                     np.array([size for _, size in stats], dtype=np.int64), p.base_lengths,
                                     p.terms, p.offsets, p.slots, p.tf_codes, p.tf_values)  # type: ignore[arg-type]
-                index_codec.write_snapshot(self.db, snapshot, self._notes.skipped.values(), self._signature())
+                index_codec.write_snapshot(self.db, snapshot, self._notes.skipped.values(), self._signature(),
+                                           self._facts, self.languages())
             else:
                 rows = [CachedDoc.deleted(path) for path in changes.removed]
                 rows.extend(changes.skipped.values())
                 for doc in changes.batch.docs:
                     mtime_ns, size = self._notes.stats[doc.path]
                     rows.append(CachedDoc(doc.path, mtime_ns, size, None, doc.lengths, doc.tf))
-                if rows:
-                    index_codec.write_changes(self.db, rows)
+                if rows or changes.facts:
+                    index_codec.write_changes(self.db, rows, {index_codec.path_key(path): fact for path, fact
+                                                              in changes.facts.items()}, self.languages())
             self._rewrite_cache = False
             self.save_error = None
         except sqlite3.Error as exc:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nlmsync.errors import PathOutsideVaultError
-from nlmsync.store.index_codec import CachedDoc
+from nlmsync.store.index_codec import CachedDoc, NoteFacts
 from nlmsync.vault import NoteFile, VaultListing, is_note_path, is_valid_name, resolve_in_vault
 
 if TYPE_CHECKING:
@@ -27,13 +27,14 @@ if TYPE_CHECKING:
 
 @dataclass
 class Changes:
-    """What one sync found: the notes to index (`batch`; `updated` of them were indexed before), the indexed notes
-    to remove, and the rows of skipped or no longer skipped notes to save."""
+    """What one sync found: the notes to index (`batch`; `updated` of them were indexed before) and their facts, the
+    indexed notes to remove, and the rows of skipped or no longer skipped notes to save."""
 
     batch: DocBatch
     updated: int = 0
     removed: list[str] = field(default_factory=list)
     skipped: dict[str, CachedDoc] = field(default_factory=dict)
+    facts: dict[str, NoteFacts | None] = field(default_factory=dict)  # the facts of the notes read; None: gone
 
 
 class IndexedNotes:

@@ -31,7 +31,6 @@ from nlmsync.reading import (
     read_note,
 )
 from nlmsync.search import NoteIndex, matched_words
-from nlmsync.search.bm25 import select
 from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
 from nlmsync.vault import (
     IGNORED_DIRS,
@@ -132,10 +131,10 @@ class VaultTools:
         if not query.strip():
             raise InputError("query: must not be empty")
         settings = self.settings
-        hits = self.index.search(query, limit=max(limit, settings.top_n))
-        chosen = {h.path for h in select(hits, settings.top_n, settings.cutoff_ratio, settings.min_k)}
+        selection = self.index.selection(query, limit=limit)
+        chosen = {h.path for h in selection.chosen}
         results: list[NoteMatch] = []
-        for hit in hits:
+        for hit in selection.hits:
             if len(results) >= limit:
                 break
             try:
@@ -162,7 +161,9 @@ class VaultTools:
             results.append(NoteMatch(path=rel, score=round(hit.score, SCORE_DIGITS),
                                      matched_terms=matched_words(query, hit.matched_terms),
                                      selected=hit.path in chosen, total_chunks=len(plan.chunks), chunks=matches))
-        return SearchResult(query=query, results=results, message=None if results else "no note matches the query")
+        message = ("no note matches the query" if not results else
+                   "nothing in the vault matches the query well: no note is selected" if selection.weak else None)
+        return SearchResult(query=query, results=results, weak_match=selection.weak, message=message)
 
     def read_note(self, path: str, *, chunk: int | None = None, chunks: str | None = None,
                   start_time: str | float | None = None, end_time: str | float | None = None, query: str | None = None,

@@ -94,6 +94,8 @@ class RefreshReport(BaseModel):
     layout: SourcesLayout | None = Field(default=None, description="How the sources hold the notes after the run.")
     notices: list[str] = Field(default_factory=list, description="What the user should know beyond the notes: "
                                "sources left alone as unmanaged, pauses the server's rate limit imposed.")
+    weak_match: bool = Field(default=False, description="`refresh --query`: nothing in the vault matches the query "
+                             "well, and no note was refreshed for it.")
 
     def by_branch(self, branch: Branch) -> list[NoteOutcome]:
         return [n for n in self.notes if n.branch == branch]

@@ -1,5 +1,6 @@
 """Analysis of a note's text, below search and reading: the tokenizer (`tokens`: a text's tokens; `fold`: many
-texts' at once, with numpy), front matter, a text's lines, and the admission rule for notes (`admission`).
+texts' at once, with numpy), front matter, a text's lines, its language (`language`), and the admission rule for
+notes (`admission`).
 
 The names below are the package's public surface, imported on first use: a process that only tokenizes a query
 loads neither numpy nor YAML.
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
         opted_out,
         parse_front_matter,
     )
+    from nlmsync.text.language import question_language, text_language
     from nlmsync.text.lines import iter_lines
     from nlmsync.text.tokens import (
         CJK,
@@ -75,6 +77,8 @@ _EXPORTS = {
     "normalize": "nlmsync.text.tokens",
     "opted_out": "nlmsync.text.front_matter",
     "parse_front_matter": "nlmsync.text.front_matter",
+    "question_language": "nlmsync.text.language",
+    "text_language": "nlmsync.text.language",
     "text_pieces": "nlmsync.text.tokens",
     "tokenize": "nlmsync.text.tokens",
     "tokens_and_words": "nlmsync.text.tokens",
@@ -111,6 +115,8 @@ __all__ = [
     "normalize",
     "opted_out",
     "parse_front_matter",
+    "question_language",
+    "text_language",
     "text_pieces",
     "tokenize",
     "tokens_and_words",
