@@ -113,6 +113,22 @@ def test_a_long_file_is_cut_to_255_bytes_keeping_its_suffix(vault: Path, capsys:
     assert saved == "answers/" + "長" * 84 + ".md" and (vault / saved).is_file()  # 84 × 3 + 3 bytes
 
 
+@pytest.mark.parametrize(("file", "saved"), [
+    ("a" * 300 + ".md", "a" * 252 + ".md"),
+    ("b" * 300 + "/answer.md", "b" * 255 + "/answer.md"),
+], ids=["note", "folder"])
+def test_a_name_longer_than_the_system_takes_is_cut_in_the_vault(
+        vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        file: str, saved: str) -> None:
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    monkeypatch.chdir(here)  # FILE is looked for from the current folder first, then in the vault
+    code, out, err = _ask(capsys, vault, QUESTION, "--save", file, "--json")
+    assert code == 0, err
+    assert json.loads(out)["saved_path"] == saved and (vault / saved).is_file()
+    assert list(here.iterdir()) == []
+
+
 def test_an_absolute_file_is_saved_inside_the_vault_or_refused(vault: Path, tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     outside = tmp_path / "elsewhere" / "path.md"

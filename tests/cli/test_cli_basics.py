@@ -209,3 +209,20 @@ def test_bare_nlmsync_prints_the_help_and_exits_0(capsys: pytest.CaptureFixture[
 def test_fake_servers_transport_lists_its_choices_in_help(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "fake-server", "--help")
     assert code == 0 and "--transport [stdio|http]" in out and "TEXT" not in out.split("--transport", 1)[1][:40]
+
+
+def test_two_failures_at_once_exit_with_the_code_of_nlmsyncs_own_error(
+        vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from nlmsync.cli import sync_cmds
+    from nlmsync.errors import ConnectionLostError
+
+    def two_tasks_failed(*args: object, **kwargs: object) -> None:
+        # concurrent tasks fail together: a task group raises them as one group, the unexplained one first
+        raise ExceptionGroup("unhandled errors in a TaskGroup", [
+            RuntimeError("a worker's own bug"),
+            ExceptionGroup("nested", [ConnectionLostError("source_add: the connection to the server was lost")])])
+
+    monkeypatch.setattr(sync_cmds, "run_app", two_tasks_failed)
+    code, out, err = run(capsys, "--vault", str(vault), "--notebook", "nb-1", "refresh", "--all")
+    assert (code, out) == (4, "")
+    assert err.splitlines()[0] == "nlmsync: error: source_add: the connection to the server was lost"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import httpx2
 import pytest
 from mcp import MCPError
@@ -119,6 +122,34 @@ def test_missing_command_is_not_a_connection_problem() -> None:
     assert isinstance(error, ServerCommandNotFoundError)
     assert "nlm-x" in error.message
     assert exit_code_for(error) == 4
+
+
+def _missing(command: str) -> ServerCommandNotFoundError:
+    error = classify_exception(FileNotFoundError(2, "No such file", command), tool="server_info", phase="connect")
+    assert isinstance(error, ServerCommandNotFoundError) and error.message.endswith(command)
+    return error
+
+
+@pytest.mark.parametrize("command", ["nlm", "/opt/tools/bin/notebooklm-mcp"])
+def test_a_missing_real_server_says_how_to_install_it(command: str) -> None:
+    assert _missing(command).hint == ("the real NotebookLM server is not installed here: pip install "
+                                      "notebooklm-mcp-cli (or uv tool install notebooklm-mcp-cli), then nlm login; "
+                                      "or try nlmsync offline with --server fake")
+
+
+def test_a_missing_command_names_where_it_was_looked_for(tmp_path: Path) -> None:
+    assert _missing("my-server").hint == "check --server (or NLMSYNC_SERVER); is the server installed?"
+    assert _missing(str(tmp_path / "bin" / "server")).hint == (
+        "check --server (or NLMSYNC_SERVER): is the server installed at that path? A path with spaces is quoted "
+        "inside it: --server \"'/My Tools/server' --transport stdio\"")
+
+
+def test_a_path_cut_at_a_space_names_the_folder_it_was_cut_from(tmp_path: Path) -> None:
+    for name in ("My Tools 2", "My Tools", "Mystery"):  # the first of those that go on after a space, sorted
+        (tmp_path / name).mkdir()
+    assert _missing(str(tmp_path / "My")).hint == (
+        f"the path looks cut at a space ('{tmp_path / 'My Tools'}' exists): quote it inside --server, as in "
+        f"--server \"'{tmp_path / 'My Tools'}{os.sep}…' --transport stdio\"")
 
 
 @pytest.mark.parametrize(("exc", "phase", "expected"), [

@@ -82,6 +82,8 @@ def _read_config_file(path: Path, *, required: bool) -> dict[str, Any]:
         raise ConfigError(f"{path}: config file is not valid UTF-8", source=str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML ({exc})", source=str(path)) from None
+    except RecursionError:  # the parser recurses once per level of `[[[…]]]` or `{a={a=…}}`
+        raise ConfigError(f"{path}: invalid TOML (values nested too deeply)", source=str(path)) from None
     for key, value in data.items():
         if isinstance(value, dict):
             raise ConfigError(f"{path}: unknown section [{key}] (all keys are top-level)", key=key,
@@ -134,7 +136,11 @@ def _read_env(env: Mapping[str, str]) -> dict[str, Any]:
         key = name[len(ENV_PREFIX):].lower()
         if key not in known:
             raise ConfigError(f"environment variable {name}: unknown setting '{key}'", key=key, source=name)
-        values[key] = _env_value(raw)
+        try:
+            values[key] = _env_value(raw)
+        except RecursionError:  # the JSON parser recurses once per level of `[[[…]]]`
+            raise ConfigError(f"environment variable {name}: invalid value for '{key}': lists nested too deeply",
+                              key=key, source=name) from None
     return values
 
 

@@ -124,7 +124,7 @@ def list_vault(root: Path, attachments: frozenset[str] = frozenset()) -> VaultLi
     """
     check_vault(root)
     walk = _Walk(root, attachments)
-    walk.folder(str(root), walk.real_root, "", frozenset({walk.real_root}), False)
+    walk.run(str(root))
     listing = walk.listing
     if listing.renamed:  # two files can have one path only when a name was changed to NFC
         _drop_duplicates(listing)
@@ -138,14 +138,37 @@ def _nfc(name: str) -> str:
     return unicodedata.normalize("NFC", name)
 
 
+class _Folder(NamedTuple):
+    """A folder the walk is to enter: where it is, its real path once links are resolved, its vault path with a
+    trailing `/`, the real folders above it, and whether its vault path is not its name on disk (NFC)."""
+
+    directory: str
+    real: str
+    rel_prefix: str
+    ancestors: frozenset[str]
+    renamed_dir: bool
+
+
+class _FoundNote(NamedTuple):
+    """A note found in a folder while it was open: its vault path, where it is on disk, whether that is not the
+    vault path (a name that is not NFC), and what its stat gave (a `stat_result`, or the error)."""
+
+    rel: str
+    fs_path: str
+    renamed: bool
+    stat: os.stat_result | OSError
+
+
 class _Walk:
     """One walk of a vault: the listing it fills and the real folders it has entered (each is walked once).
 
     A folder is walked with its notes first, in the order the file system lists them (the hot loop: one stat
     per note, little else), then its folders and links by name, so which of two links to one folder is walked
-    does not depend on that order. `renamed_dir` says a folder's vault path is not its name on disk (NFC).
-    An attachment (a file of one of the `attachments` extensions) is added as a note's link is, outside the hot
-    loop: a vault of notes alone pays nothing for it.
+    does not depend on that order. The walk goes depth first without recursion (a stack of the folders' entries
+    still to take), so a vault of any depth is walked, and holds one folder open at a time: what a folder's
+    entries need of it (a link's target, a linked note's stat) is read while it is open. An attachment (a file of
+    one of the `attachments` extensions) is added as a note's link is, outside the hot loop: a vault of notes
+    alone pays nothing for it.
     """
 
     def __init__(self, root: Path, attachments: frozenset[str] = frozenset()) -> None:
@@ -160,31 +183,54 @@ class _Walk:
     def skip(self, path: str, reason: str) -> None:
         self.listing.skipped.append(SkippedNote(path, reason))
 
-    def folder(self, directory: str, real_dir: str, rel_prefix: str, ancestors: frozenset[str],
-               renamed_dir: bool) -> None:
-        """The notes of `directory` (`real_dir` once symlinks are resolved) and, recursively, its folders."""
+    def run(self, root: str) -> None:
+        """Walks the vault from its folder `root`, depth first: a folder's subfolders and linked notes are taken
+        in name order, each subfolder whole before the next entry."""
+        top = _Folder(root, self.real_root, "", frozenset(), False)
+        stack: list[Iterator[_Folder | _FoundNote]] = [iter(self.folder(top))]
+        while stack:
+            item = next(stack[-1], None)
+            if item is None:
+                stack.pop()
+            elif isinstance(item, _FoundNote):
+                self.add_note(item)
+            elif item.real in item.ancestors:
+                self.skip(item.rel_prefix.rstrip("/"), "symlink loop")
+            elif item.real in self.visited:
+                self.skip(item.rel_prefix.rstrip("/"), "folder already indexed through another link")
+            else:
+                self.visited.add(item.real)
+                stack.append(iter(self.folder(item)))
+
+    def folder(self, at: _Folder) -> list[_Folder | _FoundNote]:
+        """Adds the notes of the folder `at`; returns its subfolders and linked notes, in name order, for the
+        walk to take next."""
         dir_fd = None
         try:
             if _SCANDIR_FD:
-                dir_fd = os.open(directory, _DIR_FLAGS)
-            iterator = os.scandir(directory if dir_fd is None else dir_fd)
+                dir_fd = os.open(at.directory, _DIR_FLAGS)
+            iterator = os.scandir(at.directory if dir_fd is None else dir_fd)
         except OSError as exc:
             if dir_fd is not None:
                 os.close(dir_fd)
-            self.skip(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})")
-            return
-        # With the folder open, each stat looks up one name instead of the whole path. The folder stays
-        # open until its subfolders are walked: its links are looked at through it.
-        prefix = directory if directory.endswith(os.sep) else directory + os.sep
+            self.skip(at.rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})")
+            return []
+        # With the folder open, each stat looks up one name instead of the whole path; its links are looked at
+        # through it before it is closed.
+        prefix = at.directory if at.directory.endswith(os.sep) else at.directory + os.sep
+        found: list[_Folder | _FoundNote] = []
         try:
-            others = self.notes(iterator, prefix, rel_prefix, renamed_dir)
+            others = self.notes(iterator, prefix, at.rel_prefix, at.renamed_dir)
             if others is not None:
                 others.sort(key=lambda e: e.name)
                 for entry in others:
-                    self.other(entry, prefix, real_dir, rel_prefix, ancestors, renamed_dir)
+                    item = self.other(entry, prefix, at)
+                    if item is not None:
+                        found.append(item)
         finally:
             if dir_fd is not None:
                 os.close(dir_fd)
+        return found
 
     def notes(self, iterator: Iterator[os.DirEntry[str]], prefix: str, rel_prefix: str,
               renamed_dir: bool) -> list[os.DirEntry[str]] | None:
@@ -241,30 +287,41 @@ class _Walk:
             self.skip(rel_prefix + printable_path(entry.name), INVALID_NAME_ENCODING)
 
     def note(self, entry: os.DirEntry[str], prefix: str, rel_prefix: str, renamed_dir: bool) -> None:
-        """Adds the note `entry` (a plain file, or a link already found to stay in the vault), or says why not;
-        what is not a regular file once links are followed is no note."""
+        """Adds the note `entry` of an open folder, or says why not (`add_note`)."""
+        self.add_note(self.found_note(entry, prefix, rel_prefix, renamed_dir))
+
+    @staticmethod
+    def found_note(entry: os.DirEntry[str], prefix: str, rel_prefix: str, renamed_dir: bool) -> _FoundNote:
+        """The note `entry` (a plain file, or a link already found to stay in the vault) of an open folder."""
         name = entry.name
-        rel = rel_prefix + (name if name.isascii() else _nfc(name))
+        shown = name if name.isascii() else _nfc(name)
         try:
-            st = entry.stat()
+            st: os.stat_result | OSError = entry.stat()
         except OSError as exc:
-            self.skip(rel, f"unreadable ({exc.strerror})")
+            st = exc
+        return _FoundNote(rel_prefix + shown, prefix + name, renamed_dir or shown != name, st)
+
+    def add_note(self, note: _FoundNote) -> None:
+        """Adds a found note, or says why not; what is not a regular file once links are followed is no note."""
+        st = note.stat
+        if isinstance(st, OSError):
+            self.skip(note.rel, f"unreadable ({st.strerror})")
             return
         if not stat.S_ISREG(st.st_mode):
             return
         if not st.st_size:
-            self.skip(rel, "empty")
+            self.skip(note.rel, "empty")
             return
-        if renamed_dir or not rel.endswith(name):
-            self.listing.renamed[len(self.listing.paths)] = prefix + name
-        self.add_path(rel)
+        if note.renamed:
+            self.listing.renamed[len(self.listing.paths)] = note.fs_path
+        self.add_path(note.rel)
         self.add_mtime(st.st_mtime_ns)
         self.add_size(st.st_size)
 
-    def other(self, entry: os.DirEntry[str], prefix: str, real_dir: str, rel_prefix: str,
-              ancestors: frozenset[str], renamed_dir: bool) -> None:
-        """A folder or link of a folder: walked, added as a note (or an attachment), skipped with a reason, or
-        passed over."""
+    def other(self, entry: os.DirEntry[str], prefix: str, at: _Folder) -> _Folder | _FoundNote | None:
+        """A folder or link of the folder `at`: a folder to walk, a linked note (or attachment) to add, or None
+        (skipped with a reason, or passed over)."""
+        rel_prefix = at.rel_prefix
         is_note = has_note_suffix(entry.name) or (bool(self.attachments) and self.is_attachment(entry.name))
         is_link = False  # an entry whose type cannot be read is a note's or is passed over
         try:
@@ -274,15 +331,15 @@ class _Walk:
             if is_note or is_link:
                 reason = "symlink loop" if exc.errno == errno.ELOOP else f"unreadable ({exc.strerror})"
                 self.skip(rel_prefix + printable_path(_nfc(entry.name)), reason)
-            return
+            return None
         if not is_valid_name(entry.name):
             if is_dir or is_note:
                 self.skip(rel_prefix + printable_path(entry.name), INVALID_NAME_ENCODING)
-            return
+            return None
         name = _nfc(entry.name)
         rel = rel_prefix + name
         if is_dir and name in IGNORED_DIRS:
-            return
+            return None
         full = prefix + entry.name
         target = None
         if is_link:
@@ -291,19 +348,12 @@ class _Walk:
             if problem is not None:
                 if is_dir or is_note:
                     self.skip(rel, problem)
-                return
+                return None
         if is_dir:
             # a plain folder is where its real parent is (realpath costs a stat per path component)
-            real = target if target is not None else os.path.join(real_dir, entry.name)
-            if real in ancestors:
-                self.skip(rel, "symlink loop")
-            elif real in self.visited:
-                self.skip(rel, "folder already indexed through another link")
-            else:
-                self.visited.add(real)
-                self.folder(full, real, rel + "/", ancestors | {real}, renamed_dir or name != entry.name)
-        elif is_note:
-            self.note(entry, prefix, rel_prefix, renamed_dir)
+            real = target if target is not None else os.path.join(at.real, entry.name)
+            return _Folder(full, real, rel + "/", at.ancestors | {at.real}, at.renamed_dir or name != entry.name)
+        return self.found_note(entry, prefix, rel_prefix, at.renamed_dir) if is_note else None
 
     def link_problem(self, target: str) -> str | None:
         """Why a link to `target` is not followed (None: it is): it leads out of the vault, nowhere, or into a
@@ -315,6 +365,8 @@ class _Walk:
         inside = os.path.relpath(target, self.real_root).split(os.sep)
         ignored = next((part for part in inside if part in IGNORED_DIRS), None)
         return None if ignored is None else f"symlink into {ignored}/"
+
+
 
 
 def _drop_duplicates(listing: VaultListing) -> None:
