@@ -59,8 +59,23 @@ SOURCES = {"tldr": "tldr.jsonl.gz", "obsidian-help": "obsidian-help.jsonl.gz", "
 
 
 def _download(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=300) as answer:
-        return bytes(answer.read())
+    """The bytes at `url`; one line and exit 1 when they cannot be fetched (no network, a proxy refusing)."""
+    try:
+        with urllib.request.urlopen(url, timeout=300) as answer:
+            return bytes(answer.read())
+    except OSError as exc:  # urllib's URLError and HTTPError are OSErrors, as a timeout or a reset is
+        reason = getattr(exc, "reason", None) or exc.strerror or exc
+        raise SystemExit(f"corpora.py: cannot download {url} ({reason}); check the network, or fetch the "
+                         "archives by other means and pass --archives DIR") from None
+
+
+def _read(folder: Path, name: str) -> bytes:
+    """A file fetched by other means (`--archives`); one line and exit 1 when it cannot be read."""
+    try:
+        return (folder / name).read_bytes()
+    except OSError as exc:
+        raise SystemExit(f"corpora.py: cannot read {folder / name} ({exc.strerror}); --archives DIR holds "
+                         "tldr.tar.gz, obsidian-help.tar.gz and the Cranfield files") from None
 
 
 def _archive_files(archive: bytes) -> Iterator[tuple[str, bytes]]:
@@ -191,9 +206,9 @@ def main() -> None:
     args = parser.parse_args()
     args.to.mkdir(parents=True, exist_ok=True)
     for corpus, url in ARCHIVES.items():
-        archive = (args.archives / f"{corpus}.tar.gz").read_bytes() if args.archives else _download(url)
+        archive = _read(args.archives, f"{corpus}.tar.gz") if args.archives else _download(url)
         print(f"{corpus}: {build_jsonl(corpus, archive, args.to / SOURCES[corpus])} files")
-    raw = {name: (args.archives / name).read_bytes() if args.archives else _download(CRANFIELD_URL.format(name=name))
+    raw = {name: _read(args.archives, name) if args.archives else _download(CRANFIELD_URL.format(name=name))
            for name in CRANFIELD_FILES}
     print(f"cranfield: {build_cranfield(raw, args.to / 'cranfield')} abstracts")
     print(f"built in {args.to}")

@@ -55,6 +55,13 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"real NotebookLM MCP server compared with the fake: {found}"
 
 
+@pytest.fixture(autouse=True)
+def _private_state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--server fake` keeps its notebooks in the user's state directory (`XDG_STATE_HOME`): each test has its
+    own, so no test writes into the account running it, and the nlmsync processes a test starts inherit it."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state-home")))
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

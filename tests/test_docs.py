@@ -73,13 +73,17 @@ def test_quick_start_has_exactly_two_commands_the_second_runs_the_tests() -> Non
     assert "pip install" in blocks[1] and "[test]" in blocks[1] and "pytest" in blocks[1]
 
 
-def test_ci_runs_the_readme_test_command() -> None:
-    script = ROOT / ".ci" / "run"
-    extract = re.search(r"test_command=\$\((.*)\)\n", _text(script))
+def test_ci_runs_the_readmes_install_and_quick_start_blocks_the_test_command_last() -> None:
+    script = _text(ROOT / ".ci" / "run")
+    extract = re.search(r"\nblocks=\(\)\n.*?\ndone < README.md\n", script, flags=re.DOTALL)
     assert extract
-    out = subprocess.run(["bash", "-c", extract.group(1)], cwd=ROOT, capture_output=True, text=True, check=True)
-    second = re.findall(r"```sh\n(.*?)\n```", _section(README, "Quick start"), flags=re.DOTALL)[1]
-    assert out.stdout.strip() == second
+    shown = extract.group() + 'printf "%s\\0" "${blocks[@]}"'
+    out = subprocess.run(["bash", "-c", shown], cwd=ROOT, capture_output=True, text=True, check=True)
+    found = [block.rstrip("\n") for block in out.stdout.split("\0")[:-1]]
+    readme = [block for section in ("Install", "Quick start")
+              for block in re.findall(r"```sh\n(.*?)\n```", _section(README, section), flags=re.DOTALL)]
+    assert found == readme and "pytest" in found[-1]
+    assert "test_command=${blocks[-1]" in script
 
 
 def test_the_real_notebook_steps_find_their_commands_once_installed(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parent.parent / "src" / "nlmsync"
 
 LAYER_OF_TOP = {
-    "errors": 0, "config": 0, "vault": 0, "text": 0, "_lazy": 0, "_text": 0,
+    "errors": 0, "config": 0, "vault": 0, "text": 0, "documents": 0, "_lazy": 0, "_text": 0,
     "store": 1,
     "search": 2, "reading": 2, "notebooklm": 2, "sync": 2, "fake": 2,
     "app": 3,

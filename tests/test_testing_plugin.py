@@ -59,3 +59,17 @@ async def test_configure_mid_test_and_serve_over_http(fake_notebooklm) -> None:
 def test_a_bad_switch_is_refused(fake_notebooklm) -> None:
     with pytest.raises(ValueError, match="--drop-on"):
         fake_notebooklm.configure(drop_on=["source_add"])
+
+
+@pytest.mark.anyio
+@pytest.mark.fake_notebooklm(file_titles_ignored=True)
+async def test_file_sources_and_the_switch_under_which_their_title_does_not_take(fake_notebooklm, tmp_path) -> None:
+    from tests.documents.pdfs import pdf, text_page
+
+    (tmp_path / "paper.pdf").write_bytes(pdf(text_page("Tapirs browse at dusk")))
+    async with connect(fake_notebooklm.server, Settings()) as client:
+        notebook = await client.notebook_create("CI")
+        added = await client.source_add_file(notebook.notebook_id, tmp_path / "paper.pdf", "paper.pdf · 0123abcd")
+    assert added.title == "paper.pdf · 0123abcd"
+    assert fake_notebooklm.source_titles(notebook.notebook_id) == ["paper.pdf"]
+    assert "Tapirs browse at dusk" in fake_notebooklm.notebooks[notebook.notebook_id].sources[added.source_id].text

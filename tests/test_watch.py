@@ -125,18 +125,6 @@ async def test_real_watch_keeps_index_registry_and_notebook_current(make_world):
     store.close()
 
 
-@pytest.mark.anyio
-async def test_watching_a_missing_vault_is_an_input_error_and_creates_nothing(make_world, tmp_path):
-    from nlmsync.errors import InputError
-
-    world = make_world()
-    missing = tmp_path / "no-such-vault"
-    settings = world.settings.model_copy(update={"vault": missing, "state": missing / ".nlmsync" / "state.db"})
-    with pytest.raises(InputError, match="no-such-vault: the vault is not a directory"):
-        await watch_vault(settings)
-    assert not missing.exists()
-
-
 def test_a_folder_event_stands_for_the_notes_in_it(tmp_path):
     from nlmsync.watch import expand_folders
 

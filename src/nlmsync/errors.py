@@ -32,6 +32,8 @@ The tree (exit code in brackets)::
         ├── NotFoundError [1]             notebook or source not found
         ├── RateLimitedError [1]          RESOURCE_EXHAUSTED / quota
         ├── ServerValidationError [2]     the server rejected our arguments
+        │   └── FileOutsideServerFoldersError [2]  the server may read files only in the folders
+        │                                     NOTEBOOKLM_ALLOWED_FILE_DIRS names, and an attachment is elsewhere
         ├── ServerCapacityError [3]       the server refused an add because the notebook is full
         ├── ServerError [1]               any other in-band error
         └── MalformedResponseError [1]    a result missing a field or of the wrong type
@@ -76,10 +78,13 @@ class NlmsyncError(Exception):
     # What a run had done and recorded before this error stopped it (a refresh's per-note report), if anything.
     report: RunReport | None = None
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
+    def __init__(self, message: str, *, hint: str | None = None, client_hint: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.client_hint = client_hint
+        """The hint as an MCP client of `nlmsync serve` can act on it (it passes no command-line option), where
+        the command line's would mislead it; None: `hint` serves both."""
 
     def __str__(self) -> str:
         return self.message
@@ -90,11 +95,8 @@ class UsageError(NlmsyncError):
 
 
 class NoNotebookError(UsageError):
-    """No `--notebook` (nor `notebook` setting), and no notebook recorded in the state file to use instead."""
-
-    def __init__(self, message: str = "no notebook given: pass --notebook ID, or --notebook new:TITLE to create one",
-                 *, hint: str | None = "or set 'notebook' in .nlmsync/config.toml") -> None:
-        super().__init__(message, hint=hint)
+    """No `--notebook` (nor `notebook` setting), and no notebook recorded in the state file to use instead. The
+    message names the vault whose state file was read; the hints say what the server has to choose from."""
 
 
 class ConfigError(NlmsyncError):
@@ -265,6 +267,10 @@ class RateLimitedError(NotebookLMError):
 
 class ServerValidationError(NotebookLMError):
     exit_code = EXIT_USAGE
+
+
+class FileOutsideServerFoldersError(ServerValidationError):
+    """The server refused a file upload: it may read only the folders its NOTEBOOKLM_ALLOWED_FILE_DIRS names."""
 
 
 class ServerCapacityError(NotebookLMError):

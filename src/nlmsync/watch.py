@@ -37,7 +37,6 @@ from nlmsync.errors import (
     AllowanceSpentError,
     AuthenticationRequiredError,
     DiskFullError,
-    InputError,
     NlmsyncError,
     is_disk_full,
     leaf_exceptions,
@@ -371,13 +370,8 @@ async def watch_vault(settings: Settings, *, refresh: bool = False, on_message: 
                       server: str | MCPServer[Any] | None = None, sleep: Sleep = anyio.sleep,
                       clock: Clock = _utc_now) -> None:
     """Watch the vault until `stop_event` is set (or the task is cancelled / Ctrl-C). `sleep` and `clock` are what
-    a wait for a login or for the usage allowance sleeps on and reads the time from.
-
-    Raises:
-        InputError: the vault is not a directory (nothing is created).
-    """
-    if not Path(settings.vault).is_dir():
-        raise InputError(f"{settings.vault}: the vault is not a directory")
+    a wait for a login or for the usage allowance sleeps on and reads the time from. The vault is a folder: the
+    command line checks it first (`vault.check_vault`), as every command does."""
     if refresh:
         async with Orchestrator.open(settings, server=server) as orch:
             watcher = VaultWatcher(settings, orch.store, orch, on_message, sleep=sleep, clock=clock)

@@ -172,6 +172,6 @@ async def test_a_question_refused_for_a_usage_limit_with_allowance_left_says_to_
         held = [m.path for m in orch.store.all_mappings(world.notebook_id)]
     error = info.value
     assert exit_code_for(error) == 8 and error.window == "" and error.resets_at is None
-    assert error.message.startswith("NotebookLM refused the question: a usage limit was reached (notebook_query: ")
+    assert error.message.startswith("NotebookLM refused the question: a usage limit was reached (asking the notebook: ")
     assert error.hint is not None and "wait a few minutes and ask again" in error.hint
     assert held == ["heap.md"]  # the note uploaded for the question stays, recorded

@@ -136,3 +136,44 @@ def test_every_link_of_an_answer_saved_from_the_fake_resolves(vault: Path, capsy
     saved = (vault / result["saved_path"]).read_text(encoding="utf-8")
     assert len(_unresolved(vault, result["answer"])) >= 2  # the passages were quoted with links that point nowhere
     assert len(_WIKI.findall(saved)) >= 3 and _unresolved(vault, saved) == []
+
+
+EMBEDDING = """# Embed files
+
+Embed a PDF in a note with an embed link:
+
+```md
+![[Document.pdf]]
+```
+
+Open it at a page with `![[Document.pdf#page=3]]`, as in [[Daily notes]].
+"""
+
+
+def test_links_inside_code_are_copied_as_they_are(tmp_path: Path) -> None:
+    vault = _make_vault(tmp_path)
+    citations = [Citation(number=1, source_id="s1", path="plugins/Daily notes.md")]
+    code = ("> ```md\n> ![[Document.pdf]]\n> ```\n> See [[Daily notes]] [1]\n\n"  # a fenced block in a quote
+            "> ```md ![[Document.pdf]] ``` [1]\n\n"  # the same block quoted on one line: a code span
+            "Also `![[Document.pdf#page=3]]`, ``a ` [[x]]`` and\n\n    ![[indented.pdf]]\n\n"
+            "- a list\n\n  ~~~\n  [[inside a list]]\n  ~~~\n")
+    saved = rewrite_links(code, citations, vault, "answers/Embed.md")
+    assert saved == code.replace("See [[Daily notes]]", "See [[plugins/Daily notes]]")
+    # an escaped backtick opens nothing: the link after it is a link
+    assert rewrite_links("\\`[[Daily notes]]` [1]", citations, vault, "answers/x.md") == \
+        "\\`[[plugins/Daily notes]]` [1]"
+
+
+@pytest.mark.usefixtures("_no_nlmsync_environment")
+def test_an_answer_saved_from_the_fake_keeps_its_code_as_the_note_has_it(vault: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    _make_vault(vault)
+    (vault / "Embed files.md").write_text(EMBEDDING, encoding="utf-8")
+    code, out, err = run_cli(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Code", "ask",
+                             "How do I embed a PDF document in a note?", "--save", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert "![[Document.pdf]]" in result["answer"] and "![[Document.pdf#page=3]]" in result["answer"]
+    saved = (vault / result["saved_path"]).read_text(encoding="utf-8")
+    assert saved.count("![[Document.pdf]]") == result["answer"].count("![[Document.pdf]]")
+    assert "`![[Document.pdf#page=3]]`" in saved and "Document.pdf > page=3" not in saved

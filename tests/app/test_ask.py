@@ -58,13 +58,43 @@ async def test_follow_up_carries_over_newest_first_and_new_starts_fresh(make_wor
     fill(world)
     async with world.run() as orch:
         first = await orch.ask("heapsort max-heap")
-        second = await orch.ask("sourdough starter loaf")
-        assert second.conversation_id == first.conversation_id
+        second = await orch.ask("sourdough starter loaf", continue_latest=True)
+        assert second.conversation_id == first.conversation_id and second.continued
         assert set(first.source_ids) <= set(second.carried_over_source_ids)
         assert second.source_ids[0] not in first.source_ids  # the newly selected note comes first
         fresh = await orch.ask("sourdough starter loaf", new=True)
         assert fresh.carried_over_source_ids == [] and fresh.conversation_id != first.conversation_id
         assert orch.store.latest_conversation(world.notebook_id) == fresh.conversation_id
+
+
+async def test_only_a_question_about_the_conversations_notes_follows_it_up(make_world):
+    world = make_world()
+    fill(world)
+    async with world.run() as orch:
+        first = await orch.ask("How do I bake a sourdough loaf?")
+        unrelated = await orch.ask("How does heapsort sift down?")
+        assert not unrelated.continued and unrelated.conversation_id != first.conversation_id
+        assert unrelated.carried_over_source_ids == []  # the sourdough sources stay with their conversation
+        assert any(f"shares no note with the latest one ({first.conversation_id})" in n for n in unrelated.notices)
+        related = await orch.ask("Why does heapsort build a max-heap first?")
+        assert related.continued and related.conversation_id == unrelated.conversation_id
+        assert related.carried_over_source_ids and not related.notices
+        vague = await orch.ask("And why?")  # matches no note well: read as a follow-up
+        assert vague.continued and vague.conversation_id == unrelated.conversation_id
+        anyway = await orch.ask("What about the starter?", continue_latest=True)
+        assert anyway.continued and anyway.conversation_id == unrelated.conversation_id
+
+
+def test_a_note_matched_only_to_reach_min_k_says_nothing_of_what_a_question_is_about() -> None:
+    from types import SimpleNamespace
+
+    from nlmsync.app.follow_up import follows_up, well_matched
+
+    hits = [SimpleNamespace(path=p, score=s) for p, s in [("kimchi.md", 9.8), ("meeting.md", 5.7), ("heap.md", 1.6)]]
+    assert well_matched(hits, 0.4) == ["kimchi.md", "meeting.md"] and well_matched([], 0.4) == []
+    assert follows_up(["heap.md"], {"heap.md", "merge.md"}) and not follows_up(["heap.md"], {"kimchi.md"})
+    assert follows_up([], {"kimchi.md"})  # a question that matches nothing well
+    assert follows_up(["git.md"], {"kimchi.md"}, names_nothing=True)  # "Why?" matches notes holding "why"
 
 
 async def test_carry_over_follows_aliases_to_the_current_source(make_world):
@@ -77,7 +107,7 @@ async def test_carry_over_follows_aliases_to_the_current_source(make_world):
     async with world.run() as orch:
         replaced = await orch.refresh(["sorting/heapsort.md"])
         new_id = replaced.notes[0].source_ids[0]
-        follow = await orch.ask("sourdough starter loaf")
+        follow = await orch.ask("sourdough starter loaf", continue_latest=True)
     assert new_id in follow.carried_over_source_ids and not (old_ids & set(follow.carried_over_source_ids))
 
 
@@ -132,7 +162,7 @@ async def test_no_notebook_is_a_usage_error(make_world):
     world = make_world()
     fill(world)
     async with world.run(notebook=None) as orch:
-        with pytest.raises(UsageError, match="--notebook"):
+        with pytest.raises(UsageError, match="no notebook given"):
             await orch.refresh(["sorting/heapsort.md"])
 
 

@@ -21,16 +21,16 @@ async def refresh_failing(world, paths: list[str]) -> PartialFailure:
 
 @pytest.mark.parametrize(("notes", "failing_add", "message"), [
     pytest.param({"a.md": "alpha", "b.md": "beta"}, None,
-                 "all 2 notes failed; nothing was done (first: a.md: source_add: Internal error)",
+                 "all 2 notes failed; nothing was done (first: a.md: uploading to the notebook: Internal error)",
                  id="every-note-failed"),
     pytest.param({"a.md": "alpha"}, None,
-                 "the one note failed; nothing was done (first: a.md: source_add: Internal error)",
+                 "the one note failed; nothing was done (first: a.md: uploading to the notebook: Internal error)",
                  id="the-one-note-failed"),
     pytest.param({"a.md": "a", "b.md": "b", "c.md": "c"}, 2,
-                 "1 of 3 notes failed; the rest were done and recorded (first: b.md: source_add: Internal error)",
+                 "1 of 3 notes failed; the rest were done and recorded (first: b.md: uploading to the notebook: Internal error)",
                  id="some-were-done"),
     pytest.param({"a.md": "alpha", "private.md": "---\nnlmsync: false\n---\nsecret"}, None,
-                 "1 of 2 notes failed; nothing was done (first: a.md: source_add: Internal error)",
+                 "1 of 2 notes failed; nothing was done (first: a.md: uploading to the notebook: Internal error)",
                  id="the-rest-were-excluded"),
 ])
 async def test_the_line_says_truly_what_else_happened(make_world, notes: dict[str, str], failing_add: int | None,
@@ -42,8 +42,8 @@ async def test_the_line_says_truly_what_else_happened(make_world, notes: dict[st
     assert str(await refresh_failing(world, list(notes))) == message
 
 
-async def test_the_servers_own_tool_prefix_is_not_doubled(make_world):
+async def test_the_servers_own_tool_prefix_becomes_what_nlmsync_was_doing(make_world):
     world = make_world(faults=Faults(errors=[ErrorRule("source_add", "source_add failed: backend unavailable")]))
     world.write("a.md", "alpha")
     failure = await refresh_failing(world, ["a.md"])
-    assert stopped_report(failure).failed[0].error == "source_add failed: backend unavailable"
+    assert stopped_report(failure).failed[0].error == "uploading to the notebook failed: backend unavailable"

@@ -8,7 +8,8 @@ import pytest
 from tests.app.world import stopped_report
 
 from nlmsync.errors import AuthenticationRequiredError
-from nlmsync.fake.faults import LOGIN_COUNTER, Faults
+from nlmsync.fake.account import EXPIRED_ERROR
+from nlmsync.fake.faults import LOGIN_COUNTER, ErrorRule, Faults
 from nlmsync.notebooklm.login import MAX_RENEWALS
 from nlmsync.sync.branches import Branch
 
@@ -71,16 +72,33 @@ async def test_an_add_that_waited_for_processing_and_met_an_expired_login_is_set
     assert len(world.remote()) == 1
 
 
-async def test_renewals_are_bounded_per_run(make_world):
-    """A login that expires after every call is renewed a few times, then the run stops (exit 5)."""
+async def test_a_login_renewed_after_every_call_still_lets_the_run_finish(make_world):
+    """A login that expires after every call is renewed as often: each renewal lets a call through."""
     world = make_world()
     world.fake.faults = Faults(expire_login_after=1)
-    for name in "abcdef":
+    names = [f"note-{i}" for i in range(3 * MAX_RENEWALS)]
+    for name in names:
         world.write(f"{name}.md", name)
+    async with world.run() as orch:
+        report = await orch.refresh([f"{name}.md" for name in names])
+    assert branches(report) == {f"{name}.md": "added" for name in names}
+    assert world.calls("refresh_auth") > MAX_RENEWALS
+
+
+async def test_renewals_no_call_could_use_stop_the_run_with_a_hint_that_says_so(make_world):
+    """A renewed login that expires before any call can use it is renewed a few times in a row, then the run stops
+    (exit 5), its report and its line counting the notes alike."""
+    world = make_world()
+    for name in "abc":
+        world.write(f"{name}.md", name)
+    async with world.run() as orch:
+        await orch.refresh(["a.md"])
+    world.fake.faults = Faults(errors=[ErrorRule("source_add", EXPIRED_ERROR)])
     async with world.run(concurrency=1) as orch:
         with pytest.raises(AuthenticationRequiredError) as info:
-            await orch.refresh([f"{name}.md" for name in "abcdef"])
+            await orch.refresh(["a.md", "b.md", "c.md"])
     assert world.calls("refresh_auth") == MAX_RENEWALS
-    assert info.value.hint is not None and f"after {MAX_RENEWALS} renewals" in info.value.hint
-    added = [n.path for n in stopped_report(info.value).notes if n.branch == Branch.ADDED]
-    assert len(added) == MAX_RENEWALS and len(world.remote()) == MAX_RENEWALS
+    assert info.value.hint is not None and f"renewed {MAX_RENEWALS} times in a row" in info.value.hint
+    report = stopped_report(info.value)
+    assert report.counts() == {"reused": 1, "failed": 1, "not tried": 1}
+    assert info.value.message.endswith("; 1 of 3 notes done, 1 failed, 1 not tried")

@@ -311,7 +311,7 @@ async def test_status_shows_the_layout_and_which_pack_holds_a_note(make_world):
     assert report.layout is not None and report.layout.packed_note_count == NOTES
     placed, unknown = report.notes
     assert placed.where == "pack" and placed.pack in world.remote().values()
-    assert unknown.where == "not synced"
+    assert unknown.where == "no such note"
     assert [(c.path, c.change) for c in report.local_changes] == [("f1/n05.md", "modified")]
     assert len(report.packs) == report.layout.pack_count
 
@@ -470,6 +470,23 @@ async def test_the_quick_start_question_on_the_fixture_vault_packed_cites_the_he
     assert (first.path, first.located) == ("algorithms/sorting/heapsort.md", True) and first.pack
     assert "max-heap" in result.answer
     assert "physics/thermodynamics.md" not in [c.path for c in result.citations]
+
+
+async def test_a_quote_several_notes_of_a_pack_hold_is_cited_from_the_note_selected_not_the_first_in_the_pack(
+        make_world):
+    world = make_world(capacity=6)
+    code = "```md\n![[Document.pdf#page=3]]\n```\n"
+    world.write("el/Ενσωμάτωση αρχείων.md", "---\npermalink: embeds\n---\n# Ενσωμάτωση αρχείων\n\nΓια να ενσωματώσετε "
+                "ένα αρχείο, προσθέστε ένα θαυμαστικό πριν από έναν σύνδεσμο προς αυτό.\n\n" + code)
+    world.write("en/Embed files.md", "---\npermalink: embeds\n---\n# Embed files\n\nTo embed a file, add an "
+                "exclamation mark before a link to it.\n\n" + code)
+    fill(world)
+    await mirror(world)
+    async with world.run() as orch:
+        result = await orch.ask("How do I embed page 3 of Document.pdf in a note?")
+    assert [note.path for note in result.selected_notes][:1] == ["en/Embed files.md"]
+    quoted = [c for c in result.citations if c.cited_text and "Document.pdf" in c.cited_text]
+    assert quoted and {c.path for c in quoted} == {"en/Embed files.md"}
 
 
 async def test_a_packed_refresh_whose_uploads_all_fail_is_a_partial_failure_not_a_success(make_world):

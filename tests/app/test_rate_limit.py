@@ -32,7 +32,7 @@ async def test_a_rate_limited_burst_pauses_once_and_every_note_is_still_added(ma
         report = await orch.refresh([f"n{i}.md" for i in range(5)])
     assert [n.branch for n in report.notes] == [Branch.ADDED] * 5
     assert len(world.remote()) == 5 and world.calls("source_add") == 7  # two refused, sent again once each
-    assert report.notices == [("NotebookLM rate-limited source_add: paused once (10 s in all) and went on at 20 adds "
+    assert report.notices == [("NotebookLM rate-limited uploads: paused once (10 s in all) and went on at 20 adds "
                               "per minute")]
     assert sleeps.delays[0] == pytest.approx(RATE_LIMIT_PAUSES[0], abs=1)  # the pause (then 3 s between adds)
 
@@ -50,6 +50,6 @@ async def test_a_limit_that_persists_fails_the_remaining_notes_with_the_reason(m
     assert world.remote() == {} and world.calls("source_add") == len(RATE_LIMIT_PAUSES) + 1  # then none is tried
     gave_up = f"paused {len(RATE_LIMIT_PAUSES)} times ({sum(RATE_LIMIT_PAUSES):g} s in all), then gave up"
     assert "RESOURCE_EXHAUSTED" in report.notes[0].error and gave_up in report.notes[0].error
-    assert all(n.error.startswith("source_add not tried: ") and gave_up in n.error for n in report.notes[1:])
-    assert report.notices == [f"NotebookLM kept rate-limiting source_add: {gave_up} on the remaining adds"]
+    assert all(n.error.startswith("uploading to the notebook: not tried: ") and gave_up in n.error for n in report.notes[1:])
+    assert report.notices == [f"NotebookLM kept rate-limiting uploads: {gave_up} on the remaining adds"]
     assert len(sleeps.delays) == len(RATE_LIMIT_PAUSES)  # one wait before each add sent again

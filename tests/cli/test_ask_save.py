@@ -113,6 +113,22 @@ def test_a_long_file_is_cut_to_255_bytes_keeping_its_suffix(vault: Path, capsys:
     assert saved == "answers/" + "長" * 84 + ".md" and (vault / saved).is_file()  # 84 × 3 + 3 bytes
 
 
+@pytest.mark.parametrize(("file", "saved"), [
+    ("a" * 300 + ".md", "a" * 252 + ".md"),
+    ("b" * 300 + "/answer.md", "b" * 255 + "/answer.md"),
+], ids=["note", "folder"])
+def test_a_name_longer_than_the_system_takes_is_cut_in_the_vault(
+        vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        file: str, saved: str) -> None:
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    monkeypatch.chdir(here)  # FILE is looked for from the current folder first, then in the vault
+    code, out, err = _ask(capsys, vault, QUESTION, "--save", file, "--json")
+    assert code == 0, err
+    assert json.loads(out)["saved_path"] == saved and (vault / saved).is_file()
+    assert list(here.iterdir()) == []
+
+
 def test_an_absolute_file_is_saved_inside_the_vault_or_refused(vault: Path, tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     outside = tmp_path / "elsewhere" / "path.md"
@@ -127,7 +143,7 @@ def test_an_absolute_file_is_saved_inside_the_vault_or_refused(vault: Path, tmp_
 
 
 @pytest.mark.parametrize(("words", "saved"), [
-    (["Why is \u202etxt.exe dangerous?"], "answers/Why is txt.exe dangerous.md"),
+    (["Why is \u202eheapsort dangerous?"], "answers/Why is heapsort dangerous.md"),
     (["Heap\u2066sort\u2069 and \u200fmerge\u2028sort?"], "answers/Heap sort and merge sort.md"),
     ([QUESTION, "--save", "answers/he\u202eap\x1b[31m.md"], "answers/heap[31m.md"),
 ])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -33,3 +34,25 @@ def test_check_refuses_a_damaged_state_file_with_exit_2_and_changes_nothing(
     assert err.startswith(f"nlmsync: error: {state}: state file is not a usable nlmsync database")
     assert "nlmsync: hint: move it aside" in err
     assert state.read_bytes() == bytes(data)
+
+
+@pytest.mark.parametrize("command", [["check"], ["--server", "fake", "status"], ["index"]])
+def test_a_state_file_that_is_a_device_is_refused_alike_by_every_command(
+        vault: Path, capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    state = vault / ".nlmsync" / "state.db"
+    state.parent.mkdir()
+    state.symlink_to(os.devnull)  # reads as an empty file: a new state file, to a look at its bytes alone
+    code, out, err = run(capsys, "--vault", str(vault), *command)
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"nlmsync: error: {state}: a state file is a regular file, not a character device",
+        "nlmsync: hint: point --state at a file, or at a path where none is yet"]
+    assert state.is_symlink()
+
+
+def test_check_refuses_a_fifo_without_waiting_for_a_writer(vault: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    fifo = tmp_path / "state.fifo"
+    os.mkfifo(fifo)
+    code, _, err = run(capsys, "--vault", str(vault), "--state", str(fifo), "check")
+    assert code == 2 and err.startswith(f"nlmsync: error: {fifo}: a state file is a regular file, not a FIFO"), err

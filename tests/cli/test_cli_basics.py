@@ -37,7 +37,7 @@ def test_every_command_help_has_examples_and_no_section_numbers(capsys: pytest.C
     code, out, _ = run(capsys, command, "-h")
     assert code == 0
     examples = out.split("Examples:", 1)[1].strip().splitlines()
-    assert examples and all(line.strip().startswith(("nlmsync ", 'eval "$(nlmsync')) for line in examples)
+    assert examples and all(line.strip().startswith(("nlmsync ", 'eval "$(nlmsync', "mkdir -p ")) for line in examples)
     assert "§" not in out
 
 
@@ -85,6 +85,11 @@ def test_completion_script_and_candidates(capsys: pytest.CaptureFixture[str],
     monkeypatch.setenv("COMP_CWORD", "3")
     code, out, _ = run(capsys)
     assert code == 0 and _candidates(out) == ["stdio", "http"]
+    for words, cword in (("nlmsync --server ", "2"), ("nlmsync refresh --server f", "3")):
+        monkeypatch.setenv("COMP_WORDS", words)
+        monkeypatch.setenv("COMP_CWORD", cword)
+        code, out, _ = run(capsys)
+        assert code == 0 and _candidates(out) == ["fake", "fake-stdio"], words
 
 
 def test_powershell_completion_script_and_candidates(capsys: pytest.CaptureFixture[str],
@@ -191,3 +196,33 @@ def test_commands_the_global_options_do_nothing_for_do_not_list_them(capsys: pyt
 def test_the_server_option_says_its_default(capsys: pytest.CaptureFixture[str]) -> None:
     out = " ".join(run(capsys, "-h")[1].split())
     assert "Default: 'notebooklm-mcp --transport stdio'" in out
+
+
+def test_bare_nlmsync_prints_the_help_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys)
+    assert (code, err) == (0, "") and out.startswith("Usage: nlmsync [OPTIONS] COMMAND")
+    assert "refresh" in out and "fake-server" in out
+    done = subprocess.run([sys.executable, "-m", "nlmsync"], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "") and done.stdout.startswith("Usage: nlmsync")
+
+
+def test_fake_servers_transport_lists_its_choices_in_help(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "fake-server", "--help")
+    assert code == 0 and "--transport [stdio|http]" in out and "TEXT" not in out.split("--transport", 1)[1][:40]
+
+
+def test_two_failures_at_once_exit_with_the_code_of_nlmsyncs_own_error(
+        vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from nlmsync.cli import sync_cmds
+    from nlmsync.errors import ConnectionLostError
+
+    def two_tasks_failed(*args: object, **kwargs: object) -> None:
+        # concurrent tasks fail together: a task group raises them as one group, the unexplained one first
+        raise ExceptionGroup("unhandled errors in a TaskGroup", [
+            RuntimeError("a worker's own bug"),
+            ExceptionGroup("nested", [ConnectionLostError("source_add: the connection to the server was lost")])])
+
+    monkeypatch.setattr(sync_cmds, "run_app", two_tasks_failed)
+    code, out, err = run(capsys, "--vault", str(vault), "--notebook", "nb-1", "refresh", "--all")
+    assert (code, out) == (4, "")
+    assert err.splitlines()[0] == "nlmsync: error: source_add: the connection to the server was lost"

@@ -140,17 +140,3 @@ def test_a_failing_search_or_another_command_ends_as_before(vault: Path) -> None
     assert done.returncode == 2 and done.stderr.endswith("torn down\n")
     done = _as_program("--vault", str(vault), "index", "--json")
     assert done.returncode == 0 and done.stderr == "torn down\n"
-
-
-@pytest.mark.parametrize(("command", "state"), [("status", "no state file"), ("status", "indexed"),
-                                               ("refresh", "indexed")])
-def test_no_notebook_given_is_said_before_the_notebook_side_is_imported(vault: Path, tmp_path: Path, command: str,
-                                                                         state: str) -> None:
-    """With no --notebook and none recorded in the state file, the error comes before the MCP SDK (a second of
-    CPU to import) is loaded: nothing needs a server to say it."""
-    if state == "indexed":  # a state file that knows the vault but no notebook
-        assert _imports(tmp_path, "--vault", str(vault), "index", "--json")[0] == 0
-    code, out, err, imported = _run_probe(tmp_path, "--vault", str(vault), "--server", "fake", command)
-    assert (code, out) == (2, "")
-    assert err.startswith("nlmsync: error: no notebook given: pass --notebook ID"), err
-    assert _among(imported, ("mcp", "anyio", "httpx", "nlmsync.notebooklm", "nlmsync.app", "nlmsync.server")) == []

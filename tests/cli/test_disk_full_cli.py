@@ -11,10 +11,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tests.cli_helpers import fake_state
 from tests.cli_helpers import run_cli as run
 
+from nlmsync.errors import DiskFullError
 from nlmsync.fake import FakeNotebookLM
-from nlmsync.notebooklm import FAKE_STATE_FILE
 from nlmsync.store import StateStore
 from nlmsync.store import db as state_db
 
@@ -63,18 +64,44 @@ def test_refresh_on_a_full_disk_stops_with_exit_7_and_the_repeat_converges(vault
     code, out, err = run(capsys, *common, "refresh", "--all", "--json")
     assert code == 7
     assert "no space left on the device" in one_line_error(err) and "mv " not in err
-    assert json.loads(out)["schema_version"] == 1  # what was done and recorded before, as with any stop
+    document = json.loads(out)  # what was done and recorded before, as with any stop: the run's report
+    assert "notes" in document and "error" not in document, document
     assert not [p for p in (vault / ".nlmsync").iterdir() if "broken" in p.name]
     disk(False)
     code, out, err = run(capsys, *common, "refresh", "--all", "--json")
     assert code == 0, err
-    fake = FakeNotebookLM(state_path=vault / ".nlmsync" / FAKE_STATE_FILE)
+    fake = FakeNotebookLM(state_path=fake_state(vault))
     (notebook,) = fake.notebooks.values()
     titles = [s.title for s in notebook.sources.values()]
     assert len(titles) == len(set(titles))  # no note twice
     with StateStore.open(vault / ".nlmsync" / "state.db") as store:
         rows = store.all_mappings(notebook.id)
         assert {store.resolve_source_id(r.source_id) for r in rows} == set(notebook.sources)
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_a_refresh_stopped_by_a_full_disk_prints_what_it_did_and_recorded(
+        vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], json_flag: list[str]) -> None:
+    from nlmsync.cli import sync_cmds
+    from nlmsync.sync import Branch, NoteOutcome, RefreshReport
+
+    done = RefreshReport(notebook_id="nb-1", source_count=1, capacity=50, notes=[
+        NoteOutcome(path="cooking/sourdough.md", branch=Branch.ADDED, source_ids=["src-sourdough"])])
+
+    def stopped_by_the_disk(*args: object, **kwargs: object) -> RefreshReport:
+        error = DiskFullError(vault / ".nlmsync" / "state.db")
+        error.report = done  # what the app hands up with an error that stopped a run part-way
+        raise error
+
+    monkeypatch.setattr(sync_cmds, "run_app", stopped_by_the_disk)
+    code, out, err = run(capsys, "--vault", str(vault), "--notebook", "nb-1", "refresh", "--all", *json_flag)
+    assert code == 7
+    assert "no space left on the device" in one_line_error(err)
+    if json_flag:
+        assert [(n["path"], n["branch"], n["source_ids"]) for n in json.loads(out)["notes"]] == [
+            ("cooking/sourdough.md", "added", ["src-sourdough"])]
+    else:
+        assert "cooking/sourdough.md" in out and "src-sourdough" in out and "Notebook nb-1: 1/50 sources" in out
 
 
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])

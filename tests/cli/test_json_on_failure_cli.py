@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.cli_helpers import fake_state
 from tests.cli_helpers import run_cli as run
 
 CASES = {
@@ -41,7 +42,7 @@ def test_a_lookalike_left_alone_is_said_on_stderr_and_in_the_json_report(tmp_pat
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "inbox.md").write_text("Buy milk.\n", encoding="utf-8")
-    fake = FakeNotebookLM(state_path=vault / ".nlmsync" / "fake-notebooklm.json")
+    fake = FakeNotebookLM(state_path=fake_state(vault))
     nb = fake.apply("notebook_create", {"title": "Mine"})["notebook_id"]
     title = source_title("inbox.md", title_hash("Buy milk.\n"))
     mine = fake.apply("source_add", {"notebook_id": nb, "source_type": "text", "text": "my list", "title": title})

@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from tests.cli_helpers import fake_state
 from tests.cli_helpers import run_cli as run
 
 from nlmsync.cli._output import relative_time
 from nlmsync.fake import FakeNotebookLM
-from nlmsync.notebooklm import FAKE_STATE_FILE
 from nlmsync.store import SourceMapping, StateStore
 
 
@@ -32,7 +32,7 @@ def vault(tmp_path: Path) -> Path:
 
 
 def _fake_with_notebooks(vault: Path) -> tuple[str, str]:
-    fake = FakeNotebookLM(state_path=vault / ".nlmsync" / FAKE_STATE_FILE)
+    fake = FakeNotebookLM(state_path=fake_state(vault))
     first = fake.apply("notebook_create", {"title": "Algorithms"})["notebook_id"]
     for n in range(3):
         fake.apply("source_add", {"notebook_id": first, "source_type": "text", "text": f"t{n}", "title": f"n{n}"})
@@ -136,7 +136,7 @@ def test_relative_time() -> None:
 
 
 def test_an_unknown_notebook_id_points_at_the_listing(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    fake = FakeNotebookLM(state_path=vault / ".nlmsync" / FAKE_STATE_FILE)
+    fake = FakeNotebookLM(state_path=fake_state(vault))
     for n in range(6):
         fake.apply("notebook_create", {"title": f"N{n}"})
     fake.save()
@@ -173,3 +173,51 @@ def test_a_state_file_that_is_a_folder_is_refused_not_taken_for_none(vault: Path
     code, out, err = run(capsys, "--vault", str(vault), "--state", str(folder), *command)
     assert code == 2 and out == ""
     assert err.startswith(f"nlmsync: error: {folder}: state file is not a usable nlmsync database")
+
+
+@pytest.fixture
+def _in_kolkata(monkeypatch: pytest.MonkeyPatch):
+    """Local time 5 h 30 min ahead of UTC (no daylight saving): a time in UTC cannot pass for local."""
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.usefixtures("_in_kolkata")
+def test_conversations_print_local_time_as_status_does(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from nlmsync.cli._output import when
+
+    assert when("2026-11-23T20:00:00+00:00") == "2026-11-24T01:30:00+05:30"
+    assert relative_time(datetime(2026, 8, 25, 20, 0, tzinfo=UTC), datetime(2026, 11, 23, tzinfo=UTC)) == "2026-08-26"
+    code, _, err = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Times", "ask",
+                       "How does a max-heap work?")
+    assert code == 0, err
+    code, out, _ = run(capsys, "--vault", str(vault), "conversations")
+    assert code == 0 and "+05:30" in out and "+00:00" not in out
+
+
+def test_the_fake_keeps_its_notebooks_out_of_the_vault(vault: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tool that syncs the vault's folder must not carry the fake's notebooks to every device: they are in the
+    user's state directory, one folder per vault; those an older nlmsync kept in the vault are moved there."""
+    state_home = tmp_path / "state-home"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state_home))
+    older = FakeNotebookLM(state_path=vault / ".nlmsync" / "fake-notebooklm.json")  # where they were kept
+    kept = older.apply("notebook_create", {"title": "Kept"})["notebook_id"]
+    older.save()
+    code, out, err = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", kept, "refresh",
+                         "heapsort.md", "--json")
+    assert code == 0, err
+    assert json.loads(out)["notebook_id"] == kept  # the notebook is still there
+    assert sorted(p.name for p in (vault / ".nlmsync").iterdir() if p.name.startswith("fake")) == []
+    assert fake_state(vault).is_file() and fake_state(vault).is_relative_to(state_home / "nlmsync" / "fake")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a.md").write_text("# A\n", encoding="utf-8")
+    code, out, _ = run(capsys, "--vault", str(other), "--server", "fake", "notebooks", "--json")
+    assert code == 0 and json.loads(out)["notebook_count"] == 0  # another vault, another fake account

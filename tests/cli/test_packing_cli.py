@@ -51,3 +51,21 @@ def test_a_vault_that_does_not_fit_even_in_packs_exits_3_before_any_upload(tmp_p
     line = err.splitlines()[0]
     assert line.startswith("nlmsync: error: the 30 notes") and "1 source short; nothing was uploaded" in line
     assert "'pack_free'" in line and "Traceback" not in err
+
+
+def test_a_dry_run_that_cannot_read_the_notebook_plans_for_an_empty_one_and_says_so(tmp_path: Path, capsys) -> None:
+    """No login yet: the plan for the vault (here, how many packs it needs) is still known, and said to be for an
+    empty notebook; a run that would write still stops for the login (exit 5)."""
+    vault = _vault(tmp_path)
+    common = ["--vault", str(vault), "--server", "fake --auth-required", "--notebook", "new:Notes:"]
+    code, out, err = run(capsys, *common, "refresh", "--all", "--capacity", "5", "--dry-run")
+    assert code == 0, err
+    assert err.startswith("nlmsync: note: the notebook could not be read (listing the notebooks: the NotebookLM "
+                          "server needs a Google login") and err.rstrip().endswith("this is the plan for an empty notebook")
+    assert out.rstrip().splitlines()[-1] == "Dry run — would do: packs: 1 added. Notebook new:Notes:: 0/5 sources."
+    code, out, _ = run(capsys, *common, "refresh", "--all", "--capacity", "5", "--dry-run", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["dry_run"] and [p["note_count"] for p in report["packs"]] == [12]
+    assert report["notices"][0].endswith("this is the plan for an empty notebook")
+    code, _, err = run(capsys, *common, "refresh", "--all", "--capacity", "5")
+    assert code == 5 and "Google login" in err

@@ -51,3 +51,17 @@ def test_a_bad_path_in_the_default_vault_says_the_vault_is_the_current_folder_an
         "nlmsync: error: notes/a.md: no such note in the vault",
         f"nlmsync: hint: the vault is the current folder ({tmp_path}); pass --vault DIR to name another"]
     assert list(tmp_path.iterdir()) == []  # no .nlmsync/ in a folder that may not be a vault at all
+
+
+@pytest.mark.parametrize("args", [["refresh"], ["refresh", "--all"]])
+@pytest.mark.parametrize("name", ["a" * 300 + ".md", "a" * 300 + "/note.md"], ids=["note", "folder"])
+def test_a_name_longer_than_the_system_takes_is_no_such_note(
+        vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        args: list[str], name: str) -> None:
+    for variable in [n for n in os.environ if n.startswith("NLMSYNC_")]:
+        monkeypatch.delenv(variable)
+    monkeypatch.chdir(tmp_path)  # looked for from the current folder first, then in the vault
+    code, out, err = run_cli(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Paths", *args,
+                             name)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"nlmsync: error: {name}: no such note in the vault") and err.count("\n") == 1, err

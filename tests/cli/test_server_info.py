@@ -40,21 +40,25 @@ def test_not_logged_in_prints_the_version_then_exits_5_with_a_login_that_runs_as
     assert out.splitlines()[2].startswith("auth status: not logged in")
     login = "'nlm login'" if nlm == "on PATH" else f"'{venv / 'nlm'}' login"
     assert err.splitlines() == [
-        "nlmsync: error: notebook_list: the NotebookLM server needs a Google login (No authentication found)",
+        "nlmsync: error: listing the notebooks: the NotebookLM server needs a Google login (No authentication found)",
         f"nlmsync: hint: run {login} (or give the server NOTEBOOKLM_COOKIES), then try again"]
 
 
 def test_not_logged_in_json_is_one_document(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "--vault", str(vault), "--server", "fake --auth-required", "server-info", "--json")
-    assert code == 5 and err.startswith("nlmsync: error: notebook_list: ")
+    assert code == 5 and err.startswith("nlmsync: error: listing the notebooks: ")
     report = json.loads(out)
     assert report["logged_in"] is False and report["notebook_count"] is None and report["version"]
+    # the error as every command's error document has it: the line, the exit code, the hint
+    error, hint = (line.split(": ", 2)[2] for line in err.splitlines())
+    assert (report["error"], report["exit_code"], report["hint"]) == (error, 5, hint) and "login" in hint
 
 
 def test_logged_in_lists_the_notebook_count(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--vault", str(vault), "--server", "fake", "server-info", "--json")
     report = json.loads(out)
     assert code == 0 and report["logged_in"] is True and report["notebook_count"] == 0
+    assert (report["error"], report["exit_code"], report["hint"]) == (None, 0, None)
 
 
 def test_missing_default_server_says_how_to_install_it(vault: Path, tmp_path: Path,

@@ -9,6 +9,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from tests.cli_helpers import fake_state
 from tests.cli_helpers import run_cli as run
 
 
@@ -118,13 +119,12 @@ def test_an_upload_the_state_file_lost_is_adopted_by_status_itself(synced: list[
     """The state file is a cache of the notebook: `status` reads the notebook, finds the upload of a vault note
     a run recorded nowhere, reads it back (it holds the note's text) and takes it as the note's source."""
     from nlmsync.fake import FakeNotebookLM
-    from nlmsync.notebooklm import FAKE_STATE_FILE
     from nlmsync.sync.prepared import prepare_note
 
     vault = tmp_path / "vault"
     text = "# f\nA note uploaded by a run whose state file was lost.\n"
     (vault / "notes" / "f.md").write_text(text, encoding="utf-8")
-    fake = FakeNotebookLM(state_path=vault / ".nlmsync" / FAKE_STATE_FILE)
+    fake = FakeNotebookLM(state_path=fake_state(vault))
     (notebook_id,) = fake.notebooks
     (part,) = prepare_note("notes/f.md", text).parts
     orphan = fake.apply("source_add", {"notebook_id": notebook_id, "source_type": "text", "text": part.text,
@@ -183,3 +183,26 @@ def test_every_section_of_the_text_report_reads_as_documented(capsys: pytest.Cap
         "", "Recently evicted:", "  g.md 2024-01-02T00:00:00+00:00 (lru [x])",
         "", "Next steps:", "  2 synced notes changed: nlmsync refresh m.md q.md",
     ]
+
+
+def test_status_of_a_path_never_synced_says_why_as_refresh_would(synced: list[str], tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    vault = tmp_path / "vault"
+    (vault / "private").mkdir()
+    (vault / "private" / "diary.md").write_text("# Diary\n", encoding="utf-8")
+    (vault / "notes" / "draft.md").write_text("---\nnlmsync: false\n---\n# Draft\n", encoding="utf-8")
+    (vault / "notes" / "blank.md").write_text("\n  \n", encoding="utf-8")
+    (vault / "notes" / "new.md").write_text("# New\n", encoding="utf-8")
+    (vault / ".nlmsync" / "config.toml").write_text('exclude = ["private/**"]\n', encoding="utf-8")
+    asked = ["notes/a.md", "notes/mistyped.md", "private/diary.md", "notes/draft.md", "notes/blank.md",
+             "notes/new.md", "notes"]
+    code, out, _ = run(capsys, *synced, "status", "--json", *asked)
+    assert code == 0
+    assert [(n["path"], n["where"], n["reason"]) for n in json.loads(out)["notes"]] == [
+        ("notes/a.md", "alone", None), ("notes/mistyped.md", "no such note", None),
+        ("private/diary.md", "excluded", "excluded by pattern"),
+        ("notes/draft.md", "excluded", "excluded (nlmsync: false)"),
+        ("notes/blank.md", "not synced", "empty"), ("notes/new.md", "not synced", None), ("notes", "folder", None)]
+    code, out, _ = run(capsys, *synced, "status", "notes/mistyped.md", "private/diary.md", "notes/blank.md")
+    assert "  notes/mistyped.md: no such note\n" in out and "  private/diary.md: excluded by pattern\n" in out
+    assert "  notes/blank.md: not synced (empty)\n" in out

@@ -52,8 +52,8 @@ def run_scenario(vault: Path, server: str, *, full: bool, refresh_branch: str = 
     text = nlmsync(*common, "ask", "What does sift down cost in heapsort?", cwd=vault)
     assert text.returncode == 0, text.stderr
     assert text.stderr == ""  # not a terminal: no progress display
-    assert re.search(rf"^conversation {answer['conversation_id']} · \d+ sources \([1-9]\d* carried over\)$",
-                     text.stdout, re.MULTILINE), text.stdout
+    followed = rf"^followed up in conversation {answer['conversation_id']} · \d+ sources \([1-9]\d* carried over\)$"
+    assert re.search(followed, text.stdout, re.MULTILINE), text.stdout
     # the fake numbers citations by its own passage ranking: the number is not ours to assert
     assert re.search(r"^  \[\d+\] algorithms/sorting/heapsort\.md( › .+)?$", text.stdout, re.MULTILINE), text.stdout
     return answer

@@ -17,9 +17,11 @@ from tests.cli_helpers import run_cli as run
     (["search", "heap", "--limit", "many"], "--limit: a whole number is wanted, got 'many'", "usage: nlmsync search"),
     (["serve", "--port", "70000"], "--port: must be between 0 and 65535, got 70000", "usage: nlmsync serve"),
     (["serve", "--transport", "pigeon"], "--transport: 'pigeon' is not one of 'stdio', 'http'", "usage: nlmsync serve"),
+    (["fake-server", "--transport", "pigeon"], "--transport: 'pigeon' is not one of 'stdio', 'http'",
+     "usage: nlmsync fake-server"),
     (["refresh", "--bogus"], "no such option '--bogus'", "usage: nlmsync refresh [OPTIONS] [PATH]..."),
-    (["ask", "--new", "--conversation", "c1", "q"], "--new and --conversation cannot be used together",
-     "usage: nlmsync ask"),
+    (["ask", "--new", "--conversation", "c1", "q"],
+     "--new, --continue and --conversation cannot be used together", "usage: nlmsync ask"),
     (["search", "heap", "sort"], "got unexpected extra argument (sort)", "usage: nlmsync search"),
 ])
 def test_a_usage_error_is_one_error_line_and_the_usage(vault: Path, capsys: pytest.CaptureFixture[str],

@@ -117,6 +117,26 @@ def test_broken_toml_names_the_file(tmp_path: Path) -> None:
     assert str(path) in str(caught.value)
 
 
+@pytest.mark.parametrize("text", [
+    "exclude = " + "[" * 50_000 + "]" * 50_000,
+    "top_n = " + "{a = " * 50_000 + "1" + "}" * 50_000,
+], ids=["lists", "inline tables"])
+def test_a_config_nested_too_deeply_exits_2_naming_the_file(vault: Path, text: str,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_config(vault, text + "\n")
+    with pytest.raises(SystemExit) as exited:
+        main(["--vault", str(vault), "search", "heap"])
+    out, err = capsys.readouterr()
+    assert (exited.value.code, out) == (2, "")
+    assert err == f"nlmsync: error: {path}: invalid TOML (values nested too deeply)\n"
+
+
+def test_an_environment_list_nested_too_deeply_is_refused_naming_the_variable(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(vault=tmp_path, env={"NLMSYNC_EXCLUDE": "[" * 50_000 + "]" * 50_000})
+    assert str(caught.value) == "environment variable NLMSYNC_EXCLUDE: invalid value for 'exclude': lists nested too deeply"
+
+
 def test_cli_exits_2_with_the_key_named(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_config(vault, "top_n = 3\nbogus_key = 1\n")
     with pytest.raises(SystemExit) as exited:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -86,3 +88,37 @@ def test_answers_are_always_consistently_cited(sources: list[tuple[str, str]], q
         texts = [p.text for sid, text in sources if sid == ref["source_id"] for p in split_passages(sid, text)]
         assert ref["cited_text"] in texts
         assert f"[{ref['citation_number']}]" in result["answer"]
+
+
+PLANETS = ("# Planets\n\nThe inner planets, by distance:\n| Planet | Moons | Day length |\n| :--- | ---: | --- |\n"
+           "| Mercury | 0 | 59 days |\n| Venus | 0 | 243 days |\n| Earth | 1 | 24 hours |\n")
+
+
+def test_a_table_is_quoted_as_a_table() -> None:
+    passages = split_passages("s", PLANETS)
+    assert [p.text for p in passages] == [
+        "The inner planets, by distance:",
+        "| Planet | Moons | Day length |\n| :--- | ---: | --- |\n| Mercury | 0 | 59 days |\n| Venus | 0 | 243 days |\n"
+        "| Earth | 1 | 24 hours |"]
+    answer = compose_answer("How many moons does Venus have, and how long is its day?", [("s", PLANETS)])["answer"]
+    assert "> | Planet | Moons | Day length |\n> | :--- | ---: | --- |\n> | Mercury | 0 | 59 days |\n" in answer
+    assert re.search(r"\| Earth \| 1 \| 24 hours \|\n>\n> \[1\]", answer)
+
+
+def test_a_long_table_is_quoted_in_windows_of_whole_rows_each_under_its_header() -> None:
+    rows = [f"| row {i} | {' '.join(['word'] * 10)} |" for i in range(40)]
+    table = "\n".join(["| Name | Text |", "| --- | --- |", *rows])
+    passages = split_passages("s", table)
+    assert len(passages) > 1
+    for passage in passages:
+        lines = passage.text.split("\n")
+        assert lines[:2] == ["| Name | Text |", "| --- | --- |"] and len(passage.text.split()) <= MAX_PASSAGE_WORDS
+    assert [line for p in passages for line in p.text.split("\n")[2:]] == rows
+
+
+def test_an_answer_quotes_the_notes_in_the_questions_language_where_the_notebook_has_them() -> None:
+    english = "# Embed files\n\nTo embed a file in a note, add an exclamation mark before a link to it.\n"
+    greek = ("# Ενσωμάτωση αρχείων\n\nΓια να ενσωματώσετε ένα αρχείο σε μια σημείωση, προσθέστε ένα θαυμαστικό "
+             "πριν από έναν σύνδεσμο προς αυτό: embed file note.\n")
+    answer = compose_answer("How do I embed a file in a note?", [("el", greek), ("en", english)])
+    assert {ref["source_id"] for ref in answer["references"]} == {"en"}

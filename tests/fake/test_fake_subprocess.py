@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.cli_helpers import fake_state
 from tests.cli_helpers import run_cli as _nlmsync
 
 from nlmsync.config import Settings
@@ -166,7 +167,7 @@ def test_server_info_survives_a_drop_through_the_cli(tmp_path: Path, capsys: pyt
     assert code == 0, err
     report = json.loads(out)
     assert report["auth_status"] == "configured" and report["notebook_count"] == 0
-    assert (tmp_path / ".nlmsync" / FAKE_STATE_FILE).exists()
+    assert fake_state(tmp_path).exists()
 
 
 def test_auth_required_fake_exits_5_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -175,7 +176,7 @@ def test_auth_required_fake_exits_5_with_one_line(tmp_path: Path, capsys: pytest
     # what the server did tell is printed before the error: its version and that nobody is logged in
     assert "version:     0.15.8" in out and "not logged in" in out
     lines = err.splitlines()
-    assert lines[0] == "nlmsync: error: notebook_list: the NotebookLM server needs a Google login (No authentication found)"
+    assert lines[0] == "nlmsync: error: listing the notebooks: the NotebookLM server needs a Google login (No authentication found)"
     assert all(line.startswith("nlmsync: ") for line in lines)
 
 
@@ -199,7 +200,7 @@ def test_nothing_listening_exits_4_quickly_with_one_error_line(tmp_path: Path,
 
 
 @pytest.mark.parametrize(("flag", "value"), [("--drop-on", "source_add"), ("--error-on", "x"),
-                                             ("--drop-on-call", "0"), ("--transport", "carrier-pigeon")])
+                                             ("--drop-on-call", "0")])
 def test_bad_fault_switch_is_usage_error(capsys: pytest.CaptureFixture[str], flag: str, value: str) -> None:
     code, _, err = _nlmsync(capsys, "fake-server", flag, value)
     assert code == 2

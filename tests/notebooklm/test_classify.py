@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import httpx2
 import pytest
 from mcp import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from tests.notebooklm.protocol import USED_TOOLS
 
 from nlmsync.errors import (
     AuthenticationRequiredError,
@@ -22,7 +26,12 @@ from nlmsync.errors import (
     exit_code_for,
 )
 from nlmsync.fake.replies import AUTH_ERROR
-from nlmsync.notebooklm.classify import classify_exception, classify_in_band_error, classify_tool_error_text
+from nlmsync.notebooklm.classify import (
+    classify_exception,
+    classify_in_band_error,
+    classify_tool_error_text,
+    doing,
+)
 
 REAL_AUTH_ERROR = {"status": "error", "error": AUTH_ERROR}
 
@@ -76,7 +85,7 @@ def test_server_side_query_deadline_is_a_timeout_with_exit_4() -> None:
     error = classify_in_band_error("notebook_query", payload)
     assert type(error) is ServerTimeoutError
     assert exit_code_for(error) == 4
-    assert error.message == "notebook_query: NotebookLM did not respond within the configured query timeout."
+    assert error.message == "asking the notebook: NotebookLM did not respond within the configured query timeout."
     assert error.hint is not None and "query_timeout" in error.hint
 
 
@@ -115,6 +124,34 @@ def test_missing_command_is_not_a_connection_problem() -> None:
     assert exit_code_for(error) == 4
 
 
+def _missing(command: str) -> ServerCommandNotFoundError:
+    error = classify_exception(FileNotFoundError(2, "No such file", command), tool="server_info", phase="connect")
+    assert isinstance(error, ServerCommandNotFoundError) and error.message.endswith(command)
+    return error
+
+
+@pytest.mark.parametrize("command", ["nlm", "/opt/tools/bin/notebooklm-mcp"])
+def test_a_missing_real_server_says_how_to_install_it(command: str) -> None:
+    assert _missing(command).hint == ("the real NotebookLM server is not installed here: pip install "
+                                      "notebooklm-mcp-cli (or uv tool install notebooklm-mcp-cli), then nlm login; "
+                                      "or try nlmsync offline with --server fake")
+
+
+def test_a_missing_command_names_where_it_was_looked_for(tmp_path: Path) -> None:
+    assert _missing("my-server").hint == "check --server (or NLMSYNC_SERVER); is the server installed?"
+    assert _missing(str(tmp_path / "bin" / "server")).hint == (
+        "check --server (or NLMSYNC_SERVER): is the server installed at that path? A path with spaces is quoted "
+        "inside it: --server \"'/My Tools/server' --transport stdio\"")
+
+
+def test_a_path_cut_at_a_space_names_the_folder_it_was_cut_from(tmp_path: Path) -> None:
+    for name in ("My Tools 2", "My Tools", "Mystery"):  # the first of those that go on after a space, sorted
+        (tmp_path / name).mkdir()
+    assert _missing(str(tmp_path / "My")).hint == (
+        f"the path looks cut at a space ('{tmp_path / 'My Tools'}' exists): quote it inside --server, as in "
+        f"--server \"'{tmp_path / 'My Tools'}{os.sep}…' --transport stdio\"")
+
+
 @pytest.mark.parametrize(("exc", "phase", "expected"), [
     (MCPError(CONNECTION_CLOSED, "Connection closed"), "call", ConnectionLostError),
     (MCPError(CONNECTION_CLOSED, "Connection closed"), "connect", ServerUnreachableError),
@@ -143,12 +180,12 @@ def test_pydantic_validation_failure_is_malformed() -> None:
 
 @pytest.mark.parametrize(("said", "message"), [
     ("source_add failed: RPC error code 8 (RESOURCE_EXHAUSTED): rate limit exceeded, retry later.",
-     "source_add failed: RPC error code 8 (RESOURCE_EXHAUSTED): rate limit exceeded, retry later."),
-    ("source_add: quota", "source_add: quota"),
-    ("Source limit reached", "source_add: Source limit reached"),
-    ("source_added twice", "source_add: source_added twice"),
+     "uploading to the notebook failed: RPC error code 8 (RESOURCE_EXHAUSTED): rate limit exceeded, retry later."),
+    ("source_add: quota", "uploading to the notebook: quota"),
+    ("Source limit reached", "uploading to the notebook: Source limit reached"),
+    ("source_added twice", "uploading to the notebook: source_added twice"),
 ])
-def test_the_tool_is_named_once_in_the_message(said: str, message: str) -> None:
+def test_the_message_says_what_nlmsync_was_doing_never_the_tools_name(said: str, message: str) -> None:
     assert classify_in_band_error("source_add", {"status": "error", "error": said}).message == message
 
 
@@ -165,6 +202,15 @@ def test_a_server_that_cannot_reach_google_is_exit_4_with_a_hint_about_the_netwo
 
     error = classify_in_band_error("notebook_list", {"status": "error", "error": said})
     assert isinstance(error, GoogleUnreachableError) and exit_code_for(error) == 4
-    assert error.message == f"notebook_list: the NotebookLM server could not reach Google ({said})"
+    assert error.message == f"listing the notebooks: the NotebookLM server could not reach Google ({said})"
     assert error.hint is not None and "network" in error.hint
 
+
+
+@pytest.mark.parametrize("tool", sorted(USED_TOOLS))
+@pytest.mark.parametrize("said", ["Authentication expired", "[Errno -2] Name or service not known", "Internal error",
+                                  "{tool} failed: Internal error"])
+def test_an_error_of_every_tool_says_what_nlmsync_was_doing_not_the_tools_name(tool: str, said: str) -> None:
+    error = classify_in_band_error(tool, {"status": "error", "error": said.format(tool=tool)})
+    assert error.message.startswith(f"{doing(tool)}") and tool not in error.message and error.tool == tool
+    assert tool not in doing(tool)

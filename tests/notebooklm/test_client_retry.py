@@ -304,5 +304,28 @@ async def test_rate_limited_adds_pause_once_per_burst_slow_down_and_give_up_afte
     assert waited == pytest.approx([10.0, 3.0])  # the pause, then 60/20 s between adds
     assert limiter.limited(burst) and limiter.per_minute == 10 and limiter.pauses_taken == [10.0, 30.0]
     assert not limiter.limited(await limiter.wait_turn()) and limiter.exhausted
-    assert limiter.summary() == ("NotebookLM kept rate-limiting source_add: paused 2 times (40 s in all), then gave up "
+    assert limiter.summary() == ("NotebookLM kept rate-limiting uploads: paused 2 times (40 s in all), then gave up "
                                  "on the remaining adds")
+
+
+async def test_the_tools_the_server_lists_come_with_their_input_schemas(sleeps: Any) -> None:
+    fake, _, _ = _seeded()
+    async with connect(build_fake_server(fake), Settings(), sleep=sleeps) as client:
+        schemas = await client.tool_input_schemas()
+    assert {"notebook_get", "source_add", "notebook_delete"} <= set(schemas)
+    assert "notebook_id" in schemas["notebook_get"]["properties"]
+
+
+async def test_a_notebook_is_deleted_with_its_deletion_confirmed(sleeps: Any) -> None:
+    fake, nb, _ = _seeded()
+    async with connect(build_fake_server(fake), Settings(), sleep=sleeps) as client:
+        deleted = await client.notebook_delete(nb)
+    assert nb not in fake.notebooks and nb in deleted.message
+    assert [(c.tool, c.arguments) for c in fake.calls] == [("notebook_delete", {"notebook_id": nb, "confirm": True})]
+
+
+async def test_a_source_is_described_by_its_summary_and_keywords(sleeps: Any) -> None:
+    fake, _, sid = _seeded()
+    async with connect(build_fake_server(fake), Settings(), sleep=sleeps) as client:
+        described = await client.source_describe(sid)
+    assert described.summary == "Heapsort sorts." and described.keywords[:2] == ["heapsort", "sorts"]

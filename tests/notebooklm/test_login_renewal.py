@@ -48,11 +48,11 @@ async def test_an_expired_login_is_renewed_and_the_call_sent_once_more() -> None
     assert details.notebook.id == nb
     assert _calls(fake) == [("notebook_get", "success"), ("notebook_get", "error"), ("refresh_auth", "success"),
                             ("notebook_get", "success")]
-    assert client.login.renewals == 1
+    assert client.login.renewals == 0  # the renewal helped: the count starts again
 
 
-async def test_concurrent_calls_that_meet_one_expiry_share_one_renewal() -> None:
-    fake, nb = _seeded(Faults(expire_login_after=10), expired=True)
+async def _concurrent_gets(fake: FakeNotebookLM, nb: str, count: int) -> int:
+    """`count` notebook_get calls at once on one client; how many answered."""
     async with connect(build_fake_server(fake), Settings()) as client:
         results = []
 
@@ -61,9 +61,14 @@ async def test_concurrent_calls_that_meet_one_expiry_share_one_renewal() -> None
 
         with anyio.fail_after(30):
             async with anyio.create_task_group() as tg:
-                for _ in range(4):
+                for _ in range(count):
                     tg.start_soon(get)
-    assert len(results) == 4
+    return len(results)
+
+
+async def test_concurrent_calls_that_meet_one_expiry_share_one_renewal() -> None:
+    fake, nb = _seeded(Faults(expire_login_after=10), expired=True)
+    assert await _concurrent_gets(fake, nb, 4) == 4
     assert [t for t, _ in _calls(fake)].count("refresh_auth") == 1
 
 
@@ -74,20 +79,32 @@ async def test_a_renewal_that_failed_is_not_tried_again_by_every_later_call() ->
             with pytest.raises(AuthenticationRequiredError) as info:
                 await client.notebook_get(nb)
     assert exit_code_for(info.value) == 5
-    assert info.value.message == "notebook_get: the NotebookLM server needs a Google login (Authentication expired)"
+    assert info.value.message == "reading the notebook: the NotebookLM server needs a Google login (Authentication expired)"
     assert info.value.hint is not None and "nlm login" in info.value.hint and "could not be renewed" in info.value.hint
     assert [t for t, _ in _calls(fake)] == ["notebook_get", "refresh_auth", "notebook_get", "notebook_get"]
 
 
-async def test_renewals_stop_after_a_few_in_one_client() -> None:
+async def test_a_login_that_keeps_expiring_is_renewed_as_long_as_each_renewal_helps() -> None:
     fake, nb = _seeded(Faults(expire_login_after=1), expired=True)
     async with connect(build_fake_server(fake), Settings()) as client:
-        for _ in range(MAX_RENEWALS):
-            await client.notebook_get(nb)  # each renewed: the login lasts one call
+        for _ in range(3 * MAX_RENEWALS):
+            await client.notebook_get(nb)  # each renewed: the login lasts one call, and that call goes through
+    assert [t for t, _ in _calls(fake)].count("refresh_auth") == 3 * MAX_RENEWALS
+
+
+async def test_renewals_that_no_call_could_use_stop_after_a_few_in_a_row() -> None:
+    fake, nb = _seeded(Faults(errors=[ErrorRule("notebook_get", EXPIRED_ERROR)]))  # renewed, and expired at once
+    async with connect(build_fake_server(fake), Settings()) as client:
         with pytest.raises(AuthenticationRequiredError) as info:
             await client.notebook_get(nb)
     assert [t for t, _ in _calls(fake)].count("refresh_auth") == MAX_RENEWALS
-    assert info.value.hint is not None and f"after {MAX_RENEWALS} renewals" in info.value.hint
+    assert info.value.hint is not None and f"renewed {MAX_RENEWALS} times in a row" in info.value.hint
+    assert "nlm login" in info.value.hint
+
+
+async def test_calls_sent_again_on_a_renewed_login_that_others_used_up_are_renewed_again() -> None:
+    fake, nb = _seeded(Faults(expire_login_after=2), expired=True)
+    assert await _concurrent_gets(fake, nb, 8) == 8
 
 
 async def test_with_cookies_in_the_environment_the_hint_says_to_renew_them() -> None:
@@ -138,11 +155,12 @@ async def test_usage_from_a_server_without_usage_get_is_none_and_renewing_falls_
 
 
 async def test_renew_login_starts_a_new_count_of_renewals() -> None:
-    fake, nb = _seeded(Faults(expire_login_after=1), expired=True)
+    fake, nb = _seeded(Faults(errors=[ErrorRule("notebook_get", EXPIRED_ERROR)]))  # renewed, and expired at once
     async with connect(build_fake_server(fake), Settings()) as client:
-        for _ in range(MAX_RENEWALS):
+        with pytest.raises(AuthenticationRequiredError):
             await client.notebook_get(nb)
-        assert client.login.renewals == MAX_RENEWALS
+        assert client.login.renewals == MAX_RENEWALS and client.login.failure is not None
+        fake.faults = Faults()  # a login made elsewhere
         await client.renew_login()
-        assert client.login.renewals == 0
+        assert client.login.renewals == 0 and client.login.failure is None
         await client.notebook_get(nb)

@@ -32,7 +32,7 @@ def test_malformed_details_name_the_field(payload: dict, field: str) -> None:
     with pytest.raises(MalformedResponseError) as info:
         parse_result("notebook_get", NotebookDetails, payload)
     assert f"'{field}'" in str(info.value)
-    assert str(info.value).startswith("notebook_get:")
+    assert str(info.value).startswith("reading the notebook:")
 
 
 def test_a_source_without_a_title_does_not_spoil_the_listing() -> None:

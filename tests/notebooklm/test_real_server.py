@@ -78,11 +78,11 @@ async def test_real_server_without_login(real_server: tuple[str, dict[str, str]]
     assert written <= {"home"}
 
 
-@pytest.mark.parametrize(("command", "tool"), [(["server-info"], "notebook_list"),
-                                              (["--notebook", "abc", "status"], "notebook_get")])
+@pytest.mark.parametrize(("command", "doing"), [(["server-info"], "listing the notebooks"),
+                                               (["--notebook", "abc", "status"], "reading the notebook")])
 def test_real_server_auth_error_through_the_cli(real_server: tuple[str, dict[str, str]], tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                                                command: list[str], tool: str) -> None:
+                                                command: list[str], doing: str) -> None:
     spec, env = real_server
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -104,7 +104,7 @@ def test_real_server_auth_error_through_the_cli(real_server: tuple[str, dict[str
     else:
         assert out == ""
     lines = err.splitlines()
-    assert lines[0] == f"nlmsync: error: {tool}: the NotebookLM server needs a Google login (No authentication found)"
+    assert lines[0] == f"nlmsync: error: {doing}: the NotebookLM server needs a Google login (No authentication found)"
     assert all(line.startswith("nlmsync: ") for line in lines) and len(lines) <= 2
     assert "Traceback" not in err
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -122,6 +124,39 @@ async def test_server_that_dies_at_start_shows_its_last_words(tmp_path: Path, sl
     async with connect(f"{sys.executable} {script}", Settings(retry_attempts=1), sleep=sleeps) as client:
         with anyio.fail_after(60), pytest.raises(ServerUnreachableError, match="fatal: no config here"):
             await client.server_info()
+
+
+@pytest.mark.anyio
+async def test_a_server_that_writes_no_mcp_on_stdout_is_quoted_in_the_error_not_logged_with_a_traceback(
+        tmp_path: Path, sleeps: Any, caplog: pytest.LogCaptureFixture) -> None:
+    script = tmp_path / "chatty.py"
+    script.write_text("print('Starting server v1.2...')\n")
+    async with connect(f"{sys.executable} {script}", Settings(retry_attempts=1), sleep=sleeps) as client:
+        with anyio.fail_after(60), pytest.raises(ServerUnreachableError) as info:
+            await client.server_info()
+    assert "(server said: not an MCP message on stdout: 'Starting server v1.2...')" in str(info.value)
+    # the MCP SDK's record of the line, traceback and all, reaches no handler that would print it on stderr
+    assert [r for r in caplog.records if r.name.startswith("mcp")] == []
+
+
+def test_what_the_sdk_logs_of_the_server_is_one_line_in_its_capture_and_goes_no_further() -> None:
+    from nlmsync.notebooklm import transports
+
+    def record(message: str, exc: BaseException | None = None) -> logging.LogRecord:
+        return logging.LogRecord("mcp.client.stdio", logging.ERROR, __file__, 1, message, None,
+                                 (type(exc), exc, None) if exc is not None else None)
+
+    said = transports._ServerSaid()
+    assert said.filter(record("outside nlmsync's transports")) is True  # left to logging as usual
+    capture = io.StringIO()
+    token = transports._SERVER_STDERR.set(capture)
+    try:
+        assert said.filter(record("MCP server process 12 is still alive\nafter the kill")) is False
+        assert said.filter(record("Reading from the MCP server's stdout failed", ConnectionError("reset"))) is False
+    finally:
+        transports._SERVER_STDERR.reset(token)
+    assert capture.getvalue().splitlines() == ["MCP server process 12 is still alive after the kill",
+                                               "Reading from the MCP server's stdout failed: reset"]
 
 
 def _executable(path: Path) -> Path:

@@ -265,9 +265,9 @@ def test_a_cold_answer_then_more_queries_walk_the_vault_once(vault: Path, monkey
     walks = []
     real_walk = index_module.list_vault  # type: ignore[attr-defined]
 
-    def counting_walk(root: Path) -> object:
+    def counting_walk(root: Path, attachments: frozenset[str] = frozenset()) -> object:
         walks.append(root)
-        return real_walk(root)
+        return real_walk(root, attachments)
 
     monkeypatch.setattr(index_module, "list_vault", counting_walk)
     index = fresh(vault)

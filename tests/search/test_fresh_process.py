@@ -116,8 +116,9 @@ def _state_with_snapshot_and_rows(vault: Path, monkeypatch: pytest.MonkeyPatch) 
 def test_the_cache_read_in_the_background_is_the_cache(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     state = _state_with_snapshot_and_rows(vault, monkeypatch)
     conn = open_connection(state)
-    rows, snapshot = cache_read.start_read(conn).result()  # a thread, on a connection of its own
+    rows, snapshot, facts = cache_read.start_read(conn).result()  # a thread, on a connection of its own
     assert rows == index_codec.load_docs(conn) and any(row.path == "inbox.md" for row in rows)
+    assert facts == index_codec.load_facts(conn) and facts[index_codec.path_key("inbox.md")].lang == "en"
     assert _snapshot_parts(snapshot) == _snapshot_parts(cache_read.load_snapshot(conn))
 
 
@@ -127,7 +128,7 @@ def test_the_cache_is_read_on_the_callers_connection_inside_its_transaction(vaul
     conn = open_connection(state)
     conn.execute("BEGIN")
     conn.execute("DELETE FROM index_docs")  # not committed: only this connection sees it
-    rows, snapshot = cache_read.start_read(conn).result()
+    rows, snapshot, _facts = cache_read.start_read(conn).result()
     assert rows == [] and snapshot is not None
     conn.rollback()
 
@@ -142,7 +143,7 @@ def test_a_cache_the_background_cannot_read_is_read_on_the_callers_connection(
         raise sqlite3.OperationalError("unable to open database file")
 
     monkeypatch.setattr("nlmsync.search.cache_read.sqlite3.connect", refuse)
-    rows, snapshot = cache_read.start_read(conn).result()
+    rows, snapshot, _facts = cache_read.start_read(conn).result()
     assert (rows, _snapshot_parts(snapshot)) == expected
 
 
@@ -151,7 +152,7 @@ def test_an_index_in_memory_reads_at_once(vault: Path) -> None:
 
     db = Database(sqlite3.connect(":memory:"))
     migrate(db)
-    assert cache_read.start_read(db.conn).result() == ([], None)
+    assert cache_read.start_read(db.conn).result() == ([], None, {})
 
 
 def _bump(path: Path, *, mtime: bool = True) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from nlmsync.config import Settings
 from nlmsync.search.index import NoteIndex
+from nlmsync.search.selection import separated
 
 # a tldr alias page in Japanese ("This command is an alias of `{}`." and how to see the original's page)
 ALIAS_JA = ("> このコマンドは `{}` のエイリアスです。\n\n- オリジナルのコマンドのドキュメントを表示する:\n\n"
@@ -136,14 +137,16 @@ def test_ties_break_by_matched_terms_then_path(tmp_path: Path) -> None:
     assert [h.path for h in index.search("delta")] == ["c-same.md", "m-same.md"]
 
 
-def test_selection_rule_cutoff_and_min_k(vault: Path) -> None:
+def test_the_index_selects_by_the_selection_rule_and_its_settings(vault: Path) -> None:
     index = make_index(vault)
-    hits = index.search("heap sort", limit=15)
-    selected = index.selected("heap sort")
-    threshold = hits[0].score * 0.4
-    assert [h.path for h in selected] == [h.path for h in hits if h.score >= threshold]
+    selection = index.selection("heap sort")
+    scores = [h.score for h in selection.candidates]
+    kept = separated(scores, 15, 0.4, 3)
+    assert [h.path for h in index.selected("heap sort")] == [h.path for h in selection.candidates[:kept]]
+    assert all(h.score >= scores[0] * 0.4 for h in selection.chosen[3:])
     strict = make_index(vault, cutoff_ratio=1.0, min_k=3)
-    assert [h.path for h in strict.selected("heap sort")] == [h.path for h in hits[:3]]
+    assert [h.path for h in strict.selected("heap sort")] == [h.path for h in selection.candidates[:3]]
+    assert len(make_index(vault, top_n=1, min_k=3).selected("heap sort")) == 1
 
 
 def test_incremental_modify_delete_rename(vault: Path) -> None:

@@ -158,3 +158,10 @@ def test_ascii_queries_get_the_terms_of_the_general_path(text: str) -> None:
 ])
 def test_matched_words_are_the_querys_words_a_hit_matched(query: str, terms: set[str], shown: list[str]) -> None:
     assert matched_words(query, terms) == shown
+
+
+def test_a_question_of_stop_words_alone_names_nothing() -> None:
+    from nlmsync.search import names_nothing
+
+    assert names_nothing("And why?") and names_nothing("What about it?") and names_nothing("")
+    assert not names_nothing("And its worst case?") and not names_nothing("Warum?")

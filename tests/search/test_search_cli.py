@@ -62,7 +62,7 @@ def test_search_json_is_one_document(vault: Path, capsys: pytest.CaptureFixture[
 
 
 def test_matched_terms_are_the_querys_words_as_written(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "--vault", str(vault), "search", "How does a Heap Sort work?", "--json", "--limit", "3")
+    code, out, _ = run(capsys, "--vault", str(vault), "search", "How does a Heap Sort work?", "--json", "--limit", "4")
     assert code == 0
     matched = {result["path"]: result["matched_terms"] for result in json.loads(out)["results"]}
     assert matched["algorithms/sorting/heapsort.md"] == ["How does", "Heap Sort", "work"]
@@ -114,7 +114,7 @@ def test_bad_queries_file_names_the_file(vault: Path, tmp_path: Path, capsys: py
 
 def test_missing_vault_and_corrupt_state(vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "--vault", str(tmp_path / "nope"), "index")
-    assert code == 2 and "nope: vault folder does not exist" in err
+    assert code == 2 and "nope: the vault does not exist" in err
     state = tmp_path / "broken.db"
     state.write_bytes(b"this is not sqlite at all" * 100)
     code, out, err = run(capsys, "--vault", str(vault), "--state", str(state), "search", "heap", "--json")

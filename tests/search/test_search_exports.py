@@ -9,7 +9,8 @@ from nlmsync import search
 
 def test_exported_names_are_exactly_the_documented_ones() -> None:
     assert sorted(search.__all__) == [
-        "IndexReport", "NoteIndex", "SearchHit", "markdown_lines", "matched_words", "query_terms", "tokenize",
+        "IndexReport", "NoteIndex", "SearchHit", "Selection", "markdown_lines", "matched_words", "names_nothing", "query_terms",
+        "tokenize",
     ]
     for name in search.__all__:
         value = getattr(search, name)

@@ -14,6 +14,7 @@ from tests.server.answers import answer, first_text
 
 from nlmsync.config import Settings
 from nlmsync.fake import FakeNotebookLM, build_fake_server
+from nlmsync.fake.state import FakeNotebook
 from nlmsync.server import serving
 
 pytestmark = pytest.mark.anyio
@@ -86,10 +87,16 @@ async def test_concurrent_asks_are_serialized_and_all_succeed(vault: Path) -> No
     assert len(fake.notebooks) == 1
 
 
-async def test_notebook_errors_become_tool_errors(vault: Path) -> None:
-    async with _client(Settings(vault=vault, server="fake"), FakeNotebookLM()) as client:
+async def test_notebook_errors_become_tool_errors_worded_for_the_client(vault: Path) -> None:
+    fake = FakeNotebookLM()
+    fake.notebooks["nb-1"] = FakeNotebook("nb-1", "Research", created_at=0.0)
+    async with _client(Settings(vault=vault, server="fake"), fake) as client:
         result = await client.call_tool("ask_notebook", {"question": "anything"})
-    assert result.is_error and "no notebook given" in first_text(result)
+    text = first_text(result)
+    assert result.is_error and f"no notebook given, and none was used before with the vault {vault}" in text
+    # the client cannot pass a command-line option: it is told what the user chooses, and from what
+    assert "this server has: nb-1 (Research)" in text and "'nlmsync serve --notebook ID'" in text
+    assert "pass one with --notebook" not in text
 
 
 async def test_ask_on_a_packed_notebook_cites_the_note_inside_the_pack(vault: Path) -> None:

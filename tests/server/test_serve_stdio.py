@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
-from tests.cli_helpers import environment_without_settings
+from tests.cli_helpers import environment_without_settings, fake_state
 from tests.server.answers import answer, first_text, serve_over_stdio
 
 from nlmsync.cli import main
@@ -63,7 +63,7 @@ async def test_ask_over_stdio_with_the_bundled_fake_server(vault: Path) -> None:
     assert "algorithms/sorting/heapsort.md" in [n["path"] for n in answer(refreshed)["changes"]]
     assert not asked.is_error, asked.content
     assert answer(asked)["answer"]
-    assert (vault / ".nlmsync" / "fake-notebooklm.json").is_file()
+    assert fake_state(vault).is_file()
 
 
 PASSAGE_QUERIES = ["heapsort sift down", "kimchi stew", "dead letter queue replay", "certificate runbook",
@@ -103,8 +103,9 @@ def _as_the_inspector_starts_it(vault: Path) -> StdioServerParameters:
     """The Inspector command of docs/mcp-clients.md, split as the Inspector splits it: its own options out,
     `-e NAME=VALUE` into the server's environment, the rest the server's command (`~/notes` the test vault)."""
     page = (Path(__file__).resolve().parents[2] / "docs" / "mcp-clients.md").read_text(encoding="utf-8")
-    (line,) = [line for line in page.splitlines() if line.startswith("npx @modelcontextprotocol/inspector ")]
-    words = shlex.split(line)[2:]
+    # `-y`: npx fetches the Inspector without asking, which it cannot do off a terminal
+    (line,) = [line for line in page.splitlines() if line.startswith("npx -y @modelcontextprotocol/inspector ")]
+    words = shlex.split(line)[3:]
     env, command, own = environment_without_settings(), [], []
     while words:
         word = words.pop(0)
@@ -131,7 +132,7 @@ async def test_the_inspector_command_of_the_docs_gives_serve_its_settings_throug
             asked = await client.call_tool("ask_notebook", {"question": "How does heapsort work?"})
     assert names == {"search_notes", "read_note", "get_chunk", "ask_notebook", "refresh_notebook"}
     assert not asked.is_error, asked.content  # answered by the fake server NLMSYNC_SERVER named, offline
-    assert (vault / ".nlmsync" / "fake-notebooklm.json").is_file()
+    assert fake_state(vault).is_file()
 
 
 def test_serve_on_a_missing_vault_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -292,9 +292,9 @@ async def test_searches_run_at_the_same_time(vault: Path) -> None:
     meet = threading.Barrier(2, timeout=30)
     search = index.search
 
-    def meeting_search(query: str, limit: int | None = None) -> list[Any]:
+    def meeting_search(query: str, limit: int | None = None, **options: Any) -> list[Any]:
         meet.wait()
-        return search(query, limit)
+        return search(query, limit, **options)
 
     index.search = meeting_search  # type: ignore[method-assign, assignment]
     results: list[Any] = []

@@ -38,3 +38,20 @@ def test_notebooks_and_default(store: StateStore) -> None:
     store.record_notebook("nb-a")
     assert store.default_notebook() == "nb-b"
     assert store.notebooks() == {"nb-a": "Physics", "nb-b": None}
+
+
+def test_conversations_are_summarised_most_recent_first_and_found_by_the_start_of_their_id(store: StateStore) -> None:
+    store.record_turn(NB, "conv-a1", "How does heapsort work?", "a", [], [], {})
+    store.record_turn(NB, "conv-b2", "What is a heap?", "b", [], [], {})
+    store.record_turn("nb-2", "conv-a9", "Elsewhere?", "c", [], [], {})
+    store.record_turn(NB, "conv-a1", "And its worst case?", "d", [], [], {})
+    summaries = store.conversation_summaries(NB)
+    assert [(s.conversation_id, s.turn_count, s.first_question) for s in summaries] == [
+        ("conv-a1", 2, "How does heapsort work?"), ("conv-b2", 1, "What is a heap?")]
+    first = summaries[0]
+    assert first.notebook_id == NB and first.started_at <= first.last_asked_at
+    assert [(s.notebook_id, s.conversation_id) for s in store.conversation_summaries()] == [
+        (NB, "conv-a1"), ("nb-2", "conv-a9"), (NB, "conv-b2")]
+    assert store.find_conversations("conv-a") == [(NB, "conv-a1"), ("nb-2", "conv-a9")]
+    assert store.find_conversations("conv-b2") == [(NB, "conv-b2")]
+    assert store.find_conversations("conv-b23") == [] and store.find_conversations("onv") == []

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from nlmsync.store import StateStore
 state, mode = sys.argv[1:3]
-sys.argv = ["nlmsync", "refresh", "--all"]  # what the lock records: the holder's command line
+sys.argv = ["nlmsync", "--server", "fake --latency 2", "refresh", "--all"]  # what the lock records
 store = StateStore.open(Path(state))
 with store.writer():
     if mode == "mid-step":
@@ -64,7 +64,7 @@ def test_second_writer_gets_a_clear_error_with_the_holders_pid_and_command(state
         with pytest.raises(StateLockedError) as caught, store.writer(timeout=0.2):
             pass
         assert str(caught.value) == (f"another nlmsync is running on this vault "
-                                     f"(pid {other_writer.pid}: nlmsync refresh --all)")
+                                     f"(pid {other_writer.pid}: nlmsync --server 'fake --latency 2' refresh --all)")
         assert caught.value.pid == other_writer.pid and caught.value.exit_code == 7
 
 

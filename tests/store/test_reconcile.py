@@ -81,3 +81,15 @@ def test_reconcile_needed_is_false_only_when_reconcile_changes_nothing(store: St
     assert store.reconcile_needed(NB, {"s-a", "s-b", "s-c", "s-d"})  # d.md holds an alias now
     store.reconcile(NB, {"s-a", "s-b", "s-c", "s-d2"})
     assert not store.reconcile_needed(NB, {"s-a", "s-b", "s-c", "s-d2"})
+
+
+def test_reconcile_is_needed_for_a_row_holding_a_replaced_id_or_two_rows_holding_one_id(store: StateStore) -> None:
+    store.register_source_alias("s-old", "s-new")
+    add(store, "a.md", "s-old")  # recorded after the replacement (another device's state file, say)
+    assert store.reconcile_needed(NB, ["s-old"])  # active and listed, but it holds an id since replaced
+    store.reconcile(NB, ["s-new"])
+    assert not store.reconcile_needed(NB, ["s-new"])
+    add(store, "b.md", "s-b")
+    add(store, "c.md", "s-c")
+    store.db.execute("UPDATE source_mappings SET source_id = 's-b' WHERE path = 'c.md'")  # two rows, one source
+    assert store.reconcile_needed(NB, iter(["s-new", "s-b"]))

@@ -154,3 +154,27 @@ def test_new_rows_are_recorded_and_queued_as_upserting_them_one_by_one_would(tmp
     assert _rows(at_once) == _rows(one_by_one)
     one_by_one.close()
     at_once.close()
+
+
+def test_lookup_by_source_id_prefers_the_row_of_the_id_or_its_resolution_then_the_first_path(
+        store: StateStore) -> None:
+    add(store, "z.md", "p3")  # added first: the answer does not depend on the rows' order in the file
+    add(store, "a.md", "p1")
+    for previous in ("p1", "p2", "p3"):
+        store.register_source_alias(previous, "t")  # three replaced ids, one current
+    # no row holds p2 or t: a row holding another id of the chain, the first by path
+    found = store.mapping_by_source_id(NB, "p2")
+    assert found is not None and (found.path, found.source_id) == ("a.md", "p1")
+    add(store, "m.md", "t")
+    found = store.mapping_by_source_id(NB, "p2")  # the row of its resolution wins over the other ids' rows
+    assert found is not None and (found.path, found.source_id) == ("m.md", "t")
+    found = store.mapping_by_source_id(NB, "p3")  # the rows of the id and of its resolution: the first by path
+    assert found is not None and (found.path, found.source_id) == ("m.md", "t")
+
+
+def test_rows_of_one_hash_come_in_path_order(store: StateStore) -> None:
+    add(store, "notes/b.md", "s-b", content_hash="hash-1")
+    add(store, "notes/a.md", "s-a", content_hash="hash-1", part=0, part_count=2)
+    add(store, "notes/a.md", "s-a2", content_hash="hash-1", part=1, part_count=2)
+    assert [(m.path, m.part) for m in store.mappings_by_hash(NB, "hash-1")] == [
+        ("notes/a.md", 0), ("notes/a.md", 1), ("notes/b.md", 0)]

@@ -35,12 +35,13 @@ class Step:
         return [Upload(f"text of {title}", title, lambda listed: listed[0] if listed else None)
                 for title in self.titles]
 
-    def failed(self, message: str) -> None:
-        self.log.append(("failed", self.name, message))
+    def failed(self, message: str, *, not_tried: bool = False) -> None:
+        self.log.append(("not tried" if not_tried else "failed", self.name, message))
 
     async def finish(self, uploaded: Uploaded, turn: Turn) -> Sequence[str]:
         await turn.wait()
-        self.log.append(("recorded", self.name, uploaded.error or [(a.source_id, a.adopted) for a in uploaded.added]))
+        kind = "recorded not tried" if uploaded.not_tried else "recorded"
+        self.log.append((kind, self.name, uploaded.error or [(a.source_id, a.adopted) for a in uploaded.added]))
         turn.passed()
         return self.replaced
 
@@ -95,9 +96,10 @@ async def test_the_first_error_no_upload_can_survive_stops_the_run_and_the_rest_
     run = bench.run(concurrency=1, capacity=10)
     executor: Executor[Step] = Executor(run.deps, run.remote, set())
     stop = await executor.execute([Step(n, [n], log) for n in "abcd"])
-    assert isinstance(stop, CapacityError) and executor.full and executor.not_tried == 2
-    assert [what for _, _, what in log] == [[("s0", False)], "the notebook is full",
-                                            "not tried: the notebook is full", "not tried: the notebook is full"]
+    assert isinstance(stop, CapacityError) and executor.full
+    assert [(kind, what) for kind, _, what in log] == [
+        ("recorded", [("s0", False)]), ("recorded", "the notebook is full"),
+        ("recorded not tried", "not tried: the notebook is full"), ("recorded not tried", "not tried: the notebook is full")]
     assert bench.client.titles() == ["a"]
     # the refusal is reported to the capacity: this run's report and later runs keep the notebook to what it held
     assert (run.deps.capacity.value, run.deps.capacity.source) == (1, CapacitySource.LEARNED)

@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.cli_helpers import fake_state
 
 from nlmsync.config import Settings
 from nlmsync.fake import FakeNotebookLM
 from nlmsync.fake.persistence import journal_path
-from nlmsync.notebooklm import FAKE_STATE_FILE
 from nlmsync.store import StateStore
 from nlmsync.sync.titles import source_title, title_hash
 
@@ -65,7 +65,7 @@ def test_kill_9_again_and_again_during_refresh_all_converges(tmp_path: Path) -> 
         (vault / rel).write_text(texts[rel], encoding="utf-8")
     command = [sys.executable, "-m", "nlmsync", "--vault", str(vault), "--server", f"fake --capacity {NOTES + 50}",
                "--notebook", "new:Kill", "refresh", "--all", "--capacity", str(NOTES + 50), "--json"]
-    state = vault / ".nlmsync" / FAKE_STATE_FILE
+    state = fake_state(vault)
     journal = journal_path(state)
     kills = _run_killed(command, journal, KILL_AFTER)
     assert kills >= 2, "the runs finished before they could be killed: raise NOTES"
@@ -118,7 +118,7 @@ def test_kill_9_again_and_again_during_a_packed_refresh_all_converges(tmp_path: 
     env = {**os.environ, **PACKED_ENV}
     command = [sys.executable, "-m", "nlmsync", "--vault", str(vault), "--server", "fake --capacity 50",
                "--notebook", "new:Packed", "refresh", "--all", "--json"]
-    state = vault / ".nlmsync" / FAKE_STATE_FILE
+    state = fake_state(vault)
     journal = journal_path(state)
     kills = _run_killed(command, journal, (("notebook_create", 1), ("source_add", 4), ("source_add", 12),
                                            ("source_add", 25)), env)

@@ -12,10 +12,11 @@ from nlmsync import text
 
 def test_exported_names_are_exactly_the_documented_ones() -> None:
     assert sorted(text.__all__) == [
-        "Admission", "CJK", "FoldTexts", "FrontMatter", "JOINING_MARKS", "MARK", "MAX_TOKEN_LENGTH", "PIECE_CHARS",
-        "SPACE", "WORD", "admit_note", "base_tokens", "base_tokens_and_joins", "cjk_bigrams", "class_bits",
+        "Admission", "CJK", "FoldTexts", "FrontMatter", "JOINING_MARKS", "LINK_PATTERN", "Link", "MARK",
+        "MAX_TOKEN_LENGTH", "PIECE_CHARS", "SPACE", "WORD", "admit_note", "attachment_links", "base_tokens", "base_tokens_and_joins", "cjk_bigrams", "class_bits",
         "compound_tokens", "count_tokens", "count_tokens_and_words", "front_matter_end", "front_matter_strings",
-        "gap_joins", "iter_lines", "normalize", "opted_out", "parse_front_matter", "text_pieces", "tokenize",
+        "gap_joins", "iter_lines", "link_matches", "normalize", "opted_out", "parse_front_matter",
+        "question_language", "text_language", "text_pieces", "tokenize",
         "tokens_and_words", "word_character_runs", "word_characters", "words", "words_and_gaps", "words_and_joins",
     ]
     for name in text.__all__:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Self
 
 import pytest
+from tests.deep_folders import nested_folders
 
 import nlmsync
 from nlmsync.errors import InputError, PathOutsideVaultError
@@ -482,3 +483,24 @@ def test_a_note_opts_out_whether_or_not_its_yaml_is_read(tmp_path: Path, front: 
         assert parsed == [] and admitted.front is None  # taken without its YAML read
     if not out:  # a note taken with its front matter asked for (as the index asks) has it read
         assert admit_note(tmp_path, "n.md", (), with_front=True).front == parse_front_matter(text)
+
+
+def test_a_vault_deeper_than_the_recursion_limit_is_walked(tmp_path: Path) -> None:
+    (tmp_path / "top.md").write_text("# Top\n", encoding="utf-8")
+    with nested_folders(tmp_path, sys.getrecursionlimit() + 100, "d", "deep.md") as deep:
+        listing = list_vault(tmp_path)
+        assert (listing.paths, listing.skipped) == (["top.md", deep], [])
+
+
+def test_a_folder_whose_path_is_longer_than_the_system_takes_is_skipped_with_the_reason(tmp_path: Path) -> None:
+    (tmp_path / "top.md").write_text("# Top\n", encoding="utf-8")
+    longest = os.pathconf(tmp_path, "PC_PATH_MAX")
+    name = "folder-" + "x" * 200
+    with nested_folders(tmp_path, longest // len(name) + 2, name, "deep.md") as deep:
+        listing = list_vault(tmp_path)
+        assert listing.paths == ["top.md"]
+        (skip,) = listing.skipped
+        assert skip.reason == f"unreadable folder ({os.strerror(errno.ENAMETOOLONG)})"
+        # the first folder of the chain the system cannot name, the one above it still walked
+        assert deep.startswith(skip.path + "/")
+        assert len(str(tmp_path / skip.path)) >= longest > len(str(tmp_path / skip.path)) - len(name) - 1

@@ -1,5 +1,5 @@
 """The vault package exports exactly the documented names, and code outside it imports them from the package,
-never from its modules (`paths`, `walk`, `notes`, `front_matter`, `exclusion`, `changes` are its inside)."""
+never from its modules (`paths`, `attachments`, `walk`, `notes`, `front_matter`, `exclusion`, `changes` are its inside)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,14 @@ ROOT = SRC.parent.parent
 
 def test_exported_names_are_exactly_the_documented_ones() -> None:
     assert sorted(vault.__all__) == [
-        "EXCLUDED_BY_FRONT_MATTER", "EXCLUDED_BY_PATTERN", "EXCLUSION_REASONS",
+        "ATTACHMENT_KINDS", "DEFAULT_ATTACHMENT_KINDS", "EXCLUDED_BY_FRONT_MATTER", "EXCLUDED_BY_PATTERN", "EXCLUSION_REASONS",
         "FrontMatter", "IGNORED_DIRS", "INVALID_NAME_ENCODING", "NOTE_SUFFIX", "NoteChange", "NoteFile",
-        "STATE_DIR_NAME", "STATE_FILE_NAME", "SkippedNote", "VaultListing", "VaultScan", "check_exclude",
+        "STATE_DIR_NAME", "STATE_FILE_NAME", "SkippedNote", "VaultListing", "VaultScan", "attachment_kind",
+        "attachment_suffixes", "check_exclude", "check_vault",
         "decode_note", "excluded_by_pattern", "exclusion_reason", "front_matter_strings", "has_note_suffix",
-        "is_blank", "is_excluded", "is_note_path", "is_valid_name", "iter_lines", "link_target", "list_vault",
-        "matches_exclude", "normalize_rel_path", "parse_front_matter", "printable_path", "read_file_bytes",
-        "read_input_file", "read_note_file", "read_note_text", "resolve_in_vault", "scan_vault", "unreadable",
+        "is_attachment_path", "is_blank", "is_excluded", "is_note_path", "is_valid_name", "iter_lines", "link_target", "list_vault",
+        "matches_exclude", "normalize_rel_path", "parse_front_matter", "parse_kinds", "printable_path", "read_file_bytes",
+        "read_input_file", "read_note_file", "read_note_text", "resolve_in_vault", "scan_vault", "suffix_of", "unreadable",
     ]
     for name in vault.__all__:
         assert not isinstance(getattr(vault, name), types.ModuleType), name

@@ -9,6 +9,7 @@
 - `refresh_notes`: which notes a `refresh` covers, and the part of the vault `--all PATH…` answers for.
 - `servers`: the NotebookLM client a run talks to, with `--server fake` served by the bundled fake.
 - `citations`: an answer's citations mapped back to vault notes and headings.
+- `follow_up`: whether a question follows up the latest conversation, or starts a new one.
 - `messages`: what `status` proposes to do next, and the line of a partly failed refresh.
 - `sources`: `list_sources`, what the notebook holds source by source (`nlmsync sources`).
 - `answer_notes`: `ask --save`, an answer kept in the vault as a note with links to what it cites.

@@ -17,6 +17,9 @@ none. `rewrite_links` reads each link as its own note does and writes one that r
   markdown link to a vault file (`[text](other.md#part)`) becomes the same Obsidian link; a URL stays.
 - A link that reaches no file of the vault becomes its text (the alias, else what it names): a saved answer
   holds no link to nowhere.
+- Code is copied as it is: a link written in a code block or a code span (`![[Document.pdf]]` in an example of
+  how to embed a file) is an example, not a link. Code is found as CommonMark reads it (`markdown-it-py`): fenced
+  and indented blocks, in a quote or a list too, and spans of any number of backticks.
 
 Paths and names are compared ignoring letter case, as Obsidian does. Citation markers are `[1]`, `[1, 2]`,
 `[3-5]`. The vault is listed once, and only for an answer with a link to resolve.
@@ -28,57 +31,22 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from nlmsync import vault as vault_files
 from nlmsync.app.results import Citation
 from nlmsync.errors import InputError
+from nlmsync.text import LINK_PATTERN, Link
 
 __all__ = ["rewrite_links"]
 
-# `[[inside]]` (group 2) or `[text](href)` (groups 3 and 4), either with a `!` (group 1) to embed
-_LINK = re.compile(r"(!?)(?:\[\[([^\[\]\n]+?)\]\]|\[([^\[\]\n]*)\]\((<[^<>\n]+>|[^()\s]+)\))")
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _MARKER = re.compile(r"\[(\d+(?:\s*[-,]\s*\d+)*)\]")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t>]*\n")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what CommonMark ends a line with
+_BACKTICKS = re.compile(r"(?<!`)`+(?!`)")
 # What an Obsidian link target cannot hold: such a file is linked in markdown form, its path percent-encoded.
 _NOT_IN_TARGETS = re.compile(r"[#^|\[\]]")
-
-
-@dataclass(frozen=True)
-class _Link:
-    """A link as written: `embed` (`!`), `target` (a path or name, "" for the note itself), `sub` (a heading,
-    `h1#h2`, or `^block`, without the leading `#`), `alias` (None without one), `pipe` (`|`, or `\\|` in a table)."""
-
-    embed: str
-    target: str
-    sub: str
-    alias: str | None
-    pipe: str = "|"
-
-    @classmethod
-    def wiki(cls, embed: str, inner: str) -> _Link:
-        split = re.search(r"\\?\|", inner)
-        body, alias, pipe = ((inner[:split.start()], inner[split.end():], split.group()) if split
-                             else (inner, None, "|"))
-        target, _, sub = body.partition("#")
-        return cls(embed, target.strip(), sub.strip(), alias, pipe)
-
-    @classmethod
-    def markdown(cls, embed: str, text: str, href: str) -> _Link | None:
-        href = href[1:-1] if href.startswith("<") else href
-        if _SCHEME.match(href):
-            return None  # a URL, not a file of the vault
-        target, _, sub = href.partition("#")
-        return cls(embed, unquote(target).strip(), unquote(sub).strip(), text or None)
-
-    def text(self) -> str:
-        """What a reader sees of the link: its alias, else what it names."""
-        if self.alias is not None:
-            return self.alias
-        return " > ".join(part for part in (self.target, *self.sub.split("#")) if part).lstrip("^")
 
 
 class _VaultFiles:
@@ -143,19 +111,62 @@ def rewrite_links(answer: str, citations: Sequence[Citation], vault_root: Path, 
             listing.append(_VaultFiles([*(files() if files is not None else _VaultFiles.walk(vault_root)), saved_at]))
         return listing[0]
 
+    code = _code_ranges(answer)
+
     def rewritten(match: re.Match[str]) -> str:
+        if any(start <= match.start() < end for start, end in code):
+            return match.group()
         embed, inside, text, href = match.groups()
-        link = _Link.wiki(embed, inside) if inside is not None else _Link.markdown(embed, text, href)
+        link = Link.wiki(embed, inside) if inside is not None else Link.markdown(embed, text, href)
         if link is None:
             return match.group()
         source = notes.source_of(answer, match.start(), match.group(), link)
         dest = source if not link.target else vault().resolve(link.target, source)
         return _written(link, dest, vault()) if dest is not None else link.text()
 
-    return _LINK.sub(rewritten, answer)
+    return LINK_PATTERN.sub(rewritten, answer)
 
 
-def _written(link: _Link, dest: str, vault: _VaultFiles) -> str:
+def _code_ranges(markdown: str) -> list[tuple[int, int]]:
+    """Where `markdown`'s code is, as (start, end) offsets: its code blocks, and the code spans of its other text."""
+    from markdown_it import MarkdownIt  # imported by an answer with a link only
+
+    lines = [0, *(found.end() for found in _LINE_BREAK.finditer(markdown)), len(markdown)]
+    ranges: list[tuple[int, int]] = []
+    for token in MarkdownIt("commonmark").parse(markdown):
+        if token.map is None:
+            continue
+        start, end = lines[token.map[0]], lines[min(token.map[1], len(lines) - 1)]
+        if token.type in ("fence", "code_block"):
+            ranges.append((start, end))
+        elif token.type == "inline":
+            ranges.extend(_code_spans(markdown, start, end))
+    return ranges
+
+
+def _code_spans(markdown: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The code spans of `markdown[start:end]`, one paragraph's text: a run of backticks (not escaped by a
+    backslash) up to the next run of as many, as CommonMark reads them."""
+    spans: list[tuple[int, int]] = []
+    at = start
+    while (opening := _BACKTICKS.search(markdown, at, end)) is not None:
+        open_at = opening.start()
+        before = markdown[at:open_at]
+        escapes = len(before) - len(before.rstrip("\\"))
+        if escapes % 2:  # the first backtick is escaped: the rest of the run may open a span
+            open_at += 1
+        width = opening.end() - open_at
+        closing = next((run for run in _BACKTICKS.finditer(markdown, opening.end(), end)
+                        if run.end() - run.start() == width), None) if width else None
+        if closing is None:
+            at = opening.end()
+            continue
+        spans.append((open_at, closing.end()))
+        at = closing.end()
+    return spans
+
+
+def _written(link: Link, dest: str, vault: _VaultFiles) -> str:
     """The Obsidian link to `dest` (and the link's heading or block, alias and `!`)."""
     name = vault.shortest(dest)
     sub = f"#{link.sub}" if link.sub else ""
@@ -182,7 +193,7 @@ class _CitedNotes:
                 self._texts[path] = ""
         return self._texts[path]
 
-    def source_of(self, answer: str, at: int, written: str, link: _Link) -> str | None:
+    def source_of(self, answer: str, at: int, written: str, link: Link) -> str | None:
         """The cited note the link at `at` (`written` as it stands) was copied from, or None."""
         marked = self._marked(answer, at)
         holding = [p for p in self.paths if written in self.text(p)]

@@ -12,6 +12,7 @@ notebook (and of the search index) like any note the user keeps out: the noteboo
 from __future__ import annotations
 
 import json
+import os
 import re
 import unicodedata
 from datetime import UTC, datetime
@@ -59,7 +60,7 @@ def answer_target(vault_root: Path, question: str, file: str) -> str:
         else:
             suffix = vault_files.NOTE_SUFFIX
         rel = "/".join([*(_fit(part, NAME_BYTES) for part in parts), _named(name, suffix)])
-        if vault_files.resolve_in_vault(vault_root, rel).exists():
+        if os.path.exists(vault_files.resolve_in_vault(vault_root, rel)):
             raise InputError(f"{rel}: already in the vault; a saved answer never overwrites a note",
                              hint="name another FILE, or leave it out for a new name in answers/")
         return rel
@@ -68,7 +69,7 @@ def answer_target(vault_root: Path, question: str, file: str) -> str:
     number = 1
     while True:
         rel = f"{ANSWERS_FOLDER}/{_named(name, f' {number}' if number > 1 else '', vault_files.NOTE_SUFFIX)}"
-        if not vault_files.resolve_in_vault(vault_root, rel).exists():
+        if not os.path.exists(vault_files.resolve_in_vault(vault_root, rel)):
             return rel
         number += 1
 
@@ -128,9 +129,14 @@ def save_answer(vault_root: Path, target: str, result: AskResult, *, sync: bool,
 
 
 def _cited(citation: Citation) -> str:
-    """An Obsidian link to the note (and heading) a citation names, or what is known of its source."""
+    """An Obsidian link to the note (and heading) a citation names — to a PDF's page, which Obsidian opens the PDF
+    at, or an attachment and the slide or section —, or what is known of its source."""
     if citation.path is None:
         return f"pack {citation.pack}" if citation.pack else f"source {citation.source_id}"
+    if not vault_files.is_note_path(citation.path):
+        if citation.page is not None and vault_files.suffix_of(citation.path) == ".pdf":
+            return f"[[{citation.path}#page={citation.page}]]"
+        return f"[[{citation.path}]]" + (f", {citation.place}" if citation.place else "")
     link = citation.path.removesuffix(vault_files.NOTE_SUFFIX)
     if citation.heading:
         heading = " ".join(_NOT_IN_LINKS.sub(" ", citation.heading).split())

@@ -1,10 +1,14 @@
 """An answer's citations mapped back to the vault: each cited source to the note it was uploaded from — for a
 pack, the note of the pack whose text holds the quoted passage — and the passage to the heading above it in
-that note (read as it is now)."""
+that note (read as it is now); for an attachment, to the page (slide, section) of its text the passage begins on.
+NotebookLM's citations carry the quoted text only, never a page: the page is found in the text nlmsync reads."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from nlmsync import vault as vault_files
 from nlmsync.app.results import Citation
@@ -12,14 +16,20 @@ from nlmsync.errors import InputError
 from nlmsync.notebooklm import QueryAnswer
 from nlmsync.reading import find_cited_note, heading_above
 from nlmsync.store import StateStore
+from nlmsync.store.document_texts import read_attachment
 from nlmsync.sync import NoteOutcome
 
 
+def _by_path(prefer: Callable[[str], Any], paths: list[str], index: int) -> Any:
+    return prefer(paths[index])
+
+
 def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer: QueryAnswer,
-                  live: list[NoteOutcome]) -> list[Citation]:
+                  live: list[NoteOutcome], prefer: Callable[[str], Any] | None = None) -> list[Citation]:
     """The citations of `answer`, by number: a reference's source resolved to its note through the sources
     this run made `live` or else the registry; a pack's to the note of the pack that holds the cited text (not
-    placed when none does); the heading from the cited text found in the note."""
+    placed when none does; of several that hold it alike, the one with the smallest `prefer(path)`); the heading
+    from the cited text found in the note."""
     path_of = {sid: o.path for o in live if o.pack is None for sid in o.source_ids}
     texts: dict[str, str | None] = {}
 
@@ -36,7 +46,8 @@ def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer:
         pack = store.pack_by_source_id(notebook_id, resolved)
         if pack is not None:
             paths = [p for p, _ in store.notes_of_pack(notebook_id, resolved)]
-            found = find_cited_note([note_text(p) for p in paths], quote, paths) if quote else None
+            rank = None if prefer is None else functools.partial(_by_path, prefer, paths)
+            found = find_cited_note([note_text(p) for p in paths], quote, paths, rank) if quote else None
             if found is None:
                 return Citation(number=0, source_id=source_id, pack=pack.title, located=False if quote else None)
             held = paths[found[0]]
@@ -46,11 +57,24 @@ def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer:
         if path is None:
             row = store.mapping_by_source_id(notebook_id, resolved)
             path = row.path if row else None
+        if path is not None and not vault_files.is_note_path(path):
+            return cited_attachment(source_id, path, quote)
         text = note_text(path) if path and quote else None
         found = find_cited_note([text], quote) if text is not None and quote else None
         heading = heading_above(text, found[1]) if text is not None and found is not None else None
         return Citation(number=0, source_id=source_id, path=path, heading=heading,
                         located=(found is not None) if text is not None else None)
+
+    def cited_attachment(source_id: str, path: str, quote: str | None) -> Citation:
+        try:
+            document = read_attachment(store.db, vault_files.resolve_in_vault(vault_root, path), path)
+        except (InputError, OSError):
+            return Citation(number=0, source_id=source_id, path=path)
+        if not quote or not document.has_text:
+            return Citation(number=0, source_id=source_id, path=path)
+        part = document.locate(quote)
+        return Citation(number=0, source_id=source_id, path=path, located=part is not None,
+                        page=part if document.unit else None)
 
     citations: list[Citation] = []
     referenced = {r.citation_number for r in answer.references}

@@ -13,6 +13,7 @@ as nlmsync titles its uploads is taken, and the run says which one.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from nlmsync.errors import (
     ConnectionProblem,
@@ -32,11 +33,11 @@ NOTEBOOKS_SEARCHED = 1000
 """How many of the server's notebooks a `new:TITLE` unknown to the state file is looked for among."""
 
 
-async def resolve_notebook(client: NotebookLMClient, store: StateStore, spec: str, *, create: bool,
+async def resolve_notebook(client: NotebookLMClient, store: StateStore, spec: str, *, vault: Path, create: bool,
                            planned: bool = False,
                            notice: Callable[[str], None] | None = None) -> tuple[str, NotebookDetails | None]:
     """The notebook `spec` (`--notebook`, stripped) names, and its `notebook_get` answer when reading it was
-    needed to find it.
+    needed to find it; with no spec, the one the state file of `vault` used last.
 
     `create`: a `new:TITLE` notebook unknown to the state file is adopted from the server or created, and
     recorded (it becomes the default). `planned` (a dry run): a `new:TITLE` notebook the server does not have
@@ -55,7 +56,7 @@ async def resolve_notebook(client: NotebookLMClient, store: StateStore, spec: st
         return spec, None
     default = store.default_notebook()
     if default is None:
-        raise NoNotebookError
+        raise await no_notebook(client, vault)
     return default, None
 
 
@@ -137,21 +138,44 @@ async def _create_notebook(client: NotebookLMClient, title: str, notice: Callabl
         return adopted[0]
 
 
+async def no_notebook(client: NotebookLMClient, vault: Path) -> NoNotebookError:
+    """The bad-input error for a run given no notebook whose state file records none: it names the vault (the
+    current folder when no `--vault` named another: a command run outside the vault lands here), with the
+    notebooks the server has."""
+    shown = str(vault.resolve())
+    if vault.resolve() == Path.cwd().resolve():
+        shown += " (the current folder; --vault DIR names another)"
+    listed = await _server_notebooks(client)
+    return NoNotebookError(f"no notebook given, and none was used before with the vault {shown}",
+                           hint=f"{listed}; pass one with --notebook ID, or {_CREATE}",
+                           client_hint=f"{listed}; the notebook is chosen by the user: 'nlmsync serve --notebook ID' "
+                                       "(or --notebook new:TITLE for a new one), or 'notebook' in the vault's "
+                                       ".nlmsync/config.toml")
+
+
 async def notebook_not_found(client: NotebookLMClient, notebook_id: str, *, given: bool) -> NotebookNotFoundError:
     """The bad-input error for a notebook id the server does not know (`given` with --notebook, else the
     state file's default), with the notebooks it does know."""
     where = "" if given else " (the notebook this state file used last)"
-    create = f"--notebook {NEW_NOTEBOOK_PREFIX}TITLE creates one"
+    listed = await _server_notebooks(client)
+    return NotebookNotFoundError(f"notebook {notebook_id}{where} not found on the NotebookLM server",
+                                 hint=f"{listed}; pass one with --notebook ID, or {_CREATE}",
+                                 client_hint=f"{listed}; the notebook is chosen by the user when starting "
+                                             "'nlmsync serve --notebook ID'")
+
+
+_CREATE = f"--notebook {NEW_NOTEBOOK_PREFIX}TITLE creates one"
+
+
+async def _server_notebooks(client: NotebookLMClient) -> str:
+    """What the server has to choose from, for a hint: its first notebooks, that it has none, or (when they
+    cannot be read) the command that lists them."""
     try:
         listing = (await client.notebook_list(NOTEBOOKS_IN_HINT + 1)).notebooks
     except NotebookLMError:
-        hint = f"'nlmsync notebooks' lists the notebooks this server has; {create}"
-    else:
-        if listing:
-            shown = ", ".join(f"{nb.id} ({nb.title})" for nb in listing[:NOTEBOOKS_IN_HINT])
-            more = ", …" if len(listing) > NOTEBOOKS_IN_HINT else ""
-            hint = (f"this server has: {shown}{more} ('nlmsync notebooks' lists them); pass one with --notebook ID, "
-                    f"or {create}")
-        else:
-            hint = f"this server has no notebook yet; {create}"
-    return NotebookNotFoundError(f"notebook {notebook_id}{where} not found on the NotebookLM server", hint=hint)
+        return "'nlmsync notebooks' lists the notebooks this server has"
+    if not listing:
+        return "this server has no notebook yet"
+    shown = ", ".join(f"{nb.id} ({nb.title})" for nb in listing[:NOTEBOOKS_IN_HINT])
+    more = ", …" if len(listing) > NOTEBOOKS_IN_HINT else ""
+    return f"this server has: {shown}{more} ('nlmsync notebooks' lists them)"

@@ -8,7 +8,7 @@ deletions earlier runs left behind, and only then makes its own changes through 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from nlmsync.app.allowance import Allowance, PlanCapacity, plan_capacity
 from nlmsync.app.citations import map_citations
+from nlmsync.app.follow_up import FOLLOWED_TURNS, follows_up, well_matched
 from nlmsync.app.messages import partial_failure_message
 from nlmsync.app.notebooks import notebook_not_found, planned_title, resolve_notebook
 from nlmsync.app.progress import ProgressSink
@@ -31,11 +32,14 @@ from nlmsync.app.status import status_report
 from nlmsync.app.writer import held_writer
 from nlmsync.config import Settings
 from nlmsync.errors import (
+    AuthenticationRequiredError,
+    ConnectionProblem,
     InputError,
     NlmsyncError,
     NotFoundError,
     PartialFailure,
     RateLimitedError,
+    ServerCommandNotFoundError,
     ServerError,
     ServerValidationError,
     UsageError,
@@ -67,7 +71,11 @@ from nlmsync.sync import (
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from nlmsync.search import NoteIndex, SearchHit
+    from nlmsync.search import NoteIndex, SearchHit, Selection
+
+
+WEAK_MATCH_NOTICE = ("nothing in the vault matches the question well: no note was uploaded for it, and the question "
+                     "went to the notebook as it is")
 
 
 def _dedup(ids: Sequence[str]) -> list[str]:
@@ -118,12 +126,9 @@ class Orchestrator:
         """Open the state file and connect to the server (`server` overrides `settings.server`).
 
         Raises:
-            InputError: the vault is not a directory.
             StateError: the state file cannot be used.
             NotebookLMError: the server cannot be reached.
         """
-        if not Path(settings.vault).is_dir():
-            raise InputError(f"{settings.vault}: the vault is not a directory")
         store = StateStore.open(settings.state_path, settings)
         try:
             async with connect_server(settings, server) as client:
@@ -140,17 +145,19 @@ class Orchestrator:
             self._index = NoteIndex(self.vault_root, self.store.db, self.settings)
         return self._index
 
-    def _selected(self, query: str) -> list[SearchHit]:
-        """The notes the selection rule picks for `query`; an index that must be brought up to date first (a
-        fresh vault of thousands of notes takes a while) reports its progress."""
-        return self.index.selected(query, on_progress=self.progress.indexing if self.progress is not None else None)
+    def _selection(self, query: str) -> Selection:
+        """What the selection rule makes of `query`: the notes it picks, or that nothing matches it well; an index
+        that must be brought up to date first (a fresh vault of thousands of notes takes a while) reports its
+        progress."""
+        return self.index.selection(query, on_progress=self.progress.indexing if self.progress is not None else None)
 
     # --- notebook, capacity and the run ----------------------------------------------------------
     async def _notebook(self, *, create: bool, planned: bool = False) -> Notebook:
         """The notebook of this run (`resolve_notebook`)."""
         notices: list[str] = []
         notebook_id, first = await resolve_notebook(self.client, self.store, (self.settings.notebook or "").strip(),
-                                                    create=create, planned=planned, notice=notices.append)
+                                                    vault=self.vault_root, create=create, planned=planned,
+                                                    notice=notices.append)
         return Notebook(notebook_id, first, notices)
 
     async def _remote(self, notebook: Notebook) -> RemoteView:
@@ -218,6 +225,24 @@ class Orchestrator:
                 await retry_pending_deletions(deps, remote)
         return run
 
+    async def _read_notebook(self, report: RefreshReport, *, dry_run: bool) -> tuple[Notebook, SyncRun]:
+        """The run's notebook and the run prepared on it (`_prepare_run`). A dry run that cannot read the notebook —
+        no Google login yet, the server not reachable or not installed — plans for an empty notebook and says so
+        in the report's notices, so the plan for a vault is known before the login works."""
+        try:
+            notebook = await self._notebook(create=not dry_run, planned=dry_run)
+            return notebook, await self._prepare_run(notebook, report, dry_run=dry_run)
+        except (AuthenticationRequiredError, ConnectionProblem, ServerCommandNotFoundError) as exc:
+            if not dry_run:
+                raise
+            notebook_id = (self.settings.notebook or "").strip() or self.store.default_notebook() or ""
+            report.notebook_id = notebook_id
+            report.notices.append(f"the notebook could not be read ({exc.message}): this is the plan for an empty "
+                                  "notebook")
+            remote = RemoteView(notebook_id, planned_title(notebook_id) or "")
+            deps = self._deps(notebook_id, decide_capacity(self._known_capacity(notebook_id)))
+            return Notebook(notebook_id, None, []), SyncRun(deps, remote, dry_run, report_to=report)
+
     def _notices(self, notebook: Notebook, run: SyncRun) -> list[str]:
         """What a run tells the user beyond its notes: the notebook adopted from the server, what levelling adopted
         and deleted, look-alike sources left alone, rate-limit pauses."""
@@ -265,10 +290,9 @@ class Orchestrator:
         async with held_writer(self.store):
             # bad paths are refused before the server is touched; `--all` also takes paths no longer in the vault
             named, roots = named_notes(self.vault_root, paths, gone_ok=all_notes)
-            notebook = await self._notebook(create=not dry_run, planned=dry_run)
-            run = await self._prepare_run(notebook, report, dry_run=dry_run)
+            notebook, run = await self._read_notebook(report, dry_run=dry_run)
             notebook_id = notebook.notebook_id
-            chosen = self._refresh_notes(notebook_id, named, query, all_notes)
+            chosen = self._refresh_notes(notebook_id, named, query, all_notes, report)
             scope = all_notes_scope(self.store, notebook_id, paths, roots, chosen.paths) if all_notes else None
             try:
                 if self.progress:
@@ -301,9 +325,10 @@ class Orchestrator:
         return await self.refresh(wanted) if wanted else None
 
     def _refresh_notes(self, notebook_id: str, named: list[tuple[str, bool]] | None, query: str | None,
-                       all_notes: bool) -> RefreshNotes:
+                       all_notes: bool, report: RefreshReport) -> RefreshNotes:
         """The notes a refresh covers (`RefreshNotes`): every note of the vault, the notes named (and those `query`
-        selects), or the notes already synced."""
+        selects), or the notes already synced. A `query` nothing matches well adds no note, and the report says
+        so."""
         if all_notes and named is None:
             walked, passed_over = vault_notes(self.vault_root, self.settings.exclude)
             stats = {path: stat for path, stat in walked.items() if stat is not None}
@@ -312,15 +337,22 @@ class Orchestrator:
             named = [(note, False) for note in synced_notes(self.store, self.vault_root, notebook_id)]
         chosen = [note for note, _ in named or ()]
         if query is not None:
-            chosen.extend(hit.path for hit in self._selected(query))
+            selection = self._selection(query)
+            chosen.extend(hit.path for hit in selection.chosen)
+            if selection.weak:
+                report.weak_match = True
+                report.notices.append(WEAK_MATCH_NOTICE)
         unique = list(dict.fromkeys(chosen))
         return RefreshNotes(unique, set(unique) - {note for note, by_name in named or () if by_name})
 
     # --- ask -----------------------------------------------------------------------------------
-    async def ask(self, question: str, conversation_id: str | None = None, new: bool = False) -> AskResult:
+    async def ask(self, question: str, conversation_id: str | None = None, new: bool = False,
+                  continue_latest: bool = False) -> AskResult:
         """Select notes for `question`, make them live, query with the sources the conversation carries over, record the turn.
 
-        Continues the notebook's latest conversation unless `new` or `conversation_id` says otherwise.
+        Goes to `conversation_id`, or a new conversation with `new`; else continues the notebook's latest
+        conversation when the question follows it up (`follow_up`; always with `continue_latest`), and starts a new
+        one when it does not, saying so.
 
         Raises:
             UsageError: the question is empty.
@@ -335,20 +367,27 @@ class Orchestrator:
             notebook_id = notebook.notebook_id
             run = await self._prepare_run(notebook, RefreshReport(notebook_id=notebook_id), dry_run=False)
             remote = run.remote
-            hits = self._selected(question)
+            selection = self._selection(question)
+            hits = selection.chosen
             if self.progress:
                 self.progress.start("preparing sources", len(hits))
             prepared = await ensure_sources_for_paths(run, [h.path for h in hits])
             outcomes = prepared.notes
             result = AskResult(notebook_id=notebook_id, question=question, answer="", conversation_id=None,
                                selected_notes=[SelectedNote(path=h.path, score=h.score) for h in hits], notes=outcomes,
-                               packs=prepared.packs)
+                               packs=prepared.packs, weak_match=selection.weak,
+                               question_language=selection.language or None)
+            if selection.weak:
+                result.notices.append(WEAK_MATCH_NOTICE)
             live = [o for o in outcomes if o.branch.live]
             result.notices.extend(f"{o.path}: {o.error}" for o in outcomes if o.branch == Branch.FAILED)
             result.notices.extend(self._notices(notebook, run))
-            conversation = None if new else (conversation_id or self.store.latest_conversation(notebook_id))
+            conversation = None if new else (conversation_id or self._latest_followed_up(
+                notebook_id, question, hits, continue_latest, result.notices))
+            earlier: set[str] = set()
             if conversation is not None:
                 records = self.store.query_records(notebook_id, conversation)
+                earlier = {path for record in records for path in record.selected_paths}
                 result.carried_over_source_ids = history_source_ids([r.source_ids for r in records],
                                                          self.store.resolve_source_id, remote.ids(),
                                                          self.settings.carry_over_cap)
@@ -359,19 +398,58 @@ class Orchestrator:
                 raise InputError(f"no note of the vault matches the question, and notebook {notebook_id} holds no "
                                  "source to ask instead", hint="ask about something the vault's notes say, or "
                                  "upload notes first with 'nlmsync refresh'")
-            result.notices.append("no note matched the question; asking the whole notebook")
+            if not selection.weak:
+                result.notices.append("no note matched the question; asking the whole notebook")
         if self.progress:
             self.progress.start(f"asking NotebookLM ({len(result.source_ids)} sources)", 1)
         answer, conversation = await self._query(notebook_id, question, result.source_ids or None,
                                                  conversation, result)
         result.answer = answer.answer
         result.conversation_id = answer.conversation_id or conversation
-        result.citations = map_citations(self.store, self.vault_root, notebook_id, answer, live)
+        result.continued = conversation is not None
+        result.citations = map_citations(self.store, self.vault_root, notebook_id, answer, live,
+                                         self._citation_preference(selection, earlier))
         if result.conversation_id:
             async with held_writer(self.store):
                 self.store.record_turn(notebook_id, result.conversation_id, question, answer.answer,
                                        result.source_ids, [o.path for o in live], answer.citations)
         return result
+
+    def _latest_followed_up(self, notebook_id: str, question: str, hits: list[SearchHit], always: bool,
+                            notices: list[str]) -> str | None:
+        """The notebook's latest conversation when `question` (its notes: `hits`) follows it up (`follows_up`, or
+        `always`), else None — a new conversation, said in `notices` when there was one to continue."""
+        from nlmsync.search import names_nothing  # loaded with the index a question is selected by
+
+        latest = self.store.latest_conversation(notebook_id)
+        if latest is None or always:
+            return latest
+        ratio = self.settings.cutoff_ratio
+        recent = dict.fromkeys(r.question for r in self.store.query_records(notebook_id, latest)[:FOLLOWED_TURNS])
+        earlier = {path for asked in recent for path in well_matched(self._selection(asked).chosen, ratio)}
+        if follows_up(well_matched(hits, ratio), earlier, names_nothing=names_nothing(question)):
+            return latest
+        notices.append(f"a new conversation: the question shares no note with the latest one ({latest}), which "
+                       "it follows up when asked to (--continue, or that conversation's id)")
+        return None
+
+    def _citation_preference(self, selection: Selection,
+                             earlier: set[str]) -> Callable[[str], tuple[bool, bool, bool, float]]:
+        """Which of several notes of a pack that hold a quote alike a citation names: the note selected for the
+        question, then one in the question's language, then one the conversation already used, then the one
+        ranking best for the question; pack order only when nothing tells them apart."""
+        chosen = {hit.path for hit in selection.chosen}
+        scores = {hit.path: hit.score for hit in selection.hits}
+        languages: dict[str, str] = {}
+
+        def key(path: str) -> tuple[bool, bool, bool, float]:
+            if path not in languages:
+                fact = self.index.facts([path]).get(path)
+                languages[path] = fact.lang if fact is not None else ""
+            other = bool(selection.language) and languages[path] != selection.language
+            return path not in chosen, other, path not in earlier, -scores.get(path, 0.0)
+
+        return key
 
     async def _query(self, notebook_id: str, question: str, source_ids: list[str] | None,
                      conversation: str | None, result: AskResult) -> tuple[QueryAnswer, str | None]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,11 +54,11 @@ def _notes_of(vault_root: Path, arg: str, notes: list[str], *, gone_ok: bool) ->
     if not rel:
         return "", notes, True
     full = vault_files.resolve_in_vault(vault_root, rel)
-    if full.is_dir():
+    if os.path.isdir(full):  # these say False for a name longer than the system takes, as for no file
         return rel, [n for n in notes if n.startswith(rel.rstrip("/") + "/")], True
-    if full.is_file():
+    if os.path.isfile(full):
         return rel, [rel], False
-    if gone_ok and not full.exists():
+    if gone_ok and not os.path.exists(full):
         return rel, [], True
     raise InputError(f"{arg}: no such note in the vault")
 

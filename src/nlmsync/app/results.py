@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from nlmsync import vault as vault_files
+from nlmsync.documents import UNIT_OF_SUFFIX
 from nlmsync.notebooklm import Usage
 from nlmsync.sync import CapacitySource, NoteOutcome, PackOutcome, RefreshReport, SourcesLayout
 
@@ -22,11 +24,21 @@ class Citation(BaseModel):
     pack: str | None = Field(default=None, description="The title of the pack cited, when the source is a pack.")
     located: bool | None = Field(default=None, description="Whether the quoted text was found in the note (None "
                                  "when the server quoted nothing or the note cannot be read).")
+    page: int | None = Field(default=None, description="For an attachment: the page of a PDF (the slide of a "
+                             "presentation, the section of a Word file or a book) where the quoted text begins, "
+                             "from 1; None for a note, or when the quote was not found.")
+
+    @property
+    def place(self) -> str | None:
+        """Where in the attachment the quote is, in words (`page 7`, `slide 3`), or None."""
+        if self.page is None or self.path is None:
+            return None
+        return f"{UNIT_OF_SUFFIX.get(vault_files.suffix_of(self.path), 'part')} {self.page}"
 
 
 class SelectedNote(BaseModel):
     """A note `ask` sent to NotebookLM, as its result reports it: the path and score of a `search.SearchHit`
-    the selection rule (`search.bm25.select`) picked."""
+    the selection rule (`search.selection.select_notes`) picked."""
 
     path: str
     score: float
@@ -37,6 +49,8 @@ class AskResult(BaseModel):
     question: str
     answer: str
     conversation_id: str | None
+    continued: bool = Field(default=False, description="The question followed up an earlier conversation (the one "
+                            "given, or the latest, which the question's notes overlap); false: a new one.")
     selected_notes: list[SelectedNote] = Field(default_factory=list)
     source_ids: list[str] = Field(default_factory=list, description="Selected notes' sources, then carry-over.")
     carried_over_source_ids: list[str] = Field(default_factory=list)
@@ -44,6 +58,10 @@ class AskResult(BaseModel):
     notes: list[NoteOutcome] = Field(default_factory=list, description="What source preparation did.")
     packs: list[PackOutcome] = Field(default_factory=list, description="The packs holding selected notes.")
     notices: list[str] = Field(default_factory=list)
+    weak_match: bool = Field(default=False, description="Nothing in the vault matches the question well: no note "
+                             "was selected or uploaded, and the question went to the notebook as it is.")
+    question_language: str | None = Field(default=None, description="The language the question was told to be in "
+                                          "(notes in it are preferred), when the vault has several.")
     saved_path: str | None = Field(default=None, description="Where `ask --save` wrote the answer in the vault.")
 
 
@@ -101,12 +119,14 @@ class PackEntry(BaseModel):
 
 class NotePlacement(BaseModel):
     """Where one note is in the notebook: in a pack, alone (its own source, or parts), missing (its source is
-    gone from the notebook) or not synced."""
+    gone from the notebook) or not synced; for a path nlmsync never synced, why: no such note, a folder, excluded
+    (`reason` says how), or not synced (`reason`: what keeps it out, such as `empty`, or none)."""
 
     path: str
     where: str
     source_ids: list[str] = Field(default_factory=list)
     pack: str | None = Field(default=None, description="The title of the pack holding the note.")
+    reason: str | None = Field(default=None, description="Why a note is excluded or cannot be synced.")
 
 
 class StatusReport(BaseModel):

@@ -1,6 +1,7 @@
 """What `status` reports: the registry against a fresh listing of the notebook and the vault, with the next
 steps (`status_report`), and where one note is (`note_placement`: in a pack, alone — its own source, or its
-parts —, missing because its source is gone from the notebook, or not synced). Reads; changes nothing."""
+parts —, missing because its source is gone from the notebook, or never synced, and why: no such note, excluded,
+…). Reads; changes nothing."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ from nlmsync.sync import (
     sources_layout,
     synced_hashes,
 )
-from nlmsync.vault import normalize_rel_path
+from nlmsync.text import admit_note
+from nlmsync.vault import EXCLUSION_REASONS, normalize_rel_path, resolve_in_vault
 
 __all__ = ["NEXT_EVICTIONS_SHOWN", "note_placement", "status_report"]
 
@@ -51,7 +53,8 @@ def status_report(store: StateStore, settings: Settings, notebook_id: str, remot
     report.packs = [PackEntry(title=p.title, source_id=p.source_id, first_path=p.first_path,
                               last_path=p.last_path, note_count=p.note_count, byte_count=p.size,
                               live=p.source_id in remote) for p in packs]
-    report.notes = [note_placement(store, notebook_id, normalize_rel_path(path), remote) for path in paths]
+    report.notes = [note_placement(store, notebook_id, normalize_rel_path(path), remote, vault_root,
+                                   settings.exclude) for path in paths]
     resolved_mappings = store.mappings_with_resolved_ids(notebook_id)
     mappings = [m for m, _ in resolved_mappings]
     for m, resolved in resolved_mappings:
@@ -82,8 +85,10 @@ def status_report(store: StateStore, settings: Settings, notebook_id: str, remot
     return report
 
 
-def note_placement(store: StateStore, notebook_id: str, path: str, remote: RemoteView) -> NotePlacement:
-    """Where the note at `path` is in the notebook `remote` lists: in a pack, alone, or not in it."""
+def note_placement(store: StateStore, notebook_id: str, path: str, remote: RemoteView, vault_root: Path,
+                   exclude: Sequence[str]) -> NotePlacement:
+    """Where the note at `path` is in the notebook `remote` lists: in a pack, alone, or not in it (and then why,
+    as `refresh PATH` would find it: no such note, excluded by `exclude` or its front matter, …)."""
     held = store.pack_members(notebook_id, [path]).get(path)
     if held is not None:
         pack = store.pack_by_source_id(notebook_id, held[0])
@@ -91,6 +96,19 @@ def note_placement(store: StateStore, notebook_id: str, path: str, remote: Remot
                              pack=pack.title if pack else None)
     rows = store.mappings_by_path(notebook_id, path)
     if not rows:
-        return NotePlacement(path=path, where="not synced")
+        return _never_synced(vault_root, path, exclude)
     ids = [store.resolve_source_id(r.source_id) for r in rows]
     return NotePlacement(path=path, where="alone" if all(i in remote for i in ids) else "missing", source_ids=ids)
+
+
+def _never_synced(vault_root: Path, path: str, exclude: Sequence[str]) -> NotePlacement:
+    """A path the state file holds no source for, placed by the rule every run takes notes by (`admit_note`)."""
+    full = resolve_in_vault(vault_root, path)
+    if full.is_dir():
+        return NotePlacement(path=path, where="folder")
+    if not full.is_file():
+        return NotePlacement(path=path, where="no such note")
+    refused = admit_note(vault_root, path, exclude).refused
+    if refused in EXCLUSION_REASONS:
+        return NotePlacement(path=path, where="excluded", reason=refused)
+    return NotePlacement(path=path, where="not synced", reason=refused)

@@ -66,6 +66,14 @@ class GlobalOptionsGroup(click.Group):
                 cmd.params.append(twin)
         super().add_command(cmd, name)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Bare `nlmsync` prints the help and exits 0, as gh and git do: nothing went wrong (click's
+        `no_args_is_help` exits 2)."""
+        if not args and not ctx.resilient_parsing:
+            click.echo(ctx.get_help(), color=ctx.color)
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -94,6 +102,11 @@ def examples(*lines: str) -> str:
     return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)
 
 
+def _complete_server(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """What a shell offers for `--server`: the bundled fake's two names (a command line or a URL is the user's)."""
+    return [name for name in ("fake", "fake-stdio") if name.startswith(incomplete)]
+
+
 def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
     if value and not ctx.resilient_parsing:
         from nlmsync import __version__
@@ -108,15 +121,14 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
     help="Keep a NotebookLM notebook stocked with the right notes from a markdown vault, and ask it questions.",
     epilog="Global options may also follow the command (nlmsync search tar --vault ~/notes). "
            "'nlmsync COMMAND -h' shows a command's options and examples.",
-    no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"], "show_default": True},
 )
 @click.option("--vault", type=path_type(), help="The markdown vault folder (default: .).")
 @click.option("--config", type=path_type(), help="Config file (default: <vault>/.nlmsync/config.toml).")
 @click.option("--state", type=path_type(), help="State file (default: <vault>/.nlmsync/state.db).")
-@click.option("--server", help="NotebookLM MCP server: a command line, an http://…/mcp URL, 'fake' (the bundled "
-                               "fake, in process) or 'fake-stdio'. Default: 'notebooklm-mcp --transport stdio', the "
-                               "real server.")
+@click.option("--server", shell_complete=_complete_server,
+              help="NotebookLM MCP server: a command line, an http://…/mcp URL, 'fake' (the bundled fake, in "
+                   "process) or 'fake-stdio'. Default: 'notebooklm-mcp --transport stdio', the real server.")
 @click.option("--notebook", help="Notebook id, or new:TITLE to create one.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display and no per-note lines: the summary and "
                                                   "errors only (for cron).")

@@ -21,10 +21,11 @@ if TYPE_CHECKING:
 
 @functools.cache
 def stdout_console() -> Console:
-    """The rich console for readable output on stdout (made on first use)."""
+    """The rich console for readable output on stdout (made on first use). Emoji codes are left as written: a
+    notebook `new:Notes:` or a note `a:memo:b.md` is printed as it is named."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True)
+    return Console(highlight=False, soft_wrap=True, emoji=False)
 
 
 @functools.cache
@@ -32,7 +33,7 @@ def stderr_console() -> Console:
     """The rich console for progress and notes on stderr (made on first use)."""
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def escape(text: str) -> str:
@@ -118,7 +119,8 @@ def emit_error_json(message: str, code: int, hint: str | None) -> None:
 
 
 def when(iso: str | None, *, now: datetime | None = None) -> str:
-    """A stored ISO-8601 time for a person: relative on a terminal ("5 min ago"), ISO to the second otherwise."""
+    """A stored ISO-8601 time for a person: relative on a terminal ("5 min ago"), otherwise ISO to the second in
+    local time with its offset — local, as every time nlmsync prints (the allowance's resets in `status` too)."""
     from datetime import UTC, datetime
 
     if not iso:
@@ -130,17 +132,15 @@ def when(iso: str | None, *, now: datetime | None = None) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     if not stdout_console().is_terminal:
-        return moment.astimezone(UTC).isoformat(timespec="seconds")
+        return moment.astimezone().isoformat(timespec="seconds")
     return relative_time(moment, now or datetime.now(UTC))
 
 
 def relative_time(moment: datetime, now: datetime) -> str:
-    """"just now", "12 s ago", "5 min ago", "3 h ago", "2 days ago", then the date."""
-    from datetime import UTC
-
+    """"just now", "12 s ago", "5 min ago", "3 h ago", "2 days ago", then the date (local)."""
     seconds = (now - moment).total_seconds()
     if seconds < 0:
-        return moment.astimezone(UTC).isoformat(timespec="seconds")
+        return moment.astimezone().isoformat(timespec="seconds")
     if seconds < 5:
         return "just now"
     for limit, unit, size in ((60, "s", 1), (3600, "min", 60), (86400, "h", 3600)):
@@ -149,7 +149,7 @@ def relative_time(moment: datetime, now: datetime) -> str:
     days = int(seconds // 86400)
     if days < 30:
         return f"{days} day{'s' if days > 1 else ''} ago"
-    return moment.astimezone(UTC).date().isoformat()
+    return moment.astimezone().date().isoformat()
 
 
 def interactive() -> bool:

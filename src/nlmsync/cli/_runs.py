@@ -11,7 +11,6 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Self, TypeVar
 
 from nlmsync.cli._output import escape_path, interactive
-from nlmsync.errors import NoNotebookError
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -89,15 +88,17 @@ def run_app(settings: Settings, work: Callable[[Orchestrator], Awaitable[T]], *,
     display on stderr that says what it waits for (`label`: the command).
 
     Raises:
-        NoNotebookError: no notebook is given and the state file knows none — said before the MCP SDK is
-            imported (a second of CPU), as the run would say it after connecting.
+        NoNotebookError: no notebook is given and the state file knows none — said before the state file is made
+            (a command run outside the vault leaves nothing there), with the notebooks the server has.
     """
-    _check_notebook_known(settings)
     import gc
 
     import anyio
 
     from nlmsync.app import Orchestrator
+
+    if not _notebook_known(settings):
+        anyio.run(_no_notebook, settings)
 
     # What the imports built (mcp's and pydantic's models: most of the heap) lives as long as the process:
     # out of the collector's full passes, which otherwise rescan it while a run allocates per note
@@ -126,15 +127,28 @@ def run_app(settings: Settings, work: Callable[[Orchestrator], Awaitable[T]], *,
     return done[0]
 
 
-def _check_notebook_known(settings: Settings) -> None:
+def _notebook_known(settings: Settings) -> bool:
+    """Whether the run has a notebook: given, or the one the state file used last."""
     if (settings.notebook or "").strip():
-        return
+        return True
     store = open_state(settings)
     if store is None:
-        raise NoNotebookError
+        return False
     with store:
-        if store.default_notebook() is None:
-            raise NoNotebookError
+        return store.default_notebook() is not None
+
+
+async def _no_notebook(settings: Settings) -> None:
+    """Raise the error of a run with no notebook, the server asked which notebooks it has.
+
+    Raises:
+        NoNotebookError: always.
+    """
+    from nlmsync.app.notebooks import no_notebook
+    from nlmsync.app.servers import connect_server
+
+    async with connect_server(settings) as client:
+        raise await no_notebook(client, settings.vault)
 
 
 def open_state(settings: Settings) -> StateStore | None:

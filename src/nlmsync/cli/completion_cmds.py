@@ -69,7 +69,7 @@ def _shells(ctx: click.Context, param: click.Parameter, incomplete: str) -> list
 @app.command("completion", epilog=examples(
     'eval "$(nlmsync completion bash)"            # in ~/.bashrc',
     'eval "$(nlmsync completion zsh)"             # in ~/.zshrc',
-    "nlmsync completion fish > ~/.config/fish/completions/nlmsync.fish",
+    "mkdir -p ~/.config/fish/completions && nlmsync completion fish > ~/.config/fish/completions/nlmsync.fish",
     "nlmsync completion powershell | Out-String | Invoke-Expression   # in $PROFILE",
 ))
 @click.argument("shell", metavar="SHELL", shell_complete=_shells)

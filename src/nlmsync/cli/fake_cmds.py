@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     "nlmsync fake-server --transport http --port 0 --state fake.json   # prints http://127.0.0.1:PORT/mcp",
     'nlmsync --server "fake --capacity 5 --drop-on source_add:2:after" refresh notes/',
 ))
-@click.option("--transport", default="stdio", help="stdio, or http (streamable HTTP at /mcp).")
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio",
+              help="stdio, or http (streamable HTTP at /mcp).")
 @click.option("--host", default="127.0.0.1", help="HTTP: address to listen on.")
 @click.option("--port", type=int, default=0, help="HTTP: port; 0 picks a free one and prints the URL.")
 @fake_switches
@@ -35,8 +36,6 @@ def fake_server(transport: str, host: str, port: int, **switches: Any) -> None:
     Call counts for the fault switches start at 1 and, with --state, continue across restarts, so a client
     that reconnects after a dropped connection does not meet the same fault again.
     """
-    if transport not in ("stdio", "http"):
-        raise UsageError(f"--transport: expected 'stdio' or 'http', got '{transport}'")
     try:
         options = fake_options(switches)
     except ValueError as exc:
@@ -83,10 +82,11 @@ def server_info(ctx: click.Context, json_output: bool) -> None:
 
     from nlmsync.app import Allowance
     from nlmsync.app.servers import connect_server
-    from nlmsync.errors import AuthenticationRequiredError, NotebookLMError
+    from nlmsync.errors import AuthenticationRequiredError, NotebookLMError, exit_code_for
 
     report: dict[str, Any] = {"server": settings.server, "version": None, "auth_status": None, "logged_in": None,
-                              "notebook_count": None, "plan": None, "allowance": None, "error": None}
+                              "notebook_count": None, "plan": None, "allowance": None, "error": None,
+                              "exit_code": 0, "hint": None}
     stopped: list[NotebookLMError] = []
 
     async def check() -> Usage | None:
@@ -99,7 +99,7 @@ def server_info(ctx: click.Context, json_output: bool) -> None:
                 return await Allowance().read(client)
             except NotebookLMError as exc:
                 report["logged_in"] = False if isinstance(exc, AuthenticationRequiredError) else None
-                report["error"] = exc.message
+                report.update(error=exc.message, exit_code=exit_code_for(exc), hint=exc.hint)
                 stopped.append(exc)
         return None
 

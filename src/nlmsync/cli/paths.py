@@ -6,6 +6,7 @@ absolute), or relative to the vault; the app and `serve` speak only vault-relati
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,7 +24,7 @@ def vault_relative_args(vault_root: Path, args: Sequence[str]) -> list[str]:
     for arg in args:
         candidate = Path(arg) if Path(arg).is_absolute() else Path.cwd() / arg
         rel: str | None = None
-        if candidate.exists():
+        if os.path.exists(candidate):  # False for a name longer than the system takes, as for no file
             try:
                 rel = normalize_rel_path(candidate.resolve().relative_to(root).as_posix())
             except ValueError:
@@ -54,7 +55,7 @@ def refuse_missing(vault_root: Path, args: Sequence[str]) -> None:
         PathOutsideVaultError: an argument leads out of the vault.
     """
     for arg in args:
-        if not resolve_in_vault(vault_root, normalize_rel_path(arg)).exists():
+        if not os.path.exists(resolve_in_vault(vault_root, normalize_rel_path(arg))):
             here = Path.cwd()
             hint = (f"the vault is the current folder ({here}); pass --vault DIR to name another"
                     if vault_root.resolve() == here.resolve() else None)

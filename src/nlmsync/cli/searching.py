@@ -40,15 +40,12 @@ def open_index(settings: Settings | SearchSettings, *, state_optional: bool = Fa
     the index is built in memory, and a note on stderr says why.
 
     Raises:
-        InputError: the vault is not a directory.
         StateError, DiskFullError, StateLockedError: the state file cannot be used (a damaged or newer one and a
             busy one even with `state_optional`: they are not this machine's circumstances but the file's).
     """
     from nlmsync.search import NoteIndex
     from nlmsync.store.db import open_connection
 
-    if not settings.vault.is_dir():
-        raise InputError(f"{settings.vault}: vault folder does not exist or is not a directory")
     try:
         db = open_connection(settings.state_path)
     except (StateError, DiskFullError) as exc:
@@ -119,26 +116,30 @@ def _progress_when_needed(label: str, quiet: bool) -> Iterator[Callable[[int, in
         yield on_progress
 
 
-def _snippet(settings: Settings | SearchSettings, path: str, query: str) -> str:
+def _snippet(index: NoteIndex, settings: Settings | SearchSettings, path: str, query: str) -> str:
     from nlmsync.reading import extract_snippet
-    from nlmsync.vault import read_note_text
+    from nlmsync.vault import is_note_path, read_note_text, resolve_in_vault
 
     try:
-        text = read_note_text(settings.vault, path)
-    except InputError:
+        if is_note_path(path):
+            text = read_note_text(settings.vault, path)
+        else:  # an attachment: the text the index read of it
+            from nlmsync.store.document_texts import read_attachment
+
+            text = read_attachment(index.db, resolve_in_vault(settings.vault, path), path).text
+    except (InputError, OSError):
         return ""
     return extract_snippet(text, query, max_length=settings.snippet_length)
 
 
 def _results(index: NoteIndex, settings: Settings | SearchSettings, query: str, limit: int,
              on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    from nlmsync.search.bm25 import select
-
-    hits = index.search(query, limit=max(limit, settings.top_n), on_progress=on_progress)
-    chosen = {hit.path for hit in select(hits, settings.top_n, settings.cutoff_ratio, settings.min_k)}
-    return {"query": query, "selected_count": len(chosen),
-            "results": [_hit_dict(hit, query, hit.path in chosen, _snippet(settings, hit.path, query))
-                        for hit in hits[:limit]]}
+    selection = index.selection(query, on_progress=on_progress, limit=limit)
+    chosen = {hit.path for hit in selection.chosen}
+    return {"query": query, "selected_count": len(chosen), "weak_match": selection.weak,
+            "language": selection.language or None,
+            "results": [_hit_dict(hit, query, hit.path in chosen, _snippet(index, settings, hit.path, query))
+                        for hit in selection.hits[:limit]]}
 
 
 def _hit_dict(hit: SearchHit, query: str, selected: bool, snippet: str) -> dict[str, Any]:
@@ -196,4 +197,8 @@ def _print_results(document: dict[str, Any]) -> None:
                   f"[cyan]{hit['score']:.3f}[/]  [dim]{escape_path(terms)}[/]")
         if hit["snippet"]:
             out.print("   " + " " * width + escape_path(" ".join(hit["snippet"].split())), style="dim")
+    if document["weak_match"]:
+        out.print(f"[dim]Nothing in the vault matches {escape_path(repr(document['query']))} well: nothing is selected "
+                  "(ask sends the question to the notebook as it is).[/]")
+        return
     out.print(f"[dim]✓ = selected for NotebookLM: {document['selected_count']} selected, {len(results)} shown[/]")

@@ -189,9 +189,11 @@ def _print_ask(result: AskResult, json_output: bool) -> None:
             else:
                 where = f"source {c.source_id}"
             heading = f" › {escape_path(c.heading)}" if c.heading else ""
-            out.print(f"  [{c.number}] {where}{heading}")
+            place = f", {c.place}" if c.place else ""
+            out.print(f"  [{c.number}] {where}{place}{heading}")
     if result.conversation_id:
-        out.print(f"\n[dim]conversation {result.conversation_id} · {len(result.source_ids)} sources"
+        which = "followed up in conversation" if result.continued else "new conversation"
+        out.print(f"\n[dim]{which} {result.conversation_id} · {len(result.source_ids)} sources"
                   f" ({len(result.carried_over_source_ids)} carried over)[/dim]")
     if result.saved_path:
         out.print(f"Saved to {escape_path(result.saved_path)}")
@@ -199,27 +201,31 @@ def _print_ask(result: AskResult, json_output: bool) -> None:
 
 @app.command("ask", epilog=examples(
     'nlmsync --vault ~/notes ask "How does heapsort work?"',
-    'nlmsync ask "And its worst case?"                   # follows up in the latest conversation',
+    'nlmsync ask "And its worst case?"                   # follows up: it is about the same notes',
+    'nlmsync ask --continue "Any other way?"            # follows up in the latest conversation whatever it asks',
     'nlmsync ask --new "What did I write about kimchi?"',
     'nlmsync ask "How does heapsort work?" --save      # keep the answer as a note in answers/',
 ))
 @click.argument("question")
 @click.option("--conversation", help="Continue this conversation.")
 @click.option("--new", is_flag=True, help="Start a new conversation.")
+@click.option("--continue", "continue_latest", is_flag=True,
+              help="Follow up in the latest conversation even when the question shares no note with it.")
 @click.option("--save", metavar="[FILE]",
               help="Also write the answer into the vault as a note: FILE (ending in .md), or a name made from the "
                    "question in answers/.")
 @json_flag
 @click.pass_context
-def ask_command(ctx: click.Context, question: str, conversation: str | None, new: bool, save: str | None,
-                json_output: bool) -> None:
+def ask_command(ctx: click.Context, question: str, conversation: str | None, new: bool, continue_latest: bool,
+                save: str | None, json_output: bool) -> None:
     """Ask the notebook QUESTION and print the answer, its citations naming your notes and headings.
 
-    The notes that match the question best are uploaded first (those already there are reused), and a follow-up
-    is asked with the notes the conversation used before as well.
+    The notes that match the question best are uploaded first (those already there are reused). A question
+    about the notes of the latest conversation follows it up, with the notes it used before as well; any other
+    starts a new conversation (--continue follows up anyway).
     """
-    if new and conversation:
-        raise click.BadParameter("--new and --conversation cannot be used together")
+    if sum((new, conversation is not None, continue_latest)) > 1:
+        raise click.BadParameter("--new, --continue and --conversation cannot be used together")
     cli = cli_context(ctx)
     settings = cli.settings()
     target = None
@@ -228,8 +234,9 @@ def ask_command(ctx: click.Context, question: str, conversation: str | None, new
         from nlmsync.cli.paths import vault_relative_target
 
         target = answer_target(settings.vault, question, vault_relative_target(settings.vault, save) if save else "")
-    result = run_app(settings, lambda orch: orch.ask(question, conversation_id=conversation, new=new),
-                  label="ask", quiet=json_output or cli.quiet)
+    result = run_app(settings, lambda orch: orch.ask(question, conversation_id=conversation, new=new,
+                                                     continue_latest=continue_latest),
+                     label="ask", quiet=json_output or cli.quiet)
     if target is not None:
         from nlmsync.app.answer_notes import save_answer
 
@@ -304,6 +311,8 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
         out(f"  {report.layout}")
     for placed in report.notes:
         where = f"in pack {escape_path(placed.pack)}" if placed.where == "pack" and placed.pack else placed.where
+        if placed.reason:  # "excluded by pattern" says it all; "not synced (empty)"
+            where = escape_path(placed.reason) if placed.where == "excluded" else f"{where} ({escape_path(placed.reason)})"
         ids = f" ({', '.join(placed.source_ids)})" if placed.source_ids else ""
         out(f"  {escape_path(placed.path)}: {where}{ids}")
     synced = len(report.active_sources) + (report.layout.packed_note_count if report.layout is not None else 0)

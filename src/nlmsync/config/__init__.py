@@ -26,7 +26,7 @@ from nlmsync.config.defaults import PASSAGE_K1 as PASSAGE_K1
 from nlmsync.config.defaults import SNIPPET_K1 as SNIPPET_K1
 from nlmsync.config.defaults import IndexSettings as IndexSettings
 from nlmsync.errors import ConfigError
-from nlmsync.vault import STATE_DIR_NAME, STATE_FILE_NAME, read_input_file
+from nlmsync.vault import STATE_DIR_NAME, STATE_FILE_NAME, check_vault, read_input_file
 
 if TYPE_CHECKING:
     from nlmsync.config.model import Settings as Settings
@@ -82,11 +82,17 @@ def _read_config_file(path: Path, *, required: bool) -> dict[str, Any]:
         raise ConfigError(f"{path}: config file is not valid UTF-8", source=str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML ({exc})", source=str(path)) from None
+    except RecursionError:  # the parser recurses once per level of `[[[…]]]` or `{a={a=…}}`
+        raise ConfigError(f"{path}: invalid TOML (values nested too deeply)", source=str(path)) from None
     for key, value in data.items():
         if isinstance(value, dict):
             raise ConfigError(f"{path}: unknown section [{key}] (all keys are top-level)", key=key,
                               source=str(path))
     return data
+
+
+_WORDS_FOR_LISTS = {"attachments": ("none", "all")}
+"""The words a list setting takes in a config file in place of a list."""
 
 
 def _list_keys() -> frozenset[str]:
@@ -103,7 +109,7 @@ def _check_lists(path: Path, data: dict[str, Any]) -> None:
         ConfigError: naming the key.
     """
     for key in _list_keys().intersection(data):
-        if isinstance(data[key], str):
+        if isinstance(data[key], str) and data[key].strip().lower() not in _WORDS_FOR_LISTS.get(key, ()):
             raise ConfigError(f"{path}: invalid value for '{key}': a list is wanted ({key} = [{json.dumps(data[key])}]), "
                               "not a string", key=key, source=str(path))
 
@@ -130,7 +136,11 @@ def _read_env(env: Mapping[str, str]) -> dict[str, Any]:
         key = name[len(ENV_PREFIX):].lower()
         if key not in known:
             raise ConfigError(f"environment variable {name}: unknown setting '{key}'", key=key, source=name)
-        values[key] = _env_value(raw)
+        try:
+            values[key] = _env_value(raw)
+        except RecursionError:  # the JSON parser recurses once per level of `[[[…]]]`
+            raise ConfigError(f"environment variable {name}: invalid value for '{key}': lists nested too deeply",
+                              key=key, source=name) from None
     return values
 
 
@@ -191,6 +201,7 @@ def load_settings(*, vault: Path | None = None, config_file: Path | None = None,
 
     Raises:
         ConfigError: an unknown key or invalid value, naming the key and its source.
+        InputError: the vault is not a folder (`vault.check_vault`: every command says so first, in its words).
     """
     from pydantic import ValidationError
 
@@ -202,6 +213,7 @@ def load_settings(*, vault: Path | None = None, config_file: Path | None = None,
     if vault is not None:
         flag_values["vault"] = vault
     vault_path = Path(flag_values.get("vault") or env_values.get("vault") or ".")
+    check_vault(vault_path)
     explicit_config = config_file or (Path(env[ENV_PREFIX + "CONFIG"]) if ENV_PREFIX + "CONFIG" in env else None)
     env_values.pop("config", None)
     path = explicit_config or default_config_path(vault_path)
@@ -232,7 +244,7 @@ def search_settings(*, vault: Path | None = None, config_file: Path | None = Non
     `load_settings` makes (and checks).
 
     Raises:
-        ConfigError: as `load_settings`.
+        ConfigError, InputError: as `load_settings`.
     """
     env = os.environ if env is None else env
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
@@ -241,5 +253,6 @@ def search_settings(*, vault: Path | None = None, config_file: Path | None = Non
     if (config_file is None and not flags and not any(name.startswith(ENV_PREFIX) for name in env)
             and (state is None or isinstance(state, Path))
             and not os.path.lexists(default_config_path(vault_path))):
+        check_vault(vault_path)
         return SearchSettings(vault=vault_path, state=state)
     return load_settings(vault=vault, config_file=config_file, env=env, overrides=overrides)

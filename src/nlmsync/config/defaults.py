@@ -26,6 +26,7 @@ class IndexSettings:
     query_stop_words: bool = True
     full_rescan_every: int = 50
     exclude: list[str] = field(default_factory=list)
+    attachments: list[str] = field(default_factory=lambda: ["documents"])
     top_n: int = 15
     cutoff_ratio: float = 0.4
     min_k: int = 3

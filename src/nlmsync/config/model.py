@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from nlmsync.config.defaults import IndexSettings
-from nlmsync.vault import STATE_DIR_NAME, STATE_FILE_NAME, check_exclude
+from nlmsync.vault import STATE_DIR_NAME, STATE_FILE_NAME, check_exclude, parse_kinds
 
 SERVE_TOKEN_MIN_CHARS = 16
 """A bearer token shorter than this is guessed too easily to guard a server reachable from the network."""
@@ -53,6 +53,10 @@ class Settings(BaseModel):
                                    description="Full rescan after this many incremental syncs.")
     exclude: list[str] = Field(default_factory=list,
                                description="gitignore-style patterns (vault-relative, any case) of notes never uploaded or served.")
+    attachments: list[str] = Field(default_factory=lambda: list(IndexSettings().attachments),
+                                   description="Kinds of file besides notes taken from the vault: documents (PDF, "
+                                               "Word, PowerPoint, EPUB, text, CSV), images, audio, video; "
+                                               "\"none\" or \"all\".")
 
     # --- notebook and sync: source preparation, capacity and eviction, conversation carry-over ---
     capacity: int = Field(default=50, ge=1, description="Sources per notebook (50 free, 100 Plus, 300 Pro, 600 Ultra); "
@@ -109,6 +113,11 @@ class Settings(BaseModel):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("attachments", mode="before")
+    @classmethod
+    def _attachment_kinds(cls, value: Any) -> Any:
+        return parse_kinds(value)
 
     @field_validator("exclude")
     @classmethod

@@ -6,9 +6,10 @@ line), each note on its own. A packed note is then ranked as it would be uploade
 the note that answers the question whether the notebook holds it alone or in a pack.
 
 `split_passages` cuts a note into passages: its paragraphs after any YAML front matter (long ones into
-windows of whole sentences), a fenced code block whole. Headings are not passages: a heading is the
-`context` of the paragraphs under it, together with the note's titles (front matter `title`, a first
-heading before any text). Context words count when a passage is ranked; only the paragraph is quoted.
+windows of whole sentences), a fenced code block whole, a table with its rows on their lines (a long one into
+windows of whole rows, each under the table's header), so it is quoted as a table. Headings are not passages: a
+heading is the `context` of the paragraphs under it, together with the note's titles (front matter `title`, a
+first heading before any text). Context words count when a passage is ranked; only the paragraph is quoted.
 
 `compose_answer` ranks the passages as an extractive answerer would, by the question's content words
 (`search.query.query_terms`: stop words dropped, so "what is its …" does not pull in passages for "what").
@@ -23,6 +24,9 @@ A passage's score is the product of
   note index's, each term's IDF taken over the passages, since a handful of notes says little about
   which words are rare) times the note's coverage, over the best note's. Passages of the notes
   that match the whole question come first.
+
+When the notes asked are in several languages, only those in the question's language are quoted, if any of them
+matches (`text.question_language` among the notes' languages).
 
 Over the fixture vault's notes, "How does heapsort work?" thus quotes the heapsort note's "How does it
 work?" section (it has both words, "heapsort" by its title) and not the physics note's line about "heat
@@ -42,7 +46,7 @@ from typing import Any
 
 from nlmsync.search import markdown_lines, query_terms
 from nlmsync.search.bm25 import Weights, rank_counts
-from nlmsync.text import parse_front_matter, tokenize
+from nlmsync.text import parse_front_matter, question_language, text_language, tokenize
 from nlmsync.vault import has_note_suffix
 
 __all__ = ["NO_ANSWER", "Passage", "compose_answer", "split_passages"]
@@ -71,6 +75,8 @@ _Counted = tuple[dict[str, float], float]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _WORD = re.compile(r"\w")
+# A table's delimiter row (`| --- | :-: |`), the line under its header
+_TABLE_DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 # A line that may open a packed note: a level-one heading (a note's path, if it ends in `.md`)
 _PATH_HEADING = re.compile(r"^# (.+)$", re.MULTILINE)
 
@@ -105,6 +111,28 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
+def _table_windows(rows: list[str]) -> list[str]:
+    """A table (header, delimiter row, rows) as passages of whole rows, each under the header, with at most
+    MAX_PASSAGE_WORDS words where the rows allow; each row on its own line."""
+    head, body = rows[:2], rows[2:]
+    windows: list[list[str]] = [[]]
+    words = len(" ".join(head).split())
+    for row in body:
+        count = len(row.split())
+        if windows[-1] and words + count > MAX_PASSAGE_WORDS:
+            windows.append([])
+            words = len(" ".join(head).split())
+        windows[-1].append(row)
+        words += count
+    return ["\n".join([*head, *window]) for window in windows]
+
+
+def _table_start(lines: list[str]) -> int | None:
+    """Where a table starts in a paragraph's lines (its header row, above a delimiter row), or None."""
+    return next((i - 1 for i in range(1, len(lines))
+                 if _TABLE_DELIMITER.match(lines[i]) and "|" in lines[i - 1] + lines[i]), None)
+
+
 def split_passages(source_id: str, text: str) -> list[Passage]:
     """The passages of one source, in order, note by note. Front matter, headings and blank text give none."""
     return [passage for note in notes_of(text) for passage in _split(source_id, note)[1]]
@@ -131,14 +159,19 @@ def _split(source_id: str, text: str) -> tuple[tuple[str, ...], list[Passage]]:
     passages: list[Passage] = []
     block: list[str] = []  # the lines of the open paragraph or code block
 
-    def close() -> None:
-        flat = _flat(" ".join(block))
+    def close(code: bool = False) -> None:
+        lines = [line.strip() for line in block]
         block.clear()
-        if not _WORD.search(flat):  # a rule (`***`), an empty fence: nothing to quote
-            return
+        start = None if code else _table_start(lines)
+        flat = _flat(" ".join(lines[:start]))  # the paragraph (above the table, if it has one)
+        if _WORD.search(flat):  # a rule (`***`), an empty fence: nothing to quote
+            add(_windows(flat) if len(flat.split()) > MAX_PASSAGE_WORDS else [flat])
+        if start is not None:  # a table: quoted as a table
+            add(_table_windows(lines[start:]))
+
+    def add(windows: list[str]) -> None:
         context = tuple(dict.fromkeys(c for c in (*titles, heading) if c))
-        for window in _windows(flat) if len(flat.split()) > MAX_PASSAGE_WORDS else [flat]:
-            passages.append(Passage(source_id, window, context))
+        passages.extend(Passage(source_id, window, context) for window in windows)
 
     in_code = False
     for line in markdown_lines(text, front.body_start):
@@ -149,7 +182,7 @@ def _split(source_id: str, text: str) -> tuple[tuple[str, ...], list[Passage]]:
             block.append(line.text)
             continue
         if in_code:
-            close()
+            close(code=True)
             in_code = False
         if line.kind in ("heading", "setext"):
             if line.kind == "setext":  # the lines above the underline are the heading, not text
@@ -162,7 +195,7 @@ def _split(source_id: str, text: str) -> tuple[tuple[str, ...], list[Passage]]:
             block.append(line.text)
         else:
             close()
-    close()
+    close(code=in_code)
     return tuple(titles), passages
 
 
@@ -201,6 +234,7 @@ class _Note:
     titles: tuple[str, ...]
     passages: list[Passage]
     tokens: list[tuple[Counter[str], int]]
+    language: str
 
 
 @lru_cache(maxsize=SOURCES_KEPT)
@@ -209,7 +243,7 @@ def _read(source_id: str, text: str) -> tuple[_Note, ...]:
     notes = []
     for note in notes_of(text):
         titles, passages = _split(source_id, note)
-        notes.append(_Note(titles, passages, [_tokens(p.text) for p in passages]))
+        notes.append(_Note(titles, passages, [_tokens(p.text) for p in passages], text_language(note)))
     return tuple(notes)
 
 
@@ -275,6 +309,12 @@ def compose_answer(question: str, sources: Sequence[tuple[str, str]]) -> dict[st
     """
     terms = query_terms(question)
     read = [note for source_id, text in sources for note in _read(source_id, text)]
+    languages = {note.language for note in read if note.language and note.passages}
+    if len(languages) > 1:  # the passages in the question's language, where the notebook has some that match
+        language = question_language(question, languages)
+        own = [note for note in read if note.language == language]
+        if own and _ranked(terms, own):
+            read = own
     passages = [p for note in read for p in note.passages]
     ranked = _ranked(terms, read) if terms and passages else []
     if not ranked:
@@ -287,7 +327,10 @@ def compose_answer(question: str, sources: Sequence[tuple[str, str]]) -> dict[st
     used: dict[str, None] = {}
     for number, index in enumerate(chosen, start=1):
         passage = passages[index]
-        lines.append(f"> {passage.text} [{number}]")
+        if "\n" in passage.text:  # a table: each row a line of the quote, the marker after it
+            lines.append("\n".join(f"> {row}" for row in passage.text.split("\n")) + f"\n>\n> [{number}]")
+        else:
+            lines.append(f"> {passage.text} [{number}]")
         citations[str(number)] = passage.source_id
         references.append({"source_id": passage.source_id, "citation_number": number, "cited_text": passage.text})
         used[passage.source_id] = None

@@ -94,6 +94,9 @@ class Faults:
     """Tools the server does not have, as an older server lacks them (set when the server is built)."""
     network_down: bool = False
     """The server's requests to Google fail for want of a network: every tool but `server_info` says so."""
+    file_titles_ignored: bool = False
+    """The rename that gives a file source the title asked for does not take: the source keeps its file name,
+    while `source_add` answers with the title (the real server renames after the upload, best effort)."""
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,10 @@ _SWITCHES: tuple[tuple[str, dict[str, Any]], ...] = (
     ("--network-down", {"is_flag": True,
                         "help": "Act like a server whose requests to Google fail (no network): every tool but "
                                 "server_info answers '[Errno -2] Name or service not known'."}),
+    ("--file-titles-ignored", {"is_flag": True,
+                               "help": "The title asked for a file source does not take: the source keeps its file "
+                                       "name, though source_add answers with the title (the real server applies it "
+                                       "by a rename after the upload, which can fail silently)."}),
 )
 
 FAKE_SWITCHES = frozenset(name for name, _settings in _SWITCHES)
@@ -98,7 +102,7 @@ def fake_switches(function: F) -> F:
     """`function`, a click command's callback, with the fake's switches as its options (the values reach it as
     keywords: `state`, `capacity`, `latency`, `drop_on_call`, `drop_on`, `error_on`, `empty_sources_once`,
     `auth_required`, `rate_limit_on`, `expire_login_after`, `renewal_fails`, `login_back_after`, `usage_used`,
-    `tier`, `without_tool`, `network_down`; `fake_options` reads them)."""
+    `tier`, `without_tool`, `network_down`, `file_titles_ignored`; `fake_options` reads them)."""
     for name, settings in reversed(_SWITCHES):
         function = click.option(name, **settings)(function)
     return function
@@ -108,7 +112,8 @@ def build_faults(*, latency: float = 0.0, drop_on_call: str | None = None, drop_
                  error_on: Sequence[str] = (), rate_limit_on: Sequence[str] = (), empty_sources_once: bool = False,
                  auth_required: bool = False, expire_login_after: int | None = None, renewal_fails: bool = False,
                  login_back_after: int | None = None, usage_used: Sequence[str] = (), tier: str | None = None,
-                 without_tool: Sequence[str] = (), network_down: bool = False) -> Faults:
+                 without_tool: Sequence[str] = (), network_down: bool = False,
+                 file_titles_ignored: bool = False) -> Faults:
     """The `Faults` the fault switches describe.
 
     Raises:
@@ -130,7 +135,7 @@ def build_faults(*, latency: float = 0.0, drop_on_call: str | None = None, drop_
                   expire_login_after=expire_login_after, renewal_fails=renewal_fails,
                   login_back_after=login_back_after, usage_used=dict(parse_usage_used(s) for s in usage_used),
                   tier=parse_tier(tier) if tier is not None else None, without_tools=frozenset(without_tool),
-                  network_down=network_down)
+                  network_down=network_down, file_titles_ignored=file_titles_ignored)
 
 
 def fake_options(values: Mapping[str, Any]) -> FakeOptions:

@@ -142,12 +142,12 @@ def _tools(run: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]) -> l
 
     async def source_add(
         notebook_id: NotebookId,
-        source_type: Annotated[str, Field(description="text or url (the fake keeps both as text)")],
+        source_type: Annotated[str, Field(description="text, url (kept as text) or file")],
         url: Annotated[str | None, Field(description="URL for source_type=url")] = None,
         urls: Annotated[IdList, Field(description="Several URLs (accepted, not used by the fake)")] = None,
         text: Annotated[str | None, Field(description="Text for source_type=text")] = None,
         title: Annotated[str | None, Field(description="Display title")] = None,
-        file_path: Annotated[str | None, Field(description="Not supported by the fake")] = None,
+        file_path: Annotated[str | None, Field(description="Local file path for source_type=file")] = None,
         document_id: Annotated[str | None, Field(description="Not supported by the fake")] = None,
         doc_type: Annotated[str, Field(description="Not used by the fake")] = "doc",
         wait: Wait = False,

@@ -29,6 +29,7 @@ from nlmsync.errors import InputError
 from nlmsync.fake import account
 from nlmsync.fake.answers import compose_answer
 from nlmsync.fake.faults import CallPlan, Faults, When, plan_call
+from nlmsync.fake.files import file_outside_allowed_dirs, read_file_source
 from nlmsync.fake.persistence import Journal, journal_path, write_snapshot
 from nlmsync.fake.replies import (
     AUTH_ERROR,
@@ -76,7 +77,8 @@ class FakeNotebook:
 
 @dataclass(frozen=True)
 class CallRecord:
-    """One tool call as the fake saw it; `applied` is True when the tool ran and succeeded."""
+    """One tool call as the fake saw it; `applied` is True when the tool ran and changed the notebooks (it succeeded,
+    or it failed having added a source, as a file NotebookLM cannot process is kept)."""
 
     tool: str
     arguments: dict[str, Any]
@@ -109,6 +111,8 @@ class FakeNotebookLM:
         self.counters: dict[str, int] = {}
         self.empty_sources_served = False
         self.calls: list[CallRecord] = []
+        self._retained: str | None = None
+        """The source the call being applied added though it answers an error (a file that failed to process)."""
         self._journal = Journal(state_path) if state_path is not None else None
         if state_path is not None and (state_path.exists() or journal_path(state_path).exists()):
             self._load(state_path)
@@ -124,6 +128,7 @@ class FakeNotebookLM:
     def apply(self, tool: str, arguments: dict[str, Any], plan: CallPlan | None = None) -> dict[str, Any]:
         """Run one tool call (unless a fault answers it first), log it and persist the state."""
         plan = plan or self.plan(tool)
+        self._retained = None
         if plan.network_down:
             result = error(account.NETWORK_ERROR)
         elif plan.auth_required:
@@ -138,7 +143,8 @@ class FakeNotebookLM:
             result = error(plan.error)
         else:
             result = getattr(self, f"_tool_{tool}")(**arguments)
-        applied = result.get("status") == "success"
+        # an upload NotebookLM failed to process is an error that still added a source
+        applied = result.get("status") == "success" or self._retained is not None
         self.calls.append(CallRecord(tool, _loggable(arguments), applied, str(result.get("status")),
                                      "after" if plan.drop == "after" else None))
         if tool in MUTATING_TOOLS or self._counts_matter() or self.faults.empty_sources_once:
@@ -168,8 +174,9 @@ class FakeNotebookLM:
         if tool == "notebook_delete":
             return [{"op": "notebook_deleted", "id": arguments["notebook_id"]}]
         if tool in ("source_add", "source_rename"):
-            notebook = self._notebook_of(result["source_id"])
-            source = self.source(result["source_id"])
+            source_id = result.get("source_id") or self._retained or ""
+            notebook = self._notebook_of(source_id)
+            source = self.source(source_id)
             if notebook is None or source is None:
                 return []
             return [{"op": "source", "notebook_id": notebook.id, "source": asdict(source)}]
@@ -340,6 +347,8 @@ class FakeNotebookLM:
                          file_path: str | None = None, document_id: str | None = None, doc_type: str = "doc",
                          wait: bool = False, wait_timeout: float = 120.0) -> dict[str, Any]:
         nb = self.notebooks.get(notebook_id)
+        if source_type == "file":
+            return self._add_file(nb, notebook_id, file_path, title, wait)
         if source_type == "text":
             if not text:
                 return error("text is required for source_type='text'")
@@ -349,7 +358,7 @@ class FakeNotebookLM:
                 return error("url is required for source_type='url'")
             content, default_title = url, url
         else:
-            return error(f"Unknown source_type '{source_type}' (the fake server accepts text and url)")
+            return error(f"Unknown source_type '{source_type}' (the fake server accepts text, url and file)")
         if nb is None:
             return not_found("Notebook", notebook_id)
         if len(content.encode("utf-8")) > MAX_TEXT_BYTES:
@@ -365,6 +374,40 @@ class FakeNotebookLM:
         nb.sources[source.id] = source
         return {"status": "success", "ready": wait, "source_type": source_type, "source_id": source.id,
                 "title": source.title}
+
+    def _add_file(self, nb: FakeNotebook | None, notebook_id: str, file_path: str | None, title: str | None,
+                  wait: bool) -> dict[str, Any]:
+        """A file uploaded as the real server uploads it: named after the file, its text read as nlmsync reads it,
+        then given `title` by a rename (which `file_titles_ignored` makes not take). A file whose text cannot be
+        read stays in the notebook as a source that failed to process, which an add that waits reports."""
+        if not file_path:
+            return error("file_path is required for source_type='file'")
+        refusal = file_outside_allowed_dirs(file_path)
+        if refusal is not None:
+            return error(refusal)
+        problem, document = read_file_source(file_path)
+        if problem is not None:
+            return error(f"Could not add file source: {problem}",
+                         hint="File paths must be accessible on the machine running nlm or the MCP server. "
+                              f"Received path: {file_path}")
+        assert document is not None
+        if nb is None:
+            return error(f"Could not add file source: Notebook {notebook_id} not found.")
+        if len(nb.sources) >= self.capacity:
+            return notebook_full(notebook_id, len(nb.sources), self.capacity)
+        name = Path(file_path).name
+        source = FakeSource(str(uuid.uuid4()), name, document.text, "file")
+        nb.sources[source.id] = source
+        if document.notice is not None and not document.has_text and (wait or title):
+            # the real server waits before it renames: a file NotebookLM cannot process fails that wait
+            self._retained = source.id
+            return error(f"Source {source.id} failed to process in NotebookLM.",
+                         hint="The failed source entry was retained for inspection. Delete it with "
+                              f"'nlm source delete {source.id}' if it is no longer needed.")
+        if title and not self.faults.file_titles_ignored:
+            source.title = title.strip()
+        return {"status": "success", "ready": wait, "source_type": "file", "source_id": source.id,
+                "title": title or name}
 
     def _tool_source_delete(self, source_id: str | None = None, source_ids: str | list[str] | None = None,
                             confirm: bool = False) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Turn what the NotebookLM MCP server or the transport said into one `NotebookLMError` subclass.
 
-Pure functions, no I/O:
+Pure functions, no I/O. A message leads with what nlmsync was doing, in the user's words (`doing`: "uploading a
+note", not `source_add`); the tool stays in the error's `tool`.
 
 - `classify_in_band_error(tool, payload)` — a `{"status": "error", "error": ..., "error_details"?: ...}`
   result: by the `category` of its `error_details` when present, else by the message text. The raw message is kept.
@@ -25,6 +26,7 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from nlmsync.errors import (
     AuthenticationRequiredError,
     ConnectionLostError,
+    FileOutsideServerFoldersError,
     GoogleUnreachableError,
     MalformedResponseError,
     NotebookLMError,
@@ -40,7 +42,7 @@ from nlmsync.errors import (
 )
 from nlmsync.notebooklm.transports import login_command
 
-__all__ = ["classify_exception", "classify_in_band_error", "classify_tool_error_text", "is_unknown_tool",
+__all__ = ["classify_exception", "classify_in_band_error", "classify_tool_error_text", "doing", "is_unknown_tool",
            "leaf_exceptions"]
 
 Phase = Literal["connect", "call"]
@@ -69,6 +71,7 @@ _MESSAGE_RULES: list[tuple[regex.Pattern[str], type[NotebookLMError]]] = [
                    r"hostname|nodename nor servname|getaddrinfo failed|network is unreachable|no route to host|"
                    r"could not reach (notebooklm|google)|failed to establish a new connection", regex.I),
      GoogleUnreachableError),
+    (regex.compile(r"outside allowed directories|NOTEBOOKLM_ALLOWED_FILE_DIRS"), FileOutsideServerFoldersError),
     (regex.compile(r"no authentication found|nlm login|not authenticated|authenticat|cookie|credentials? (have|has) "
                    r"expired|login required|sign[- ]?in required|\(code 16\)", regex.I), AuthenticationRequiredError),
     # The real server words RPC failures "API error (code N): NAME" (gRPC codes: 3 invalid argument,
@@ -84,11 +87,35 @@ _MESSAGE_RULES: list[tuple[regex.Pattern[str], type[NotebookLMError]]] = [
                    r"missing required", regex.I), ServerValidationError),
 ]
 
+# What nlmsync is doing when it calls each tool, as an error's first words.
+_DOING = {
+    "server_info": "asking the server about its login",
+    "refresh_auth": "renewing the Google login",
+    "usage_get": "reading the plan's usage allowance",
+    "notebook_list": "listing the notebooks",
+    "notebook_get": "reading the notebook",
+    "notebook_create": "creating the notebook",
+    "notebook_delete": "deleting the notebook",
+    "notebook_query": "asking the notebook",
+    "source_add": "uploading to the notebook",
+    "source_delete": "deleting a source from the notebook",
+    "source_rename": "renaming a source",
+    "source_get_content": "reading a source back",
+    "source_describe": "reading a source's summary",
+}
+
+
+def doing(tool: str) -> str:
+    """What nlmsync was doing when it called `tool`, in the user's words (an unknown tool: its name)."""
+    return _DOING.get(tool, tool)
+
+
 # The commands of the real server's package (PyPI notebooklm-mcp-cli).
 REAL_SERVER_COMMANDS = frozenset({"notebooklm-mcp", "nlm"})
 _NETWORK_HINT = ("the server runs, but its requests to Google fail: check this machine's network (connection, DNS, "
                  "proxy), then run again")
 _UNKNOWN_TOOL = regex.compile(r"unknown tool", regex.I)
+_REFUSED_FILE = regex.compile(r"File path '([^']*)' is outside allowed directories")
 _QUERY_TIMEOUT_HINT = "give the query more time: query_timeout in .nlmsync/config.toml or NLMSYNC_QUERY_TIMEOUT"
 
 
@@ -110,27 +137,36 @@ def _build(cls: type[NotebookLMError], tool: str, raw: str, details: dict[str, A
            hint: str | None) -> NotebookLMError:
     if cls is AuthenticationRequiredError:
         said = _first_line(raw).split(". ")[0].rstrip(".")
-        message = f"{tool}: the NotebookLM server needs a Google login ({said})"
+        message = f"{doing(tool)}: the NotebookLM server needs a Google login ({said})"
         login = login_command()
         # the server's own hint says `nlm login`, which a shell does not find when nlm is not on PATH
         if not hint or login != "'nlm login'":
             hint = f"run {login} (or give the server NOTEBOOKLM_COOKIES), then try again"
     elif cls is GoogleUnreachableError:
-        message = f"{tool}: the NotebookLM server could not reach Google ({_first_line(raw)})"
+        message = f"{doing(tool)}: the NotebookLM server could not reach Google ({_first_line(raw)})"
         hint = _NETWORK_HINT
+    elif cls is FileOutsideServerFoldersError:
+        found = _REFUSED_FILE.search(raw)
+        where = f" ({found.group(1)} is not in them)" if found else ""
+        message = (f"{tool}: the NotebookLM server may read files only in the folders its "
+                   f"NOTEBOOKLM_ALLOWED_FILE_DIRS setting names{where}")
+        hint = ("add the vault's folder to NOTEBOOKLM_ALLOWED_FILE_DIRS where the server is started (folders "
+                f"separated by '{os.pathsep}'), or leave it unset")
     elif cls is ServerTimeoutError and tool == "notebook_query":
         # The server's own hint ("retry with a longer timeout") names no setting the user can change here.
-        message = f"{tool}: {_first_line(raw)}"
+        message = _led_by_doing(tool, _first_line(raw))
         hint = _QUERY_TIMEOUT_HINT
     else:
-        message = _naming_the_tool(tool, _first_line(raw))
+        message = _led_by_doing(tool, _first_line(raw))
     return cls(message, tool=tool, raw=raw, details=details, hint=hint)
 
 
-def _naming_the_tool(tool: str, said: str) -> str:
-    """`said`, led by the tool's name unless the server's message already starts with it
-    ("source_add failed: …" stays as it is rather than becoming "source_add: source_add failed: …")."""
-    return said if said.startswith((f"{tool} ", f"{tool}:")) else f"{tool}: {said}"
+def _led_by_doing(tool: str, said: str) -> str:
+    """The server's words `said`, led by what nlmsync was doing; the tool's name they start with is put in those
+    words ("source_add failed: …" is "uploading to the notebook failed: …")."""
+    if said.startswith((f"{tool} ", f"{tool}:")):
+        return doing(tool) + said[len(tool):]
+    return f"{doing(tool)}: {said}"
 
 
 def classify_in_band_error(tool: str, payload: dict[str, Any]) -> NotebookLMError:
@@ -219,17 +255,17 @@ def classify_exception(exc: BaseException, *, tool: str, phase: Phase, server: s
                                           hint=_missing_command_hint(str(name)))
     if isinstance(leaf, TimeoutError | httpx2.TimeoutException) or (
             isinstance(leaf, MCPError) and leaf.code == REQUEST_TIMEOUT):
-        return ServerTimeoutError(f"{tool}: {server} did not answer in time", tool=tool, raw=str(leaf))
+        return ServerTimeoutError(f"{doing(tool)}: {server} did not answer in time", tool=tool, raw=str(leaf))
     if isinstance(leaf, MCPError) and leaf.code != CONNECTION_CLOSED:
         return _build(_class_for_message(leaf.message), tool, leaf.message, {"mcp_code": leaf.code}, None)
     if isinstance(leaf, pydantic.ValidationError):
-        return MalformedResponseError(f"{tool}: malformed message from {server}: {leaf.errors()[0].get('msg')}",
+        return MalformedResponseError(f"{doing(tool)}: malformed message from {server}: {leaf.errors()[0].get('msg')}",
                                       tool=tool, raw=str(leaf))
     detail = str(leaf) or type(leaf).__name__
     if phase == "call" and not isinstance(leaf, _CONNECTION_LIKE):
-        return ServerError(f"{tool}: unexpected {type(leaf).__name__} talking to {server}: {detail}", tool=tool,
+        return ServerError(f"{doing(tool)}: unexpected {type(leaf).__name__} talking to {server}: {detail}", tool=tool,
                            raw=detail)
     if phase == "connect":
         return ServerUnreachableError(f"cannot connect to {server}: {detail}", tool=tool, raw=detail,
                                       hint="check --server (or NLMSYNC_SERVER), and that the server is running")
-    return ConnectionLostError(f"{tool}: connection to {server} lost: {detail}", tool=tool, raw=detail)
+    return ConnectionLostError(f"{doing(tool)}: connection to {server} lost: {detail}", tool=tool, raw=detail)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -48,6 +49,7 @@ from nlmsync.notebooklm.classify import (
     classify_exception,
     classify_in_band_error,
     classify_tool_error_text,
+    doing,
     is_unknown_tool,
 )
 from nlmsync.notebooklm.login import LOGIN_TOOLS, LoginRenewal, renewable
@@ -70,12 +72,16 @@ from nlmsync.notebooklm.models import (
 )
 from nlmsync.notebooklm.retry import IDEMPOTENT_TOOLS, AddRateLimiter, Sleep, call_with_retry
 from nlmsync.notebooklm.transports import InProcessFake, ServerTarget, resolve_server
+from nlmsync.vault import ATTACHMENT_KINDS
 
 __all__ = ["NotebookLMClient", "connect", "result_payload"]
 
 # A query (or an add that waits for processing) gets this much longer on the client than the budget it passes
 # to the server, so the server's own "deadline exceeded" answer arrives before the client gives up.
 QUERY_GRACE_SECONDS = 15.0
+MEDIA_WAIT_SECONDS = 600.0
+"""How long an audio or video upload may take to process (the real server's own command line waits as long)."""
+MEDIA_SUFFIXES = frozenset().union(ATTACHMENT_KINDS["audio"], ATTACHMENT_KINDS["video"])
 CLOSE_GRACE_SECONDS = 5.0
 STDERR_TAIL_CHARS = 300
 
@@ -99,14 +105,14 @@ def result_payload(tool: str, result: CallToolResult) -> dict[str, Any]:
         except json.JSONDecodeError:
             payload = None
     if not isinstance(payload, dict):
-        raise MalformedResponseError(f"{tool}: malformed response from the server: the result is not a JSON object",
+        raise MalformedResponseError(f"{doing(tool)}: malformed response from the server: the result is not a JSON object",
                                      tool=tool, raw="\n".join(texts)[:500])
     status = payload.get("status")
     if status == "error" or (status != "success" and isinstance(payload.get("error"), str)):
         # `refresh_auth` answers a login it could not renew with status "expired"
         raise classify_in_band_error(tool, payload)
     if status != "success":
-        raise MalformedResponseError(f"{tool}: malformed response from the server: field 'status' is {status!r}",
+        raise MalformedResponseError(f"{doing(tool)}: malformed response from the server: field 'status' is {status!r}",
                                      tool=tool, raw=str(payload)[:500])
     return payload
 
@@ -249,7 +255,7 @@ class NotebookLMClient:
 
     async def call(self, tool: str, arguments: dict[str, Any], *, timeout: float | None = None) -> dict[str, Any]:
         """Call any tool; the successful JSON payload (retried on a connection problem if the tool is idempotent).
-        A call that meets an expired login is sent once more after `refresh_auth` renewed it (`login.py`).
+        A call that meets an expired login is sent again after `refresh_auth` renewed it (`login.py`).
 
         Raises:
             AuthenticationRequiredError: the login is needed and could not be renewed (its hint says what to do).
@@ -264,18 +270,22 @@ class NotebookLMClient:
                                          retry_on_connection_issue=self.settings.retry_on_connection_issue,
                                          sleep=self._sleep)
 
-        started = self.login.generation
-        try:
-            return await once()
-        except AuthenticationRequiredError as expired:
-            if tool in LOGIN_TOOLS or not renewable(expired):
-                raise
-            await self.login.renew(expired, started, self.refresh_auth)
-            if tool == "source_add" and arguments.get("wait"):
-                raise ConnectionLostError(f"{tool}: the login expired while the add waited for processing; it was "
-                                          "renewed, and whether the source was added is not known",
-                                          tool=tool, raw=expired.raw) from expired
-        return await once()
+        while True:
+            started = self.login.generation
+            try:
+                result = await once()
+            except AuthenticationRequiredError as expired:
+                if tool in LOGIN_TOOLS or not renewable(expired):
+                    raise
+                await self.login.renew(expired, started, self.refresh_auth)
+                if tool == "source_add" and arguments.get("wait"):
+                    raise ConnectionLostError(f"{doing(tool)}: the login expired while the add waited for processing; it "
+                                              "was renewed, and whether the source was added is not known",
+                                              tool=tool, raw=expired.raw) from expired
+                continue  # sent again on the renewed login, which may have expired again meanwhile
+            if tool not in LOGIN_TOOLS:  # a renewal itself going through says nothing of the login it gave
+                self.login.worked(started)
+            return result
 
     async def _typed(self, tool: str, model: type[ResultT], arguments: dict[str, Any], *,
                      timeout: float | None = None) -> ResultT:
@@ -348,13 +358,37 @@ class NotebookLMClient:
         Raises:
             RateLimitedError: still rate-limited after the last pause (or refused at once after that).
         """
+        waiting = self.settings.wait_for_processing if wait is None else wait
+        arguments: dict[str, Any] = {"notebook_id": notebook_id, "source_type": "text", "text": text,
+                                     "title": title, "wait": waiting}
+        return await self._add_limited(arguments, self.settings.call_timeout if waiting else None)
+
+    async def source_add_file(self, notebook_id: str, file_path: str | os.PathLike[str], title: str) -> AddedSource:
+        """Upload the file at `file_path` (made absolute: the server reads it from its own disk) as a source the
+        server titles `title`. The server names a file source after the file and applies `title` by a rename once
+        the source is processed, so it waits for the processing: up to `MEDIA_WAIT_SECONDS` for audio and video,
+        the call timeout for the rest. The rename may not take: the title the notebook lists is the one to trust,
+        not the one answered. Rate-limited adds are sent again as `source_add_text`'s are.
+
+        Raises:
+            FileOutsideServerFoldersError: the server may read only the folders NOTEBOOKLM_ALLOWED_FILE_DIRS names.
+            RateLimitedError: still rate-limited after the last pause (or refused at once after that).
+        """
+        path = os.path.abspath(file_path)
+        media = os.path.splitext(path)[1].lower() in MEDIA_SUFFIXES
+        wait_timeout = max(MEDIA_WAIT_SECONDS, self.settings.call_timeout) if media else self.settings.call_timeout
+        arguments: dict[str, Any] = {"notebook_id": notebook_id, "source_type": "file", "file_path": path,
+                                     "title": title, "wait": True}
+        return await self._add_limited(arguments, wait_timeout)
+
+    async def _add_limited(self, arguments: dict[str, Any], wait_timeout: float | None) -> AddedSource:
         limiter = self._add_limiter
         while True:
             if limiter.exhausted:
-                raise RateLimitedError(f"source_add not tried: {limiter.summary()}", tool="source_add")
+                raise RateLimitedError(f"{doing('source_add')}: not tried: {limiter.summary()}", tool="source_add")
             burst = await limiter.wait_turn()
             try:
-                return await self._add_once(notebook_id, text, title, wait)
+                return await self._add_once(arguments, wait_timeout)
             except RateLimitedError as exc:
                 if not limiter.limited(burst):
                     exc.message = f"{exc.message} ({limiter.summary()})"
@@ -364,16 +398,13 @@ class NotebookLMClient:
         """What the server's rate limit on adds did to this run, in one line (None when it never limited)."""
         return self._add_limiter.summary()
 
-    async def _add_once(self, notebook_id: str, text: str, title: str, wait: bool | None) -> AddedSource:
-        waiting = self.settings.wait_for_processing if wait is None else wait
-        arguments: dict[str, Any] = {"notebook_id": notebook_id, "source_type": "text", "text": text,
-                                     "title": title, "wait": waiting}
-        if waiting:
-            # The server's own processing wait ends first, so its answer arrives before the client gives up.
-            arguments["wait_timeout"] = self.settings.call_timeout
-            return await self._typed("source_add", AddedSource, arguments,
-                                     timeout=self.settings.call_timeout + QUERY_GRACE_SECONDS)
-        return await self._typed("source_add", AddedSource, arguments)
+    async def _add_once(self, arguments: dict[str, Any], wait_timeout: float | None) -> AddedSource:
+        """One `source_add`; with `wait_timeout`, the server waits for processing that long, and its answer is
+        waited for that long and a grace more (its own wait ends first, so its answer arrives before we give up)."""
+        if wait_timeout is None:
+            return await self._typed("source_add", AddedSource, arguments)
+        return await self._typed("source_add", AddedSource, {**arguments, "wait_timeout": wait_timeout},
+                                 timeout=wait_timeout + QUERY_GRACE_SECONDS)
 
     async def source_delete(self, source_id: str) -> DeletedSource:
         return await self._typed("source_delete", DeletedSource, {"source_id": source_id, "confirm": True})

@@ -10,9 +10,12 @@ wait met the expired login: it is settled as an answer lost (the sync's fresh li
 A server that has no login at all ("No authentication found") is not asked: it reads a login saved on disk
 by itself, so there is nothing to renew.
 
-`LoginRenewal` keeps the count: concurrent calls that meet the same expiry share one renewal, a renewal that
-failed is not tried again by every later call of the run, and after `MAX_RENEWALS` the run stops. A
-long-running command that waited for a login made elsewhere starts a new count (`restart`).
+`LoginRenewal` keeps the count: concurrent calls that meet the same expiry share one renewal, a call that meets
+an expired login again after a renewal (the renewed login used up by other calls) is renewed again, and a
+renewal that failed is not tried again by every later call of the run. A renewal that helped (a call made on
+the renewed login went through) starts the count again: a long run on a login that lasts a while renews as often
+as it expires, while after `MAX_RENEWALS` renewals in a row that no call could use the run stops — such a login
+needs a person. A long-running command that waited for a login made elsewhere starts a new count (`restart`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from nlmsync.notebooklm.transports import login_command
 
 __all__ = ["LOGIN_TOOLS", "MAX_RENEWALS", "LoginRenewal", "renewable", "renewal_failed_hint"]
 
-# Renewals one client makes before it stops asking: a login that keeps expiring needs a person.
+# Renewals in a row, none of them used by a call, a client makes before it stops asking: a login that expires
+# as soon as it is renewed needs a person.
 MAX_RENEWALS = 3
 # The tools about the login itself: their own "needs a login" answer is never renewed.
 LOGIN_TOOLS = frozenset({"refresh_auth", "server_info"})
@@ -62,6 +66,7 @@ class LoginRenewal:
     def __init__(self, limit: int = MAX_RENEWALS) -> None:
         self.limit = limit
         self.renewals = 0
+        """Renewals since a call last went through on the login of the moment."""
         self.generation = 0
         """Counts successful renewals: a call that started before one simply goes again."""
         self.failure: str | None = None
@@ -73,6 +78,12 @@ class LoginRenewal:
         self.renewals = 0
         self.failure = None
         self.generation += 1
+
+    def worked(self, started: int) -> None:
+        """A call begun at generation `started` went through: when that is the login of the moment, its renewal
+        helped, and the count starts again."""
+        if started == self.generation:
+            self.renewals = 0
 
     async def renew(self, expired: AuthenticationRequiredError, started: int,
                     refresh: Callable[[], Awaitable[object]]) -> None:
@@ -87,7 +98,8 @@ class LoginRenewal:
             if self.generation != started:
                 return  # renewed while this call was under way
             if self.failure is None and self.renewals >= self.limit:
-                self.failure = f"the login expired again after {self.renewals} renewals in this run: {_login_again()}"
+                self.failure = (f"the login was renewed {self.renewals} times in a row and expired each time before a "
+                                f"call could use it: {_login_again()}")
             if self.failure is None:
                 self.renewals += 1
                 try:

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from nlmsync.errors import MalformedResponseError
+from nlmsync.notebooklm.classify import doing
 from nlmsync.notebooklm.plans import Plan, plan_for_tier
 
 __all__ = [
@@ -217,5 +218,5 @@ def parse_result(tool: str, model: type[ResultT], payload: dict[str, Any]) -> Re
         first = exc.errors()[0]
         field = _field_name(tuple(first.get("loc") or ()))
         problem = "missing" if first.get("type") == "missing" else first.get("msg", "invalid").lower()
-        raise MalformedResponseError(f"{tool}: malformed response from the server: field '{field}' {problem}",
+        raise MalformedResponseError(f"{doing(tool)}: malformed response from the server: field '{field}' {problem}",
                                      tool=tool, raw=str(payload)[:500]) from None

@@ -129,7 +129,7 @@ class AddRateLimiter:
         times = "once" if len(self.pauses_taken) == 1 else f"{len(self.pauses_taken)} times"
         rate = f"{self.per_minute:.3g}"
         if self.exhausted:
-            return (f"NotebookLM kept rate-limiting source_add: paused {times} ({sum(self.pauses_taken):g} s in all), "
+            return (f"NotebookLM kept rate-limiting uploads: paused {times} ({sum(self.pauses_taken):g} s in all), "
                     "then gave up on the remaining adds")
-        return (f"NotebookLM rate-limited source_add: paused {times} ({sum(self.pauses_taken):g} s in all) and "
+        return (f"NotebookLM rate-limited uploads: paused {times} ({sum(self.pauses_taken):g} s in all) and "
                 f"went on at {rate} adds per minute")

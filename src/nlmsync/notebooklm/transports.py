@@ -21,12 +21,14 @@ process that exits — the client's pending call fails with "connection closed" 
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 import shutil
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, TextIO
@@ -39,6 +41,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.memory import create_client_server_memory_streams
+from pydantic import ValidationError
 
 from nlmsync.errors import UsageError
 
@@ -151,7 +154,54 @@ class ServerTarget:
             assert self.url is not None
             return streamable_http_client(self.url)
         assert self.params is not None
-        return stdio_client(self.params, errlog=errlog)
+        return _stdio_transport(self.params, errlog)
+
+
+# The capture of the stderr of the server the current task's stdio transport runs (see `_ServerSaid`).
+_SERVER_STDERR: ContextVar[TextIO | None] = ContextVar("server_stderr", default=None)
+_SDK_STDIO_LOGGER = "mcp.client.stdio"
+
+
+class _ServerSaid(logging.Filter):
+    """The MCP SDK's stdio client logs what it could not take from the server — a line of its stdout that is no
+    MCP message, a read that failed — with a traceback on stderr, ahead of nlmsync's own error. Inside one of
+    nlmsync's stdio transports such a record is written instead as one line into the capture of that server's
+    stderr, which an error about the server quotes (`server said: …`), and goes no further: the SDK's reader task
+    runs in a copy of the transport's context, which says which capture. Elsewhere the record goes on as usual.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        capture = _SERVER_STDERR.get()
+        if capture is None:
+            return True
+        said = record.getMessage()
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, ValidationError):
+            problems = exc.errors()
+            line = problems[0].get("input") if problems else None
+            if isinstance(line, str):
+                said = f"not an MCP message on stdout: {line[:200]!r}"
+        elif exc is not None:
+            said = f"{said}: {exc}"
+        try:
+            capture.write(" ".join(said.split()) + "\n")
+        except (OSError, ValueError):  # the capture was closed with its session
+            pass
+        return False
+
+
+@asynccontextmanager
+async def _stdio_transport(params: StdioServerParameters, errlog: TextIO) -> AsyncIterator[Any]:
+    """The SDK's stdio transport, with what its client logs of the server written to `errlog` (`_ServerSaid`)."""
+    logger = logging.getLogger(_SDK_STDIO_LOGGER)
+    if not any(isinstance(check, _ServerSaid) for check in logger.filters):
+        logger.addFilter(_ServerSaid())
+    token = _SERVER_STDERR.set(errlog)
+    try:
+        async with stdio_client(params, errlog=errlog) as streams:
+            yield streams
+    finally:
+        _SERVER_STDERR.reset(token)
 
 
 def _fake_command(extra_args: list[str], state_dir: Path | None) -> list[str]:

@@ -6,14 +6,15 @@ lines, with white space and markdown marks (`**`, `[…](…)`, list bullets) no
 matched word for word: both texts are cut into words (runs of letters and digits; each character of a script
 written without spaces — Chinese, Japanese, Thai, Lao, Khmer, Myanmar — a word of its own; compared
 case-insensitively after NFKC), and the quote's words must appear one after another in the note. A quote the
-server gave as the note has it (white space aside) is placed where it stands verbatim, so that notes that differ
-only in a symbol (an alias of `[` and one of `,`) are told apart. Otherwise the quote is first looked for with its
+server gave as the note has it (white space aside, its first and last words whole) is placed where it stands
+verbatim, so that notes that differ only in a symbol (an alias of `[` and one of `,`) are told apart. Otherwise the quote is first looked for with its
 sentence punctuation (`.`, `,`, `;`, `:`, `!`, `?`) among its words, so that of two
 notes holding its words the one whose sentence ends where the quote ends is taken ("an alias of `npm run`."
 is not "an alias of `npm run restart`."); then by its words alone. A quote that does not appear whole is tried
 by its longest piece between ellipses, then by its first and its last dozen words (at least `MIN_PIECE_WORDS`
 each); one that still cannot be found is not placed — never guessed. A quote of a pack's own path heading
-(`# notes/heapsort.md`, the line above each note) is placed at the start of that note.
+(`# notes/heapsort.md`, the line above each note) is placed at the start of that note. Of several notes that hold
+a quote alike, the caller says which to name (`find_cited_note`'s `prefer`).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from nlmsync.search import markdown_lines
 from nlmsync.vault import parse_front_matter
@@ -36,6 +38,10 @@ _UNSPACED = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u
 _WORD = re.compile(f"[^\\W_{_UNSPACED}]+|[{_UNSPACED}]")
 _WORD_OR_MARK = re.compile(f"[^\\W_{_UNSPACED}]+|[{_UNSPACED}]|[.,;:!?\u3002\uff0c\uff1b\uff1a\uff01\uff1f]")
 _ELLIPSIS = re.compile(r"\.\.\.|…")
+# a character of a word of a script written with spaces, and the edges a verbatim quote's first and last words need
+_SPACED_WORD = re.compile(f"[^\\W_{_UNSPACED}]")
+_EDGE_BEFORE = f"(?<![^\\W_{_UNSPACED}])"
+_EDGE_AFTER = f"(?![^\\W_{_UNSPACED}])"
 _SEPARATOR = "\x00"
 
 
@@ -103,40 +109,61 @@ def find_cited_text(text: str, cited: str) -> int | None:
     return found[1] if found is not None else None
 
 
-def find_cited_note(texts: Sequence[str | None], cited: str,
-                    paths: Sequence[str] = ()) -> tuple[int, int] | None:
+def find_cited_note(texts: Sequence[str | None], cited: str, paths: Sequence[str] = (),
+                    prefer: Callable[[int], Any] | None = None) -> tuple[int, int] | None:
     """Which of `texts` (the notes of a pack, in order; None for one that cannot be read) holds the cited passage,
     and where it starts: with the notes' `paths`, the note whose path heading line (`# path`, which the pack puts
-    above it) is the whole passage, word for word (at 0); else the first note holding it verbatim (white space
-    aside), else the first holding it whole with its punctuation, else the first holding its words, else the
-    first holding its most telling piece."""
+    above it) is the whole passage, word for word (at 0); else the notes holding it verbatim (white space aside,
+    whole words), else those holding it whole with its punctuation, else those holding its words, else those
+    holding its most telling piece.
+
+    When several notes hold it at the first of these steps that finds it (translations, release notes that
+    repeat a line), `prefer` chooses: the note with the smallest `prefer(index)`, the first of them in order when
+    they tie (`prefer` None: the first)."""
     words = [_normal(w) for w in _WORD.findall(cited)]
     headed = [i for i, path in enumerate(paths) if words and [_normal(w) for w in _WORD.findall(path)] == words]
     if len(headed) > 1:  # paths with the same words (`a-b.md`, `a b.md`): the one written as quoted, if any
         headed = [i for i in headed if paths[i] == " ".join(cited.split()).lstrip("# ")]
     if len(headed) == 1:
         return headed[0], 0
+    holders = _verbatim(texts, cited)
+    if not holders:
+        marked = [_normal(w) for w in _WORD_OR_MARK.findall(cited)]
+        holders = _holding(texts, [marked], _WORD_OR_MARK) if len(marked) > len(_WORD.findall(cited)) else []
+    if not holders:
+        holders = _holding(texts, quote_words(cited), _WORD)
+    if not holders:
+        return None
+    return min(holders, key=lambda found: prefer(found[0])) if prefer is not None else holders[0]
+
+
+def _verbatim(texts: Sequence[str | None], cited: str) -> list[tuple[int, int]]:
+    """The notes holding the passage as written, white space aside, and where: its first and last words whole (a
+    quote starting "heap sort" is not inside "minheap sort"; a script written without spaces has no such edge)."""
     pieces = cited.split()
-    verbatim = re.compile(r"\s+".join(map(re.escape, pieces))) if pieces else None
+    if not pieces:
+        return []
+    start = _EDGE_BEFORE if _SPACED_WORD.match(pieces[0][0]) else ""
+    end = _EDGE_AFTER if _SPACED_WORD.match(pieces[-1][-1]) else ""
+    verbatim = re.compile(start + r"\s+".join(map(re.escape, pieces)) + end)
+    found = []
     for index, text in enumerate(texts):
-        match = verbatim.search(text) if verbatim is not None and text is not None else None
+        match = verbatim.search(text) if text is not None else None
         if match is not None:
-            return index, match.start()
-    marked = [_normal(w) for w in _WORD_OR_MARK.findall(cited)]
-    found = _first(texts, [marked], _WORD_OR_MARK) if len(marked) > len(_WORD.findall(cited)) else None
-    return found if found is not None else _first(texts, quote_words(cited), _WORD)
+            found.append((index, match.start()))
+    return found
 
 
-def _first(texts: Sequence[str | None], runs: Sequence[Sequence[str]], pattern: re.Pattern[str]
-           ) -> tuple[int, int] | None:
-    """The first of `texts` holding the first of `runs` that some text holds, and the offset where it starts."""
+def _holding(texts: Sequence[str | None], runs: Sequence[Sequence[str]], pattern: re.Pattern[str]
+             ) -> list[tuple[int, int]]:
+    """The texts holding the first of `runs` that some text holds, and the offset where it starts in each."""
     words = [Words.of(text, pattern) if text is not None else None for text in texts]
     for run in runs:
-        for index, note in enumerate(words):
-            offset = note.find(run) if note is not None else None
-            if offset is not None:
-                return index, offset
-    return None
+        found = [(index, offset) for index, note in enumerate(words)
+                 if note is not None and (offset := note.find(run)) is not None]
+        if found:
+            return found
+    return []
 
 
 def heading_above(text: str, offset: int) -> str | None:

@@ -17,14 +17,17 @@ if TYPE_CHECKING:
     from nlmsync.search.hits import SearchHit
     from nlmsync.search.index import IndexReport, NoteIndex
     from nlmsync.search.markdown import markdown_lines
-    from nlmsync.search.query import matched_words, query_terms
+    from nlmsync.search.query import matched_words, names_nothing, query_terms
+    from nlmsync.search.selection import Selection
 
 _EXPORTS = {
     "IndexReport": "nlmsync.search.index",
     "NoteIndex": "nlmsync.search.index",
     "SearchHit": "nlmsync.search.hits",
+    "Selection": "nlmsync.search.selection",
     "markdown_lines": "nlmsync.search.markdown",
     "matched_words": "nlmsync.search.query",
+    "names_nothing": "nlmsync.search.query",
     "query_terms": "nlmsync.search.query",
 }
 
@@ -32,8 +35,10 @@ __all__ = [
     "IndexReport",
     "NoteIndex",
     "SearchHit",
+    "Selection",
     "markdown_lines",
     "matched_words",
+    "names_nothing",
     "query_terms",
     "tokenize",
 ]

@@ -17,7 +17,7 @@ import math
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from nlmsync.config import PASSAGE_B, PASSAGE_K1, IndexSettings
 
@@ -47,6 +47,15 @@ class Weights:
     def length(self, body: Num, heading: Num, path: Num) -> Num:
         """A note's weighted length from its fields' token counts (body, heading, path)."""
         return self.body * body + self.heading * heading + self.path * path
+
+
+@dataclass(frozen=True)
+class Params:
+    """What a note's score is computed with beside the query: the field weights, and BM25's `k1` and `b`."""
+
+    weights: Weights
+    k1: float
+    b: float
 
 
 def idf(doc_count: int, doc_freq: int) -> float:
@@ -113,27 +122,3 @@ def rank_texts(query_tokens: Sequence[str], docs: Sequence[Sequence[str]], *, k1
         return []
     return rank_counts(Counter(query_tokens), [Counter(d) for d in docs], [len(d) for d in docs],
                        doc_count=len(docs), avg_len=sum(len(d) for d in docs) / len(docs), k1=k1, b=b)
-
-
-class Scored(Protocol):
-    @property
-    def score(self) -> float: ...
-
-
-H = TypeVar("H", bound=Scored)
-
-
-def select(hits: Sequence[H], top_n: int, cutoff_ratio: float, min_k: int) -> list[H]:
-    """The selection rule over hits already ranked best first.
-
-    Keep the first `top_n`; of those, the ones scoring at least `top score * cutoff_ratio`;
-    if fewer than `min_k` survive, the first `min_k` of the top results instead.
-    """
-    top = list(hits[:top_n])
-    if not top:
-        return []
-    threshold = top[0].score * cutoff_ratio
-    chosen = [hit for hit in top if hit.score >= threshold]
-    if len(chosen) < min_k:
-        return top[:min_k]
-    return chosen

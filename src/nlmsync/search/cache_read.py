@@ -1,4 +1,4 @@
-"""The background reader: the whole cache, rows and snapshot, read while the index walks the vault (`start_read`),
+"""The background reader: the whole cache, rows, snapshot and the notes' facts, read while the index walks the vault (`start_read`),
 for the first sync of a process. The format is the codec's (`store.index_codec`).
 """
 
@@ -13,10 +13,12 @@ import numpy as np
 from nlmsync.store.index_codec import (
     CachedDoc,
     Connection,
+    NoteFacts,
     Snapshot,
     Vocabulary,
     decode_block,
     load_docs,
+    load_facts,
     plain_connection,
     read_head,
 )
@@ -75,7 +77,7 @@ class CacheRead:
 
     def __init__(self, conn: sqlite3.Connection, path: str | None) -> None:
         self._conn = conn
-        self._result: tuple[list[CachedDoc], Snapshot | None] | None = None
+        self._result: tuple[list[CachedDoc], Snapshot | None, dict[int, NoteFacts]] | None = None
         self._error: Exception | None = None
         self._thread: threading.Thread | None = None
         if path is None:
@@ -86,7 +88,7 @@ class CacheRead:
             self._thread.start()
 
     def _read(self, conn: sqlite3.Connection) -> None:
-        self._result = (load_docs(conn), load_snapshot(conn))
+        self._result = (load_docs(conn), load_snapshot(conn), load_facts(conn))
 
     def _read_apart(self, path: str) -> None:
         try:
@@ -101,8 +103,8 @@ class CacheRead:
         except Exception as exc:  # noqa: BLE001 — handed to the caller of result()
             self._error = exc
 
-    def result(self) -> tuple[list[CachedDoc], Snapshot | None]:
-        """Every row (`load_docs`) and the snapshot (`load_snapshot`).
+    def result(self) -> tuple[list[CachedDoc], Snapshot | None, dict[int, NoteFacts]]:
+        """Every row (`load_docs`), the snapshot (`load_snapshot`) and the notes' facts (`load_facts`).
 
         Raises:
             sqlite3.Error: the cache could not be read.

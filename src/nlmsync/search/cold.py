@@ -20,8 +20,8 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from nlmsync.search.bm25 import Contributions, contribution, idf, length_norm
-from nlmsync.search.hits import SearchHit
+from nlmsync.search.bm25 import Contributions, Params, contribution, idf, length_norm
+from nlmsync.search.hits import Evidence, SearchHit
 from nlmsync.search.scoring import hits, note_candidates, telling
 from nlmsync.search.snapshot_parts import SnapshotParts
 from nlmsync.store.index_codec import INDEXED as _INDEXED
@@ -32,14 +32,15 @@ from nlmsync.store.transaction import transaction
 if TYPE_CHECKING:
     import sqlite3
 
-    from nlmsync.search.bm25 import Weights
+    from nlmsync.search.word_forms import WordForms
     from nlmsync.vault import VaultListing
 
 __all__ = ["answer_cold", "answer_from_file", "vault_unchanged"]
 
 
 def answer_from_file(conn: sqlite3.Connection, walk: VaultListing, query: Mapping[str, float], limit: int | None,
-                     common: frozenset[str], weights: Weights, k1: float, b: float) -> list[SearchHit] | None:
+                     common: frozenset[str], params: Params, evidence: Evidence | None = None,
+                     forms: WordForms | None = None) -> list[SearchHit] | None:
     """The hits of `query` from the state file, or None when `walk` (the vault as just walked) is not what the
     cache holds, or the cache cannot answer (damaged, locked): the caller then syncs. The snapshot and the rows
     are read in one read transaction."""
@@ -51,7 +52,7 @@ def answer_from_file(conn: sqlite3.Connection, walk: VaultListing, query: Mappin
             rows = load_docs(conn)
             if not vault_unchanged(parts, rows, walk):
                 return None
-            return answer_cold(parts, rows, query, limit, common, weights, k1, b)
+            return answer_cold(parts, rows, query, limit, common, params, evidence, forms)
     except (sqlite3.Error, ValueError, UnicodeDecodeError):
         return None
 
@@ -114,22 +115,34 @@ def vault_unchanged(parts: SnapshotParts, rows: Sequence[CachedDoc], listing: Va
 
 
 def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[str, float],
-                limit: int | None, common: frozenset[str], weights: Weights, k1: float,
-                b: float) -> list[SearchHit]:
+                limit: int | None, common: frozenset[str], params: Params, evidence: Evidence | None = None,
+                forms: WordForms | None = None) -> list[SearchHit]:
     """The hits of the index the snapshot and its rows make (rows hide the snapshot's entry for their path;
-    indexed rows are the overlay), ranked from the query terms' postings alone.
+    indexed rows are the overlay), ranked from the query terms' postings alone; `evidence` and `forms` as
+    `Ranking.rank`'s.
 
     Raises:
         ValueError: a part of the snapshot is out of bounds (see `SnapshotParts`).
     """
+    weights, k1, b = params.weights, params.k1, params.b
     overlay = [row for row in rows if row.kind == _INDEXED]
     paths = parts.paths
     hidden = {slot for slot, path in enumerate(paths) if path is None} if None in paths else set()
     if rows:
         hidden.update(parts.slots_of({row.path for row in rows}))
     n_docs = len(paths) - len(hidden) + len(overlay)
+    if evidence is not None:
+        evidence.notes = n_docs
     if not n_docs or not query:
         return []
+    if forms is not None:
+        def prefixed(prefix: str, cap: int) -> list[str]:
+            found = parts.terms.prefixed(prefix, cap)
+            return found + sorted({term for row in overlay for term in row.terms or () if term.startswith(prefix)})[:cap]
+
+        query = forms.expand(query, prefixed)
+        if evidence is not None:
+            evidence.forms.update(forms.found)
     lengths = parts.lengths.tolist()  # three per note: body, heading, path token counts
     totals = [sum(lengths[0::3]), sum(lengths[1::3]), sum(lengths[2::3])]
     for slot in hidden:
@@ -154,6 +167,8 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
                 kept = [i for i, slot in enumerate(slots) if slot not in hidden]
                 slots, tfs = [slots[i] for i in kept], [tfs[i] for i in kept]
         held = [(row.path, row.terms[term], norm(*row.lengths)) for row in overlay if row.terms and term in row.terms]
+        if evidence is not None:
+            evidence.dfs[term] = len(slots) + len(held)
         if len(slots) + len(held):
             found.append(_Found(term, query_weight, len(slots) + len(held), slots, tfs, held))
     found = telling(found, n_docs, common, operator.attrgetter("term"), operator.attrgetter("df"))

@@ -3,6 +3,7 @@ process's first answer, `search.cold`, make it)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 
@@ -18,3 +19,14 @@ class SearchHit(NamedTuple):
     path: str
     score: float
     matched_terms: tuple[str, ...]
+
+
+@dataclass
+class Evidence:
+    """What a ranking found of a query's terms, for the rule that tells a weak match (`search.selection`): how many
+    notes are indexed, and how many hold each term (0 for none)."""
+
+    notes: int = 0
+    dfs: dict[str, int] = field(default_factory=dict)
+    forms: dict[str, str] = field(default_factory=dict)
+    """The other forms of the query's words that were searched too, and the word each stands for."""

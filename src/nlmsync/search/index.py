@@ -23,24 +23,28 @@ import json
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nlmsync.config import IndexSettings
-from nlmsync.search.bm25 import Weights, select
+from nlmsync.search.bm25 import Weights
 from nlmsync.search.doc_terms import DocBatch, DocTerms
-from nlmsync.search.hits import SearchHit
+from nlmsync.search.hits import Evidence, SearchHit
 from nlmsync.search.indexed_notes import Changes, IndexedNotes, stat_marked
-from nlmsync.search.query import STOP_WORDS, query_weights
+from nlmsync.search.query import STOP_WORDS, coverage_terms, query_weights, query_words
 from nlmsync.search.tokenize import TOKENIZER_VERSION
 from nlmsync.store import index_codec
-from nlmsync.store.index_codec import CachedDoc, Snapshot
-from nlmsync.text import admit_note
+from nlmsync.store.index_codec import CachedDoc, NoteFacts, Snapshot
+from nlmsync.text import admit_note, attachment_links, link_matches
 from nlmsync.vault import (
+    EXCLUDED_BY_PATTERN,
     NoteFile,
     SkippedNote,
     VaultListing,
+    attachment_suffixes,
+    excluded_by_pattern,
+    is_note_path,
     list_vault,
     normalize_rel_path,
 )
@@ -51,22 +55,39 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from nlmsync.config import SearchSettings, Settings
+    from nlmsync.documents import DocumentReader
     from nlmsync.search.cache_read import CacheRead
     from nlmsync.search.markdown import NoteFields, NoteText
     from nlmsync.search.postings import PostingsIndex
     from nlmsync.search.ranking import Ranking
+    from nlmsync.search.selection import Selection
+    from nlmsync.search.word_forms import WordForms
+    from nlmsync.store.document_texts import DocumentTexts
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 MERGE_THRESHOLD = 512
 
 
 @functools.cache
-def _markdown_fields() -> tuple[Callable[..., NoteFields], Callable[..., NoteText | None]]:
-    """`markdown.note_fields` and `markdown.whole_fields`, imported on first use: a process whose vault did not
-    change reads no note and never needs markdown (and a full build runs no import statement per note)."""
+def _markdown_fields() -> tuple[Callable[..., NoteFields], Callable[..., NoteText | None],
+                               Callable[..., NoteFacts]]:
+    """`markdown.note_fields`, `markdown.whole_fields` and `note_facts.note_facts`, imported on first use: a
+    process whose vault did not change reads no note and never needs markdown nor the language model (and a full
+    build runs no import statement per note)."""
     from nlmsync.search.markdown import note_fields, whole_fields
+    from nlmsync.search.note_facts import note_facts
 
-    return note_fields, whole_fields
+    return note_fields, whole_fields, note_facts
+
+
+def _word_forms(query: str, language: str) -> WordForms | None:
+    """The question's words whose other forms are searched too, in `language` (None: it has no stemmer)."""
+    from nlmsync.search.word_forms import STEMMERS, WordForms
+
+    if language not in STEMMERS:
+        return None
+    words = [word for word in dict.fromkeys(query_words(query)) if word not in STOP_WORDS and word.isalpha()]
+    return WordForms(language, words) if words else None
 
 
 @dataclass
@@ -81,12 +102,16 @@ class IndexReport:
     skipped: list[SkippedNote] = field(default_factory=list)
     full_rescan: bool = False
     seconds: float = 0.0
+    notices: list[SkippedNote] = field(default_factory=list)
+    """The attachments read by this sync whose text is missing or partial, and why (they are indexed all the
+    same, by their file name)."""
 
     def as_dict(self) -> dict[str, object]:
         return {"indexed_count": self.indexed, "added_count": self.added, "updated_count": self.updated,
                 "removed_count": self.removed, "unchanged_count": self.unchanged, "full_rescan": self.full_rescan,
                 "seconds": round(self.seconds, 4),
-                "skipped_notes": [{"path": s.path, "reason": s.reason} for s in self.skipped]}
+                "skipped_notes": [{"path": s.path, "reason": s.reason} for s in self.skipped],
+                "attachment_notices": [{"path": s.path, "notice": s.reason} for s in self.notices]}
 
 
 class _Phase(enum.Enum):
@@ -130,6 +155,32 @@ class _Pending:
         self.walk = None
 
 
+class _Links:
+    """The notes' links to attachments as one sync reads them (`note_read`), kept in the state file, and the
+    attachments with no text that must be indexed again because the words linking to them changed."""
+
+    def __init__(self, texts: DocumentTexts) -> None:
+        self.texts = texts
+        self.linking = texts.linking_notes()
+        self.touched: set[str] = set()
+        self.waiting: set[str] = set()
+        """The attachments with no text this sync read, to be indexed once every note's links are read."""
+
+    def note_read(self, note: str, links: dict[str, str]) -> None:
+        if links or note in self.linking:
+            self.touched |= self.texts.set_links(note, links)
+
+    def textless_to_index(self, gone_notes: list[str]) -> list[str]:
+        """The attachments with no text to index by the words linking to them: those this sync read, and those a
+        link that changed reaches (`gone_notes` left the index), in path order."""
+        self.touched |= self.texts.forget_links(note for note in gone_notes if note in self.linking)
+        reached = set(self.waiting)
+        if self.touched:
+            reached.update(path for path in self.texts.textless()
+                           if any(link_matches(target, path) for target in self.touched))
+        return sorted(reached)
+
+
 class NoteIndex:
     """Field-weighted BM25 over the notes of one vault, optionally cached in a state database."""
 
@@ -142,6 +193,8 @@ class NoteIndex:
         self.settings = settings if settings is not None else IndexSettings()
         self.weights = Weights(self.settings.weight_body, self.settings.weight_heading, self.settings.weight_path,
                                self.settings.weight_folder)
+        self.attachments = attachment_suffixes(self.settings.attachments)
+        """The extensions of the files besides notes the index holds (the `attachments` setting's kinds)."""
         self._postings: PostingsIndex  # made by the first sync (`_hydrate_walking`): numpy is imported then
         self._ranker: Ranking | None = None
         self._lock = threading.RLock()
@@ -149,11 +202,18 @@ class NoteIndex:
         self._phase = _Phase.NEW
         self._pending = _Pending(full_rescan=True)  # the first sync compares the whole vault with the cache
         self._incremental_syncs = 0
+        self._facts: dict[int, NoteFacts] = {}  # each indexed note's by `index_codec.path_key`, once loaded
+        self._languages: dict[str, int] | None = None  # notes per language, counted from `_facts` when asked
         self._rewrite_cache = False
         self.save_error: sqlite3.Error | None = None
         """Why the last sync could not save the index in the state file (None: saved, or nothing to save). The
         index still answers from memory and saves itself whole on the next sync."""
         self.notes_read = 0
+        self.documents_read = 0
+        """Attachments whose text was read (not found in the state file's texts) by this index's syncs."""
+        self._reader: DocumentReader | None = None
+        self._notices: list[SkippedNote] = []
+        self._links: _Links | None = None
 
     # --- dirty model ---
 
@@ -183,26 +243,89 @@ class NoteIndex:
     # --- queries ---
 
     def search(self, query: str, limit: int | None = None,
-               on_progress: Callable[[int, int], None] | None = None) -> list[SearchHit]:
-        """Notes ranked for `query` (`scoring.hits`' order), syncing first when dirty (`on_progress` as `sync`'s).
+               on_progress: Callable[[int, int], None] | None = None,
+               evidence: Evidence | None = None, language: str | None = None) -> list[SearchHit]:
+        """Notes ranked for `query` (`scoring.hits`' order), syncing first when dirty (`on_progress` as `sync`'s);
+        `evidence`, if given, receives what the ranking found of the query's terms. With a `language` (a
+        question's, as `selection` searches), the query's words are also searched in their other forms in it
+        (`word_forms`); without, the words as written only.
 
         A process's first query on a vault that did not change since the index was saved is answered from
         the state file without loading the index (`_answer_cold`)."""
         terms = query_weights(query, stop_words=self.settings.query_stop_words)
         common = STOP_WORDS if self.settings.query_stop_words else frozenset()
         with self._lock:
-            if self._phase is _Phase.NEW:
-                hits = self._answer_cold(terms, limit, common)
+            forms = _word_forms(query, language) if language else None
+            if self._phase is _Phase.NEW and self.db is not None:
+                hits = self._answer_cold(terms, limit, common, evidence, forms)
                 if hits is not None:
                     return hits
             if self.dirty:
                 self.sync(on_progress)
-            return self._ranking().rank(terms, limit, common)
+            return self._ranking().rank(terms, limit, common, evidence, forms)
+
+    def question_language(self, query: str) -> str:
+        """The language `query` is in, of those the vault's notes are written in (`text.question_language`): in a
+        vault of one language, that one, told without the language model."""
+        told = [lang for lang, count in self.languages().items() if lang and count > 1]
+        if len(told) <= 1:
+            return told[0] if told else ""
+        from nlmsync.text import question_language
+
+        return question_language(query, told)
+
+    def selection(self, query: str, on_progress: Callable[[int, int], None] | None = None,
+                  limit: int = 0) -> Selection:
+        """The hits of `query` (at least `limit`) and what the selection rule (`search.selection`) makes of them:
+        the notes it selects, and whether nothing matches the query well."""
+        from nlmsync.search.selection import CANDIDATES_PER_NOTE, select_notes
+
+        s = self.settings
+        evidence = Evidence()
+        if self.dirty and (self._phase is not _Phase.NEW or self.db is None or not self.languages()):
+            self.sync(on_progress)  # the vault's languages are known once the index is (a cold answer's: saved)
+        language = self.question_language(query)
+        hits = self.search(query, limit=max(limit, s.top_n * CANDIDATES_PER_NOTE), on_progress=on_progress,
+                           evidence=evidence, language=language)
+        facts = self.facts([hit.path for hit in hits])
+        languages = self.languages()
+        # the rule's candidates are the notes: attachments are found by search, and a refresh does not upload them
+        notes = [hit for hit in hits if is_note_path(hit.path)] if self.attachments else hits
+        selection = select_notes(notes, facts, languages, language, evidence,
+                                 coverage_terms(query, stop_words=s.query_stop_words), top_n=s.top_n,
+                                 cutoff_ratio=s.cutoff_ratio, min_k=s.min_k)
+        return replace(selection, hits=hits) if notes is not hits else selection
 
     def selected(self, query: str, on_progress: Callable[[int, int], None] | None = None) -> list[SearchHit]:
-        """The notes the selection rule (`bm25.select`) picks for `query`."""
-        s = self.settings
-        return select(self.search(query, limit=s.top_n, on_progress=on_progress), s.top_n, s.cutoff_ratio, s.min_k)
+        """The notes the selection rule picks for `query` (none when nothing matches it well)."""
+        return self.selection(query, on_progress).chosen
+
+    def facts(self, paths: list[str]) -> dict[str, NoteFacts]:
+        """The facts (language, the keys its copies share) of those of `paths` that are indexed: from the index in
+        memory, or, before it is loaded, from the state file."""
+        with self._lock:
+            if self._phase is not _Phase.LOADED and self.db is not None:
+                try:
+                    return index_codec.facts_of(self.db, paths)
+                except sqlite3.Error:
+                    return {}
+            found = {path: self._facts.get(index_codec.path_key(path)) for path in paths}
+            return {path: fact for path, fact in found.items() if fact is not None}
+
+    def languages(self) -> dict[str, int]:
+        """How many indexed notes each language has."""
+        with self._lock:
+            if self._phase is not _Phase.LOADED and self.db is not None:
+                try:
+                    return index_codec.load_languages(self.db)
+                except sqlite3.Error:
+                    return {}
+            if self._languages is None:
+                counts: dict[str, int] = {}
+                for fact in self._facts.values():
+                    counts[fact.lang] = counts.get(fact.lang, 0) + 1
+                self._languages = counts
+            return self._languages
 
     def paths(self) -> list[str]:
         with self._lock:
@@ -229,6 +352,7 @@ class NoteIndex:
             if self._phase is not _Phase.LOADED:
                 listing = self._hydrate_walking(pending.walk)
             full = pending.full_rescan or self._incremental_syncs >= self.settings.full_rescan_every
+            self._start_links()
             if full:
                 changes = self._rescan_all(listing, on_progress)
                 self._incremental_syncs = 0
@@ -236,13 +360,26 @@ class NoteIndex:
                 changes = self._rescan_paths(pending.deleted, pending.modified)
                 self._incremental_syncs += 1
             self._pending = _Pending(full_rescan=False)
+            self._finish_attachments(changes, full)
+            for path in changes.removed:
+                if path not in changes.facts:
+                    changes.facts[path] = None
+            keyed = {index_codec.path_key(path): fact for path, fact in changes.facts.items()}
+            for key, fact in keyed.items():
+                if fact is None:
+                    self._facts.pop(key, None)
+                else:
+                    self._facts[key] = fact
+            if changes.facts:
+                self._languages = None
             merged = self._postings.apply(changes.removed, changes.batch)
             self._persist(changes, merged)
             indexed, added = len(self._postings), len(changes.batch) - changes.updated
+            notices, self._notices = self._notices, []
             # every note indexed is added, updated or unchanged; a skipped note is none of them
             return IndexReport(indexed=indexed, added=added, updated=changes.updated, removed=len(changes.removed),
                                unchanged=indexed - added - changes.updated, skipped=self.skipped(), full_rescan=full,
-                               seconds=time.perf_counter() - started)
+                               seconds=time.perf_counter() - started, notices=notices)
 
     def _rescan_all(self, listing: VaultListing | None = None,
                     on_progress: Callable[[int, int], None] | None = None) -> Changes:
@@ -253,7 +390,7 @@ class NoteIndex:
         the notes are compared whole (numpy against the snapshot, or dict against dict), and only what
         changed gets a Python loop."""
         if listing is None:
-            listing = list_vault(self.vault_root)
+            listing = list_vault(self.vault_root, self.attachments)
         changes = Changes(DocBatch(MERGE_THRESHOLD, self.weights))
         candidates, gone = self._notes.changed(listing, self._postings.slot_of, self._postings.alive)
         for path in gone:
@@ -280,7 +417,7 @@ class NoteIndex:
         for path in sorted(deleted):
             self._notes.gone(path, changes)
         for path in sorted(modified):
-            note = stat_marked(self.vault_root, path)
+            note = stat_marked(self.vault_root, path, self.attachments)
             if isinstance(note, NoteFile):
                 self._load(note, changes)
             elif note is None:
@@ -290,8 +427,11 @@ class NoteIndex:
         return changes
 
     def _load(self, note: NoteFile, changes: Changes) -> None:
-        """Read, check and tokenize one note into `changes` (as an addition or a skip)."""
-        note_fields, whole_fields = _markdown_fields()
+        """Read, check and tokenize one note (or attachment) into `changes` (as an addition or a skip)."""
+        if not is_note_path(note.path):
+            self._load_attachment(note, changes)
+            return
+        note_fields, whole_fields, note_facts = _markdown_fields()
         admission = admit_note(self.vault_root, note.path, self.settings.exclude, fs_path=note.fs_path, size=note.size,
                                with_front=True)
         self.notes_read += admission.read
@@ -300,12 +440,91 @@ class NoteIndex:
             return
         self._notes.indexed(note, changes)
         text, front = admission.text, admission.front
+        if self._links is not None:
+            self._links.note_read(note.path, attachment_links(text, note.path, self.attachments))
         assert front is not None  # read, as asked
+        changes.facts[note.path] = note_facts(text, front)
         whole = whole_fields(text, front)
         if whole is not None:
             changes.batch.add_text(note.path, whole)
         else:
             changes.batch.add_counts(note.path, note_fields(note.path, text, front))
+
+    def _load_attachment(self, attachment: NoteFile, changes: Changes) -> None:
+        """Index one attachment by its file name and its text, read once per content (`documents.DocumentReader`,
+        its texts kept in the state file by the hash of the bytes). One with no text to read, or whose text cannot
+        be read, is indexed by its file name, and the reason is among the sync's notices."""
+        from nlmsync.search.markdown import NoteText
+
+        if excluded_by_pattern(self.vault_root, attachment.path, self.settings.exclude):
+            self._notes.skip(CachedDoc.skipped(attachment.path, attachment.mtime_ns, attachment.size,
+                                               EXCLUDED_BY_PATTERN), changes)
+            return
+        try:
+            document = self._documents().read(attachment.fs_path or self.vault_root / attachment.path,
+                                              attachment.path)
+        except OSError as exc:
+            self._notes.skip(CachedDoc.skipped(attachment.path, attachment.mtime_ns, attachment.size,
+                                               f"unreadable ({exc.strerror})"), changes)
+            return
+        if document.notice is not None:
+            self._notices.append(SkippedNote(attachment.path, document.notice))
+        self._notes.indexed(attachment, changes)
+        if not document.has_text and self._links is not None:
+            self._links.waiting.add(attachment.path)  # indexed once the sync has read every note's links
+            return
+        changes.batch.add_text(attachment.path, NoteText(heading="", body=document.text))
+
+    def _documents(self) -> DocumentReader:
+        """The reader of this sync's attachments (its reading process is started with the first file to read)."""
+        if self._reader is None:
+            from nlmsync.documents import DocumentReader
+
+            cache = None
+            if self.db is not None:
+                from nlmsync.store.document_texts import DocumentTexts
+
+                cache = DocumentTexts(self.db)
+            self._reader = DocumentReader(cache)
+        return self._reader
+
+    def _start_links(self) -> None:
+        """Keep track of the notes' links to attachments in this sync (with a state file and attachments only)."""
+        self._links = None
+        if self.db is not None and self.attachments:
+            from nlmsync.store.document_texts import DocumentTexts
+
+            self._links = _Links(DocumentTexts(self.db))
+
+    def _finish_attachments(self, changes: Changes, full: bool) -> None:
+        """Index again the attachments with no text whose linking notes' words changed in this sync (read from the
+        state file: no file is read), end the sync's reading process, forget the attachments that left the index,
+        and after a full rescan the texts no attachment of the vault has any more."""
+        links, self._links = self._links, None
+        if links is not None:
+            from nlmsync.search.markdown import NoteText
+
+            gone = [path for path in [*changes.removed, *changes.skipped] if is_note_path(path)]
+            for path in links.textless_to_index(gone):
+                stat = self._notes.stats.get(path)
+                if stat is not None:
+                    if path not in links.waiting:  # indexed before: its words change
+                        self._notes.indexed(NoteFile(path, *stat), changes)
+                    changes.batch.add_text(path, NoteText(heading="", body=links.texts.link_words(path)))
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            self.documents_read += reader.files_read
+            reader.close()
+        if links is None:
+            return
+        try:
+            gone = [path for path in [*changes.removed, *changes.skipped] if not is_note_path(path)]
+            if gone:
+                links.texts.forget(gone)
+            if full and (gone or reader is not None):
+                links.texts.prune()
+        except sqlite3.Error:
+            pass  # the texts are a cache: kept a while longer, they cost only room
 
     # --- the cache in the state file ---
 
@@ -313,10 +532,11 @@ class NoteIndex:
         s = self.settings
         return json.dumps({"format": CACHE_FORMAT, "tokenizer": TOKENIZER_VERSION,
                            "weights": [s.weight_body, s.weight_heading, s.weight_path, s.weight_folder],
-                           "exclude": sorted(s.exclude)}, sort_keys=True)
+                           "exclude": sorted(s.exclude), "attachments": sorted(s.attachments)}, sort_keys=True)
 
     def _answer_cold(self, terms: dict[str, float], limit: int | None,
-                     common: frozenset[str]) -> list[SearchHit] | None:
+                     common: frozenset[str], evidence: Evidence | None,
+                     forms: WordForms | None) -> list[SearchHit] | None:
         """The first query's hits straight from the state file (`search.cold`), or None when the vault changed
         since the index was saved, or the cache cannot answer: the caller then syncs.
 
@@ -329,6 +549,7 @@ class NoteIndex:
         conn = self.db if isinstance(self.db, sqlite3.Connection) else self.db.conn
         if conn.in_transaction:
             return None
+        from nlmsync.search.bm25 import Params
         from nlmsync.search.cold import answer_from_file
 
         try:
@@ -336,9 +557,9 @@ class NoteIndex:
                 return None
         except sqlite3.Error:
             return None
-        walk = self._pending.walk = list_vault(self.vault_root)
+        walk = self._pending.walk = list_vault(self.vault_root, self.attachments)
         s = self.settings
-        return answer_from_file(conn, walk, terms, limit, common, self.weights, s.k1, s.b)
+        return answer_from_file(conn, walk, terms, limit, common, Params(self.weights, s.k1, s.b), evidence, forms)
 
     def _hydrate_walking(self, walk: VaultListing | None) -> VaultListing:
         """Load the cache (the first sync of a process) and walk the vault meanwhile, unless `walk` is one
@@ -356,7 +577,7 @@ class NoteIndex:
         except sqlite3.Error:
             self._forget_cache()
         try:
-            return walk if walk is not None else list_vault(self.vault_root)
+            return walk if walk is not None else list_vault(self.vault_root, self.attachments)
         finally:
             if reading is not None:
                 try:
@@ -381,6 +602,8 @@ class NoteIndex:
     def _forget_cache(self) -> None:
         self._postings = self._new_postings()
         self._notes.clear()
+        self._facts = {}
+        self._languages = None
         self._rewrite_cache = True
 
     def _start_hydrate(self) -> CacheRead | None:
@@ -395,7 +618,9 @@ class NoteIndex:
 
         return start_read(self.db)
 
-    def _hydrate(self, rows: list[CachedDoc], snapshot: Snapshot | None) -> None:
+    def _hydrate(self, rows: list[CachedDoc], snapshot: Snapshot | None, facts: dict[int, NoteFacts]) -> None:
+        self._facts = facts
+        self._languages = None
         if snapshot is not None:
             postings = self._postings
             postings.load_base(snapshot.terms,  # type: ignore[arg-type]  # a loaded snapshot's is a Vocabulary
@@ -425,15 +650,17 @@ class NoteIndex:
                 snapshot = Snapshot(p.base_paths, np.array([m for m, _ in stats], dtype=np.int64),
                                     np.array([size for _, size in stats], dtype=np.int64), p.base_lengths,
                                     p.terms, p.offsets, p.slots, p.tf_codes, p.tf_values)  # type: ignore[arg-type]
-                index_codec.write_snapshot(self.db, snapshot, self._notes.skipped.values(), self._signature())
+                index_codec.write_snapshot(self.db, snapshot, self._notes.skipped.values(), self._signature(),
+                                           self._facts, self.languages())
             else:
                 rows = [CachedDoc.deleted(path) for path in changes.removed]
                 rows.extend(changes.skipped.values())
                 for doc in changes.batch.docs:
                     mtime_ns, size = self._notes.stats[doc.path]
                     rows.append(CachedDoc(doc.path, mtime_ns, size, None, doc.lengths, doc.tf))
-                if rows:
-                    index_codec.write_changes(self.db, rows)
+                if rows or changes.facts:
+                    index_codec.write_changes(self.db, rows, {index_codec.path_key(path): fact for path, fact
+                                                              in changes.facts.items()}, self.languages())
             self._rewrite_cache = False
             self.save_error = None
         except sqlite3.Error as exc:

@@ -16,8 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nlmsync.errors import PathOutsideVaultError
-from nlmsync.store.index_codec import CachedDoc
-from nlmsync.vault import NoteFile, VaultListing, is_note_path, is_valid_name, resolve_in_vault
+from nlmsync.store.index_codec import CachedDoc, NoteFacts
+from nlmsync.vault import (
+    NoteFile,
+    VaultListing,
+    is_attachment_path,
+    is_note_path,
+    is_valid_name,
+    resolve_in_vault,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -27,13 +34,14 @@ if TYPE_CHECKING:
 
 @dataclass
 class Changes:
-    """What one sync found: the notes to index (`batch`; `updated` of them were indexed before), the indexed notes
-    to remove, and the rows of skipped or no longer skipped notes to save."""
+    """What one sync found: the notes to index (`batch`; `updated` of them were indexed before) and their facts, the
+    indexed notes to remove, and the rows of skipped or no longer skipped notes to save."""
 
     batch: DocBatch
     updated: int = 0
     removed: list[str] = field(default_factory=list)
     skipped: dict[str, CachedDoc] = field(default_factory=dict)
+    facts: dict[str, NoteFacts | None] = field(default_factory=dict)  # the facts of the notes read; None: gone
 
 
 class IndexedNotes:
@@ -146,9 +154,10 @@ class IndexedNotes:
         changes.skipped[record.path] = record
 
 
-def stat_marked(root: Path, path: str) -> NoteFile | CachedDoc | None:
-    """The note at a marked vault path as a walk would find it, a skip record, or None when it is gone."""
-    if not is_note_path(path) or not is_valid_name(path):
+def stat_marked(root: Path, path: str, attachments: frozenset[str] = frozenset()) -> NoteFile | CachedDoc | None:
+    """The note (or attachment, of one of the extensions `attachments`) at a marked vault path as a walk would
+    find it, a skip record, or None when it is gone."""
+    if not (is_note_path(path) or is_attachment_path(path, attachments)) or not is_valid_name(path):
         return None
     try:
         fs_path = resolve_in_vault(root, path)

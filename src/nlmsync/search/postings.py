@@ -39,6 +39,7 @@ class Terms(Protocol):
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[str]: ...
     def find(self, term: str) -> int | None: ...
+    def prefixed(self, prefix: str, cap: int) -> list[str]: ...
 
 
 class SortedTerms(list[str]):
@@ -48,6 +49,11 @@ class SortedTerms(list[str]):
     def find(self, term: str) -> int | None:
         pos = bisect_left(self, term)
         return pos if pos < len(self) and self[pos] == term else None
+
+    def prefixed(self, prefix: str, cap: int) -> list[str]:
+        """The first `cap` terms starting with `prefix`, in order."""
+        start = bisect_left(self, prefix)
+        return [term for term in itertools.takewhile(lambda t: t.startswith(prefix), self[start:start + cap])]
 
 
 class PostingsIndex:

@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     import regex
 
 __all__ = ["CJK_WORD_SHARE", "COMPOUND_QUERY_WEIGHT", "LATIN_IN_CJK_WEIGHT", "NEGATIONS", "STOP_WORDS",
-           "STOP_WORD_WEIGHT", "matched_words", "query_terms", "query_weights"]
+           "STOP_WORD_WEIGHT", "coverage_terms", "matched_words", "names_nothing", "query_terms", "query_weights",
+           "query_words"]
 
 COMPOUND_QUERY_WEIGHT = 0.25
 STOP_WORD_WEIGHT = 0.25
@@ -139,6 +140,34 @@ def query_weights(query: str, *, stop_words: bool = True) -> dict[str, float]:
             for term in bigrams:
                 weights[term] = get(term, 0.0) + each
     return weights
+
+
+def coverage_terms(query: str, *, stop_words: bool = True) -> dict[str, float]:
+    """The terms a note must hold to hold the whole query, with their weights in it (`query_weights`' terms less
+    what only helps a note that holds the words already: a compound of two words, and a CJK word, which its
+    character pairs stand for)."""
+    weights = query_weights(query, stop_words=stop_words)
+    normalized = normalize(query)
+    base, joins = base_tokens_and_joins(normalized)
+    # a compound the query does not also write as a word of its own
+    extra = {term for term, _weight in _compounds(base, joins, [1.0] * len(base))}.difference(base)
+    if not normalized.isascii():
+        cjk_char = _cjk_char()
+        extra.update(word for word in words(normalized)
+                     if not word.isascii() and cjk_char.search(word) is not None
+                     and cjk_bigrams(word) not in ([], [word]))
+    return {term: weight for term, weight in weights.items() if term not in extra}
+
+
+def query_words(query: str) -> list[str]:
+    """The query's words as the index holds them (normalized, lowercased; rule 3's longest left out)."""
+    return base_tokens_and_joins(normalize(query))[0]
+
+
+def names_nothing(query: str) -> bool:
+    """Whether every word of `query` is a stop word ("And why?", "What about it?"): it names nothing a note could be
+    about, and only what was asked before tells what it means."""
+    return all(word in STOP_WORDS for word in query_words(query))
 
 
 def query_terms(query: str | None) -> list[str]:

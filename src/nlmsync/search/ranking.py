@@ -22,9 +22,10 @@ from typing import Final, cast
 import numpy as np
 
 from nlmsync.search.bm25 import contribution, idf
-from nlmsync.search.hits import SearchHit
+from nlmsync.search.hits import Evidence, SearchHit
 from nlmsync.search.postings import PostingsIndex
 from nlmsync.search.scoring import Candidate, hits, note_candidates, telling
+from nlmsync.search.word_forms import WordForms
 
 # Postings whose contributions the cache keeps at most (16 bytes each: the contribution and the slot):
 # 16 MB at most.
@@ -63,14 +64,23 @@ class Ranking:
         self._cache_postings = 0  # the postings the cache's entries hold, one more per entry
 
     def rank(self, query: Mapping[str, float], limit: int | None = None,
-             common: frozenset[str] = frozenset()) -> list[SearchHit]:
+             common: frozenset[str] = frozenset(), evidence: Evidence | None = None,
+             forms: WordForms | None = None) -> list[SearchHit]:
         """Documents with a positive score, best first (`scoring.hits`).
 
         `query` maps each query term to its weight (its frequency in the query, `search.query.query_weights`),
         which multiplies the term's BM25 contribution; the stop words of `common` that tell no note apart are
-        left out (`scoring.telling`).
+        left out (`scoring.telling`). `forms`, if given, adds the other forms of the query's words the index holds
+        (`word_forms`). `evidence`, if given, receives the notes indexed, each term's document frequency and the
+        forms searched.
         """
         index = self.index
+        if forms is not None and len(index):
+            query = forms.expand(query, self._prefixed)
+            if evidence is not None:
+                evidence.forms.update(forms.found)
+        if evidence is not None:
+            evidence.notes = len(index)
         if not len(index) or not query:
             return []
         keys = sorted(query.items())  # (term, weight): in term order, and the cache's keys
@@ -79,12 +89,21 @@ class Ranking:
                    if (scores := self._cache.get(key)) is not None and scores[_VERSION] == version}
         if len(entries) < len(keys):
             entries.update(self._score_terms([key for key in keys if key not in entries]))
+        if evidence is not None:
+            evidence.dfs.update((scores[_TERM], scores[_DF]) for scores in entries.values())
         found = [scores for scores in map(entries.__getitem__, keys) if scores[_DF]]  # in term order
         found = telling(found, len(index), common, _term, _df)
         candidates = self._base_candidates(found, limit) if any(len(scores[_SLOTS]) for scores in found) else []
         if index.overlay:
             candidates.extend(note_candidates([scores[_OVERLAY] for scores in found], limit, str))
         return hits(candidates, [scores[_TERM] for scores in found], limit)
+
+    def _prefixed(self, prefix: str, cap: int) -> list[str]:
+        """The indexed terms starting with `prefix` (the base's, then the overlay's), at most `cap` of each."""
+        found = self.index.terms.prefixed(prefix, cap)
+        if self.index.overlay_postings:
+            found += [term for term in self.index.overlay_postings if term.startswith(prefix)][:cap]
+        return found
 
     def _score_terms(self, keys: list[tuple[str, float]]) -> dict[tuple[str, float], TermScores]:
         """The contributions of `keys` (all their base postings in one numpy pass), kept in the cache."""

@@ -19,6 +19,7 @@ from nlmsync.store.index_codec import (
     decode_block,
     plain_connection,
     read_head,
+    terms_with_prefix,
 )
 
 __all__ = ["SnapshotParts"]
@@ -48,6 +49,16 @@ class _BlockTerms:
         words = self._parts.block(k)[1]
         j = bisect_left(words, term)
         return head.blocks.firsts[k] + j if j < len(words) and words[j] == term else None
+
+
+    def prefixed(self, prefix: str, cap: int) -> list[str]:
+        """The first `cap` terms starting with `prefix`, in order.
+
+        Raises:
+            ValueError: a block is damaged.
+        """
+        head = self._parts.head
+        return terms_with_prefix(head.blocks.heads, lambda k: self._parts.block(k)[1], prefix, cap) if head else []
 
 
 class SnapshotParts:

@@ -32,7 +32,7 @@ from nlmsync._text import visible
 from nlmsync.app import Allowance, LoginWait, Orchestrator
 from nlmsync.app.servers import connect_server
 from nlmsync.config import Settings
-from nlmsync.errors import AuthenticationRequiredError, InputError, NlmsyncError, PartialFailure
+from nlmsync.errors import AuthenticationRequiredError, NlmsyncError, PartialFailure
 from nlmsync.notebooklm import login_command
 from nlmsync.reading import NoteReading
 from nlmsync.search import NoteIndex
@@ -53,7 +53,8 @@ __all__ = [
 ]
 
 INSTRUCTIONS = """The user's markdown notes (their vault) and their NotebookLM notebook.
-search_notes finds notes and the passages in them that match; read_note and get_chunk read them.
+search_notes finds notes (and the vault's PDFs and documents) and the passages in them that match; read_note and
+get_chunk read them, a document's text with a [page N] line above each page.
 ask_notebook asks the notebook a question with the notes it needs; refresh_notebook uploads notes."""
 
 if TYPE_CHECKING:
@@ -72,8 +73,10 @@ _Time = Annotated[str, Field(max_length=20)] | Annotated[float, Field(ge=0)]  # 
 
 
 def _tool_error(exc: NlmsyncError) -> ToolError:
-    """The error as one line: a control character in a path the client gave (a newline) is written as an escape."""
-    return ToolError(visible(f"{exc.message} (hint: {exc.hint})" if exc.hint else exc.message))
+    """The error as one line, with the hint worded for a client where the command line's would mislead it (a
+    control character in a path the client gave, a newline, is written as an escape)."""
+    hint = exc.client_hint or exc.hint
+    return ToolError(visible(f"{exc.message} (hint: {hint})" if hint else exc.message))
 
 
 def _call(fn: Callable[[], T]) -> T:
@@ -154,10 +157,8 @@ def serving(settings: Settings, *, notebook_server: Any = None, warn: Callable[[
     login); the build is stopped and the file closed on exit.
 
     Raises:
-        InputError: the vault is not a directory.
         StateError: the state file cannot be used.
     """
-    _check_vault(settings)
     db = open_database(settings.state_path)
     try:
         index = NoteIndex(settings.vault, db, settings)
@@ -173,11 +174,6 @@ def serving(settings: Settings, *, notebook_server: Any = None, warn: Callable[[
         db.close()
 
 
-def _check_vault(settings: Settings) -> None:
-    if not settings.vault.is_dir():
-        raise InputError(f"{settings.vault}: vault folder does not exist or is not a directory")
-
-
 def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any = None,
                  warmup: IndexWarmup | None = None, warn: Callable[[str], None] | None = None,
                  sleep: Sleep = anyio.sleep) -> MCPServer:
@@ -187,11 +183,7 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
     search waits for it to finish, sending progress notifications to a client that asked for them.
     `warn` hears that the notebook tools wait for a login, and that they answer again; `sleep` is what the wait
     sleeps on between tries.
-
-    Raises:
-        InputError: the vault is not a directory.
     """
-    _check_vault(settings)
     vault = VaultTools(settings, index)
     notebook = _Notebook(settings, index, notebook_server, warn, sleep)
     server = StrictToolServer("nlmsync", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
@@ -210,7 +202,8 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
             await warmup.wait(ctx.report_progress)
         return await anyio.to_thread.run_sync(lambda: _call(lambda: vault.search_notes(query, limit, chunks_per_note)))
 
-    @server.strict_tool("Read a note. A small one comes whole; a large one as a preview with hints, then by "
+    @server.strict_tool("Read a note, or a PDF or document of the vault (its text, each page under a [page N] "
+                        "line). A small one comes whole; a large one as a preview with hints, then by "
                         "chunk=N or chunks='N-M', by start_time/end_time in a transcript, or by query=… for "
                         "the passages that match plus its beginning, middle and end.", READS_THE_VAULT)
     def read_note(
@@ -236,8 +229,8 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
 
     @server.strict_tool("Ask the user's NotebookLM notebook. The notes the question needs are uploaded first. "
                         "Answers the answer, its citations (note, heading, quote), the notes chosen and what was "
-                        "uploaded. Follows up in the latest conversation unless new=true or a conversation_id is "
-                        "given.", ASKS)
+                        "uploaded. Follows up in the latest conversation if the question is about its notes, else "
+                        "starts one (continued says which).", ASKS)
     async def ask_notebook(
         question: Annotated[str, Field(min_length=1, max_length=10_000, description="The question, in words.")],
         conversation_id: Annotated[str | None, Field(max_length=200, description="Continue this conversation "

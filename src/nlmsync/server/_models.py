@@ -31,8 +31,10 @@ class NoteMatch(BaseModel):
 
 
 class SearchResult(BaseModel):
-    """The notes found for a query, best first; `message` only when nothing matched."""
+    """The notes found for a query, best first; `message` only when nothing matched, or nothing matched well."""
 
     query: str
     results: list[NoteMatch] = Field(default_factory=list)
+    weak_match: bool = Field(default=False, description="Nothing in the vault matches the query well: no note is "
+                                                        "selected, and `ask_notebook` sends the question as it is.")
     message: str | None = None

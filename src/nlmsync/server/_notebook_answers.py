@@ -46,6 +46,7 @@ class NotebookAnswer(BaseModel):
 
     answer: str
     conversation_id: str | None = None
+    continued: bool = Field(default=False, description="The question followed up an earlier conversation.")
     citations: list[CitedPassage] = Field(default_factory=list)
     selected_notes: list[str] = Field(default_factory=list, description="The notes chosen for the question, best "
                                       "first.")
@@ -56,7 +57,7 @@ class NotebookAnswer(BaseModel):
 
     @classmethod
     def of(cls, result: AskResult) -> NotebookAnswer:
-        return cls(answer=result.answer, conversation_id=result.conversation_id,
+        return cls(answer=result.answer, conversation_id=result.conversation_id, continued=result.continued,
                    citations=[CitedPassage(number=c.number, path=c.path, heading=c.heading, quote=_cut(c.cited_text),
                                            pack=None if c.path else c.pack) for c in result.citations],
                    selected_notes=[note.path for note in result.selected_notes],

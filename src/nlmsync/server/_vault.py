@@ -3,10 +3,12 @@
 `VaultTools` is plain synchronous code (the MCP server runs each call on a worker thread, so
 searches run concurrently; `NoteIndex` is thread-safe). Every path a client gives goes through
 `open_note`: it must stay inside the vault (`resolve_in_vault`: no `..`, no absolute path, no
-symlink leading out), be a `.md` note outside the folders nlmsync never reads, and not be excluded
+symlink leading out), be a `.md` note or an attachment the index holds (`attachments` setting) outside the
+folders nlmsync never reads, and not be excluded
 (config globs or front matter `nlmsync: false`) — both for the path given and for the note a symlink
 inside the vault leads to, and regardless of letter case — otherwise a `PathOutsideVaultError` naming
-the path, never the file's contents.
+the path, never the file's contents. An attachment is read as the text the index holds of it, each page (slide,
+section) under a line naming it (`[page 7]`), so a client can cite the page.
 """
 
 from __future__ import annotations
@@ -31,11 +33,12 @@ from nlmsync.reading import (
     read_note,
 )
 from nlmsync.search import NoteIndex, matched_words
-from nlmsync.search.bm25 import select
 from nlmsync.server._models import ChunkMatch, NoteMatch, SearchResult
+from nlmsync.store.document_texts import read_attachment
 from nlmsync.vault import (
     IGNORED_DIRS,
     NOTE_SUFFIX,
+    is_attachment_path,
     is_excluded,
     is_note_path,
     matches_exclude,
@@ -81,18 +84,29 @@ class VaultTools:
         for name in dict.fromkeys((rel, target)):
             # a link inside the vault may lead into a folder never served or to an excluded note
             leads = "" if name == rel else f" ({rel} links to it)"
-            if not is_note_path(name) or not is_note_path(name.casefold()):
-                raise PathOutsideVaultError(f"{name}: not a note of the vault (only {NOTE_SUFFIX} files outside "
-                                            f"{_IGNORED} are served){leads}")
+            if not self._served(name):
+                raise PathOutsideVaultError(f"{name}: not a note of the vault (only {NOTE_SUFFIX} files and the "
+                                            f"attachments the attachments setting names, outside {_IGNORED}, are "
+                                            f"served){leads}")
             if self._excluded(name):
                 raise PathOutsideVaultError(f"{name}: excluded from nlmsync by the exclude setting{leads}")
         return rel, fs_path
 
+    def _served(self, name: str) -> bool:
+        folded = name.casefold()
+        if is_note_path(name):
+            return is_note_path(folded)
+        return is_attachment_path(name, self.index.attachments) and is_attachment_path(folded, self.index.attachments)
+
     def _excluded(self, rel: str) -> bool:
         return matches_exclude(rel, self.settings.exclude)
 
-    @staticmethod
-    def _read(rel: str, fs_path: Path) -> str:
+    def _read(self, rel: str, fs_path: Path) -> str:
+        if not is_note_path(rel):
+            try:
+                return read_attachment(self.index.db, fs_path, rel).marked_text
+            except OSError as exc:
+                raise InputError(f"{rel}: cannot be read ({exc.strerror})") from None
         text = read_note_file(rel, fs_path)
         if is_excluded(rel, text, []):
             raise PathOutsideVaultError(f"{rel}: excluded from nlmsync by its front matter (nlmsync: false)")
@@ -132,10 +146,10 @@ class VaultTools:
         if not query.strip():
             raise InputError("query: must not be empty")
         settings = self.settings
-        hits = self.index.search(query, limit=max(limit, settings.top_n))
-        chosen = {h.path for h in select(hits, settings.top_n, settings.cutoff_ratio, settings.min_k)}
+        selection = self.index.selection(query, limit=limit)
+        chosen = {h.path for h in selection.chosen}
         results: list[NoteMatch] = []
-        for hit in hits:
+        for hit in selection.hits:
             if len(results) >= limit:
                 break
             try:
@@ -162,7 +176,9 @@ class VaultTools:
             results.append(NoteMatch(path=rel, score=round(hit.score, SCORE_DIGITS),
                                      matched_terms=matched_words(query, hit.matched_terms),
                                      selected=hit.path in chosen, total_chunks=len(plan.chunks), chunks=matches))
-        return SearchResult(query=query, results=results, message=None if results else "no note matches the query")
+        message = ("no note matches the query" if not results else
+                   "nothing in the vault matches the query well: no note is selected" if selection.weak else None)
+        return SearchResult(query=query, results=results, weak_match=selection.weak, message=message)
 
     def read_note(self, path: str, *, chunk: int | None = None, chunks: str | None = None,
                   start_time: str | float | None = None, end_time: str | float | None = None, query: str | None = None,

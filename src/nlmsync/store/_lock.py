@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shlex
 import sys
 import threading
 import time
@@ -98,10 +99,11 @@ def _printable(text: str) -> str:
 
 
 def _own_command() -> str:
-    """This process's command line as the lock records it (`nlmsync refresh --all`), on one line."""
+    """This process's command line as the lock records it (`nlmsync refresh --all`), on one line, quoted as a
+    shell reads it (`nlmsync --server 'fake --latency 2' refresh`), so the busy error can be copied."""
     args = list(sys.argv) or ["nlmsync"]
     name = os.path.basename(args[0])
-    return _printable(" ".join(["nlmsync" if name == "__main__.py" else name, *args[1:]]))
+    return _printable(shlex.join(["nlmsync" if name == "__main__.py" else name, *args[1:]]))
 
 
 def _read_owner(fd: int) -> tuple[int | None, str]:
@@ -119,7 +121,7 @@ def _command_of(pid: int) -> str:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return ""
-    return _printable(" ".join(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part))
+    return _printable(shlex.join(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part))
 
 
 def sqlite_lock_holder(db_path: Path) -> str | None:

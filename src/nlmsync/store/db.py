@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shlex
 import sqlite3
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+# What a path that is no regular file is, in the words of an error naming it.
+_KINDS = {stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFIFO: "a FIFO",
+          stat.S_IFSOCK: "a socket"}
 # How long a statement waits for a lock another process holds on the state file before the run stops as busy
 # (exit 7). nlmsync's own writes hold it for milliseconds (one note per step), an index save of a large vault
 # for a few seconds; anything longer is another program keeping the file locked.
@@ -112,13 +116,17 @@ def check_state_file(path: Path, *, full: bool = False) -> None:
         StateLockedError: another process kept the file locked for longer than `BUSY_TIMEOUT_SECONDS`.
     """
     try:
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
+            raise _corrupt(path, "it is a directory")
+        if not stat.S_ISREG(mode):  # opened, a FIFO would wait for a writer; /dev/null reads as a new file
+            raise StateError(f"{path}: a state file is a regular file, not {_KINDS.get(stat.S_IFMT(mode), 'this')}",
+                             hint="point --state at a file, or at a path where none is yet")
         with path.open("rb") as handle:
             header = handle.read(_HEADER_BYTES)
             size = os.fstat(handle.fileno()).st_size
     except FileNotFoundError:
         return
-    except IsADirectoryError:
-        raise _corrupt(path, "it is a directory") from None
     except OSError as exc:
         raise StateError(f"{path}: cannot read state file ({exc.strerror})") from None
     if not header:

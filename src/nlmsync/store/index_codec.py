@@ -15,6 +15,9 @@
   65,536 values), each part zlib-compressed (which checks its own Adler-32 on reading). A query reads only
   the blocks of its terms; frequencies are stored exactly, so a loaded index ranks bit for bit as the one
   saved.
+- `index_facts` — what the index knows of each indexed note besides its terms (`NoteFacts`): its language and
+  the keys its copies in other languages share (`pages`, newline-separated), a row per note keyed by a 64-bit hash
+  of its path (`path_key`: the snapshot holds the paths already), kept equal to the index's notes by every write; `index_meta`'s `languages` counts the notes of each language (JSON).
 - `index_docs` — one row per note that changed since that merge: `kind` is `indexed` (its weighted
   term frequencies in `terms`, JSON), `skipped` (with a `skip_reason`) or `deleted`. A row hides the
   snapshot's entry for the same path. Skipped notes are always rows.
@@ -34,7 +37,7 @@ import json
 import sqlite3
 import zlib
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias, overload
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 SIGNATURE_KEY = "signature"
+LANGUAGES_KEY = "languages"
 INDEXED, SKIPPED, DELETED = "indexed", "skipped", "deleted"
 
 # Every function takes the state file as a plain `sqlite3` connection (what `store.db.open_connection`
@@ -90,6 +94,20 @@ def store_in_blocks(db: Database) -> None:
     db.execute("DELETE FROM index_meta")
 
 
+
+
+def create_facts(db: Database) -> None:
+    """The notes' facts (`index_facts`); the cache is built again, so that every note gets its row."""
+    db.execute("CREATE TABLE index_facts (key INTEGER PRIMARY KEY, lang TEXT NOT NULL, pages TEXT NOT NULL)")
+    db.execute("DELETE FROM index_meta")
+
+
+class NoteFacts(NamedTuple):
+    """What the index knows of a note besides its terms: its language (`text.text_language`'s code, "" for none)
+    and the keys it shares with its copies in other languages (`search.note_facts`)."""
+
+    lang: str
+    pages: tuple[str, ...] = ()
 
 
 class CachedDoc(NamedTuple):
@@ -140,6 +158,23 @@ class VocabularyBlocks(NamedTuple):
         return cls(first, starts, firsts, heads)
 
 
+def terms_with_prefix(heads: Sequence[str], block: Callable[[int], list[str]], prefix: str, cap: int) -> list[str]:
+    """The first `cap` terms starting with `prefix` of a sorted vocabulary stored in blocks: `heads` holds each
+    block's first term, `block(k)` gives block k's terms."""
+    found: list[str] = []
+    k = max(bisect_right(heads, prefix) - 1, 0)
+    while k < len(heads) and len(found) < cap:
+        terms = block(k)
+        j = bisect_left(terms, prefix)
+        while j < len(terms) and terms[j].startswith(prefix) and len(found) < cap:
+            found.append(terms[j])
+            j += 1
+        if j < len(terms):
+            break
+        k += 1
+    return found
+
+
 class Vocabulary(Sequence[str]):
     """A sorted vocabulary as stored: its terms' UTF-8 bytes joined by newlines.
 
@@ -170,6 +205,10 @@ class Vocabulary(Sequence[str]):
         block = self._block(k)
         j = bisect_left(block, term)
         return self.blocks.firsts[k] + j if j < len(block) and block[j] == term else None
+
+    def prefixed(self, prefix: str, cap: int) -> list[str]:
+        """The first `cap` terms starting with `prefix`, in order."""
+        return terms_with_prefix(self.blocks.heads, self._block, prefix, cap)
 
     @overload
     def __getitem__(self, i: int) -> str: ...
@@ -366,14 +405,71 @@ def clear(db: Connection, signature: str) -> None:
         db.execute("DELETE FROM index_docs")
         db.execute("DELETE FROM index_snapshot")
         db.execute("DELETE FROM index_blocks")
+        db.execute("DELETE FROM index_facts")
+        db.execute("DELETE FROM index_meta WHERE key = ?", [LANGUAGES_KEY])
         db.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [SIGNATURE_KEY, signature])
 
 
-def write_changes(db: Connection, rows: Iterable[CachedDoc]) -> None:
-    """Add or replace rows (indexed, skipped or deleted notes) in one transaction."""
+_UPSERT_FACTS = "INSERT OR REPLACE INTO index_facts (key, lang, pages) VALUES (?, ?, ?)"
+
+
+def path_key(path: str) -> int:
+    """The key of a note's facts: a 64-bit hash of its path (xxh3), as SQLite's signed integer."""
+    import xxhash
+
+    key = xxhash.xxh3_64_intdigest(path.encode("utf-8", "surrogatepass"))
+    return key - (1 << 64) if key >= 1 << 63 else key
+
+
+def _write_facts(db: sqlite3.Connection, facts: Mapping[int, NoteFacts | None], languages: Mapping[str, int]) -> None:
+    """Add or replace the facts of notes by their `path_key` (None: forget the note's), and record the counts of
+    languages."""
+    db.executemany("DELETE FROM index_facts WHERE key = ?", [(key,) for key, fact in facts.items() if fact is None])
+    db.executemany(_UPSERT_FACTS, [(key, fact.lang, "\n".join(fact.pages))
+                                   for key, fact in facts.items() if fact is not None])
+    db.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)",
+               [LANGUAGES_KEY, json.dumps(dict(sorted(languages.items())), ensure_ascii=False)])
+
+
+def write_changes(db: Connection, rows: Iterable[CachedDoc], facts: Mapping[int, NoteFacts | None] | None = None,
+                  languages: Mapping[str, int] | None = None) -> None:
+    """Add or replace rows (indexed, skipped or deleted notes) and the notes' facts that changed, by `path_key`
+    (None: a note no longer indexed), with the languages' counts, in one transaction."""
     db = plain_connection(db)
     with transaction(db):
         db.executemany(_UPSERT, [_row(d) for d in rows])
+        if facts is not None:
+            _write_facts(db, facts, languages or {})
+
+
+def load_facts(db: Connection) -> dict[int, NoteFacts]:
+    """The facts of every indexed note, by `path_key`."""
+    rows = plain_connection(db).execute("SELECT key, lang, pages FROM index_facts").fetchall()
+    return {key: NoteFacts(lang, tuple(pages.split("\n")) if pages else ()) for key, lang, pages in rows}
+
+
+def facts_of(db: Connection, paths: Iterable[str]) -> dict[str, NoteFacts]:
+    """The facts of those of `paths` that are indexed."""
+    conn = plain_connection(db)
+    keys = {path_key(path): path for path in paths}
+    wanted = list(keys)
+    found: dict[str, NoteFacts] = {}
+    for start in range(0, len(wanted), 500):
+        part = wanted[start:start + 500]
+        for key, lang, pages in conn.execute(
+                f"SELECT key, lang, pages FROM index_facts WHERE key IN ({', '.join('?' * len(part))})", part):
+            found[keys[key]] = NoteFacts(lang, tuple(pages.split("\n")) if pages else ())
+    return found
+
+
+def load_languages(db: Connection) -> dict[str, int]:
+    """How many indexed notes each language has (empty when the cache does not say)."""
+    row = plain_connection(db).execute("SELECT value FROM index_meta WHERE key = ?", [LANGUAGES_KEY]).fetchone()
+    try:
+        counts = json.loads(row[0]) if row else {}
+    except ValueError:
+        return {}
+    return {str(k): int(v) for k, v in counts.items()} if isinstance(counts, dict) else {}
 
 
 def _block_cuts(term_starts: np.ndarray, offsets: np.ndarray) -> list[int]:
@@ -390,8 +486,9 @@ def _block_cuts(term_starts: np.ndarray, offsets: np.ndarray) -> list[int]:
     return [0, *np.unique(cuts[(cuts > 0) & (cuts < count)]).tolist(), count] if count else [0]
 
 
-def write_snapshot(db: Connection, snapshot: Snapshot, rows: Iterable[CachedDoc], signature: str) -> None:
-    """Replace the snapshot, and every row with `rows`, in one transaction."""
+def write_snapshot(db: Connection, snapshot: Snapshot, rows: Iterable[CachedDoc], signature: str,
+                   facts: Mapping[int, NoteFacts] | None = None, languages: Mapping[str, int] | None = None) -> None:
+    """Replace the snapshot, and every row with `rows` and every note's facts with `facts`, in one transaction."""
     import numpy as np
 
     terms = snapshot.terms
@@ -430,4 +527,7 @@ def write_snapshot(db: Connection, snapshot: Snapshot, rows: Iterable[CachedDoc]
         db.executemany("INSERT INTO index_blocks (block, terms, postings) VALUES (?, ?, ?)", blocks())
         db.execute(f"INSERT OR REPLACE INTO index_snapshot (id, crc, {', '.join(_SNAPSHOT_COLUMNS)})"
                    f" VALUES (1, ?, {', '.join('?' * len(_SNAPSHOT_COLUMNS))})", [_crc(columns), *columns])
+        if facts is not None:
+            db.execute("DELETE FROM index_facts")
+            _write_facts(db, facts, languages or {})
         db.execute("INSERT OR REPLACE INTO index_meta (key, value) VALUES (?, ?)", [SIGNATURE_KEY, signature])

@@ -7,7 +7,10 @@ holds everything else: notebooks, the source registry, aliases, eviction queues 
 deletions, conversations and query records; `0003_lru_by_recency` indexes the eviction queue by recency;
 `0004_note_hashes` records what each note hashed to when last read, by its file's mtime and size;
 `0005_packs` holds the packs (sources holding many notes), their notes, and the titles of pack adds under way;
-`0006_index_blocks` stores the search index's vocabulary and postings compressed, a block of terms a row.
+`0006_index_blocks` stores the search index's vocabulary and postings compressed, a block of terms a row;
+`0007_notebook_truth` keeps what the notebook was read to hold; `0008_index_facts` keeps each indexed note's
+language and the keys its translations share; `0009_document_texts` keeps the attachments' texts by the hash of
+their bytes (`store.document_texts`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from nlmsync.store import index_codec
+from nlmsync.store import document_texts, index_codec
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -188,6 +191,8 @@ _STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("0005_packs", _packs),
     ("0006_index_blocks", index_codec.store_in_blocks),
     ("0007_notebook_truth", _notebook_truth),
+    ("0008_index_facts", index_codec.create_facts),
+    ("0009_document_texts", document_texts.create_tables),
 ]
 
 

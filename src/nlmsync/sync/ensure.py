@@ -118,7 +118,7 @@ async def _carry_out(run: SyncRun, decided: Sequence[PlannedNote | NoteOutcome])
     try:
         stop = await executor.execute(notes.units)
         if isinstance(stop, NlmsyncError) and (stop is executor.fatal or executor.full):
-            stop.message = stopped_line(stop.message, decided, notes.outcomes(), executor.not_tried)
+            stop.message = stopped_line(stop.message, decided, notes.outcomes())
         if stop is not None:
             raise stop
     finally:

@@ -12,6 +12,8 @@ from pydantic import BaseModel, Field, computed_field
 from nlmsync.sync.branches import LIVE, Branch
 from nlmsync.sync.capacity import CapacitySource
 
+NOT_TRIED = "not tried"
+
 
 class NoteOutcome(BaseModel):
     """One note (or, for evictions and removals, one vault path whose sources left the notebook)."""
@@ -26,7 +28,14 @@ class NoteOutcome(BaseModel):
                           "uploading: one the state file did not know (another machine's, an interrupted run's).")
     reason: str | None = None
     error: str | None = None
+    not_tried: bool = Field(default=False, description="Failed because the run stopped before trying the note, "
+                            "not by an error of its own: counted apart from the failed.")
     pack: str | None = Field(default=None, description="The title of the pack the note is live in, if packed.")
+
+    @property
+    def counted_as(self) -> str:
+        """What the note counts as in a run's figures: its branch, or `not tried`."""
+        return NOT_TRIED if self.not_tried else self.branch.value
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -94,6 +103,8 @@ class RefreshReport(BaseModel):
     layout: SourcesLayout | None = Field(default=None, description="How the sources hold the notes after the run.")
     notices: list[str] = Field(default_factory=list, description="What the user should know beyond the notes: "
                                "sources left alone as unmanaged, pauses the server's rate limit imposed.")
+    weak_match: bool = Field(default=False, description="`refresh --query`: nothing in the vault matches the query "
+                             "well, and no note was refreshed for it.")
 
     def by_branch(self, branch: Branch) -> list[NoteOutcome]:
         return [n for n in self.notes if n.branch == branch]
@@ -107,24 +118,24 @@ class RefreshReport(BaseModel):
         return [p for p in self.packs if p.branch == Branch.FAILED]
 
     def counts(self) -> dict[str, int]:
+        """The notes by what each counts as (`NoteOutcome.counted_as`): the run's figures, wherever they are
+        printed."""
         counts: dict[str, int] = {}
         for note in self.notes:
-            counts[note.branch.value] = counts.get(note.branch.value, 0) + 1
+            counts[note.counted_as] = counts.get(note.counted_as, 0) + 1
         return counts
 
 
-def stopped_line(said: str, requested: Sequence[object], outcomes: list[NoteOutcome], not_tried: int) -> str:
+def stopped_line(said: str, requested: Sequence[object], outcomes: list[NoteOutcome]) -> str:
     """The one line of a run an error stopped: what the error `said`, then what became of the `requested`
-    notes — done (live in the notebook), excluded, failed, not tried."""
-    counts = {branch: 0 for branch in Branch}
-    for outcome in outcomes:
-        counts[outcome.branch] += 1
-    done = sum(counts[b] for b in LIVE)
+    notes — done (live in the notebook), excluded, failed, not tried — counted as the report counts them."""
+    counts = RefreshReport(notebook_id="", notes=outcomes).counts()
+    done = sum(counts.get(b.value, 0) for b in LIVE)
     parts = [f"{done} of {len(requested)} notes done"]
-    if counts[Branch.EXCLUDED]:
-        parts.append(f"{counts[Branch.EXCLUDED]} excluded")
-    parts.append(f"{counts[Branch.FAILED] - not_tried} failed")
-    parts.append(f"{not_tried} not tried")
+    if counts.get(Branch.EXCLUDED.value):
+        parts.append(f"{counts[Branch.EXCLUDED.value]} excluded")
+    parts.append(f"{counts.get(Branch.FAILED.value, 0)} failed")
+    parts.append(f"{counts.get(NOT_TRIED, 0)} {NOT_TRIED}")
     return f"{said}; {', '.join(parts)}"
 
 

@@ -35,6 +35,8 @@ class Uploaded:
 
     added: tuple[Added, ...] = ()
     error: str | None = None
+    not_tried: bool = False
+    """The uploads were not sent: the run stopped before them (`error` says why)."""
 
 
 class Turn(Protocol):
@@ -60,8 +62,9 @@ class Unit(Protocol):
         itself)."""
         ...
 
-    def failed(self, message: str) -> None:
-        """It was not carried out (no room could be made, or the run stopped before it): `message` says why."""
+    def failed(self, message: str, *, not_tried: bool = False) -> None:
+        """It was not carried out — no room could be made, or (`not_tried`) the run stopped before it: `message`
+        says why."""
         ...
 
     async def finish(self, uploaded: Uploaded, turn: Turn) -> Sequence[str]:

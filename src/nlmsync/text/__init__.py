@@ -1,5 +1,6 @@
 """Analysis of a note's text, below search and reading: the tokenizer (`tokens`: a text's tokens; `fold`: many
-texts' at once, with numpy), front matter, a text's lines, and the admission rule for notes (`admission`).
+texts' at once, with numpy), front matter, a text's lines, its links (`links`), its language (`language`), and
+the admission rule for notes (`admission`).
 
 The names below are the package's public surface, imported on first use: a process that only tokenizes a query
 loads neither numpy nor YAML.
@@ -21,7 +22,9 @@ if TYPE_CHECKING:
         opted_out,
         parse_front_matter,
     )
+    from nlmsync.text.language import question_language, text_language
     from nlmsync.text.lines import iter_lines
+    from nlmsync.text.links import LINK_PATTERN, Link, attachment_links, link_matches
     from nlmsync.text.tokens import (
         CJK,
         JOINING_MARKS,
@@ -50,6 +53,10 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS = {
+    "LINK_PATTERN": "nlmsync.text.links",
+    "Link": "nlmsync.text.links",
+    "attachment_links": "nlmsync.text.links",
+    "link_matches": "nlmsync.text.links",
     "Admission": "nlmsync.text.admission",
     "CJK": "nlmsync.text.tokens",
     "FoldTexts": "nlmsync.text.fold",
@@ -75,6 +82,8 @@ _EXPORTS = {
     "normalize": "nlmsync.text.tokens",
     "opted_out": "nlmsync.text.front_matter",
     "parse_front_matter": "nlmsync.text.front_matter",
+    "question_language": "nlmsync.text.language",
+    "text_language": "nlmsync.text.language",
     "text_pieces": "nlmsync.text.tokens",
     "tokenize": "nlmsync.text.tokens",
     "tokens_and_words": "nlmsync.text.tokens",
@@ -96,7 +105,10 @@ __all__ = [
     "Admission",
     "FoldTexts",
     "FrontMatter",
+    "LINK_PATTERN",
+    "Link",
     "admit_note",
+    "attachment_links",
     "base_tokens",
     "base_tokens_and_joins",
     "cjk_bigrams",
@@ -108,9 +120,12 @@ __all__ = [
     "front_matter_strings",
     "gap_joins",
     "iter_lines",
+    "link_matches",
     "normalize",
     "opted_out",
     "parse_front_matter",
+    "question_language",
+    "text_language",
     "text_pieces",
     "tokenize",
     "tokens_and_words",

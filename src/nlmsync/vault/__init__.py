@@ -1,5 +1,6 @@
 """Everything about the vault's files on disk, one module a job: `paths` (canonical vault-relative paths, which
-paths are notes, confinement), `walk` (finding the notes), `notes` (reading them), `exclusion`, and `changes`
+paths are notes, confinement), `attachments` (which files are attachments, by kind), `walk` (finding the notes
+and attachments), `notes` (reading them), `exclusion`, and `changes`
 (the words for how a note changed). Callers import the names below from the package; a note's front matter and
 its lines, which the vault's rules read, are the text package's (`nlmsync.text`), named here too.
 """
@@ -8,6 +9,15 @@ from __future__ import annotations
 
 from nlmsync.text.front_matter import FrontMatter, front_matter_strings, parse_front_matter
 from nlmsync.text.lines import iter_lines
+from nlmsync.vault.attachments import (
+    ATTACHMENT_KINDS,
+    DEFAULT_ATTACHMENT_KINDS,
+    attachment_kind,
+    attachment_suffixes,
+    is_attachment_path,
+    parse_kinds,
+    suffix_of,
+)
 from nlmsync.vault.changes import NoteChange
 from nlmsync.vault.exclusion import (
     EXCLUDED_BY_FRONT_MATTER,
@@ -42,9 +52,19 @@ from nlmsync.vault.paths import (
     printable_path,
     resolve_in_vault,
 )
-from nlmsync.vault.walk import NoteFile, SkippedNote, VaultListing, VaultScan, list_vault, scan_vault
+from nlmsync.vault.walk import (
+    NoteFile,
+    SkippedNote,
+    VaultListing,
+    VaultScan,
+    check_vault,
+    list_vault,
+    scan_vault,
+)
 
 __all__ = [
+    "ATTACHMENT_KINDS",
+    "DEFAULT_ATTACHMENT_KINDS",
     "EXCLUDED_BY_FRONT_MATTER",
     "EXCLUDED_BY_PATTERN",
     "EXCLUSION_REASONS",
@@ -59,12 +79,16 @@ __all__ = [
     "SkippedNote",
     "VaultListing",
     "VaultScan",
+    "attachment_kind",
+    "attachment_suffixes",
     "check_exclude",
+    "check_vault",
     "decode_note",
     "excluded_by_pattern",
     "exclusion_reason",
     "front_matter_strings",
     "has_note_suffix",
+    "is_attachment_path",
     "is_blank",
     "is_excluded",
     "is_note_path",
@@ -75,6 +99,7 @@ __all__ = [
     "matches_exclude",
     "normalize_rel_path",
     "parse_front_matter",
+    "parse_kinds",
     "printable_path",
     "read_file_bytes",
     "read_input_file",
@@ -82,5 +107,6 @@ __all__ = [
     "read_note_text",
     "resolve_in_vault",
     "scan_vault",
+    "suffix_of",
     "unreadable",
 ]

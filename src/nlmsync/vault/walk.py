@@ -1,4 +1,5 @@
-"""The vault walk: every `.md` note under the vault with its mtime and size, and what was skipped and why.
+"""The vault walk: every `.md` note under the vault with its mtime and size, and what was skipped and why; when
+asked, the vault's attachments too (files of the extensions given, `vault.attachments`), listed beside the notes.
 
 The walk never enters `.nlmsync/`, `.obsidian/`, `.trash/` or `.git/`, never follows a symlink out of the
 vault or around a loop, and reports what it skipped instead of failing — a name that is not valid UTF-8
@@ -22,6 +23,7 @@ from nlmsync.vault.paths import (
     INVALID_NAME_ENCODING,
     NOTE_SUFFIX,
     has_note_suffix,
+    is_note_path,
     is_valid_name,
     printable_path,
     within,
@@ -52,17 +54,19 @@ class SkippedNote:
 
 @dataclass
 class VaultScan:
-    """What `scan_vault` found: the notes, sorted by path, and what it skipped."""
+    """What `scan_vault` found: the notes and the attachments, each sorted by path, and what it skipped."""
 
     notes: list[NoteFile] = field(default_factory=list)
     skipped: list[SkippedNote] = field(default_factory=list)
+    attachments: list[NoteFile] = field(default_factory=list)
 
 
 @dataclass
 class VaultListing:
     """What the walk found, as parallel lists (note `i` is `paths[i]`, `mtimes[i]`, `sizes[i]`) in walk
     order, without duplicates; `skipped` sorted by path. The form the index's rescan compares with its
-    cache: no object per note."""
+    cache: no object per note. Attachments, when the walk was asked for them, are in the same lists (a path
+    that is not a note's, `vault.is_note_path`)."""
 
     root: str
     paths: list[str] = field(default_factory=list)
@@ -79,33 +83,48 @@ class VaultListing:
         return NoteFile(self.paths[i], self.mtimes[i], self.sizes[i], self.fs_path(i))
 
 
-def scan_vault(root: Path) -> VaultScan:
-    """Every `.md` note under `root` with its mtime and size, plus what was skipped and why.
+def scan_vault(root: Path, attachments: frozenset[str] = frozenset()) -> VaultScan:
+    """Every `.md` note under `root` with its mtime and size, plus what was skipped and why; and every attachment,
+    a file whose extension is one of `attachments` (`vault.attachment_suffixes`; none by default).
 
     Symlinks are followed only while they stay inside the vault; a directory reached twice
-    (a loop, or a second link to the same folder) is skipped. Empty notes are skipped here;
-    binary and invalid UTF-8 notes are found when they are read. Notes come sorted by path.
+    (a loop, or a second link to the same folder) is skipped. Empty files are skipped here;
+    binary and invalid UTF-8 notes are found when they are read. Notes and attachments come sorted by path.
 
     Raises:
         InputError: `root` is not a readable directory.
     """
-    listing = list_vault(root)
-    notes = [NoteFile(path, mtime, size, listing.renamed.get(i))
-             for i, (path, mtime, size) in enumerate(zip(listing.paths, listing.mtimes, listing.sizes, strict=True))]
-    notes.sort()
-    return VaultScan(notes, listing.skipped)
+    listing = list_vault(root, attachments)
+    scan = VaultScan(skipped=listing.skipped)
+    for i, (path, mtime, size) in enumerate(zip(listing.paths, listing.mtimes, listing.sizes, strict=True)):
+        found = NoteFile(path, mtime, size, listing.renamed.get(i))
+        (scan.notes if not attachments or is_note_path(path) else scan.attachments).append(found)
+    scan.notes.sort()
+    scan.attachments.sort()
+    return scan
 
 
-def list_vault(root: Path) -> VaultListing:
-    """The walk of `scan_vault` (same notes, same skips), as a `VaultListing` in walk order.
+def check_vault(root: Path) -> None:
+    """Refuse a vault that is not a folder, in the one wording every command uses.
+
+    Raises:
+        InputError: `root` does not exist, or is not a folder (the message names it).
+    """
+    if root.is_dir():
+        return
+    what = "is not a folder" if os.path.lexists(root) else "does not exist"
+    raise InputError(f"{printable_path(str(root))}: the vault {what}")
+
+
+def list_vault(root: Path, attachments: frozenset[str] = frozenset()) -> VaultListing:
+    """The walk of `scan_vault` (same files, same skips), as a `VaultListing` in walk order.
 
     Raises:
         InputError: `root` is not a readable directory.
     """
-    if not root.is_dir():
-        raise InputError(f"{root}: vault folder does not exist or is not a directory")
-    walk = _Walk(root)
-    walk.folder(str(root), walk.real_root, "", frozenset({walk.real_root}), False)
+    check_vault(root)
+    walk = _Walk(root, attachments)
+    walk.run(str(root))
     listing = walk.listing
     if listing.renamed:  # two files can have one path only when a name was changed to NFC
         _drop_duplicates(listing)
@@ -119,15 +138,41 @@ def _nfc(name: str) -> str:
     return unicodedata.normalize("NFC", name)
 
 
+class _Folder(NamedTuple):
+    """A folder the walk is to enter: where it is, its real path once links are resolved, its vault path with a
+    trailing `/`, the real folders above it, and whether its vault path is not its name on disk (NFC)."""
+
+    directory: str
+    real: str
+    rel_prefix: str
+    ancestors: frozenset[str]
+    renamed_dir: bool
+
+
+class _FoundNote(NamedTuple):
+    """A note found in a folder while it was open: its vault path, where it is on disk, whether that is not the
+    vault path (a name that is not NFC), and what its stat gave (a `stat_result`, or the error)."""
+
+    rel: str
+    fs_path: str
+    renamed: bool
+    stat: os.stat_result | OSError
+
+
 class _Walk:
     """One walk of a vault: the listing it fills and the real folders it has entered (each is walked once).
 
     A folder is walked with its notes first, in the order the file system lists them (the hot loop: one stat
     per note, little else), then its folders and links by name, so which of two links to one folder is walked
-    does not depend on that order. `renamed_dir` says a folder's vault path is not its name on disk (NFC).
+    does not depend on that order. The walk goes depth first without recursion (a stack of the folders' entries
+    still to take), so a vault of any depth is walked, and holds one folder open at a time: what a folder's
+    entries need of it (a link's target, a linked note's stat) is read while it is open. An attachment (a file of
+    one of the `attachments` extensions) is added as a note's link is, outside the hot loop: a vault of notes
+    alone pays nothing for it.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, attachments: frozenset[str] = frozenset()) -> None:
+        self.attachments = attachments
         self.real_root = os.path.realpath(root)
         self.listing = VaultListing(str(root))
         self.visited: set[str] = {self.real_root}
@@ -138,31 +183,54 @@ class _Walk:
     def skip(self, path: str, reason: str) -> None:
         self.listing.skipped.append(SkippedNote(path, reason))
 
-    def folder(self, directory: str, real_dir: str, rel_prefix: str, ancestors: frozenset[str],
-               renamed_dir: bool) -> None:
-        """The notes of `directory` (`real_dir` once symlinks are resolved) and, recursively, its folders."""
+    def run(self, root: str) -> None:
+        """Walks the vault from its folder `root`, depth first: a folder's subfolders and linked notes are taken
+        in name order, each subfolder whole before the next entry."""
+        top = _Folder(root, self.real_root, "", frozenset(), False)
+        stack: list[Iterator[_Folder | _FoundNote]] = [iter(self.folder(top))]
+        while stack:
+            item = next(stack[-1], None)
+            if item is None:
+                stack.pop()
+            elif isinstance(item, _FoundNote):
+                self.add_note(item)
+            elif item.real in item.ancestors:
+                self.skip(item.rel_prefix.rstrip("/"), "symlink loop")
+            elif item.real in self.visited:
+                self.skip(item.rel_prefix.rstrip("/"), "folder already indexed through another link")
+            else:
+                self.visited.add(item.real)
+                stack.append(iter(self.folder(item)))
+
+    def folder(self, at: _Folder) -> list[_Folder | _FoundNote]:
+        """Adds the notes of the folder `at`; returns its subfolders and linked notes, in name order, for the
+        walk to take next."""
         dir_fd = None
         try:
             if _SCANDIR_FD:
-                dir_fd = os.open(directory, _DIR_FLAGS)
-            iterator = os.scandir(directory if dir_fd is None else dir_fd)
+                dir_fd = os.open(at.directory, _DIR_FLAGS)
+            iterator = os.scandir(at.directory if dir_fd is None else dir_fd)
         except OSError as exc:
             if dir_fd is not None:
                 os.close(dir_fd)
-            self.skip(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})")
-            return
-        # With the folder open, each stat looks up one name instead of the whole path. The folder stays
-        # open until its subfolders are walked: its links are looked at through it.
-        prefix = directory if directory.endswith(os.sep) else directory + os.sep
+            self.skip(at.rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})")
+            return []
+        # With the folder open, each stat looks up one name instead of the whole path; its links are looked at
+        # through it before it is closed.
+        prefix = at.directory if at.directory.endswith(os.sep) else at.directory + os.sep
+        found: list[_Folder | _FoundNote] = []
         try:
-            others = self.notes(iterator, prefix, rel_prefix, renamed_dir)
+            others = self.notes(iterator, prefix, at.rel_prefix, at.renamed_dir)
             if others is not None:
                 others.sort(key=lambda e: e.name)
                 for entry in others:
-                    self.other(entry, prefix, real_dir, rel_prefix, ancestors, renamed_dir)
+                    item = self.other(entry, prefix, at)
+                    if item is not None:
+                        found.append(item)
         finally:
             if dir_fd is not None:
                 os.close(dir_fd)
+        return found
 
     def notes(self, iterator: Iterator[os.DirEntry[str]], prefix: str, rel_prefix: str,
               renamed_dir: bool) -> list[os.DirEntry[str]] | None:
@@ -184,6 +252,8 @@ class _Walk:
                     name = entry.name
                     # the first test is the fast one
                     if not (name.endswith(NOTE_SUFFIX) or has_note_suffix(name)):
+                        if self.attachments and self.is_attachment(name):
+                            self.listed(entry, prefix, rel_prefix, renamed_dir)
                         continue
                     if plain_dir and name.isascii():
                         # the common note, added here (no call per note): an ASCII name is its own vault path.
@@ -199,40 +269,60 @@ class _Walk:
                                 add_mtime(st.st_mtime_ns)
                                 add_size(size)
                                 continue
-                    if name.isascii() or is_valid_name(name):
-                        self.note(entry, prefix, rel_prefix, renamed_dir)  # says why not, or adds it
-                    else:
-                        self.skip(rel_prefix + printable_path(name), INVALID_NAME_ENCODING)
+                    self.listed(entry, prefix, rel_prefix, renamed_dir)
         except OSError as exc:
             self.skip(rel_prefix.rstrip("/") or ".", f"unreadable folder ({exc.strerror})")
             return None
         return others
 
+    def is_attachment(self, name: str) -> bool:
+        dot = name.rfind(".")
+        return dot > 0 and name[dot:].lower() in self.attachments
+
+    def listed(self, entry: os.DirEntry[str], prefix: str, rel_prefix: str, renamed_dir: bool) -> None:
+        """Adds the file `entry` (a note or an attachment) or says why not, its name checked first."""
+        if entry.name.isascii() or is_valid_name(entry.name):
+            self.note(entry, prefix, rel_prefix, renamed_dir)  # says why not, or adds it
+        else:
+            self.skip(rel_prefix + printable_path(entry.name), INVALID_NAME_ENCODING)
+
     def note(self, entry: os.DirEntry[str], prefix: str, rel_prefix: str, renamed_dir: bool) -> None:
-        """Adds the note `entry` (a plain file, or a link already found to stay in the vault), or says why not;
-        what is not a regular file once links are followed is no note."""
+        """Adds the note `entry` of an open folder, or says why not (`add_note`)."""
+        self.add_note(self.found_note(entry, prefix, rel_prefix, renamed_dir))
+
+    @staticmethod
+    def found_note(entry: os.DirEntry[str], prefix: str, rel_prefix: str, renamed_dir: bool) -> _FoundNote:
+        """The note `entry` (a plain file, or a link already found to stay in the vault) of an open folder."""
         name = entry.name
-        rel = rel_prefix + (name if name.isascii() else _nfc(name))
+        shown = name if name.isascii() else _nfc(name)
         try:
-            st = entry.stat()
+            st: os.stat_result | OSError = entry.stat()
         except OSError as exc:
-            self.skip(rel, f"unreadable ({exc.strerror})")
+            st = exc
+        return _FoundNote(rel_prefix + shown, prefix + name, renamed_dir or shown != name, st)
+
+    def add_note(self, note: _FoundNote) -> None:
+        """Adds a found note, or says why not; what is not a regular file once links are followed is no note."""
+        st = note.stat
+        if isinstance(st, OSError):
+            self.skip(note.rel, f"unreadable ({st.strerror})")
             return
         if not stat.S_ISREG(st.st_mode):
             return
         if not st.st_size:
-            self.skip(rel, "empty")
+            self.skip(note.rel, "empty")
             return
-        if renamed_dir or not rel.endswith(name):
-            self.listing.renamed[len(self.listing.paths)] = prefix + name
-        self.add_path(rel)
+        if note.renamed:
+            self.listing.renamed[len(self.listing.paths)] = note.fs_path
+        self.add_path(note.rel)
         self.add_mtime(st.st_mtime_ns)
         self.add_size(st.st_size)
 
-    def other(self, entry: os.DirEntry[str], prefix: str, real_dir: str, rel_prefix: str,
-              ancestors: frozenset[str], renamed_dir: bool) -> None:
-        """A folder or link of a folder: walked, added as a note, skipped with a reason, or passed over."""
-        is_note = has_note_suffix(entry.name)
+    def other(self, entry: os.DirEntry[str], prefix: str, at: _Folder) -> _Folder | _FoundNote | None:
+        """A folder or link of the folder `at`: a folder to walk, a linked note (or attachment) to add, or None
+        (skipped with a reason, or passed over)."""
+        rel_prefix = at.rel_prefix
+        is_note = has_note_suffix(entry.name) or (bool(self.attachments) and self.is_attachment(entry.name))
         is_link = False  # an entry whose type cannot be read is a note's or is passed over
         try:
             is_link = entry.is_symlink()
@@ -241,15 +331,15 @@ class _Walk:
             if is_note or is_link:
                 reason = "symlink loop" if exc.errno == errno.ELOOP else f"unreadable ({exc.strerror})"
                 self.skip(rel_prefix + printable_path(_nfc(entry.name)), reason)
-            return
+            return None
         if not is_valid_name(entry.name):
             if is_dir or is_note:
                 self.skip(rel_prefix + printable_path(entry.name), INVALID_NAME_ENCODING)
-            return
+            return None
         name = _nfc(entry.name)
         rel = rel_prefix + name
         if is_dir and name in IGNORED_DIRS:
-            return
+            return None
         full = prefix + entry.name
         target = None
         if is_link:
@@ -258,19 +348,12 @@ class _Walk:
             if problem is not None:
                 if is_dir or is_note:
                     self.skip(rel, problem)
-                return
+                return None
         if is_dir:
             # a plain folder is where its real parent is (realpath costs a stat per path component)
-            real = target if target is not None else os.path.join(real_dir, entry.name)
-            if real in ancestors:
-                self.skip(rel, "symlink loop")
-            elif real in self.visited:
-                self.skip(rel, "folder already indexed through another link")
-            else:
-                self.visited.add(real)
-                self.folder(full, real, rel + "/", ancestors | {real}, renamed_dir or name != entry.name)
-        elif is_note:
-            self.note(entry, prefix, rel_prefix, renamed_dir)
+            real = target if target is not None else os.path.join(at.real, entry.name)
+            return _Folder(full, real, rel + "/", at.ancestors | {at.real}, at.renamed_dir or name != entry.name)
+        return self.found_note(entry, prefix, rel_prefix, at.renamed_dir) if is_note else None
 
     def link_problem(self, target: str) -> str | None:
         """Why a link to `target` is not followed (None: it is): it leads out of the vault, nowhere, or into a
@@ -282,6 +365,8 @@ class _Walk:
         inside = os.path.relpath(target, self.real_root).split(os.sep)
         ignored = next((part for part in inside if part in IGNORED_DIRS), None)
         return None if ignored is None else f"symlink into {ignored}/"
+
+
 
 
 def _drop_duplicates(listing: VaultListing) -> None:

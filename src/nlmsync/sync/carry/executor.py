@@ -113,8 +113,6 @@ class Executor(Generic[U]):
         """The error after which no upload of the run can succeed: the first one stops the run."""
         self.full = False
         """The server refused an add as full, which stopped the run."""
-        self.not_tried = 0
-        """Units the run did not try, once it stopped."""
         self.waiting: list[U] = []
         """Units not started yet: they may free sources early when another needs room."""
         self._last_turn: _Turn | None = None
@@ -134,8 +132,7 @@ class Executor(Generic[U]):
             while self.waiting:
                 unit = self.waiting.pop(0)
                 if self.fatal is not None:
-                    self.not_tried += 1
-                    unit.failed(f"not tried: {why_stopped(self.fatal)}")
+                    unit.failed(f"not tried: {why_stopped(self.fatal)}", not_tried=True)
                     continue
                 uploads = unit.start()
                 if uploads is None:
@@ -181,8 +178,7 @@ class Executor(Generic[U]):
             try:
                 uploaded = Uploaded(tuple([await self._add(upload) for upload in uploads]))
             except _NotTried:
-                self.not_tried += 1
-                uploaded = Uploaded(error=f"not tried: {why_stopped(self.fatal)}")
+                uploaded = Uploaded(error=f"not tried: {why_stopped(self.fatal)}", not_tried=True)
             except FATAL_ERRORS as exc:
                 self.fatal = self.fatal or exc
                 uploaded = Uploaded(error=str(exc))

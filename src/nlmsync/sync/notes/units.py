@@ -20,8 +20,9 @@ from nlmsync.sync.titles import retitled
 from nlmsync.sync.units import Turn, Upload, Uploaded
 
 
-def _failed(work: PlannedNote, message: str) -> NoteOutcome:
-    return NoteOutcome(path=work.note.path, branch=Branch.FAILED, part_count=len(work.note.parts), error=message)
+def _failed(work: PlannedNote, message: str, *, not_tried: bool = False) -> NoteOutcome:
+    return NoteOutcome(path=work.note.path, branch=Branch.FAILED, part_count=len(work.note.parts), error=message,
+                       not_tried=not_tried)
 
 
 def _outcome(work: PlannedNote, ids: list[str], adopted: bool) -> NoteOutcome:
@@ -60,13 +61,13 @@ class NoteUnit:
             uploads.append(Upload(part.text, part.title, partial(self.notes.adoptable, path)))
         return uploads
 
-    def failed(self, message: str) -> None:
-        self._report(_failed(self.work, message))
+    def failed(self, message: str, *, not_tried: bool = False) -> None:
+        self._report(_failed(self.work, message, not_tried=not_tried))
 
     async def finish(self, uploaded: Uploaded, turn: Turn) -> list[str]:
         work = self.work
         if uploaded.error is not None:
-            outcome = _failed(work, uploaded.error)
+            outcome = _failed(work, uploaded.error, not_tried=uploaded.not_tried)
         elif needs_upload(work):
             outcome = _outcome(work, [a.source_id for a in uploaded.added], any(a.adopted for a in uploaded.added))
         else:

@@ -83,7 +83,7 @@ class PackUnit:
         await self.groups.retire_early(self.group)
         return True
 
-    def failed(self, message: str) -> None:
+    def failed(self, message: str, *, not_tried: bool = False) -> None:
         for pack in self.group.packs:
             self.groups.report(pack_outcome(pack, Branch.FAILED, error=message))
 

@@ -70,3 +70,27 @@ def test_what_the_settings_and_the_state_file_know(tmp_path) -> None:
             setting=80, remembered=70, learned=LearnedCapacity(60, 70), default=80)
     finally:
         store.close()
+
+
+def test_the_user_word_given_now_wins_over_the_one_remembered_and_the_plan() -> None:
+    assert decided(plan=300) == (300, CapacitySource.PLAN)
+    assert decided(setting=80, plan=300) == (80, CapacitySource.SETTING)
+    assert decided(remembered=80, plan=300) == (80, CapacitySource.REMEMBERED)
+    assert decided(setting=120, remembered=80, plan=300) == (120, CapacitySource.SETTING)
+
+
+def test_a_learned_capacity_holds_under_the_figure_it_was_learned_under_and_never_raises_it() -> None:
+    learned = LearnedCapacity(50, 300)  # refused as full at 50 sources while the plan allowed 300
+    assert decide_capacity(KnownCapacity(learned=learned, plan=300)) == Capacity(50, CapacitySource.LEARNED, 300)
+    assert decided(setting=300, learned=learned, plan=300) == (50, CapacitySource.LEARNED)  # the same figure, given
+    # a different figure is the user's word (or a new plan): what was learned under another one no longer holds
+    assert decided(setting=200, learned=learned, plan=300) == (200, CapacitySource.SETTING)
+    assert decided(learned=learned, plan=100) == (100, CapacitySource.PLAN)
+    assert decided(learned=LearnedCapacity(300, 300), plan=300) == (300, CapacitySource.PLAN)
+    assert decided(learned=LearnedCapacity(310, 300), plan=300) == (300, CapacitySource.PLAN)
+
+
+def test_a_capacity_is_learned_under_its_own_value_unless_a_refusal_lowered_it() -> None:
+    assert decide_capacity(KnownCapacity(setting=50)).under == 50
+    assert decide_capacity(KnownCapacity(setting=50, learned=LearnedCapacity(40, 50))).under == 50
+

@@ -1,0 +1,46 @@
+"""File sources as the real server takes them: the folders it may read (`NOTEBOOKLM_ALLOWED_FILE_DIRS`), the
+checks before an upload, worded as it words them, and the text NotebookLM would read, read the way nlmsync reads it
+(`documents.DocumentReader`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from nlmsync.documents import DocumentReader, DocumentText
+from nlmsync.vault import ATTACHMENT_KINDS, NOTE_SUFFIX
+
+ALLOWED_DIRS_VARIABLE = "NOTEBOOKLM_ALLOWED_FILE_DIRS"
+FILE_SUFFIXES = frozenset({NOTE_SUFFIX}).union(*ATTACHMENT_KINDS.values())
+"""The 43 extensions the real server uploads."""
+
+
+def file_outside_allowed_dirs(file_path: str) -> str | None:
+    """The real server's refusal of a file outside the folders `NOTEBOOKLM_ALLOWED_FILE_DIRS` names (separated as
+    the system separates paths); None when the variable is not set or the file is inside one of them."""
+    configured = os.environ.get(ALLOWED_DIRS_VARIABLE, "")
+    if not configured:
+        return None
+    resolved = Path(file_path).expanduser().resolve()
+    allowed = [Path(folder).expanduser().resolve() for folder in configured.split(os.pathsep) if folder]
+    if any(resolved.is_relative_to(folder) for folder in allowed):
+        return None
+    return f"File path '{resolved}' is outside allowed directories configured by {ALLOWED_DIRS_VARIABLE}."
+
+
+def read_file_source(file_path: str) -> tuple[str | None, DocumentText | None]:
+    """(why the real server would not upload the file, None) or (None, the text NotebookLM would read of it)."""
+    path = Path(file_path).expanduser().resolve()
+    if not path.exists():
+        return f"File not found: {path}", None
+    if not path.is_file():
+        return f"Not a regular file: {path}", None
+    if path.stat().st_size == 0:
+        return f"File is empty: {path}", None
+    if path.suffix.lower() not in FILE_SUFFIXES:
+        return (f"Unsupported file type: {path.suffix.lower() or '[none]'}\n"
+                f"Supported types: {', '.join(sorted(FILE_SUFFIXES))}"), None
+    if path.suffix.lower() == NOTE_SUFFIX:
+        return None, DocumentText("", pages=(path.read_text(encoding="utf-8", errors="replace"),))
+    with DocumentReader() as reader:
+        return None, reader.read(path)

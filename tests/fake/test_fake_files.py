@@ -1,0 +1,103 @@
+"""File sources in the fake, as the real server takes them: named after the file, their text read as nlmsync
+reads it, the title applied by a rename that a fault switch makes not take, the real server's refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.documents.pdfs import pdf, text_page
+
+from nlmsync.fake import FakeNotebookLM, Faults
+from nlmsync.fake.options import parse_fake_options
+
+
+def notebook(fake: FakeNotebookLM) -> str:
+    return str(fake.apply("notebook_create", {"title": "N"})["notebook_id"])
+
+
+def listed(fake: FakeNotebookLM, nb: str) -> list[str]:
+    return [s["title"] for s in fake.apply("notebook_get", {"notebook_id": nb})["sources"]]
+
+
+def paper(tmp_path: Path) -> Path:
+    path = tmp_path / "paper.pdf"
+    path.write_bytes(pdf(text_page("Tapirs browse at dusk"), text_page("and sleep by day")))
+    return path
+
+
+def test_a_file_source_holds_the_files_text_under_the_title_asked_for(tmp_path: Path) -> None:
+    fake = FakeNotebookLM()
+    nb = notebook(fake)
+    added = fake.apply("source_add", {"notebook_id": nb, "source_type": "file", "file_path": str(paper(tmp_path)),
+                                      "title": "paper.pdf · 0123abcd"})
+    assert (added["status"], added["source_type"], added["title"]) == ("success", "file", "paper.pdf · 0123abcd")
+    assert listed(fake, nb) == ["paper.pdf · 0123abcd"]
+    content = fake.apply("source_get_content", {"source_id": added["source_id"]})
+    assert "Tapirs browse at dusk" in content["content"] and "sleep by day" in content["content"]
+
+
+def test_without_a_title_a_file_source_is_named_after_the_file(tmp_path: Path) -> None:
+    fake = FakeNotebookLM()
+    nb = notebook(fake)
+    fake.apply("source_add", {"notebook_id": nb, "source_type": "file", "file_path": str(paper(tmp_path))})
+    assert listed(fake, nb) == ["paper.pdf"]
+
+
+def test_a_rename_that_does_not_take_leaves_the_file_name_while_the_answer_says_the_title(tmp_path: Path) -> None:
+    fake = FakeNotebookLM(faults=parse_fake_options(["--file-titles-ignored"]).faults)
+    nb = notebook(fake)
+    added = fake.apply("source_add", {"notebook_id": nb, "source_type": "file", "file_path": str(paper(tmp_path)),
+                                      "title": "paper.pdf · 0123abcd"})
+    assert added["title"] == "paper.pdf · 0123abcd"
+    assert listed(fake, nb) == ["paper.pdf"]
+
+
+def test_a_folder_outside_the_allowed_ones_is_refused_as_the_real_server_words_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    monkeypatch.setenv("NOTEBOOKLM_ALLOWED_FILE_DIRS", str(allowed))
+    fake = FakeNotebookLM()
+    nb = notebook(fake)
+    refused = fake.apply("source_add", {"notebook_id": nb, "source_type": "file", "file_path": str(paper(tmp_path))})
+    assert refused == {"status": "error", "error": f"File path '{(tmp_path / 'paper.pdf').resolve()}' is outside "
+                                                   "allowed directories configured by NOTEBOOKLM_ALLOWED_FILE_DIRS."}
+    inside = allowed / "paper.pdf"
+    inside.write_bytes(paper(tmp_path).read_bytes())
+    assert fake.apply("source_add", {"notebook_id": nb, "source_type": "file",
+                                     "file_path": str(inside)})["status"] == "success"
+
+
+@pytest.mark.parametrize(("name", "data", "said"), [
+    ("missing.pdf", None, "File not found: "),
+    ("empty.pdf", b"", "File is empty: "),
+    ("tool.exe", b"MZ", "Unsupported file type: .exe"),
+])
+def test_files_the_real_server_does_not_upload(tmp_path: Path, name: str, data: bytes | None, said: str) -> None:
+    path = tmp_path / name
+    if data is not None:
+        path.write_bytes(data)
+    fake = FakeNotebookLM()
+    nb = notebook(fake)
+    refused = fake.apply("source_add", {"notebook_id": nb, "source_type": "file", "file_path": str(path)})
+    assert refused["status"] == "error" and refused["error"].startswith(f"Could not add file source: {said}")
+    assert "Received path: " in refused["hint"] and listed(fake, nb) == []
+
+
+def test_a_file_notebooklm_cannot_process_stays_as_a_failed_source(tmp_path: Path) -> None:
+    locked = tmp_path / "locked.pdf"
+    locked.write_bytes(pdf(text_page("secret"), encrypt=True))
+    state = tmp_path / "fake.json"
+    fake = FakeNotebookLM(state_path=state)
+    nb = notebook(fake)
+    failed = fake.apply("source_add", {"notebook_id": nb, "source_type": "file", "file_path": str(locked),
+                                       "title": "locked.pdf · 0123abcd"})
+    assert failed["status"] == "error" and "failed to process in NotebookLM" in failed["error"]
+    assert listed(fake, nb) == ["locked.pdf"]
+    assert fake.calls[-1].applied
+    assert listed(FakeNotebookLM(state_path=state), nb) == ["locked.pdf"]  # journaled like any add
+
+
+def test_the_fault_switch_is_a_faults_field() -> None:
+    assert parse_fake_options(["--file-titles-ignored"]).faults == Faults(file_titles_ignored=True)
