@@ -45,6 +45,8 @@ NOT_RUN: dict[tuple[str, str], str] = {
                   "browser"): LOGIN,
     ("docs/development.md", "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]'"):
         "the test suite itself: .ci/run runs it",
+    ("docs/development.md", ".venv/bin/pip install -q -e '.[test,mutation]'"):
+        "installs the mutation tool from PyPI, then runs for tens of minutes a package",
     ("docs/real-server.md", ".venv/bin/pip install . notebooklm-mcp-cli"): CI_RUNS_IT,
     ("docs/real-server.md", "nlm login"): LOGIN,
     ("docs/commands.md", "nlmsync --vault ~/notes watch             # keep the search index current"):

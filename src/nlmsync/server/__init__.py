@@ -229,8 +229,8 @@ def build_server(settings: Settings, index: NoteIndex, *, notebook_server: Any =
 
     @server.strict_tool("Ask the user's NotebookLM notebook. The notes the question needs are uploaded first. "
                         "Answers the answer, its citations (note, heading, quote), the notes chosen and what was "
-                        "uploaded. Follows up in the latest conversation if the question is about its notes, else "
-                        "starts one (continued says which).", ASKS)
+                        "uploaded. Follows up the latest conversation if the question is about its notes, else "
+                        "starts one.", ASKS)
     async def ask_notebook(
         question: Annotated[str, Field(min_length=1, max_length=10_000, description="The question, in words.")],
         conversation_id: Annotated[str | None, Field(max_length=200, description="Continue this conversation "

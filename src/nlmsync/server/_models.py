@@ -36,5 +36,5 @@ class SearchResult(BaseModel):
     query: str
     results: list[NoteMatch] = Field(default_factory=list)
     weak_match: bool = Field(default=False, description="Nothing in the vault matches the query well: no note is "
-                                                        "selected, and `ask_notebook` sends the question as it is.")
+                                                        "selected; `ask_notebook` sends the question as it is.")
     message: str | None = None
