@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.documents.pdfs import pdf, text_page
 
 from nlmsync.app.answer_notes import _cited
 from nlmsync.app.citations import map_citations
 from nlmsync.app.results import Citation
 from nlmsync.notebooklm.models import QueryAnswer
 from nlmsync.store import StateStore, open_database
-from tests.documents.pdfs import pdf, text_page
 
 
 @pytest.fixture

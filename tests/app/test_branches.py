@@ -4,7 +4,7 @@ and the real state store."""
 from __future__ import annotations
 
 import pytest
-from tests.app.world import stopped_report
+from tests.app.world import notes_done, stopped_report
 
 from nlmsync.errors import CapacityError, InputError, PartialFailure
 from nlmsync.fake.faults import ErrorRule, Faults
@@ -212,12 +212,12 @@ async def test_big_note_is_split_into_numbered_parts_managed_as_one(make_world):
     text = "".join(f"## Section {i}\n" + "word " * 30 + "\n\n" for i in range(6))
     world.write("big.md", text)
     async with world.run() as orch:
-        from nlmsync.sync import SyncDeps, ensure_sources_for_paths
+        from nlmsync.sync import SyncDeps, SyncRun, ensure_sources_for_paths
         from nlmsync.sync.remote import read_remote
 
         deps = SyncDeps(orch.client, orch.store, world.vault, orch.settings, world.notebook_id, max_words=70)
         remote = await read_remote(orch.client, world.notebook_id, expect_sources=False)
-        outcome = (await ensure_sources_for_paths(deps, ["big.md"], remote)).notes[0]
+        outcome = (await ensure_sources_for_paths(SyncRun(deps, remote), ["big.md"])).notes[0]
         assert outcome.branch == Branch.ADDED and outcome.part_count == 3 and outcome.split
         rows = orch.store.mappings_by_path(world.notebook_id, "big.md")
         assert [(r.part, r.part_count) for r in rows] == [(0, 3), (1, 3), (2, 3)]
@@ -511,7 +511,7 @@ async def test_capacity_reached_mid_run_carries_what_was_done(make_world):
 async def test_an_error_that_stops_the_service_carries_a_refresh_report(make_world):
     """The service (below the app) hands what it did up as the same `RefreshReport` the app reports, not a
     bare list, the removals of an `--all` run first."""
-    from nlmsync.sync import RefreshReport, SyncDeps, ensure_sources_for_paths, notes_done, read_remote
+    from nlmsync.sync import RefreshReport, SyncDeps, SyncRun, ensure_sources_for_paths, read_remote
     from nlmsync.sync.run import AllNotesScope
 
     world = make_world(capacity=3)
@@ -526,7 +526,7 @@ async def test_an_error_that_stops_the_service_carries_a_refresh_report(make_wor
         deps = SyncDeps(orch.client, orch.store, world.vault, orch.settings, world.notebook_id)
         remote = await read_remote(orch.client, world.notebook_id, expect_sources=True)
         with pytest.raises(CapacityError) as info:
-            await ensure_sources_for_paths(deps, ["c.md", "b.md"], remote, protect={"a.md"},
+            await ensure_sources_for_paths(SyncRun(deps, remote), ["c.md", "b.md"], protect={"a.md"},
                                            all_notes=AllNotesScope(("b.md", "c.md", "g.md")))
     report = stopped_report(info.value)
     assert isinstance(report, RefreshReport) and report.notebook_id == world.notebook_id

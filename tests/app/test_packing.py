@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.app.world import stopped_report
 
-from nlmsync.errors import CapacityError
+from nlmsync.errors import CapacityError, PartialFailure
+from nlmsync.fake.faults import ErrorRule, Faults
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.packs.text import compose_pack, path_heading
 from nlmsync.sync.titles import pack_title, parse_pack_title, title_hash
@@ -485,3 +487,17 @@ async def test_a_quote_several_notes_of_a_pack_hold_is_cited_from_the_note_selec
     assert [note.path for note in result.selected_notes][:1] == ["en/Embed files.md"]
     quoted = [c for c in result.citations if c.cited_text and "Document.pdf" in c.cited_text]
     assert quoted and {c.path for c in quoted} == {"en/Embed files.md"}
+
+
+async def test_a_packed_refresh_whose_uploads_all_fail_is_a_partial_failure_not_a_success(make_world):
+    """Every pack's upload refused: the run is not done, whatever its notes' lines say (exit 6, and the report
+    says which packs failed)."""
+    world = make_world(capacity=6, faults=Faults(errors=[ErrorRule("source_add", "Internal error")]))
+    fill(world)
+    with pytest.raises(PartialFailure) as info:
+        await mirror(world, source_max_bytes=2_000)
+    report = stopped_report(info.value)
+    assert info.value.exit_code == 6 and len(report.packs) > 1
+    assert all(p.branch == Branch.FAILED for p in report.packs)
+    assert str(info.value).startswith(f"all {len(report.packs)} packs failed; nothing was done")
+    assert world.remote() == {}

@@ -17,7 +17,7 @@ from nlmsync.fake.server import build_fake_server
 from nlmsync.fake.state import FakeNotebookLM
 from nlmsync.notebooklm.client import NotebookLMClient, connect
 from nlmsync.store import StateStore
-from nlmsync.sync import RefreshReport
+from nlmsync.sync import NoteOutcome, RefreshReport
 
 MUTATING_TOOLS = frozenset({"source_add", "source_delete", "notebook_create", "notebook_query", "source_rename",
                             "notebook_delete"})
@@ -31,6 +31,11 @@ def stopped_report(error: NlmsyncError) -> RefreshReport:
     """The report of what a refresh had done when `error` stopped it (`NlmsyncError.report`, which a refresh
     fills with a `RefreshReport`)."""
     return cast("RefreshReport", error.report)
+
+
+def notes_done(error: NlmsyncError) -> list[NoteOutcome]:
+    """The note outcomes `error` carries of the run it stopped (none when it carries no report)."""
+    return list(error.report.notes) if isinstance(error.report, RefreshReport) else []
 
 
 @dataclass

@@ -8,11 +8,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from tests.documents.pdfs import expanding_page, pdf, scanned_page, text_page
 
 from nlmsync.documents import PAGE, SECTION, SLIDE, DocumentReader, DocumentText, hash_file
 from nlmsync.documents import model as documents_model
 from nlmsync.documents import reader as reader_module
-from tests.documents.pdfs import expanding_page, pdf, scanned_page, text_page
 
 
 class MemoryCache:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.documents.pdfs import pdf, text_page
 
 from nlmsync.fake import FakeNotebookLM, Faults
 from nlmsync.fake.options import parse_fake_options
-from tests.documents.pdfs import pdf, text_page
 
 
 def notebook(fake: FakeNotebookLM) -> str:

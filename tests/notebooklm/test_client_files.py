@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.documents.pdfs import pdf, text_page
 
 from nlmsync.config import Settings
 from nlmsync.errors import FileOutsideServerFoldersError, exit_code_for
 from nlmsync.fake import FakeNotebookLM, build_fake_server
 from nlmsync.notebooklm import connect
 from nlmsync.notebooklm.client import MEDIA_WAIT_SECONDS
-from tests.documents.pdfs import pdf, text_page
 
 pytestmark = pytest.mark.anyio
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from tests.documents.pdfs import pdf, text_page
+
 from nlmsync.config import Settings
 from nlmsync.search import NoteIndex
 from nlmsync.store import open_database
-from tests.documents.pdfs import pdf, text_page
 
 
 def fresh(vault: Path, **settings: object) -> NoteIndex:

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.documents.pdfs import pdf, text_page
 
 from nlmsync.config import Settings
 from nlmsync.errors import PathOutsideVaultError
 from nlmsync.search.index import NoteIndex
 from nlmsync.server import VaultTools
 from nlmsync.store.db import open_database
-from tests.documents.pdfs import pdf, text_page
 
 
 def tools(vault: Path, **settings: object) -> VaultTools:

@@ -9,10 +9,11 @@ from nlmsync import sync
 
 def test_exported_names_are_exactly_the_documented_ones() -> None:
     assert sorted(sync.__all__) == [
-        "AllNotesScope", "Branch", "NoteOutcome", "PackOutcome", "PreparedSources",
-        "RefreshReport", "RemoteView", "SourcesLayout", "SyncDeps", "accounted_ids", "ensure_sources_for_paths",
+        "AllNotesScope", "Branch", "Capacity", "CapacitySource", "KnownCapacity", "NoteOutcome", "PackOutcome",
+        "RefreshReport", "RemoteView", "SourcesLayout", "SyncDeps", "SyncRun", "accounted_ids",
+        "decide_capacity", "ensure_sources_for_paths",
         "given_capacity", "history_source_ids", "level_with_notebook",
-        "local_changes", "lookalike_notice", "notes_done", "orphan_ids", "packs_done", "parse_title", "prepare_note",
+        "local_changes", "lookalike_notice", "orphan_ids", "parse_title", "prepare_note",
         "read_remote", "retry_pending_deletions", "sources_layout", "synced_hashes",
     ]
     for name in sync.__all__:

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 
-from nlmsync.sync.split import split_note
+from nlmsync.sync.prepared import split_note
 from nlmsync.sync.titles import MAX_TITLE_CHARS, content_hash, looks_managed, short_hash, source_title
 
 

@@ -31,7 +31,6 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 

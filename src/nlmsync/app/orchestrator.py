@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from nlmsync.app.allowance import Allowance, plan_capacity
+from nlmsync.app.allowance import Allowance, PlanCapacity, plan_capacity
 from nlmsync.app.citations import map_citations
 from nlmsync.app.follow_up import FOLLOWED_TURNS, follows_up, well_matched
 from nlmsync.app.messages import partial_failure_message
 from nlmsync.app.notebooks import notebook_not_found, planned_title, resolve_notebook
 from nlmsync.app.progress import ProgressSink
-from nlmsync.app.refresh_notes import all_notes_scope, named_notes, synced_notes, vault_notes
+from nlmsync.app.refresh_notes import RefreshNotes, all_notes_scope, named_notes, synced_notes, vault_notes
 from nlmsync.app.results import (
     AskResult,
     ReconcileReport,
@@ -44,34 +45,33 @@ from nlmsync.errors import (
     UsageError,
 )
 from nlmsync.notebooklm import PLAN_CAPACITIES, NotebookDetails, NotebookLMClient, QueryAnswer
-from nlmsync.store import Capacity, StateStore
+from nlmsync.store import StateStore
 from nlmsync.sync import (
     Branch,
+    Capacity,
+    KnownCapacity,
     NoteOutcome,
-    PackOutcome,
     RefreshReport,
     RemoteView,
     SyncDeps,
+    SyncRun,
     accounted_ids,
+    decide_capacity,
     ensure_sources_for_paths,
     given_capacity,
     history_source_ids,
     level_with_notebook,
     lookalike_notice,
-    notes_done,
     orphan_ids,
-    packs_done,
     read_remote,
     retry_pending_deletions,
     sources_layout,
 )
-from nlmsync.vault import SkippedNote
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from nlmsync.search import NoteIndex, SearchHit, Selection
-    from nlmsync.sync.adopt import Levelled
 
 
 WEAK_MATCH_NOTICE = ("nothing in the vault matches the question well: no note was uploaded for it, and the question "
@@ -81,6 +81,27 @@ WEAK_MATCH_NOTICE = ("nothing in the vault matches the question well: no note wa
 def _dedup(ids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
+
+class Notebook(NamedTuple):
+    """The notebook a run works on (`resolve_notebook`): its id, its `notebook_get` answer when finding it read one,
+    and what finding it has to tell the user (a notebook of the server's adopted)."""
+
+    notebook_id: str
+    first: NotebookDetails | None
+    notices: list[str]
+
+
+class Listing(NamedTuple):
+    """A notebook, a fresh listing of it, and its capacity as the listing shows it (the plan not read)."""
+
+    notebook_id: str
+    remote: RemoteView
+    capacity: Capacity
+
+
+def plan_figure(plan: PlanCapacity | None) -> int | None:
+    """The sources per notebook of the plan, None when the plan was not read or names no tier nlmsync knows."""
+    return plan.capacity if plan is not None and plan.plan else None
 
 
 class Orchestrator:
@@ -96,12 +117,7 @@ class Orchestrator:
         self._index = index
         self.allowance = allowance or Allowance()
         """The plan's usage allowance as last read (`serve` hands every run the one it keeps)."""
-        self._fallback: Capacity | None = None
-        self.plan: str | None = None  # the plan's name once `_default_capacity` read it (None: not known)
         self.vault_root = Path(settings.vault)
-        self._notebook_notices: list[str] = []
-        self._levelled: Levelled | None = None
-        self._held: dict[str, int] = {}
 
     @classmethod
     @asynccontextmanager
@@ -135,80 +151,41 @@ class Orchestrator:
         progress."""
         return self.index.selection(query, on_progress=self.progress.indexing if self.progress is not None else None)
 
-    # --- notebook and remote -------------------------------------------------------------------
-    async def _notebook(self, *, create: bool, planned: bool = False) -> tuple[str, NotebookDetails | None]:
-        """The notebook of this run, and its `notebook_get` answer when reading it was needed (`resolve_notebook`)."""
-        return await resolve_notebook(self.client, self.store, (self.settings.notebook or "").strip(),
-                                      vault=self.vault_root, create=create, planned=planned,
-                                      notice=self._notebook_notices.append)
+    # --- notebook, capacity and the run ----------------------------------------------------------
+    async def _notebook(self, *, create: bool, planned: bool = False) -> Notebook:
+        """The notebook of this run (`resolve_notebook`)."""
+        notices: list[str] = []
+        notebook_id, first = await resolve_notebook(self.client, self.store, (self.settings.notebook or "").strip(),
+                                                    vault=self.vault_root, create=create, planned=planned,
+                                                    notice=notices.append)
+        return Notebook(notebook_id, first, notices)
 
-    async def _remote(self, notebook_id: str, first: NotebookDetails | None) -> RemoteView:
+    async def _remote(self, notebook: Notebook) -> RemoteView:
         """The run's picture of the notebook.
 
         Raises:
             NotebookNotFoundError: the server has no notebook `notebook_id` (bad input, exit 2).
         """
-        expect = self.store.has_active_mapping(notebook_id)
+        expect = self.store.has_active_mapping(notebook.notebook_id)
         try:
-            remote = await read_remote(self.client, notebook_id, expect_sources=expect, first=first)
-            self._held[notebook_id] = len(remote)
-            return remote
+            return await read_remote(self.client, notebook.notebook_id, expect_sources=expect, first=notebook.first)
         except NotFoundError:
-            raise await notebook_not_found(self.client, notebook_id,
+            raise await notebook_not_found(self.client, notebook.notebook_id,
                                            given=bool((self.settings.notebook or "").strip())) from None
 
-    def _notices(self, remote: RemoteView) -> list[str]:
-        """What a run tells the user beyond its notes: the notebook adopted from the server, look-alike sources
-        left alone, rate-limit pauses."""
-        notices = [*dict.fromkeys(self._notebook_notices)]
-        if self._levelled is not None and (said := self._levelled.notice()):
-            notices.append(said)
-        self._levelled = None
-        notices.extend(lookalike_notice(i, t) for i, t in remote.foreign.items())
-        self._notebook_notices.clear()
-        paced = self.client.add_rate_notice()
-        return [*notices, paced] if paced else notices
+    def _known_capacity(self, notebook_id: str) -> KnownCapacity:
+        return replace(KnownCapacity.read(self.store, notebook_id, self.settings), plans=PLAN_CAPACITIES)
 
-    async def _default_capacity(self, notebook_id: str | None = None) -> None:
-        """The one place the plan's figure becomes the capacity a run falls back to when none is given for it
-        (`plan_capacity`: the sources per notebook of the tier the server reports, the default 50 when it does not
-        say); read once per run, and not at all when a capacity is given — now, or on an earlier run for
-        `notebook_id` (the user's word wins over the plan, so a refresh or a question then costs no usage read;
-        `status` names `notebook_id` None, since it shows the plan)."""
-        remembered = notebook_id is not None and self.store.remembered_capacity(notebook_id) is not None
-        if self._fallback is None and given_capacity(self.settings) is None and not remembered:
-            plan = await plan_capacity(self.client, self.allowance)
-            self._fallback, self.plan = Capacity(plan.capacity, "plan" if plan.plan else "default"), plan.plan
+    async def _plan(self, read: bool) -> PlanCapacity | None:
+        """The plan the capacity may come from (`plan_capacity`: the sources per notebook of the tier the server
+        reports), when `read`."""
+        return await plan_capacity(self.client, self.allowance) if read else None
 
-    def _deps(self, notebook_id: str) -> SyncDeps:
+    def _deps(self, notebook_id: str, capacity: Capacity | None = None) -> SyncDeps:
         return SyncDeps(self.client, self.store, self.vault_root, self.settings, notebook_id,
                         on_progress=self.progress.advance if self.progress else None,
                         on_phase=self.progress.start if self.progress else None,
-                        on_reading=self.progress.reading if self.progress else None,
-                        limit=self.capacity(notebook_id))
-
-    def capacity(self, notebook_id: str) -> Capacity:
-        """How many sources the notebook may hold, and where the figure comes from (`StateStore.capacity`): the
-        capacity given for this run, else the one given before for this notebook, else the plan's
-        (`_default_capacity`) or the default — or, for a notebook read to hold more than that, the smallest plan's
-        that allows what it holds; fewer once the server refused an add as full."""
-        fallback = self._fallback or Capacity(self.settings.capacity, "default")
-        held = self._held.get(notebook_id, 0)
-        if held > fallback.value:
-            fallback = Capacity(next((n for n in PLAN_CAPACITIES if n >= held), held), "held")
-        return self.store.capacity(notebook_id, given_capacity(self.settings), fallback)
-
-    def _mark_adopted(self, notes: Sequence[NoteOutcome], packs: Sequence[PackOutcome]) -> None:
-        """The notes and packs the run took from the notebook rather than uploading say so (`adopted`)."""
-        if self._levelled is None:
-            return
-        paths, ids = set(self._levelled.notes), set(self._levelled.packs)
-        for note in notes:
-            if note.branch == Branch.REUSED and note.path in paths:
-                note.adopted = True
-        for pack in packs:
-            if pack.branch == Branch.REUSED and pack.source_id in ids:
-                pack.adopted = True
+                        on_reading=self.progress.reading if self.progress else None, decided=capacity)
 
     def _remember(self, notebook_id: str) -> None:
         """What a run that writes keeps for the notebook it worked on: it becomes the vault's notebook (later runs
@@ -219,38 +196,62 @@ class Orchestrator:
         if given is not None:
             self.store.remember_capacity(notebook_id, given)
 
-    async def _prepare_run(self, notebook_id: str, first: NotebookDetails | None, *,
-                           dry_run: bool) -> tuple[RemoteView, int, int]:
-        await self._default_capacity(notebook_id)
-        if dry_run and (title := planned_title(notebook_id)) is not None:
-            return RemoteView(notebook_id, title), 0, 0
-        remote = await self._remote(notebook_id, first)
+    async def _prepare_run(self, notebook: Notebook, report: RefreshReport, *, dry_run: bool) -> SyncRun:
+        """The run, built once: the notebook read once (`notebook_get`), its capacity decided (the plan read only
+        when no capacity is given now or before: the user's word wins, so a refresh or a question then costs no
+        usage read), the state file levelled with what the notebook holds, the deletions earlier runs left tried
+        again; what the run says of them goes into `report`, which the run adds to."""
+        notebook_id = notebook.notebook_id
+        report.notebook_id = notebook_id
+        known = self._known_capacity(notebook_id)
+        plan = await self._plan(known.plan_decides)
+        title = planned_title(notebook_id) if dry_run else None
+        remote = RemoteView(notebook_id, title) if title is not None else await self._remote(notebook)
         if not dry_run:
             self._remember(notebook_id)
             if self.store.reconcile_needed(notebook_id, remote.ids()):
                 self.store.reconcile(notebook_id, remote.ids())
+        deps = self._deps(notebook_id, decide_capacity(replace(known, plan=plan_figure(plan), held=len(remote))))
+        run = SyncRun(deps, remote, dry_run, report_to=report)
+        if title is not None:
+            return run  # a notebook the dry run would create: nothing to level, nothing waiting to be deleted
         # the state file is a cache of the notebook: what another machine or an interrupted run uploaded is
         # adopted before anything is planned (a dry run too, so that its plan is the real one)
-        self._levelled = await level_with_notebook(self._deps(notebook_id), remote)
+        run.levelled = await level_with_notebook(deps, remote)
         if dry_run:
-            return remote, 0, len(self.store.pending_deletions(notebook_id))
-        done, left = await retry_pending_deletions(self._deps(notebook_id), remote)
-        return remote, done, left
+            report.pending_deletions_left_count = len(self.store.pending_deletions(notebook_id))
+        else:
+            report.pending_deletions_done_count, report.pending_deletions_left_count = \
+                await retry_pending_deletions(deps, remote)
+        return run
 
-    async def _read_notebook(self, *, dry_run: bool, notices: list[str]) -> tuple[str, RemoteView, int, int]:
-        """The run's notebook and the picture `_prepare_run` makes of it. A dry run that cannot read the notebook —
+    async def _read_notebook(self, report: RefreshReport, *, dry_run: bool) -> tuple[Notebook, SyncRun]:
+        """The run's notebook and the run prepared on it (`_prepare_run`). A dry run that cannot read the notebook —
         no Google login yet, the server not reachable or not installed — plans for an empty notebook and says so
-        in `notices`, so the plan for a vault is known before the login works."""
+        in the report's notices, so the plan for a vault is known before the login works."""
         try:
-            notebook_id, first = await self._notebook(create=not dry_run, planned=dry_run)
-            remote, done, left = await self._prepare_run(notebook_id, first, dry_run=dry_run)
+            notebook = await self._notebook(create=not dry_run, planned=dry_run)
+            return notebook, await self._prepare_run(notebook, report, dry_run=dry_run)
         except (AuthenticationRequiredError, ConnectionProblem, ServerCommandNotFoundError) as exc:
             if not dry_run:
                 raise
             notebook_id = (self.settings.notebook or "").strip() or self.store.default_notebook() or ""
-            notices.append(f"the notebook could not be read ({exc.message}): this is the plan for an empty notebook")
-            return notebook_id, RemoteView(notebook_id, planned_title(notebook_id) or ""), 0, 0
-        return notebook_id, remote, done, left
+            report.notebook_id = notebook_id
+            report.notices.append(f"the notebook could not be read ({exc.message}): this is the plan for an empty "
+                                  "notebook")
+            remote = RemoteView(notebook_id, planned_title(notebook_id) or "")
+            deps = self._deps(notebook_id, decide_capacity(self._known_capacity(notebook_id)))
+            return Notebook(notebook_id, None, []), SyncRun(deps, remote, dry_run, report_to=report)
+
+    def _notices(self, notebook: Notebook, run: SyncRun) -> list[str]:
+        """What a run tells the user beyond its notes: the notebook adopted from the server, what levelling adopted
+        and deleted, look-alike sources left alone, rate-limit pauses."""
+        notices = list(dict.fromkeys(notebook.notices))
+        if said := run.levelled.notice():
+            notices.append(said)
+        notices.extend(lookalike_notice(i, t) for i, t in run.remote.foreign.items())
+        paced = self.client.add_rate_notice()
+        return [*notices, paced] if paced else notices
 
     # --- refresh -------------------------------------------------------------------------------
     async def refresh(self, paths: Sequence[str] = (), *, query: str | None = None, all_notes: bool = False,
@@ -268,8 +269,8 @@ class Orchestrator:
             InputError: a path is not a note of the vault.
             NotebookNotFoundError: the server has no such notebook (exit 2; the hint lists its notebooks).
             NotebookLMError: the server cannot be used any more.
-            An error that stops the run once notes were handled carries the `RefreshReport` of what was
-            done and recorded in its `report`.
+            An error that stops the run carries the `RefreshReport` of what was done and recorded in its
+            `report`.
         """
         report = RefreshReport(notebook_id=(self.settings.notebook or "").strip(), dry_run=dry_run,
                                capacity=self.settings.capacity)
@@ -285,40 +286,30 @@ class Orchestrator:
 
     async def _refresh_into(self, report: RefreshReport, paths: Sequence[str], query: str | None, all_notes: bool,
                             dry_run: bool) -> list[str]:
-        """The work of `refresh`, recorded in `report` as it goes; returns the notes it was asked to refresh."""
+        """The work of `refresh`, added to `report` as it goes; returns the notes it was asked to refresh."""
         async with held_writer(self.store):
             # bad paths are refused before the server is touched; `--all` also takes paths no longer in the vault
             named, roots = named_notes(self.vault_root, paths, gone_ok=all_notes)
-            notebook_id, remote, report.pending_deletions_done_count, report.pending_deletions_left_count = (
-                await self._read_notebook(dry_run=dry_run, notices=report.notices))
-            report.notebook_id = notebook_id
-            selected, found, passed_over, stats = self._refresh_paths(notebook_id, named, query, all_notes, report)
-            scope = all_notes_scope(self.store, notebook_id, paths, roots, selected) if all_notes else None
+            notebook, run = await self._read_notebook(report, dry_run=dry_run)
+            notebook_id = notebook.notebook_id
+            chosen = self._refresh_notes(notebook_id, named, query, all_notes, report)
+            scope = all_notes_scope(self.store, notebook_id, paths, roots, chosen.paths) if all_notes else None
             try:
                 if self.progress:
-                    self.progress.start("refresh", len(selected))
-                prepared = await ensure_sources_for_paths(self._deps(notebook_id), selected, remote,
-                                                          dry_run=dry_run, found=found, all_notes=scope,
-                                                          stats=stats)
-                self._mark_adopted(prepared.notes, prepared.packs)
-                report.notes.extend(prepared.notes)
+                    self.progress.start("refresh", len(chosen.paths))
+                await ensure_sources_for_paths(run, chosen.paths, found=chosen.found, all_notes=scope,
+                                               stats=chosen.stats)
                 report.notes.extend(NoteOutcome(path=skip.path, branch=Branch.EXCLUDED, reason=skip.reason)
-                                    for skip in passed_over)
-                report.packs.extend(prepared.packs)
-            except NlmsyncError as exc:
-                report.notes.extend(notes_done(exc))
-                report.packs.extend(packs_done(exc))
-                raise
+                                    for skip in chosen.passed_over)
             finally:
-                report.source_count = len(remote)
-                limit = self.capacity(notebook_id)
-                report.capacity, report.capacity_source = limit.value, limit.source
+                report.source_count = len(run.remote)
+                report.capacity, report.capacity_source = run.deps.capacity.value, run.deps.capacity.source
                 if not dry_run:  # what this run could not delete waits with what earlier runs left
                     report.pending_deletions_left_count = len(self.store.pending_deletions(notebook_id))
-                report.notices.extend(self._notices(remote))
+                report.notices.extend(self._notices(notebook, run))
                 if not dry_run:
-                    report.layout = sources_layout(self.store, notebook_id, remote)
-        return selected
+                    report.layout = sources_layout(self.store, notebook_id, run.remote)
+        return chosen.paths
 
     async def keep_current(self, paths: Sequence[str]) -> RefreshReport | None:
         """Refresh those of `paths` that are already synced to the notebook (watch mode) — in a packed notebook
@@ -327,23 +318,21 @@ class Orchestrator:
         Raises:
             PartialFailure, CapacityError: as `refresh`.
         """
-        notebook_id, _ = await self._notebook(create=False)
+        notebook_id = (await self._notebook(create=False)).notebook_id
         synced = {m.path for m in self.store.all_mappings(notebook_id)} | set(self.store.pack_members(notebook_id))
         packed = self.store.has_packs(notebook_id)
         wanted = [p for p in paths if p in synced or (packed and (self.vault_root / p).is_file())]
         return await self.refresh(wanted) if wanted else None
 
-    def _refresh_paths(self, notebook_id: str, named: list[tuple[str, bool]] | None, query: str | None,
-                       all_notes: bool, report: RefreshReport
-                       ) -> tuple[list[str], set[str], list[SkippedNote], dict[str, tuple[int, int]]]:
-        """The notes to refresh, which of them were found by walking the vault rather than named, (for the whole
-        vault) the note files the walk passed over, which the report lists with the reason, and the modification
-        time and size the walk found the notes' files with. A `query` nothing matches well adds no note, and the
-        report says so."""
+    def _refresh_notes(self, notebook_id: str, named: list[tuple[str, bool]] | None, query: str | None,
+                       all_notes: bool, report: RefreshReport) -> RefreshNotes:
+        """The notes a refresh covers (`RefreshNotes`): every note of the vault, the notes named (and those `query`
+        selects), or the notes already synced. A `query` nothing matches well adds no note, and the report says
+        so."""
         if all_notes and named is None:
             walked, passed_over = vault_notes(self.vault_root, self.settings.exclude)
             stats = {path: stat for path, stat in walked.items() if stat is not None}
-            return list(walked), set(walked), passed_over, stats
+            return RefreshNotes(list(walked), set(walked), passed_over, stats)
         if named is None and query is None:
             named = [(note, False) for note in synced_notes(self.store, self.vault_root, notebook_id)]
         chosen = [note for note, _ in named or ()]
@@ -354,7 +343,7 @@ class Orchestrator:
                 report.weak_match = True
                 report.notices.append(WEAK_MATCH_NOTICE)
         unique = list(dict.fromkeys(chosen))
-        return unique, set(unique) - {note for note, by_name in named or () if by_name}, [], {}
+        return RefreshNotes(unique, set(unique) - {note for note, by_name in named or () if by_name})
 
     # --- ask -----------------------------------------------------------------------------------
     async def ask(self, question: str, conversation_id: str | None = None, new: bool = False,
@@ -374,24 +363,25 @@ class Orchestrator:
             raise UsageError("the question is empty")
         await self.allowance.check(self.client)  # before anything is uploaded for a question not sent
         async with held_writer(self.store):  # sources are prepared by one run at a time …
-            notebook_id, first = await self._notebook(create=True)
-            remote, _, _ = await self._prepare_run(notebook_id, first, dry_run=False)
+            notebook = await self._notebook(create=True)
+            notebook_id = notebook.notebook_id
+            run = await self._prepare_run(notebook, RefreshReport(notebook_id=notebook_id), dry_run=False)
+            remote = run.remote
             selection = self._selection(question)
             hits = selection.chosen
             if self.progress:
                 self.progress.start("preparing sources", len(hits))
-            prepared = await ensure_sources_for_paths(self._deps(notebook_id), [h.path for h in hits], remote)
+            prepared = await ensure_sources_for_paths(run, [h.path for h in hits])
             outcomes = prepared.notes
-            self._mark_adopted(outcomes, prepared.packs)
             result = AskResult(notebook_id=notebook_id, question=question, answer="", conversation_id=None,
                                selected_notes=[SelectedNote(path=h.path, score=h.score) for h in hits], notes=outcomes,
                                packs=prepared.packs, weak_match=selection.weak,
                                question_language=selection.language or None)
             if selection.weak:
                 result.notices.append(WEAK_MATCH_NOTICE)
-            live = [o for o in outcomes if o.branch in (Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED)]
+            live = [o for o in outcomes if o.branch.live]
             result.notices.extend(f"{o.path}: {o.error}" for o in outcomes if o.branch == Branch.FAILED)
-            result.notices.extend(self._notices(remote))
+            result.notices.extend(self._notices(notebook, run))
             conversation = None if new else (conversation_id or self._latest_followed_up(
                 notebook_id, question, hits, continue_latest, result.notices))
             earlier: set[str] = set()
@@ -479,38 +469,44 @@ class Orchestrator:
                                                     conversation_id=None, timeout=timeout), None
 
     # --- status and reconcile ------------------------------------------------------------------
-    async def listing(self, *, level: bool = False) -> tuple[str, RemoteView]:
-        """The notebook of this run and a fresh listing of it; with `level`, the state file is first brought level
-        with what the notebook holds and it does not know yet (`status`, `sources`), and a vault that has no
-        notebook yet (a fresh machine, a lost state file) takes this one: its next command needs no --notebook.
-        A vault that has one keeps it: looking at another notebook does not rebind the vault."""
-        notebook_id, first = await self._notebook(create=False)
-        remote = await self._remote(notebook_id, first)
+    async def listing(self, *, level: bool = False) -> Listing:
+        """The notebook of this run, a fresh listing of it and its capacity (the plan not read); with `level`, the
+        state file is first brought level with what the notebook holds and it does not know yet (`status`,
+        `sources`), and a vault that has no notebook yet (a fresh machine, a lost state file) takes this one: its
+        next command needs no --notebook. A vault that has one keeps it: looking at another notebook does not
+        rebind the vault."""
+        notebook = await self._notebook(create=False)
+        notebook_id = notebook.notebook_id
+        remote = await self._remote(notebook)
+        capacity = decide_capacity(replace(self._known_capacity(notebook_id), held=len(remote)))
         if level:
             async with held_writer(self.store):
-                await self._level(notebook_id, remote)
-        return notebook_id, remote
+                await self._level(notebook_id, remote, capacity)
+        return Listing(notebook_id, remote, capacity)
 
-    async def _level(self, notebook_id: str, remote: RemoteView) -> None:
+    async def _level(self, notebook_id: str, remote: RemoteView, capacity: Capacity) -> None:
         """For a command that looks at the notebook (under the writer lock): the state file brought level with what
         the notebook holds, and the notebook taken as the vault's when it has none yet (see `listing`)."""
         if self.store.default_notebook() is None:
             self.store.set_default_notebook(notebook_id)
-        await level_with_notebook(self._deps(notebook_id), remote)
+        await level_with_notebook(self._deps(notebook_id, capacity), remote)
 
     async def status(self, paths: Sequence[str] = ()) -> StatusReport:
         """The registry against the remote listing and the vault, with the next steps, and for each of `paths`
         (vault-relative notes) the source that holds it; changes nothing."""
-        notebook_id, remote = await self.listing(level=True)
-        await self._default_capacity()
-        return status_report(self.store, self.settings, notebook_id, remote, limit=self.capacity(notebook_id),
-                             plan=self.plan, allowance=await self.allowance.read(self.client), paths=paths)
+        notebook_id, remote, _ = await self.listing(level=True)
+        known = self._known_capacity(notebook_id)
+        plan = await self._plan(known.setting is None)  # shown, even when a capacity given before decides
+        capacity = decide_capacity(replace(known, plan=plan_figure(plan), held=len(remote)))
+        return status_report(self.store, self.settings, notebook_id, remote, limit=capacity,
+                             plan=plan.plan if plan is not None else None,
+                             allowance=await self.allowance.read(self.client), paths=paths)
 
     async def reconcile(self) -> ReconcileReport:
         """Reconciliation against one fresh listing: mark mappings active (canonical ids) or stale."""
         async with held_writer(self.store):
-            notebook_id, remote = await self.listing()
-            await self._level(notebook_id, remote)
+            notebook_id, remote, capacity = await self.listing()
+            await self._level(notebook_id, remote, capacity)
             result = self.store.reconcile(notebook_id, remote.ids())
             orphans = orphan_ids(remote, accounted_ids(self.store, notebook_id))
         return ReconcileReport(notebook_id=notebook_id, active_count=len(result.active),

@@ -4,13 +4,26 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nlmsync import vault as vault_files
 from nlmsync.errors import InputError
 from nlmsync.store import StateStore
 from nlmsync.sync import AllNotesScope
+
+
+@dataclass(frozen=True)
+class RefreshNotes:
+    """The notes a refresh covers: `paths` in order; which of them a walk of the vault `found` rather than the user
+    naming them; for the whole vault, the note files the walk passed over (the report lists them with the reason)
+    and the modification time and size the walk found the notes' files with (`stats`)."""
+
+    paths: list[str]
+    found: Collection[str]
+    passed_over: list[vault_files.SkippedNote] = field(default_factory=list)
+    stats: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def named_notes(vault_root: Path, paths: Sequence[str], *,

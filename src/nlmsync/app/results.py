@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from nlmsync import vault as vault_files
 from nlmsync.documents import UNIT_OF_SUFFIX
 from nlmsync.notebooklm import Usage
-from nlmsync.sync import NoteOutcome, PackOutcome, RefreshReport, SourcesLayout
+from nlmsync.sync import CapacitySource, NoteOutcome, PackOutcome, RefreshReport, SourcesLayout
 
 
 class Citation(BaseModel):
@@ -38,7 +38,7 @@ class Citation(BaseModel):
 
 class SelectedNote(BaseModel):
     """A note `ask` sent to NotebookLM, as its result reports it: the path and score of a `search.SearchHit`
-    the selection rule (`search.select`) picked."""
+    the selection rule (`search.selection.select_notes`) picked."""
 
     path: str
     score: float
@@ -134,7 +134,7 @@ class StatusReport(BaseModel):
     notebook_id: str
     title: str
     capacity: int
-    capacity_source: str = Field(default="default",
+    capacity_source: CapacitySource = Field(default=CapacitySource.DEFAULT,
                                  description=RefreshReport.model_fields["capacity_source"].description)
     plan: str | None = Field(default=None, description="The plan of the tier: Standard, Plus, Pro or Ultra.")
     allowance: Usage | None = Field(default=None, description="The plan's usage allowance (null: the server does not say).")

@@ -26,7 +26,7 @@ async def list_sources(orchestrator: Orchestrator) -> SourcesReport:
         NotebookNotFoundError: the server has no such notebook.
         NotebookLMError: the server cannot be used.
     """
-    notebook_id, remote = await orchestrator.listing(level=True)
+    notebook_id, remote, capacity = await orchestrator.listing(level=True)
     store = orchestrator.store
     packs = [p for p in store.packs(notebook_id) if p.source_id in remote]
     resolved_mappings = store.mappings_with_resolved_ids(notebook_id)  # by path, part
@@ -44,6 +44,6 @@ async def list_sources(orchestrator: Orchestrator) -> SourcesReport:
     listed += [NotebookSource(source_id=i, title=remote.sources[i], kind="orphan") for i in orphans]
     listed += [NotebookSource(source_id=i, title=title, kind="unmanaged") for title, i in others]
     return SourcesReport(notebook_id=notebook_id, title=remote.title, source_count=len(remote),
-                         capacity=orchestrator.capacity(notebook_id).value, sources=listed,
+                         capacity=capacity.value, sources=listed,
                          pack_count=len(packs), packed_note_count=sum(p.note_count for p in packs),
                          alone_count=len(alone), orphan_count=len(orphans), unmanaged_count=len(others))

@@ -20,8 +20,9 @@ from nlmsync.app.results import (
 )
 from nlmsync.config import Settings
 from nlmsync.notebooklm import Usage
-from nlmsync.store import Capacity, StateStore
+from nlmsync.store import StateStore
 from nlmsync.sync import (
+    Capacity,
     RemoteView,
     accounted_ids,
     local_changes,

@@ -110,7 +110,7 @@ class CliContext:
         return words
 
     def set_global(self, name: str, value: Any) -> None:
-        """Record global option `name` (a parameter name of `_global_options`)."""
+        """Record global option `name` (a parameter name of the root command, `_app.app`)."""
         if name in _PATH_OPTIONS and value is not None:
             value = Path(value)
         if name in ("vault", "config", "quiet"):

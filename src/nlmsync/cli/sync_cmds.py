@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         ReconcileReport,
         StatusReport,
     )
-    from nlmsync.sync import Branch, NoteOutcome, PackOutcome, RefreshReport
+    from nlmsync.sync import Branch, CapacitySource, NoteOutcome, PackOutcome, RefreshReport
 
 # A refresh stopped with one of these still prints its report (what was done and recorded before it stopped).
 REPORTED_EXIT_CODES = frozenset({EXIT_CAPACITY, EXIT_CONNECTION, EXIT_AUTH, EXIT_PARTIAL})
@@ -281,15 +281,19 @@ def _carrying_options(report: StatusReport, options: list[str]) -> StatusReport:
         "next_steps": [s.model_copy(update={"command": carried(s.command)}) for s in report.next_steps]})
 
 
-CAPACITY_SOURCES = {
-    "setting": "given for this run (--capacity, NLMSYNC_CAPACITY or config.toml)",
-    "remembered": "given on an earlier run for this notebook",
-    "learned": "the server refused a source beyond it",
-    "plan": "what the notebook's plan allows",
-    "held": "the smallest plan's that allows what the notebook holds",
-    "default": "the default; set 'capacity' to your plan's limit",
-}
-"""Where a notebook's capacity comes from, as `status` says it."""
+@functools.cache
+def _capacity_sources() -> dict[CapacitySource, str]:
+    """Where a notebook's capacity comes from, as `status` says it."""
+    from nlmsync.sync import CapacitySource
+
+    return {
+        CapacitySource.SETTING: "given for this run (--capacity, NLMSYNC_CAPACITY or config.toml)",
+        CapacitySource.REMEMBERED: "given on an earlier run for this notebook",
+        CapacitySource.LEARNED: "the server refused a source beyond it",
+        CapacitySource.PLAN: "what the notebook's plan allows",
+        CapacitySource.HELD: "the smallest plan's that allows what the notebook holds",
+        CapacitySource.DEFAULT: "the default; set 'capacity' to your plan's limit",
+    }
 
 
 def _print_status(report: StatusReport, json_output: bool) -> None:
@@ -299,7 +303,7 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
     out = stdout_console().print
     out(notebook_heading(report.notebook_id, report.title, report.source_count, report.capacity))
     plan = f" ({report.plan})" if report.plan and report.capacity_source == "plan" else ""
-    out(f"  capacity {report.capacity}: {CAPACITY_SOURCES.get(report.capacity_source, report.capacity_source)}{plan}")
+    out(f"  capacity {report.capacity}: {_capacity_sources()[report.capacity_source]}{plan}")
     from nlmsync.cli._allowance import allowance_line
 
     out(f"  allowance: {allowance_line(report.allowance)}")

@@ -3,7 +3,7 @@
 `build_fake_server(fake)` returns an `MCPServer` whose `tools/list` input schemas match the real
 `notebooklm-mcp` 0.15.8 ones (same parameters, types, defaults, required lists, and
 `additionalProperties: false`, so unknown arguments are rejected as the real server does), less the tools
-`fake.faults.without_tools` leaves out (as an older server lacks them: a call answers "Unknown tool"). Each call
+`Faults.without_tools` leaves out (as an older server lacks them: a call answers "Unknown tool"). Each call
 goes through `FakeNotebookLM.plan` (latency, drops, in-band errors) and `FakeNotebookLM.apply`. A
 `notebook_query` whose latency outlasts its `timeout` budget answers, when the budget runs out, with the
 real server's in-band "deadline exceeded" error.

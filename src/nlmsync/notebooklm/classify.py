@@ -4,7 +4,7 @@ Pure functions, no I/O. A message leads with what nlmsync was doing, in the user
 note", not `source_add`); the tool stays in the error's `tool`.
 
 - `classify_in_band_error(tool, payload)` — a `{"status": "error", "error": ..., "error_details"?: ...}`
-  result: by `error_details.category` when present, else by the message text. The raw message is kept.
+  result: by the `category` of its `error_details` when present, else by the message text. The raw message is kept.
 - `classify_tool_error_text(tool, text)` — an MCP-level tool error (`is_error` result), classified by text.
 - `classify_exception(exc, tool, phase)` — anything raised while connecting or calling: exception groups
   are unwrapped first; a missing server command is `ServerCommandNotFoundError` (never retried).
@@ -25,8 +25,8 @@ from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from nlmsync.errors import (
     AuthenticationRequiredError,
-    FileOutsideServerFoldersError,
     ConnectionLostError,
+    FileOutsideServerFoldersError,
     GoogleUnreachableError,
     MalformedResponseError,
     NotebookLMError,

@@ -388,16 +388,30 @@ def _read_chunks(path: str, text: str, plan: ChunkPlan, indices: range, surround
     return _base(path, text, plan, "chunks", f"Chunk {shown} of {total} (indices 0-{total - 1}).", chunks=views)
 
 
-def read_note(path: str, text: str, settings: Settings, *, chunk: int | None = None, chunks: str | None = None,
-              start_time: str | float | None = None, end_time: str | float | None = None,
-              query: str | None = None, full: bool = False, limit: int = DEFAULT_SAMPLE_LIMIT,
-              plan: ChunkPlan | None = None) -> NoteReading:
-    """Read the note at vault path `path` whose text is `text` (see the module docstring for the order).
-    `plan` is `plan_chunks(text, settings)` when the caller has it already (a huge note is cut once).
+class NoteRequest(TypedDict, total=False):
+    """What a reader asks of one note (`read_note`), each part optional: a chunk or a range of chunks, a time
+    range, the chunks matching a query (at most `limit`), or the whole note however large (`full`)."""
+
+    chunk: int | None
+    chunks: str | None
+    start_time: str | float | None
+    end_time: str | float | None
+    query: str | None
+    full: bool
+    limit: int
+
+
+def read_note(path: str, text: str, settings: Settings, *, plan: ChunkPlan | None = None,
+              **request: Unpack[NoteRequest]) -> NoteReading:
+    """Read the note at vault path `path` whose text is `text` as `request` asks (see the module docstring for
+    the order). `plan` is `plan_chunks(text, settings)` when the caller has it already (a huge note is cut once).
 
     Raises:
         InputError: conflicting or invalid arguments, naming the field.
     """
+    chunk, chunks = request.get("chunk"), request.get("chunks")
+    start_time, end_time, query = request.get("start_time"), request.get("end_time"), request.get("query")
+    full, limit = request.get("full", False), request.get("limit", DEFAULT_SAMPLE_LIMIT)
     if chunk is not None and chunks is not None:
         raise InputError("chunk/chunks: give one of them, not both")
     plan = plan_chunks(text, settings) if plan is None else plan

@@ -49,6 +49,15 @@ class Weights:
         return self.body * body + self.heading * heading + self.path * path
 
 
+@dataclass(frozen=True)
+class Params:
+    """What a note's score is computed with beside the query: the field weights, and BM25's `k1` and `b`."""
+
+    weights: Weights
+    k1: float
+    b: float
+
+
 def idf(doc_count: int, doc_freq: int) -> float:
     """BM25 inverse document frequency, always positive: ln(1 + (N - df + 0.5) / (df + 0.5))."""
     return math.log(1.0 + (doc_count - doc_freq + 0.5) / (doc_freq + 0.5))

@@ -20,7 +20,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from nlmsync.search.bm25 import Contributions, contribution, idf, length_norm
+from nlmsync.search.bm25 import Contributions, Params, contribution, idf, length_norm
 from nlmsync.search.hits import Evidence, SearchHit
 from nlmsync.search.scoring import hits, note_candidates, telling
 from nlmsync.search.snapshot_parts import SnapshotParts
@@ -33,16 +33,14 @@ if TYPE_CHECKING:
     import sqlite3
 
     from nlmsync.search.word_forms import WordForms
-
-    from nlmsync.search.bm25 import Weights
     from nlmsync.vault import VaultListing
 
 __all__ = ["answer_cold", "answer_from_file", "vault_unchanged"]
 
 
 def answer_from_file(conn: sqlite3.Connection, walk: VaultListing, query: Mapping[str, float], limit: int | None,
-                     common: frozenset[str], weights: Weights, k1: float, b: float,
-                     evidence: Evidence | None = None, forms: WordForms | None = None) -> list[SearchHit] | None:
+                     common: frozenset[str], params: Params, evidence: Evidence | None = None,
+                     forms: WordForms | None = None) -> list[SearchHit] | None:
     """The hits of `query` from the state file, or None when `walk` (the vault as just walked) is not what the
     cache holds, or the cache cannot answer (damaged, locked): the caller then syncs. The snapshot and the rows
     are read in one read transaction."""
@@ -54,7 +52,7 @@ def answer_from_file(conn: sqlite3.Connection, walk: VaultListing, query: Mappin
             rows = load_docs(conn)
             if not vault_unchanged(parts, rows, walk):
                 return None
-            return answer_cold(parts, rows, query, limit, common, weights, k1, b, evidence, forms)
+            return answer_cold(parts, rows, query, limit, common, params, evidence, forms)
     except (sqlite3.Error, ValueError, UnicodeDecodeError):
         return None
 
@@ -117,8 +115,8 @@ def vault_unchanged(parts: SnapshotParts, rows: Sequence[CachedDoc], listing: Va
 
 
 def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[str, float],
-                limit: int | None, common: frozenset[str], weights: Weights, k1: float,
-                b: float, evidence: Evidence | None = None, forms: WordForms | None = None) -> list[SearchHit]:
+                limit: int | None, common: frozenset[str], params: Params, evidence: Evidence | None = None,
+                forms: WordForms | None = None) -> list[SearchHit]:
     """The hits of the index the snapshot and its rows make (rows hide the snapshot's entry for their path;
     indexed rows are the overlay), ranked from the query terms' postings alone; `evidence` and `forms` as
     `Ranking.rank`'s.
@@ -126,6 +124,7 @@ def answer_cold(parts: SnapshotParts, rows: Sequence[CachedDoc], query: Mapping[
     Raises:
         ValueError: a part of the snapshot is out of bounds (see `SnapshotParts`).
     """
+    weights, k1, b = params.weights, params.k1, params.b
     overlay = [row for row in rows if row.kind == _INDEXED]
     paths = parts.paths
     hidden = {slot for slot, path in enumerate(paths) if path is None} if None in paths else set()

@@ -549,6 +549,7 @@ class NoteIndex:
         conn = self.db if isinstance(self.db, sqlite3.Connection) else self.db.conn
         if conn.in_transaction:
             return None
+        from nlmsync.search.bm25 import Params
         from nlmsync.search.cold import answer_from_file
 
         try:
@@ -558,7 +559,7 @@ class NoteIndex:
             return None
         walk = self._pending.walk = list_vault(self.vault_root, self.attachments)
         s = self.settings
-        return answer_from_file(conn, walk, terms, limit, common, self.weights, s.k1, s.b, evidence, forms)
+        return answer_from_file(conn, walk, terms, limit, common, Params(self.weights, s.k1, s.b), evidence, forms)
 
     def _hydrate_walking(self, walk: VaultListing | None) -> VaultListing:
         """Load the cache (the first sync of a process) and walk the vault meanwhile, unless `walk` is one

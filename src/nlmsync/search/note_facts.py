@@ -1,6 +1,6 @@
-"""What the index knows of a note besides its terms (`store.NoteFacts`): the language it is written in, and the keys
-it shares with its copies in other languages — so that a selection takes one copy of a page, in the question's
-language (`search.selection`).
+"""What the index knows of a note besides its terms (`store.index_codec.NoteFacts`): the language it is written
+in, and the keys it shares with its copies in other languages — so that a selection takes one copy of a page, in
+the question's language (`search.selection`).
 
 A vault shows translations three ways, and each gives a key:
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 from nlmsync.search.bm25 import idf
 from nlmsync.search.hits import Evidence, SearchHit
@@ -57,11 +58,22 @@ class Selection:
     """Nothing in the vault matches the question well (`WEAK_COVERAGE`)."""
 
 
+class Rule(TypedDict):
+    """The selection rule's numbers: at most `top_n` notes, those scoring at least `cutoff_ratio` of the best, and
+    at least `min_k` of them."""
+
+    top_n: int
+    cutoff_ratio: float
+    min_k: int
+
+
 def select_notes(hits: Sequence[SearchHit], facts: Mapping[str, NoteFacts], languages: Mapping[str, int],
-                 question_language: str, evidence: Evidence, terms: Mapping[str, float], *, top_n: int,
-                 cutoff_ratio: float, min_k: int) -> Selection:
-    """The selection of `hits` (ranked best first): `facts` of their notes, `languages` the vault's (notes per
-    language), the question's language, and what the ranking found of the question's `terms` (`evidence`)."""
+                 question_language: str, evidence: Evidence, terms: Mapping[str, float], **rule: Unpack[Rule]
+                 ) -> Selection:
+    """The selection of `hits` (ranked best first) by the selection rule (`rule`): `facts` of their notes,
+    `languages` the vault's (notes per language), the question's language, and what the ranking found of the
+    question's `terms` (`evidence`)."""
+    top_n, cutoff_ratio, min_k = rule["top_n"], rule["cutoff_ratio"], rule["min_k"]
     vault_languages = {lang for lang, count in languages.items() if count >= _MIN_LANGUAGE_NOTES and lang}
     candidates = one_copy_each(hits, facts, vault_languages, question_language)
     if question_language and len(vault_languages) > 1:

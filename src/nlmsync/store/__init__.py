@@ -17,14 +17,15 @@ if TYPE_CHECKING:
     from nlmsync.store._compaction import CompactionReport
     from nlmsync.store._lru import LruEntry
     from nlmsync.store._models import (
-        Capacity,
         ConversationSummary,
         EvictionRecord,
+        LearnedCapacity,
         Message,
         NoteHashes,
         PendingDeletion,
         QueryRecord,
         ReconcileResult,
+        ResolvedRow,
         SourceMapping,
     )
     from nlmsync.store._packs import PackRecord
@@ -32,10 +33,10 @@ if TYPE_CHECKING:
     from nlmsync.store.state import StateStore
 
 _EXPORTS = {
-    "Capacity": "nlmsync.store._models",
     "CompactionReport": "nlmsync.store._compaction",
     "ConversationSummary": "nlmsync.store._models",
     "EvictionRecord": "nlmsync.store._models",
+    "LearnedCapacity": "nlmsync.store._models",
     "LruEntry": "nlmsync.store._lru",
     "Message": "nlmsync.store._models",
     "NoteHashes": "nlmsync.store._models",
@@ -43,6 +44,7 @@ _EXPORTS = {
     "PendingDeletion": "nlmsync.store._models",
     "QueryRecord": "nlmsync.store._models",
     "ReconcileResult": "nlmsync.store._models",
+    "ResolvedRow": "nlmsync.store._models",
     "SourceMapping": "nlmsync.store._models",
     "StateStore": "nlmsync.store.state",
     "check_state_file": "nlmsync.store.db",
@@ -50,10 +52,10 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "Capacity",
     "CompactionReport",
     "ConversationSummary",
     "EvictionRecord",
+    "LearnedCapacity",
     "LruEntry",
     "Message",
     "NoteHashes",
@@ -61,6 +63,7 @@ __all__ = [
     "PendingDeletion",
     "QueryRecord",
     "ReconcileResult",
+    "ResolvedRow",
     "SourceMapping",
     "StateStore",
     "check_state_file",

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from nlmsync.store._alias_chain import plan_alias_registration, resolve_chain
 from nlmsync.store._base import StoreBase
-from nlmsync.store._models import ReconcileResult, SourceMapping
+from nlmsync.store._models import ReconcileResult, ResolvedRow
 from nlmsync.store._registry import MAPPING_COLUMNS, row_to_mapping
 
 
@@ -129,7 +129,7 @@ class AliasMixin(StoreBase):
             bucket.sort(key=lambda m: (m.path, m.part))
         return result, updates
 
-    def mappings_with_resolved_ids(self, notebook_id: str) -> list[tuple[SourceMapping, str]]:
+    def mappings_with_resolved_ids(self, notebook_id: str) -> list[ResolvedRow]:
         """Every registry row of the notebook (by path, part) with its source id resolved (alias resolution), in one
         read: what a run decides its notes' branches from without a query per note."""
         with self._reading():
@@ -138,4 +138,4 @@ class AliasMixin(StoreBase):
                 f"SELECT {', '.join(MAPPING_COLUMNS)} FROM source_mappings WHERE notebook_id = ? ORDER BY path, part",
                 [notebook_id]).fetchall()
             mappings = [row_to_mapping(r) for r in rows]
-            return [(m, resolve_chain(aliases.get, m.source_id)) for m in mappings]
+            return [ResolvedRow(m, resolve_chain(aliases.get, m.source_id)) for m in mappings]

@@ -1,5 +1,5 @@
-"""Notebooks (the default one, the capacity given for each and the one the server showed), conversations, their messages, and
-per-query records (what conversation carry-over reads, bounded by compaction).
+"""Notebooks (the default one, the capacity given for each and the one a refusal taught), conversations, their
+messages, and per-query records (what conversation carry-over reads, bounded by compaction).
 
 A conversation is keyed by the remote conversation id within a notebook. Each turn stores one
 message (question, answer, time) and one query record (the source ids sent, the selected paths,
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from nlmsync.store._base import StoreBase
-from nlmsync.store._models import Capacity, ConversationSummary, Message, QueryRecord
+from nlmsync.store._models import ConversationSummary, LearnedCapacity, Message, QueryRecord
 
 DEFAULT_NOTEBOOK_KEY = "default_notebook"
 LEARNED_CAPACITY_KEY = "learned_capacity:"
@@ -44,28 +44,6 @@ class ConversationMixin(StoreBase):
             self.record_notebook(notebook_id)
             self._set_meta(DEFAULT_NOTEBOOK_KEY, notebook_id)
 
-    def capacity(self, notebook_id: str, given: int | None, fallback: Capacity) -> Capacity:
-        """How many sources `notebook_id` may hold, and where the figure comes from.
-
-        `given` is a capacity the user set for this run (flag, environment or config file; None when not set),
-        `fallback` the figure when none was given (what the notebook's plan allows, or the default). A given capacity is remembered for the
-        notebook (`remember_capacity`) and holds on later runs that give none; a notebook the server refused an
-        add to as full (`learn_capacity`) is kept to what it held then, until the capacity it was learned under
-        changes: a changed capacity is the user's word and wins over what was learned before."""
-        remembered = self.remembered_capacity(notebook_id)
-        with self._reading():
-            learned = self._meta(LEARNED_CAPACITY_KEY + notebook_id)
-        if given is not None:
-            base = Capacity(given, "setting")
-        elif remembered is not None:
-            base = Capacity(remembered, "remembered")
-        else:
-            base = fallback
-        if learned is None:
-            return base
-        held, under = (int(n) for n in learned.split("/"))
-        return Capacity(held, "learned", base.value) if under == base.value and held < base.value else base
-
     def remembered_capacity(self, notebook_id: str) -> int | None:
         """The capacity the user gave for `notebook_id` on an earlier run (`remember_capacity`), None if none."""
         with self._reading():
@@ -78,6 +56,15 @@ class ConversationMixin(StoreBase):
             return
         with self.step():
             self._set_meta(CAPACITY_KEY + notebook_id, str(given))
+
+    def learned_capacity(self, notebook_id: str) -> LearnedCapacity | None:
+        """What the server's refusal of an add to `notebook_id` as full taught (`learn_capacity`), None if none."""
+        with self._reading():
+            learned = self._meta(LEARNED_CAPACITY_KEY + notebook_id)
+        if learned is None:
+            return None
+        held, under = (int(n) for n in learned.split("/"))
+        return LearnedCapacity(held, under)
 
     def learn_capacity(self, notebook_id: str, held: int, under: int) -> None:
         """The server refused an add to `notebook_id` as full while it held `held` sources and the run's capacity

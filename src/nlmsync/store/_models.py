@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Status = Literal["active", "stale"]
 STATUSES: frozenset[str] = frozenset({"active", "stale"})
@@ -41,6 +41,13 @@ class SourceMapping:
             raise ValueError("source_id must not be empty")
 
 
+class ResolvedRow(NamedTuple):
+    """A registry row with its source id resolved through the alias chain (the id the notebook lists it by)."""
+
+    row: SourceMapping
+    source_id: str
+
+
 @dataclass(frozen=True, slots=True)
 class NoteHashes:
     """The part hashes of the vault note at `path` as last read, while its file had `mtime_ns` and `size`;
@@ -59,20 +66,12 @@ class NoteHashes:
 
 
 @dataclass(frozen=True, slots=True)
-class Capacity:
-    """How many sources a notebook may hold, and where the figure comes from: `setting` (given for this run:
-    flag, environment or config file), `remembered` (given on an earlier run for this notebook), `learned` (the
-    server refused an add as full at this many), `plan` (what the notebook's plan allows), `held` (the smallest plan's that allows what the notebook was read to
-    hold), `default` (the `capacity` setting's default)."""
+class LearnedCapacity:
+    """What the server's refusal of an add as full taught: the notebook held `held` sources then, and the run's
+    capacity was `under`."""
 
-    value: int
-    source: str
-    given: int = 0
-    """The figure a learned capacity was learned under (given, remembered or the plan's); `value` otherwise."""
-
-    def __post_init__(self) -> None:
-        if not self.given:
-            object.__setattr__(self, "given", self.value)
+    held: int
+    under: int
 
 
 @dataclass(slots=True)

@@ -173,7 +173,7 @@ def _packs(db: Database) -> None:
 
 def _notebook_truth(db: Database) -> None:
     """The state file as a cache of the notebook: a pack adopted from the notebook by its title is recorded as
-    not read yet (`packs.proven`: it is read back before nlmsync deletes it); the sources read and found not to
+    not read yet (the `proven` column of `packs`: it is read back before nlmsync deletes it); the sources read and found not to
     be nlmsync's are remembered (`unmanaged_sources`), so they are read once; the titles of pack adds under way
     are no longer kept (a source left by an interrupted add is recognised by what it holds)."""
     db.execute("ALTER TABLE packs ADD COLUMN proven INTEGER NOT NULL DEFAULT 1")

@@ -22,6 +22,11 @@ class Branch(StrEnum):
     REMOVED = "removed"
     FAILED = "failed"
 
+    @property
+    def live(self) -> bool:
+        """Whether the note is live in the notebook after this branch: one of the four a decision takes."""
+        return self in LIVE
+
 
 LIVE = frozenset({Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED})
 """The branches after which the note is live in the notebook: the four a decision takes."""

@@ -1,26 +1,20 @@
-"""What source preparation works with (`SyncDeps`), and the seams to its collaborators.
-
-- The NotebookLM client is `SyncClient`: the five calls sync makes and, for each answer, the fields it
-  reads. sync imports nothing of `notebooklm`; the app hands it `notebooklm.NotebookLMClient`, which
-  satisfies the protocol (the fake is driven through that same client).
-- The registry is the state store itself (`store.StateStore`), a layer below.
-- `FATAL_ERRORS` are the errors after which no call of a run can succeed.
-"""
+"""What a run works with (`SyncDeps`), and the client it drives (`SyncClient`: the five calls sync makes, so sync
+imports nothing of `notebooklm`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from nlmsync.config import Settings
 from nlmsync.errors import AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError
+from nlmsync.sync.capacity import Capacity, KnownCapacity, decide_capacity
 from nlmsync.sync.report import NoteOutcome, PackOutcome
 
 if TYPE_CHECKING:
-    from nlmsync.store import Capacity, StateStore
+    from nlmsync.store import StateStore
 
 
 class ListedSource(Protocol):
@@ -78,11 +72,6 @@ ProgressCallback = Callable[[NoteOutcome | PackOutcome], None]
 PhaseCallback = Callable[[str, int], None]
 ReadingCallback = Callable[[int, int], None]
 
-def given_capacity(settings: Settings) -> int | None:
-    """The `capacity` the user set for this run (flag, environment or config file), None when not set."""
-    return settings.capacity if "capacity" in settings.model_fields_set else None
-
-
 # Errors that doom every remaining call of the run: stop instead of failing note after note.
 FATAL_ERRORS = (AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError)
 
@@ -105,29 +94,18 @@ class SyncDeps:
     max_bytes: int = 0
     """The limits one source is held to (notes are split, packs filled within them); 0 takes the settings'
     `source_max_words` and `source_max_bytes`."""
+    decided: InitVar[Capacity | None] = None
+    """The capacity the run decided (`capacity.decide_capacity`); None: decided from what the settings and the
+    state file know of the notebook."""
+    capacity: Capacity = field(init=False)
+    """How many sources the notebook may hold, and why; lowered when the server refuses an add as full
+    (`Capacity.refused_at`)."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, decided: Capacity | None) -> None:
         self.max_words = self.max_words or self.settings.source_max_words
         self.max_bytes = self.max_bytes or self.settings.source_max_bytes
-
-    limit: Capacity | None = None
-    """How many sources the notebook may hold and why (`StateStore.capacity`); None: the setting given for the
-    run, else the one remembered for the notebook, else the setting's default."""
-
-    @cached_property
-    def capacity_limit(self) -> Capacity:
-        if self.limit is not None:
-            return self.limit
-        from nlmsync.store import Capacity
-
-        return self.store.capacity(self.notebook_id, given_capacity(self.settings),
-                                   Capacity(self.settings.capacity, "default"))
-
-    @property
-    def capacity(self) -> int:
-        """How many sources the notebook may hold: the capacity given (now or before), or fewer once the server
-        showed so."""
-        return self.capacity_limit.value
+        self.capacity = decided if decided is not None else decide_capacity(
+            KnownCapacity.read(self.store, self.notebook_id, self.settings))
 
     def progress(self, outcome: NoteOutcome | PackOutcome) -> None:
         if self.on_progress is not None:

@@ -1,13 +1,5 @@
-"""What changed in the vault since notes were synced, as `status` shows it: edits, renames, deletions, notes
-now excluded and, in a packed notebook, notes in no source yet — each with the command that brings the notebook
-up to date.
-
-A synced note is compared by the content hashes of its parts (the hashes its sources were uploaded with), by
-the rule `refresh` decides with: a note whose file has the mtime and size of its `note_hashes` record is the
-recorded hashes, unread, so what `status` calls changed is what `refresh` changes; only the others are read. A
-synced path that is gone is a rename when a vault note nlmsync has not synced has the same hashes (the rename
-branch of source preparation would rebind it), else a deletion. Changes nothing.
-"""
+"""What changed in the vault since its notes were synced, as `status` shows it, each change with the command that
+brings the notebook up to date. A note counts as changed by the rule `refresh` decides with. Changes nothing."""
 
 from __future__ import annotations
 
@@ -21,8 +13,7 @@ from pathlib import Path
 from nlmsync import vault as vault_files
 from nlmsync.errors import InputError
 from nlmsync.store import NoteHashes, SourceMapping
-from nlmsync.sync.prepared import prepare_note
-from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, split_key
+from nlmsync.sync.prepared import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, prepare_note, split_key
 from nlmsync.text import admit_note
 from nlmsync.vault import NoteChange
 

@@ -1,28 +1,111 @@
-"""A vault note as a run prepares it: read (or known by its file's stat), split into parts within the source
-limits, each part hashed and titled (`load_notes`, `prepare_note`).
-
-A note whose file has the modification time and size recorded when it was last read (`note_hashes` in the
-state file) is not read again: its recorded part hashes stand for it (`known_note`), and it is read only if it
-has to be uploaded. An idle run costs a `stat` per note, not a read and a hash.
-"""
+"""A vault note as a run prepares it: read, or known by its recorded hashes while its file keeps the modification
+time and size they were recorded with (`known_note`); split losslessly into parts within the source limits; each
+part hashed and titled."""
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from nlmsync import vault as vault_files
 from nlmsync.errors import InputError, UnreadableNoteError
 from nlmsync.store import NoteHashes
 from nlmsync.sync.branches import Branch
-from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.report import NoteOutcome
-from nlmsync.sync.split import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, split_key, split_note
 from nlmsync.sync.titles import content_hash, source_title, title_hash
 from nlmsync.text import Admission, admit_note
+
+if TYPE_CHECKING:
+    from nlmsync.sync.deps import SyncDeps
+
+MAX_SOURCE_WORDS = 500_000
+MAX_SOURCE_BYTES = 1_000_000
+
+
+def split_key(max_words: int = MAX_SOURCE_WORDS, max_bytes: int = MAX_SOURCE_BYTES) -> str:
+    """The split limits as recorded with a note's part hashes (`NoteHashes.split`): hashes made with other
+    limits do not stand for the note."""
+    return f"{max_words}/{max_bytes}"
+
+# Zero-width cut points: after a blank line (a paragraph ends) and before an ATX heading line.
+_BLOCK_BOUNDARY = re.compile(r"(?<=\n\n)(?=[^\n])|(?<=\n)(?=#{1,6}[ \t])")
+_WORD_BOUNDARY = re.compile(r"(?<=\s)(?=\S)")
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _fits(text: str, max_words: int, max_bytes: int) -> bool:
+    # A character is at most 4 bytes, and a word is at least one character and one separator: an
+    # ordinary note fits without being encoded or cut into words.
+    length = len(text)
+    if 4 * length > max_bytes and _size(text) > max_bytes:
+        return False
+    return (length + 1) // 2 <= max_words or _words(text) <= max_words
+
+
+def _hard_cut(text: str, max_bytes: int) -> list[str]:
+    pieces: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + max_bytes)
+        while _size(text[start:end]) > max_bytes:
+            end -= max(1, (end - start) // 8)
+        pieces.append(text[start:end])
+        start = end
+    return pieces
+
+
+def _atoms(text: str, max_words: int, max_bytes: int) -> list[str]:
+    """Pieces of `text`, each within the limits, cut at the coarsest boundary that works."""
+    splitters = (
+        lambda s: _BLOCK_BOUNDARY.split(s),
+        lambda s: s.splitlines(keepends=True),
+        lambda s: _WORD_BOUNDARY.split(s),
+    )
+
+    def cut(piece: str, level: int) -> list[str]:
+        if _fits(piece, max_words, max_bytes):
+            return [piece]
+        if level == len(splitters):
+            return _hard_cut(piece, max_bytes)
+        children = [c for c in splitters[level](piece) if c]
+        if len(children) <= 1:
+            return cut(piece, level + 1)
+        return [atom for child in children for atom in cut(child, level + 1)]
+
+    return cut(text, 0)
+
+
+def split_note(text: str, max_words: int = MAX_SOURCE_WORDS, max_bytes: int = MAX_SOURCE_BYTES) -> list[str]:
+    """The parts to upload for `text`: `[text]` when it fits, else greedily packed boundary-cut parts."""
+    if _fits(text, max_words, max_bytes):
+        return [text]
+    parts: list[str] = []
+    current: list[str] = []
+    words = size = 0
+    for atom in _atoms(text, max_words, max_bytes):
+        atom_words, atom_size = _words(atom), _size(atom)
+        if current and (words + atom_words > max_words or size + atom_size > max_bytes):
+            parts.append("".join(current))
+            current, words, size = [], 0, 0
+        current.append(atom)
+        words += atom_words
+        size += atom_size
+    if current:
+        parts.append("".join(current))
+    return parts
+
 
 RACY_MTIME_NS = 2_000_000_000
 """A note modified this close to the moment it is read gets no `note_hashes` record: a later write within

@@ -8,6 +8,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from nlmsync.store import ResolvedRow
 from nlmsync.sync.titles import looks_managed
 
 if TYPE_CHECKING:
@@ -43,42 +44,40 @@ class RegistryView:
 
     store: StateStore
     notebook_id: str
-    by_path: dict[str, list[tuple[SourceMapping, str]]] = field(default_factory=dict)
+    by_path: dict[str, list[ResolvedRow]] = field(default_factory=dict)
     by_source: dict[str, SourceMapping] = field(default_factory=dict)
     complete: bool = False
     """Whether `by_path` and `by_source` hold the whole registry (else they are filled as paths are looked up)."""
     _by_hash: dict[str, list[SourceMapping]] | None = field(default=None, repr=False)
 
-    @classmethod
-    def read(cls, store: StateStore, notebook_id: str, paths: Collection[str] | None = None) -> RegistryView:
-        """The registry of `notebook_id`: all of it, or with a few `paths` (at most `FEW_PATHS`) theirs for now."""
-        view = cls(store, notebook_id)
+    def preload(self, paths: Collection[str] | None = None) -> None:
+        """Read the registry for a run: all of it, or with a few `paths` (at most `FEW_PATHS`) theirs for now."""
         if paths is not None and len(paths) <= FEW_PATHS:
             for path in paths:
-                view.mappings(path)
-            return view
-        view.read_all()
-        return view
+                self.mappings(path)
+            return
+        self.read_all()
 
     def read_all(self) -> None:
         """Read the whole registry (once)."""
         if self.complete:
             return
         self.by_path, self.by_source, self._by_hash = {}, {}, None
-        for row, resolved in self.store.mappings_with_resolved_ids(self.notebook_id):
-            self.by_path.setdefault(row.path, []).append((row, resolved))
+        for resolved_row in self.store.mappings_with_resolved_ids(self.notebook_id):
+            row, resolved = resolved_row
+            self.by_path.setdefault(row.path, []).append(resolved_row)
             held = self.by_source.get(resolved)
             if held is None or (held.source_id != resolved and row.source_id == resolved):
                 self.by_source[resolved] = row
         self.complete = True
 
-    def mappings(self, path: str) -> list[tuple[SourceMapping, str]]:
+    def mappings(self, path: str) -> list[ResolvedRow]:
         """The mappings of `path` by part, each with its source id resolved (read now if not read yet)."""
         rows = self.by_path.get(path)
         if rows is None:
             if self.complete:
                 return []
-            rows = [(m, self.store.resolve_source_id(m.source_id))
+            rows = [ResolvedRow(m, self.store.resolve_source_id(m.source_id))
                     for m in self.store.mappings_by_path(self.notebook_id, path)]
             self.by_path[path] = rows
         return rows
@@ -112,8 +111,7 @@ class RegistryView:
         return row
 
 
-def accounted_ids(store: StateStore, notebook_id: str,
-                  resolved: Iterable[tuple[SourceMapping, str]] | None = None) -> set[str]:
+def accounted_ids(store: StateStore, notebook_id: str, resolved: Iterable[ResolvedRow] | None = None) -> set[str]:
     """The source ids the state file accounts for in `notebook_id`: its packs, the sources waiting to be deleted,
     and each mapping's source id with the id its alias chain resolves to (`resolved`: the notebook's
     `StateStore.mappings_with_resolved_ids`, when the caller has read them already)."""
@@ -129,3 +127,17 @@ def orphan_ids(remote: RemoteView, registered_ids: set[str]) -> list[str]:
     less the look-alikes (`remote.foreign`: titled like nlmsync's, holding other text)."""
     return sorted(i for i, t in remote.sources.items()
                   if i not in registered_ids and i not in remote.foreign and looks_managed(t))
+
+
+def untouchable_count(remote: RemoteView, registry: RegistryView, own_titles: Collection[str]) -> int:
+    """The listed sources no eviction may take: neither a managed single-note source nor titled as one of
+    `own_titles` (the run's own uploads, adopted rather than added) — hand-added sources, look-alikes, packs."""
+    registry.read_all()
+    untouchable = 0
+    for source_id, title in remote.sources.items():
+        if title in own_titles and source_id not in remote.foreign:
+            continue
+        row = registry.mapping_by_source_id(source_id)
+        if row is None or not row.managed:
+            untouchable += 1
+    return untouchable

@@ -1,10 +1,6 @@
-"""The remote side of a run: one `notebook_get`, and reconciliation of the registry against it (alias canonicalization).
-
-`RemoteView` is the run's picture of the notebook (source id -> title), read once and then kept up
-to date by the run's own adds and deletes, so capacity is always checked against what the notebook
-really holds. An empty listing for a notebook that should not be empty is re-read before anything is
-concluded from it (the real server has been seen to return one).
-"""
+"""The notebook as a run reads it: `RemoteView`, one `notebook_get` kept up to date by the run's own adds and
+deletes (an empty listing of a notebook that should not be empty is read again), and a source read back
+(`read_back`)."""
 
 from __future__ import annotations
 
@@ -26,7 +22,7 @@ if TYPE_CHECKING:
 @dataclass
 class RemoteView:
     """The notebook's sources (id -> title). `foreign` are sources titled like nlmsync's uploads that are not
-    its own (see `identity`): never adopted by title, deleted or evicted."""
+    its own (read back and found to hold other text: `read_back`): never adopted by title, deleted or evicted."""
 
     notebook_id: str
     title: str = ""

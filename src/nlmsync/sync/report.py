@@ -1,16 +1,16 @@
-"""What a refresh did, note by note: the models printed by the CLI and returned to the MCP server.
-
-An error that stops a run part-way carries what was done and recorded before it as a `RefreshReport` in
-its `report` (`stop_report`, read back with `notes_done`), from sync up to the command line."""
+"""What a refresh did, note by note and pack by pack: `RefreshReport`, which every step of a run adds to, printed
+by the command line and returned to the MCP server. An error that stops a run part-way carries it in its
+`report`, holding what was done and recorded before."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field, computed_field
 
-from nlmsync.errors import NlmsyncError
-from nlmsync.sync.branches import Branch
+from nlmsync.sync.branches import LIVE, Branch
+from nlmsync.sync.capacity import CapacitySource
 
 NOT_TRIED = "not tried"
 
@@ -96,7 +96,7 @@ class RefreshReport(BaseModel):
     pending_deletions_left_count: int = 0
     source_count: int = 0
     capacity: int = 0
-    capacity_source: str = Field(default="default", description=(
+    capacity_source: CapacitySource = Field(default=CapacitySource.DEFAULT, description=(
         "Where the capacity comes from: setting (given for this run), remembered (given on an earlier run for "
         "this notebook), learned (the server refused an add as full), plan, held (the smallest plan's that allows "
         "what the notebook holds), default."))
@@ -126,17 +126,11 @@ class RefreshReport(BaseModel):
         return counts
 
 
-def stop_report(exc: NlmsyncError, notebook_id: str, notes: list[NoteOutcome],
-                packs: list[PackOutcome] | None = None) -> None:
-    """Record on `exc`, which stops a run, the outcomes of the notes (and packs) the run had done and recorded."""
-    exc.report = RefreshReport(notebook_id=notebook_id, notes=notes, packs=list(packs or ()))
-
-
 def stopped_line(said: str, requested: Sequence[object], outcomes: list[NoteOutcome]) -> str:
     """The one line of a run an error stopped: what the error `said`, then what became of the `requested`
     notes — done (live in the notebook), excluded, failed, not tried — counted as the report counts them."""
     counts = RefreshReport(notebook_id="", notes=outcomes).counts()
-    done = sum(counts.get(b.value, 0) for b in (Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED))
+    done = sum(counts.get(b.value, 0) for b in LIVE)
     parts = [f"{done} of {len(requested)} notes done"]
     if counts.get(Branch.EXCLUDED.value):
         parts.append(f"{counts[Branch.EXCLUDED.value]} excluded")
@@ -145,11 +139,26 @@ def stopped_line(said: str, requested: Sequence[object], outcomes: list[NoteOutc
     return f"{said}; {', '.join(parts)}"
 
 
-def notes_done(exc: NlmsyncError) -> list[NoteOutcome]:
-    """The outcomes `exc` carries of the run it stopped (none when it stopped before any note)."""
-    return list(exc.report.notes) if isinstance(exc.report, RefreshReport) else []
+@dataclass
+class Levelled:
+    """What levelling did: the notes and packs adopted, the sources queued for deletion and the look-alikes."""
 
+    notes: list[str] = field(default_factory=list)
+    packs: list[str] = field(default_factory=list)
+    retired: list[str] = field(default_factory=list)
+    lookalikes: dict[str, str] = field(default_factory=dict)
 
-def packs_done(exc: NlmsyncError) -> list[PackOutcome]:
-    """The pack outcomes `exc` carries of the run it stopped."""
-    return list(exc.report.packs) if isinstance(exc.report, RefreshReport) else []
+    def notice(self) -> str | None:
+        """What a run says of it (None when levelling found nothing to adopt or delete)."""
+        said = []
+        adopted = len(self.notes) + len(self.packs)
+        if adopted:
+            what = [f"{len(self.packs)} {'pack' if len(self.packs) == 1 else 'packs'}" if self.packs else "",
+                    f"{len(set(self.notes))} {'note' if len(set(self.notes)) == 1 else 'notes'}" if self.notes else ""]
+            said.append(f"adopted {adopted} {'source' if adopted == 1 else 'sources'} the state file did not know "
+                        f"(uploaded by another machine or an interrupted run): {', '.join(w for w in what if w)}")
+        if self.retired:
+            n = len(self.retired)
+            said.append(f"{n} {'copy' if n == 1 else 'copies'} of what the notebook holds elsewhere "
+                        f"{'is' if n == 1 else 'are'} deleted")
+        return "; ".join(said) or None

@@ -1,28 +1,66 @@
-"""`SyncRun`: one run of source preparation, what it works with for its whole length — the server, the registry
-and the settings (`deps.SyncDeps`), the notebook as the run read it (`RemoteView`, kept up to date by its own adds
-and deletes), the registry read once (`RegistryView`), the note hashes it read (recorded with the run's uses), the
-notes it never evicts, and whether it only says what it would do."""
+"""One run of source preparation as a value: `SyncRun`, built once before anything is planned and passed along,
+and what a run is asked for (`Request`, `AllNotesScope`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import InitVar, dataclass, field
 
 from nlmsync.store import NoteHashes
+from nlmsync.sync.branches import Branch
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.registry import RegistryView
 from nlmsync.sync.remote import RemoteView
+from nlmsync.sync.report import Levelled, RefreshReport
 
 
 @dataclass
 class SyncRun:
+    """What one run works with for its whole length: the server, the state file and the settings (`deps`, with the
+    capacity decided for the run), the notebook as the run read it (`remote`, kept up to date by the run's own
+    adds and deletes), what levelling the state file with it did (`levelled`), the report every step adds to,
+    and whether the run only says what it would do."""
+
     deps: SyncDeps
     remote: RemoteView
-    registry: RegistryView
+    dry_run: bool = False
+    levelled: Levelled = field(default_factory=Levelled)
+    report_to: InitVar[RefreshReport | None] = None
+    """The report the run adds to (None: a report of its own)."""
+    report: RefreshReport = field(init=False)
+    registry: RegistryView = field(init=False)
+    """The registry read once (`RegistryView.preload`)."""
     protect: set[str] = field(default_factory=set)
     """Paths never evicted by this run (the notes it makes live among them)."""
-    dry_run: bool = False
     read: list[NoteHashes] = field(default_factory=list)
     """The notes read so far, as `note_hashes` records to keep."""
+
+    def __post_init__(self, report_to: RefreshReport | None) -> None:
+        self.report = report_to if report_to is not None else RefreshReport(notebook_id=self.deps.notebook_id,
+                                                                             dry_run=self.dry_run)
+        self.registry = RegistryView(self.deps.store, self.deps.notebook_id)
+
+    def record_uses(self, used: Sequence[str], forget: Collection[str] = ()) -> None:
+        """Record, in one step, the uses of the notes the run made live alone (`used`, in order: what eviction
+        reads) with the hash records of the notes it read, and forget those of `forget` (paths that left)."""
+        if not used and not self.read and not forget:
+            return
+        store = self.deps.store
+        with store.step():
+            store.mark_used(self.deps.notebook_id, used)
+            store.record_note_hashes(self.read, forget)
+
+    def mark_adopted(self) -> None:
+        """The notes and packs the run reused because levelling took them from the notebook say so (`adopted`)."""
+        paths, ids = set(self.levelled.notes), set(self.levelled.packs)
+        if not paths and not ids:
+            return
+        for note in self.report.notes:
+            if note.branch == Branch.REUSED and note.path in paths:
+                note.adopted = True
+        for pack in self.report.packs:
+            if pack.branch == Branch.REUSED and pack.source_id in ids:
+                pack.adopted = True
 
 
 @dataclass(frozen=True)
@@ -35,3 +73,25 @@ class AllNotesScope:
 
     def covers(self, path: str) -> bool:
         return any(root in ("", path) or path.startswith(root.rstrip("/") + "/") for root in self.roots)
+
+    @property
+    def whole_vault(self) -> bool:
+        return "" in self.roots
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one run is asked to make live: `paths` (vault-relative, each once, in order); which of them a walk of
+    the vault `found` rather than the user naming them (an unreadable one is passed over, not failed); the
+    modification time and size the walk found files with (`stats`, taken instead of a `stat` of their own); and,
+    for `refresh --all`, the part of the vault it answers for (`all_notes`)."""
+
+    paths: list[str]
+    found: Collection[str] = ()
+    stats: Mapping[str, tuple[int, int]] | None = None
+    all_notes: AllNotesScope | None = None
+
+    @property
+    def whole_vault(self) -> bool:
+        """A `refresh --all` of the whole vault."""
+        return self.all_notes is not None and self.all_notes.whole_vault

@@ -1,23 +1,11 @@
-"""Content hashes and the deterministic titles of uploaded sources.
-
-Every source nlmsync uploads is titled with its vault path and a short hash of the words it holds
-(`notes/heapsort.md · 3f9a12c0`, or `notes/big.md (part 2/3) · 3f9a12c0` for a part of a split note); a pack
-of many notes by its first and last note, how many it holds and the hash of its words
-(`algorithms/a.md … algorithms/z.md (130 notes) · 3f9a12c0`). A title is therefore unique to its content,
-which lets a crashed or ambiguous add be recovered by looking for that exact title remotely instead of
-uploading twice.
-
-The title's hash is of the words (`title_hash`: the text's words in order, one space apart), because the words
-are what the server hands back: `source_get_content` returns the text re-joined by blank lines, not the bytes
-sent. So any machine can prove that a source is nlmsync's upload from the notebook alone, by reading it back
-(`proves`): the words it holds hash to what its title says. The registry tells a note's versions apart by the
-hash of its exact bytes (`content_hash`). Sources titled by earlier versions of nlmsync carry the hash of the
-exact bytes instead (`legacy_title`); they are matched by it, and proven by the text they hold.
-"""
+"""Content hashes and the deterministic titles of uploads (a note's, a part's, a pack's). A title carries the hash
+of the words it holds, so a crashed add is found again by its exact title, and any machine proves a source is
+nlmsync's by reading it back (`proves`)."""
 
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import xxhash
 
@@ -28,6 +16,26 @@ _ELLIPSIS = "…"
 _TITLE_PATTERN = re.compile(r"^(?P<path>.+?)(?: \(part (?P<part>\d+)/(?P<count>\d+)\))? · (?P<hash>[0-9a-f]{8})$")
 PACK_RANGE = " … "
 _PACK_PATTERN = re.compile(r"^(?P<first>.+?)(?: … (?P<last>.+?))? \((?P<count>\d+) notes?\) · (?P<hash>[0-9a-f]{8})$")
+
+
+class NoteTitle(NamedTuple):
+    """What the title of a note's upload says: the vault path as shown (a long one starts with an ellipsis), the
+    part (zero-based) and how many there are, and the short hash of the words."""
+
+    shown: str
+    part: int
+    part_count: int
+    short_hash: str
+
+
+class PackTitle(NamedTuple):
+    """What a pack's title says: its first and last vault paths as shown, how many notes it holds, and the short
+    hash of its words."""
+
+    first: str
+    last: str
+    note_count: int
+    short_hash: str
 
 
 def content_hash(text: str) -> str:
@@ -79,14 +87,13 @@ def looks_managed(title: str) -> bool:
     return _TITLE_PATTERN.match(title) is not None
 
 
-def parse_pack_title(title: str) -> tuple[str, str, int, str] | None:
-    """The first and last vault paths (as shown: a long one starts with an ellipsis), the note count and the
-    short hash of a pack's title; None for any other title."""
+def parse_pack_title(title: str) -> PackTitle | None:
+    """What a pack's title says; None for any other title."""
     match = _PACK_PATTERN.match(title)
     if match is None:
         return None
     first = match.group("first")
-    return first, match.group("last") or first, int(match.group("count")), match.group("hash")
+    return PackTitle(first, match.group("last") or first, int(match.group("count")), match.group("hash"))
 
 
 def title_short_hash(title: str) -> str | None:
@@ -109,15 +116,15 @@ def retitled(title: str, path: str, part: int = 0, part_count: int = 1) -> str:
     return source_title(path, short or "", part, part_count)
 
 
-def parse_note_title(title: str) -> tuple[str, int, int, str] | None:
-    """The vault path (as shown), the part (zero-based), the part count and the short hash of a title nlmsync
-    gives its uploads of one note or part; None for a pack's title and any other title."""
+def parse_note_title(title: str) -> NoteTitle | None:
+    """What the title nlmsync gives its upload of one note or part says; None for a pack's title and any other
+    title."""
     match = _TITLE_PATTERN.match(title)
     if match is None or _PACK_PATTERN.match(title) is not None:
         return None
     count = int(match.group("count") or 1)
     part = int(match.group("part") or 1) - 1
-    return match.group("path"), part, count, match.group("hash")
+    return NoteTitle(match.group("path"), part, count, match.group("hash"))
 
 
 def shown_path_matches(shown: str, path: str) -> bool:

@@ -23,8 +23,8 @@ from nlmsync.vault.paths import (
     INVALID_NAME_ENCODING,
     NOTE_SUFFIX,
     has_note_suffix,
-    is_valid_name,
     is_note_path,
+    is_valid_name,
     printable_path,
     within,
 )

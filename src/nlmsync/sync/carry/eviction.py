@@ -1,67 +1,20 @@
-"""Capacity and eviction: make room against the remote count, evicting managed sources only.
-
-The loop asks the registry's segmented LRU for a managed candidate path, deletes its sources strictly
-(a delete that may not have happened is checked against a fresh listing, never assumed), then drops
-its registry rows and logs the eviction in one step. No candidate left means the notebook is full
-of sources nlmsync may not touch (or of notes this run is making live): a `CapacityError` (exit 3).
-"""
+"""Every delete a run makes: room made by evicting managed sources only (`make_room`), each delete made sure of
+(`strict_delete`), and the deletions earlier runs left retried (`retry_pending_deletions`)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from nlmsync.errors import (
-    CapacityError,
-    ConnectionProblem,
-    NotebookLMError,
-    NotFoundError,
-    ServerCapacityError,
-    ServerValidationError,
-)
+from nlmsync.errors import ConnectionProblem, NotebookLMError, NotFoundError
 from nlmsync.sync.branches import Branch
-from nlmsync.sync.deps import FATAL_ERRORS
+from nlmsync.sync.capacity import capacity_error
+from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
 from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome
 
 if TYPE_CHECKING:
-    from nlmsync.store import StateStore
     from nlmsync.sync.deps import SyncClient
-
-FULL_HINT = ("set 'capacity' to your plan's limit (50 free, 100 Plus, 300 Pro, 600 Ultra) in "
-             ".nlmsync/config.toml or NLMSYNC_CAPACITY")
-CAPACITY_HINT = ("raise the 'capacity' setting if your plan allows more sources "
-                 "(50 free, 100 Plus, 300 Pro, 600 Ultra), or remove sources in NotebookLM")
-
-
-SMALLEST_PLAN_LIMIT = 50
-_INVALID_ARGUMENT = re.compile(r"invalid[ _]argument|\(code 3\)", re.IGNORECASE)
-
-
-def means_full(refusal: NotebookLMError, held: int) -> bool:
-    """Whether the server's refusal of an add says the notebook is full: it says so, or it refuses the add as
-    an invalid argument — how NotebookLM answers an add beyond the plan's limit — while the notebook holds
-    `held` sources, at least the smallest plan's limit (below it, the add itself was at fault)."""
-    if isinstance(refusal, ServerCapacityError):
-        return True
-    return (isinstance(refusal, ServerValidationError) and held >= SMALLEST_PLAN_LIMIT
-            and _INVALID_ARGUMENT.search(refusal.raw) is not None)
-
-
-def full_notebook_error(notebook_id: str, held: int, setting: int) -> CapacityError:
-    """The error of a run stopped by the server's refusal of an add as full, at `held` sources."""
-    below = f", below the 'capacity' setting ({setting})" if held < setting else ""
-    return CapacityError(
-        f"notebook {notebook_id} is full: the server refused a source at {held} sources{below}; later runs keep "
-        f"it to {held} and evict within that", hint=FULL_HINT)
-
-
-def capacity_error(notebook_id: str, capacity: int) -> CapacityError:
-    return CapacityError(
-        f"notebook {notebook_id} is full (capacity {capacity} sources) and no source uploaded by "
-        "nlmsync may be evicted", hint=CAPACITY_HINT)
-
 
 async def strict_delete(client: SyncClient, notebook_id: str, remote: RemoteView, source_id: str) -> None:
     """Delete one source and be sure it is gone.
@@ -85,8 +38,8 @@ async def strict_delete(client: SyncClient, notebook_id: str, remote: RemoteView
     remote.deleted(source_id)
 
 
-async def evict_path(client: SyncClient, store: StateStore, notebook_id: str, remote: RemoteView, path: str, *,
-                     reason: str, branch: Branch = Branch.EVICTED, queue_refused: bool = False) -> NoteOutcome:
+async def evict_path(deps: SyncDeps, remote: RemoteView, path: str, *, reason: str, branch: Branch = Branch.EVICTED,
+                     queue_refused: bool = False) -> NoteOutcome:
     """Remove every source of `path` from the notebook, then its registry rows, logging each source.
 
     With `queue_refused`, a source whose delete the server refuses is queued for later runs (as a replaced
@@ -95,6 +48,7 @@ async def evict_path(client: SyncClient, store: StateStore, notebook_id: str, re
     Raises:
         NotebookLMError: a strict delete failed (without `queue_refused`), or the server cannot be used.
     """
+    client, store, notebook_id = deps.client, deps.store, deps.notebook_id
     rows = store.mappings_by_path(notebook_id, path)
     resolved = [store.resolve_source_id(r.source_id) for r in rows]
     live = [sid for sid in resolved if sid in remote]
@@ -122,13 +76,14 @@ async def evict_path(client: SyncClient, store: StateStore, notebook_id: str, re
                        error=error)
 
 
-def plan_evictions(store: StateStore, notebook_id: str, remote: RemoteView, occupied: int, needed: int,
-                   capacity: int, exclude: set[str]) -> tuple[list[NoteOutcome], int]:
+def plan_evictions(deps: SyncDeps, remote: RemoteView, occupied: int, needed: int,
+                   exclude: set[str]) -> tuple[list[NoteOutcome], int]:
     """The evictions a dry run would make to fit `needed` more sources; returns them and the new occupancy.
 
     Raises:
         CapacityError: no managed candidate is left.
     """
+    store, notebook_id, capacity = deps.store, deps.notebook_id, deps.capacity.value
     planned: list[NoteOutcome] = []
     while occupied + needed > capacity:
         path = store.next_eviction_candidate(notebook_id, exclude=frozenset(exclude))
@@ -142,8 +97,8 @@ def plan_evictions(store: StateStore, notebook_id: str, remote: RemoteView, occu
     return planned, occupied
 
 
-async def make_room(client: SyncClient, store: StateStore, notebook_id: str, remote: RemoteView, needed: int, capacity: int,
-                    exclude: set[str], occupied: Callable[[], int], evicted: list[NoteOutcome]) -> None:
+async def make_room(deps: SyncDeps, remote: RemoteView, needed: int, exclude: set[str], occupied: Callable[[], int],
+                    evicted: list[NoteOutcome]) -> None:
     """Evict managed candidates until `needed` more sources fit; each eviction is appended to `evicted`.
 
     A path is added to `exclude` before its eviction is tried, so a failing one is never picked twice.
@@ -152,9 +107,36 @@ async def make_room(client: SyncClient, store: StateStore, notebook_id: str, rem
         CapacityError: no managed candidate is left.
         NotebookLMError: a strict delete failed.
     """
+    store, notebook_id, capacity = deps.store, deps.notebook_id, deps.capacity.value
     while occupied() + needed > capacity:
         path = store.next_eviction_candidate(notebook_id, exclude=frozenset(exclude))
         if path is None:
             raise capacity_error(notebook_id, capacity)
         exclude.add(path)
-        evicted.append(await evict_path(client, store, notebook_id, remote, path, reason="capacity"))
+        evicted.append(await evict_path(deps, remote, path, reason="capacity"))
+
+
+async def retry_pending_deletions(deps: SyncDeps, remote: RemoteView) -> tuple[int, int]:
+    """Retry the deletions earlier runs could not finish; returns (done, still pending).
+
+    A queued source that is no longer listed is simply marked done, without a call.
+    """
+    store, nb = deps.store, deps.notebook_id
+    done = left = 0
+    for pending in store.pending_deletions(nb):
+        source_id = pending.source_id
+        if source_id in remote:
+            try:
+                await deps.client.source_delete(source_id)
+            except NotFoundError:
+                pass
+            except FATAL_ERRORS:
+                raise
+            except NotebookLMError:
+                left += 1
+                continue
+            remote.deleted(source_id)
+        with store.step():
+            store.deletion_done(nb, source_id)
+        done += 1
+    return done, left

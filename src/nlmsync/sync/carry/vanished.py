@@ -1,40 +1,62 @@
-"""`refresh --all [PATH…]`: taking out the sources of the registered notes that left the vault or became
-excluded (`remove_vanished`; which they are is decided with the single notes' branches,
-`notes.decide.vanished_paths`)."""
+"""`refresh --all [PATH…]`: the registered notes in the run's scope that left the vault or became excluded
+(`vanished_paths`, decided after renames are matched by content hash), and taking out their sources
+(`remove_vanished`)."""
 
 from __future__ import annotations
 
-from nlmsync.errors import NlmsyncError
+from collections.abc import Collection, Sequence
+from typing import Protocol
+
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry.eviction import evict_path
 from nlmsync.sync.deps import SyncDeps
+from nlmsync.sync.registry import RegistryView
 from nlmsync.sync.remote import RemoteView
-from nlmsync.sync.report import NoteOutcome, stop_report
+from nlmsync.sync.report import NoteOutcome, RefreshReport
+from nlmsync.sync.run import AllNotesScope
+from nlmsync.vault import EXCLUSION_REASONS
 
 
-async def remove_vanished(deps: SyncDeps, remote: RemoteView, vanished: dict[str, str], *,
-                          dry_run: bool) -> list[NoteOutcome]:
-    """Take out the sources of `vanished` paths (path -> reason), each with its registry rows in one step; a
-    source whose delete the server refuses is queued for later runs, and the run goes on.
+class _Named(Protocol):
+    @property
+    def path(self) -> str: ...
+
+
+def vanished_paths(scope: AllNotesScope, registry: RegistryView, items: Sequence[_Named | NoteOutcome],
+                   kept: Collection[str] = (), renamed_from: Collection[str | None] = ()) -> dict[str, str]:
+    """The managed registered notes in `scope` whose sources an `--all` run removes, with the reason: not among
+    the notes of the run (`items`, and the notes it keeps in packs, `kept`) and not the old path of one of its
+    renames (`renamed_from`), or now excluded (the reason says how)."""
+    requested = {i.path for i in items} | set(kept)
+    renamed = set(renamed_from)
+    excluded = {i.path: i.reason for i in items if isinstance(i, NoteOutcome) and i.branch == Branch.EXCLUDED
+                and i.reason in EXCLUSION_REASONS}
+    gone: dict[str, str] = {}
+    for path, rows in registry.by_path.items():
+        if not any(m.managed for m, _ in rows) or path in renamed or not scope.covers(path):
+            continue
+        if path in excluded:
+            gone[path] = excluded[path]
+        elif path not in requested:
+            gone[path] = "no longer in the vault"
+    return gone
+
+
+async def remove_vanished(deps: SyncDeps, remote: RemoteView, vanished: dict[str, str], report: RefreshReport, *,
+                          dry_run: bool) -> None:
+    """Take out the sources of `vanished` paths (path -> reason), each with its registry rows in one step, into
+    `report`; a source whose delete the server refuses is queued for later runs, and the run goes on.
 
     Raises:
-        NotebookLMError: the server cannot be used (what was removed before is in its `report`,
-            `report.notes_done`).
+        NotebookLMError: the server cannot be used (what was removed before is in `report`).
     """
     store, nb = deps.store, deps.notebook_id
-    outcomes: list[NoteOutcome] = []
     for path, reason in vanished.items():
         if dry_run:
             ids = [store.resolve_source_id(m.source_id) for m in store.mappings_by_path(nb, path)]
-            outcomes.append(NoteOutcome(path=path, branch=Branch.REMOVED, reason=reason,
-                                        source_ids=[i for i in ids if i in remote]))
+            report.notes.append(NoteOutcome(path=path, branch=Branch.REMOVED, reason=reason,
+                                            source_ids=[i for i in ids if i in remote]))
             continue
-        try:
-            outcome = await evict_path(deps.client, store, nb, remote, path, reason=reason, branch=Branch.REMOVED,
-                                       queue_refused=True)
-        except NlmsyncError as exc:
-            stop_report(exc, nb, outcomes)
-            raise
-        outcomes.append(outcome)
+        outcome = await evict_path(deps, remote, path, reason=reason, branch=Branch.REMOVED, queue_refused=True)
+        report.notes.append(outcome)
         deps.progress(outcome)
-    return outcomes

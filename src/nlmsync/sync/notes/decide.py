@@ -14,15 +14,13 @@ from nlmsync import vault as vault_files
 from nlmsync.errors import CapacityError, InputError
 from nlmsync.store import NoteHashes
 from nlmsync.sync.branches import Branch
-from nlmsync.sync.carry.eviction import CAPACITY_HINT
+from nlmsync.sync.capacity import CAPACITY_HINT
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.prepared import PreparedNote, load_notes
-from nlmsync.sync.registry import RegistryView, ResolvedMapping
+from nlmsync.sync.registry import RegistryView, ResolvedMapping, untouchable_count
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
-from nlmsync.sync.run import AllNotesScope
 from nlmsync.sync.titles import retitled
-from nlmsync.vault import EXCLUSION_REASONS
 
 
 @dataclass(frozen=True)
@@ -75,6 +73,10 @@ class PlannedNote:
     decision: Decision
     titles: tuple[str, ...] = ()
     """The registry titles of the note's rows as the run found them."""
+
+    @property
+    def path(self) -> str:
+        return self.note.path
 
 
 def read_for_upload(deps: SyncDeps, items: Sequence[PlannedNote | NoteOutcome], found: Collection[str],
@@ -155,7 +157,7 @@ def check_capacity_up_front(deps: SyncDeps, works: list[PlannedNote], remote: Re
         CapacityError: the parts of the requested notes plus the sources nlmsync may not evict
             exceed the capacity.
     """
-    capacity = deps.capacity
+    capacity = deps.capacity.value
     required = sum(len(w.note.parts) for w in works)
     if required + len(remote) <= capacity:  # fits even if no listed source may make room
         return
@@ -169,37 +171,3 @@ def check_capacity_up_front(deps: SyncDeps, works: list[PlannedNote], remote: Re
         raise CapacityError(
             f"the {len(works)} requested notes need {required} sources but notebook {deps.notebook_id} "
             f"holds at most {capacity}{taken}; nothing was uploaded", hint=CAPACITY_HINT)
-
-
-def untouchable_count(remote: RemoteView, registry: RegistryView, own_titles: Collection[str]) -> int:
-    """The listed sources no eviction may take: neither a managed single-note source nor titled as one of
-    `own_titles` (the run's own uploads, adopted rather than added) — hand-added sources, look-alikes, packs."""
-    registry.read_all()
-    untouchable = 0
-    for source_id, title in remote.sources.items():
-        if title in own_titles and source_id not in remote.foreign:
-            continue
-        row = registry.mapping_by_source_id(source_id)
-        if row is None or not row.managed:
-            untouchable += 1
-    return untouchable
-
-
-def vanished_paths(items: Sequence[PlannedNote | PreparedNote | NoteOutcome], scope: AllNotesScope,
-                   registry: RegistryView, packed: Collection[str] = ()) -> dict[str, str]:
-    """The managed registered notes in `scope` whose sources an `--all` run removes, with the reason:
-    not among the notes of the run (`items`, and the notes going into packs, `packed`) and not the old path
-    of one of its renames, or now excluded (the reason says how)."""
-    requested = {i.note.path if isinstance(i, PlannedNote) else i.path for i in items} | set(packed)
-    renamed_from = {i.decision.rename_from for i in items if isinstance(i, PlannedNote)}
-    excluded = {i.path: i.reason for i in items if isinstance(i, NoteOutcome) and i.branch == Branch.EXCLUDED
-                and i.reason in EXCLUSION_REASONS}
-    gone: dict[str, str] = {}
-    for path, rows in registry.by_path.items():
-        if not any(m.managed for m, _ in rows) or path in renamed_from or not scope.covers(path):
-            continue
-        if path in excluded:
-            gone[path] = excluded[path]
-        elif path not in requested:
-            gone[path] = "no longer in the vault"
-    return gone

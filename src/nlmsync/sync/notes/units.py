@@ -1,38 +1,23 @@
-"""The second half of source preparation for the notes kept one per source: carrying the decided branches out
-(`Runner`, a `NoteUnit` per note, scheduled by the run's `executor.Executor`), or in a dry run saying what would be
-done (`simulate`).
-
-Evictions happen one by one before the uploads they make room for, after in-flight uploads settle so the choice
-is deterministic; uploads of independent notes run concurrently (bounded by `concurrency`; the client paces them
-to `add_rate_per_minute`); the registry is written note by note in the order the paths were given, each changed
-note in one atomic step; the uses of the run's notes (usage marking) are recorded together, in that order, at the
-end of the run (one step, whatever the number of notes: marking a note costs a look at the protected segment,
-which at 10,000 notes is not free). A run killed before its end leaves its uses unrecorded (the eviction order
-stays as the run found it); its registry rows are written. Titles are deterministic, so before any add — and
-after an add whose answer was lost — the remote listing is searched for the part's exact title and a match is
-adopted instead of uploading twice.
-"""
+"""Notes kept alone, carried out: a `NoteUnit` per note — its parts uploaded, then the note recorded in one step in
+the order the notes were given — or in a dry run said as what would be done (`simulate`)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import partial
 
-import anyio
-
-from nlmsync.errors import (
-    NlmsyncError,
-    NotebookLMError,
-)
-from nlmsync.store import NoteHashes, SourceMapping
+from nlmsync.errors import NlmsyncError, NotebookLMError
+from nlmsync.store import SourceMapping
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry.eviction import plan_evictions
-from nlmsync.sync.carry.executor import Executor, Unit, why_stopped
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.notes.decide import PlannedNote, needs_retitle, needs_upload, slots_needed
 from nlmsync.sync.prepared import PreparedNote, PreparedPart
 from nlmsync.sync.remote import RemoteView
-from nlmsync.sync.report import NoteOutcome, stop_report, stopped_line
+from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.titles import retitled
+from nlmsync.sync.units import Turn, Upload, Uploaded
 
 
 def _failed(work: PlannedNote, message: str, *, not_tried: bool = False) -> NoteOutcome:
@@ -47,171 +32,103 @@ def _outcome(work: PlannedNote, ids: list[str], adopted: bool) -> NoteOutcome:
                        renamed_from=decision.rename_from, adopted=adopted)
 
 
-class NoteUnit:
-    """One note of the run carried out: its parts uploaded (or its sources kept), then recorded in the order the
-    notes were given (after the note started before it), then the sources it replaced deleted and its sources
-    retitled."""
+def _reused_as_is(work: PlannedNote) -> bool:
+    """A reused note with nothing to write but its use: no alias to canonicalize, no retitle."""
+    return work.decision.branch == Branch.REUSED and not work.decision.canonicalize and not needs_retitle(work)
 
-    def __init__(self, runner: Runner, work: PlannedNote, out: list[NoteOutcome]) -> None:
-        self.runner = runner
+
+class NoteUnit:
+    """One note of the run, as a unit of the executor (`units.Unit`)."""
+
+    def __init__(self, notes: NotesAlone, work: PlannedNote, out: list[NoteOutcome]) -> None:
+        self.notes = notes
         self.work = work
         self.evictions = out
         """The run's outcomes at this note's place: the evictions made for it, then its own."""
-        self.outcome: NoteOutcome | None = None
-        self.started = False
-        self.previous = runner.previous
-        self.done = anyio.Event()
-        self.trailing: list[str] = []
 
-    def slots(self, remote: RemoteView) -> int:
-        return slots_needed(self.work, remote) if needs_upload(self.work) else 0
-
-    async def retire_early(self, executor: Executor) -> bool:
-        return False  # a note's old source goes after its new one landed
-
-    def begin(self) -> None:
-        self.started = True
-        self.previous, self.runner.previous = self.runner.previous, self.done
-        self.runner.trailing = self.trailing
-
-    async def upload(self, executor: Executor) -> None:
+    def start(self) -> list[Upload] | None:
         work = self.work
+        if _reused_as_is(work):  # nothing to carry out: reported in its place now
+            self._report(_outcome(work, list(work.decision.keep), False))
+            return None
         if not needs_upload(work):
-            self.outcome = _outcome(work, list(work.decision.keep), False)
-            return
+            return []
         path = work.note.path
-        ids: list[str] = []
-        adopted_any = False
+        uploads = []
         for part in work.note.parts:
             if part.text is None:  # `read_for_upload` reads every note to upload: never reached
                 raise RuntimeError(f"{path}: about to upload a note that was not read")
-            existing = self.runner.adoptable(path, executor.remote.titled(part.title))
-            if existing is not None:
-                source_id, adopted = existing, True
-            else:
-                source_id, adopted = await executor.add(part.text, part.title,
-                                                        lambda ids: self.runner.adoptable(path, ids))
-            ids.append(source_id)
-            adopted_any = adopted_any or adopted
-        self.outcome = _outcome(work, ids, adopted_any)
+            uploads.append(Upload(part.text, part.title, partial(self.notes.adoptable, path)))
+        return uploads
 
-    def failed(self, executor: Executor, message: str) -> None:
-        self._settle(_failed(self.work, message))
+    def failed(self, message: str, *, not_tried: bool = False) -> None:
+        self._report(_failed(self.work, message, not_tried=not_tried))
 
-    def not_tried(self, executor: Executor) -> None:
-        self._settle(_failed(self.work, f"not tried: {why_stopped(executor.fatal)}", not_tried=True))
-
-    def _settle(self, outcome: NoteOutcome) -> None:
-        if self.started:  # reported in its turn by `finish`
-            self.outcome = outcome
-            return
-        self.evictions.append(outcome)
-        self.runner.deps.progress(outcome)
-
-    async def finish(self, executor: Executor) -> list[str]:
-        outcome = self.outcome
-        assert outcome is not None
+    async def finish(self, uploaded: Uploaded, turn: Turn) -> list[str]:
+        work = self.work
+        if uploaded.error is not None:
+            outcome = _failed(work, uploaded.error, not_tried=uploaded.not_tried)
+        elif needs_upload(work):
+            outcome = _outcome(work, [a.source_id for a in uploaded.added], any(a.adopted for a in uploaded.added))
+        else:
+            outcome = _outcome(work, list(work.decision.keep), False)
         retire: list[str] = []
-        try:
-            await self.previous.wait()
-            if outcome.branch != Branch.FAILED:
-                try:
-                    retire = self.runner.commit(self.work, outcome)
-                except NlmsyncError as exc:  # the state file cannot take it (full, locked): the run stops
-                    executor.fatal = executor.fatal or exc
-                    outcome = _failed(self.work, f"not recorded: {exc}")
-            self.outcome = outcome
-            self.evictions.append(outcome)
-            self.runner.deps.progress(outcome)
-        finally:
-            self.runner.unmarked.extend(self.trailing)
-            self.done.set()
+        await turn.wait()
+        if outcome.branch != Branch.FAILED:
+            try:
+                retire = self.notes.commit(work, outcome)
+            except NlmsyncError as exc:  # the state file cannot take it (full, locked): the run stops
+                self._report(_failed(work, f"not recorded: {exc}"))
+                raise
+        self._report(outcome)
+        turn.passed()
+        if outcome.branch == Branch.RENAMED or (outcome.branch == Branch.REUSED and needs_retitle(work)):
+            await self.notes.retitle_best_effort(work)
         return retire
 
-    async def after(self, executor: Executor) -> None:
-        outcome = self.outcome
-        if outcome is not None and (outcome.branch == Branch.RENAMED
-                                    or (outcome.branch == Branch.REUSED and needs_retitle(self.work))):
-            await self.runner.retitle_best_effort(self.work, executor.remote)
+    def _report(self, outcome: NoteOutcome) -> None:
+        self.evictions.append(outcome)
+        self.notes.deps.progress(outcome)
 
 
-class Runner:
-    """Carries out the decisions, a `NoteUnit` each, through the run's `Executor`: evictions in order, uploads
-    concurrently, registry writes in the order the notes were given."""
+@dataclass
+class NotesInOrder:
+    """A run's notes kept alone as units (`units`), each with its place in the report (`places`, in the order the
+    notes were given): the evictions made for it, then its own outcome."""
 
-    def __init__(self, deps: SyncDeps, remote: RemoteView, protect: set[str], read: list[NoteHashes] | None = None,
-                 forget: Collection[str] = ()) -> None:
+    units: list[NoteUnit]
+    places: list[list[NoteOutcome]]
+
+    def outcomes(self) -> list[NoteOutcome]:
+        return [outcome for place in self.places for outcome in place]
+
+
+def note_units(notes: NotesAlone, items: Sequence[PlannedNote | NoteOutcome]) -> NotesInOrder:
+    """A `NoteUnit` per decided note of `items`; an outcome decided before (excluded, unreadable) is reported in its
+    place as it is."""
+    places: list[list[NoteOutcome]] = [[] for _ in items]
+    units: list[NoteUnit] = []
+    for item, place in zip(items, places, strict=True):
+        if isinstance(item, NoteOutcome):
+            place.append(item)
+            notes.deps.progress(item)
+        else:
+            units.append(NoteUnit(notes, item, place))
+    return NotesInOrder(units, places)
+
+
+class NotesAlone:
+    """What the units of a run's notes kept alone share: the run's deps and listing, and the steps they take in the
+    notebook and the state file (adopting an upload, recording a note, retitling its sources)."""
+
+    def __init__(self, deps: SyncDeps, remote: RemoteView) -> None:
         self.deps = deps
-        self.executor = Executor(deps, remote, protect)
-        self.unmarked: list[str] = []
-        """Notes whose use is not recorded yet, in order: recorded together at the end of the run."""
-        self.read = list(read or ())
-        self.forget = list(forget)
-        """`note_hashes` records to keep and paths whose records go: written with the uses."""
-        self.previous = anyio.Event()
-        """Set once the last note started is recorded: the next one is recorded after it."""
-        self.previous.set()
-        self.trailing: list[str] = []
-        """Notes reused as they are after the last note started: their uses are recorded after it."""
-
-    async def run(self, items: list[PlannedNote | NoteOutcome]) -> list[NoteOutcome]:
-        try:
-            outcomes = await self._run(items)
-        except Exception:
-            self._mark_reused()
-            raise
-        self._mark_reused()
-        return outcomes
-
-    def _mark_reused(self) -> None:
-        if not self.unmarked and not self.read and not self.forget:
-            return
-        store = self.deps.store
-        with store.step():
-            store.mark_used(self.deps.notebook_id, self.unmarked)
-            store.record_note_hashes(self.read, self.forget)
-        self.unmarked, self.read, self.forget = [], [], []
-
-    async def _run(self, items: list[PlannedNote | NoteOutcome]) -> list[NoteOutcome]:
-        results: list[list[NoteOutcome]] = [[] for _ in items]
-        units: list[Unit] = []
-        for index, item in enumerate(items):
-            if isinstance(item, NoteOutcome):  # decided before the run (excluded, unreadable): reported as it is
-                results[index].append(item)
-                self.deps.progress(item)
-            else:
-                units.append(NoteUnit(self, item, results[index]))
-        stop = await self.executor.execute(units, self._starts)
-        outcomes = [outcome for group in results for outcome in group]
-        if isinstance(stop, NlmsyncError) and (stop is self.executor.fatal or self.executor.full):
-            stop.message = stopped_line(stop.message, items, outcomes)
-        if isinstance(stop, NlmsyncError):
-            stop_report(stop, self.deps.notebook_id, outcomes)
-        if stop is not None:
-            raise stop
-        return outcomes
-
-    def _starts(self, unit: Unit) -> bool:
-        """Whether a note is carried out by a task of its own: not one reused as it is (its use recorded after the
-        notes before it)."""
-        assert isinstance(unit, NoteUnit)
-        if self.executor.fatal is None and self._reused_as_is(unit.work):
-            outcome = _outcome(unit.work, list(unit.work.decision.keep), False)
-            (self.unmarked if self.previous.is_set() else self.trailing).append(unit.work.note.path)
-            unit.evictions.append(outcome)
-            self.deps.progress(outcome)
-            return False
-        return True
-
-    @staticmethod
-    def _reused_as_is(work: PlannedNote) -> bool:
-        """A reused note with nothing to write but its use: no alias to canonicalize, no retitle."""
-        return work.decision.branch == Branch.REUSED and not work.decision.canonicalize and not needs_retitle(work)
+        self.remote = remote
 
     def adoptable(self, path: str, candidates: Iterable[str]) -> str | None:
         """The first of `candidates` (ids of sources titled as a part of `path`) that is nlmsync's upload of
         this note: registered to `path`, or to nothing (and not a look-alike)."""
-        foreign = self.executor.remote.foreign
+        foreign = self.remote.foreign
         for source_id in candidates:
             if source_id in foreign:
                 continue
@@ -226,12 +143,10 @@ class Runner:
         store, nb, note, decision = self.deps.store, self.deps.notebook_id, work.note, work.decision
         retire: list[str] = []
         if decision.branch == Branch.REUSED and not decision.canonicalize:
-            self.unmarked.append(note.path)
             return retire
         if decision.branch == Branch.ADDED and not work.titles:  # a note the registry has no row of: one step
             store.add_new_mappings([self._row(note, part, source_id)
                                     for part, source_id in zip(note.parts, outcome.source_ids, strict=True)])
-            self.unmarked.append(note.path)
             return retire
         with store.step():
             if decision.rename_from is not None:  # the rename branch, the only one with an old path
@@ -250,7 +165,6 @@ class Runner:
                 retire = [sid for sid in decision.previous if sid not in new_ids]
                 for sid in retire:
                     store.queue_deletion(nb, sid, f"replaced by a new version of {note.path}")
-        self.unmarked.append(note.path)
         return retire
 
     def _row(self, note: PreparedNote, part: PreparedPart, source_id: str, title: str | None = None) -> SourceMapping:
@@ -269,11 +183,11 @@ class Runner:
             else:
                 store.upsert_mapping(self._row(note, part, source_id))
 
-    async def retitle_best_effort(self, work: PlannedNote, remote: RemoteView) -> None:
+    async def retitle_best_effort(self, work: PlannedNote) -> None:
         """Give a rebound note's sources the title of its new path (`source_rename`), so NotebookLM shows
         where the note now lives. A failed rename changes nothing and never fails the note: the
         registry keeps the old title, so a later run sees the difference and tries again."""
-        deps = self.deps
+        deps, remote = self.deps, self.remote
         store, nb = deps.store, deps.notebook_id
         for row, part in zip(store.mappings_by_path(nb, work.note.path), work.note.parts):
             title = retitled(row.title, part.path, part.index, part.part_count)
@@ -290,6 +204,7 @@ class Runner:
                 store.upsert_mapping(row, source_id=source_id, title=title)
 
 
+
 def simulate(deps: SyncDeps, items: list[PlannedNote | NoteOutcome], remote: RemoteView,
               protect: set[str]) -> list[NoteOutcome]:
     outcomes: list[NoteOutcome] = []
@@ -302,8 +217,7 @@ def simulate(deps: SyncDeps, items: list[PlannedNote | NoteOutcome], remote: Rem
         ids = list(item.decision.keep)
         if needs_upload(item):
             needed = slots_needed(item, remote)
-            planned, occupied = plan_evictions(deps.store, deps.notebook_id, remote, occupied, needed,
-                                               deps.capacity, exclude)
+            planned, occupied = plan_evictions(deps, remote, occupied, needed, exclude)
             outcomes.extend(planned)
             occupied += needed - len(item.decision.previous)
             ids = [remote.find_title(p.title) or "" for p in item.note.parts]

@@ -1,27 +1,6 @@
-"""Which notes share a pack: the layout of a packed notebook, a pure function of the vault and the packs it holds.
-
-Notes are taken in path order, so a folder's notes stay together. A layout is a list of packs, each a run
-of consecutive notes. Two rules keep it put as the vault changes:
-
-- **Kept ranges.** Every pack a notebook holds starts at its first note's path, and that path stays the start
-  of a pack: a note that sorts between two starts belongs to the pack of the first. An inserted note joins
-  the pack whose range holds it, a deleted one leaves its pack, an edited one stays where it is: one pack
-  changes, and no boundary elsewhere moves.
-- **Content-defined boundaries.** Where new boundaries are needed they are chosen by the notes' paths, not by
-  counting. A pack grown past the per-source limit is split into pieces of about equal size, each cut at the
-  note whose path hashes lowest in a window around its ideal place. A vault's first layout is chosen the way
-  content-defined chunking (rsync, restic, FastCDC) chooses chunk boundaries: walking the notes, once a pack
-  holds a quarter of its target size, a note whose path hashes below a threshold starts the next pack, the
-  threshold rising with the note's size and doubling once the pack passes its target; a note that would take
-  the pack past `FILL` of the limit (or past its target, if the budget needs fuller packs) starts the next. Either way the same notes give the same packs (a run
-  killed part-way plans the very packs it was making), and a note inserted into a first layout moves no
-  boundary but those up to the next one the two walks share.
-
-A layout never holds more packs than its budget: when kept ranges and splits come to more, the two
-neighbouring packs with the smallest joined size are merged until it fits; when no merge can make it fit, the
-notes are cut afresh into larger packs, and `NotesDoNotFit` says so when even packs filled to the limit need
-more. Pure and deterministic: no disk, no server.
-"""
+"""Which notes share a pack: the layout of a packed notebook, a pure function of the notes and the packs held.
+The packs held keep their ranges, new boundaries are content-defined, and a layout never holds more packs than its
+budget (`plan_layout`)."""
 
 from __future__ import annotations
 

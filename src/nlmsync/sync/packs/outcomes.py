@@ -5,7 +5,6 @@ and how the notebook's sources hold the notes (`sources_layout`)."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from nlmsync.store import PackRecord
@@ -27,13 +26,6 @@ def sources_layout(store: StateStore, notebook_id: str, remote: RemoteView) -> S
     live = [p for p in store.packs(notebook_id) if p.source_id in remote]
     return SourcesLayout(alone_note_count=len(alone), pack_count=len(live),
                          packed_note_count=sum(p.note_count for p in live))
-
-@dataclass
-class PackRun:
-    """What a packed run did: the packs, and per note of the run the pack it is live in."""
-
-    packs: list[PackOutcome] = field(default_factory=list)
-    notes: list[NoteOutcome] = field(default_factory=list)
 
 def why_uploaded(pack: PlannedPack, group: Group, old_members: dict[str, str], left: Sequence[str] = ()) -> str:
     """Why a pack is uploaded, in words: which of its notes changed, are new, were alone before, or left it."""

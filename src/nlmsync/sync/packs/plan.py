@@ -1,4 +1,4 @@
-"""Packed notebooks, the plan: which notes share a pack (`plan_packs`, over the pure `pack_layout.plan_layout`),
+"""Packed notebooks, the plan: which notes share a pack (`plan_packs`, over the pure `layout.plan_layout`),
 the room a layout has (`room_for_packs`), and which changed packs replace which older sources (`group_changes`).
 
 Nothing here calls the server: a plan is decided from the notes, the registry and the run's listing."""
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from nlmsync.errors import CapacityError
 from nlmsync.store import NoteHashes, PackRecord
-from nlmsync.sync.carry.eviction import CAPACITY_HINT
+from nlmsync.sync.capacity import CAPACITY_HINT
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.packs.layout import NotesDoNotFit, PackNote, plan_layout
 from nlmsync.sync.packs.text import block_size
@@ -80,7 +80,7 @@ class Group:
     old_singles: list[str] = field(default_factory=list)
     """Paths whose single-note sources the new packs replace."""
     retired: list[str] = field(default_factory=list)
-    """The old sources deleted before the new packs landed, for want of room (`PackRunner`)."""
+    """The old sources deleted before the new packs landed, for want of room (`PackGroups.retire_early`)."""
 
     def paths(self) -> set[str]:
         return {p for pack in self.packs for p in pack.paths} | set(self.old_singles)
@@ -128,7 +128,7 @@ def room_for_packs(deps: SyncDeps, remote: RemoteView, registry: RegistryView, r
     registry.read_all()
     retiring = {resolved for path in retiring_paths for _, resolved in registry.mappings(path)}
     staying = sum(1 for sid in remote.sources if sid not in pack_ids and sid not in retiring)
-    return Room(deps.capacity, deps.settings.pack_free, staying, alone_parts)
+    return Room(deps.capacity.value, deps.settings.pack_free, staying, alone_parts)
 
 def does_not_fit(deps: SyncDeps, room: Room, error: NotesDoNotFit, notes: Sequence[PackedNote]) -> CapacityError:
     """The capacity error of a layout that does not fit, saying by how much."""

@@ -1,18 +1,5 @@
-"""The text of a pack: its notes one after another, each under a heading that is its vault path.
-
-```
-# algorithms/sorting/heapsort.md
-
-<the note, as it is in the vault>
-
-# algorithms/sorting/quicksort.md
-...
-```
-
-The path heading lets NotebookLM's own answers name the note a passage comes from; nlmsync maps citations
-back through the notes themselves (`citations.locate_quote`). A note's text goes in unchanged, so a pack
-changes exactly when one of its notes (or its membership) does. Pure functions.
-"""
+"""The text of a pack: its notes one after another, each unchanged under a heading that is its vault path, so a
+pack changes exactly when one of its notes (or its membership) does."""
 
 from __future__ import annotations
 

@@ -1,18 +1,14 @@
-"""Packed notebooks, carried out: the changed packs built (`build_packs`: their notes read, text composed and
-titled) and uploaded group by group (`PackRunner`): add first, then record the new packs and retire the old
-sources in one step, then delete them. When there is no room for add-first, groups wait for the ones under way
-(waves), then retire their old sources early, then evict managed single-note sources. A pack adopted from the
-notebook by its title alone is read back before it is deleted: one that is not nlmsync's is never deleted."""
+"""Packs carried out: the changed packs built and titled (`build_packs`), then a `PackUnit` per group through the
+run's executor — add first, then record the new packs and retire the old ones in one step, then delete them. A
+pack adopted by its title alone is read back before it is deleted."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from nlmsync.errors import NlmsyncError
 from nlmsync.store import NoteHashes, PackRecord
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry.eviction import strict_delete
-from nlmsync.sync.carry.executor import Executor, why_stopped
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.packs.outcomes import left_notes, pack_outcome, removed_outcome, why_uploaded
 from nlmsync.sync.packs.plan import Group, Members, PlannedPack, pack_size
@@ -20,8 +16,9 @@ from nlmsync.sync.packs.text import compose_pack
 from nlmsync.sync.prepared import PreparedNote, load_notes
 from nlmsync.sync.registry import RegistryView
 from nlmsync.sync.remote import RemoteView, read_back
-from nlmsync.sync.report import NoteOutcome, PackOutcome, stop_report
+from nlmsync.sync.report import NoteOutcome, PackOutcome, RefreshReport
 from nlmsync.sync.titles import content_hash, pack_title, title_hash
+from nlmsync.sync.units import Turn, Upload, Uploaded
 
 
 def build_packs(deps: SyncDeps, packs: Sequence[PlannedPack], remote: RemoteView, found: Collection[str],
@@ -60,72 +57,60 @@ def _read_texts(deps: SyncDeps, pack: PlannedPack, found: Collection[str], read:
         note.size = len((item.parts[0].text or "").encode("utf-8", "surrogateescape"))
     return None
 
-class PackGroup:
-    """A group of new packs and the sources they replace, as one unit of the run's `executor.Executor`."""
+class PackUnit:
+    """A group of new packs and the sources they replace, as one unit of the run's executor (`units.Unit`)."""
 
-    def __init__(self, runner: PackRunner, group: Group) -> None:
-        self.runner = runner
+    def __init__(self, groups: PackGroups, group: Group) -> None:
+        self.groups = groups
         self.group = group
-        self.evictions = runner.evicted
-        self.failure: str | None = None
+        self.evictions = groups.evicted
+        self.pending: list[PlannedPack] = []
+        """Its packs to upload (a pack the notebook holds already has its source)."""
 
-    def slots(self, remote: RemoteView) -> int:
-        return sum(1 for pack in self.group.packs if pack.source_id is None)
+    def start(self) -> list[Upload]:
+        self.pending = [pack for pack in self.group.packs if pack.source_id is None]
+        uploads = []
+        for pack in self.pending:
+            assert pack.text is not None  # `build_packs` built every pack of a group carried out
+            uploads.append(Upload(pack.text, pack.title, self.groups.adoptable))
+        return uploads
 
-    def begin(self) -> None:
-        return None
-
-    async def retire_early(self, executor: Executor) -> bool:
+    async def retire_one(self) -> bool:
+        """Free one source the group replaces before its packs land (no room for add-first); False when none is
+        left."""
         if not (self.group.old_singles or self.group.old_packs):
             return False
-        await self.runner.retire_early(self.group)
+        await self.groups.retire_early(self.group)
         return True
 
-    async def upload(self, executor: Executor) -> None:
+    def failed(self, message: str, *, not_tried: bool = False) -> None:
         for pack in self.group.packs:
-            if pack.source_id is None:
-                assert pack.text is not None
-                pack.source_id, pack.adopted = await executor.add(pack.text, pack.title, self.runner.adoptable)
+            self.groups.report(pack_outcome(pack, Branch.FAILED, error=message))
 
-    def failed(self, executor: Executor, message: str) -> None:
-        self.failure = message
-        for pack in self.group.packs:
-            self.runner.report(pack_outcome(pack, Branch.FAILED, error=message))
-
-    def not_tried(self, executor: Executor) -> None:
-        self.failed(executor, f"not tried: {why_stopped(executor.fatal)}")
-
-    async def finish(self, executor: Executor) -> list[str]:
-        if self.failure is not None:
+    async def finish(self, uploaded: Uploaded, turn: Turn) -> list[str]:
+        if uploaded.error is not None:
+            self.failed(uploaded.error)
             return []
-        spared = await self.runner.unproven(self.group.old_packs)
-        return self.runner.record(self.group, spared)
+        for pack, added in zip(self.pending, uploaded.added, strict=True):
+            pack.source_id, pack.adopted = added.source_id, added.adopted
+        spared = await self.groups.unproven(self.group.old_packs)
+        return self.groups.record(self.group, spared)
 
-    async def after(self, executor: Executor) -> None:
-        return None
 
-
-class PackRunner:
-    """Carries out the groups, a `PackGroup` each, through the run's `Executor`: add first, record and retire in
-    one step, then delete the old sources."""
+class PackGroups:
+    """What the units of a run's groups of packs share: the run's deps, listing, registry and the notes it read,
+    the notebook's packed notes as the run found them (`members`), and the report each adds to (what became of
+    its packs, the evictions made for them); the steps they take in the notebook and the state file."""
 
     def __init__(self, deps: SyncDeps, remote: RemoteView, registry: RegistryView, read: list[NoteHashes],
-                 protect: set[str], members: Members) -> None:
+                 members: Members, report: RefreshReport) -> None:
         self.deps = deps
         self.remote = remote
         self.registry = registry
         self.read = read
-        self.executor = Executor(deps, remote, protect)
         self.old_members = {path: note_hash for path, (_, note_hash) in members.items()}
-        self.outcomes: list[PackOutcome] = []
-        self.evicted: list[NoteOutcome] = []
-
-    async def run(self, groups: list[Group]) -> None:
-        stop = await self.executor.execute([PackGroup(self, group) for group in groups])
-        if isinstance(stop, NlmsyncError):
-            stop_report(stop, self.deps.notebook_id, list(self.evicted))
-        if stop is not None:
-            raise stop
+        self.outcomes: list[PackOutcome] = report.packs
+        self.evicted: list[NoteOutcome] = report.notes
 
     async def retire_early(self, group: Group) -> None:
         """Delete one old source of `group` before its new packs land (there is no room for add-first)."""
@@ -152,7 +137,7 @@ class PackRunner:
             with store.step():
                 store.deletion_done(nb, record.source_id)
 
-    def adoptable(self, candidates: list[str]) -> str | None:
+    def adoptable(self, candidates: Sequence[str]) -> str | None:
         """After a lost answer: the first listed source with the pack's title that no registry row holds."""
         store, nb = self.deps.store, self.deps.notebook_id
         return next((sid for sid in candidates if sid not in self.remote.foreign

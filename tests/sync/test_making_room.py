@@ -1,0 +1,47 @@
+"""Eviction at its own seam (`carry.eviction`): the room a run makes, and the room a dry run says it would make,
+over a real state file's eviction queue and the stub client in the server's slot."""
+
+from __future__ import annotations
+
+import pytest
+from tests.sync.stub import Bench
+
+from nlmsync.errors import CapacityError
+from nlmsync.store import SourceMapping
+from nlmsync.sync.branches import Branch
+from nlmsync.sync.carry.eviction import make_room, plan_evictions
+from nlmsync.sync.report import NoteOutcome
+
+pytestmark = pytest.mark.anyio
+
+
+def fill(bench: Bench, *paths: str) -> None:
+    """Each of `paths` uploaded by nlmsync and recorded: a managed source, queued for eviction in this order."""
+    deps = bench.deps(capacity=len(paths))
+    rows = [SourceMapping(notebook_id="nb", path=p, source_id=bench.client.put(f"{p} · 0000000{i}"),
+                          content_hash=f"h{i}", title=f"{p} · 0000000{i}") for i, p in enumerate(paths)]
+    deps.store.add_new_mappings(rows)
+
+
+async def test_a_dry_run_plans_the_evictions_the_run_makes_each_note_once(bench):
+    fill(bench, "a.md", "b.md", "c.md")
+    run = bench.run(capacity=3)
+    planned, occupied = plan_evictions(run.deps, run.remote, len(run.remote), 2, set())
+    assert len({o.path for o in planned}) == len(planned) == 2 and occupied == 1
+    evicted: list[NoteOutcome] = []
+    await make_room(run.deps, run.remote, 2, set(), lambda: len(run.remote), evicted)
+    assert [o.path for o in evicted] == [o.path for o in planned]
+    assert all(o.branch == Branch.EVICTED for o in evicted) and len(bench.client.sources) == 1
+    assert {e.path for e in bench.store.recent_evictions("nb", 10)} == {o.path for o in evicted}
+    assert all(bench.store.mappings_by_path("nb", o.path) == [] for o in evicted)
+
+
+async def test_the_notes_a_run_makes_live_are_never_evicted_and_none_left_means_full(bench):
+    fill(bench, "a.md", "b.md")
+    run = bench.run(capacity=2)
+    with pytest.raises(CapacityError, match="no source uploaded by nlmsync may be evicted"):
+        plan_evictions(run.deps, run.remote, 2, 1, {"a.md", "b.md"})
+    evicted: list[NoteOutcome] = []
+    with pytest.raises(CapacityError):
+        await make_room(run.deps, run.remote, 2, {"a.md"}, lambda: len(run.remote), evicted)
+    assert [o.path for o in evicted] == ["b.md"] and bench.store.mappings_by_path("nb", "a.md")

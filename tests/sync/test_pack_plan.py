@@ -1,0 +1,83 @@
+"""The pack planning at its own seam (`packs.plan`): which notes share a pack, which packs a run keeps, which
+changed packs replace which older sources, and the room a layout has, over a real state file and the stub
+client's listing."""
+
+from __future__ import annotations
+
+from tests.sync.stub import Bench
+
+from nlmsync.store import PackRecord, SourceMapping
+from nlmsync.sync.packs.plan import (
+    Members,
+    PackedNote,
+    group_changes,
+    packed_notes,
+    plan_packs,
+    room_for_packs,
+)
+from nlmsync.sync.packs.text import compose_pack
+from nlmsync.sync.prepared import prepare_note
+from nlmsync.sync.titles import pack_title, title_hash
+
+LIMIT = 1_000  # bytes a pack may hold in these tests (`source_max_bytes`)
+
+
+def notes(bench: Bench, texts: dict[str, str]) -> list[PackedNote]:
+    for path, text in texts.items():
+        bench.write(path, text)
+    return packed_notes(bench.deps(source_max_bytes=LIMIT), [prepare_note(p, t) for p, t in texts.items()], {})
+
+
+def folder(bench: Bench, name: str, count: int) -> list[PackedNote]:
+    return notes(bench, {f"{name}/{i}.md": f"note {name}{i} " * 30 for i in range(count)})
+
+
+def held(bench: Bench, packed: list[PackedNote]) -> tuple[str, Members]:
+    """`packed` uploaded as one pack and recorded; its source id and the notebook's packed notes."""
+    text = compose_pack([(n.path, n.note.parts[0].text or "") for n in packed])
+    title = pack_title(packed[0].path, packed[-1].path, len(packed), title_hash(text))
+    source_id = bench.client.put(title, text)
+    bench.store.record_pack(PackRecord("nb", source_id, "h", title, packed[0].path, packed[-1].path, len(packed),
+                                       len(text)), [(n.path, n.note_hash) for n in packed])
+    return source_id, bench.store.pack_members("nb")
+
+
+def test_a_pack_holding_exactly_its_notes_is_kept_and_one_whose_note_changed_is_not(bench):
+    first, second = folder(bench, "a", 3), folder(bench, "b", 3)
+    kept, _ = held(bench, first)
+    _, members = held(bench, second)
+    edited = notes(bench, {"b/1.md": "edited " * 30})
+    layout = sorted([*first, second[0], *edited, second[2]], key=lambda n: n.path)
+    run = bench.run(source_max_bytes=LIMIT)
+    planned = plan_packs(run.deps, layout, 10, members, run.remote)
+    assert [(p.paths, p.keep is not None) for p in planned] == [
+        ([n.path for n in first], True), ([n.path for n in second], False)]
+    assert planned[0].source_id == kept
+
+
+def test_a_changed_pack_replaces_the_packs_and_single_sources_its_notes_were_in_and_a_pack_left_empty_retires(bench):
+    first, gone = folder(bench, "a", 2), folder(bench, "z", 2)
+    old_pack, _ = held(bench, first)
+    emptied, members = held(bench, gone)
+    alone = notes(bench, {"a/2.md": "alone before " * 20})
+    single = bench.client.put("a/2.md · 00000000")
+    bench.store.upsert_mapping(SourceMapping(notebook_id="nb", path="a/2.md", source_id=single, content_hash="h",
+                                             title="a/2.md · 00000000"))
+    run = bench.run(source_max_bytes=LIMIT)
+    run.registry.preload()
+    planned = plan_packs(run.deps, [*first, *alone], 10, members, run.remote)
+    groups = group_changes(run.deps, planned, run.registry, members, gone=[n.path for n in gone])
+    assert [([p.paths for p in g.packs], [r.source_id for r in g.old_packs], g.old_singles) for g in groups] == [
+        ([["a/0.md", "a/1.md", "a/2.md"]], [old_pack], ["a/2.md"]), ([], [emptied], [])]
+
+
+def test_the_room_a_layout_has_counts_what_stays_and_not_what_goes_into_packs(bench):
+    bench.deps(capacity=10, pack_free=1)
+    bench.client.put("a source added by hand")
+    single = bench.client.put("a.md · 00000000")
+    bench.store.upsert_mapping(SourceMapping(notebook_id="nb", path="a.md", source_id=single, content_hash="h",
+                                             title="a.md · 00000000"))
+    run = bench.run(capacity=10, pack_free=1)
+    room = room_for_packs(run.deps, run.remote, run.registry, ["a.md"], alone_parts=2)
+    assert (room.capacity, room.free, room.staying, room.alone_parts, room.budget) == (10, 1, 1, 2, 6)
+    assert room_for_packs(run.deps, run.remote, run.registry, [], alone_parts=0).staying == 2
