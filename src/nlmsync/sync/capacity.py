@@ -1,6 +1,7 @@
 """How many sources a notebook may hold, decided once by one pure function from what is known
 (`decide_capacity`), and how a full notebook is said. The user's word wins over the plan; a refusal as full lowers
-the figure until the capacity it was learned under changes."""
+the figure until the capacity it was learned under changes, and a refusal beyond the plan's limit makes the plan the
+figure (a plan downgraded: the notebook keeps its sources but takes no more)."""
 
 from __future__ import annotations
 
@@ -99,12 +100,19 @@ def decide_capacity(known: KnownCapacity) -> Capacity:
     else:
         value, source = (known.plan, CapacitySource.PLAN) if known.plan is not None else \
             (known.default, CapacitySource.DEFAULT)
-        if known.held > value:
+        if known.held > value and not refused_beyond_plan(known):
             value, source = next((n for n in known.plans if n >= known.held), known.held), CapacitySource.HELD
     learned = known.learned
     if learned is not None and learned.under == value and learned.held < value:
         return Capacity(learned.held, CapacitySource.LEARNED, value, known)
     return Capacity(value, source, value, known)
+
+
+def refused_beyond_plan(known: KnownCapacity) -> bool:
+    """Whether the server refused an add as full while the notebook held more than the plan it reports allows: the
+    notebook is not on a larger plan (what it holds would say so otherwise) but on a plan it outgrew, and the plan's
+    limit is believed."""
+    return known.plan is not None and known.learned is not None and known.learned.held > known.plan
 
 
 def given_capacity(settings: Settings) -> int | None:
@@ -122,8 +130,13 @@ def means_full(refusal: NotebookLMError, held: int) -> bool:
             and _INVALID_ARGUMENT.search(refusal.raw) is not None)
 
 
-def full_notebook_error(notebook_id: str, held: int, setting: int) -> CapacityError:
-    """The error of a run stopped by the server's refusal of an add as full, at `held` sources."""
+def full_notebook_error(notebook_id: str, held: int, setting: int, later: Capacity | None = None) -> CapacityError:
+    """The error of a run stopped by the server's refusal of an add as full, at `held` sources (`later`: the
+    capacity later runs keep to, when the refusal changed it)."""
+    if later is not None and later.source == CapacitySource.PLAN and later.value < held:
+        return CapacityError(
+            f"notebook {notebook_id} is full: the server refused a source at {held} sources, more than its plan "
+            f"allows ({later.value}); later runs merge its packs down to fit {later.value}", hint=FULL_HINT)
     below = f", below the 'capacity' setting ({setting})" if held < setting else ""
     return CapacityError(
         f"notebook {notebook_id} is full: the server refused a source at {held} sources{below}; later runs keep "

@@ -234,4 +234,4 @@ class Executor(Generic[U]):
         under = deps.capacity.under
         deps.store.learn_capacity(deps.notebook_id, held, under)
         deps.capacity = deps.capacity.refused_at(held)
-        return full_notebook_error(deps.notebook_id, held, under)
+        return full_notebook_error(deps.notebook_id, held, under, deps.capacity)
