@@ -22,6 +22,7 @@ from nlmsync.sync.packs.plan import (
     Room,
     does_not_fit,
     group_changes,
+    in_stages,
     packable,
     packed_notes,
     packs_in_reach,
@@ -267,7 +268,16 @@ async def ensure_packs(run: SyncRun, scope: PackScope) -> None:
         deps.phase("uploading packs", sum(len(g.packs) for g in groups))
         shared = PackGroups(deps, remote, registry, read, members, report)
         executor = Executor(deps, remote, run.protect, retire_early=PackUnit.retire_one)
-        stop = await executor.execute([PackUnit(shared, group) for group in groups])
+        store, nb = deps.store, deps.notebook_id
+
+        def old_notes(source_id: str) -> list[str]:
+            return [path for path, _ in store.notes_of_pack(nb, source_id)]
+
+        # the groups that free sources go first, the smallest first: with no free source, an old pack goes before
+        # its successor is in only until the first of them freed one, and then every other group adds first
+        freeing = sorted(groups, key=lambda g: (len(g.packs) >= len(g.old_packs) + len(g.old_singles), len(g.packs)))
+        staged = [stage for group in freeing for stage in in_stages(group, old_notes)]
+        stop = await executor.execute([PackUnit(shared, stage) for stage in staged])
         if stop is not None:
             raise stop
     report.packs.sort(key=_pack_order)

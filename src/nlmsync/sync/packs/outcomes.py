@@ -88,7 +88,7 @@ def live_note_outcomes(planned: Sequence[PlannedPack], outcomes: Sequence[PackOu
 
 def left_notes(store: StateStore, notebook_id: str, group: Group) -> list[str]:
     """The notes of a group's old packs that none of its new packs holds (deleted, excluded, alone now)."""
-    kept = {p for pack in group.packs for p in pack.paths}
+    kept = {p for pack in group.packs for p in pack.paths} | group.elsewhere
     return sorted(p for r in group.old_packs for p, _ in store.notes_of_pack(notebook_id, r.source_id)
                   if p not in kept)
 
