@@ -53,3 +53,26 @@ async def test_sources_added_in_the_free_room_cost_a_merge_each_not_a_new_layout
     mark = len(world.fake.calls)
     await mirror(laptop)
     assert world.mutating_calls(mark) == []
+
+
+@pytest.mark.parametrize("retitle", ["My renamed pack", "same title, other hash"])
+async def test_a_fresh_machine_over_a_notebook_with_a_retitled_pack_merges_to_fit(make_world, retitle: str):
+    """One pack retitled by the user is a source of the user's: its notes go into a pack again, and the packs taken
+    by their titles are merged to make room, as any of the run's packs would be."""
+    world = make_world(capacity=50)
+    laptop, runner = world.device("laptop"), world.device("runner")
+    fill(laptop.vault, 110, folders=5, pad=2)
+    first = await mirror(laptop, notebook=world.notebook_id, capacity=22)
+    capacity = len(first.packs) + PACKED["pack_free"]
+    world.fake.capacity = capacity
+    pack = first.packs[len(first.packs) // 2]
+    title = retitle if retitle.startswith("My") else pack.title[:-8] + "0badf00d"
+    world.fake.apply("source_rename", {"notebook_id": world.notebook_id, "source_id": pack.source_id,
+                                       "new_title": title})
+    runner.sync_from(laptop, state=False)
+    await mirror(runner, notebook=world.notebook_id, capacity=capacity)
+    assert_mirrored(world, runner.vault, hand_added={pack.source_id})
+    assert len(world.remote()) <= capacity
+    mark = len(world.fake.calls)
+    await mirror(runner, capacity=capacity)
+    assert world.mutating_calls(mark) == []
