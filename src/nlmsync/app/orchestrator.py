@@ -47,6 +47,7 @@ from nlmsync.errors import (
 from nlmsync.notebooklm import PLAN_CAPACITIES, NotebookDetails, NotebookLMClient, QueryAnswer
 from nlmsync.store import StateStore
 from nlmsync.sync import (
+    AllNotesScope,
     Branch,
     Capacity,
     KnownCapacity,
@@ -299,6 +300,7 @@ class Orchestrator:
                     self.progress.start("refresh", len(chosen.paths))
                 await ensure_sources_for_paths(run, chosen.paths, found=chosen.found, all_notes=scope,
                                                stats=chosen.stats)
+                run = await self._again_if_left_out(notebook, run, report, chosen, scope)
                 report.notes.extend(NoteOutcome(path=skip.path, branch=Branch.EXCLUDED, reason=skip.reason)
                                     for skip in chosen.passed_over)
             finally:
@@ -310,6 +312,35 @@ class Orchestrator:
                 if not dry_run:
                     report.layout = sources_layout(self.store, notebook_id, run.remote)
         return chosen.paths
+
+    async def _again_if_left_out(self, notebook: Notebook, run: SyncRun, report: RefreshReport, chosen: RefreshNotes,
+                                 scope: AllNotesScope | None) -> SyncRun:
+        """A run that changed the notebook reads it again before it declares success: when another device deleted a
+        source the run counts on meanwhile, one more pass puts those notes back (and says so); returns the run whose
+        listing the report's figures come from.
+
+        Raises:
+            PartialFailure: the sources were deleted again during the second pass.
+        """
+        if run.dry_run or not report.changed_notebook:
+            return run
+        listing = await read_remote(self.client, notebook.notebook_id, expect_sources=True)
+        gone = report.counted_on() - set(listing.ids())
+        if not gone:
+            return run
+        again = await self._prepare_run(notebook._replace(first=None), RefreshReport(notebook_id=notebook.notebook_id),
+                                        dry_run=False)
+        await ensure_sources_for_paths(again, chosen.paths, found=chosen.found, all_notes=scope, stats=chosen.stats)
+        report.add_pass(again.report, gone)
+        left = report.counted_on() - set(again.remote.ids())
+        report.notices.append(f"another device changed the notebook during this run: {len(gone)} "
+                              f"{'source' if len(gone) == 1 else 'sources'} this run counted on "
+                              f"{'was' if len(gone) == 1 else 'were'} deleted, and their notes uploaded again")
+        if left:
+            raise PartialFailure(f"{len(left)} {'source' if len(left) == 1 else 'sources'} this run counted on "
+                                 "left the notebook while it ran (another device at work)",
+                                 hint="run 'nlmsync refresh' again once the other device is done", report=report)
+        return again
 
     async def keep_current(self, paths: Sequence[str]) -> RefreshReport | None:
         """Refresh those of `paths` that are already synced to the notebook (watch mode) — in a packed notebook

@@ -126,8 +126,13 @@ def means_full(refusal: NotebookLMError, held: int) -> bool:
     `held` sources, at least the smallest plan's limit (below it, the add itself was at fault)."""
     if isinstance(refusal, ServerCapacityError):
         return True
-    return (isinstance(refusal, ServerValidationError) and held >= SMALLEST_PLAN_LIMIT
-            and _INVALID_ARGUMENT.search(refusal.raw) is not None)
+    return held >= SMALLEST_PLAN_LIMIT and refused_as_invalid(refusal)
+
+
+def refused_as_invalid(refusal: NotebookLMError) -> bool:
+    """Whether the server refused an add as an invalid argument: how NotebookLM refuses an add to a full notebook,
+    and an add it cannot take for what it is."""
+    return isinstance(refusal, ServerValidationError) and _INVALID_ARGUMENT.search(refusal.raw) is not None
 
 
 def full_notebook_error(notebook_id: str, held: int, setting: int, later: Capacity | None = None) -> CapacityError:
