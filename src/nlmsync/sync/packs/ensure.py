@@ -147,7 +147,10 @@ async def pack_notes(run: SyncRun, request: Request, packed: PackedNotes, items:
                             if isinstance(i, PreparedNote) and not _live(i.path, run.registry, run.remote)),
             leaving=set(vanished_paths(request.all_notes, run.registry, items, settled))
             if request.all_notes is not None else set(),
-            found={*request.found, *neighbours}, report_notes=() if request.all_notes is not None else request.paths)
+            found={*request.found, *neighbours},
+            # per note, only those the user named (a run over every note, or every synced one, says its packs)
+            report_notes=() if request.all_notes is not None else [p for p in request.paths
+                                                                    if p not in request.found])
         if in_reach is None or in_reach or layout or scope.empty:  # else nothing in reach to lay out
             await ensure_packs(run, scope)
         return reached
@@ -305,4 +308,4 @@ async def ensure_packs(run: SyncRun, scope: PackScope) -> None:
         if stop is not None:
             raise stop
     report.packs.sort(key=_pack_order)
-    report.notes.extend(live_note_outcomes(planned, report.packs, set(scope.report_notes)))
+    report.notes.extend(live_note_outcomes(planned, report.packs, set(scope.report_notes), members))
