@@ -60,8 +60,12 @@ async def test_status_after_another_device_replaced_a_pack_says_nothing_is_missi
     await mirror(desktop)
     laptop.sync_from(desktop, state=False)  # the edit arrives; the laptop keeps its own state file
     report = await status(laptop)
+    # the pack the desktop uploaded is taken as this device's, and said so: nothing is missing, nothing to upload
     assert not any("missing" in s.command or "uploads" in s.command for s in report.next_steps), report.next_steps
+    assert [n[:16] for n in report.notices] == ["adopted 1 source"], report.notices
+    assert all(p.live for p in report.packs)
     mark = len(world.fake.calls)
-    await mirror(laptop)
+    refreshed = await mirror(laptop)
     assert world.mutating_calls(mark) == []
+    assert [p.branch for p in refreshed.packs if p.branch != "reused"] == []  # the replaced pack is no news
     clean(await status(laptop))

@@ -93,11 +93,13 @@ class Notebook(NamedTuple):
 
 
 class Listing(NamedTuple):
-    """A notebook, a fresh listing of it, and its capacity as the listing shows it (the plan not read)."""
+    """A notebook, a fresh listing of it, its capacity as the listing shows it (the plan not read), and what levelling
+    the state file with it says (None: nothing, or not levelled)."""
 
     notebook_id: str
     remote: RemoteView
     capacity: Capacity
+    levelled: str | None = None
 
 
 def plan_figure(plan: PlanCapacity | None) -> int | None:
@@ -510,33 +512,37 @@ class Orchestrator:
         notebook_id = notebook.notebook_id
         remote = await self._remote(notebook)
         capacity = decide_capacity(replace(self._known_capacity(notebook_id), held=len(remote)))
+        levelled = None
         if level:
             async with held_writer(self.store):
-                await self._level(notebook_id, remote, capacity)
-        return Listing(notebook_id, remote, capacity)
+                levelled = await self._level(notebook_id, remote, capacity)
+        return Listing(notebook_id, remote, capacity, levelled)
 
-    async def _level(self, notebook_id: str, remote: RemoteView, capacity: Capacity) -> None:
+    async def _level(self, notebook_id: str, remote: RemoteView, capacity: Capacity) -> str | None:
         """For a command that looks at the notebook (under the writer lock): the state file brought level with what
-        the notebook holds, and the notebook taken as the vault's when it has none yet (see `listing`)."""
+        the notebook holds, and the notebook taken as the vault's when it has none yet (see `listing`); returns
+        what it says of what it adopted and deleted (None: nothing)."""
         if self.store.default_notebook() is None:
             self.store.set_default_notebook(notebook_id)
-        await level_with_notebook(self._deps(notebook_id, capacity), remote)
+        return (await level_with_notebook(self._deps(notebook_id, capacity), remote)).notice()
 
     async def status(self, paths: Sequence[str] = ()) -> StatusReport:
         """The registry against the remote listing and the vault, with the next steps, and for each of `paths`
         (vault-relative notes) the source that holds it; changes nothing."""
-        notebook_id, remote, _ = await self.listing(level=True)
+        notebook_id, remote, _, levelled = await self.listing(level=True)
         known = self._known_capacity(notebook_id)
         plan = await self._plan(known.setting is None)  # shown, even when a capacity given before decides
         capacity = decide_capacity(replace(known, plan=plan_figure(plan), held=len(remote)))
-        return status_report(self.store, self.settings, notebook_id, remote, limit=capacity,
-                             plan=plan.plan if plan is not None else None,
-                             allowance=await self.allowance.read(self.client), paths=paths)
+        report = status_report(self.store, self.settings, notebook_id, remote, limit=capacity,
+                               plan=plan.plan if plan is not None else None,
+                               allowance=await self.allowance.read(self.client), paths=paths)
+        report.notices = [levelled] if levelled else []
+        return report
 
     async def reconcile(self) -> ReconcileReport:
         """Reconciliation against one fresh listing: mark mappings active (canonical ids) or stale."""
         async with held_writer(self.store):
-            notebook_id, remote, capacity = await self.listing()
+            notebook_id, remote, capacity, _ = await self.listing()
             await self._level(notebook_id, remote, capacity)
             result = self.store.reconcile(notebook_id, remote.ids())
             orphans = orphan_ids(remote, accounted_ids(self.store, notebook_id))

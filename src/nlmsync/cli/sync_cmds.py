@@ -304,6 +304,8 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
     if json_output:
         emit_json(report)
         return
+    for notice in report.notices:
+        stderr_console().print(f"nlmsync: note: {escape(notice)}")
     out = stdout_console().print
     out(notebook_heading(report.notebook_id, report.title, report.source_count, report.capacity))
     plan = f" ({report.plan})" if report.plan and report.capacity_source == "plan" else ""
