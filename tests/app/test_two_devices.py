@@ -9,6 +9,7 @@ import pytest
 from tests.app.notebook_checks import assert_mirrored, fill, held_notes, note_text, vault_notes, write_note
 
 from nlmsync.errors import CapacityError
+from nlmsync.fake.faults import TIERS
 from nlmsync.fake.replies import indexed_text
 
 pytestmark = pytest.mark.anyio
@@ -97,3 +98,52 @@ async def test_a_run_that_exits_0_leaves_no_note_out_though_the_other_device_del
     assert any(p.paths == kept.paths and p.branch != "reused" for p in report.packs), report.packs
     assert any("another device" in n for n in report.notices), report.notices
     assert_mirrored(world, laptop.vault)
+
+
+async def test_two_devices_through_a_plan_downgrade_and_sources_added_in_the_free_room(make_world):
+    """Two devices, each with its own state file, refresh in turn while the plan is downgraded under them and the
+    user adds sources in the room packs leave free: every run that exits 0 leaves every note of its vault in a
+    source, and both end with the notebook mirrored, within the plan, and idle runs that change nothing."""
+    world = make_world(capacity=300)
+    world.fake.faults.tier = TIERS["pro"]
+    laptop, desktop = world.device("laptop"), world.device("desktop")
+    paths = fill(laptop.vault, 55, folders=5, pad=12)
+    tiny = {"pack": "always", "source_max_bytes": 1_000, "pack_free": 3}
+
+    async def refresh(device) -> str:
+        try:
+            async with device.run(**tiny) as orch:
+                await orch.refresh(all_notes=True)
+        except CapacityError:
+            return "full"
+        assert notes_in_no_source(world, device.vault) == []
+        return "done"
+
+    async with laptop.run(notebook=world.notebook_id, **tiny) as orch:
+        await orch.refresh(all_notes=True)
+    desktop.sync_from(laptop, state=False)
+    async with desktop.run(notebook=world.notebook_id, **tiny) as orch:
+        await orch.refresh(all_notes=True)
+    world.fake.capacity, world.fake.faults.tier = 50, TIERS["standard"]  # the plan downgraded
+    mine: set[str] = set()
+    said = []
+    for round_ in range(3):
+        write_note(laptop.vault, paths[round_ * 7], note_text(round_ * 7, 10 + round_))
+        said.append(await refresh(laptop))
+        desktop.sync_from(laptop, state=False)
+        write_note(desktop.vault, paths[round_ * 11 + 3], note_text(round_ * 11 + 3, 20 + round_))
+        said.append(await refresh(desktop))
+        laptop.sync_from(desktop, state=False)
+        if not mine and len(world.remote()) < 50:  # the user adds sources of their own in the free room
+            mine = {world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "text",
+                                                    "text": f"mine {i}", "title": f"Mine {i}"})["source_id"]
+                    for i in range(2)}
+    assert said.count("full") <= 2, said
+    for device in (laptop, desktop):
+        assert await refresh(device) == "done"
+    assert mine and len(world.remote()) <= 50, (said, len(world.remote()))
+    assert_mirrored(world, laptop.vault, hand_added=mine)
+    for device in (laptop, desktop, laptop):
+        mark = len(world.fake.calls)
+        await refresh(device)
+        assert world.mutating_calls(mark) == []
