@@ -1,8 +1,10 @@
 """Sources the user added in the room packs leave free (`pack_free`): a change costs uploads in proportion to the
 change — the packs are merged a few neighbours at a time until they fit again, the rest stay as they are — and no
-old pack is deleted before the pack that takes its notes is in, but for one when no source at all is free."""
+old pack is deleted before the pack that takes its notes is in, but for the first merge when no source is free."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from tests.app.notebook_checks import assert_mirrored, fill, note_text, watch_for_notes_out, write_note
@@ -11,7 +13,7 @@ from nlmsync.sync.branches import Branch
 
 pytestmark = pytest.mark.anyio
 
-PACKED = {"pack": "always", "source_max_bytes": 1_500, "pack_free": 3}
+PACKED: dict[str, Any] = {"pack": "always", "source_max_bytes": 1_500, "pack_free": 3}
 
 
 async def mirror(device, **settings: object):

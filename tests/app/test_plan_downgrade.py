@@ -5,6 +5,8 @@ refused."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from tests.app.notebook_checks import assert_mirrored, fill, note_text, write_note
 
@@ -13,7 +15,7 @@ from nlmsync.fake.faults import TIERS
 
 pytestmark = pytest.mark.anyio
 
-TINY = {"pack": "always", "source_max_bytes": 1_000, "pack_free": 3}
+TINY: dict[str, Any] = {"pack": "always", "source_max_bytes": 1_000, "pack_free": 3}
 
 
 async def mirror(device, all_notes: bool = True, **settings: object):
