@@ -107,3 +107,5 @@ def test_a_refusal_beyond_the_plans_limit_makes_the_plan_the_capacity() -> None:
     # the user's word still wins, and a refusal below the plan's limit is learned as before
     assert decided(setting=300, plan=50, held=121, learned=LearnedCapacity(121, 300)) == (121, CapacitySource.LEARNED)
     assert decided(plan=50, held=45, learned=LearnedCapacity(45, 50)) == (45, CapacitySource.LEARNED)
+    # refused at exactly a larger plan's limit: that plan's notebook (shared by an account on it), not a downgrade
+    assert decided(plan=50, held=300, learned=LearnedCapacity(300, 300)) == (300, CapacitySource.HELD)

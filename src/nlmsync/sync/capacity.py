@@ -111,8 +111,11 @@ def decide_capacity(known: KnownCapacity) -> Capacity:
 def refused_beyond_plan(known: KnownCapacity) -> bool:
     """Whether the server refused an add as full while the notebook held more than the plan it reports allows: the
     notebook is not on a larger plan (what it holds would say so otherwise) but on a plan it outgrew, and the plan's
-    limit is believed."""
-    return known.plan is not None and known.learned is not None and known.learned.held > known.plan
+    limit is believed. A refusal at exactly a larger plan's limit is that plan's (a notebook another account owns,
+    on its plan), and is not taken for one."""
+    learned = known.learned
+    return (known.plan is not None and learned is not None and learned.held > known.plan
+            and learned.held not in known.plans)
 
 
 def given_capacity(settings: Settings) -> int | None:
