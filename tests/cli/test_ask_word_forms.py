@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -19,12 +18,6 @@ NOTES = {
     "cooking/pasta.md": "# Pasta\n\nBoil the water, salt it, and cook the pasta for nine minutes.\n",
     "garden/roses.md": "# Roses\n\nPrune the roses in early spring, above an outward facing bud.\n",
 }
-
-
-@pytest.fixture(autouse=True)
-def _no_nlmsync_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in [n for n in os.environ if n.startswith("NLMSYNC_")]:
-        monkeypatch.delenv(name)
 
 
 @pytest.fixture

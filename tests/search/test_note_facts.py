@@ -99,4 +99,3 @@ def test_a_small_sync_tells_every_note_it_reads_and_no_other(tmp_path: Path, tol
     assert len(told) == 2
     assert {path: fact.lang for path, fact in index.facts(["en/0007.md", "en/0008.md"]).items()} == {
         "en/0007.md": "de", "en/0008.md": "en"}
-

@@ -108,7 +108,7 @@ def _folders_above(path: str) -> Iterator[str]:
 def folder_codes(paths: Iterable[str], languages: Collection[str]) -> set[str]:
     """The codes of language folders among the folders of `paths`, for `path_page`: the `languages` the vault's
     notes are written in, and the code of a folder named `<name>.<code>` beside one named `<name>.<other>` whose
-    code is one of them (a family of language folders: `pages.uz` beside `pages.cs`, whatever language its notes
+    code is one of them (a family of language folders: "pages.uz" beside "pages.cs", whatever language its notes
     are told to be in)."""
     families: dict[str, set[str]] = {}  # a folder's path with its code taken out → the codes found
     for path in paths:
