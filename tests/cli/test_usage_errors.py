@@ -11,7 +11,9 @@ from tests.cli_helpers import run_cli as run
 
 @pytest.mark.parametrize(("args", "error", "usage"), [
     (["bogus"], "no such command 'bogus'", "usage: nlmsync [OPTIONS] COMMAND [ARGS]..."),
-    (["serch", "heap"], "no such command 'serch' (did you mean 'search'", "usage: nlmsync [OPTIONS] COMMAND"),
+    (["serch", "heap"], "no such command 'serch' (did you mean 'search' or 'serve'?)",
+     "usage: nlmsync [OPTIONS] COMMAND"),
+    (["refresh", "--jsn"], "no such option '--jsn' (did you mean '--json'?)", "usage: nlmsync refresh"),
     (["ask"], "missing QUESTION", "usage: nlmsync ask [OPTIONS] QUESTION ('nlmsync ask -h' for help)"),
     (["search", "heap", "--limit", "0"], "--limit: must be at least 1, got 0", "usage: nlmsync search"),
     (["search", "heap", "--limit", "many"], "--limit: a whole number is wanted, got 'many'", "usage: nlmsync search"),
@@ -19,7 +21,7 @@ from tests.cli_helpers import run_cli as run
     (["serve", "--transport", "pigeon"], "--transport: 'pigeon' is not one of 'stdio', 'http'", "usage: nlmsync serve"),
     (["fake-server", "--transport", "pigeon"], "--transport: 'pigeon' is not one of 'stdio', 'http'",
      "usage: nlmsync fake-server"),
-    (["refresh", "--bogus"], "no such option '--bogus'", "usage: nlmsync refresh [OPTIONS] [PATH]..."),
+    (["refresh", "--zzzz"], "no such option '--zzzz'", "usage: nlmsync refresh [OPTIONS] [PATH]..."),
     (["ask", "--new", "--conversation", "c1", "q"],
      "--new, --continue and --conversation cannot be used together", "usage: nlmsync ask"),
     (["search", "heap", "sort"], "got unexpected extra argument (sort)", "usage: nlmsync search"),
@@ -30,7 +32,7 @@ def test_a_usage_error_is_one_error_line_and_the_usage(vault: Path, capsys: pyte
     lines = err.splitlines()
     assert (code, out) == (2, "")
     assert len(lines) == 2, err
-    assert lines[0].startswith(f"nlmsync: error: {error}"), err
+    assert lines[0] == f"nlmsync: error: {error}", err  # the whole line: nothing said after it
     assert lines[1].startswith(f"nlmsync: hint: {usage}"), err
 
 
