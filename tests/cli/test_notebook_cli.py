@@ -13,6 +13,7 @@ from tests.cli_helpers import fake_state
 from tests.cli_helpers import run_cli as run
 
 from nlmsync.cli._output import relative_time
+from nlmsync.config import Settings
 from nlmsync.fake import FakeNotebookLM
 from nlmsync.store import SourceMapping, StateStore
 
@@ -106,6 +107,27 @@ def test_conversations_show_gives_each_turn_and_the_notes_it_relied_on(vault: Pa
     code, out, _ = run(capsys, "conversations", "show", "c0ffee-1", "--vault", str(vault))
     assert code == 0
     assert "1. How does heapsort work?" in out and "2. And its cost?" in out and "cited: heapsort.md" in out
+
+
+def test_conversations_show_names_each_cited_note_once_and_skips_sources_no_note_holds(
+        vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two citations of one note name it once; a cited source no note maps to any more (deleted since) names none,
+    and a turn whose query record the state file dropped (compaction keeps fewer records than messages) is still
+    shown, with no notes."""
+    with StateStore.open(vault / ".nlmsync" / "state.db",
+                         Settings(max_query_records_per_conversation=1)) as store:
+        store.upsert_mapping(SourceMapping(notebook_id="nb1", path="heapsort.md", source_id="s-heap",
+                                           content_hash="h", title="heapsort.md · 01"))
+        store.record_turn("nb1", "c1", "Oldest?", "Long ago.", ["s-heap"], ["heapsort.md"], {"1": "s-heap"})
+        store.record_turn("nb1", "c1", "How does heapsort work?", "A max-heap [1] [2] [3].", ["s-heap", "s-gone"],
+                          ["heapsort.md"], {"1": "s-heap", "2": "s-gone", "3": "s-heap"})
+        store.compact()
+    code, out, err = run(capsys, "--vault", str(vault), "conversations", "show", "c1", "--json")
+    assert (code, err) == (0, "")
+    first, second = json.loads(out)["turns"]
+    assert (first["question"], first["selected_paths"], first["cited_paths"], first["source_ids"]) == (
+        "Oldest?", [], [], [])
+    assert (second["cited_paths"], second["source_ids"]) == (["heapsort.md"], ["s-heap", "s-gone"])
 
 
 @pytest.mark.parametrize(("words", "message"), [
