@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -70,8 +71,10 @@ def _conversations(vault: Path) -> None:
     with StateStore.open(vault / ".nlmsync" / "state.db") as store:
         store.upsert_mapping(SourceMapping(notebook_id="nb1", path="heapsort.md", source_id="s-heap",
                                            content_hash="h", title="heapsort.md · 01"))
+        store.upsert_mapping(SourceMapping(notebook_id="nb1", path="sorting.md", source_id="s-sort",
+                                           content_hash="h2", title="sorting.md · 02"))
         store.record_turn("nb1", "c0ffee-1", "How does heapsort work?", "It builds a max-heap [1].",
-                          ["s-heap", "s-other"], ["heapsort.md", "gone.md"], {"1": "s-heap"})
+                          ["s-heap", "s-other"], ["heapsort.md", "gone.md"], {"1": "s-heap", "2": "s-sort"})
         store.record_turn("nb1", "c0ffee-1", "And its cost?", "n log n.", ["s-heap"], ["heapsort.md"], {})
         store.record_turn("nb1", "c0ffee-2", "What is entropy?", "Disorder.", [], [], {})
 
@@ -101,12 +104,17 @@ def test_conversations_show_gives_each_turn_and_the_notes_it_relied_on(vault: Pa
     assert (document["notebook_id"], document["conversation_id"], document["turn_count"]) == ("nb1", "c0ffee-1", 2)
     first, second = document["turns"]
     assert (first["question"], first["answer"]) == ("How does heapsort work?", "It builds a max-heap [1].")
-    assert first["cited_paths"] == ["heapsort.md"] and first["selected_paths"] == ["heapsort.md", "gone.md"]
+    assert first["cited_paths"] == ["heapsort.md", "sorting.md"] and first["selected_paths"] == ["heapsort.md", "gone.md"]
     assert first["source_ids"] == ["s-heap", "s-other"] and second["cited_paths"] == []
 
     code, out, _ = run(capsys, "conversations", "show", "c0ffee-1", "--vault", str(vault))
     assert code == 0
-    assert "1. How does heapsort work?" in out and "2. And its cost?" in out and "cited: heapsort.md" in out
+    lines = out.splitlines()
+    assert lines[0] == "conversation c0ffee-1 · notebook nb1 · 2 turns"
+    assert re.fullmatch(r"1\. How does heapsort work\?  \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", lines[2])
+    assert lines[3:6] == ["It builds a max-heap [1].", "cited: heapsort.md, sorting.md",
+                          "selected: heapsort.md, gone.md"]
+    assert lines[7].startswith("2. And its cost?  ") and lines[8:] == ["n log n.", "selected: heapsort.md"]
 
 
 def test_conversations_show_names_each_cited_note_once_and_skips_sources_no_note_holds(
@@ -130,17 +138,24 @@ def test_conversations_show_names_each_cited_note_once_and_skips_sources_no_note
     assert (second["cited_paths"], second["source_ids"]) == (["heapsort.md"], ["s-heap", "s-gone"])
 
 
-@pytest.mark.parametrize(("words", "message"), [
-    (["show", "c0ffee"], "'c0ffee' starts 2 conversation ids"),
-    (["show", "nope"], "no conversation 'nope'"),
-    (["remove", "c0ffee-1"], "expected 'list' or 'show ID'"),
+@pytest.mark.parametrize(("words", "said"), [
+    (["show", "c0ffee"], ["nlmsync: error: 'c0ffee' starts 2 conversation ids: give more of it",
+                          "nlmsync: hint: nlmsync conversations lists them"]),
+    (["show", "nope"], ["nlmsync: error: no conversation 'nope'", "nlmsync: hint: nlmsync conversations lists them"]),
+    (["remove", "c0ffee-1"], ["nlmsync: error: conversations: expected 'list' or 'show ID', got 'remove c0ffee-1'"]),
 ])
 def test_conversations_bad_request_is_one_line_exit_2(vault: Path, capsys: pytest.CaptureFixture[str],
-                                                      words: list[str], message: str) -> None:
+                                                      words: list[str], said: list[str]) -> None:
     _conversations(vault)
     code, out, err = run(capsys, "--vault", str(vault), "conversations", *words)
-    assert code == 2 and out == ""
-    assert err.splitlines()[0].startswith("nlmsync: error: ") and message in err.splitlines()[0]
+    assert (code, out, err.splitlines()) == (2, "", said)
+
+
+def test_conversations_show_without_a_state_file_says_nothing_was_asked(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--vault", str(tmp_path), "conversations", "show", "c0ffee")
+    assert (code, out) == (2, "")
+    assert err.splitlines() == ["nlmsync: error: no conversation 'c0ffee': nothing was asked with this state file yet"]
 
 
 def test_conversations_without_a_state_file_creates_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
