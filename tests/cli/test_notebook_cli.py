@@ -170,6 +170,14 @@ def test_relative_time() -> None:
         timedelta(seconds=2), timedelta(seconds=40), timedelta(minutes=5), timedelta(hours=3), timedelta(days=1),
         timedelta(days=9), timedelta(days=90))] == [
         "just now", "40 s ago", "5 min ago", "3 h ago", "1 day ago", "9 days ago", "2026-08-25"]
+    # each unit from its first whole count
+    assert [relative_time(now - timedelta(seconds=s), now) for s in (0, 4.9, 5, 59.9, 60, 3599, 3600)] == [
+        "just now", "just now", "5 s ago", "59 s ago", "1 min ago", "59 min ago", "1 h ago"]
+    assert [relative_time(now - timedelta(days=d), now) for d in (2, 29.9, 30)] == [
+        "2 days ago", "29 days ago", "2026-10-24"]
+    # a time ahead of the clock (another machine's) is given as it is, local and to the second
+    ahead = relative_time(now + timedelta(seconds=1, microseconds=250), now)
+    assert re.fullmatch(r"2026-11-2[234]T\d\d:\d\d:01[+-]\d\d:\d\d", ahead), ahead
 
 
 def test_an_unknown_notebook_id_points_at_the_listing(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
