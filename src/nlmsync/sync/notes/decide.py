@@ -1,5 +1,5 @@
 """Single notes, decided: each note's one branch — reuse, replace, rename by hash or new upload — before any
-call that changes the notebook (`decide_all`, through the pure `decide_branch`), and what cannot fit refused up
+call that changes the notebook (`decide_all`, through the pure `branches.decide_branch`), and what cannot fit refused up
 front (`check_capacity_up_front`).
 """
 
@@ -8,12 +8,11 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from nlmsync import vault as vault_files
 from nlmsync.errors import CapacityError, InputError
 from nlmsync.store import NoteHashes
-from nlmsync.sync.branches import Branch
+from nlmsync.sync.branches import Branch, Decision, decide_branch
 from nlmsync.sync.capacity import CAPACITY_HINT
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.prepared import PreparedNote, load_notes
@@ -21,48 +20,6 @@ from nlmsync.sync.registry import RegistryView, ResolvedMapping, untouchable_cou
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.titles import retitled
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The branch a note takes (one of the four branches of `Branch`).
-
-    - `REUSED`: keep `keep` (one id per part); `canonicalize` when a stored id was an alias.
-    - `REPLACED`: upload every part first, then retire `previous` (live ids of the old version).
-    - `RENAMED`: rebind the registry rows of `rename_from` (a vanished path with the same hashes).
-    - `ADDED`: upload every part.
-    `prior_part_ids` (replaced, added) are the resolved ids of the note's earlier rows, aliased to the new ones.
-    """
-
-    branch: Literal[Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED]
-    keep: tuple[str, ...] = ()
-    previous: tuple[str, ...] = ()
-    rename_from: str | None = None
-    canonicalize: bool = False
-    prior_part_ids: tuple[str, ...] = ()
-
-
-def decide_branch(note_hashes: Sequence[str], current: Sequence[ResolvedMapping], remote_ids: Collection[str],
-                  rename_candidates: Sequence[tuple[str, Sequence[ResolvedMapping]]] = ()) -> Decision:
-    """Exactly one branch for a note whose parts hash to `note_hashes`.
-
-    `current` are the note's registry rows (ordered by part), `rename_candidates` the rows of vanished
-    paths that registered the note's first hash. Reuse needs every part live with an equal hash;
-    any live part with a different hash (or a different split) means replace; otherwise a vanished
-    path with identical, all-live parts means rename; otherwise new.
-    """
-    live = [p for p in current if p.source_id in remote_ids]
-    if current and len(live) == len(current) and tuple(p.content_hash for p in current) == tuple(note_hashes):
-        return Decision(Branch.REUSED, keep=tuple(p.source_id for p in current),
-                        canonicalize=any(p.source_id != p.stored_source_id for p in current))
-    prior = tuple(p.source_id for p in current)
-    if live:
-        return Decision(Branch.REPLACED, previous=tuple(p.source_id for p in live), prior_part_ids=prior)
-    for old_path, rows in rename_candidates:
-        if (rows and tuple(r.content_hash for r in rows) == tuple(note_hashes)
-                and all(r.source_id in remote_ids for r in rows)):
-            return Decision(Branch.RENAMED, keep=tuple(r.source_id for r in rows), rename_from=old_path)
-    return Decision(Branch.ADDED, prior_part_ids=prior)
 
 
 @dataclass

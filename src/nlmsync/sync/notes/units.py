@@ -17,7 +17,7 @@ from nlmsync.sync.prepared import PreparedNote, PreparedPart
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.titles import retitled
-from nlmsync.sync.units import Turn, Upload, Uploaded
+from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload
 
 
 def _failed(work: PlannedNote, message: str, *, not_tried: bool = False) -> NoteOutcome:
@@ -127,15 +127,8 @@ class NotesAlone:
 
     def adoptable(self, path: str, candidates: Iterable[str]) -> str | None:
         """The first of `candidates` (ids of sources titled as a part of `path`) that is nlmsync's upload of
-        this note: registered to `path`, or to nothing (and not a look-alike)."""
-        foreign = self.remote.foreign
-        for source_id in candidates:
-            if source_id in foreign:
-                continue
-            row = self.deps.store.mapping_by_source_id(self.deps.notebook_id, source_id)
-            if row is None or row.path == path:
-                return source_id
-        return None
+        this note (`units.own_upload`)."""
+        return own_upload(self.deps, self.remote, path, candidates)
 
     def commit(self, work: PlannedNote, outcome: NoteOutcome) -> list[str]:
         """Record one note in one step (its use is recorded with the others at the end of the run); returns the

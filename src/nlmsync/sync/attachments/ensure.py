@@ -1,0 +1,144 @@
+"""A run's attachments (`AttachmentRun`): read and decided before anything changes in the notebook (so the notes'
+`refresh --all` knows which paths they keep and which vanished paths their renames claim), then carried out
+through the executor after the notes, their titles checked against a fresh listing."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from pathlib import Path
+
+from nlmsync import vault as vault_files
+from nlmsync.errors import InputError, NlmsyncError
+from nlmsync.sync.attachments.files import FileReader, PreparedFile
+from nlmsync.sync.attachments.units import AttachmentUnit, FilesAlone, PlannedFile, outcome
+from nlmsync.sync.branches import decide_branch
+from nlmsync.sync.carry.executor import Executor
+from nlmsync.sync.registry import RegistryView, ResolvedMapping
+from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
+from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.run import SyncRun
+
+
+def attachment_paths(run: SyncRun, paths: Sequence[str]) -> list[str]:
+    """Those of `paths` that are attachments of the kinds the `attachments` setting takes."""
+    suffixes = vault_files.attachment_suffixes(run.deps.settings.attachments)
+    return [p for p in paths if vault_files.is_attachment_path(p, suffixes)]
+
+
+def decide_files(files: Sequence[PreparedFile | NoteOutcome], remote: RemoteView, registry: RegistryView,
+                 vault_root: Path) -> list[PlannedFile | NoteOutcome]:
+    """Each attachment with its branch (`branches.decide_branch` over the hash of its bytes), in order (outcomes
+    pass through); a vanished path is claimed by at most one rename."""
+    requested = {f.path for f in files}
+    claimed: set[str] = set()
+    remote_ids = remote.ids()
+    items: list[PlannedFile | NoteOutcome] = []
+    for file in files:
+        if isinstance(file, NoteOutcome):
+            items.append(file)
+            continue
+        current = registry.resolved_mappings(file.path)
+        candidates: list[tuple[str, list[ResolvedMapping]]] = []
+        if not any(p.source_id in remote_ids for p in current):
+            for row in registry.mappings_by_hash(file.content_hash):
+                old = row.path
+                if old in claimed or old in requested or _exists(vault_root, old) \
+                        or any(old == c for c, _ in candidates):
+                    continue
+                candidates.append((old, registry.resolved_mappings(old)))
+        decision = decide_branch((file.content_hash,), current, remote_ids, candidates)
+        titled = decision.rename_from if decision.rename_from is not None else file.path
+        rows = registry.mappings(titled)
+        if decision.rename_from is not None:
+            claimed.add(decision.rename_from)
+        items.append(PlannedFile(file, decision, rows[0].row.title if len(rows) == 1 else None))
+    return items
+
+
+def _exists(root: Path, rel_path: str) -> bool:
+    try:
+        return vault_files.resolve_in_vault(root, rel_path).is_file()
+    except InputError:
+        return False
+
+
+class AttachmentRun:
+    """The attachments of one run: `decide` before the notes are carried out, `carry_out` after them."""
+
+    def __init__(self, run: SyncRun, paths: Sequence[str], found: Collection[str]) -> None:
+        self.run = run
+        self.paths = list(paths)
+        self.found = found
+        self.reader = FileReader(run.deps)
+        self.items: list[PlannedFile | NoteOutcome] = []
+
+    def close(self) -> None:
+        self.reader.__exit__()
+
+    def decide(self) -> None:
+        """Hash the files (not read when their hash is known), decide each one's branch, and read those to upload
+        (a file that cannot be a source becomes an outcome that says why)."""
+        run = self.run
+        run.registry.preload(self.paths)
+        files = self.reader.load(self.paths, self.found)
+        decided = decide_files(files, run.remote, run.registry, run.deps.vault_root)
+        for i, item in enumerate(decided):
+            if isinstance(item, PlannedFile) and item.needs_upload():
+                refused = self.reader.read(item.file)
+                if refused is not None:
+                    decided[i] = self.reader.refused(item.file, refused, named=item.path not in self.found)
+        self.items = decided
+
+    def kept(self) -> set[str]:
+        """The registered paths this run answers for as attachments: its files, and the paths their renames take."""
+        kept = set(self.paths)
+        kept.update(i.decision.rename_from for i in self.items
+                    if isinstance(i, PlannedFile) and i.decision.rename_from is not None)
+        return kept
+
+    async def carry_out(self) -> None:
+        """Carry the decided attachments out through an executor of their own, their outcomes added to the run's
+        report in order (also when the run stops part-way), then fix the titles the notebook lists otherwise.
+
+        Raises:
+            CapacityError: the notebook is full (no managed eviction candidate, or the server refused an add).
+            NlmsyncError: the server cannot be used, or the state file cannot be written (the run stopped).
+        """
+        run = self.run
+        if run.dry_run:
+            run.report.notes.extend(i if isinstance(i, NoteOutcome) else outcome(i, list(i.decision.keep))
+                                    for i in self.items)
+            return
+        files = FilesAlone(run.deps, run.remote)
+        places: list[list[NoteOutcome]] = [[] for _ in self.items]
+        units: list[AttachmentUnit] = []
+        for item, place in zip(self.items, places, strict=True):
+            if isinstance(item, NoteOutcome):
+                place.append(item)
+                run.deps.progress(item)
+            else:
+                units.append(AttachmentUnit(files, item, place))
+        executor: Executor[AttachmentUnit] = Executor(run.deps, run.remote, run.protect)
+        try:
+            stop = await executor.execute(units)
+            if stop is not None:
+                raise stop
+        finally:
+            files.links.clear()
+            run.report.notes.extend(o for place in places for o in place)
+        await self._fix_titles(files, [o for place in places for o in place])
+
+    async def _fix_titles(self, files: FilesAlone, outcomes: list[NoteOutcome]) -> None:
+        planned = {i.path: i for i in self.items if isinstance(i, PlannedFile)}
+        uploaded = [o.path for o in outcomes if o.branch.live and planned[o.path].needs_upload()]
+        retitle = [o.path for o in outcomes if o.branch.live and not planned[o.path].needs_upload()
+                   and planned[o.path].needs_retitle()]
+        if not uploaded and not retitle:
+            return
+        listed: dict[str, str] = {}
+        if uploaded:  # the server applies a file's title by a rename that may not take: its listing says
+            try:
+                listed = await lookup_after_lost_answer(self.run.deps.client, self.run.deps.notebook_id)
+            except NlmsyncError:
+                return
+        await files.fix_titles([*uploaded, *retitle], listed=listed)

@@ -1,0 +1,113 @@
+"""An attachment as a run prepares it (`PreparedFile`): its bytes hashed (or known by the hash recorded while the
+file keeps its modification time and size), its title, and its text read only when it is to be uploaded or proven;
+a file that cannot be a source (empty, over the limits, encrypted, damaged) is an outcome that says why."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from nlmsync import vault as vault_files
+from nlmsync.documents import NO_TEXT_LAYER, DocumentReader, DocumentText
+from nlmsync.errors import InputError
+from nlmsync.store.document_texts import DocumentTexts
+from nlmsync.sync.branches import Branch
+from nlmsync.sync.deps import SyncDeps
+from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.titles import source_title
+
+EMPTY = "empty"
+
+
+@dataclass
+class PreparedFile:
+    """An attachment of the run: its vault path, where it is on disk, the xxh3-128 of its bytes, and its text once
+    read (`document`, None until then)."""
+
+    path: str
+    fs_path: str
+    content_hash: str
+    document: DocumentText | None = None
+
+    @property
+    def title(self) -> str:
+        """The source's title: the vault path and the short hash of the bytes (a file's text is not what the server
+        is given, its bytes are)."""
+        return source_title(self.path, self.content_hash)
+
+    @property
+    def suffix(self) -> str:
+        return vault_files.suffix_of(self.path)
+
+
+def uploadable(document: DocumentText) -> str | None:
+    """Why a file whose reading gave `document` cannot be a source (None: it can). A PDF with no text layer can
+    (NotebookLM reads scanned pages itself); one nlmsync could not open, or over a limit, cannot."""
+    if document.notice is None or document.notice == NO_TEXT_LAYER:
+        return None
+    return document.notice
+
+
+class FileReader:
+    """The run's attachments read through the state file's texts (`store.document_texts`): a file that keeps the
+    modification time and size its hash was recorded with is not even hashed again."""
+
+    def __init__(self, deps: SyncDeps) -> None:
+        self.deps = deps
+        self.texts = DocumentTexts(deps.store.db.conn)
+        self.reader = DocumentReader(self.texts)
+
+    def __enter__(self) -> FileReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.reader.close()
+
+    def load(self, paths: Sequence[str], found: Collection[str] = ()) -> list[PreparedFile | NoteOutcome]:
+        """Each attachment of `paths` prepared (hashed, not read when its hash is known), or an outcome: excluded
+        by a pattern or empty; a file that cannot be read is failed when the user named it, else excluded with why
+        (as a note is)."""
+        deps = self.deps
+        items: list[PreparedFile | NoteOutcome] = []
+        for path in paths:
+            if vault_files.excluded_by_pattern(deps.vault_root, path, deps.settings.exclude):
+                items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
+                continue
+            try:
+                fs_path = os.fspath(vault_files.resolve_in_vault(deps.vault_root, path))
+                stat = os.stat(fs_path)
+            except (InputError, OSError) as exc:
+                items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=f"{path}: cannot be read ({exc})"))
+                continue
+            if stat.st_size == 0:
+                items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=EMPTY))
+                continue
+            known = self.texts.hash_of(path, stat.st_mtime_ns, stat.st_size)
+            file = PreparedFile(path, fs_path, known or "")
+            if known is None:
+                refused = self.read(file)
+                if refused is not None:
+                    items.append(self.refused(file, refused, named=path not in found))
+                    continue
+            items.append(file)
+        return items
+
+    def read(self, file: PreparedFile) -> str | None:
+        """Read the file's text (from the state file when its bytes were read before); why it cannot be a source,
+        or None."""
+        if file.document is None:
+            try:
+                file.document = self.reader.read(file.fs_path, file.path)
+            except OSError as exc:
+                return f"cannot be read ({exc})"
+            if file.document.content_hash:
+                file.content_hash = file.document.content_hash
+        return uploadable(file.document)
+
+    @staticmethod
+    def refused(file: PreparedFile, why: str, *, named: bool) -> NoteOutcome:
+        """The outcome of a file that cannot be a source: failed when the user named it, else excluded with why."""
+        if named:
+            return NoteOutcome(path=file.path, branch=Branch.FAILED, error=f"{file.path}: {why}")
+        return NoteOutcome(path=file.path, branch=Branch.EXCLUDED, reason=why)
