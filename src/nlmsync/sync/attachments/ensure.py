@@ -10,8 +10,8 @@ from pathlib import Path
 from nlmsync import vault as vault_files
 from nlmsync.errors import InputError, NlmsyncError
 from nlmsync.sync.attachments.files import FileReader, PreparedFile
-from nlmsync.sync.attachments.units import AttachmentUnit, FilesAlone, PlannedFile, outcome
-from nlmsync.sync.branches import decide_branch
+from nlmsync.sync.attachments.units import UNPROCESSED_REASON, AttachmentUnit, FilesAlone, PlannedFile, outcome
+from nlmsync.sync.branches import Branch, decide_branch
 from nlmsync.sync.carry.executor import Executor
 from nlmsync.sync.registry import RegistryView, ResolvedMapping
 from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
@@ -80,7 +80,7 @@ class AttachmentRun:
         (a file that cannot be a source becomes an outcome that says why)."""
         run = self.run
         run.registry.preload(self.paths)
-        files = self.reader.load(self.paths, self.found)
+        files = self._unprocessed(self.reader.load(self.paths, self.found))
         decided = decide_files(files, run.remote, run.registry, run.deps.vault_root)
         for i, item in enumerate(decided):
             if isinstance(item, PlannedFile) and item.needs_upload():
@@ -88,6 +88,16 @@ class AttachmentRun:
                 if refused is not None:
                     decided[i] = self.reader.refused(item.file, refused, named=item.path not in self.found)
         self.items = decided
+
+    def _unprocessed(self, files: list[PreparedFile | NoteOutcome]) -> list[PreparedFile | NoteOutcome]:
+        """`files`, those whose bytes the notebook's server could not process before said so instead (excluded)."""
+        deps = self.run.deps
+        known = deps.store.unprocessed(deps.notebook_id, [f.content_hash for f in files
+                                                          if isinstance(f, PreparedFile)])
+        if not known:
+            return files
+        return [NoteOutcome(path=f.path, branch=Branch.EXCLUDED, reason=UNPROCESSED_REASON)
+                if isinstance(f, PreparedFile) and f.content_hash in known else f for f in files]
 
     def kept(self) -> set[str]:
         """The registered paths this run answers for as attachments: its files, and the paths their renames take."""

@@ -27,7 +27,8 @@ UPLOADS_DIR = "uploads"
 """The folder, beside the state file, that holds the links to the files a run uploads, named as their titles."""
 _NOT_PROCESSED = re.compile(r"Source (?P<id>\S+) failed to process")
 """How the server says a file it added could not be processed (the source stays in the notebook)."""
-NOT_PROCESSED = "NotebookLM could not process it; its source was deleted"
+NOT_PROCESSED_LINE = "NotebookLM could not process it"
+UNPROCESSED_REASON = "NotebookLM could not process it on an earlier run: not uploaded again until the file changes"
 
 
 @dataclass
@@ -123,7 +124,7 @@ class AttachmentUnit:
     async def finish(self, uploaded: Uploaded, turn: Turn) -> list[str]:
         work = self.work
         if uploaded.error is not None:
-            result = failed(work, await self.files.not_processed(uploaded.error), not_tried=uploaded.not_tried)
+            result = failed(work, await self.files.not_processed(work, uploaded.error), not_tried=uploaded.not_tried)
         elif work.needs_upload():
             result = outcome(work, [a.source_id for a in uploaded.added], any(a.adopted for a in uploaded.added))
         else:
@@ -182,20 +183,22 @@ class FilesAlone:
         return SourceMapping(notebook_id=self.deps.notebook_id, path=work.path, source_id=source_id,
                              content_hash=work.file.content_hash, title=title or work.file.title)
 
-    async def not_processed(self, error: str) -> str:
-        """The line for an upload that failed; a source the server added but could not process is deleted (queued
-        for a later run when the delete fails), and the line says so."""
+    async def not_processed(self, work: PlannedFile, error: str) -> str:
+        """The line for an upload that failed. A source the server added but could not process is deleted (queued
+        for a later run when the delete fails), the file's bytes are remembered as such (not uploaded again until
+        they change), and the line says so."""
         match = _NOT_PROCESSED.search(error)
         if match is None:
             return error
         deps, source_id = self.deps, match.group("id").rstrip(".")
+        deps.store.record_unprocessed(deps.notebook_id, work.file.content_hash, error)
         try:
             await strict_delete(deps.client, deps.notebook_id, self.remote, source_id)
         except NotebookLMError:
             with deps.store.step():
                 deps.store.queue_deletion(deps.notebook_id, source_id, "NotebookLM could not process it")
-            return "NotebookLM could not process it; its source is deleted by a later run"
-        return NOT_PROCESSED
+            return f"{NOT_PROCESSED_LINE}; its source is deleted by a later run"
+        return f"{NOT_PROCESSED_LINE}; its source was deleted"
 
     async def fix_titles(self, paths: list[str], *, listed: dict[str, str]) -> None:
         """Give the sources of `paths` the title of their file (`source_rename`), where the notebook lists them
