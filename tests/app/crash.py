@@ -57,6 +57,9 @@ class KillingClient:
     async def source_add_text(self, *args, **kwargs):
         return await self._call("source_add", self._client.source_add_text, *args, **kwargs)
 
+    async def source_add_file(self, *args, **kwargs):
+        return await self._call("source_add", self._client.source_add_file, *args, **kwargs)
+
     async def source_delete(self, *args, **kwargs):
         return await self._call("source_delete", self._client.source_delete, *args, **kwargs)
 

@@ -219,3 +219,25 @@ async def test_attachments_take_their_place_in_eviction(make_world):
     async with world.run() as orch:
         report = await orch.refresh(["new.pdf"])
     assert branches(report) == {"old.pdf": Branch.EVICTED, "new.pdf": Branch.ADDED}
+
+
+async def test_status_and_sources_show_attachments_beside_notes(make_world):
+    from nlmsync.app.sources import list_sources
+
+    world = make_world()
+    world.write("a.md", "# A\nalpha\n")
+    put_pdf(world, "papers/tapirs.pdf", "Tapirs are odd-toed ungulates")
+    put_pdf(world, "papers/okapis.pdf", "Okapis live in the forest")
+    async with world.run() as orch:
+        await orch.refresh(all_notes=True)
+    gone = next(sid for sid, title in world.remote().items() if title.startswith("papers/okapis.pdf"))
+    world.fake.apply("source_delete", {"source_id": gone, "confirm": True})
+    async with world.run() as orch:
+        status = await orch.status()
+        listed = await list_sources(orch)
+    size = (world.vault / "papers/tapirs.pdf").stat().st_size
+    assert (status.attachment_count, status.attachment_bytes) == (1, size)
+    assert {(e.path, e.kind) for e in status.active_sources} == {("a.md", "note"), ("papers/tapirs.pdf", "attachment")}
+    assert [(e.path, e.kind) for e in status.stale_sources] == [("papers/okapis.pdf", "attachment")]
+    assert (listed.alone_count, listed.attachment_count) == (1, 1)
+    assert [(s.path, s.byte_count) for s in listed.sources if s.kind == "attachment"] == [("papers/tapirs.pdf", size)]
