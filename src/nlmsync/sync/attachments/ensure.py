@@ -19,6 +19,9 @@ from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.run import SyncRun
 
 
+NO_PACKED_ROOM = "no room: the packs and the sources that stay take the notebook's capacity less 'pack_free'"
+
+
 def attachment_paths(run: SyncRun, paths: Sequence[str]) -> list[str]:
     """Those of `paths` that are attachments of the kinds the `attachments` setting takes."""
     suffixes = vault_files.attachment_suffixes(run.deps.settings.attachments)
@@ -87,7 +90,24 @@ class AttachmentRun:
                 refused = self.reader.read(item.file)
                 if refused is not None:
                     decided[i] = self.reader.refused(item.file, refused, named=item.path not in self.found)
-        self.items = decided
+        self.items = self._within_packed_room(decided)
+
+    def _within_packed_room(self, items: list[PlannedFile | NoteOutcome]) -> list[PlannedFile | NoteOutcome]:
+        """In a packed notebook, the uploads that fit the room the packs leave (the capacity less `pack_free`), in
+        order; the others left out, said as such. A notebook of single notes makes room by eviction instead."""
+        deps = self.run.deps
+        if not deps.store.has_packs(deps.notebook_id):
+            return items
+        room = deps.capacity.value - deps.settings.pack_free - len(self.run.remote)
+        kept: list[PlannedFile | NoteOutcome] = []
+        for item in items:
+            if isinstance(item, PlannedFile) and item.decision.branch == Branch.ADDED:
+                if room <= 0:
+                    kept.append(NoteOutcome(path=item.path, branch=Branch.EXCLUDED, reason=NO_PACKED_ROOM))
+                    continue
+                room -= 1
+            kept.append(item)
+        return kept
 
     def _unprocessed(self, files: list[PreparedFile | NoteOutcome]) -> list[PreparedFile | NoteOutcome]:
         """`files`, those whose bytes the notebook's server could not process before said so instead (excluded)."""
