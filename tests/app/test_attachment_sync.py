@@ -255,3 +255,13 @@ async def test_in_a_packed_notebook_attachments_take_the_room_the_packs_leave(ma
     assert said["a.pdf"] == (Branch.ADDED, None)
     assert said["b.pdf"][0] == Branch.EXCLUDED and "pack_free" in said["b.pdf"][1]
     assert len(report.packs) == 1 and len(world.remote()) == 2
+
+
+async def test_ask_sends_the_pdf_that_holds_the_answer(make_world):
+    world = make_world(min_k=1)
+    world.write("a.md", "# Cooking\n\nBoil the pasta for nine minutes.\n")
+    title = put_pdf(world, "papers/tapirs.pdf", "Lowland tapirs forage at dusk with prehensile snouts")
+    async with world.run() as orch:
+        result = await orch.ask("When do lowland tapirs forage?")
+    assert [n.path for n in result.notes if n.branch.live] == ["papers/tapirs.pdf"]
+    assert list(world.remote().values()) == [title]
