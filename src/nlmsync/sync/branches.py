@@ -6,10 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    from nlmsync.sync.registry import ResolvedMapping
+from typing import Literal, Protocol
 
 
 class Branch(StrEnum):
@@ -39,6 +36,18 @@ LIVE = frozenset({Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED})
 """The branches after which the note is live in the notebook: the four a decision takes."""
 
 
+class MappedPart(Protocol):
+    """A registry row as the decision reads it (`registry.ResolvedMapping` is one): its source id resolved through
+    the alias chain, the id as the row stores it, and the hash of what was uploaded."""
+
+    @property
+    def source_id(self) -> str: ...
+    @property
+    def stored_source_id(self) -> str: ...
+    @property
+    def content_hash(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class Decision:
     """The branch a note takes (one of the four branches of `Branch`).
@@ -58,8 +67,8 @@ class Decision:
     prior_part_ids: tuple[str, ...] = ()
 
 
-def decide_branch(note_hashes: Sequence[str], current: Sequence[ResolvedMapping], remote_ids: Collection[str],
-                  rename_candidates: Sequence[tuple[str, Sequence[ResolvedMapping]]] = ()) -> Decision:
+def decide_branch(note_hashes: Sequence[str], current: Sequence[MappedPart], remote_ids: Collection[str],
+                  rename_candidates: Sequence[tuple[str, Sequence[MappedPart]]] = ()) -> Decision:
     """Exactly one branch for a note whose parts hash to `note_hashes`.
 
     `current` are the note's registry rows (ordered by part), `rename_candidates` the rows of vanished

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nlmsync import vault as vault_files
+from nlmsync.errors import InputError
 from nlmsync.store import ResolvedRow
 from nlmsync.sync.titles import looks_managed
 
@@ -141,3 +144,26 @@ def untouchable_count(remote: RemoteView, registry: RegistryView, own_titles: Co
         if row is None or not row.managed:
             untouchable += 1
     return untouchable
+
+
+def rename_candidates(registry: RegistryView, content_hash: str, vault_root: Path,
+                      passed_over: Collection[str]) -> list[tuple[str, list[ResolvedMapping]]]:
+    """The vanished paths a file (note or attachment) whose first part hashes to `content_hash` may have been
+    renamed from, each once with its mappings: registered with that hash, not in the vault any more, and not one of
+    `passed_over` (the run's own paths, and the paths other renames of the run claimed)."""
+    candidates: list[tuple[str, list[ResolvedMapping]]] = []
+    seen: set[str] = set()
+    for row in registry.mappings_by_hash(content_hash):
+        old = row.path
+        if old in seen or old in passed_over or _exists(vault_root, old):
+            continue
+        seen.add(old)
+        candidates.append((old, registry.resolved_mappings(old)))
+    return candidates
+
+
+def _exists(root: Path, rel_path: str) -> bool:
+    try:
+        return vault_files.resolve_in_vault(root, rel_path).is_file()
+    except InputError:
+        return False

@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from nlmsync.errors import NlmsyncError
+from nlmsync.sync.branches import Branch
 from nlmsync.sync.report import NoteOutcome
 
 if TYPE_CHECKING:
@@ -95,3 +97,26 @@ def own_upload(deps: SyncDeps, remote: RemoteView, path: str, candidates: Iterab
         if row is None or row.path == path:
             return source_id
     return None
+
+
+async def record_in_turn(turn: Turn, outcome: NoteOutcome, commit: Callable[[], list[str]],
+                         report: Callable[[NoteOutcome], None]) -> list[str]:
+    """Record a unit's `outcome` in its `turn`: `commit` it to the state file (unless it failed), report it, pass
+    the turn; returns what `commit` returned (the ids of the sources it replaced).
+
+    Raises:
+        NlmsyncError: the state file cannot take it (full, locked): reported as the unit's failure, and the run
+            stops.
+    """
+    retire: list[str] = []
+    await turn.wait()
+    if outcome.branch != Branch.FAILED:
+        try:
+            retire = commit()
+        except NlmsyncError as exc:
+            report(NoteOutcome(path=outcome.path, branch=Branch.FAILED, part_count=outcome.part_count,
+                               error=f"not recorded: {exc}"))
+            raise
+    report(outcome)
+    turn.passed()
+    return retire

@@ -8,12 +8,12 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from nlmsync import vault as vault_files
-from nlmsync.errors import InputError, NlmsyncError
+from nlmsync.errors import NlmsyncError
 from nlmsync.sync.attachments.files import FileReader, PreparedFile
 from nlmsync.sync.attachments.units import UNPROCESSED_REASON, AttachmentUnit, FilesAlone, PlannedFile, outcome
 from nlmsync.sync.branches import Branch, decide_branch
 from nlmsync.sync.carry.executor import Executor
-from nlmsync.sync.registry import RegistryView, ResolvedMapping
+from nlmsync.sync.registry import RegistryView, rename_candidates
 from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.run import SyncRun
@@ -41,14 +41,8 @@ def decide_files(files: Sequence[PreparedFile | NoteOutcome], remote: RemoteView
             items.append(file)
             continue
         current = registry.resolved_mappings(file.path)
-        candidates: list[tuple[str, list[ResolvedMapping]]] = []
-        if not any(p.source_id in remote_ids for p in current):
-            for row in registry.mappings_by_hash(file.content_hash):
-                old = row.path
-                if old in claimed or old in requested or _exists(vault_root, old) \
-                        or any(old == c for c, _ in candidates):
-                    continue
-                candidates.append((old, registry.resolved_mappings(old)))
+        candidates = [] if any(p.source_id in remote_ids for p in current) else \
+            rename_candidates(registry, file.content_hash, vault_root, claimed | requested)
         decision = decide_branch((file.content_hash,), current, remote_ids, candidates)
         titled = decision.rename_from if decision.rename_from is not None else file.path
         rows = registry.mappings(titled)
@@ -56,13 +50,6 @@ def decide_files(files: Sequence[PreparedFile | NoteOutcome], remote: RemoteView
             claimed.add(decision.rename_from)
         items.append(PlannedFile(file, decision, rows[0].row.title if len(rows) == 1 else None))
     return items
-
-
-def _exists(root: Path, rel_path: str) -> bool:
-    try:
-        return vault_files.resolve_in_vault(root, rel_path).is_file()
-    except InputError:
-        return False
 
 
 class AttachmentRun:

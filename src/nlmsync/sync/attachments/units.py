@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from nlmsync.errors import NlmsyncError, NotebookLMError
+from nlmsync.errors import NotebookLMError
 from nlmsync.store import SourceMapping
 from nlmsync.sync.attachments.files import PreparedFile
 from nlmsync.sync.branches import Branch, Decision
@@ -21,7 +21,7 @@ from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.titles import source_title, upload_name
-from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload
+from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload, record_in_turn
 
 UPLOADS_DIR = "uploads"
 """The folder, beside the state file, that holds the links to the files a run uploads, named as their titles."""
@@ -129,17 +129,7 @@ class AttachmentUnit:
             result = outcome(work, [a.source_id for a in uploaded.added], any(a.adopted for a in uploaded.added))
         else:
             result = outcome(work, list(work.decision.keep))
-        retire: list[str] = []
-        await turn.wait()
-        if result.branch != Branch.FAILED:
-            try:
-                retire = self.files.commit(work, result)
-            except NlmsyncError as exc:  # the state file cannot take it (full, locked): the run stops
-                self._report(failed(work, f"not recorded: {exc}"))
-                raise
-        self._report(result)
-        turn.passed()
-        return retire
+        return await record_in_turn(turn, result, partial(self.files.commit, work, result), self._report)
 
     def _report(self, result: NoteOutcome) -> None:
         self.evictions.append(result)

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-from nlmsync import vault as vault_files
-from nlmsync.errors import CapacityError, InputError
+from nlmsync.errors import CapacityError
 from nlmsync.store import NoteHashes
 from nlmsync.sync.branches import Branch, Decision, decide_branch
 from nlmsync.sync.capacity import CAPACITY_HINT
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.prepared import PreparedNote, load_notes
-from nlmsync.sync.registry import RegistryView, ResolvedMapping, untouchable_count
+from nlmsync.sync.registry import RegistryView, rename_candidates, untouchable_count
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.titles import retitled
@@ -67,27 +65,13 @@ def decide_all(deps: SyncDeps, notes: Sequence[PreparedNote | NoteOutcome], remo
             continue
         current = registry.resolved_mappings(note.path)
         titles = tuple(r.title for r, _ in registry.mappings(note.path))
-        candidates: list[tuple[str, list[ResolvedMapping]]] = []
-        if not any(p.source_id in remote_ids for p in current):
-            seen: set[str] = set()
-            for row in registry.mappings_by_hash(note.hashes[0]):
-                old = row.path
-                if old in seen or old in claimed or old in requested or _exists(deps.vault_root, old):
-                    continue
-                seen.add(old)
-                candidates.append((old, registry.resolved_mappings(old)))
+        candidates = [] if any(p.source_id in remote_ids for p in current) else \
+            rename_candidates(registry, note.hashes[0], deps.vault_root, claimed | requested)
         decision = decide_branch(note.hashes, current, remote_ids, candidates)
         if decision.rename_from is not None:
             claimed.add(decision.rename_from)
         items.append(PlannedNote(note, decision, titles))
     return items
-
-
-def _exists(root: Path, rel_path: str) -> bool:
-    try:
-        return vault_files.resolve_in_vault(root, rel_path).is_file()
-    except InputError:
-        return False
 
 
 def needs_upload(work: PlannedNote) -> bool:

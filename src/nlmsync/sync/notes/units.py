@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from nlmsync.errors import NlmsyncError, NotebookLMError
+from nlmsync.errors import NotebookLMError
 from nlmsync.store import SourceMapping
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry.eviction import plan_evictions
@@ -17,7 +17,7 @@ from nlmsync.sync.prepared import PreparedNote, PreparedPart
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.titles import retitled
-from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload
+from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload, record_in_turn
 
 
 def _failed(work: PlannedNote, message: str, *, not_tried: bool = False) -> NoteOutcome:
@@ -72,16 +72,7 @@ class NoteUnit:
             outcome = _outcome(work, [a.source_id for a in uploaded.added], any(a.adopted for a in uploaded.added))
         else:
             outcome = _outcome(work, list(work.decision.keep), False)
-        retire: list[str] = []
-        await turn.wait()
-        if outcome.branch != Branch.FAILED:
-            try:
-                retire = self.notes.commit(work, outcome)
-            except NlmsyncError as exc:  # the state file cannot take it (full, locked): the run stops
-                self._report(_failed(work, f"not recorded: {exc}"))
-                raise
-        self._report(outcome)
-        turn.passed()
+        retire = await record_in_turn(turn, outcome, partial(self.notes.commit, work, outcome), self._report)
         if outcome.branch == Branch.RENAMED or (outcome.branch == Branch.REUSED and needs_retitle(work)):
             await self.notes.retitle_best_effort(work)
         return retire
