@@ -5,7 +5,7 @@ and recognised, files that cannot be sources said per file, and adoption with no
 from __future__ import annotations
 
 import pytest
-from tests.app.world import World
+from tests.app.world import World, stopped_report
 from tests.documents.pdfs import pdf, text_page
 
 from nlmsync.documents import hash_file
@@ -137,7 +137,7 @@ async def test_a_file_the_server_cannot_process_is_deleted_reported_and_not_retr
     async with world.run() as orch:
         with pytest.raises(PartialFailure) as failure:
             await orch.refresh(all_notes=True)
-    said = {n.path: n for n in failure.value.report.notes}
+    said = {n.path: n for n in stopped_report(failure.value).notes}
     assert said["good.pdf"].branch == Branch.ADDED
     assert said["scan.pdf"].branch == Branch.FAILED and "could not process" in said["scan.pdf"].error
     assert len(world.remote()) == 1  # the failed source was deleted
