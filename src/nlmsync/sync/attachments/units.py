@@ -160,7 +160,9 @@ class FilesAlone:
             else:
                 new = result.source_ids[0]
                 store.remove_mappings(nb, work.path)
-                store.upsert_mapping(self._row(work, new, self.remote.sources.get(new)))
+                # recorded under the upload's file name until a listing shows the title took (`fix_titles`): a run
+                # killed before it looks leaves a row the next run checks again
+                store.upsert_mapping(self._row(work, new, upload_name(work.file.title, work.file.suffix)))
                 for old in decision.prior_part_ids:
                     if old != new:
                         store.register_source_alias(old, new)
