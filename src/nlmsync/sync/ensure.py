@@ -58,7 +58,7 @@ async def ensure_sources_for_paths(run: SyncRun, paths: Sequence[str], *, protec
 async def _ensure(run: SyncRun, request: Request) -> None:
     deps = run.deps
     files = attachment_paths(run, request.paths)
-    attachments = AttachmentRun(run, files, request.found) if files else None
+    attachments = AttachmentRun(run, files, request.found, request.stats) if files else None
     if attachments is not None:
         request = replace(request, paths=[p for p in request.paths if p not in set(files)])
     try:

@@ -4,7 +4,7 @@ through the executor after the notes, their titles checked against a fresh listi
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from nlmsync import vault as vault_files
@@ -55,10 +55,12 @@ def decide_files(files: Sequence[PreparedFile | NoteOutcome], remote: RemoteView
 class AttachmentRun:
     """The attachments of one run: `decide` before the notes are carried out, `carry_out` after them."""
 
-    def __init__(self, run: SyncRun, paths: Sequence[str], found: Collection[str]) -> None:
+    def __init__(self, run: SyncRun, paths: Sequence[str], found: Collection[str],
+                 stats: Mapping[str, tuple[int, int]] | None = None) -> None:
         self.run = run
         self.paths = list(paths)
         self.found = found
+        self.stats = stats
         self.reader = FileReader(run.deps)
         self.items: list[PlannedFile | NoteOutcome] = []
 
@@ -70,7 +72,7 @@ class AttachmentRun:
         (a file that cannot be a source becomes an outcome that says why)."""
         run = self.run
         run.registry.preload(self.paths)
-        files = self._unprocessed(self.reader.load(self.paths, self.found))
+        files = self._unprocessed(self.reader.load(self.paths, self.found, self.stats))
         decided = decide_files(files, run.remote, run.registry, run.deps.vault_root)
         for i, item in enumerate(decided):
             if isinstance(item, PlannedFile) and item.needs_upload():

@@ -5,7 +5,7 @@ a file that cannot be a source (empty, over the limits, encrypted, damaged) is a
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from nlmsync import vault as vault_files
@@ -18,6 +18,8 @@ from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.titles import source_title
 
 EMPTY = "empty"
+FEW_FILES = 50
+"""A run over more attachments than this reads every recorded hash at once, not one query a file."""
 
 
 @dataclass
@@ -64,26 +66,39 @@ class FileReader:
     def __exit__(self, *exc: object) -> None:
         self.reader.close()
 
-    def load(self, paths: Sequence[str], found: Collection[str] = ()) -> list[PreparedFile | NoteOutcome]:
+    def load(self, paths: Sequence[str], found: Collection[str] = (),
+             stats: Mapping[str, tuple[int, int]] | None = None) -> list[PreparedFile | NoteOutcome]:
         """Each attachment of `paths` prepared (hashed, not read when its hash is known), or an outcome: excluded
         by a pattern or empty; a file that cannot be read is failed when the user named it, else excluded with why
-        (as a note is)."""
+        (as a note is). A path of `stats` (the modification time and size a walk of the vault just found its file
+        with, inside the vault) is not looked up again."""
         deps = self.deps
+        patterns = deps.settings.exclude
+        recorded = self.texts.recorded() if len(paths) > FEW_FILES else None
         items: list[PreparedFile | NoteOutcome] = []
         for path in paths:
-            if vault_files.excluded_by_pattern(deps.vault_root, path, deps.settings.exclude):
+            if patterns and vault_files.excluded_by_pattern(deps.vault_root, path, patterns):
                 items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
                 continue
+            walked = stats.get(path) if stats is not None and path in found else None
             try:
-                fs_path = os.fspath(vault_files.resolve_in_vault(deps.vault_root, path))
-                stat = os.stat(fs_path)
+                if walked is not None:
+                    fs_path, (mtime_ns, size) = os.path.join(deps.vault_root, path), walked
+                else:
+                    fs_path = os.fspath(vault_files.resolve_in_vault(deps.vault_root, path))
+                    stat = os.stat(fs_path)
+                    mtime_ns, size = stat.st_mtime_ns, stat.st_size
             except (InputError, OSError) as exc:
                 items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=f"{path}: cannot be read ({exc})"))
                 continue
-            if stat.st_size == 0:
+            if size == 0:
                 items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=EMPTY))
                 continue
-            known = self.texts.hash_of(path, stat.st_mtime_ns, stat.st_size)
+            if recorded is None:
+                known = self.texts.hash_of(path, mtime_ns, size)
+            else:
+                record = recorded.get(path)
+                known = record[2] if record is not None and record[:2] == (mtime_ns, size) else None
             file = PreparedFile(path, fs_path, known or "")
             if known is None:
                 refused = self.read(file)
