@@ -9,8 +9,8 @@ which `--scanned` hold drawings only (no text layer, as scanned pages). Measured
 - pypdfium2's own extraction of every page of the same PDFs, in this process (wall time): the floor;
 - the first `index` (the search index built, every PDF's text read in nlmsync's reading process) and the first
   `refresh --all` on a fresh state file (every file hashed, every PDF read before it is uploaded), nlmsync's own
-  time (wall time less the time inside server calls: the fake reads each uploaded file too, as NotebookLM does),
-  against that floor;
+  time (wall time less the time inside server calls: the fake reads each uploaded file too, as NotebookLM does):
+  what the PDFs add to the same run over the notes alone (`attachments = "none"`), against that floor;
 - the idle `refresh --all` (nothing changed), fastest of `--repeats`, against the idle run of the same notes with
   `attachments = "none"` in a state file of its own;
 - one PDF changed: its calls (one upload and one delete are the target).
@@ -98,6 +98,15 @@ def run_for(root: Path, vault: Path, name: str, count: int, **settings: Any) -> 
     return Run(fake, Settings(**values))
 
 
+def first_index(root: Path, vault: Path, name: str, **settings: Any) -> float:
+    """A first `index` of the vault into a state file of its own: wall seconds."""
+    start = time.perf_counter()
+    index = NoteIndex(vault, open_database(root / f"{name}.db"), Settings(vault=vault, state=root / f"{name}.db",
+                                                                          **settings))
+    index.sync()
+    return time.perf_counter() - start
+
+
 async def refresh_all(orch: Any) -> Any:
     """`refresh --all`; the PDFs without text fail on the fake, which reads no scanned page (a partial failure)."""
     try:
@@ -124,20 +133,21 @@ async def main() -> None:
               f"{sum(p.stat().st_size for p in pdfs) / 1e6:.1f} MB")
         print(f"pypdfium2's own extraction of the PDFs: {floor:.2f} s")
 
-        settings = Settings(vault=vault, state=root / "index.db")
-        start = time.perf_counter()
-        index = NoteIndex(vault, open_database(root / "index.db"), settings)
-        index.sync()
-        built = time.perf_counter() - start
-        print(f"first index: {built:.2f} s ({built / floor:.2f}× the extraction)")
+        built = first_index(root, vault, "index")
+        built_notes = first_index(root, vault, "index-notes", attachments="none")
+        extra = built - built_notes
+        print(f"first index: {built:.2f} s, of the notes alone {built_notes:.2f} s: the PDFs cost {extra:.2f} s "
+              f"({extra / floor:.2f}× the extraction)")
 
         both = run_for(root, vault, "both", total)
         first = await both.timed(refresh_all)
-        print(f"first refresh --all: own {first['own']:.2f} s ({first['own'] / floor:.2f}× the extraction), "
-              f"wall {first['wall']:.2f} s, {first['adds']:.0f} adds")
-
         notes_only = run_for(root, vault, "notes", total, attachments="none")
-        await notes_only.timed(refresh_all)
+        first_notes = await notes_only.timed(refresh_all)
+        extra = first["own"] - first_notes["own"]
+        print(f"first refresh --all: own {first['own']:.2f} s, of the notes alone {first_notes['own']:.2f} s: the "
+              f"PDFs cost {extra:.2f} s ({extra / floor:.2f}× the extraction); wall {first['wall']:.2f} s, "
+              f"{first['adds']:.0f} adds")
+
         for run in (both, notes_only):  # the run after the first records the hashes by mtime and size
             await run.timed(refresh_all)
         idle = fastest([await both.timed(refresh_all) for _ in range(args.repeats)])
