@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import shutil
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -107,12 +107,14 @@ class Snapshot:
 
 async def crash_once(snapshot: Snapshot, root: Path, mode: str, tool: str, nth: int, when: When,
                      refresh: Callable[[Orchestrator], Awaitable[object]],
-                     settings: dict[str, Any]) -> tuple[World, Path, bool]:
+                     settings: dict[str, Any], faults: Faults | None = None) -> tuple[World, Path, bool]:
     """Restore `snapshot` under `root` and run `refresh` with the crash point (`mode` drop or kill at the `nth`
-    call of `tool`, `when` before or after); returns the world, its state file and whether the crash fired.
-    A refresh that ends in a partial failure (a note or pack whose add was dropped) is not a failure of the test."""
+    call of `tool`, `when` before or after), on a server with `faults` besides; returns the world, its state file
+    and whether the crash fired. A refresh that ends in a partial failure (a note or pack whose add was dropped) is
+    not a failure of the test."""
+    base = faults or Faults()
     if mode == "drop":
-        world, state = snapshot.restore(root, Faults(drops=[DropRule(nth=nth, tool=tool, when=when)]))
+        world, state = snapshot.restore(root, replace(base, drops=[DropRule(nth=nth, tool=tool, when=when)]))
         async with world.run(state=state, **settings) as orch:
             try:
                 await refresh(orch)
@@ -121,7 +123,7 @@ async def crash_once(snapshot: Snapshot, root: Path, mode: str, tool: str, nth: 
         fired = any(c.dropped == when or (when == "before" and not c.applied and c.tool == tool)
                     for c in world.fake.calls)
         return world, state, fired
-    world, state = snapshot.restore(root, Faults())
+    world, state = snapshot.restore(root, replace(base))
     killer: list[KillingClient] = []
 
     def wrap(client: object) -> object:

@@ -120,7 +120,8 @@ async def test_every_crash_point_converges(bases: dict[bool, Base], tmp_path: Pa
     base = bases[ignored]
     assert base.calls == CALLS[ignored], "the scenario changed: see test_the_uninterrupted_refresh_makes_every_call_counted"
     world, state, fired = await crash_once(base.snapshot, tmp_path, mode, tool, nth, when,
-                                           lambda orch: orch.refresh(all_notes=True), SETTINGS)
+                                           lambda orch: orch.refresh(all_notes=True), SETTINGS,
+                                           Faults(file_titles_ignored=ignored))
     assert fired, f"{tool} #{nth} {when}: the fault never fired"
     world.fake.faults = Faults(file_titles_ignored=ignored)
     async with world.run(state=state, **SETTINGS) as orch:
