@@ -1,12 +1,14 @@
 """Benchmark: a vault of notes and PDFs synced to the fake NotebookLM in process (run by hand, never in CI).
 
     .venv/bin/python benchmarks/attachments_sync.py [--pdfs 300] [--scanned 10] [--notes 300] [--repeats 3]
+        [--rounds 3]
 
 The vault: `--notes` notes (as `benchmarks/sync.py` writes them) and `--pdfs` PDFs typeset by reportlab (the bench
 extra) from the Cranfield abstracts of the benchmark corpora (`benchmarks/corpora.py`), four abstracts a file, of
 which `--scanned` hold drawings only (no text layer, as scanned pages). Measured, each in a fresh state file:
 
-- pypdfium2's own extraction of every page of the same PDFs, in this process (wall time): the floor;
+- pypdfium2's own extraction of every page of the same PDFs, in this process (wall time): the floor, measured
+  again beside each measure it is compared with (the machine is shared: figures of one round are compared);
 - the first `index` (the search index built, every PDF's text read in nlmsync's reading process) and the first
   `refresh --all` on a fresh state file (every file hashed, every PDF read before it is uploaded), nlmsync's own
   time (wall time less the time inside server calls: the fake reads each uploaded file too, as NotebookLM does):
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -121,6 +124,7 @@ async def main() -> None:
     parser.add_argument("--scanned", type=int, default=10)
     parser.add_argument("--notes", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -128,21 +132,25 @@ async def main() -> None:
         write_vault(vault, args.notes)
         pdfs = write_pdfs(vault / "papers", args.pdfs, args.scanned)
         total = args.notes + args.pdfs
-        floor = library_extraction(pdfs)
         print(f"{args.notes} notes, {args.pdfs} PDFs ({args.scanned} without text), "
               f"{sum(p.stat().st_size for p in pdfs) / 1e6:.1f} MB")
-        print(f"pypdfium2's own extraction of the PDFs: {floor:.2f} s")
-
-        built = first_index(root, vault, "index")
-        built_notes = first_index(root, vault, "index-notes", attachments="none")
-        extra = built - built_notes
-        print(f"first index: {built:.2f} s, of the notes alone {built_notes:.2f} s: the PDFs cost {extra:.2f} s "
-              f"({extra / floor:.2f}× the extraction)")
+        ratios = []
+        for round_ in range(args.rounds):  # alternated, each index in a fresh state file: the median ratio
+            floor = library_extraction(pdfs)
+            built = first_index(root, vault, f"index-{round_}")
+            built_notes = first_index(root, vault, f"index-notes-{round_}", attachments="none")
+            ratios.append((built - built_notes) / floor)
+            print(f"  round {round_ + 1}: pypdfium2's own extraction {floor:.2f} s; first index {built:.2f} s, of "
+                  f"the notes alone {built_notes:.2f} s: the PDFs cost {built - built_notes:.2f} s "
+                  f"({ratios[-1]:.2f}×)")
+        print(f"first index: the PDFs cost {statistics.median(ratios):.2f}× pypdfium2's own extraction (median of "
+              f"{args.rounds})")
 
         both = run_for(root, vault, "both", total)
         first = await both.timed(refresh_all)
         notes_only = run_for(root, vault, "notes", total, attachments="none")
         first_notes = await notes_only.timed(refresh_all)
+        floor = library_extraction(pdfs)
         extra = first["own"] - first_notes["own"]
         print(f"first refresh --all: own {first['own']:.2f} s, of the notes alone {first_notes['own']:.2f} s: the "
               f"PDFs cost {extra:.2f} s ({extra / floor:.2f}× the extraction); wall {first['wall']:.2f} s, "
