@@ -265,3 +265,17 @@ async def test_ask_sends_the_pdf_that_holds_the_answer(make_world):
         result = await orch.ask("When do lowland tapirs forage?")
     assert [n.path for n in result.notes if n.branch.live] == ["papers/tapirs.pdf"]
     assert list(world.remote().values()) == [title]
+
+
+async def test_status_tells_a_changed_pdf_by_its_bytes(make_world):
+    world = make_world()
+    world.write("a.md", "# A\nalpha\n")
+    paper = world.vault / "paper.pdf"
+    paper.write_bytes(pdf(text_page("Tapirs are odd-toed ungulates"), compress=True))  # bytes that are no text
+    async with world.run() as orch:
+        await orch.refresh(all_notes=True)
+        assert (await orch.status()).local_changes == []
+    paper.write_bytes(pdf(text_page("Tapirs are odd-toed ungulates, second edition"), compress=True))
+    async with world.run() as orch:
+        changes = (await orch.status()).local_changes
+    assert [(c.path, c.change) for c in changes] == [("paper.pdf", "modified")]

@@ -21,6 +21,7 @@ from nlmsync.app.results import (
 from nlmsync.config import Settings
 from nlmsync.notebooklm import Usage
 from nlmsync.store import StateStore
+from nlmsync.store.document_texts import DocumentTexts
 from nlmsync.sync import (
     Capacity,
     RemoteView,
@@ -73,7 +74,7 @@ def status_report(store: StateStore, settings: Settings, notebook_id: str, remot
     report.local_changes = [
         LocalChangeEntry(path=c.path, change=c.change.value, renamed_to=c.renamed_to, command=c.command)
         for c in local_changes(vault_root, synced, settings.exclude, store.note_hashes(synced),
-                               packed=bool(packs))]
+                               packed=bool(packs), files=DocumentTexts(store.db.conn).recorded())]
     used = {m.path: m for m in mappings}
     report.next_evictions = [
         EvictionCandidate(path=e.path, use_count=used[e.path].use_count if e.path in used else e.uses,
