@@ -279,3 +279,14 @@ async def test_status_tells_a_changed_pdf_by_its_bytes(make_world):
     async with world.run() as orch:
         changes = (await orch.status()).local_changes
     assert [(c.path, c.change) for c in changes] == [("paper.pdf", "modified")]
+
+
+async def test_a_dry_run_says_what_it_would_do_with_the_files_and_writes_nothing(make_world):
+    world = make_world()
+    put_pdf(world, "paper.pdf", "tapirs")
+    state = world.settings.state_path
+    async with world.run() as orch:
+        report = await orch.refresh(all_notes=True, dry_run=True)
+        texts = orch.store.db.execute("SELECT count(*) FROM document_texts").fetchone()[0]
+    assert branches(report) == {"paper.pdf": Branch.ADDED} and report.dry_run
+    assert world.mutating_calls() == [] and texts == 0 and state.exists()

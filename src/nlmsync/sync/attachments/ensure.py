@@ -61,7 +61,7 @@ class AttachmentRun:
         self.paths = list(paths)
         self.found = found
         self.stats = stats
-        self.reader = FileReader(run.deps)
+        self.reader = FileReader(run.deps, dry_run=run.dry_run)
         self.items: list[PlannedFile | NoteOutcome] = []
 
     def close(self) -> None:

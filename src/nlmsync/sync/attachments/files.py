@@ -53,12 +53,14 @@ def uploadable(document: DocumentText) -> str | None:
 
 class FileReader:
     """The run's attachments read through the state file's texts (`store.document_texts`): a file that keeps the
-    modification time and size its hash was recorded with is not even hashed again."""
+    modification time and size its hash was recorded with is not even hashed again. A dry run looks there and
+    writes nothing."""
 
-    def __init__(self, deps: SyncDeps) -> None:
+    def __init__(self, deps: SyncDeps, *, dry_run: bool = False) -> None:
         self.deps = deps
         self.texts = DocumentTexts(deps.store.db.conn)
-        self.reader = DocumentReader(self.texts)
+        self.reader = DocumentReader(None if dry_run else self.texts)
+        """Reads through the state file's texts, and records what it reads there (not in a dry run)."""
 
     def __enter__(self) -> FileReader:
         return self
