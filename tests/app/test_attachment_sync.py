@@ -290,3 +290,21 @@ async def test_a_dry_run_says_what_it_would_do_with_the_files_and_writes_nothing
         texts = orch.store.db.execute("SELECT count(*) FROM document_texts").fetchone()[0]
     assert branches(report) == {"paper.pdf": Branch.ADDED} and report.dry_run
     assert world.mutating_calls() == [] and texts == 0 and state.exists()
+
+
+async def test_a_server_that_may_not_read_the_files_stops_the_run_with_a_clear_error(make_world, monkeypatch,
+                                                                                     tmp_path_factory):
+    from nlmsync.errors import FileOutsideServerFoldersError
+
+    world = make_world()
+    world.write("a.md", "# A\nalpha\n")
+    put_pdf(world, "a.pdf", "tapirs")
+    put_pdf(world, "b.pdf", "okapis")
+    monkeypatch.setenv("NOTEBOOKLM_ALLOWED_FILE_DIRS", str(tmp_path_factory.mktemp("elsewhere")))
+    async with world.run(concurrency=1) as orch:
+        with pytest.raises(FileOutsideServerFoldersError) as stopped:
+            await orch.refresh(all_notes=True)
+    assert stopped.value.exit_code == 2 and "NOTEBOOKLM_ALLOWED_FILE_DIRS" in str(stopped.value)
+    said = {n.path: n for n in stopped_report(stopped.value).notes}
+    assert said["a.md"].branch == Branch.ADDED
+    assert said["b.pdf"].not_tried and world.calls("source_add") == 2

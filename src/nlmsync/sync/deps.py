@@ -9,7 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from nlmsync.config import Settings
-from nlmsync.errors import AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError
+from nlmsync.errors import (
+    AuthenticationRequiredError,
+    FileOutsideServerFoldersError,
+    ServerCommandNotFoundError,
+    ServerUnreachableError,
+)
 from nlmsync.sync.capacity import Capacity, KnownCapacity, decide_capacity
 from nlmsync.sync.report import NoteOutcome, PackOutcome
 
@@ -73,8 +78,10 @@ ProgressCallback = Callable[[NoteOutcome | PackOutcome], None]
 PhaseCallback = Callable[[str, int], None]
 ReadingCallback = Callable[[int, int], None]
 
-# Errors that doom every remaining call of the run: stop instead of failing note after note.
-FATAL_ERRORS = (AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError)
+# Errors that doom every remaining call of the run: stop instead of failing note after note (a server that may not
+# read the folder the run uploads files from refuses every file alike).
+FATAL_ERRORS = (AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError,
+                FileOutsideServerFoldersError)
 
 
 @dataclass

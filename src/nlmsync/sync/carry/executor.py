@@ -12,6 +12,7 @@ from nlmsync.errors import (
     AuthenticationRequiredError,
     CapacityError,
     ConnectionProblem,
+    FileOutsideServerFoldersError,
     NlmsyncError,
     NotebookLMError,
 )
@@ -63,6 +64,8 @@ def why_stopped(fatal: NlmsyncError | None) -> str:
         return "the notebook is full"
     if isinstance(fatal, AuthenticationRequiredError):
         return "the server needs a Google login"
+    if isinstance(fatal, FileOutsideServerFoldersError):
+        return "the server may not read the files"
     if isinstance(fatal, NotebookLMError):
         return "the server cannot be used"
     return "the state file cannot be written"
