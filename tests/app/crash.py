@@ -137,3 +137,44 @@ async def crash_once(snapshot: Snapshot, root: Path, mode: str, tool: str, nth: 
         if not _contains_killed(exc):
             raise
     return world, state, killer[0].fired
+
+
+async def crash_and_rerun(snapshot: Snapshot, root: Path, point: tuple[str, str, int, When],
+                          refresh: Callable[[Orchestrator], Awaitable[object]], settings: dict[str, Any],
+                          faults: Faults | None = None) -> tuple[World, Path]:
+    """`crash_once` at `point` (mode, tool, nth, when), which must fire, then `refresh` again on a server with
+    `faults` alone; returns the world and its state file after the second run."""
+    mode, tool, nth, when = point
+    world, state, fired = await crash_once(snapshot, root, mode, tool, nth, when, refresh, settings, faults)
+    assert fired, f"{tool} #{nth} {when}: the fault never fired"
+    world.fake.faults = replace(faults or Faults())
+    async with world.run(state=state, **settings) as orch:
+        await refresh(orch)
+    return world, state
+
+
+def assert_converged(got: tuple[Any, ...], expected: tuple[Any, ...], point: tuple[str, str, int, When]) -> None:
+    """What a run after a crash at `point` observed is what the uninterrupted run did."""
+    _, tool, nth, when = point
+    assert got == expected, (f"crash at {tool} #{nth} {when} did not converge: "
+                             f"remote +{set(got[0]) - set(expected[0])} -{set(expected[0]) - set(got[0])}")
+
+
+def consistent_rows(world: World, state: Path) -> list[Any]:
+    """The state file's active registry rows, once the notebook holds no two sources of one title, every row's
+    source is listed under the row's title, every listed source has a row, and nothing waits to be deleted."""
+    from nlmsync.store import StateStore
+
+    remote = world.fake.notebooks[world.notebook_id].sources
+    titles = [s.title for s in remote.values()]
+    assert len(titles) == len(set(titles)), "duplicate sources"
+    store = StateStore.open(state, world.settings)
+    try:
+        active = [r for r in store.all_mappings(world.notebook_id) if r.status == "active"]
+        assert {r.source_id for r in active} == set(remote), "orphans or dangling registry rows"
+        for row in active:
+            assert remote[row.source_id].title == row.title
+        assert store.pending_deletions(world.notebook_id) == []
+    finally:
+        store.close()
+    return active

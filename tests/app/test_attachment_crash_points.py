@@ -17,13 +17,12 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.app.crash import Snapshot, crash_once
+from tests.app.crash import Snapshot, assert_converged, consistent_rows, crash_and_rerun
 from tests.app.world import new_world
 from tests.documents.pdfs import pdf, text_page
 
 from nlmsync.documents import hash_file
 from nlmsync.fake.faults import Faults, When
-from nlmsync.store import StateStore
 from nlmsync.sync.titles import source_title
 
 pytestmark = pytest.mark.anyio
@@ -57,17 +56,7 @@ def observe(world, state: Path) -> tuple[Any, ...]:
     """Everything that must be equal between runs, with source ids replaced by what they hold."""
     remote = world.fake.notebooks[world.notebook_id].sources
     titles = [s.title for s in remote.values()]
-    assert len(titles) == len(set(titles)), "duplicate sources"
-    store = StateStore.open(state, world.settings)
-    try:
-        active = [r for r in store.all_mappings(world.notebook_id) if r.status == "active"]
-        assert {r.source_id for r in active} == set(remote), "orphans or dangling registry rows"
-        for row in active:
-            assert remote[row.source_id].title == row.title
-        assert store.pending_deletions(world.notebook_id) == []
-        registry = sorted((r.path, r.content_hash, r.title) for r in active)
-    finally:
-        store.close()
+    registry = sorted((r.path, r.content_hash, r.title) for r in consistent_rows(world, state))
     for rel in ("papers/a.pdf", "read/b.pdf", "papers/c.pdf", "shot.png"):
         assert source_title(rel, hash_file(world.vault / rel)[0]) in titles, f"{rel} is not live as it is now"
     return tuple(sorted((s.title, s.text) for s in remote.values())), tuple(registry)
@@ -119,14 +108,7 @@ async def test_every_crash_point_converges(bases: dict[bool, Base], tmp_path: Pa
                                            tool: str, nth: int, when: When) -> None:
     base = bases[ignored]
     assert base.calls == CALLS[ignored], "the scenario changed: see test_the_uninterrupted_refresh_makes_every_call_counted"
-    world, state, fired = await crash_once(base.snapshot, tmp_path, mode, tool, nth, when,
-                                           lambda orch: orch.refresh(all_notes=True), SETTINGS,
-                                           Faults(file_titles_ignored=ignored))
-    assert fired, f"{tool} #{nth} {when}: the fault never fired"
-    world.fake.faults = Faults(file_titles_ignored=ignored)
-    async with world.run(state=state, **SETTINGS) as orch:
-        await orch.refresh(all_notes=True)
-    got = observe(world, state)
-    assert got == base.expected, (f"crash at {tool} #{nth} {when} did not converge: "
-                                  f"remote +{set(got[0]) - set(base.expected[0])} "
-                                  f"-{set(base.expected[0]) - set(got[0])}")
+    point = (mode, tool, nth, when)
+    world, state = await crash_and_rerun(base.snapshot, tmp_path, point, lambda orch: orch.refresh(all_notes=True),
+                                         SETTINGS, Faults(file_titles_ignored=ignored))
+    assert_converged(observe(world, state), base.expected, point)

@@ -11,9 +11,9 @@ from nlmsync import vault as vault_files
 from nlmsync.errors import NlmsyncError
 from nlmsync.sync.attachments.files import FileReader, PreparedFile
 from nlmsync.sync.attachments.units import UNPROCESSED_REASON, AttachmentUnit, FilesAlone, PlannedFile, outcome
-from nlmsync.sync.branches import Branch, decide_branch
+from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry.executor import Executor
-from nlmsync.sync.registry import RegistryView, rename_candidates
+from nlmsync.sync.registry import RegistryView, decide_in_order
 from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.run import SyncRun
@@ -30,24 +30,18 @@ def attachment_paths(run: SyncRun, paths: Sequence[str]) -> list[str]:
 
 def decide_files(files: Sequence[PreparedFile | NoteOutcome], remote: RemoteView, registry: RegistryView,
                  vault_root: Path) -> list[PlannedFile | NoteOutcome]:
-    """Each attachment with its branch (`branches.decide_branch` over the hash of its bytes), in order (outcomes
-    pass through); a vanished path is claimed by at most one rename."""
-    requested = {f.path for f in files}
-    claimed: set[str] = set()
-    remote_ids = remote.ids()
+    """Each attachment with its branch (`registry.decide_in_order` over the hash of its bytes), in order (outcomes
+    pass through), and the registry title of the row it keeps (its own, or a renamed path's)."""
+    prepared = [f for f in files if isinstance(f, PreparedFile)]
+    decisions = iter(decide_in_order([(f.path, (f.content_hash,)) for f in prepared], remote.ids(), registry,
+                                     vault_root))
     items: list[PlannedFile | NoteOutcome] = []
     for file in files:
         if isinstance(file, NoteOutcome):
             items.append(file)
             continue
-        current = registry.resolved_mappings(file.path)
-        candidates = [] if any(p.source_id in remote_ids for p in current) else \
-            rename_candidates(registry, file.content_hash, vault_root, claimed | requested)
-        decision = decide_branch((file.content_hash,), current, remote_ids, candidates)
-        titled = decision.rename_from if decision.rename_from is not None else file.path
-        rows = registry.mappings(titled)
-        if decision.rename_from is not None:
-            claimed.add(decision.rename_from)
+        decision = next(decisions)
+        rows = registry.mappings(decision.rename_from if decision.rename_from is not None else file.path)
         items.append(PlannedFile(file, decision, rows[0].row.title if len(rows) == 1 else None))
     return items
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 from nlmsync.errors import CapacityError
 from nlmsync.store import NoteHashes
-from nlmsync.sync.branches import Branch, Decision, decide_branch
+from nlmsync.sync.branches import Branch, Decision
 from nlmsync.sync.capacity import CAPACITY_HINT
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.prepared import PreparedNote, load_notes
-from nlmsync.sync.registry import RegistryView, rename_candidates, untouchable_count
+from nlmsync.sync.registry import RegistryView, decide_in_order, untouchable_count
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.titles import retitled
@@ -54,24 +54,13 @@ def read_for_upload(deps: SyncDeps, items: Sequence[PlannedNote | NoteOutcome], 
 def decide_all(deps: SyncDeps, notes: Sequence[PreparedNote | NoteOutcome], remote: RemoteView,
                registry: RegistryView) -> list[PlannedNote | NoteOutcome]:
     """Each note with its decision, in order (outcomes pass through); a vanished path is claimed by at most
-    one rename."""
-    requested = {n.path for n in notes if isinstance(n, PreparedNote)}
-    claimed: set[str] = set()
-    remote_ids = remote.ids()
-    items: list[PlannedNote | NoteOutcome] = []
-    for note in notes:
-        if isinstance(note, NoteOutcome):
-            items.append(note)
-            continue
-        current = registry.resolved_mappings(note.path)
-        titles = tuple(r.title for r, _ in registry.mappings(note.path))
-        candidates = [] if any(p.source_id in remote_ids for p in current) else \
-            rename_candidates(registry, note.hashes[0], deps.vault_root, claimed | requested)
-        decision = decide_branch(note.hashes, current, remote_ids, candidates)
-        if decision.rename_from is not None:
-            claimed.add(decision.rename_from)
-        items.append(PlannedNote(note, decision, titles))
-    return items
+    one rename (`registry.decide_in_order`)."""
+    prepared = [n for n in notes if isinstance(n, PreparedNote)]
+    decisions = iter(decide_in_order([(n.path, n.hashes) for n in prepared], remote.ids(), registry,
+                                     deps.vault_root))
+    return [note if isinstance(note, NoteOutcome) else
+            PlannedNote(note, next(decisions), tuple(r.title for r, _ in registry.mappings(note.path)))
+            for note in notes]
 
 
 def needs_upload(work: PlannedNote) -> bool:
