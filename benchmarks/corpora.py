@@ -56,6 +56,9 @@ CORPORA = Path(os.environ.get("BENCHMARK_CORPORA", DEFAULT_FOLDER))
 an `NLMSYNC_*` name: nlmsync reads every one of those as a setting, and the benchmarks' nlmsync processes inherit
 the environment)."""
 SOURCES = {"tldr": "tldr.jsonl.gz", "obsidian-help": "obsidian-help.jsonl.gz", "cranfield": "cranfield/corpus.jsonl"}
+ONE_LANGUAGE = {"tldr-en": ("tldr", "pages")}
+"""Corpora of one language made from another's notes under one top folder: `tldr-en` is tldr's English pages (7,425),
+a vault in one language as large as a personal one."""
 
 
 def _download(url: str) -> bytes:

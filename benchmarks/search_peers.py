@@ -45,6 +45,7 @@ from typing import Any
 
 from corpora import (  # benchmarks/corpora.py: where the corpora are, and how to write them out
     CORPORA,
+    ONE_LANGUAGE,
     SOURCES,
 )
 from corpora import materialize as write_out
@@ -71,7 +72,8 @@ def materialize(corpus: str) -> Path:
         return target
     if target.exists():
         shutil.rmtree(target)
-    write_out(CORPORA / SOURCES[corpus], target)
+    source, language = ONE_LANGUAGE.get(corpus, (corpus, None))
+    write_out(CORPORA / SOURCES[source], target, language)
     marker.write_text("ok")
     return target
 

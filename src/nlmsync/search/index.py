@@ -23,6 +23,7 @@ import json
 import sqlite3
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,6 +45,7 @@ from nlmsync.vault import (
     VaultListing,
     attachment_suffixes,
     excluded_by_pattern,
+    has_note_suffix,
     is_note_path,
     list_vault,
     normalize_rel_path,
@@ -78,6 +80,14 @@ def _markdown_fields() -> tuple[Callable[..., NoteFields], Callable[..., NoteTex
     from nlmsync.search.note_facts import note_facts
 
     return note_fields, whole_fields, note_facts
+
+
+def _tell_every(reading: int) -> int:
+    """Of the `reading` notes a sync may read, one in how many is told by the language model as it is read: every
+    one when they are too few for their folders to say the language of the rest (`note_facts.presumed_languages`)."""
+    from nlmsync.search.note_facts import MIN_TOLD, TELL_EVERY
+
+    return 1 if reading < TELL_EVERY * MIN_TOLD else TELL_EVERY
 
 
 def _word_forms(query: str, language: str) -> WordForms | None:
@@ -307,7 +317,7 @@ class NoteIndex:
                     return index_codec.facts_of(self.db, paths)
                 except sqlite3.Error:
                     return {}
-            found = {path: self._facts.get(index_codec.path_key(path)) for path in paths}
+            found = {path: self._facts.get(key) for path, key in zip(paths, index_codec.path_keys(paths))}
             return {path: fact for path, fact in found.items() if fact is not None}
 
     def languages(self) -> dict[str, int]:
@@ -319,10 +329,7 @@ class NoteIndex:
                 except sqlite3.Error:
                     return {}
             if self._languages is None:
-                counts: dict[str, int] = {}
-                for fact in self._facts.values():
-                    counts[fact.lang] = counts.get(fact.lang, 0) + 1
-                self._languages = counts
+                self._languages = dict(Counter(fact.lang for fact in self._facts.values()))
             return self._languages
 
     def paths(self) -> list[str]:
@@ -359,19 +366,10 @@ class NoteIndex:
                 self._incremental_syncs += 1
             self._pending = _Pending(full_rescan=False)
             self._finish_attachments(changes, full)
-            for path in changes.removed:
-                if path not in changes.facts:
-                    changes.facts[path] = None
-            keyed = {index_codec.path_key(path): fact for path, fact in changes.facts.items()}
-            for key, fact in keyed.items():
-                if fact is None:
-                    self._facts.pop(key, None)
-                else:
-                    self._facts[key] = fact
-            if changes.facts:
-                self._languages = None
+            self._settle_languages(changes)
+            facts = self._keep_facts(changes)
             merged = self._postings.apply(changes.removed, changes.batch)
-            self._persist(changes, merged)
+            self._persist(changes, merged, facts)
             indexed, added = len(self._postings), len(changes.batch) - changes.updated
             notices, self._notices = self._notices, []
             # every note indexed is added, updated or unchanged; a skipped note is none of them
@@ -391,6 +389,7 @@ class NoteIndex:
             listing = list_vault(self.vault_root, self.attachments)
         changes = Changes(DocBatch(MERGE_THRESHOLD, self.weights))
         candidates, gone = self._notes.changed(listing, self._postings.slot_of, self._postings.alive)
+        changes.tell_every = _tell_every(len(candidates))
         for path in gone:
             changes.removed.append(path)
             del self._notes.stats[path]
@@ -412,6 +411,7 @@ class NoteIndex:
 
     def _rescan_paths(self, deleted: set[str], modified: set[str]) -> Changes:
         changes = Changes(DocBatch(MERGE_THRESHOLD, self.weights))
+        changes.tell_every = _tell_every(len(modified))
         for path in sorted(deleted):
             self._notes.gone(path, changes)
         for path in sorted(modified):
@@ -426,7 +426,8 @@ class NoteIndex:
 
     def _load(self, note: NoteFile, changes: Changes) -> None:
         """Read, check and tokenize one note (or attachment) into `changes` (as an addition or a skip)."""
-        if not is_note_path(note.path):
+        # a walk's or a marked path's note is a note or an attachment outside the ignored folders: its suffix tells
+        if not has_note_suffix(note.path):
             self._load_attachment(note, changes)
             return
         note_fields, whole_fields, note_facts = _markdown_fields()
@@ -441,7 +442,10 @@ class NoteIndex:
         if self._links is not None:
             self._links.note_read(note.path, attachment_links(text, note.path, self.attachments))
         assert front is not None  # read, as asked
-        changes.facts[note.path] = note_facts(text, front)
+        tell = len(changes.facts) % changes.tell_every == 0
+        changes.facts[note.path] = note_facts(text, front, tell)
+        if not tell:
+            changes.untold.append(note.path)
         whole = whole_fields(text, front)
         if whole is not None:
             changes.batch.add_text(note.path, whole)
@@ -523,6 +527,41 @@ class NoteIndex:
                 links.texts.prune()
         except sqlite3.Error:
             pass  # the texts are a cache: kept a while longer, they cost only room
+
+    def _settle_languages(self, changes: Changes) -> None:
+        """The languages of the notes read but not told: presumed from their folders' (`note_facts.presumed_languages`),
+        or told, their text read again, where their folders do not say."""
+        if not changes.untold:
+            return
+        from nlmsync.search.note_facts import facts_of, presumed_languages
+        from nlmsync.text import text_language
+
+        # an untold note's language is "" until settled: it is no evidence, nor is a note told to have none
+        told = {path: fact.lang for path, fact in changes.facts.items() if fact is not None and fact.lang}
+        presumed = presumed_languages(changes.untold, told)
+        for path in changes.untold:
+            fact = changes.facts[path]
+            assert fact is not None
+            lang = presumed.get(path)
+            if lang is None:
+                admission = admit_note(self.vault_root, path, self.settings.exclude)
+                lang = text_language(admission.text) if admission.refused is None else ""
+            changes.facts[path] = facts_of(lang, fact.pages)
+        changes.untold.clear()
+
+    def _keep_facts(self, changes: Changes) -> dict[int, NoteFacts | None]:
+        """The facts of the notes a sync read or removed, by `index_codec.path_key`, now the index's."""
+        for path in changes.removed:
+            changes.facts.setdefault(path, None)
+        facts = dict(zip(index_codec.path_keys(changes.facts), changes.facts.values()))
+        for key, fact in facts.items():
+            if fact is None:
+                self._facts.pop(key, None)
+            else:
+                self._facts[key] = fact
+        if facts:
+            self._languages = None
+        return facts
 
     # --- the cache in the state file ---
 
@@ -634,7 +673,7 @@ class NoteIndex:
                 self._postings.add(DocTerms(row.path, row.terms, row.lengths))
                 self._notes.load_row(row)
 
-    def _persist(self, changes: Changes, merged: bool) -> None:
+    def _persist(self, changes: Changes, merged: bool, facts: dict[int, NoteFacts | None]) -> None:
         if self.db is None:
             return
         try:
@@ -656,9 +695,8 @@ class NoteIndex:
                 for doc in changes.batch.docs:
                     mtime_ns, size = self._notes.stats[doc.path]
                     rows.append(CachedDoc(doc.path, mtime_ns, size, None, doc.lengths, doc.tf))
-                if rows or changes.facts:
-                    index_codec.write_changes(self.db, rows, {index_codec.path_key(path): fact for path, fact
-                                                              in changes.facts.items()}, self.languages())
+                if rows or facts:
+                    index_codec.write_changes(self.db, rows, facts, self.languages())
             self._rewrite_cache = False
             self.save_error = None
         except sqlite3.Error as exc:

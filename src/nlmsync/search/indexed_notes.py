@@ -42,6 +42,8 @@ class Changes:
     removed: list[str] = field(default_factory=list)
     skipped: dict[str, CachedDoc] = field(default_factory=dict)
     facts: dict[str, NoteFacts | None] = field(default_factory=dict)  # the facts of the notes read; None: gone
+    tell_every: int = 1  # of the notes read, one in this many has its language told as it is read
+    untold: list[str] = field(default_factory=list)  # the notes read whose language is not told yet
 
 
 class IndexedNotes:

@@ -27,7 +27,7 @@ from typing import TypedDict, Unpack
 
 from nlmsync.search.bm25 import idf
 from nlmsync.search.hits import Evidence, SearchHit
-from nlmsync.search.note_facts import CODE_KEY, path_page
+from nlmsync.search.note_facts import CODE_KEY, folder_codes, path_page
 from nlmsync.store.index_codec import NoteFacts
 
 __all__ = ["CANDIDATES_PER_NOTE", "OTHER_LANGUAGE_WEIGHT", "SEPARATION", "UNHELD_SHARE", "WEAK_COVERAGE", "Selection", "coverage",
@@ -87,12 +87,13 @@ def select_notes(hits: Sequence[SearchHit], facts: Mapping[str, NoteFacts], lang
 def one_copy_each(hits: Sequence[SearchHit], facts: Mapping[str, NoteFacts], languages: Collection[str],
                   question_language: str) -> list[SearchHit]:
     """`hits` with the copies of each page made one candidate (see the module), best first."""
+    folders = folder_codes([hit.path for hit in hits], languages)
     group_of: dict[str, int] = {}  # a key -> the group holding it
     groups: list[list[SearchHit]] = []
     langs_of: list[set[str]] = []
     for hit in hits:
         fact = facts.get(hit.path, _UNKNOWN)
-        keys = ["path:" + path_page(hit.path, languages), *(k for k in fact.pages if not k.startswith(CODE_KEY))]
+        keys = ["path:" + path_page(hit.path, folders), *(k for k in fact.pages if not k.startswith(CODE_KEY))]
         codes = [k for k in fact.pages if k.startswith(CODE_KEY)]
         found = next((group_of[k] for k in keys if k in group_of), None)
         if found is None:  # copies by their code and images only when in another language

@@ -415,10 +415,15 @@ _UPSERT_FACTS = "INSERT OR REPLACE INTO index_facts (key, lang, pages) VALUES (?
 
 def path_key(path: str) -> int:
     """The key of a note's facts: a 64-bit hash of its path (xxh3), as SQLite's signed integer."""
-    import xxhash
+    return path_keys([path])[0]
 
-    key = xxhash.xxh3_64_intdigest(path.encode("utf-8", "surrogatepass"))
-    return key - (1 << 64) if key >= 1 << 63 else key
+
+def path_keys(paths: Iterable[str]) -> list[int]:
+    """The `path_key` of each of `paths`."""
+    from xxhash import xxh3_64_intdigest
+
+    return [key - (1 << 64) if (key := xxh3_64_intdigest(path.encode("utf-8", "surrogatepass"))) >= 1 << 63 else key
+            for path in paths]
 
 
 def _write_facts(db: sqlite3.Connection, facts: Mapping[int, NoteFacts | None], languages: Mapping[str, int]) -> None:
@@ -451,7 +456,8 @@ def load_facts(db: Connection) -> dict[int, NoteFacts]:
 def facts_of(db: Connection, paths: Iterable[str]) -> dict[str, NoteFacts]:
     """The facts of those of `paths` that are indexed."""
     conn = plain_connection(db)
-    keys = {path_key(path): path for path in paths}
+    paths = list(paths)
+    keys = dict(zip(path_keys(paths), paths))
     wanted = list(keys)
     found: dict[str, NoteFacts] = {}
     for start in range(0, len(wanted), 500):
