@@ -59,7 +59,7 @@ class AttachmentRun:
         self.items: list[PlannedFile | NoteOutcome] = []
 
     def close(self) -> None:
-        self.reader.__exit__()
+        self.reader.close()
 
     def decide(self) -> None:
         """Hash the files (not read when their hash is known), decide each one's branch, and read those to upload

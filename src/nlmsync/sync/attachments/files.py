@@ -66,6 +66,10 @@ class FileReader:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the reading process, if one was started."""
         self.reader.close()
 
     def load(self, paths: Sequence[str], found: Collection[str] = (),
