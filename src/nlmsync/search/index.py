@@ -302,7 +302,7 @@ class NoteIndex:
         # the rule's candidates are the notes: attachments are found by search, and a refresh does not upload them
         notes = [hit for hit in hits if is_note_path(hit.path)] if self.attachments else hits
         selection = select_notes(notes, facts, languages, language, evidence,
-                                 coverage_terms(query, stop_words=s.query_stop_words), top_n=s.top_n,
+                                 coverage_terms(query, stop_words=s.query_stop_words, language=language), top_n=s.top_n,
                                  cutoff_ratio=s.cutoff_ratio, min_k=s.min_k)
         return replace(selection, hits=hits) if notes is not hits else selection
 
