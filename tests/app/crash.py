@@ -88,18 +88,20 @@ class Snapshot:
     notebooks: dict[str, FakeNotebook]
     state: Path
     capacity: int
+    tier: str | None = None
+    """The plan's tier the fake's `usage_get` reports."""
 
     @classmethod
     def take(cls, world: World, capacity: int) -> Snapshot:
         target = world.root / "base"
         snapshot_state(world, target)
-        return cls(world, copy.deepcopy(world.fake.notebooks), target, capacity)
+        return cls(world, copy.deepcopy(world.fake.notebooks), target, capacity, world.fake.faults.tier)
 
     def restore(self, root: Path, faults: Faults) -> tuple[World, Path]:
-        """A copy under `root` (vault, state, notebook), served by a fake with `faults`."""
+        """A copy under `root` (vault, state, notebook), served by a fake with `faults` (and the plan's tier)."""
         shutil.copytree(self.world.vault, root / "vault")
         shutil.copytree(self.state, root / "state")
-        fake = FakeNotebookLM(capacity=self.capacity, faults=faults)
+        fake = FakeNotebookLM(capacity=self.capacity, faults=replace(faults, tier=self.tier))
         fake.notebooks = copy.deepcopy(self.notebooks)
         settings = self.world.settings.model_copy(update={"vault": root / "vault"})
         return World(root, fake, self.world.notebook_id, settings), root / "state" / settings.state_path.name

@@ -80,3 +80,23 @@ def assert_mirrored(world, vault: Path, hand_added: AbstractSet[str] = frozenset
     assert sorted(held) == sorted(notes), (sorted(set(held) ^ set(notes)))
     for path, words in held.items():
         assert words == [" ".join(notes[path].split())], f"{path}: held {len(words)} times or at another version"
+
+
+def watch_for_notes_out(world, vault: Path) -> list[list[str]]:
+    """Watch the fake from now on: after each delete it applies that leaves notes of `vault` in no source (at any
+    version), those notes are added to the list returned, which stays empty while no delete leaves a note out."""
+    out: list[list[str]] = []
+    paths = set(vault_notes(vault))
+    apply = world.fake.apply
+
+    def watched(tool, arguments, plan=None):
+        result = apply(tool, arguments, plan)
+        if tool == "source_delete":
+            sources = {s.id: (s.title, indexed_text(s.text))
+                       for s in world.fake.notebooks[world.notebook_id].sources.values()}
+            if left := sorted(paths - set(held_notes(sources, paths))):
+                out.append(left)
+        return result
+
+    world.fake.apply = watched
+    return out

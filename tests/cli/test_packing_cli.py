@@ -69,3 +69,29 @@ def test_a_dry_run_that_cannot_read_the_notebook_plans_for_an_empty_one_and_says
     assert report["notices"][0].endswith("this is the plan for an empty notebook")
     code, _, err = run(capsys, *common, "refresh", "--all", "--capacity", "5")
     assert code == 5 and "Google login" in err
+
+
+def test_a_packed_refresh_prints_a_line_per_changed_pack_not_every_note(tmp_path: Path, capsys) -> None:
+    """A plain `refresh` of a packed notebook says what `refresh --all` says: a line per pack it changed, naming the
+    notes that changed; an idle one prints its summary alone, and `-v` lists every pack with its notes."""
+    vault = _vault(tmp_path, 120)
+    (vault / ".nlmsync").mkdir()
+    (vault / ".nlmsync" / "config.toml").write_text("source_max_bytes = 1000\npack = \"always\"\n", encoding="utf-8")
+    common = ["--vault", str(vault), "--server", "fake", "--notebook", "new:Packed"]
+    code, out, err = run(capsys, *common, "refresh", "--all")
+    assert code == 0, err
+    packs = sum(1 for line in out.splitlines() if line.startswith("pack added"))
+    assert packs > 3
+    (vault / "d1" / "n03.md").write_text("# Note 3\n\nEdited.\n", encoding="utf-8")
+    code, out, _ = run(capsys, *common[:4], "refresh")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 2, out
+    assert lines[0].startswith("pack replaced") and "1 changed: d1/n03.md" in lines[0]
+    assert lines[1].startswith("packs: 1 replaced,")  # no note counted as replaced for being in that pack
+    code, out, _ = run(capsys, *common[:4], "refresh")
+    assert code == 0 and len(out.splitlines()) == 1 and "reused" not in out.split("packs:")[0]
+    code, out, _ = run(capsys, *common[:4], "refresh", "-v")
+    assert code == 0 and sum(1 for line in out.splitlines() if line.startswith("    d")) == 120
+    code, out, _ = run(capsys, *common[:4], "refresh", "--json", "d1/n05.md")
+    (note,) = json.loads(out)["notes"]
+    assert (note["path"], note["branch"]) == ("d1/n05.md", "reused")

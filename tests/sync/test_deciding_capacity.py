@@ -94,3 +94,18 @@ def test_a_capacity_is_learned_under_its_own_value_unless_a_refusal_lowered_it()
     assert decide_capacity(KnownCapacity(setting=50)).under == 50
     assert decide_capacity(KnownCapacity(setting=50, learned=LearnedCapacity(40, 50))).under == 50
 
+
+
+def test_a_refusal_beyond_the_plans_limit_makes_the_plan_the_capacity() -> None:
+    """A notebook mirrored on Pro, its plan now Standard: it holds 121 sources, more than Standard's 50, which
+    alone would say it is on a larger plan; once the server refuses an add at 121, the plan is believed."""
+    assert decided(plan=50, held=121) == (300, CapacitySource.HELD)
+    capacity = decide_capacity(KnownCapacity(plan=50, held=121, plans=PLANS))
+    refused = capacity.refused_at(121)
+    assert (refused.value, refused.source) == (50, CapacitySource.PLAN)
+    assert decided(plan=50, held=121, learned=LearnedCapacity(121, 300)) == (50, CapacitySource.PLAN)
+    # the user's word still wins, and a refusal below the plan's limit is learned as before
+    assert decided(setting=300, plan=50, held=121, learned=LearnedCapacity(121, 300)) == (121, CapacitySource.LEARNED)
+    assert decided(plan=50, held=45, learned=LearnedCapacity(45, 50)) == (45, CapacitySource.LEARNED)
+    # refused at exactly a larger plan's limit: that plan's notebook (shared by an account on it), not a downgrade
+    assert decided(plan=50, held=300, learned=LearnedCapacity(300, 300)) == (300, CapacitySource.HELD)

@@ -162,3 +162,17 @@ def test_any_layout_is_a_partition_within_limits_and_replanning_it_changes_nothi
     assert len(packs) <= budget
     assert all(_size(notes, pack) <= LIMIT for pack in packs)
     assert _packs(notes, _starts(packs), budget=budget, target=2_500) == packs
+
+
+def test_over_budget_packs_too_full_to_merge_in_pairs_are_cut_again_a_few_neighbours_at_a_time() -> None:
+    """Packs 70% full: no two fit one pack, so the fewest neighbours that fit in one fewer (three into two) are cut
+    again, where they are smallest; every other pack keeps its notes. Falling back to a new layout would move all."""
+    notes = [PackNote(f"n{i:03}.md", 1_000) for i in range(70)]
+    held = [tuple(n.path for n in notes[i:i + 7]) for i in range(0, 70, 7)]  # ten packs of 7,000 bytes
+    held[4] = held[4][:6]  # the smallest neighbours: packs 4 and 5 with a note of 4 moved to 5
+    held[5] = (notes[34].path, *held[5])
+    packs = _packs(notes, _starts(held), budget=9)
+    assert len(packs) == 9 and all(_size(notes, p) <= LIMIT for p in packs)
+    kept = [p for p in packs if p in held]
+    assert len(kept) == 7, packs  # three neighbours became two, the seven others stay
+    assert sorted(p for pack in packs for p in pack) == [n.path for n in notes]

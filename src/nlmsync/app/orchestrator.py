@@ -48,6 +48,7 @@ from nlmsync.errors import (
 from nlmsync.notebooklm import PLAN_CAPACITIES, NotebookDetails, NotebookLMClient, QueryAnswer
 from nlmsync.store import StateStore
 from nlmsync.sync import (
+    AllNotesScope,
     Branch,
     Capacity,
     KnownCapacity,
@@ -93,11 +94,13 @@ class Notebook(NamedTuple):
 
 
 class Listing(NamedTuple):
-    """A notebook, a fresh listing of it, and its capacity as the listing shows it (the plan not read)."""
+    """A notebook, a fresh listing of it, its capacity as the listing shows it (the plan not read), and what levelling
+    the state file with it says (None: nothing, or not levelled)."""
 
     notebook_id: str
     remote: RemoteView
     capacity: Capacity
+    levelled: str | None = None
 
 
 def plan_figure(plan: PlanCapacity | None) -> int | None:
@@ -305,6 +308,7 @@ class Orchestrator:
                     self.progress.start("refresh", len(chosen.paths))
                 await ensure_sources_for_paths(run, chosen.paths, found=chosen.found, all_notes=scope,
                                                stats=chosen.stats)
+                run = await self._again_if_left_out(notebook, run, report, chosen, scope)
                 report.notes.extend(NoteOutcome(path=skip.path, branch=Branch.EXCLUDED, reason=skip.reason)
                                     for skip in chosen.passed_over)
             finally:
@@ -316,6 +320,35 @@ class Orchestrator:
                 if not dry_run:
                     report.layout = sources_layout(self.store, notebook_id, run.remote)
         return chosen.paths
+
+    async def _again_if_left_out(self, notebook: Notebook, run: SyncRun, report: RefreshReport, chosen: RefreshNotes,
+                                 scope: AllNotesScope | None) -> SyncRun:
+        """A run that changed the notebook reads it again before it declares success: when another device deleted a
+        source the run counts on meanwhile, one more pass puts those notes back (and says so); returns the run whose
+        listing the report's figures come from.
+
+        Raises:
+            PartialFailure: the sources were deleted again during the second pass.
+        """
+        if run.dry_run or not report.changed_notebook:
+            return run
+        listing = await read_remote(self.client, notebook.notebook_id, expect_sources=True)
+        gone = report.counted_on() - set(listing.ids())
+        if not gone:
+            return run
+        again = await self._prepare_run(notebook._replace(first=None), RefreshReport(notebook_id=notebook.notebook_id),
+                                        dry_run=False)
+        await ensure_sources_for_paths(again, chosen.paths, found=chosen.found, all_notes=scope, stats=chosen.stats)
+        report.add_pass(again.report, gone)
+        left = report.counted_on() - set(again.remote.ids())
+        report.notices.append(f"another device changed the notebook during this run: {len(gone)} "
+                              f"{'source' if len(gone) == 1 else 'sources'} this run counted on "
+                              f"{'was' if len(gone) == 1 else 'were'} deleted, and their notes uploaded again")
+        if left:
+            raise PartialFailure(f"{len(left)} {'source' if len(left) == 1 else 'sources'} this run counted on "
+                                 "left the notebook while it ran (another device at work)",
+                                 hint="run 'nlmsync refresh' again once the other device is done", report=report)
+        return again
 
     async def keep_current(self, paths: Sequence[str]) -> RefreshReport | None:
         """Refresh those of `paths` that are already synced to the notebook (watch mode) — in a packed notebook
@@ -485,33 +518,37 @@ class Orchestrator:
         notebook_id = notebook.notebook_id
         remote = await self._remote(notebook)
         capacity = decide_capacity(replace(self._known_capacity(notebook_id), held=len(remote)))
+        levelled = None
         if level:
             async with held_writer(self.store):
-                await self._level(notebook_id, remote, capacity)
-        return Listing(notebook_id, remote, capacity)
+                levelled = await self._level(notebook_id, remote, capacity)
+        return Listing(notebook_id, remote, capacity, levelled)
 
-    async def _level(self, notebook_id: str, remote: RemoteView, capacity: Capacity) -> None:
+    async def _level(self, notebook_id: str, remote: RemoteView, capacity: Capacity) -> str | None:
         """For a command that looks at the notebook (under the writer lock): the state file brought level with what
-        the notebook holds, and the notebook taken as the vault's when it has none yet (see `listing`)."""
+        the notebook holds, and the notebook taken as the vault's when it has none yet (see `listing`); returns
+        what it says of what it adopted and deleted (None: nothing)."""
         if self.store.default_notebook() is None:
             self.store.set_default_notebook(notebook_id)
-        await level_with_notebook(self._deps(notebook_id, capacity), remote)
+        return (await level_with_notebook(self._deps(notebook_id, capacity), remote)).notice()
 
     async def status(self, paths: Sequence[str] = ()) -> StatusReport:
         """The registry against the remote listing and the vault, with the next steps, and for each of `paths`
         (vault-relative notes) the source that holds it; changes nothing."""
-        notebook_id, remote, _ = await self.listing(level=True)
+        notebook_id, remote, _, levelled = await self.listing(level=True)
         known = self._known_capacity(notebook_id)
         plan = await self._plan(known.setting is None)  # shown, even when a capacity given before decides
         capacity = decide_capacity(replace(known, plan=plan_figure(plan), held=len(remote)))
-        return status_report(self.store, self.settings, notebook_id, remote, limit=capacity,
-                             plan=plan.plan if plan is not None else None,
-                             allowance=await self.allowance.read(self.client), paths=paths)
+        report = status_report(self.store, self.settings, notebook_id, remote, limit=capacity,
+                               plan=plan.plan if plan is not None else None,
+                               allowance=await self.allowance.read(self.client), paths=paths)
+        report.notices = [levelled] if levelled else []
+        return report
 
     async def reconcile(self) -> ReconcileReport:
         """Reconciliation against one fresh listing: mark mappings active (canonical ids) or stale."""
         async with held_writer(self.store):
-            notebook_id, remote, capacity = await self.listing()
+            notebook_id, remote, capacity, _ = await self.listing()
             await self._level(notebook_id, remote, capacity)
             result = self.store.reconcile(notebook_id, remote.ids())
             orphans = orphan_ids(remote, accounted_ids(self.store, notebook_id))

@@ -161,6 +161,9 @@ class StatusReport(BaseModel):
     pending_deletions: list[str] = Field(default_factory=list, description="Source ids still to delete.")
     recent_evictions: list[EvictionEntry] = Field(default_factory=list)
     next_steps: list[NextStep] = Field(default_factory=list)
+    notices: list[str] = Field(default_factory=list, description="What bringing the state file level with the "
+                               "notebook did: sources another device or an interrupted run uploaded, taken as this "
+                               "vault's (nothing to upload again), and copies deleted.")
 
 
 class ReconcileReport(BaseModel):

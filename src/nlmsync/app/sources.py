@@ -28,7 +28,7 @@ async def list_sources(orchestrator: Orchestrator) -> SourcesReport:
         NotebookNotFoundError: the server has no such notebook.
         NotebookLMError: the server cannot be used.
     """
-    notebook_id, remote, capacity = await orchestrator.listing(level=True)
+    notebook_id, remote, capacity, _ = await orchestrator.listing(level=True)
     store = orchestrator.store
     packs = [p for p in store.packs(notebook_id) if p.source_id in remote]
     resolved_mappings = store.mappings_with_resolved_ids(notebook_id)  # by path, part

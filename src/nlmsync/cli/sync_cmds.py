@@ -96,7 +96,7 @@ def _pack_line(pack: PackOutcome) -> str:
     return f"[{style}]{'pack ' + pack.branch.value:<14}[/{style}] {escape_path(pack.title)}{extra}"
 
 
-def _print_refresh(report: RefreshReport, json_output: bool, quiet: bool) -> None:
+def _print_refresh(report: RefreshReport, json_output: bool, quiet: bool, verbose: bool = False) -> None:
     from nlmsync.sync import Branch
 
     if json_output:
@@ -109,8 +109,11 @@ def _print_refresh(report: RefreshReport, json_output: bool, quiet: bool) -> Non
         if not quiet or note.branch is Branch.FAILED:
             out.print(_note_line(note))
     for pack in report.packs:
-        if pack.branch is Branch.FAILED or not (quiet or pack.branch is Branch.REUSED):
+        if pack.branch is Branch.FAILED or verbose or not (quiet or pack.branch is Branch.REUSED):
             out.print(_pack_line(pack))
+            if verbose:  # every note, under the pack that holds it
+                for path in pack.paths:
+                    out.print(f"    {escape_path(path)}")
     counted = [", ".join(f"{n} {b}" for b, n in sorted(report.counts().items()))]
     packs: dict[str, int] = {}
     for pack in report.packs:
@@ -139,10 +142,11 @@ def _print_refresh(report: RefreshReport, json_output: bool, quiet: bool) -> Non
 @click.option("--dry-run", is_flag=True, help="Print the plan; make no change anywhere.")
 @click.option("--capacity", type=int, help="Sources the notebook may hold.")
 @click.option("--concurrency", type=int, help="Concurrent uploads.")
+@click.option("-v", "--verbose", is_flag=True, help="List every pack, reused ones too, with every note it holds.")
 @json_flag
 @click.pass_context
 def refresh_command(ctx: click.Context, paths: tuple[str, ...], query: str | None, all_notes: bool, dry_run: bool,
-                    capacity: int | None, concurrency: int | None, json_output: bool) -> None:
+                    capacity: int | None, concurrency: int | None, verbose: bool, json_output: bool) -> None:
     """Upload notes to the notebook, and say what was done with each: reused, replaced, renamed, added, evicted, …
 
     PATHs are notes or folders (default: the notes uploaded before).
@@ -166,9 +170,9 @@ def refresh_command(ctx: click.Context, paths: tuple[str, ...], query: str | Non
         stopped = exc.exit_code in REPORTED_EXIT_CODES or isinstance(exc, DiskFullError)
         if isinstance(exc.report, RefreshReport) and stopped and (
                 json_output or isinstance(exc, PartialFailure) or exc.report.notes):
-            _print_refresh(exc.report, json_output, cli.quiet)
+            _print_refresh(exc.report, json_output, cli.quiet, verbose)
         raise
-    _print_refresh(report, json_output, cli.quiet)
+    _print_refresh(report, json_output, cli.quiet, verbose)
 
 
 def _print_ask(result: AskResult, json_output: bool) -> None:
@@ -300,6 +304,8 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
     if json_output:
         emit_json(report)
         return
+    for notice in report.notices:
+        stderr_console().print(f"nlmsync: note: {escape(notice)}")
     out = stdout_console().print
     out(notebook_heading(report.notebook_id, report.title, report.source_count, report.capacity))
     plan = f" ({report.plan})" if report.plan and report.capacity_source == "plan" else ""

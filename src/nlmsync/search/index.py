@@ -301,7 +301,7 @@ class NoteIndex:
         languages = self.languages()
         # the rule's candidates are the notes and the attachments alike: a refresh makes either a source
         return select_notes(hits, facts, languages, language, evidence,
-                            coverage_terms(query, stop_words=s.query_stop_words), top_n=s.top_n,
+                            coverage_terms(query, stop_words=s.query_stop_words, language=language), top_n=s.top_n,
                             cutoff_ratio=s.cutoff_ratio, min_k=s.min_k)
 
     def selected(self, query: str, on_progress: Callable[[int, int], None] | None = None) -> list[SearchHit]:
@@ -530,7 +530,8 @@ class NoteIndex:
 
     def _settle_languages(self, changes: Changes) -> None:
         """The languages of the notes read but not told: presumed from their folders' (`note_facts.presumed_languages`),
-        or told, their text read again, where their folders do not say."""
+        or told, their text read again, where their folders do not say or an edited note was indexed before in
+        another language than its folder's (a German note in an English folder stays told, not presumed English)."""
         if not changes.untold:
             return
         from nlmsync.search.note_facts import facts_of, presumed_languages
@@ -539,10 +540,13 @@ class NoteIndex:
         # an untold note's language is "" until settled: it is no evidence, nor is a note told to have none
         told = {path: fact.lang for path, fact in changes.facts.items() if fact is not None and fact.lang}
         presumed = presumed_languages(changes.untold, told)
-        for path in changes.untold:
+        before = (self._facts.get(key) for key in index_codec.path_keys(changes.untold))
+        for path, was in zip(changes.untold, before):
             fact = changes.facts[path]
             assert fact is not None
             lang = presumed.get(path)
+            if lang is not None and was is not None and was.lang != lang:
+                lang = None
             if lang is None:
                 admission = admit_note(self.vault_root, path, self.settings.exclude)
                 lang = text_language(admission.text) if admission.refused is None else ""

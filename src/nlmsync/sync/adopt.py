@@ -57,6 +57,7 @@ async def level_with_notebook(deps: SyncDeps, remote: RemoteView) -> Levelled:
             notes.append(NoteClaim(source_id, title, note))
     stale = any(r.content_hash == STALE_HASH and r.source_id in remote for r in records)
     if not notes and not packs and not files and not stale:
+        forget_dead_packs(deps, remote)
         return done
     evidence = Evidence(deps, remote, done)
     if packs or stale:
@@ -68,4 +69,22 @@ async def level_with_notebook(deps: SyncDeps, remote: RemoteView) -> Levelled:
     store.record_unmanaged(nb, done.lookalikes)
     if gone:
         store.forget_unmanaged(nb, gone)
+    forget_dead_packs(deps, remote)
     return done
+
+
+def forget_dead_packs(deps: SyncDeps, remote: RemoteView) -> None:
+    """Forget the records of packs the notebook no longer holds once none of their notes is missing: each note
+    they still hold is held by a live pack (levelling moved it there) or has left the vault — what a state file
+    older than the notebook keeps (restored from a backup, or left while another device replaced the pack). A
+    dead pack still holding notes of the vault is a pack deleted in NotebookLM, kept so that `status` says so and
+    `refresh` uploads its notes again."""
+    store, nb = deps.store, deps.notebook_id
+    dead = [r for r in store.packs(nb) if r.source_id not in remote]
+    if not dead:
+        return
+    with store.step():
+        for record in dead:
+            held = store.notes_of_pack(nb, record.source_id)
+            if not any((deps.vault_root / path).is_file() for path, _ in held):
+                store.remove_pack(nb, record.source_id)

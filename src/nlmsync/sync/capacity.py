@@ -1,6 +1,7 @@
 """How many sources a notebook may hold, decided once by one pure function from what is known
 (`decide_capacity`), and how a full notebook is said. The user's word wins over the plan; a refusal as full lowers
-the figure until the capacity it was learned under changes."""
+the figure until the capacity it was learned under changes, and a refusal beyond the plan's limit makes the plan the
+figure (a plan downgraded: the notebook keeps its sources but takes no more)."""
 
 from __future__ import annotations
 
@@ -99,12 +100,22 @@ def decide_capacity(known: KnownCapacity) -> Capacity:
     else:
         value, source = (known.plan, CapacitySource.PLAN) if known.plan is not None else \
             (known.default, CapacitySource.DEFAULT)
-        if known.held > value:
+        if known.held > value and not refused_beyond_plan(known):
             value, source = next((n for n in known.plans if n >= known.held), known.held), CapacitySource.HELD
     learned = known.learned
     if learned is not None and learned.under == value and learned.held < value:
         return Capacity(learned.held, CapacitySource.LEARNED, value, known)
     return Capacity(value, source, value, known)
+
+
+def refused_beyond_plan(known: KnownCapacity) -> bool:
+    """Whether the server refused an add as full while the notebook held more than the plan it reports allows: the
+    notebook is not on a larger plan (what it holds would say so otherwise) but on a plan it outgrew, and the plan's
+    limit is believed. A refusal at exactly a larger plan's limit is that plan's (a notebook another account owns,
+    on its plan), and is not taken for one."""
+    learned = known.learned
+    return (known.plan is not None and learned is not None and learned.held > known.plan
+            and learned.held not in known.plans)
 
 
 def given_capacity(settings: Settings) -> int | None:
@@ -118,12 +129,22 @@ def means_full(refusal: NotebookLMError, held: int) -> bool:
     `held` sources, at least the smallest plan's limit (below it, the add itself was at fault)."""
     if isinstance(refusal, ServerCapacityError):
         return True
-    return (isinstance(refusal, ServerValidationError) and held >= SMALLEST_PLAN_LIMIT
-            and _INVALID_ARGUMENT.search(refusal.raw) is not None)
+    return held >= SMALLEST_PLAN_LIMIT and refused_as_invalid(refusal)
 
 
-def full_notebook_error(notebook_id: str, held: int, setting: int) -> CapacityError:
-    """The error of a run stopped by the server's refusal of an add as full, at `held` sources."""
+def refused_as_invalid(refusal: NotebookLMError) -> bool:
+    """Whether the server refused an add as an invalid argument: how NotebookLM refuses an add to a full notebook,
+    and an add it cannot take for what it is."""
+    return isinstance(refusal, ServerValidationError) and _INVALID_ARGUMENT.search(refusal.raw) is not None
+
+
+def full_notebook_error(notebook_id: str, held: int, setting: int, later: Capacity | None = None) -> CapacityError:
+    """The error of a run stopped by the server's refusal of an add as full, at `held` sources (`later`: the
+    capacity later runs keep to, when the refusal changed it)."""
+    if later is not None and later.source == CapacitySource.PLAN and later.value < held:
+        return CapacityError(
+            f"notebook {notebook_id} is full: the server refused a source at {held} sources, more than its plan "
+            f"allows ({later.value}); later runs merge its packs down to fit {later.value}", hint=FULL_HINT)
     below = f", below the 'capacity' setting ({setting})" if held < setting else ""
     return CapacityError(
         f"notebook {notebook_id} is full: the server refused a source at {held} sources{below}; later runs keep "

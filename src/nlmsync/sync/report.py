@@ -4,7 +4,7 @@ by the command line and returned to the MCP server. An error that stops a run pa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field, computed_field
@@ -116,6 +116,28 @@ class RefreshReport(BaseModel):
     @property
     def failed_packs(self) -> list[PackOutcome]:
         return [p for p in self.packs if p.branch == Branch.FAILED]
+
+    @property
+    def changed_notebook(self) -> bool:
+        """Whether the run added, replaced, removed or tried to (a note or pack not reused, nor excluded)."""
+        return any(p.branch != Branch.REUSED for p in self.packs) or \
+            any(n.branch not in (Branch.REUSED, Branch.EXCLUDED) for n in self.notes)
+
+    def counted_on(self) -> set[str]:
+        """The sources the run's live notes and packs are in."""
+        held = {p.source_id for p in self.packs if p.branch.live and p.source_id is not None}
+        return held | {sid for n in self.notes if n.branch.live for sid in n.source_ids}
+
+    def add_pass(self, again: RefreshReport, gone: Collection[str]) -> None:
+        """Take in one more pass over the same notes (`again`), made because the sources `gone` left the notebook
+        while this run ran: what it did replaces the outcomes that counted on them."""
+        changed_packs = [p for p in again.packs if p.branch != Branch.REUSED]
+        moved = {path for p in changed_packs for path in p.paths}
+        self.packs = sorted([p for p in self.packs if p.source_id not in gone and not moved & set(p.paths)]
+                            + changed_packs, key=lambda p: p.paths[0] if p.paths else p.title)
+        redone = {n.path for n in again.notes if n.branch != Branch.REUSED}
+        self.notes = [n for n in self.notes if n.path not in redone and not set(n.source_ids) & set(gone)] + \
+            [n for n in again.notes if n.path in redone]
 
     def counts(self) -> dict[str, int]:
         """The notes by what each counts as (`NoteOutcome.counted_as`): the run's figures, wherever they are

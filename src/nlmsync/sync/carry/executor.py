@@ -16,7 +16,7 @@ from nlmsync.errors import (
     NlmsyncError,
     NotebookLMError,
 )
-from nlmsync.sync.capacity import full_notebook_error, means_full
+from nlmsync.sync.capacity import full_notebook_error, means_full, refused_as_invalid
 from nlmsync.sync.carry.eviction import make_room, strict_delete
 from nlmsync.sync.deps import FATAL_ERRORS, AddedSourceId, SyncDeps
 from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
@@ -125,6 +125,8 @@ class Executor(Generic[U]):
         """The error after which no upload of the run can succeed: the first one stops the run."""
         self.full = False
         """The server refused an add as full, which stopped the run."""
+        self.held_found = 0
+        """The sources a listing read after a refusal found (another device's among them)."""
         self.waiting: list[U] = []
         """Units not started yet: they may free sources early when another needs room."""
         self._last_turn: _Turn | None = None
@@ -196,9 +198,9 @@ class Executor(Generic[U]):
                 self.fatal = self.fatal or exc
                 uploaded = Uploaded(error=str(exc))
             except NotebookLMError as exc:
-                if self.fatal is None and means_full(exc, len(self.remote)):
+                if self.fatal is None and await self._means_full(exc):
                     self.full = True  # no later upload can succeed: the run stops (exit 3)
-                    self.fatal = full_notebook_error(self.deps.notebook_id, len(self.remote),
+                    self.fatal = full_notebook_error(self.deps.notebook_id, self._held(),
                                                      self.deps.capacity.under)
                 uploaded = Uploaded(error=str(exc))
             finally:
@@ -213,6 +215,26 @@ class Executor(Generic[U]):
         finally:
             self.inflight -= 1
             self._signal()
+
+    async def _means_full(self, refusal: NotebookLMError) -> bool:
+        """Whether the server refused an add because the notebook is full. An add refused as an invalid argument
+        while the run's listing holds fewer sources than any plan's limit reads the notebook again: another device
+        may have filled it since the run read it."""
+        if means_full(refusal, len(self.remote)):
+            return True
+        if not refused_as_invalid(refusal):
+            return False
+        try:
+            listing = await lookup_after_lost_answer(self.deps.client, self.deps.notebook_id)
+        except NotebookLMError:
+            return False
+        self.held_found = len(listing)
+        return means_full(refusal, len(listing))
+
+    def _held(self) -> int:
+        """The sources the notebook holds as far as the run knows: its listing, or a fresh one read after a
+        refusal, when it holds more."""
+        return max(len(self.remote), self.held_found)
 
     async def _add(self, upload: Upload) -> Added:
         """One upload: a listed source it claims taken, else added, at most `concurrency` at a time.
@@ -243,8 +265,8 @@ class Executor(Generic[U]):
     def _refused_as_full(self) -> NlmsyncError:
         """Once the uploads under way settled, the notebook holds what the server will take: the refusal is reported
         to the capacity, and later runs keep the notebook to that many sources."""
-        deps, held = self.deps, len(self.remote)
+        deps, held = self.deps, self._held()
         under = deps.capacity.under
         deps.store.learn_capacity(deps.notebook_id, held, under)
         deps.capacity = deps.capacity.refused_at(held)
-        return full_notebook_error(deps.notebook_id, held, under)
+        return full_notebook_error(deps.notebook_id, held, under, deps.capacity)

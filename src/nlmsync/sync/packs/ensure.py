@@ -7,6 +7,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nlmsync import vault as vault_files
+from nlmsync.errors import CapacityError
 from nlmsync.store import NoteHashes, PackRecord
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry.executor import Executor
@@ -22,6 +23,7 @@ from nlmsync.sync.packs.plan import (
     Room,
     does_not_fit,
     group_changes,
+    in_stages,
     packable,
     packed_notes,
     packs_in_reach,
@@ -111,37 +113,57 @@ async def pack_notes(run: SyncRun, request: Request, packed: PackedNotes, items:
     holding = {source_id for source_id, _ in members.values()}
     every_pack = store.packs(nb)
     records = [r for r in every_pack if r.source_id in holding]
-    narrowed = (bool(settled) or request.all_notes is None) and not crowded(deps, run.remote)
-    in_reach: list[PackRecord] | None = None
-    reached: set[str] | None = None
-    if narrowed:
-        fitting_paths = {f.path for f in fitting}
-        # with `refresh --all`, also the packs of notes that are neither settled nor packable now: gone,
-        # excluded, or too large for a pack
-        leaving_packs = [p for p in members if p not in settled and p not in fitting_paths] if settled else []
-        in_reach = packs_in_reach(records, [*fitting_paths, *leaving_packs])
-        reached = {r.source_id for r in in_reach}
-    held = {path for path, (source_id, _) in members.items() if reached is None or source_id in reached}
-    in_run = {i.path for i in items}
-    # a whole-vault run that looks at every note has every note of the vault among `items` already
-    neighbours = [] if request.whole_vault and not narrowed else sorted(held - in_run)
-    neighbours_known = store.note_hashes(neighbours)
-    for item in load_notes(deps, neighbours, neighbours, neighbours_known, run.read, request.stats):
-        if isinstance(item, PreparedNote) and not unpacking and packable(deps, item, _size(item, neighbours_known)):
-            fitting.append(item)
-    layout = packed_notes(deps, fitting, {**neighbours_known, **known})
     wanted, shown = _scope(run, request)
-    scope = PackScope(
-        layout, members, shown, wanted, in_reach, gone=held - {n.path for n in layout},
-        # a whole-vault run retires the packs that hold no note of the vault (an older upload adopted)
-        empty=[r for r in every_pack if r.source_id not in holding] if request.whole_vault else [],
-        alone_parts=sum(len(i.parts) for i in alone
-                        if isinstance(i, PreparedNote) and not _live(i.path, run.registry, run.remote)),
-        leaving=set(vanished_paths(request.all_notes, run.registry, items, settled))
-        if request.all_notes is not None else set(),
-        found={*request.found, *neighbours}, report_notes=() if request.all_notes is not None else request.paths)
-    if in_reach is None or in_reach or layout or scope.empty:  # else nothing in reach to lay out
-        await ensure_packs(run, scope)
+    in_run = {i.path for i in items}
+    changed = list(fitting)
+
+    async def lay_out(narrowed: bool) -> set[str] | None:
+        """Lay out the packs in reach of the notes that changed (`narrowed`), or every pack; returns the packs
+        reached (None: every one)."""
+        fitting = list(changed)
+        in_reach: list[PackRecord] | None = None
+        reached: set[str] | None = None
+        if narrowed:
+            fitting_paths = {f.path for f in fitting}
+            # with `refresh --all`, also the packs of notes that are neither settled nor packable now: gone,
+            # excluded, or too large for a pack
+            leaving_packs = [p for p in members if p not in settled and p not in fitting_paths] if settled else []
+            in_reach = packs_in_reach(records, [*fitting_paths, *leaving_packs])
+            reached = {r.source_id for r in in_reach}
+        held = {path for path, (source_id, _) in members.items() if reached is None or source_id in reached}
+        # a whole-vault run that looks at every note has every note of the vault among `items` already
+        neighbours = [] if request.whole_vault and not narrowed and not settled else sorted(held - in_run)
+        neighbours_known = store.note_hashes(neighbours)
+        for item in load_notes(deps, neighbours, neighbours, neighbours_known, run.read, request.stats):
+            if isinstance(item, PreparedNote) and not unpacking and packable(deps, item,
+                                                                             _size(item, neighbours_known)):
+                fitting.append(item)
+        layout = packed_notes(deps, fitting, {**neighbours_known, **known})
+        scope = PackScope(
+            layout, members, shown, wanted, in_reach, gone=held - {n.path for n in layout},
+            # a whole-vault run retires the packs that hold no note of the vault (an older upload adopted)
+            empty=[r for r in every_pack if r.source_id not in holding] if request.whole_vault else [],
+            alone_parts=sum(len(i.parts) for i in alone
+                            if isinstance(i, PreparedNote) and not _live(i.path, run.registry, run.remote)),
+            leaving=set(vanished_paths(request.all_notes, run.registry, items, settled))
+            if request.all_notes is not None else set(),
+            found={*request.found, *neighbours},
+            # per note, only those the user named (a run over every note, or every synced one, says its packs)
+            report_notes=() if request.all_notes is not None else [p for p in request.paths
+                                                                    if p not in request.found])
+        if in_reach is None or in_reach or layout or scope.empty:  # else nothing in reach to lay out
+            await ensure_packs(run, scope)
+        return reached
+
+    narrowed = (bool(settled) or request.all_notes is None) and not crowded(deps, run.remote)
+    try:
+        reached = await lay_out(narrowed)
+    except NoRoomInReach:
+        if request.all_notes is None:
+            raise
+        # the packs in reach cannot take the change in the room the others leave: every pack is laid out, so
+        # that the others (taken by their titles or not) are merged to make room too
+        reached = await lay_out(False)
     if settled and reached is not None:  # the packs out of reach of every change: reused as they are
         notes_of: dict[str, list[str]] = {}
         for path, (source_id, _) in members.items():
@@ -190,6 +212,11 @@ def _size(note: PreparedNote, known: Mapping[str, NoteHashes]) -> int:
 
 def _pack_order(outcome: PackOutcome) -> str:
     return outcome.paths[0] if outcome.paths else outcome.title
+
+
+class NoRoomInReach(CapacityError):
+    """The packs in reach of a run's notes cannot hold them in the room the other packs leave (nothing was
+    uploaded)."""
 
 
 @dataclass
@@ -243,7 +270,8 @@ async def ensure_packs(run: SyncRun, scope: PackScope) -> None:
     try:
         planned = plan_packs(deps, notes, room.budget, members, remote, within)
     except NotesDoNotFit as exc:
-        raise does_not_fit(deps, room, exc, notes) from None
+        error = does_not_fit(deps, room, exc, notes)
+        raise (NoRoomInReach(error.message, hint=error.hint) if within is not None else error) from None
     groups = [g for g in group_changes(deps, planned, registry, members, scope.gone, scope.empty)
               if scope.wanted is None or scope.wanted(g)]
     changed = [p for g in groups for p in g.packs]
@@ -267,8 +295,17 @@ async def ensure_packs(run: SyncRun, scope: PackScope) -> None:
         deps.phase("uploading packs", sum(len(g.packs) for g in groups))
         shared = PackGroups(deps, remote, registry, read, members, report)
         executor = Executor(deps, remote, run.protect, retire_early=PackUnit.retire_one)
-        stop = await executor.execute([PackUnit(shared, group) for group in groups])
+        store, nb = deps.store, deps.notebook_id
+
+        def old_notes(source_id: str) -> list[str]:
+            return [path for path, _ in store.notes_of_pack(nb, source_id)]
+
+        # the groups that free sources go first, the smallest first: with no free source, an old pack goes before
+        # its successor is in only until the first of them freed one, and then every other group adds first
+        freeing = sorted(groups, key=lambda g: (len(g.packs) >= len(g.old_packs) + len(g.old_singles), len(g.packs)))
+        staged = [stage for group in freeing for stage in in_stages(group, old_notes)]
+        stop = await executor.execute([PackUnit(shared, stage) for stage in staged])
         if stop is not None:
             raise stop
     report.packs.sort(key=_pack_order)
-    report.notes.extend(live_note_outcomes(planned, report.packs, set(scope.report_notes)))
+    report.notes.extend(live_note_outcomes(planned, report.packs, set(scope.report_notes), members))

@@ -150,17 +150,65 @@ def _starts_pack(path: str, size: int, filled: int, target: int) -> bool:
 
 def _merged_to_budget(ranges: list[tuple[int, int]], sizes: Sequence[int], max_bytes: int,
                       budget: int) -> list[tuple[int, int]] | None:
-    """Merge the neighbouring packs with the smallest joined size (within the limit) until `budget` is met;
-    None when no merge is left that could."""
-    packed = [(a, b, sum(sizes[a:b])) for a, b in ranges]
+    """Bring the packs down to `budget` one pack at a time, each time by the smallest change: neighbouring packs that
+    fit in one pack fewer cut again into that many — the two with the smallest joined size merged when two fit one
+    pack — choosing the window that changes the fewest packs not changed already (`_smallest_window`). None when
+    not even all the packs together fit in one fewer."""
+    packed = [(a, b, False) for a, b in ranges]
+    offsets = [0]
+    for size in sizes:
+        offsets.append(offsets[-1] + size)
     while len(packed) > budget:
-        pairs = [(packed[i][2] + packed[i + 1][2], i) for i in range(len(packed) - 1)
-                 if packed[i][2] + packed[i + 1][2] <= max_bytes]
-        if not pairs:
+        window = _smallest_window(packed, sizes, offsets, max_bytes)
+        if window is None:
             return None
-        joined, i = min(pairs)
-        packed[i:i + 2] = [(packed[i][0], packed[i + 1][1], joined)]
+        first, count = window
+        lo, hi = packed[first][0], packed[first + count - 1][1]
+        packed[first:first + count] = [(a, b, True) for a, b in _even_cut(sizes, offsets, lo, hi, count - 1,
+                                                                            max_bytes)]
     return [(a, b) for a, b, _ in packed]
+
+
+_WIDER = 2
+"""How many packs wider than the narrowest window that fits a window is looked for, in case it changes fewer packs
+not changed already."""
+
+
+def _smallest_window(packed: Sequence[tuple[int, int, bool]], sizes: Sequence[int], offsets: Sequence[int],
+                     max_bytes: int) -> tuple[int, int] | None:
+    """Neighbouring packs (at least two) whose notes fit in one pack fewer, as (index of the first, how many): of
+    those, the window whose new packs add the fewest uploads to the layout's (the packs in it not changed already,
+    less one), then the fewest packs, then the fewest bytes. None when none fit."""
+    best: tuple[int, int, int, int] | None = None
+    for count in range(2, len(packed) + 1):
+        if best is not None and count > best[1] + _WIDER:
+            break
+        for first in range(len(packed) - count + 1):
+            lo, hi = packed[first][0], packed[first + count - 1][1]
+            size = offsets[hi] - offsets[lo]
+            if size > (count - 1) * max_bytes:
+                continue
+            untouched = sum(1 for _, _, changed in packed[first:first + count] if not changed)
+            key = (untouched - 1, count, size, first)
+            if (best is None or key < best) and len(_filled(sizes[lo:hi], max_bytes)) <= count - 1:
+                best = key
+    return (best[3], best[1]) if best is not None else None
+
+
+def _even_cut(sizes: Sequence[int], offsets: Sequence[int], lo: int, hi: int, count: int,
+              max_bytes: int) -> list[tuple[int, int]]:
+    """`[lo, hi)` cut into `count` packs of about equal size, each at the note nearest its ideal place; the packs
+    filled to the limit in order when an even cut would leave one over it."""
+    total = offsets[hi] - offsets[lo]
+    cuts = [lo]
+    for j in range(1, count):
+        ideal = offsets[lo] + total * j / count
+        cut = min(range(cuts[-1] + 1, hi - (count - j) + 1), key=lambda i: (abs(offsets[i] - ideal), i))
+        cuts.append(cut)
+    pieces = list(zip(cuts, [*cuts[1:], hi], strict=True))
+    if all(offsets[b] - offsets[a] <= max_bytes or b - a == 1 for a, b in pieces):
+        return pieces
+    return [(lo + a, lo + b) for a, b in _filled(sizes[lo:hi], max_bytes)]
 
 
 def _filled(sizes: Sequence[int], max_bytes: int) -> list[tuple[int, int]]:

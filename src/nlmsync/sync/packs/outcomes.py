@@ -68,27 +68,32 @@ def removed_outcome(record: PackRecord) -> PackOutcome:
                        reason="its notes left the notebook's packs")
 
 def live_note_outcomes(planned: Sequence[PlannedPack], outcomes: Sequence[PackOutcome],
-                       paths: Collection[str]) -> list[NoteOutcome]:
-    """Per note of `paths` held by a planned pack: the pack it is live in (its branch), or the pack's failure."""
+                       paths: Collection[str], members: Members) -> list[NoteOutcome]:
+    """Per note of `paths` held by a planned pack: the pack it is live in, or the pack's failure. A note whose text
+    is what its pack held before (`members`) is reused, whatever became of the pack; a changed or new note takes its
+    pack's branch."""
     by_pack = {id(p): p for p in planned}
     result_of = {tuple(o.paths): o for o in outcomes}
     notes: list[NoteOutcome] = []
     for pack in by_pack.values():
         outcome = result_of.get(tuple(pack.paths))
-        for path in pack.paths:
+        for note in pack.notes:
+            path = note.path
             if path not in paths:
                 continue
             if outcome is not None and outcome.branch == Branch.FAILED:
                 notes.append(NoteOutcome(path=path, branch=Branch.FAILED, error=outcome.error))
             elif pack.source_id is not None:
-                branch = outcome.branch if outcome is not None else Branch.REUSED
+                held = members.get(path)
+                same = held is not None and held[1] == note.note_hash
+                branch = outcome.branch if outcome is not None and not same else Branch.REUSED
                 notes.append(NoteOutcome(path=path, branch=branch, source_ids=[pack.source_id],
                                          pack=pack.title or (pack.keep.title if pack.keep else None)))
     return notes
 
 def left_notes(store: StateStore, notebook_id: str, group: Group) -> list[str]:
     """The notes of a group's old packs that none of its new packs holds (deleted, excluded, alone now)."""
-    kept = {p for pack in group.packs for p in pack.paths}
+    kept = {p for pack in group.packs for p in pack.paths} | group.elsewhere
     return sorted(p for r in group.old_packs for p, _ in store.notes_of_pack(notebook_id, r.source_id)
                   if p not in kept)
 

@@ -6,7 +6,7 @@ Nothing here calls the server: a plan is decided from the notes, the registry an
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from nlmsync.errors import CapacityError
@@ -81,6 +81,10 @@ class Group:
     """Paths whose single-note sources the new packs replace."""
     retired: list[str] = field(default_factory=list)
     """The old sources deleted before the new packs landed, for want of room (`PackGroups.retire_early`)."""
+    replacing: bool = False
+    """A stage of a group that replaces older sources (`in_stages`), though this stage may retire none."""
+    elsewhere: frozenset[str] = frozenset()
+    """The notes the other stages of its group hold (`in_stages`): they did not leave the old packs' notes."""
 
     def paths(self) -> set[str]:
         return {p for pack in self.packs for p in pack.paths} | set(self.old_singles)
@@ -218,6 +222,33 @@ def group_changes(deps: SyncDeps, planned: Sequence[PlannedPack], registry: Regi
         elif kind == "single":
             groups.setdefault(root, Group()).old_singles.append(name)
     return sorted(groups.values(), key=_group_order)
+
+def in_stages(group: Group, old_notes: Callable[[str], Collection[str]]) -> list[Group]:
+    """`group` carried out one new pack at a time, each stage retiring the old sources whose notes the packs landed
+    so far hold all of (`old_notes`: the notes an old pack holds): a group needs one free source at a time, never
+    room for all its packs at once, and no old source goes before the packs that take its notes are in."""
+    if len(group.packs) < 2 or not (group.old_packs or group.old_singles):
+        return [group]
+    placed = group.paths()
+    stages = [Group([pack], replacing=True) for pack in group.packs]
+    covered: set[str] = set()
+    reach: list[set[str]] = []
+    for stage in stages:
+        covered |= set(stage.packs[0].paths)
+        reach.append(set(covered))
+    by_id = {pack.source_id: i for i, pack in enumerate(group.packs) if pack.source_id is not None}
+    last = len(stages) - 1
+    for record in group.old_packs:
+        needed = set(old_notes(record.source_id)) & placed
+        at = by_id.get(record.source_id, next((i for i, held in enumerate(reach) if needed <= held), last))
+        stages[at].old_packs.append(record)
+    for path in group.old_singles:
+        stages[next((i for i, held in enumerate(reach) if path in held), last)].old_singles.append(path)
+    every = {p for pack in group.packs for p in pack.paths}
+    for stage in stages:
+        stage.elsewhere = frozenset(every - set(stage.packs[0].paths))
+    return stages
+
 
 def _group_order(group: Group) -> str:
     firsts = [p.paths[0] for p in group.packs] + [p.first_path for p in group.old_packs] + group.old_singles

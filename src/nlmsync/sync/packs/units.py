@@ -204,7 +204,8 @@ class PackGroups:
                 store.record_pack(PackRecord(nb, pack.source_id, pack.content_hash, pack.title, pack.paths[0],
                                              pack.paths[-1], len(pack.notes), pack_size(pack)), pack.members())
             store.record_note_hashes(read)
-        branch = Branch.REPLACED if group.old_packs or group.old_singles or group.retired else Branch.ADDED
+        branch = Branch.REPLACED if group.old_packs or group.old_singles or group.retired or group.replacing \
+            else Branch.ADDED
         old_ids = [sid for sid in old_ids if sid not in kept]
         for i, pack in enumerate(group.packs):
             if pack.source_id in held_ids:
