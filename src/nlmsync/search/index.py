@@ -24,7 +24,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -299,12 +299,10 @@ class NoteIndex:
                            evidence=evidence, language=language)
         facts = self.facts([hit.path for hit in hits])
         languages = self.languages()
-        # the rule's candidates are the notes: attachments are found by search, and a refresh does not upload them
-        notes = [hit for hit in hits if is_note_path(hit.path)] if self.attachments else hits
-        selection = select_notes(notes, facts, languages, language, evidence,
-                                 coverage_terms(query, stop_words=s.query_stop_words, language=language), top_n=s.top_n,
-                                 cutoff_ratio=s.cutoff_ratio, min_k=s.min_k)
-        return replace(selection, hits=hits) if notes is not hits else selection
+        # the rule's candidates are the notes and the attachments alike: a refresh makes either a source
+        return select_notes(hits, facts, languages, language, evidence,
+                            coverage_terms(query, stop_words=s.query_stop_words, language=language), top_n=s.top_n,
+                            cutoff_ratio=s.cutoff_ratio, min_k=s.min_k)
 
     def selected(self, query: str, on_progress: Callable[[int, int], None] | None = None) -> list[SearchHit]:
         """The notes the selection rule picks for `query` (none when nothing matches it well)."""
