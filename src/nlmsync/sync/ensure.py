@@ -60,7 +60,8 @@ async def _ensure(run: SyncRun, request: Request) -> None:
     files = attachment_paths(run, request.paths)
     attachments = AttachmentRun(run, files, request.found, request.stats) if files else None
     if attachments is not None:
-        request = replace(request, paths=[p for p in request.paths if p not in set(files)])
+        taken = set(files)
+        request = replace(request, paths=[p for p in request.paths if p not in taken])
     try:
         packed = PackedNotes.read(run, request)
         unread = [p for p in request.paths if p not in packed.settled]
