@@ -13,8 +13,8 @@ which `--scanned` hold drawings only (no text layer, as scanned pages). Measured
   `refresh --all` on a fresh state file (every file hashed, every PDF read before it is uploaded), nlmsync's own
   time (wall time less the time inside server calls: the fake reads each uploaded file too, as NotebookLM does):
   what the PDFs add to the same run over the notes alone (`attachments = "none"`), against that floor;
-- the idle `refresh --all` (nothing changed), fastest of `--repeats`, against the idle run of the same notes with
-  `attachments = "none"` in a state file of its own;
+- the idle `refresh --all` (nothing changed) against the idle run of the same notes with `attachments = "none"` in a
+  state file of its own: `--repeats` pairs run in turn, the median of their ratios;
 - one PDF changed: its calls (one upload and one delete are the target).
 """
 
@@ -158,11 +158,15 @@ async def main() -> None:
 
         for run in (both, notes_only):  # the run after the first records the hashes by mtime and size
             await run.timed(refresh_all)
-        idle = fastest([await both.timed(refresh_all) for _ in range(args.repeats)])
-        idle_notes = fastest([await notes_only.timed(refresh_all) for _ in range(args.repeats)])
+        pairs = []  # alternated, so a drift of the shared machine's speed falls on both sides of a pair alike
+        for _ in range(args.repeats):
+            pairs.append((await both.timed(refresh_all), await notes_only.timed(refresh_all)))
+        idle, idle_notes = fastest([a for a, _ in pairs]), fastest([b for _, b in pairs])
+        own_ratios = [a["own"] / b["own"] for a, b in pairs]
         print(f"idle refresh --all: {idle['wall']:.3f} s wall, {idle['own']:.3f} s own, {idle['mutating']:.0f} "
-              f"mutating calls; notes only {idle_notes['wall']:.3f} s wall, {idle_notes['own']:.3f} s own "
-              f"→ {idle['wall'] / idle_notes['wall']:.2f}× wall, {idle['own'] / idle_notes['own']:.2f}× own")
+              f"mutating calls; notes only {idle_notes['wall']:.3f} s wall, {idle_notes['own']:.3f} s own (fastest "
+              f"of {args.repeats}) → own time {statistics.median(own_ratios):.2f}× the notes alone (median of "
+              f"{args.repeats} alternated pairs, {min(own_ratios):.2f}× to {max(own_ratios):.2f}×)")
 
         changed = pdfs[0]
         changed.write_bytes(changed.read_bytes() + b"\n% edited\n")  # other bytes, the same text

@@ -160,6 +160,22 @@ async def test_images_are_synced_only_when_asked_for(make_world):
     assert branches(report) == {"paper.pdf": Branch.REUSED, "shot.png": Branch.ADDED}
 
 
+async def test_a_kind_dropped_from_the_setting_is_removed_as_no_longer_synced_not_as_gone(make_world):
+    world = make_world()
+    world.write("a.md", "# A\nalpha\n")
+    put_pdf(world, "paper.pdf", "tapirs")
+    (world.vault / "shot.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64)
+    async with world.run(attachments=["documents", "images"]) as orch:
+        await orch.refresh(all_notes=True)
+    (world.vault / "paper.pdf").unlink()
+    async with world.run() as orch:
+        report = await orch.refresh(all_notes=True)
+    said = {n.path: (n.branch, n.reason) for n in report.notes}
+    assert said["shot.png"] == (Branch.REMOVED, "no longer synced: the 'attachments' setting leaves out its kind")
+    assert said["paper.pdf"] == (Branch.REMOVED, "no longer in the vault")
+    assert said["a.md"][0] == Branch.REUSED
+
+
 async def test_a_fresh_machine_adopts_the_attachments_with_no_upload(make_world):
     world = make_world(attachments=["documents", "images"])
     one, two = world.device("one"), world.device("two")

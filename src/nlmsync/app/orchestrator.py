@@ -290,7 +290,7 @@ class Orchestrator:
             exc.report = report
             raise
         if report.failed or report.failed_packs:
-            raise PartialFailure(partial_failure_message(report, len(selected)), report=report)
+            raise PartialFailure(partial_failure_message(report, selected), report=report)
         return report
 
     async def _refresh_into(self, report: RefreshReport, paths: Sequence[str], query: str | None, all_notes: bool,

@@ -399,8 +399,9 @@ class NoteIndex:
             on_progress(0, total)
         # in the walk's order: a full build's snapshot holds the notes as a walk of the unchanged vault lists them,
         # which a fresh process's first query then compares as a whole (`SnapshotParts.holds_exactly`)
-        for done, i in enumerate(sorted(candidates), start=1):
-            note = listing.note(i)
+        notes = [listing.note(i) for i in sorted(candidates)]
+        self._expect_attachments([note for note in notes if self._notes.differs(note)])
+        for done, note in enumerate(notes, start=1):
             if self._notes.differs(note):
                 self._load(note, changes)
             if on_progress is not None:
@@ -476,6 +477,14 @@ class NoteIndex:
             self._links.waiting.add(attachment.path)  # indexed once the sync has read every note's links
             return
         changes.batch.add_text(attachment.path, NoteText(heading="", body=document.text))
+
+    def _expect_attachments(self, notes: list[NoteFile]) -> None:
+        """Announce the attachments among `notes` that the sync will read, in order, so the reading process reads
+        the next ones while this one indexes the last."""
+        wanted = [(a.fs_path or self.vault_root / a.path, a.path) for a in notes if not has_note_suffix(a.path)
+                  and not excluded_by_pattern(self.vault_root, a.path, self.settings.exclude)]
+        if wanted:
+            self._documents().expect(wanted)
 
     def _documents(self) -> DocumentReader:
         """The reader of this sync's attachments (its reading process is started with the first file to read)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
+from nlmsync import vault as vault_files
 from nlmsync.errors import NlmsyncError
 from nlmsync.sync.attachments.ensure import AttachmentRun, attachment_paths
 from nlmsync.sync.carry.executor import Executor
@@ -60,7 +61,8 @@ async def _ensure(run: SyncRun, request: Request) -> None:
     files = attachment_paths(run, request.paths)
     attachments = AttachmentRun(run, files, request.found, request.stats) if files else None
     if attachments is not None:
-        request = replace(request, paths=[p for p in request.paths if p not in set(files)])
+        taken = set(files)
+        request = replace(request, paths=[p for p in request.paths if p not in taken])
     try:
         packed = PackedNotes.read(run, request)
         unread = [p for p in request.paths if p not in packed.settled]
@@ -105,8 +107,9 @@ async def _alone(run: SyncRun, request: Request, notes: list[PreparedNote | Note
     check_capacity_up_front(deps, works, remote, registry)
     renamed_from = {w.decision.rename_from for w in works}
     kept = [*packed, *(attachments.kept() if attachments is not None else ())]
+    synced = vault_files.attachment_suffixes(deps.settings.attachments)
     vanished = {} if request.all_notes is None else vanished_paths(request.all_notes, registry, decided, kept,
-                                                                   renamed_from)
+                                                                   renamed_from, synced)
     await remove_vanished(deps, remote, vanished, run.report, dry_run=run.dry_run)
     if run.dry_run:
         run.report.notes.extend(simulate(deps, decided, remote, run.protect))
