@@ -75,7 +75,9 @@ async def test_of_several_notebooks_with_the_title_the_one_holding_nlmsync_sourc
     assert report.notebook_id == ids[1]
     assert "notebook_create" not in world.mutating_calls(since) and "source_add" not in world.mutating_calls(since)
     (notice,) = [n for n in report.notices if "Twice" in n]
-    assert "3 notebooks" in notice and ids[1] in notice and ids[0] in notice and ids[2] in notice
+    assert notice == (f"3 notebooks on the server are titled 'Twice': using {ids[1]} (1 source titled as nlmsync's "
+                      f"uploads); not {ids[0]} (0 sources titled as nlmsync's uploads), {ids[2]} (0 sources titled "
+                      "as nlmsync's uploads)")
 
 
 async def test_a_dry_run_plans_on_the_notebook_the_server_has_under_the_title(make_world):

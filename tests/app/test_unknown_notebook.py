@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from nlmsync.errors import NotebookNotFoundError
+from nlmsync.app.notebooks import no_notebook
+from nlmsync.errors import NoNotebookError, NotebookNotFoundError
 
 pytestmark = pytest.mark.anyio
 
@@ -48,3 +49,23 @@ async def test_a_vanished_default_notebook_says_it_came_from_the_state_file(make
     assert caught.value.hint == (f"this server has: {world.notebook_id} (Test) ('nlmsync notebooks' lists them); "
                                  "pass one with --notebook ID, "
                                  "or --notebook new:TITLE creates one")
+
+
+@pytest.mark.parametrize("from_vault", [True, False], ids=["run-in-the-vault", "run-elsewhere"])
+async def test_no_notebook_names_the_vault_and_the_servers_notebooks(make_world, monkeypatch, tmp_path, from_vault):
+    """A run given no notebook, whose state file knows none: the error names the vault (and, when it is the
+    current folder, that --vault names another: a command run outside the vault lands here), and the hints, the
+    command line's and an MCP client's, list what the server has."""
+    world = make_world()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(world.root if from_vault else elsewhere)
+    async with world.run() as orch:
+        error = await no_notebook(orch.client, world.root)
+    assert isinstance(error, NoNotebookError) and error.exit_code == 2
+    current = " (the current folder; --vault DIR names another)" if from_vault else ""
+    assert str(error) == f"no notebook given, and none was used before with the vault {world.root.resolve()}{current}"
+    listed = f"this server has: {world.notebook_id} (Test) ('nlmsync notebooks' lists them)"
+    assert error.hint == f"{listed}; pass one with --notebook ID, or --notebook new:TITLE creates one"
+    assert error.client_hint == (f"{listed}; the notebook is chosen by the user: 'nlmsync serve --notebook ID' (or "
+                                 "--notebook new:TITLE for a new one), or 'notebook' in the vault's .nlmsync/config.toml")

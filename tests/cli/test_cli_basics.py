@@ -103,10 +103,16 @@ def test_powershell_completion_script_and_candidates(capsys: pytest.CaptureFixtu
     monkeypatch.setenv("COMP_CWORD", "se")
     code, out, _ = run(capsys)
     assert code == 0 and [line.split("\t")[1] for line in out.splitlines()] == ["search", "serve", "server-info"]
-    monkeypatch.setenv("COMP_WORDS", "nlmsync serve --transport ")
-    monkeypatch.setenv("COMP_CWORD", "")
+    assert out.splitlines()[0].startswith("plain\tsearch\tRank the vault's notes")  # TYPE, VALUE, HELP
+    monkeypatch.setenv("COMP_WORDS", "nlmsync serve --transport h")  # a choice begun
+    monkeypatch.setenv("COMP_CWORD", "h")
     code, out, _ = run(capsys)
-    assert code == 0 and [line.split("\t")[1] for line in out.splitlines()] == ["stdio", "http"]
+    assert (code, out) == (0, "plain\thttp\t\n")  # a choice has no help: the script shows its value instead
+    # an empty word: PowerShell removes an environment variable it is told to set to "", so COMP_CWORD is unset
+    monkeypatch.setenv("COMP_WORDS", "nlmsync serve --transport ")
+    monkeypatch.delenv("COMP_CWORD")
+    code, out, _ = run(capsys)
+    assert (code, out) == (0, "plain\tstdio\t\nplain\thttp\t\n")
 
 
 def test_an_unknown_shell_is_one_line_naming_the_shells(capsys: pytest.CaptureFixture[str]) -> None:

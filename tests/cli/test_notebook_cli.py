@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from tests.cli_helpers import fake_state
 from tests.cli_helpers import run_cli as run
 
 from nlmsync.cli._output import relative_time
+from nlmsync.config import Settings
 from nlmsync.fake import FakeNotebookLM
 from nlmsync.store import SourceMapping, StateStore
 
@@ -69,8 +71,10 @@ def _conversations(vault: Path) -> None:
     with StateStore.open(vault / ".nlmsync" / "state.db") as store:
         store.upsert_mapping(SourceMapping(notebook_id="nb1", path="heapsort.md", source_id="s-heap",
                                            content_hash="h", title="heapsort.md · 01"))
+        store.upsert_mapping(SourceMapping(notebook_id="nb1", path="sorting.md", source_id="s-sort",
+                                           content_hash="h2", title="sorting.md · 02"))
         store.record_turn("nb1", "c0ffee-1", "How does heapsort work?", "It builds a max-heap [1].",
-                          ["s-heap", "s-other"], ["heapsort.md", "gone.md"], {"1": "s-heap"})
+                          ["s-heap", "s-other"], ["heapsort.md", "gone.md"], {"1": "s-heap", "2": "s-sort"})
         store.record_turn("nb1", "c0ffee-1", "And its cost?", "n log n.", ["s-heap"], ["heapsort.md"], {})
         store.record_turn("nb1", "c0ffee-2", "What is entropy?", "Disorder.", [], [], {})
 
@@ -100,25 +104,58 @@ def test_conversations_show_gives_each_turn_and_the_notes_it_relied_on(vault: Pa
     assert (document["notebook_id"], document["conversation_id"], document["turn_count"]) == ("nb1", "c0ffee-1", 2)
     first, second = document["turns"]
     assert (first["question"], first["answer"]) == ("How does heapsort work?", "It builds a max-heap [1].")
-    assert first["cited_paths"] == ["heapsort.md"] and first["selected_paths"] == ["heapsort.md", "gone.md"]
+    assert first["cited_paths"] == ["heapsort.md", "sorting.md"] and first["selected_paths"] == ["heapsort.md", "gone.md"]
     assert first["source_ids"] == ["s-heap", "s-other"] and second["cited_paths"] == []
 
     code, out, _ = run(capsys, "conversations", "show", "c0ffee-1", "--vault", str(vault))
     assert code == 0
-    assert "1. How does heapsort work?" in out and "2. And its cost?" in out and "cited: heapsort.md" in out
+    lines = out.splitlines()
+    assert lines[0] == "conversation c0ffee-1 · notebook nb1 · 2 turns"
+    assert re.fullmatch(r"1\. How does heapsort work\?  \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d", lines[2])
+    assert lines[3:6] == ["It builds a max-heap [1].", "cited: heapsort.md, sorting.md",
+                          "selected: heapsort.md, gone.md"]
+    assert lines[7].startswith("2. And its cost?  ") and lines[8:] == ["n log n.", "selected: heapsort.md"]
 
 
-@pytest.mark.parametrize(("words", "message"), [
-    (["show", "c0ffee"], "'c0ffee' starts 2 conversation ids"),
-    (["show", "nope"], "no conversation 'nope'"),
-    (["remove", "c0ffee-1"], "expected 'list' or 'show ID'"),
+def test_conversations_show_names_each_cited_note_once_and_skips_sources_no_note_holds(
+        vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two citations of one note name it once; a cited source no note maps to any more (deleted since) names none,
+    and a turn whose query record the state file dropped (compaction keeps fewer records than messages) is still
+    shown, with no notes."""
+    with StateStore.open(vault / ".nlmsync" / "state.db",
+                         Settings(max_query_records_per_conversation=1)) as store:
+        store.upsert_mapping(SourceMapping(notebook_id="nb1", path="heapsort.md", source_id="s-heap",
+                                           content_hash="h", title="heapsort.md · 01"))
+        store.record_turn("nb1", "c1", "Oldest?", "Long ago.", ["s-heap"], ["heapsort.md"], {"1": "s-heap"})
+        store.record_turn("nb1", "c1", "How does heapsort work?", "A max-heap [1] [2] [3].", ["s-heap", "s-gone"],
+                          ["heapsort.md"], {"1": "s-heap", "2": "s-gone", "3": "s-heap"})
+        store.compact()
+    code, out, err = run(capsys, "--vault", str(vault), "conversations", "show", "c1", "--json")
+    assert (code, err) == (0, "")
+    first, second = json.loads(out)["turns"]
+    assert (first["question"], first["selected_paths"], first["cited_paths"], first["source_ids"]) == (
+        "Oldest?", [], [], [])
+    assert (second["cited_paths"], second["source_ids"]) == (["heapsort.md"], ["s-heap", "s-gone"])
+
+
+@pytest.mark.parametrize(("words", "said"), [
+    (["show", "c0ffee"], ["nlmsync: error: 'c0ffee' starts 2 conversation ids: give more of it",
+                          "nlmsync: hint: nlmsync conversations lists them"]),
+    (["show", "nope"], ["nlmsync: error: no conversation 'nope'", "nlmsync: hint: nlmsync conversations lists them"]),
+    (["remove", "c0ffee-1"], ["nlmsync: error: conversations: expected 'list' or 'show ID', got 'remove c0ffee-1'"]),
 ])
 def test_conversations_bad_request_is_one_line_exit_2(vault: Path, capsys: pytest.CaptureFixture[str],
-                                                      words: list[str], message: str) -> None:
+                                                      words: list[str], said: list[str]) -> None:
     _conversations(vault)
     code, out, err = run(capsys, "--vault", str(vault), "conversations", *words)
-    assert code == 2 and out == ""
-    assert err.splitlines()[0].startswith("nlmsync: error: ") and message in err.splitlines()[0]
+    assert (code, out, err.splitlines()) == (2, "", said)
+
+
+def test_conversations_show_without_a_state_file_says_nothing_was_asked(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--vault", str(tmp_path), "conversations", "show", "c0ffee")
+    assert (code, out) == (2, "")
+    assert err.splitlines() == ["nlmsync: error: no conversation 'c0ffee': nothing was asked with this state file yet"]
 
 
 def test_conversations_without_a_state_file_creates_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -133,6 +170,14 @@ def test_relative_time() -> None:
         timedelta(seconds=2), timedelta(seconds=40), timedelta(minutes=5), timedelta(hours=3), timedelta(days=1),
         timedelta(days=9), timedelta(days=90))] == [
         "just now", "40 s ago", "5 min ago", "3 h ago", "1 day ago", "9 days ago", "2026-08-25"]
+    # each unit from its first whole count
+    assert [relative_time(now - timedelta(seconds=s), now) for s in (0, 4.9, 5, 59.9, 60, 3599, 3600)] == [
+        "just now", "just now", "5 s ago", "59 s ago", "1 min ago", "59 min ago", "1 h ago"]
+    assert [relative_time(now - timedelta(days=d), now) for d in (2, 29.9, 30)] == [
+        "2 days ago", "29 days ago", "2026-10-24"]
+    # a time ahead of the clock (another machine's) is given as it is, local and to the second
+    ahead = relative_time(now + timedelta(seconds=1, microseconds=250), now)
+    assert re.fullmatch(r"2026-11-2[234]T\d\d:\d\d:01[+-]\d\d:\d\d", ahead), ahead
 
 
 def test_an_unknown_notebook_id_points_at_the_listing(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:

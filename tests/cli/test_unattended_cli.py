@@ -88,6 +88,17 @@ def test_server_info_shows_the_plan_and_both_windows_of_the_allowance(vault: Pat
     assert rolling["resets_at"].endswith("Z")
 
 
+@pytest.mark.parametrize(("tier", "plan"), [
+    ("none", "Standard (no subscription tier): 50 sources per notebook"),
+    ("NOTEBOOKLM_TIER_ODD", "NOTEBOOKLM_TIER_ODD (a tier nlmsync does not know: 50 sources per notebook unless "
+                            "'capacity' is set)"),
+])
+def test_server_info_names_a_plan_without_a_tier_and_a_tier_it_does_not_know(vault: Path, capsys, tier: str,
+                                                                             plan: str):
+    code, out, _ = run(capsys, "--vault", str(vault), "--server", f"fake --tier {tier}", "server-info")
+    assert code == 0 and f"plan:        {plan}" in out.splitlines()
+
+
 def test_a_server_without_usage_get_shows_no_allowance_and_holds_nothing_back(vault: Path, capsys):
     server = "fake --without-tool usage_get"
     code, out, _ = run(capsys, "--vault", str(vault), "--server", server, "server-info")
