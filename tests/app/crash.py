@@ -57,6 +57,9 @@ class KillingClient:
     async def source_add_text(self, *args, **kwargs):
         return await self._call("source_add", self._client.source_add_text, *args, **kwargs)
 
+    async def source_add_file(self, *args, **kwargs):
+        return await self._call("source_add", self._client.source_add_file, *args, **kwargs)
+
     async def source_delete(self, *args, **kwargs):
         return await self._call("source_delete", self._client.source_delete, *args, **kwargs)
 
@@ -106,12 +109,14 @@ class Snapshot:
 
 async def crash_once(snapshot: Snapshot, root: Path, mode: str, tool: str, nth: int, when: When,
                      refresh: Callable[[Orchestrator], Awaitable[object]],
-                     settings: dict[str, Any]) -> tuple[World, Path, bool]:
+                     settings: dict[str, Any], faults: Faults | None = None) -> tuple[World, Path, bool]:
     """Restore `snapshot` under `root` and run `refresh` with the crash point (`mode` drop or kill at the `nth`
-    call of `tool`, `when` before or after); returns the world, its state file and whether the crash fired.
-    A refresh that ends in a partial failure (a note or pack whose add was dropped) is not a failure of the test."""
+    call of `tool`, `when` before or after), on a server with `faults` besides; returns the world, its state file
+    and whether the crash fired. A refresh that ends in a partial failure (a note or pack whose add was dropped) is
+    not a failure of the test."""
+    base = faults or Faults()
     if mode == "drop":
-        world, state = snapshot.restore(root, Faults(drops=[DropRule(nth=nth, tool=tool, when=when)]))
+        world, state = snapshot.restore(root, replace(base, drops=[DropRule(nth=nth, tool=tool, when=when)]))
         async with world.run(state=state, **settings) as orch:
             try:
                 await refresh(orch)
@@ -120,7 +125,7 @@ async def crash_once(snapshot: Snapshot, root: Path, mode: str, tool: str, nth: 
         fired = any(c.dropped == when or (when == "before" and not c.applied and c.tool == tool)
                     for c in world.fake.calls)
         return world, state, fired
-    world, state = snapshot.restore(root, Faults())
+    world, state = snapshot.restore(root, replace(base))
     killer: list[KillingClient] = []
 
     def wrap(client: object) -> object:
@@ -134,3 +139,44 @@ async def crash_once(snapshot: Snapshot, root: Path, mode: str, tool: str, nth: 
         if not _contains_killed(exc):
             raise
     return world, state, killer[0].fired
+
+
+async def crash_and_rerun(snapshot: Snapshot, root: Path, point: tuple[str, str, int, When],
+                          refresh: Callable[[Orchestrator], Awaitable[object]], settings: dict[str, Any],
+                          faults: Faults | None = None) -> tuple[World, Path]:
+    """`crash_once` at `point` (mode, tool, nth, when), which must fire, then `refresh` again on a server with
+    `faults` alone; returns the world and its state file after the second run."""
+    mode, tool, nth, when = point
+    world, state, fired = await crash_once(snapshot, root, mode, tool, nth, when, refresh, settings, faults)
+    assert fired, f"{tool} #{nth} {when}: the fault never fired"
+    world.fake.faults = replace(faults or Faults())
+    async with world.run(state=state, **settings) as orch:
+        await refresh(orch)
+    return world, state
+
+
+def assert_converged(got: tuple[Any, ...], expected: tuple[Any, ...], point: tuple[str, str, int, When]) -> None:
+    """What a run after a crash at `point` observed is what the uninterrupted run did."""
+    _, tool, nth, when = point
+    assert got == expected, (f"crash at {tool} #{nth} {when} did not converge: "
+                             f"remote +{set(got[0]) - set(expected[0])} -{set(expected[0]) - set(got[0])}")
+
+
+def consistent_rows(world: World, state: Path) -> list[Any]:
+    """The state file's active registry rows, once the notebook holds no two sources of one title, every row's
+    source is listed under the row's title, every listed source has a row, and nothing waits to be deleted."""
+    from nlmsync.store import StateStore
+
+    remote = world.fake.notebooks[world.notebook_id].sources
+    titles = [s.title for s in remote.values()]
+    assert len(titles) == len(set(titles)), "duplicate sources"
+    store = StateStore.open(state, world.settings)
+    try:
+        active = [r for r in store.all_mappings(world.notebook_id) if r.status == "active"]
+        assert {r.source_id for r in active} == set(remote), "orphans or dangling registry rows"
+        for row in active:
+            assert remote[row.source_id].title == row.title
+        assert store.pending_deletions(world.notebook_id) == []
+    finally:
+        store.close()
+    return active

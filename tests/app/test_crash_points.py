@@ -23,11 +23,10 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.app.crash import Snapshot, crash_once
+from tests.app.crash import Snapshot, consistent_rows, crash_once
 from tests.app.world import new_world
 
 from nlmsync.fake.faults import Faults, When
-from nlmsync.store import StateStore
 
 pytestmark = pytest.mark.anyio
 
@@ -58,20 +57,8 @@ async def build_base(world) -> None:
 def observe(world, state: Path) -> tuple[Any, ...]:
     """Everything that must be equal between runs, with source ids replaced by what they hold."""
     remote = world.fake.notebooks[world.notebook_id].sources
-    titles = [s.title for s in remote.values()]
-    assert len(titles) == len(set(titles)), "duplicate sources"
-    store = StateStore.open(state, world.settings)
-    try:
-        rows = store.all_mappings(world.notebook_id)
-        active = [r for r in rows if r.status == "active"]
-        registered = {r.source_id for r in active}
-        assert registered == set(remote), "orphans or dangling registry rows"
-        for row in active:
-            assert remote[row.source_id].title == row.title
-        assert store.pending_deletions(world.notebook_id) == []
-        registry = sorted((r.path, r.part, r.content_hash, r.title) for r in active)
-    finally:
-        store.close()
+    active = consistent_rows(world, state)
+    registry = sorted((r.path, r.part, r.content_hash, r.title) for r in active)
     for path in REQUESTED:
         current = (world.vault / path).read_text(encoding="utf-8")
         live = [remote[r[0]].text for r in sorted(((r.source_id, r.part) for r in active if r.path == path),

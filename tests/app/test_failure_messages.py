@@ -32,6 +32,14 @@ async def refresh_failing(world, paths: list[str]) -> PartialFailure:
     pytest.param({"a.md": "alpha", "private.md": "---\nnlmsync: false\n---\nsecret"}, None,
                  "1 of 2 notes failed; nothing was done (first: a.md: uploading to the notebook: Internal error)",
                  id="the-rest-were-excluded"),
+    pytest.param({"a.md": "a", "b.md": "b", "data.txt": "plain words", "more.txt": "other words"}, 3,
+                 "1 of 2 attachments failed; the rest were done and recorded "
+                 "(first: data.txt: uploading to the notebook: Internal error)",
+                 id="attachments-counted-apart"),
+    pytest.param({"a.md": "a", "b.md": "b", "data.txt": "plain words"}, None,
+                 "all 2 notes and the one attachment failed; nothing was done "
+                 "(first: a.md: uploading to the notebook: Internal error)",
+                 id="notes-and-attachments-failed"),
 ])
 async def test_the_line_says_truly_what_else_happened(make_world, notes: dict[str, str], failing_add: int | None,
                                                        message: str):

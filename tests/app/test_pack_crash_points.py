@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.app.crash import Snapshot, crash_once
+from tests.app.crash import Snapshot, assert_converged, crash_and_rerun
 from tests.app.world import World, new_world
 
 from nlmsync.fake.faults import Faults, When
@@ -117,13 +117,7 @@ def test_the_uninterrupted_refresh_replaces_splits_and_retires_packs(base: Base)
 async def test_every_crash_point_of_a_packed_refresh_converges(base: Base, tmp_path: Path, mode: str, tool: str,
                                                                nth: int, when: When) -> None:
     assert base.calls == UNINTERRUPTED_CALLS, "the scenario changed: see the uninterrupted refresh's test"
-    world, state, fired = await crash_once(base.snapshot, tmp_path, mode, tool, nth, when,
-                                           lambda orch: orch.refresh(all_notes=True), SETTINGS)
-    assert fired, f"{tool} #{nth} {when}: the fault never fired"
-    world.fake.faults = Faults()
-    async with world.run(state=state, **SETTINGS) as orch:
-        await orch.refresh(all_notes=True)
-    got = observe(world, state)
-    assert got == base.expected, (f"crash at {tool} #{nth} {when} did not converge: "
-                                  f"remote +{set(got[0]) - set(base.expected[0])} "
-                                  f"-{set(base.expected[0]) - set(got[0])}")
+    point = (mode, tool, nth, when)
+    world, state = await crash_and_rerun(base.snapshot, tmp_path, point, lambda orch: orch.refresh(all_notes=True),
+                                         SETTINGS)
+    assert_converged(observe(world, state), base.expected, point)

@@ -212,3 +212,34 @@ def test_thousands_of_pages_and_deep_nesting_are_read_within_bounds(tmp_path: Pa
         deep = reader.read(nested)
     assert len(pages.pages) == 5000 and pages.words == 10_000
     assert deep.notice == documents_model.NO_TEXT_LAYER
+
+
+def test_files_announced_ahead_are_handed_over_before_they_are_asked_for(tmp_path: Path) -> None:
+    papers = [written(tmp_path, f"p{n}.pdf", pdf(text_page(f"paper {n}"))) for n in range(6)]
+    with DocumentReader(ahead=4) as reader:
+        reader.expect((p, None) for p in papers)
+        assert reader.files_read == 4  # the reading process has them while the caller works on the first
+        texts = [reader.read(p).pages for p in papers]
+    assert texts == [(f"paper {n}",) for n in range(6)] and reader.files_read == 6
+
+
+def test_a_file_passed_over_is_not_read_for_the_files_after_it(tmp_path: Path) -> None:
+    papers = [written(tmp_path, f"p{n}.pdf", pdf(text_page(f"paper {n}"))) for n in range(3)]
+    with DocumentReader(ahead=1) as reader:
+        reader.expect((p, None) for p in papers)
+        assert reader.read(papers[2]).pages == ("paper 2",)
+        assert reader.read(papers[1]).pages == ("paper 1",)
+
+
+@pytest.mark.slow
+def test_among_files_announced_ahead_one_that_stops_its_reader_leaves_the_others_read(tmp_path: Path) -> None:
+    bomb = written(tmp_path, "bomb.pdf", pdf(expanding_page(400), compress=True))
+    slow = written(tmp_path, "slow.pdf", pdf(*[expanding_page(20)] * 20, compress=True))
+    fine = [written(tmp_path, f"fine{n}.pdf", pdf(text_page(f"still read {n}"))) for n in range(3)]
+    order = [fine[0], bomb, fine[1], slow, fine[2]]
+    with DocumentReader(memory=256 * 1024 * 1024, seconds=2) as reader:
+        reader.expect((p, None) for p in order)
+        read = {p.name: reader.read(p) for p in order}
+    assert [read[f"fine{n}.pdf"].pages for n in range(3)] == [(f"still read {n}",) for n in range(3)]
+    assert read["bomb.pdf"].notice is not None and "stopped" in read["bomb.pdf"].notice
+    assert read["slow.pdf"].notice == documents_model.TIMED_OUT.format(seconds=2)

@@ -101,3 +101,28 @@ def test_a_file_notebooklm_cannot_process_stays_as_a_failed_source(tmp_path: Pat
 
 def test_the_fault_switch_is_a_faults_field() -> None:
     assert parse_fake_options(["--file-titles-ignored"]).faults == Faults(file_titles_ignored=True)
+
+
+def test_the_files_of_many_uploads_are_read_in_one_reading_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    started: list[object] = []
+    real_popen = subprocess.Popen
+
+    def counting_popen(*args: object, **kwargs: object) -> object:
+        started.append(args)
+        return real_popen(*args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "Popen", counting_popen)
+    fake = FakeNotebookLM()
+    nb = notebook(fake)
+    for number in range(3):
+        path = tmp_path / f"paper-{number}.pdf"
+        path.write_bytes(pdf(text_page(f"Tapir number {number} browses at dusk")))
+        fake.apply("source_add", {"notebook_id": nb, "source_type": "file", "file_path": str(path)})
+    fake.close()
+    assert len(started) == 1
+    contents = [fake.apply("source_get_content", {"source_id": s["id"]})["content"]
+                for s in fake.apply("notebook_get", {"notebook_id": nb})["sources"]]
+    assert all(f"Tapir number {n}" in " ".join(contents) for n in range(3))

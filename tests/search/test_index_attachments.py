@@ -97,12 +97,12 @@ def test_the_texts_of_attachments_gone_from_the_vault_are_dropped(vault: Path) -
     assert db.execute("SELECT count(*) FROM attachment_files").fetchone()[0] == 0
 
 
-def test_the_selection_for_a_question_takes_notes_only(vault: Path) -> None:
+def test_the_selection_for_a_question_takes_attachments_as_it_takes_notes(vault: Path) -> None:
     with_paper(vault)
     (vault / "tapir-notes.md").write_text("# Tapirs\n\nTheir snouts are prehensile, says the paper.\n")
     index = fresh(vault)
     assert set(paths(index, "prehensile snouts")[:2]) == {"papers/tapirology.pdf", "tapir-notes.md"}
-    assert [hit.path for hit in index.selected("prehensile snouts")] == ["tapir-notes.md"]
+    assert {hit.path for hit in index.selected("prehensile snouts")} == {"papers/tapirology.pdf", "tapir-notes.md"}
     assert [hit.path for hit in fresh(vault, attachments="none").selected("prehensile snouts")] == ["tapir-notes.md"]
 
 

@@ -12,6 +12,7 @@ import pytest
 import nlmsync.text.language as language
 from nlmsync.search import NoteIndex
 from nlmsync.search.note_facts import MIN_TOLD, TELL_EVERY, folder_codes, presumed_languages
+from nlmsync.store.db import open_database
 
 THINGS = ["kettle", "garden", "bicycle", "window", "letter", "ladder", "carpet", "basket", "lantern", "mirror",
           "wardrobe", "blanket", "bucket", "candle", "curtain"]
@@ -99,3 +100,37 @@ def test_a_small_sync_tells_every_note_it_reads_and_no_other(tmp_path: Path, tol
     assert len(told) == 2
     assert {path: fact.lang for path, fact in index.facts(["en/0007.md", "en/0008.md"]).items()} == {
         "en/0007.md": "de", "en/0008.md": "en"}
+
+
+def test_a_new_process_after_two_edits_tells_the_two_and_no_other(tmp_path: Path, told: list[str]) -> None:
+    count = 6 * TELL_EVERY * MIN_TOLD // 2  # a vault whose build sampled: the edits must not re-tell it
+    write(tmp_path, {f"en/{i:04}.md": english(i) for i in range(count)})
+    state = tmp_path / ".nlmsync" / "state.db"
+    NoteIndex(tmp_path, open_database(state)).sync()
+    told.clear()
+    write(tmp_path, {"en/0007.md": german(7), "en/0008.md": english(1000)})
+    index = NoteIndex(tmp_path, open_database(state))  # what `nlmsync index` or a refresh opens: no marks
+    report = index.sync()
+    assert (report.updated, report.added) == (2, 0)
+    assert len(told) == 2
+    assert {path: fact.lang for path, fact in index.facts(["en/0007.md", "en/0008.md"]).items()} == {
+        "en/0007.md": "de", "en/0008.md": "en"}
+    assert index.languages() == {"en": count - 1, "de": 1}
+
+
+def test_a_large_sync_tells_again_an_edited_note_told_before_in_another_language_than_its_folders(
+        tmp_path: Path, told: list[str]) -> None:
+    small = TELL_EVERY * MIN_TOLD - 1  # a build that tells every note: the German note in en/ is told German
+    files = {f"en/{i:04}.md": english(i) for i in range(small)} | {"en/0050.md": german(50)}
+    write(tmp_path, files)
+    state = tmp_path / ".nlmsync" / "state.db"
+    NoteIndex(tmp_path, open_database(state)).sync()
+    told.clear()
+    # a sync reading enough notes to sample: the German note, edited (still German), read where it is not sampled
+    edits = {f"en/{i:04}.md": english(i + 1000) for i in range(small + 40) if i != 50} | {"en/0050.md": german(1050)}
+    write(tmp_path, edits)
+    index = NoteIndex(tmp_path, open_database(state))
+    index.sync()
+    assert 0 < len(told) < len(edits) // 4
+    assert index.facts(["en/0050.md"])["en/0050.md"].lang == "de"
+    assert index.languages() == {"en": small + 39, "de": 1}

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from nlmsync.search import NoteIndex
 from nlmsync.search.hits import Evidence, SearchHit
+from nlmsync.search.query import STOP_WORDS, coverage_terms, function_words
 from nlmsync.search.selection import (
     OTHER_LANGUAGE_WEIGHT,
     coverage,
@@ -117,3 +120,59 @@ def test_an_english_question_selects_the_english_copy_of_a_page_its_czech_copy_o
     czech = index.selection("zobrazí pipeline projektu v systému CI")
     assert czech.language == "cs" and czech.chosen[0].path == "pages.cs/common/git-pipeline.md"
     assert index.facts(["pages.cs/common/ls.md"])["pages.cs/common/ls.md"].lang == "cs"
+
+
+# A vault of a few notes on files, folders, search and links in German, French and English: the question's words
+# a function word of its language, and no note holds "wo" or "où"
+FILES_VAULT = {
+    "de/Dateien.md": "# Dateien\n\nEine Datei liegt in einem Ordner des Tresors. Du kannst eine Datei verschieben, "
+                     "umbenennen oder löschen.\n",
+    "de/Ordner.md": "# Ordner\n\nEin Ordner fasst Notizen zusammen. Die Seitenleiste zeigt jeden Ordner des Tresors.\n",
+    "de/Suche.md": "# Suche\n\nDie Suche findet Notizen nach ihrem Text. Sie zeigt die Treffer in der Seitenleiste.\n",
+    "de/Links.md": "# Links\n\nEin Link verbindet zwei Notizen. Wenn du eine Notiz umbenennst, werden die Links "
+                   "angepasst.\n",
+    "fr/Fichiers.md": "# Fichiers\n\nUn fichier se trouve dans un dossier du coffre. Vous pouvez déplacer, renommer "
+                      "ou supprimer un fichier.\n",
+    "fr/Dossiers.md": "# Dossiers\n\nUn dossier regroupe des notes. La barre latérale montre chaque dossier du "
+                      "coffre.\n",
+    "fr/Recherche.md": "# Recherche\n\nLa recherche trouve les notes par leur texte. Elle montre les résultats dans "
+                       "la barre latérale.\n",
+    "fr/Liens.md": "# Liens\n\nUn lien relie deux notes. Quand vous renommez une note, les liens sont mis à jour.\n",
+    "en/Files.md": "# Files\n\nA file lives in a folder of the vault. You can move, rename or delete a file.\n",
+    "en/Folders.md": "# Folders\n\nA folder groups notes. The sidebar shows every folder of the vault.\n",
+    "en/Search.md": "# Search\n\nSearch finds notes by their text. It shows the results in the sidebar.\n",
+    "en/Links.md": "# Links\n\nA link joins two notes. When you rename a note, its links are updated.\n",
+}
+
+
+@pytest.mark.parametrize(("question", "language", "answer"), [
+    ("wo ist die Datei", "de", "de/Dateien.md"),
+    ("où est le fichier", "fr", "fr/Fichiers.md"),
+    ("where is the file", "en", "en/Files.md"),
+])
+def test_a_question_whose_unheld_word_is_a_stop_word_of_its_language_is_no_weak_match(
+        tmp_path: Path, question: str, language: str, answer: str) -> None:
+    _write(tmp_path, FILES_VAULT)
+    selection = NoteIndex(tmp_path).selection(question)
+    assert selection.language == language
+    assert not selection.weak
+    assert selection.chosen[0].path == answer
+
+
+@pytest.mark.parametrize(("question", "language"), [("wo ist der Kühlschrank", "de"), ("où est le frigo", "fr")])
+def test_a_question_in_another_language_whose_content_word_no_note_holds_is_still_a_weak_match(
+        tmp_path: Path, question: str, language: str) -> None:
+    _write(tmp_path, FILES_VAULT)
+    selection = NoteIndex(tmp_path).selection(question)
+    assert selection.language == language and selection.weak and selection.chosen == []
+
+
+def test_the_stop_words_of_a_question_are_its_languages() -> None:
+    assert function_words("en") is STOP_WORDS and function_words("") is STOP_WORDS
+    german, french = function_words("de"), function_words("fr")
+    assert {"wo", "ist", "die", "ich"} <= german and "datei" not in german and "the" not in german
+    assert {"où", "est", "le"} <= french and "fichier" not in french
+    assert "og" in function_words("no")  # Norwegian, which the language model names "no" and the lists "nb"
+    assert function_words("tlh") == frozenset()  # a language no list is kept for: no word is a stop word
+    terms = coverage_terms("wo ist die Datei", language="de")
+    assert terms == {"wo": 0.25, "ist": 0.25, "die": 0.25, "datei": 1.0}

@@ -1,4 +1,4 @@
-"""A small stand-in for the NotebookLM client in sync's own tests: the five calls of `sync.deps.SyncClient` over
+"""A small stand-in for the NotebookLM client in sync's own tests: the six calls of `sync.deps.SyncClient` over
 a notebook held in a dict (as httpx's tests put a `MockTransport` behind the real client), with switches for the
 faults sync must take: an add refused, an answer lost after the add landed. `Bench` is what a test of sync's
 seams works with: a vault folder, a real state file and this client, put together as a run's `SyncRun`."""
@@ -82,6 +82,11 @@ class StubClient:
         if self.lose_answer_of_add == self.calls.count("source_add"):
             raise ConnectionLostError("the answer was lost")
         return Added(source_id)
+
+    async def source_add_file(self, notebook_id: str, file_path: str, title: str) -> Added:
+        """A file source, named after its file as a server whose rename did not take leaves it."""
+        self.calls.append("source_add")
+        return Added(self.put(Path(file_path).name, Path(file_path).read_bytes().decode("latin-1")))
 
     async def source_delete(self, source_id: str) -> object:
         self.calls.append("source_delete")

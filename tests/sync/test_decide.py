@@ -7,7 +7,8 @@ from tests.sync.stub import Bench
 
 from nlmsync.store import SourceMapping
 from nlmsync.sync.branches import Branch
-from nlmsync.sync.notes.decide import PlannedNote, decide_all, decide_branch
+from nlmsync.sync.branches import decide_branch
+from nlmsync.sync.notes.decide import PlannedNote, decide_all
 from nlmsync.sync.prepared import PreparedNote, load_notes, prepare_note
 from nlmsync.sync.registry import ResolvedMapping
 

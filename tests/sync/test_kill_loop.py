@@ -164,3 +164,56 @@ def test_kill_9_again_and_again_during_a_packed_refresh_all_converges(tmp_path: 
             assert source.title == pack.title
             assert source.text == compose_pack([(p, texts[p]) for p in notes])
     assert sorted(held) == sorted(texts)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("titles_ignored", [False, True], ids=["titles-applied", "file-titles-ignored"])
+def test_kill_9_again_and_again_during_a_refresh_with_attachments_converges(tmp_path: Path,
+                                                                             titles_ignored: bool) -> None:
+    """Notes, PDFs and images (opted in) uploaded by a real process killed while it uploads, with the server
+    applying file titles and with its rename of them not taking: every file ends live once under its title, no
+    duplicate, the registry agreeing, and an idle run after it changes nothing."""
+    import os
+
+    from tests.documents.pdfs import pdf, text_page
+
+    from nlmsync.documents import hash_file
+
+    vault = tmp_path / "vault"
+    titles = set()
+    for i in range(20):
+        rel = f"notes/n{i:02}.md"
+        text = f"# Note {i}\n\nBody of note {i}.\n"
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, encoding="utf-8")
+        titles.add(source_title(rel, title_hash(text)))
+    for i in range(16):
+        rel = f"papers/p{i:02}.pdf" if i < 14 else f"shots/s{i:02}.png"
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_bytes(pdf(text_page(f"Paper {i} on topic {i % 5}")) if rel.endswith(".pdf")
+                                  else b"\x89PNG\r\n\x1a\n" + bytes([i]) * 64)
+        titles.add(source_title(rel, hash_file(vault / rel)[0]))
+    server = "fake --capacity 100" + (" --file-titles-ignored" if titles_ignored else "")
+    command = [sys.executable, "-m", "nlmsync", "--vault", str(vault), "--server", server,
+               "--notebook", "new:Files", "refresh", "--all", "--capacity", "100", "--json"]
+    env = {**os.environ, "NLMSYNC_ATTACHMENTS": "documents,images"}
+    journal = journal_path(fake_state(vault))
+    kills = _run_killed(command, journal, (("source_add", 22), ("source_add", 26), ("source_add", 31)), env)
+    assert kills >= 2, "the runs finished before they could be killed"
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE_SECONDS, env=env, check=False)
+    assert finished.returncode == 0, finished.stderr
+    before_idle = len(FakeNotebookLM(state_path=fake_state(vault)).calls)
+    idle = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE_SECONDS, env=env, check=False)
+    assert idle.returncode == 0, idle.stderr
+
+    fake = FakeNotebookLM(state_path=fake_state(vault))
+    (notebook,) = fake.notebooks.values()
+    listed = sorted(s.title for s in notebook.sources.values())
+    assert listed == sorted(titles), (set(listed) - titles, titles - set(listed), finished.stdout[-3000:])
+    idle_calls = [c.tool for c in fake.calls[before_idle:]]
+    assert not {"source_add", "source_delete", "source_rename", "notebook_create"} & set(idle_calls)
+    with StateStore.open(vault / ".nlmsync" / "state.db", Settings(vault=vault)) as store:
+        rows = store.all_mappings(notebook.id)
+        assert {store.resolve_source_id(r.source_id) for r in rows} == set(notebook.sources)
+        assert store.pending_deletions(notebook.id) == []
+    assert not any((vault / ".nlmsync" / "uploads").iterdir())

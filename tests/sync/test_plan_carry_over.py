@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry_over import history_source_ids
-from nlmsync.sync.notes.decide import decide_branch
+from nlmsync.sync.branches import decide_branch
 from nlmsync.sync.prepared import prepare_note
 from nlmsync.sync.registry import ResolvedMapping
 

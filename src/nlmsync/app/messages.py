@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from nlmsync.app.results import NextStep, StatusReport
 from nlmsync.sync import Branch, RefreshReport
+from nlmsync.vault import is_note_path
 
 
 def _counted(count: int, singular: str, plural: str) -> str:
@@ -63,8 +64,15 @@ def next_steps(report: StatusReport, orphan_paths: Sequence[str]) -> list[NextSt
     return steps
 
 
-def partial_failure_message(report: RefreshReport, requested: int) -> str:
-    """One line for a refresh where some notes (or packs) failed, saying truly what else happened (exit 6)."""
+def _failed_of(failed: int, requested: int, one: str, many: str) -> str:
+    if failed == requested:
+        return f"the one {one}" if requested == 1 else f"all {requested} {many}"
+    return f"{failed} of {requested} {many}"
+
+
+def partial_failure_message(report: RefreshReport, requested: Sequence[str]) -> str:
+    """One line for a refresh where some notes, attachments (or packs) failed, saying truly what else happened
+    (exit 6); `requested` are the run's paths, its notes and its attachments counted apart."""
     if not report.failed:
         packs = report.failed_packs
         fine = [p for p in report.packs if p.branch != Branch.FAILED]
@@ -77,10 +85,11 @@ def partial_failure_message(report: RefreshReport, requested: int) -> str:
     why = first.error or ""
     where = why if why.startswith(first.path) else f"{first.path}: {why}"
     done = [n for n in report.notes if n.branch not in (Branch.FAILED, Branch.EXCLUDED)]
-    if len(failed) == requested:
-        said = "the one note failed" if requested == 1 else f"all {requested} notes failed"
-    else:
-        said = f"{len(failed)} of {requested} notes failed"
+    files = {p for p in requested if not is_note_path(p)}
+    failed_files = sum(1 for n in failed if n.path in files)
+    counts = [(len(failed) - failed_files, len(requested) - len(files), "note", "notes"),
+              (failed_files, len(files), "attachment", "attachments")]
+    said = " and ".join(_failed_of(*count) for count in counts if count[0]) + " failed"
     if not done:
         rest = "nothing was done"
     elif all(n.branch in (Branch.EVICTED, Branch.REMOVED) for n in done):

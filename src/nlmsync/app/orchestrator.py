@@ -30,6 +30,7 @@ from nlmsync.app.results import (
 from nlmsync.app.servers import connect_server
 from nlmsync.app.status import status_report
 from nlmsync.app.writer import held_writer
+from nlmsync import vault as vault_files
 from nlmsync.config import Settings
 from nlmsync.errors import (
     AuthenticationRequiredError,
@@ -121,6 +122,11 @@ class Orchestrator:
         self.allowance = allowance or Allowance()
         """The plan's usage allowance as last read (`serve` hands every run the one it keeps)."""
         self.vault_root = Path(settings.vault)
+
+    @property
+    def _attachments(self) -> frozenset[str]:
+        """The extensions of the attachments a refresh syncs (the `attachments` setting's kinds)."""
+        return vault_files.attachment_suffixes(self.settings.attachments)
 
     @classmethod
     @asynccontextmanager
@@ -284,7 +290,7 @@ class Orchestrator:
             exc.report = report
             raise
         if report.failed or report.failed_packs:
-            raise PartialFailure(partial_failure_message(report, len(selected)), report=report)
+            raise PartialFailure(partial_failure_message(report, selected), report=report)
         return report
 
     async def _refresh_into(self, report: RefreshReport, paths: Sequence[str], query: str | None, all_notes: bool,
@@ -292,7 +298,7 @@ class Orchestrator:
         """The work of `refresh`, added to `report` as it goes; returns the notes it was asked to refresh."""
         async with held_writer(self.store):
             # bad paths are refused before the server is touched; `--all` also takes paths no longer in the vault
-            named, roots = named_notes(self.vault_root, paths, gone_ok=all_notes)
+            named, roots = named_notes(self.vault_root, paths, gone_ok=all_notes, attachments=self._attachments)
             notebook, run = await self._read_notebook(report, dry_run=dry_run)
             notebook_id = notebook.notebook_id
             chosen = self._refresh_notes(notebook_id, named, query, all_notes, report)
@@ -363,7 +369,7 @@ class Orchestrator:
         selects), or the notes already synced. A `query` nothing matches well adds no note, and the report says
         so."""
         if all_notes and named is None:
-            walked, passed_over = vault_notes(self.vault_root, self.settings.exclude)
+            walked, passed_over = vault_notes(self.vault_root, self.settings.exclude, self._attachments)
             stats = {path: stat for path, stat in walked.items() if stat is not None}
             return RefreshNotes(list(walked), set(walked), passed_over, stats)
         if named is None and query is None:

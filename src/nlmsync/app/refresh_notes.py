@@ -26,18 +26,19 @@ class RefreshNotes:
     stats: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
-def named_notes(vault_root: Path, paths: Sequence[str], *,
-                gone_ok: bool = False) -> tuple[list[tuple[str, bool]] | None, list[str]]:
-    """The vault notes `paths` name, each with whether it was named itself (not found in a folder), or None
-    when there are no paths; and the paths in normal form ("" for the vault itself). With `gone_ok`, a path
-    inside the vault that is no longer there names no note.
+def named_notes(vault_root: Path, paths: Sequence[str], *, gone_ok: bool = False,
+                attachments: frozenset[str] = frozenset()) -> tuple[list[tuple[str, bool]] | None, list[str]]:
+    """The vault notes `paths` name (and attachments of the extensions `attachments`, found in the folders named),
+    each with whether it was named itself (not found in a folder), or None when there are no paths; and the paths
+    in normal form ("" for the vault itself). With `gone_ok`, a path inside the vault that is no longer there names
+    no note.
 
     Raises:
         InputError: a path is neither a note nor a folder of the vault (nor, with `gone_ok`, inside it).
     """
     if not paths:
         return None, []
-    notes = list(vault_notes(vault_root)[0])
+    notes = list(vault_notes(vault_root, attachments=attachments)[0])
     expanded: list[tuple[str, bool]] = []
     roots: list[str] = []
     for arg in paths:
@@ -63,21 +64,24 @@ def _notes_of(vault_root: Path, arg: str, notes: list[str], *, gone_ok: bool) ->
     raise InputError(f"{arg}: no such note in the vault")
 
 
-def vault_notes(vault_root: Path, exclude: Sequence[str] = ()
+def vault_notes(vault_root: Path, exclude: Sequence[str] = (), attachments: frozenset[str] = frozenset()
                 ) -> tuple[dict[str, tuple[int, int] | None], list[vault_files.SkippedNote]]:
     """Every note of the vault, sorted — an empty file too, which a refresh reads and reports as `empty` —, with
     the modification time (ns) and size the walk found its file with (None for an empty file, or one that has
-    another name on disk); and the note files the walk passes over for another reason (a duplicate name, a link
-    leading out …), those an `exclude` pattern matches as excluded by it, as the notes it matches are."""
-    scan = vault_files.scan_vault(vault_root)
+    another name on disk), then the attachments of the extensions `attachments`, sorted; and the note files the
+    walk passes over for another reason (a duplicate name, a link leading out …), those an `exclude` pattern
+    matches as excluded by it, as the notes it matches are."""
+    scan = vault_files.scan_vault(vault_root, attachments)
     empty = [skip.path for skip in scan.skipped if skip.reason == "empty"]
     passed_over = [vault_files.SkippedNote(skip.path, vault_files.EXCLUDED_BY_PATTERN)
                    if vault_files.matches_exclude(skip.path, exclude) else skip
-                   for skip in scan.skipped if skip.reason != "empty" and vault_files.has_note_suffix(skip.path)]
+                   for skip in scan.skipped if (skip.reason != "empty" and vault_files.has_note_suffix(skip.path))
+                   or vault_files.is_attachment_path(skip.path, attachments)]
     walked = {n.path: (n.mtime_ns, n.size) if n.fs_path is None else None for n in scan.notes}  # in path order
+    files = {a.path: (a.mtime_ns, a.size) if a.fs_path is None else None for a in scan.attachments}
     if not empty:
-        return walked, passed_over
-    return {path: walked.get(path) for path in sorted([*walked, *empty])}, passed_over
+        return walked | files, passed_over
+    return {path: walked.get(path) for path in sorted([*walked, *empty])} | files, passed_over
 
 
 def synced_notes(store: StateStore, vault_root: Path, notebook_id: str) -> list[str]:

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from nlmsync import vault as vault_files
@@ -74,6 +76,8 @@ class SourceMappingEntry(BaseModel):
     source_id: str
     title: str
     managed: bool
+    kind: Literal["note", "attachment"] = Field(default="note", description="A note, or an attachment (a file "
+                                                "source: a PDF, a document, an image …).")
 
 
 class LocalChangeEntry(BaseModel):
@@ -148,6 +152,8 @@ class StatusReport(BaseModel):
     orphan_source_ids: list[str] = Field(default_factory=list,
                                          description="Remote sources titled by nlmsync, unregistered.")
     unmanaged_count: int = Field(default=0, description="Remote sources nlmsync did not upload (never evicted).")
+    attachment_count: int = Field(default=0, description="Attachments live in the notebook, each its own source.")
+    attachment_bytes: int = Field(default=0, description="The size of those attachments' files in the vault.")
     local_changes: list[LocalChangeEntry] = Field(default_factory=list,
                                                   description="Synced notes changed in the vault, not synced yet.")
     next_evictions: list[EvictionCandidate] = Field(default_factory=list,
@@ -174,15 +180,16 @@ class NotebookSource(BaseModel):
 
     source_id: str
     title: str
-    kind: str = Field(description="pack (many notes), note (one note, or one part of a split note), orphan (an "
-                                  "nlmsync title the state file does not know) or unmanaged (not uploaded by nlmsync).")
+    kind: str = Field(description="pack (many notes), note (one note, or one part of a split note), attachment (one "
+                                  "of the vault's files: a PDF, a document, an image …), orphan (an nlmsync title "
+                                  "the state file does not know) or unmanaged (not uploaded by nlmsync).")
     path: str | None = Field(default=None, description="A note's path.")
     part: int | None = Field(default=None, description="Which part of a split note, from 0.")
     part_count: int | None = None
     first_path: str | None = Field(default=None, description="A pack's first note.")
     last_path: str | None = Field(default=None, description="A pack's last note.")
     note_count: int | None = Field(default=None, description="The notes a pack holds.")
-    byte_count: int | None = Field(default=None, description="Bytes of a pack's text.")
+    byte_count: int | None = Field(default=None, description="Bytes of a pack's text, or of an attachment's file.")
 
 
 class SourcesReport(BaseModel):
@@ -195,5 +202,6 @@ class SourcesReport(BaseModel):
     pack_count: int = 0
     packed_note_count: int = 0
     alone_count: int = Field(0, description="Sources holding one note, or one part of one.")
+    attachment_count: int = Field(0, description="Sources holding one attachment (a file source).")
     orphan_count: int = 0
     unmanaged_count: int = 0

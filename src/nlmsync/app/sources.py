@@ -1,12 +1,14 @@
 """`sources`: what the notebook holds, source by source — the packs with the range of notes each holds, the notes
-alone, and the sources nlmsync did not upload — from one listing of the notebook and the state file."""
+alone, the attachments, and the sources nlmsync did not upload — from one listing of the notebook and the state file."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from nlmsync.app.results import NotebookSource, SourcesReport
+from nlmsync.app.status import file_size
 from nlmsync.sync import accounted_ids, orphan_ids
+from nlmsync.vault import attachment_kind
 
 if TYPE_CHECKING:
     from nlmsync.app.orchestrator import Orchestrator
@@ -30,9 +32,14 @@ async def list_sources(orchestrator: Orchestrator) -> SourcesReport:
     store = orchestrator.store
     packs = [p for p in store.packs(notebook_id) if p.source_id in remote]
     resolved_mappings = store.mappings_with_resolved_ids(notebook_id)  # by path, part
+    root = orchestrator.vault_root
     alone = [NotebookSource(source_id=source_id, title=remote.sources[source_id], kind="note", path=mapping.path,
                             part=mapping.part, part_count=mapping.part_count)
+             if attachment_kind(mapping.path) is None else
+             NotebookSource(source_id=source_id, title=remote.sources[source_id], kind="attachment",
+                            path=mapping.path, byte_count=file_size(root, mapping.path))
              for mapping, source_id in resolved_mappings if source_id in remote]
+    attachments = sum(1 for s in alone if s.kind == "attachment")
     registered = accounted_ids(store, notebook_id, resolved_mappings)
     orphans = orphan_ids(remote, registered)
     others = sorted((title, source_id) for source_id, title in remote.sources.items()
@@ -46,4 +53,4 @@ async def list_sources(orchestrator: Orchestrator) -> SourcesReport:
     return SourcesReport(notebook_id=notebook_id, title=remote.title, source_count=len(remote),
                          capacity=capacity.value, sources=listed,
                          pack_count=len(packs), packed_note_count=sum(p.note_count for p in packs),
-                         alone_count=len(alone), orphan_count=len(orphans), unmanaged_count=len(others))
+                         alone_count=len(alone) - attachments, attachment_count=attachments, orphan_count=len(orphans), unmanaged_count=len(others))

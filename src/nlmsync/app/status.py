@@ -21,6 +21,7 @@ from nlmsync.app.results import (
 from nlmsync.config import Settings
 from nlmsync.notebooklm import Usage
 from nlmsync.store import StateStore
+from nlmsync.store.document_texts import DocumentTexts
 from nlmsync.sync import (
     Capacity,
     RemoteView,
@@ -32,7 +33,7 @@ from nlmsync.sync import (
     synced_hashes,
 )
 from nlmsync.text import admit_note
-from nlmsync.vault import EXCLUSION_REASONS, normalize_rel_path, resolve_in_vault
+from nlmsync.vault import EXCLUSION_REASONS, attachment_kind, normalize_rel_path, resolve_in_vault
 
 __all__ = ["NEXT_EVICTIONS_SHOWN", "note_placement", "status_report"]
 
@@ -58,9 +59,13 @@ def status_report(store: StateStore, settings: Settings, notebook_id: str, remot
     resolved_mappings = store.mappings_with_resolved_ids(notebook_id)
     mappings = [m for m, _ in resolved_mappings]
     for m, resolved in resolved_mappings:
+        attachment = attachment_kind(m.path) is not None
         entry = SourceMappingEntry(path=m.path, part=m.part, part_count=m.part_count, source_id=resolved,
-                                   title=m.title, managed=m.managed)
+                                   title=m.title, managed=m.managed, kind="attachment" if attachment else "note")
         (report.active_sources if resolved in remote else report.stale_sources).append(entry)
+        if attachment and resolved in remote:
+            report.attachment_count += 1
+            report.attachment_bytes += file_size(vault_root, m.path)
     registered = accounted_ids(store, notebook_id, resolved_mappings)
     report.orphan_source_ids = orphan_ids(remote, registered)
     report.unmanaged_count = sum(1 for i in remote.sources
@@ -69,7 +74,7 @@ def status_report(store: StateStore, settings: Settings, notebook_id: str, remot
     report.local_changes = [
         LocalChangeEntry(path=c.path, change=c.change.value, renamed_to=c.renamed_to, command=c.command)
         for c in local_changes(vault_root, synced, settings.exclude, store.note_hashes(synced),
-                               packed=bool(packs))]
+                               packed=bool(packs), files=DocumentTexts(store.db.conn).recorded())]
     used = {m.path: m for m in mappings}
     report.next_evictions = [
         EvictionCandidate(path=e.path, use_count=used[e.path].use_count if e.path in used else e.uses,
@@ -83,6 +88,14 @@ def status_report(store: StateStore, settings: Settings, notebook_id: str, remot
                     if (parsed := parse_title(remote.sources[i])) is not None and (vault_root / parsed[0]).is_file()]
     report.next_steps = next_steps(report, orphan_paths)
     return report
+
+
+def file_size(vault_root: Path, path: str) -> int:
+    """The size of the vault's file at `path` (0 when it is gone)."""
+    try:
+        return (vault_root / path).stat().st_size
+    except OSError:
+        return 0
 
 
 def note_placement(store: StateStore, notebook_id: str, path: str, remote: RemoteView, vault_root: Path,

@@ -61,6 +61,7 @@ def fake_server(transport: str, host: str, port: int, **switches: Any) -> None:
         raise UsageError(f"--host/--port: cannot listen on {host}:{port} ({exc.strerror or exc})") from None
     finally:
         fake.save()
+        fake.close()
 
 
 @app.command("server-info", epilog=examples(

@@ -107,6 +107,8 @@ def _print_sources(report: SourcesReport, quiet: bool) -> None:
     counts = [f"{report.pack_count:,} {'pack' if report.pack_count == 1 else 'packs'} holding "
               f"{report.packed_note_count:,} notes" if report.pack_count else "",
               f"{report.alone_count:,} {'note' if report.alone_count == 1 else 'notes'} alone",
+              f"{report.attachment_count:,} {'attachment' if report.attachment_count == 1 else 'attachments'}"
+              if report.attachment_count else "",
               f"{report.unmanaged_count:,} not uploaded by nlmsync",
               f"{report.orphan_count:,} {'orphan' if report.orphan_count == 1 else 'orphans'}"
               if report.orphan_count else ""]
@@ -114,6 +116,7 @@ def _print_sources(report: SourcesReport, quiet: bool) -> None:
     if quiet:
         return
     sections = [("pack", "Packs (the range of notes each holds):"), ("note", "Notes alone:"),
+                ("attachment", "Attachments (the vault's files, each its own source):"),
                 ("unmanaged", "Not uploaded by nlmsync (never changed or evicted):"),
                 ("orphan", "With nlmsync's titles but unknown to the state file ('nlmsync status' says what to do):")]
     for kind, heading in sections:
@@ -130,6 +133,8 @@ def _source_line(source: NotebookSource) -> str:
         notes = f"{source.note_count:,} {'note' if source.note_count == 1 else 'notes'}"
         return (f"{escape_path(source.first_path or '')} … {escape_path(source.last_path or '')}  "
                 f"({notes}, {source.byte_count or 0:,} bytes){ident}")
+    if source.kind == "attachment":
+        return f"{escape_path(source.path or '')}  ({source.byte_count or 0:,} bytes){ident}"
     if source.kind == "note":
         part = f" (part {(source.part or 0) + 1} of {source.part_count})" if (source.part_count or 1) > 1 else ""
         return f"{escape_path(source.path or '')}{part}{ident}"

@@ -324,6 +324,9 @@ def _print_status(report: StatusReport, json_output: bool) -> None:
     synced = len(report.active_sources) + (report.layout.packed_note_count if report.layout is not None else 0)
     out(f"  {synced} synced, {len(report.stale_sources)} missing from the notebook, "
         f"{len(report.orphan_source_ids)} orphans, {report.unmanaged_count} not uploaded by nlmsync")
+    if report.attachment_count:
+        out(f"  {report.attachment_count} of them {'an attachment' if report.attachment_count == 1 else 'attachments'}"
+            f" ({report.attachment_bytes:,} bytes of files)")
     out(f"  server: {escape(report.server)}")
     _print_section("Changed in the vault, not synced yet:", [_change_line(c) for c in report.local_changes])
     _print_section("Synced, but the source is gone from the notebook:",

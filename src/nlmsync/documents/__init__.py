@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from nlmsync.documents.model import (
         MAX_FILE_BYTES,
         MAX_SOURCE_WORDS,
+        NO_TEXT_LAYER,
         PAGE,
         SECTION,
         SLIDE,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "MAX_FILE_BYTES": "nlmsync.documents.model",
     "MAX_SOURCE_WORDS": "nlmsync.documents.model",
+    "NO_TEXT_LAYER": "nlmsync.documents.model",
     "PAGE": "nlmsync.documents.model",
     "SECTION": "nlmsync.documents.model",
     "SLIDE": "nlmsync.documents.model",
@@ -39,6 +41,7 @@ _EXPORTS = {
 __all__ = [
     "MAX_FILE_BYTES",
     "MAX_SOURCE_WORDS",
+    "NO_TEXT_LAYER",
     "PAGE",
     "SECTION",
     "SLIDE",

@@ -2,8 +2,10 @@
 
 A file is hashed (xxh3-128 of its bytes) and its text looked up in the cache by that hash; only a file whose
 bytes were never read is handed to the reading process (`documents.worker`), which is bounded in memory and, here,
-in time: past `seconds` it is stopped, and started again for the next file. A file that changed while it was
-hashed, one over NotebookLM's size limit, and an image, audio or video file (no text to read) never reach it.
+in time: past `seconds` on one file it is stopped, and started again for the files after it. A file that changed
+while it was hashed, one over NotebookLM's size limit, and an image, audio or video file (no text to read) never
+reach it. Files announced ahead (`expect`) are handed over a few at a time before they are asked for, so the
+reading process extracts the next files while this one indexes or uploads the last.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ import signal
 import subprocess
 import sys
 import threading
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
@@ -33,6 +39,8 @@ from nlmsync.documents.model import (
 )
 
 READ_BLOCK = 1 << 20
+READ_AHEAD = 4
+"""Files handed to the reading process before they are asked for (each answer waits in memory until then)."""
 _TEXT_SUFFIXES = frozenset({".pdf", ".docx", ".pptx", ".epub", ".txt", ".csv"})
 
 
@@ -55,20 +63,41 @@ def _same(before: os.stat_result, after: os.stat_result) -> bool:
     return (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size)
 
 
+@dataclass
+class _Request:
+    """A file handed to the reading process, not answered yet: where it is, what it hashed to, how it was found
+    (`stat`, for the cache's record of its `vault_path`)."""
+
+    path: str
+    suffix: str
+    content_hash: str
+    vault_path: str | None
+    stat: os.stat_result
+
+
 class DocumentReader:
     """Reads attachments' text through `cache` (None: no cache), one reading process for many files.
 
     Use as a context manager, or `close()` it: the reading process ends with it."""
 
     def __init__(self, cache: TextCache | None = None, *, seconds: float = READ_SECONDS,
-                 memory: int = READ_MEMORY_BYTES) -> None:
+                 memory: int = READ_MEMORY_BYTES, ahead: int = READ_AHEAD) -> None:
         self.cache = cache
         self.seconds = seconds
         self.memory = memory
+        self.ahead = ahead
         self.files_read = 0
         """Files handed to the reading process (not found in the cache)."""
         self._process: subprocess.Popen[bytes] | None = None
         self._answers: queue.Queue[bytes] = queue.Queue()
+        self._expected: deque[tuple[str, str | None]] = deque()
+        """Files announced by `expect`, not handed over yet."""
+        self._sent: deque[_Request] = deque()
+        """Files handed to the reading process, in the order it answers them."""
+        self._since = 0.0
+        """When the reading process began the first file of `_sent` (its time bound runs from there)."""
+        self._done: dict[str, DocumentText] = {}
+        """Files announced and read, not asked for yet."""
 
     def __enter__(self) -> DocumentReader:
         return self
@@ -77,10 +106,41 @@ class DocumentReader:
                  trace: TracebackType | None) -> None:
         self.close()
 
+    def expect(self, files: Iterable[tuple[str | os.PathLike[str], str | None]]) -> None:
+        """Announce files (file system path, vault path) that `read` will be asked for, in that order: a few are
+        handed to the reading process ahead, so it reads them while the caller works on the ones before."""
+        self._expected.extend((os.fspath(path), vault_path) for path, vault_path in files)
+        self._fill()
+
     def read(self, path: str | os.PathLike[str], vault_path: str | None = None) -> DocumentText:
         """The text of the attachment at `path` (a file system path), from the cache when its bytes were read
         before. With its `vault_path`, a file as it was when last hashed (the same modification time and size)
         is not even hashed again, and what it hashes to now is recorded.
+
+        Raises:
+            OSError: the file cannot be opened or read.
+        """
+        path = os.fspath(path)
+        while path not in self._done and any(r.path == path for r in self._sent):
+            self._answer_first()
+        done = self._done.pop(path, None)
+        if done is not None:
+            self._fill()
+            return done
+        if any(p == path for p, _ in self._expected):  # the caller passed over the files announced before it
+            while self._expected.popleft()[0] != path:
+                pass
+        outcome = self._prepare(path, vault_path)
+        if isinstance(outcome, DocumentText):
+            return outcome
+        self._send(outcome)
+        while any(r is outcome for r in self._sent):
+            self._answer_first()
+        return self._done.pop(path)
+
+    def _prepare(self, path: str, vault_path: str | None) -> DocumentText | _Request:
+        """The file's text when it needs no reading process (cached, too large, changed, not a document), or the
+        request that asks the reading process for it.
 
         Raises:
             OSError: the file cannot be opened or read.
@@ -94,45 +154,86 @@ class DocumentReader:
             cached = cache.get(known) if known is not None else None
             if cached is not None:
                 return cached
-        document = self._read(path)
-        if cache is not None and vault_path is not None and document.cacheable:
-            cache.record(vault_path, stat.st_mtime_ns, stat.st_size, document.content_hash, document.has_text)
-        return document
-
-    def _read(self, path: str | os.PathLike[str]) -> DocumentText:
         content_hash, before, after = hash_file(path)
         if not _same(before, after):
             return DocumentText(content_hash, notice=CHANGED_WHILE_READ, cacheable=False)
         suffix = Path(path).suffix.lower()
         if suffix not in _TEXT_SUFFIXES:  # an image, audio or video: found by its name and the notes linking to it
-            return DocumentText(content_hash)
-        cached = self.cache.get(content_hash) if self.cache is not None else None
-        if cached is not None:
-            return cached
-        document = self._extract(os.fspath(path), suffix, content_hash)
-        if self.cache is not None and document.cacheable:
-            self.cache.put(document)
+            document = DocumentText(content_hash)
+        else:
+            found = cache.get(content_hash) if cache is not None else None
+            if found is None:
+                return _Request(path, suffix, content_hash, vault_path, stat)
+            document = found
+        self._record(vault_path, stat, document)
         return document
 
-    def _extract(self, path: str, suffix: str, content_hash: str) -> DocumentText:
+    def _record(self, vault_path: str | None, stat: os.stat_result, document: DocumentText) -> None:
+        if self.cache is not None and vault_path is not None and document.cacheable:
+            self.cache.record(vault_path, stat.st_mtime_ns, stat.st_size, document.content_hash, document.has_text)
+
+    def _fill(self) -> None:
+        """Hand announced files to the reading process until `ahead` wait there (those that need none are done)."""
+        while self._expected and len(self._sent) < self.ahead:
+            path, vault_path = self._expected.popleft()
+            try:
+                outcome = self._prepare(path, vault_path)
+            except OSError:
+                continue  # `read` meets the error itself, and raises it
+            if isinstance(outcome, DocumentText):
+                self._done[path] = outcome
+            else:
+                self._send(outcome)
+
+    def _send(self, request: _Request) -> None:
         self.files_read += 1
         process = self._started()
         assert process.stdin is not None
-        request = json.dumps({"path": path, "suffix": suffix, "hash": content_hash}).encode() + b"\n"
+        if not self._sent:
+            self._since = time.monotonic()
+        self._sent.append(request)
+        line = json.dumps({"path": request.path, "suffix": request.suffix, "hash": request.content_hash}).encode()
         try:
-            process.stdin.write(request)
+            process.stdin.write(line + b"\n")
             process.stdin.flush()
-            line = self._answers.get(timeout=self.seconds)
+        except OSError:
+            pass  # the process is gone: its answers end, and the file is said to have stopped it
+
+    def _answer_first(self) -> None:
+        """Wait for the reading process's answer to the first file handed over; past the time bound, or when the
+        process ended, that file says so and the files after it go to a new process."""
+        first = self._sent[0]
+        try:
+            line = self._answers.get(timeout=max(0.0, self._since + self.seconds - time.monotonic()))
         except queue.Empty:
             self._stop()
-            return DocumentText(content_hash, notice=TIMED_OUT.format(seconds=self.seconds))
-        except OSError:
-            line = b""
+            self._again(first, DocumentText(first.content_hash, notice=TIMED_OUT.format(seconds=self.seconds)))
+            return
         if not line:  # the process ended without answering
-            return DocumentText(content_hash, notice=CRASHED.format(why=self._ended()))
+            self._again(first, DocumentText(first.content_hash, notice=CRASHED.format(why=self._ended())))
+            return
+        self._sent.popleft()
+        self._since = time.monotonic()
         reply = json.loads(line)
-        return DocumentText(content_hash, reply.get("unit", ""), tuple(reply.get("pages", ())), reply.get("notice"),
-                            reply.get("cacheable", True))
+        self._finish(first, DocumentText(first.content_hash, reply.get("unit", ""), tuple(reply.get("pages", ())),
+                                         reply.get("notice"), reply.get("cacheable", True)))
+        self._fill()
+
+    def _again(self, stopped: _Request, document: DocumentText) -> None:
+        """`stopped` ended the reading process: it is done with `document`; the files after it are handed to a
+        new one."""
+        rest = list(self._sent)[1:]
+        self._sent.clear()
+        self._done[stopped.path] = document
+        for request in rest:
+            self.files_read -= 1  # counted again as they are handed over again
+            self._send(request)
+
+    def _finish(self, request: _Request, document: DocumentText) -> None:
+        if self.cache is not None and document.cacheable:
+            self.cache.put(document)
+        self._record(request.vault_path, request.stat, document)
+        self._done[request.path] = document
 
     def _started(self) -> subprocess.Popen[bytes]:
         if self._process is None or self._process.poll() is not None:

@@ -1,6 +1,6 @@
 """File sources as the real server takes them: the folders it may read (`NOTEBOOKLM_ALLOWED_FILE_DIRS`), the
 checks before an upload, worded as it words them, and the text NotebookLM would read, read the way nlmsync reads it
-(`documents.DocumentReader`)."""
+(`documents.DocumentReader`, one reading process for every file the fake is given: `FileSources`)."""
 
 from __future__ import annotations
 
@@ -28,19 +28,28 @@ def file_outside_allowed_dirs(file_path: str) -> str | None:
     return f"File path '{resolved}' is outside allowed directories configured by {ALLOWED_DIRS_VARIABLE}."
 
 
-def read_file_source(file_path: str) -> tuple[str | None, DocumentText | None]:
-    """(why the real server would not upload the file, None) or (None, the text NotebookLM would read of it)."""
-    path = Path(file_path).expanduser().resolve()
-    if not path.exists():
-        return f"File not found: {path}", None
-    if not path.is_file():
-        return f"Not a regular file: {path}", None
-    if path.stat().st_size == 0:
-        return f"File is empty: {path}", None
-    if path.suffix.lower() not in FILE_SUFFIXES:
-        return (f"Unsupported file type: {path.suffix.lower() or '[none]'}\n"
-                f"Supported types: {', '.join(sorted(FILE_SUFFIXES))}"), None
-    if path.suffix.lower() == NOTE_SUFFIX:
-        return None, DocumentText("", pages=(path.read_text(encoding="utf-8", errors="replace"),))
-    with DocumentReader() as reader:
-        return None, reader.read(path)
+class FileSources:
+    """The files a fake server is given, read in one reading process for all of them (started with the first file
+    to read, started again after a file that stopped it); `close()` ends it."""
+
+    def __init__(self) -> None:
+        self.reader = DocumentReader()
+
+    def close(self) -> None:
+        self.reader.close()
+
+    def read(self, file_path: str) -> tuple[str | None, DocumentText | None]:
+        """(why the real server would not upload the file, None) or (None, the text NotebookLM would read of it)."""
+        path = Path(file_path).expanduser().resolve()
+        if not path.exists():
+            return f"File not found: {path}", None
+        if not path.is_file():
+            return f"Not a regular file: {path}", None
+        if path.stat().st_size == 0:
+            return f"File is empty: {path}", None
+        if path.suffix.lower() not in FILE_SUFFIXES:
+            return (f"Unsupported file type: {path.suffix.lower() or '[none]'}\n"
+                    f"Supported types: {', '.join(sorted(FILE_SUFFIXES))}"), None
+        if path.suffix.lower() == NOTE_SUFFIX:
+            return None, DocumentText("", pages=(path.read_text(encoding="utf-8", errors="replace"),))
+        return None, self.reader.read(path)

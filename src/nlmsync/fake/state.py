@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+import weakref
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -29,7 +30,7 @@ from nlmsync.errors import InputError
 from nlmsync.fake import account
 from nlmsync.fake.answers import compose_answer
 from nlmsync.fake.faults import CallPlan, Faults, When, plan_call
-from nlmsync.fake.files import file_outside_allowed_dirs, read_file_source
+from nlmsync.fake.files import FileSources, file_outside_allowed_dirs
 from nlmsync.fake.persistence import Journal, journal_path, write_snapshot
 from nlmsync.fake.replies import (
     AUTH_ERROR,
@@ -113,6 +114,9 @@ class FakeNotebookLM:
         self.calls: list[CallRecord] = []
         self._retained: str | None = None
         """The source the call being applied added though it answers an error (a file that failed to process)."""
+        self.files = FileSources()
+        """The files uploads name, read in one reading process, which ends with `close()` or with this fake."""
+        weakref.finalize(self, self.files.close)
         self._journal = Journal(state_path) if state_path is not None else None
         if state_path is not None and (state_path.exists() or journal_path(state_path).exists()):
             self._load(state_path)
@@ -248,6 +252,10 @@ class FakeNotebookLM:
             "empty_sources_served": self.empty_sources_served,
             "calls": [asdict(c) for c in self.calls],
         }
+
+    def close(self) -> None:
+        """End the process that reads the files uploads name (the next upload starts another)."""
+        self.files.close()
 
     def save(self) -> None:
         """Bring the state file up to date (nothing without a state path): the calls not journaled yet go to
@@ -385,7 +393,7 @@ class FakeNotebookLM:
         refusal = file_outside_allowed_dirs(file_path)
         if refusal is not None:
             return error(refusal)
-        problem, document = read_file_source(file_path)
+        problem, document = self.files.read(file_path)
         if problem is not None:
             return error(f"Could not add file source: {problem}",
                          hint="File paths must be accessible on the machine running nlm or the MCP server. "

@@ -24,7 +24,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -299,12 +299,10 @@ class NoteIndex:
                            evidence=evidence, language=language)
         facts = self.facts([hit.path for hit in hits])
         languages = self.languages()
-        # the rule's candidates are the notes: attachments are found by search, and a refresh does not upload them
-        notes = [hit for hit in hits if is_note_path(hit.path)] if self.attachments else hits
-        selection = select_notes(notes, facts, languages, language, evidence,
-                                 coverage_terms(query, stop_words=s.query_stop_words), top_n=s.top_n,
-                                 cutoff_ratio=s.cutoff_ratio, min_k=s.min_k)
-        return replace(selection, hits=hits) if notes is not hits else selection
+        # the rule's candidates are the notes and the attachments alike: a refresh makes either a source
+        return select_notes(hits, facts, languages, language, evidence,
+                            coverage_terms(query, stop_words=s.query_stop_words, language=language), top_n=s.top_n,
+                            cutoff_ratio=s.cutoff_ratio, min_k=s.min_k)
 
     def selected(self, query: str, on_progress: Callable[[int, int], None] | None = None) -> list[SearchHit]:
         """The notes the selection rule picks for `query` (none when nothing matches it well)."""
@@ -401,8 +399,9 @@ class NoteIndex:
             on_progress(0, total)
         # in the walk's order: a full build's snapshot holds the notes as a walk of the unchanged vault lists them,
         # which a fresh process's first query then compares as a whole (`SnapshotParts.holds_exactly`)
-        for done, i in enumerate(sorted(candidates), start=1):
-            note = listing.note(i)
+        notes = [listing.note(i) for i in sorted(candidates)]
+        self._expect_attachments([note for note in notes if self._notes.differs(note)])
+        for done, note in enumerate(notes, start=1):
             if self._notes.differs(note):
                 self._load(note, changes)
             if on_progress is not None:
@@ -479,6 +478,14 @@ class NoteIndex:
             return
         changes.batch.add_text(attachment.path, NoteText(heading="", body=document.text))
 
+    def _expect_attachments(self, notes: list[NoteFile]) -> None:
+        """Announce the attachments among `notes` that the sync will read, in order, so the reading process reads
+        the next ones while this one indexes the last."""
+        wanted = [(a.fs_path or self.vault_root / a.path, a.path) for a in notes if not has_note_suffix(a.path)
+                  and not excluded_by_pattern(self.vault_root, a.path, self.settings.exclude)]
+        if wanted:
+            self._documents().expect(wanted)
+
     def _documents(self) -> DocumentReader:
         """The reader of this sync's attachments (its reading process is started with the first file to read)."""
         if self._reader is None:
@@ -532,7 +539,8 @@ class NoteIndex:
 
     def _settle_languages(self, changes: Changes) -> None:
         """The languages of the notes read but not told: presumed from their folders' (`note_facts.presumed_languages`),
-        or told, their text read again, where their folders do not say."""
+        or told, their text read again, where their folders do not say or an edited note was indexed before in
+        another language than its folder's (a German note in an English folder stays told, not presumed English)."""
         if not changes.untold:
             return
         from nlmsync.search.note_facts import facts_of, presumed_languages
@@ -541,10 +549,13 @@ class NoteIndex:
         # an untold note's language is "" until settled: it is no evidence, nor is a note told to have none
         told = {path: fact.lang for path, fact in changes.facts.items() if fact is not None and fact.lang}
         presumed = presumed_languages(changes.untold, told)
-        for path in changes.untold:
+        before = (self._facts.get(key) for key in index_codec.path_keys(changes.untold))
+        for path, was in zip(changes.untold, before):
             fact = changes.facts[path]
             assert fact is not None
             lang = presumed.get(path)
+            if lang is not None and was is not None and was.lang != lang:
+                lang = None
             if lang is None:
                 admission = admit_note(self.vault_root, path, self.settings.exclude)
                 lang = text_language(admission.text) if admission.refused is None else ""

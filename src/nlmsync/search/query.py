@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     import regex
 
 __all__ = ["CJK_WORD_SHARE", "COMPOUND_QUERY_WEIGHT", "LATIN_IN_CJK_WEIGHT", "NEGATIONS", "STOP_WORDS",
-           "STOP_WORD_WEIGHT", "coverage_terms", "matched_words", "names_nothing", "query_terms", "query_weights",
-           "query_words"]
+           "STOP_WORD_WEIGHT", "coverage_terms", "function_words", "matched_words", "names_nothing", "query_terms",
+           "query_weights", "query_words"]
 
 COMPOUND_QUERY_WEIGHT = 0.25
 STOP_WORD_WEIGHT = 0.25
@@ -88,11 +88,30 @@ def _cjk_char() -> regex.Pattern[str]:
     return regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]")
 
 
-def _token_weights(base: list[str], stop_words: bool) -> list[float]:
-    """Each base token's weight: 1, or `STOP_WORD_WEIGHT` for a stop word (unless all of them are)."""
-    if not stop_words or STOP_WORDS.issuperset(base):
+# The stop-words package's code of a language the language model names otherwise (Norwegian Bokmål)
+_LIST_CODES = {"no": "nb"}
+
+
+@functools.cache
+def function_words(language: str) -> frozenset[str]:
+    """The stop words of a question in `language` (a language model's code): `STOP_WORDS` for English and for a
+    question whose language is not told, the stop-words package's list of the language otherwise (its words as
+    the index holds them), none for a language it has no list of."""
+    if language in ("", "en"):
+        return STOP_WORDS
+    from stop_words import LANGUAGE_MAPPING, get_stop_words
+
+    code = _LIST_CODES.get(language, language)
+    if code not in LANGUAGE_MAPPING:
+        return frozenset()
+    return frozenset(token for word in get_stop_words(code) for token in query_words(word))
+
+
+def _token_weights(base: list[str], stop_words: bool, common: frozenset[str] = STOP_WORDS) -> list[float]:
+    """Each base token's weight: 1, or `STOP_WORD_WEIGHT` for a stop word of `common` (unless all of them are)."""
+    if not stop_words or common.issuperset(base):
         return [1.0] * len(base)
-    return [STOP_WORD_WEIGHT if token in STOP_WORDS else 1.0 for token in base]
+    return [STOP_WORD_WEIGHT if token in common else 1.0 for token in base]
 
 
 def _compounds(base: list[str], joins: list[bool], token_weights: list[float]) -> Iterator[tuple[str, float]]:
@@ -103,10 +122,10 @@ def _compounds(base: list[str], joins: list[bool], token_weights: list[float]) -
             yield left + right, COMPOUND_QUERY_WEIGHT * weight
 
 
-def query_weights(query: str, *, stop_words: bool = True) -> dict[str, float]:
-    """Each query term with its weight: how often it occurs, a stop word counting `STOP_WORD_WEIGHT`, a
-    compound `COMPOUND_QUERY_WEIGHT` (times its stop word's weight), a CJK word and its bigrams one
-    together, a Latin word inside a CJK token `LATIN_IN_CJK_WEIGHT` more on its own.
+def query_weights(query: str, *, stop_words: bool = True, common: frozenset[str] = STOP_WORDS) -> dict[str, float]:
+    """Each query term with its weight: how often it occurs, a stop word (of `common`) counting
+    `STOP_WORD_WEIGHT`, a compound `COMPOUND_QUERY_WEIGHT` (times its stop word's weight), a CJK word and its
+    bigrams one together, a Latin word inside a CJK token `LATIN_IN_CJK_WEIGHT` more on its own.
 
     `stop_words=False` counts stop words in full (the reference plugin's plain term frequencies, but for
     the compound and CJK weights).
@@ -115,7 +134,7 @@ def query_weights(query: str, *, stop_words: bool = True) -> dict[str, float]:
     get = weights.get
     normalized = normalize(query)
     base, joins = base_tokens_and_joins(normalized)
-    token_weights = _token_weights(base, stop_words)
+    token_weights = _token_weights(base, stop_words, common)
     for token, weight in zip(base, token_weights):
         weights[token] = get(token, 0.0) + weight
     for term, weight in _compounds(base, joins, token_weights):
@@ -142,11 +161,11 @@ def query_weights(query: str, *, stop_words: bool = True) -> dict[str, float]:
     return weights
 
 
-def coverage_terms(query: str, *, stop_words: bool = True) -> dict[str, float]:
+def coverage_terms(query: str, *, stop_words: bool = True, language: str = "") -> dict[str, float]:
     """The terms a note must hold to hold the whole query, with their weights in it (`query_weights`' terms less
     what only helps a note that holds the words already: a compound of two words, and a CJK word, which its
-    character pairs stand for)."""
-    weights = query_weights(query, stop_words=stop_words)
+    character pairs stand for), the stop words those of the query's `language` (`function_words`)."""
+    weights = query_weights(query, stop_words=stop_words, common=function_words(language))
     normalized = normalize(query)
     base, joins = base_tokens_and_joins(normalized)
     # a compound the query does not also write as a word of its own

@@ -7,6 +7,7 @@ a notebook's queue, applies the policy and writes the changes back.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 
 from nlmsync.store._base import StoreBase
@@ -14,8 +15,8 @@ from nlmsync.store._lru import PROTECTED, LruEntry, apply_use, eviction_order, p
 from nlmsync.store._models import EvictionRecord, PendingDeletion
 
 EVICTION_LOG_LIMIT = 1000
-# Up to this many paths are looked up one by one (or bound in one IN list); more, and the notebook's
-# whole queue or registry is read once instead: one query, and never past SQLite's bound-parameter limit.
+# Marking up to this many paths reads only their queue entries (and the protected ones an overflow may demote);
+# more, and the notebook's whole queue is read at once.
 _FEW_PATHS = 200
 
 _CANDIDATES = """
@@ -51,8 +52,8 @@ class EvictionMixin(StoreBase):
         if only is None:
             sql, params = _CANDIDATES.format(extra="", order=""), [notebook_id]
         else:
-            marks = ", ".join("?" for _ in only)
-            sql, params = _CANDIDATES.format(extra=f"AND l.path IN ({marks})", order=""), [notebook_id, *only]
+            sql = _CANDIDATES.format(extra="AND l.path IN (SELECT value FROM json_each(?))", order="")
+            params = [notebook_id, json.dumps(only)]
         return self._entries(sql, params)
 
     def _entries(self, sql: str, params: Sequence[object]) -> dict[str, LruEntry]:
@@ -76,13 +77,12 @@ class EvictionMixin(StoreBase):
         return entries, protected - given
 
     def _registered_paths(self, notebook_id: str, paths: list[str]) -> list[str]:
-        """Those of `paths` with a registry row in the notebook, in their order."""
-        if len(paths) > _FEW_PATHS:
-            known = {r[0] for r in self.db.execute("SELECT DISTINCT path FROM source_mappings WHERE notebook_id = ?",
-                                                    [notebook_id])}
-            return [p for p in paths if p in known]
-        return [p for p in paths if self.db.execute(
-            "SELECT 1 FROM source_mappings WHERE notebook_id = ? AND path = ? LIMIT 1", [notebook_id, p]).fetchone()]
+        """Those of `paths` with a registry row in the notebook, in their order: one query, whatever their number
+        (the paths bound as one JSON array, never past SQLite's bound-parameter limit)."""
+        known = {r[0] for r in self.db.execute(
+            "SELECT DISTINCT path FROM source_mappings WHERE notebook_id = ? "
+            "AND path IN (SELECT value FROM json_each(?))", [notebook_id, json.dumps(paths)])}
+        return [p for p in paths if p in known]
 
     def mark_used(self, notebook_id: str, paths: Iterable[str]) -> None:
         """Usage marking: the given paths produced a source id for a query: count the use, promote in the LRU.
@@ -99,10 +99,10 @@ class EvictionMixin(StoreBase):
             known = self._registered_paths(notebook_id, wanted)
             queued, unseen = self._queued_for_use(notebook_id, known)
             changed, next_tick = apply_use(queued, known, self._next_ticks(0), self.protected_capacity, unseen)
-            self.db.conn.executemany(
+            self.db.execute(
                 "UPDATE source_mappings SET use_count = use_count + 1, last_used = ?, "
-                "first_used = coalesce(first_used, ?) WHERE notebook_id = ? AND path = ?",
-                [(now, now, notebook_id, p) for p in known])
+                "first_used = coalesce(first_used, ?) WHERE notebook_id = ? "
+                "AND path IN (SELECT value FROM json_each(?))", [now, now, notebook_id, json.dumps(known)])
             self.db.conn.executemany(
                 "UPDATE lru_entries SET segment = ?, tick = ? WHERE notebook_id = ? AND path = ?",
                 [(e.segment, e.tick, notebook_id, e.path) for e in changed.values()])

@@ -72,6 +72,11 @@ class DocumentTexts:
                                 "AND size = ?", [path, mtime_ns, size]).fetchone()
         return None if row is None else str(row[0])
 
+    def recorded(self) -> dict[str, tuple[int, int, str]]:
+        """Every attachment's record at once (one query, for a run over many): path -> (mtime, size, hash)."""
+        return {path: (mtime_ns, size, content_hash) for path, mtime_ns, size, content_hash in
+                self.conn.execute("SELECT path, mtime_ns, size, content_hash FROM attachment_files")}
+
     def record(self, path: str, mtime_ns: int, size: int, content_hash: str, has_text: bool) -> None:
         """Record what the attachment at `path` hashed to, read at this mtime and size, and whether it has text."""
         with transaction(self.conn):

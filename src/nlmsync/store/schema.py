@@ -10,7 +10,8 @@ deletions, conversations and query records; `0003_lru_by_recency` indexes the ev
 `0006_index_blocks` stores the search index's vocabulary and postings compressed, a block of terms a row;
 `0007_notebook_truth` keeps what the notebook was read to hold; `0008_index_facts` keeps each indexed note's
 language and the keys its translations share; `0009_document_texts` keeps the attachments' texts by the hash of
-their bytes (`store.document_texts`).
+their bytes (`store.document_texts`); `0010_unprocessed_files` the files a notebook's server could not process,
+by the hash of their bytes (`store._unprocessed`).
 """
 
 from __future__ import annotations
@@ -182,6 +183,12 @@ def _notebook_truth(db: Database) -> None:
     db.execute("DROP TABLE pack_adds")
 
 
+def _unprocessed_files(db: Database) -> None:
+    """The files a notebook's server could not process, by the hash of their bytes (`_unprocessed.py`)."""
+    db.execute("CREATE TABLE unprocessed_files (notebook_id TEXT NOT NULL, content_hash TEXT NOT NULL, "
+               "reason TEXT NOT NULL, PRIMARY KEY (notebook_id, content_hash))")
+
+
 # The history, in order: (name, step).
 _STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("0001_index_cache", index_codec.create_tables),
@@ -193,6 +200,7 @@ _STEPS: list[tuple[str, Callable[[Database], None]]] = [
     ("0007_notebook_truth", _notebook_truth),
     ("0008_index_facts", index_codec.create_facts),
     ("0009_document_texts", document_texts.create_tables),
+    ("0010_unprocessed_files", _unprocessed_files),
 ]
 
 

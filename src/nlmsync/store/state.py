@@ -17,13 +17,15 @@ from nlmsync.store._eviction import EvictionMixin
 from nlmsync.store._note_hashes import NoteHashesMixin
 from nlmsync.store._packs import PacksMixin
 from nlmsync.store._registry import RegistryMixin
+from nlmsync.store._unprocessed import UnprocessedMixin
 from nlmsync.store.db import open_database
 
 
 class StateStore(RegistryMixin, AliasMixin, EvictionMixin, ConversationMixin, CompactionMixin, NoteHashesMixin,
-                 PacksMixin):
+                 PacksMixin, UnprocessedMixin):
     """Source registry, aliases, eviction queues, pending deletions, conversations, compaction, the part
-    hashes of notes as last read (`note_hashes`), and packs (sources holding many notes).
+    hashes of notes as last read (`note_hashes`), packs (sources holding many notes), and the files a server could
+    not process (`unprocessed`).
 
     Thread-safe (one RLock). Writes are steps (`with store.step():` groups several into one
     transaction). `with store.writer():` holds the cross-process writer lock for a whole run.

@@ -1,4 +1,4 @@
-"""Source preparation: make exactly the right notes live sources in a notebook.
+"""Source preparation: make exactly the right notes (and attachments) live sources in a notebook.
 
 The package map, in the order a run uses it (`docs/internals.md` tells the longer story):
 
@@ -24,6 +24,10 @@ The package map, in the order a run uses it (`docs/internals.md` tells the longe
     `packs/plan` — which notes share a pack, and which changed packs replace what; `packs/units` — the changed
     packs built and carried out; `packs/outcomes` — what became of each pack; `packs/ensure` — a run's packs;
     `packs/adopt` — a pack the state file did not know, settled;
+  - `attachments/` (the vault's files, one per file source): `attachments/files` — a file hashed, titled, read
+    when needed; `attachments/units` — uploaded by path under a name that is its title, recorded, retitled;
+    `attachments/ensure` — a run's attachments, decided before the notes are carried out and carried out after;
+    `attachments/adopt` — an attachment's upload the state file did not know, settled;
 - carrying a run out, `carry/`: `carry/executor` — the one executor every unit goes through; `carry/eviction` —
   the sources a run deletes: room made by evicting managed sources, and the deletions earlier runs left;
   `carry/vanished` — the sources of notes that left the vault taken out;

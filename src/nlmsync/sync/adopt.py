@@ -5,6 +5,7 @@ own is ever deleted."""
 
 from __future__ import annotations
 
+from nlmsync.sync.attachments.adopt import FileClaim, file_claim, settle_file_claims
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.evidence import Evidence
 from nlmsync.sync.notes.adopt import NoteClaim, settle_note_claims
@@ -42,6 +43,7 @@ async def level_with_notebook(deps: SyncDeps, remote: RemoteView) -> Levelled:
     known.update(p.source_id for p in store.pending_deletions(nb))
     notes: list[NoteClaim] = []
     packs: list[PackClaim] = []
+    files: list[FileClaim] = []
     for source_id, title in remote.sources.items():
         if source_id in known or source_id in remote.foreign:
             continue
@@ -49,16 +51,20 @@ async def level_with_notebook(deps: SyncDeps, remote: RemoteView) -> Levelled:
             continue
         if (pack := parse_pack_title(title)) is not None:
             packs.append(PackClaim(source_id, title, pack))
+        elif (file := file_claim(source_id, title)) is not None:
+            files.append(file)
         elif (note := parse_note_title(title)) is not None:
             notes.append(NoteClaim(source_id, title, note))
     stale = any(r.content_hash == STALE_HASH and r.source_id in remote for r in records)
-    if not notes and not packs and not stale:
+    if not notes and not packs and not files and not stale:
         forget_dead_packs(deps, remote)
         return done
     evidence = Evidence(deps, remote, done)
     if packs or stale:
         await PackClaims(evidence).settle(packs, records)
     await settle_note_claims(evidence, notes)
+    if files:
+        await settle_file_claims(evidence, files)
     gone = {sid: t for sid, t in unmanaged.items() if sid not in remote.sources}
     store.record_unmanaged(nb, done.lookalikes)
     if gone:

@@ -1,4 +1,4 @@
-"""What a run works with (`SyncDeps`), and the client it drives (`SyncClient`: the five calls sync makes, so sync
+"""What a run works with (`SyncDeps`), and the client it drives (`SyncClient`: the six calls sync makes, so sync
 imports nothing of `notebooklm`)."""
 
 from __future__ import annotations
@@ -9,7 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from nlmsync.config import Settings
-from nlmsync.errors import AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError
+from nlmsync.errors import (
+    AuthenticationRequiredError,
+    FileOutsideServerFoldersError,
+    ServerCommandNotFoundError,
+    ServerUnreachableError,
+)
 from nlmsync.sync.capacity import Capacity, KnownCapacity, decide_capacity
 from nlmsync.sync.report import NoteOutcome, PackOutcome
 
@@ -63,6 +68,7 @@ class SyncClient(Protocol):
     async def notebook_get(self, notebook_id: str) -> NotebookListing: ...
     async def source_add_text(self, notebook_id: str, text: str, title: str,
                               wait: bool | None = None) -> AddedSourceId: ...
+    async def source_add_file(self, notebook_id: str, file_path: str, title: str) -> AddedSourceId: ...
     async def source_delete(self, source_id: str) -> object: ...
     async def source_rename(self, notebook_id: str, source_id: str, new_title: str) -> object: ...
     async def source_get_content(self, source_id: str) -> HeldText: ...
@@ -72,8 +78,10 @@ ProgressCallback = Callable[[NoteOutcome | PackOutcome], None]
 PhaseCallback = Callable[[str, int], None]
 ReadingCallback = Callable[[int, int], None]
 
-# Errors that doom every remaining call of the run: stop instead of failing note after note.
-FATAL_ERRORS = (AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError)
+# Errors that doom every remaining call of the run: stop instead of failing note after note (a server that may not
+# read the folder the run uploads files from refuses every file alike).
+FATAL_ERRORS = (AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError,
+                FileOutsideServerFoldersError)
 
 
 @dataclass

@@ -1,12 +1,15 @@
 """`ensure_sources_for_paths`, the entry: one run, step by step — the notes read, those that go into packs carried
-out as packs, the rest through their own branches. Every step adds what it did to the run's report; a note that
+out as packs, the rest through their own branches, then the attachments through theirs. Every step adds what it did to the run's report; a note that
 fails leaves its registry rows untouched."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 
+from nlmsync import vault as vault_files
 from nlmsync.errors import NlmsyncError
+from nlmsync.sync.attachments.ensure import AttachmentRun, attachment_paths
 from nlmsync.sync.carry.executor import Executor
 from nlmsync.sync.carry.vanished import remove_vanished, vanished_paths
 from nlmsync.sync.notes.decide import PlannedNote, check_capacity_up_front, decide_all, read_for_upload
@@ -55,15 +58,27 @@ async def ensure_sources_for_paths(run: SyncRun, paths: Sequence[str], *, protec
 
 async def _ensure(run: SyncRun, request: Request) -> None:
     deps = run.deps
-    packed = PackedNotes.read(run, request)
-    unread = [p for p in request.paths if p not in packed.settled]
-    run.registry.preload(None if request.all_notes is not None or packed.any else unread)
-    known = deps.store.note_hashes(unread)
-    items = load_notes(deps, unread, request.found, known, run.read, request.stats)
-    alone = await pack_notes(run, request, packed, items, known) if _packs_apply(run, request, items, packed.any) \
-        else items
-    singled = {i.path for i in alone}
-    await _alone(run, request, alone, [*(i.path for i in items if i.path not in singled), *packed.settled])
+    files = attachment_paths(run, request.paths)
+    attachments = AttachmentRun(run, files, request.found, request.stats) if files else None
+    if attachments is not None:
+        taken = set(files)
+        request = replace(request, paths=[p for p in request.paths if p not in taken])
+    try:
+        packed = PackedNotes.read(run, request)
+        unread = [p for p in request.paths if p not in packed.settled]
+        run.registry.preload(None if request.all_notes is not None or packed.any else unread)
+        known = deps.store.note_hashes(unread)
+        items = load_notes(deps, unread, request.found, known, run.read, request.stats)
+        alone = await pack_notes(run, request, packed, items, known) \
+            if _packs_apply(run, request, items, packed.any) else items
+        singled = {i.path for i in alone}
+        if attachments is not None:
+            attachments.decide()
+        await _alone(run, request, alone, [*(i.path for i in items if i.path not in singled), *packed.settled],
+                     attachments)
+    finally:
+        if attachments is not None:
+            attachments.close()
 
 
 def _packs_apply(run: SyncRun, request: Request, items: Sequence[PreparedNote | NoteOutcome], packed: bool) -> bool:
@@ -80,8 +95,9 @@ def _packs_apply(run: SyncRun, request: Request, items: Sequence[PreparedNote | 
 
 
 async def _alone(run: SyncRun, request: Request, notes: list[PreparedNote | NoteOutcome],
-                 packed: list[str]) -> None:
-    """The branches for the notes kept one per source (`packed`: the run's notes that are in packs)."""
+                 packed: list[str], attachments: AttachmentRun | None = None) -> None:
+    """The branches for the notes kept one per source (`packed`: the run's notes that are in packs), then the run's
+    attachments (`attachments`, decided)."""
     deps, remote, registry = run.deps, run.remote, run.registry
     decided = decide_all(deps, notes, remote, registry)
     reread = read_for_upload(deps, decided, request.found, run.read)
@@ -90,17 +106,23 @@ async def _alone(run: SyncRun, request: Request, notes: list[PreparedNote | Note
     works = [i for i in decided if isinstance(i, PlannedNote)]
     check_capacity_up_front(deps, works, remote, registry)
     renamed_from = {w.decision.rename_from for w in works}
-    vanished = {} if request.all_notes is None else vanished_paths(request.all_notes, registry, decided, packed,
-                                                                   renamed_from)
+    kept = [*packed, *(attachments.kept() if attachments is not None else ())]
+    synced = vault_files.attachment_suffixes(deps.settings.attachments)
+    vanished = {} if request.all_notes is None else vanished_paths(request.all_notes, registry, decided, kept,
+                                                                   renamed_from, synced)
     await remove_vanished(deps, remote, vanished, run.report, dry_run=run.dry_run)
     if run.dry_run:
         run.report.notes.extend(simulate(deps, decided, remote, run.protect))
+        if attachments is not None:
+            await attachments.carry_out()
         return
     left = [*vanished, *(w.decision.rename_from for w in works if w.decision.rename_from is not None)]
     mark = len(run.report.notes)
     try:
         if decided:
             await _carry_out(run, decided)
+        if attachments is not None:
+            await attachments.carry_out()
     finally:
         run.record_uses([o.path for o in run.report.notes[mark:] if o.branch.live], forget=left)
 

@@ -60,6 +60,21 @@ def _recorded(root: Path, path: str, file_stat: os.stat_result, known: Mapping[s
     return None if vault_files.excluded_by_pattern(root, path, exclude) else record.hashes
 
 
+def _file_hash(root: Path, path: str, file_stat: os.stat_result,
+               files: Mapping[str, tuple[int, int, str]]) -> tuple[str, ...] | None:
+    """The hash of an attachment's bytes: recorded while its file keeps the stat it was recorded with, else read;
+    None when it cannot be read."""
+    from nlmsync.documents import hash_file
+
+    record = files.get(path)
+    if record is not None and record[:2] == (file_stat.st_mtime_ns, file_stat.st_size):
+        return (record[2],)
+    try:
+        return (hash_file(os.path.join(root, path))[0],)
+    except OSError:
+        return None
+
+
 def _file_stat(root: Path, path: str) -> os.stat_result | None:
     """The stat of the note's file; None when there is no regular file at `path`."""
     try:
@@ -81,10 +96,12 @@ def synced_hashes(mappings: Iterable[SourceMapping], packed: Mapping[str, tuple[
 
 
 def local_changes(root: Path, synced: Mapping[str, tuple[str, ...]], exclude: list[str],
-                  known: Mapping[str, NoteHashes] | None = None, *, packed: bool = False) -> list[LocalChange]:
-    """The synced notes that differ from the vault, in path order: `synced` maps each note's path to the hashes
-    its sources were uploaded with (`synced_hashes`); `known` are the notes' `note_hashes` records
-    (`StateStore.note_hashes`). In a `packed` notebook, where every note of the vault belongs in a source, a
+                  known: Mapping[str, NoteHashes] | None = None, *, packed: bool = False,
+                  files: Mapping[str, tuple[int, int, str]] | None = None) -> list[LocalChange]:
+    """The synced notes (and attachments) that differ from the vault, in path order: `synced` maps each note's path
+    to the hashes its sources were uploaded with (`synced_hashes`); `known` are the notes' `note_hashes` records
+    (`StateStore.note_hashes`), `files` the attachments' recorded hashes by path (mtime, size, hash of the bytes:
+    `DocumentTexts.recorded`), a file that kept them not read again. In a `packed` notebook, where every note of the vault belongs in a source, a
     note in none (written since the last mirror, or never uploaded) is listed too (`added`)."""
     changes: list[LocalChange] = []
     missing: dict[tuple[str, ...], str] = {}
@@ -93,7 +110,10 @@ def local_changes(root: Path, synced: Mapping[str, tuple[str, ...]], exclude: li
         if file_stat is None:
             missing[registered] = path
             continue
-        current = _recorded(root, path, file_stat, known or {}, exclude) or _hashes(root, path, exclude)
+        if vault_files.attachment_kind(path) is not None:  # a file source: its bytes, not its text
+            current = _file_hash(root, path, file_stat, files or {})
+        else:
+            current = _recorded(root, path, file_stat, known or {}, exclude) or _hashes(root, path, exclude)
         if current is None:
             changes.append(LocalChange(path, NoteChange.EXCLUDED))
         elif current != registered:

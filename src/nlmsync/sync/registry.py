@@ -4,11 +4,15 @@ through the alias chain (`RegistryView`), and what the state file accounts for b
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nlmsync import vault as vault_files
+from nlmsync.errors import InputError
 from nlmsync.store import ResolvedRow
+from nlmsync.sync.branches import Decision, decide_branch
 from nlmsync.sync.titles import looks_managed
 
 if TYPE_CHECKING:
@@ -141,3 +145,44 @@ def untouchable_count(remote: RemoteView, registry: RegistryView, own_titles: Co
         if row is None or not row.managed:
             untouchable += 1
     return untouchable
+
+
+def rename_candidates(registry: RegistryView, content_hash: str, vault_root: Path,
+                      passed_over: Collection[str]) -> list[tuple[str, list[ResolvedMapping]]]:
+    """The vanished paths a file (note or attachment) whose first part hashes to `content_hash` may have been
+    renamed from, each once with its mappings: registered with that hash, not in the vault any more, and not one of
+    `passed_over` (the run's own paths, and the paths other renames of the run claimed)."""
+    candidates: list[tuple[str, list[ResolvedMapping]]] = []
+    seen: set[str] = set()
+    for row in registry.mappings_by_hash(content_hash):
+        old = row.path
+        if old in seen or old in passed_over or _exists(vault_root, old):
+            continue
+        seen.add(old)
+        candidates.append((old, registry.resolved_mappings(old)))
+    return candidates
+
+
+def _exists(root: Path, rel_path: str) -> bool:
+    try:
+        return vault_files.resolve_in_vault(root, rel_path).is_file()
+    except InputError:
+        return False
+
+
+def decide_in_order(wanted: Sequence[tuple[str, Sequence[str]]], remote_ids: Collection[str],
+                    registry: RegistryView, vault_root: Path) -> list[Decision]:
+    """The branch of each (path, part hashes) of `wanted`, in order (`branches.decide_branch` over the path's
+    mappings); a vanished path is claimed by at most one rename, and never by a path of `wanted` itself."""
+    requested = {path for path, _ in wanted}
+    claimed: set[str] = set()
+    decisions: list[Decision] = []
+    for path, hashes in wanted:
+        current = registry.resolved_mappings(path)
+        candidates = [] if any(p.source_id in remote_ids for p in current) else \
+            rename_candidates(registry, hashes[0], vault_root, claimed | requested)
+        decision = decide_branch(hashes, current, remote_ids, candidates)
+        if decision.rename_from is not None:
+            claimed.add(decision.rename_from)
+        decisions.append(decision)
+    return decisions

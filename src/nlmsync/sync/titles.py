@@ -16,6 +16,11 @@ _ELLIPSIS = "…"
 _TITLE_PATTERN = re.compile(r"^(?P<path>.+?)(?: \(part (?P<part>\d+)/(?P<count>\d+)\))? · (?P<hash>[0-9a-f]{8})$")
 PACK_RANGE = " … "
 _PACK_PATTERN = re.compile(r"^(?P<first>.+?)(?: … (?P<last>.+?))? \((?P<count>\d+) notes?\) · (?P<hash>[0-9a-f]{8})$")
+UPLOAD_NAME_BYTES = 255
+"""The longest file name most file systems take, in bytes: an attachment's upload name is kept within it."""
+NAME_SLASH = "\u2215"
+"""What stands for `/` in an upload name (DIVISION SLASH, which looks like one and may be in a file name)."""
+_UPLOAD_NAME_PATTERN = re.compile(r"^(?P<path>.+?) · (?P<hash>[0-9a-f]{8})(?P<suffix>\.[^./\u2215\s]+)$")
 
 
 class NoteTitle(NamedTuple):
@@ -134,8 +139,40 @@ def shown_path_matches(shown: str, path: str) -> bool:
 
 def parse_title(title: str) -> tuple[str, str] | None:
     """The vault path (as shown: a long one starts with an ellipsis) and the short content hash of a title
-    nlmsync gives its uploads of one note (or part); None for a pack's title and any other title."""
+    nlmsync gives its uploads of one note, part or attachment — an attachment's also as the server lists it when it
+    kept the upload's file name (`upload_name`); None for a pack's title and any other title."""
     match = _TITLE_PATTERN.match(title)
-    if match is None or _PACK_PATTERN.match(title) is not None:
+    if match is None:
+        return parse_upload_name(title)
+    if _PACK_PATTERN.match(title) is not None:
         return None
     return match.group("path"), match.group("hash")
+
+
+def upload_name(title: str, suffix: str) -> str:
+    """The file name an attachment titled `title` is uploaded under, so that a source the server names after its
+    file still says what nlmsync's title says: the title with `/` shown as `NAME_SLASH` and the file's extension
+    after it (`papers∕paper.pdf · 0123abcd.pdf`); a path too long for a file name keeps its end, after an
+    ellipsis."""
+    shown, _, rest = title.rpartition(TITLE_SEPARATOR)
+    tail = f"{TITLE_SEPARATOR}{rest}{suffix}"
+    name = shown.replace("/", NAME_SLASH)
+    room = UPLOAD_NAME_BYTES - len(tail.encode("utf-8"))
+    if len(name.encode("utf-8")) > room:
+        kept = name
+        while len((_ELLIPSIS + kept).encode("utf-8")) > room:
+            kept = kept[1:]
+        name = _ELLIPSIS + kept
+    return name + tail
+
+
+def parse_upload_name(title: str) -> tuple[str, str] | None:
+    """The vault path (as shown) and short hash of a source the server titled by the name of nlmsync's upload
+    (`upload_name`): a path whose extension the name repeats; None for any other title."""
+    match = _UPLOAD_NAME_PATTERN.match(title)
+    if match is None:
+        return None
+    path = match.group("path").replace(NAME_SLASH, "/")
+    if not path.lower().endswith(match.group("suffix").lower()):
+        return None
+    return path, match.group("hash")

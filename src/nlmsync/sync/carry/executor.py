@@ -12,12 +12,13 @@ from nlmsync.errors import (
     AuthenticationRequiredError,
     CapacityError,
     ConnectionProblem,
+    FileOutsideServerFoldersError,
     NlmsyncError,
     NotebookLMError,
 )
 from nlmsync.sync.capacity import full_notebook_error, means_full, refused_as_invalid
 from nlmsync.sync.carry.eviction import make_room, strict_delete
-from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
+from nlmsync.sync.deps import FATAL_ERRORS, AddedSourceId, SyncDeps
 from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.units import Added, Unit, Upload, Uploaded
 
@@ -34,18 +35,27 @@ async def add_source(deps: SyncDeps, remote: RemoteView, upload: Upload) -> Adde
     Raises:
         NotebookLMError: the server refused the add, or could not be asked.
     """
-    client, notebook_id, wait = deps.client, deps.notebook_id, deps.settings.wait_for_processing
     try:
-        added = await client.source_add_text(notebook_id, upload.text, upload.title, wait=wait)
+        added = await _send(deps, upload)
     except ConnectionProblem:
-        listing = await lookup_after_lost_answer(client, notebook_id)
-        found = upload.claim([sid for sid, listed in listing.items() if listed == upload.title])
+        listing = await lookup_after_lost_answer(deps.client, deps.notebook_id)
+        titles = upload.titles()
+        found = upload.claim([sid for sid, listed in listing.items() if listed in titles])
         if found is not None:
-            remote.added(found, upload.title)
+            remote.added(found, listing[found])
             return Added(found, adopted=True)
-        added = await client.source_add_text(notebook_id, upload.text, upload.title, wait=wait)
+        added = await _send(deps, upload)
     remote.added(added.source_id, upload.title)
     return Added(added.source_id)
+
+
+async def _send(deps: SyncDeps, upload: Upload) -> AddedSourceId:
+    """One `source_add` of `upload`: its file, or its text."""
+    client, notebook_id = deps.client, deps.notebook_id
+    if upload.file is not None:
+        return await client.source_add_file(notebook_id, upload.file, upload.title)
+    return await client.source_add_text(notebook_id, upload.text, upload.title,
+                                        wait=deps.settings.wait_for_processing)
 
 
 def why_stopped(fatal: NlmsyncError | None) -> str:
@@ -54,6 +64,8 @@ def why_stopped(fatal: NlmsyncError | None) -> str:
         return "the notebook is full"
     if isinstance(fatal, AuthenticationRequiredError):
         return "the server needs a Google login"
+    if isinstance(fatal, FileOutsideServerFoldersError):
+        return "the server may not read the files"
     if isinstance(fatal, NotebookLMError):
         return "the server cannot be used"
     return "the state file cannot be written"
@@ -139,7 +151,8 @@ class Executor(Generic[U]):
                 uploads = unit.start()
                 if uploads is None:
                     continue
-                needed = sum(1 for upload in uploads if self.remote.find_title(upload.title) is None)
+                needed = sum(1 for upload in uploads
+                             if all(self.remote.find_title(title) is None for title in upload.titles()))
                 if needed:
                     try:
                         await self._make_room(needed, unit)
@@ -230,7 +243,7 @@ class Executor(Generic[U]):
             _NotTried: the run stopped while this add waited for its turn.
             NotebookLMError: the server refused the add, or could not be asked.
         """
-        found = upload.claim(self.remote.titled(upload.title))
+        found = upload.claim([sid for title in upload.titles() for sid in self.remote.titled(title)])
         if found is not None:
             return Added(found, adopted=True)
         async with self.semaphore:

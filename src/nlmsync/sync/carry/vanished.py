@@ -14,7 +14,10 @@ from nlmsync.sync.registry import RegistryView
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome, RefreshReport
 from nlmsync.sync.run import AllNotesScope
-from nlmsync.vault import EXCLUSION_REASONS
+from nlmsync.vault import EXCLUSION_REASONS, is_note_path, suffix_of
+
+LEFT_VAULT = "no longer in the vault"
+NOT_SYNCED_KIND = "no longer synced: the 'attachments' setting leaves out its kind"
 
 
 class _Named(Protocol):
@@ -23,10 +26,13 @@ class _Named(Protocol):
 
 
 def vanished_paths(scope: AllNotesScope, registry: RegistryView, items: Sequence[_Named | NoteOutcome],
-                   kept: Collection[str] = (), renamed_from: Collection[str | None] = ()) -> dict[str, str]:
+                   kept: Collection[str] = (), renamed_from: Collection[str | None] = (),
+                   synced_suffixes: Collection[str] | None = None) -> dict[str, str]:
     """The managed registered notes in `scope` whose sources an `--all` run removes, with the reason: not among
     the notes of the run (`items`, and the notes it keeps in packs, `kept`) and not the old path of one of its
-    renames (`renamed_from`), or now excluded (the reason says how)."""
+    renames (`renamed_from`), or now excluded (the reason says how). With `synced_suffixes` (the extensions of
+    the attachment kinds the `attachments` setting takes), an attachment of another kind is said to be no longer
+    synced because of the setting, not to have left the vault."""
     requested = {i.path for i in items} | set(kept)
     renamed = set(renamed_from)
     excluded = {i.path: i.reason for i in items if isinstance(i, NoteOutcome) and i.branch == Branch.EXCLUDED
@@ -38,7 +44,8 @@ def vanished_paths(scope: AllNotesScope, registry: RegistryView, items: Sequence
         if path in excluded:
             gone[path] = excluded[path]
         elif path not in requested:
-            gone[path] = "no longer in the vault"
+            dropped = synced_suffixes is not None and not is_note_path(path) and suffix_of(path) not in synced_suffixes
+            gone[path] = NOT_SYNCED_KIND if dropped else LEFT_VAULT
     return gone
 
 

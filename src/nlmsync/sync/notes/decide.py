@@ -1,5 +1,5 @@
 """Single notes, decided: each note's one branch — reuse, replace, rename by hash or new upload — before any
-call that changes the notebook (`decide_all`, through the pure `decide_branch`), and what cannot fit refused up
+call that changes the notebook (`decide_all`, through the pure `branches.decide_branch`), and what cannot fit refused up
 front (`check_capacity_up_front`).
 """
 
@@ -7,62 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Literal
 
-from nlmsync import vault as vault_files
-from nlmsync.errors import CapacityError, InputError
+from nlmsync.errors import CapacityError
 from nlmsync.store import NoteHashes
-from nlmsync.sync.branches import Branch
+from nlmsync.sync.branches import Branch, Decision
 from nlmsync.sync.capacity import CAPACITY_HINT
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.prepared import PreparedNote, load_notes
-from nlmsync.sync.registry import RegistryView, ResolvedMapping, untouchable_count
+from nlmsync.sync.registry import RegistryView, decide_in_order, untouchable_count
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.titles import retitled
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The branch a note takes (one of the four branches of `Branch`).
-
-    - `REUSED`: keep `keep` (one id per part); `canonicalize` when a stored id was an alias.
-    - `REPLACED`: upload every part first, then retire `previous` (live ids of the old version).
-    - `RENAMED`: rebind the registry rows of `rename_from` (a vanished path with the same hashes).
-    - `ADDED`: upload every part.
-    `prior_part_ids` (replaced, added) are the resolved ids of the note's earlier rows, aliased to the new ones.
-    """
-
-    branch: Literal[Branch.REUSED, Branch.REPLACED, Branch.RENAMED, Branch.ADDED]
-    keep: tuple[str, ...] = ()
-    previous: tuple[str, ...] = ()
-    rename_from: str | None = None
-    canonicalize: bool = False
-    prior_part_ids: tuple[str, ...] = ()
-
-
-def decide_branch(note_hashes: Sequence[str], current: Sequence[ResolvedMapping], remote_ids: Collection[str],
-                  rename_candidates: Sequence[tuple[str, Sequence[ResolvedMapping]]] = ()) -> Decision:
-    """Exactly one branch for a note whose parts hash to `note_hashes`.
-
-    `current` are the note's registry rows (ordered by part), `rename_candidates` the rows of vanished
-    paths that registered the note's first hash. Reuse needs every part live with an equal hash;
-    any live part with a different hash (or a different split) means replace; otherwise a vanished
-    path with identical, all-live parts means rename; otherwise new.
-    """
-    live = [p for p in current if p.source_id in remote_ids]
-    if current and len(live) == len(current) and tuple(p.content_hash for p in current) == tuple(note_hashes):
-        return Decision(Branch.REUSED, keep=tuple(p.source_id for p in current),
-                        canonicalize=any(p.source_id != p.stored_source_id for p in current))
-    prior = tuple(p.source_id for p in current)
-    if live:
-        return Decision(Branch.REPLACED, previous=tuple(p.source_id for p in live), prior_part_ids=prior)
-    for old_path, rows in rename_candidates:
-        if (rows and tuple(r.content_hash for r in rows) == tuple(note_hashes)
-                and all(r.source_id in remote_ids for r in rows)):
-            return Decision(Branch.RENAMED, keep=tuple(r.source_id for r in rows), rename_from=old_path)
-    return Decision(Branch.ADDED, prior_part_ids=prior)
 
 
 @dataclass
@@ -99,38 +54,13 @@ def read_for_upload(deps: SyncDeps, items: Sequence[PlannedNote | NoteOutcome], 
 def decide_all(deps: SyncDeps, notes: Sequence[PreparedNote | NoteOutcome], remote: RemoteView,
                registry: RegistryView) -> list[PlannedNote | NoteOutcome]:
     """Each note with its decision, in order (outcomes pass through); a vanished path is claimed by at most
-    one rename."""
-    requested = {n.path for n in notes if isinstance(n, PreparedNote)}
-    claimed: set[str] = set()
-    remote_ids = remote.ids()
-    items: list[PlannedNote | NoteOutcome] = []
-    for note in notes:
-        if isinstance(note, NoteOutcome):
-            items.append(note)
-            continue
-        current = registry.resolved_mappings(note.path)
-        titles = tuple(r.title for r, _ in registry.mappings(note.path))
-        candidates: list[tuple[str, list[ResolvedMapping]]] = []
-        if not any(p.source_id in remote_ids for p in current):
-            seen: set[str] = set()
-            for row in registry.mappings_by_hash(note.hashes[0]):
-                old = row.path
-                if old in seen or old in claimed or old in requested or _exists(deps.vault_root, old):
-                    continue
-                seen.add(old)
-                candidates.append((old, registry.resolved_mappings(old)))
-        decision = decide_branch(note.hashes, current, remote_ids, candidates)
-        if decision.rename_from is not None:
-            claimed.add(decision.rename_from)
-        items.append(PlannedNote(note, decision, titles))
-    return items
-
-
-def _exists(root: Path, rel_path: str) -> bool:
-    try:
-        return vault_files.resolve_in_vault(root, rel_path).is_file()
-    except InputError:
-        return False
+    one rename (`registry.decide_in_order`)."""
+    prepared = [n for n in notes if isinstance(n, PreparedNote)]
+    decisions = iter(decide_in_order([(n.path, n.hashes) for n in prepared], remote.ids(), registry,
+                                     deps.vault_root))
+    return [note if isinstance(note, NoteOutcome) else
+            PlannedNote(note, next(decisions), tuple(r.title for r, _ in registry.mappings(note.path)))
+            for note in notes]
 
 
 def needs_upload(work: PlannedNote) -> bool:

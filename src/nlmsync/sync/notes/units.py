@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from nlmsync.errors import NlmsyncError, NotebookLMError
+from nlmsync.errors import NotebookLMError
 from nlmsync.store import SourceMapping
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry.eviction import plan_evictions
@@ -17,7 +17,7 @@ from nlmsync.sync.prepared import PreparedNote, PreparedPart
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.titles import retitled
-from nlmsync.sync.units import Turn, Upload, Uploaded
+from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload, record_in_turn
 
 
 def _failed(work: PlannedNote, message: str, *, not_tried: bool = False) -> NoteOutcome:
@@ -72,16 +72,7 @@ class NoteUnit:
             outcome = _outcome(work, [a.source_id for a in uploaded.added], any(a.adopted for a in uploaded.added))
         else:
             outcome = _outcome(work, list(work.decision.keep), False)
-        retire: list[str] = []
-        await turn.wait()
-        if outcome.branch != Branch.FAILED:
-            try:
-                retire = self.notes.commit(work, outcome)
-            except NlmsyncError as exc:  # the state file cannot take it (full, locked): the run stops
-                self._report(_failed(work, f"not recorded: {exc}"))
-                raise
-        self._report(outcome)
-        turn.passed()
+        retire = await record_in_turn(turn, outcome, partial(self.notes.commit, work, outcome), self._report)
         if outcome.branch == Branch.RENAMED or (outcome.branch == Branch.REUSED and needs_retitle(work)):
             await self.notes.retitle_best_effort(work)
         return retire
@@ -127,15 +118,8 @@ class NotesAlone:
 
     def adoptable(self, path: str, candidates: Iterable[str]) -> str | None:
         """The first of `candidates` (ids of sources titled as a part of `path`) that is nlmsync's upload of
-        this note: registered to `path`, or to nothing (and not a look-alike)."""
-        foreign = self.remote.foreign
-        for source_id in candidates:
-            if source_id in foreign:
-                continue
-            row = self.deps.store.mapping_by_source_id(self.deps.notebook_id, source_id)
-            if row is None or row.path == path:
-                return source_id
-        return None
+        this note (`units.own_upload`)."""
+        return own_upload(self.deps, self.remote, path, candidates)
 
     def commit(self, work: PlannedNote, outcome: NoteOutcome) -> list[str]:
         """Record one note in one step (its use is recorded with the others at the end of the run); returns the

@@ -1,0 +1,181 @@
+"""Benchmark: a vault of notes and PDFs synced to the fake NotebookLM in process (run by hand, never in CI).
+
+    .venv/bin/python benchmarks/attachments_sync.py [--pdfs 300] [--scanned 10] [--notes 300] [--repeats 3]
+        [--rounds 3]
+
+The vault: `--notes` notes (as `benchmarks/sync.py` writes them) and `--pdfs` PDFs typeset by reportlab (the bench
+extra) from the Cranfield abstracts of the benchmark corpora (`benchmarks/corpora.py`), four abstracts a file, of
+which `--scanned` hold drawings only (no text layer, as scanned pages). Measured, each in a fresh state file:
+
+- pypdfium2's own extraction of every page of the same PDFs, in this process (wall time): the floor, measured
+  again beside each measure it is compared with (the machine is shared: figures of one round are compared);
+- the first `index` (the search index built, every PDF's text read in nlmsync's reading process) and the first
+  `refresh --all` on a fresh state file (every file hashed, every PDF read before it is uploaded), nlmsync's own
+  time (wall time less the time inside server calls: the fake reads each uploaded file too, as NotebookLM does):
+  what the PDFs add to the same run over the notes alone (`attachments = "none"`), against that floor;
+- the idle `refresh --all` (nothing changed) against the idle run of the same notes with `attachments = "none"` in a
+  state file of its own: `--repeats` pairs run in turn, the median of their ratios;
+- one PDF changed: its calls (one upload and one delete are the target).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from corpora import CORPORA  # noqa: E402
+from sync import Run, fastest, write_vault  # noqa: E402
+
+from nlmsync.config import Settings  # noqa: E402
+from nlmsync.errors import PartialFailure  # noqa: E402
+from nlmsync.fake.state import FakeNotebookLM  # noqa: E402
+from nlmsync.search import NoteIndex  # noqa: E402
+from nlmsync.store import open_database  # noqa: E402
+
+PER_FILE = 4
+
+
+def write_pdfs(folder: Path, count: int, scanned: int) -> list[Path]:
+    """`count` PDFs of Cranfield abstracts, the last `scanned` of them drawings only."""
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.pdfgen import canvas
+    from reportlab.platypus import Paragraph, SimpleDocTemplate
+
+    styles = getSampleStyleSheet()
+    records = [json.loads(line) for line in (CORPORA / "cranfield" / "corpus.jsonl").open(encoding="utf-8")]
+    folder.mkdir(parents=True, exist_ok=True)
+    made = []
+    for number in range(count):
+        path = folder / f"{number // 50:02}" / f"paper-{number:03}.pdf"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if number >= count - scanned:
+            page = canvas.Canvas(str(path))
+            for line in range(40):
+                page.rect(72, 72 + line * 16, 400 - (line * 37 + number) % 300, 10, fill=1)
+            page.save()
+        else:
+            chunk = [records[(number * PER_FILE + k) % len(records)] for k in range(PER_FILE)]
+            story = []
+            for record in chunk:
+                text = (record.get("text") or "").replace("&", "&amp;").replace("<", "&lt;")
+                story += [Paragraph(f"Paper {number}: {record.get('title') or ''}".replace("&", "&amp;"),
+                                    styles["Heading2"]), Paragraph(text, styles["BodyText"])]
+            SimpleDocTemplate(str(path)).build(story)
+        made.append(path)
+    return made
+
+
+def library_extraction(paths: list[Path]) -> float:
+    """pypdfium2 extracting every page of `paths` in this process: wall seconds."""
+    import pypdfium2
+
+    start = time.perf_counter()
+    for path in paths:
+        document = pypdfium2.PdfDocument(str(path))
+        for index in range(len(document)):
+            page = document[index]
+            text = page.get_textpage()
+            text.get_text_range()
+            text.close()
+            page.close()
+        document.close()
+    return time.perf_counter() - start
+
+
+def run_for(root: Path, vault: Path, name: str, count: int, **settings: Any) -> Run:
+    fake = FakeNotebookLM(capacity=count + 50)
+    notebook_id = fake.apply("notebook_create", {"title": name})["notebook_id"]
+    values = {"vault": vault, "state": root / f"{name}.db", "notebook": notebook_id, "capacity": count + 50,
+              **settings}
+    return Run(fake, Settings(**values))
+
+
+def first_index(root: Path, vault: Path, name: str, **settings: Any) -> float:
+    """A first `index` of the vault into a state file of its own: wall seconds."""
+    start = time.perf_counter()
+    index = NoteIndex(vault, open_database(root / f"{name}.db"), Settings(vault=vault, state=root / f"{name}.db",
+                                                                          **settings))
+    index.sync()
+    return time.perf_counter() - start
+
+
+async def refresh_all(orch: Any) -> Any:
+    """`refresh --all`; the PDFs without text fail on the fake, which reads no scanned page (a partial failure)."""
+    try:
+        return await orch.refresh(all_notes=True)
+    except PartialFailure as failed:
+        return failed.report
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pdfs", type=int, default=300)
+    parser.add_argument("--scanned", type=int, default=10)
+    parser.add_argument("--notes", type=int, default=300)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        vault = root / "vault"
+        write_vault(vault, args.notes)
+        pdfs = write_pdfs(vault / "papers", args.pdfs, args.scanned)
+        total = args.notes + args.pdfs
+        print(f"{args.notes} notes, {args.pdfs} PDFs ({args.scanned} without text), "
+              f"{sum(p.stat().st_size for p in pdfs) / 1e6:.1f} MB")
+        ratios = []
+        for round_ in range(args.rounds):  # alternated, each index in a fresh state file: the median ratio
+            floor = library_extraction(pdfs)
+            built = first_index(root, vault, f"index-{round_}")
+            built_notes = first_index(root, vault, f"index-notes-{round_}", attachments="none")
+            ratios.append((built - built_notes) / floor)
+            print(f"  round {round_ + 1}: pypdfium2's own extraction {floor:.2f} s; first index {built:.2f} s, of "
+                  f"the notes alone {built_notes:.2f} s: the PDFs cost {built - built_notes:.2f} s "
+                  f"({ratios[-1]:.2f}×)")
+        print(f"first index: the PDFs cost {statistics.median(ratios):.2f}× pypdfium2's own extraction (median of "
+              f"{args.rounds})")
+
+        both = run_for(root, vault, "both", total)
+        first = await both.timed(refresh_all)
+        notes_only = run_for(root, vault, "notes", total, attachments="none")
+        first_notes = await notes_only.timed(refresh_all)
+        floor = library_extraction(pdfs)
+        extra = first["own"] - first_notes["own"]
+        print(f"first refresh --all: own {first['own']:.2f} s, of the notes alone {first_notes['own']:.2f} s: the "
+              f"PDFs cost {extra:.2f} s ({extra / floor:.2f}× the extraction); wall {first['wall']:.2f} s, "
+              f"{first['adds']:.0f} adds")
+
+        for run in (both, notes_only):  # the run after the first records the hashes by mtime and size
+            await run.timed(refresh_all)
+        pairs = []  # alternated, so a drift of the shared machine's speed falls on both sides of a pair alike
+        for _ in range(args.repeats):
+            pairs.append((await both.timed(refresh_all), await notes_only.timed(refresh_all)))
+        idle, idle_notes = fastest([a for a, _ in pairs]), fastest([b for _, b in pairs])
+        own_ratios = [a["own"] / b["own"] for a, b in pairs]
+        print(f"idle refresh --all: {idle['wall']:.3f} s wall, {idle['own']:.3f} s own, {idle['mutating']:.0f} "
+              f"mutating calls; notes only {idle_notes['wall']:.3f} s wall, {idle_notes['own']:.3f} s own (fastest "
+              f"of {args.repeats}) → own time {statistics.median(own_ratios):.2f}× the notes alone (median of "
+              f"{args.repeats} alternated pairs, {min(own_ratios):.2f}× to {max(own_ratios):.2f}×)")
+
+        changed = pdfs[0]
+        changed.write_bytes(changed.read_bytes() + b"\n% edited\n")  # other bytes, the same text
+        mark = len(both.fake.calls)
+        one = await both.timed(refresh_all)
+        tools = [c.tool for c in both.fake.calls[mark:] if c.tool in ("source_add", "source_delete",
+                                                                       "source_rename")]
+        print(f"one PDF changed: {one['wall']:.3f} s wall, calls {tools}")
+
+
+if __name__ == "__main__":
+    anyio.run(main)

@@ -1,0 +1,157 @@
+"""A run's attachments (`AttachmentRun`): read and decided before anything changes in the notebook (so the notes'
+`refresh --all` knows which paths they keep and which vanished paths their renames claim), then carried out
+through the executor after the notes, their titles checked against a fresh listing."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+
+from nlmsync import vault as vault_files
+from nlmsync.errors import NlmsyncError
+from nlmsync.sync.attachments.files import FileReader, PreparedFile
+from nlmsync.sync.attachments.units import UNPROCESSED_REASON, AttachmentUnit, FilesAlone, PlannedFile, outcome
+from nlmsync.sync.branches import Branch
+from nlmsync.sync.carry.executor import Executor
+from nlmsync.sync.registry import RegistryView, decide_in_order
+from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
+from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.run import SyncRun
+
+
+NO_PACKED_ROOM = "no room: the packs and the sources that stay take the notebook's capacity less 'pack_free'"
+
+
+def attachment_paths(run: SyncRun, paths: Sequence[str]) -> list[str]:
+    """Those of `paths` that are attachments of the kinds the `attachments` setting takes."""
+    suffixes = vault_files.attachment_suffixes(run.deps.settings.attachments)
+    return [p for p in paths if vault_files.is_attachment_path(p, suffixes)]
+
+
+def decide_files(files: Sequence[PreparedFile | NoteOutcome], remote: RemoteView, registry: RegistryView,
+                 vault_root: Path) -> list[PlannedFile | NoteOutcome]:
+    """Each attachment with its branch (`registry.decide_in_order` over the hash of its bytes), in order (outcomes
+    pass through), and the registry title of the row it keeps (its own, or a renamed path's)."""
+    prepared = [f for f in files if isinstance(f, PreparedFile)]
+    decisions = iter(decide_in_order([(f.path, (f.content_hash,)) for f in prepared], remote.ids(), registry,
+                                     vault_root))
+    items: list[PlannedFile | NoteOutcome] = []
+    for file in files:
+        if isinstance(file, NoteOutcome):
+            items.append(file)
+            continue
+        decision = next(decisions)
+        rows = registry.mappings(decision.rename_from if decision.rename_from is not None else file.path)
+        items.append(PlannedFile(file, decision, rows[0].row.title if len(rows) == 1 else None))
+    return items
+
+
+class AttachmentRun:
+    """The attachments of one run: `decide` before the notes are carried out, `carry_out` after them."""
+
+    def __init__(self, run: SyncRun, paths: Sequence[str], found: Collection[str],
+                 stats: Mapping[str, tuple[int, int]] | None = None) -> None:
+        self.run = run
+        self.paths = list(paths)
+        self.found = found
+        self.stats = stats
+        self.reader = FileReader(run.deps, dry_run=run.dry_run)
+        self.items: list[PlannedFile | NoteOutcome] = []
+
+    def close(self) -> None:
+        self.reader.close()
+
+    def decide(self) -> None:
+        """Hash the files (not read when their hash is known), decide each one's branch, and read those to upload
+        (a file that cannot be a source becomes an outcome that says why)."""
+        run = self.run
+        run.registry.preload(self.paths)
+        files = self._unprocessed(self.reader.load(self.paths, self.found, self.stats))
+        decided = decide_files(files, run.remote, run.registry, run.deps.vault_root)
+        for i, item in enumerate(decided):
+            if isinstance(item, PlannedFile) and item.needs_upload():
+                refused = self.reader.read(item.file)
+                if refused is not None:
+                    decided[i] = self.reader.refused(item.file, refused, named=item.path not in self.found)
+        self.items = self._within_packed_room(decided)
+
+    def _within_packed_room(self, items: list[PlannedFile | NoteOutcome]) -> list[PlannedFile | NoteOutcome]:
+        """In a packed notebook, the uploads that fit the room the packs leave (the capacity less `pack_free`), in
+        order; the others left out, said as such. A notebook of single notes makes room by eviction instead."""
+        deps = self.run.deps
+        if not deps.store.has_packs(deps.notebook_id):
+            return items
+        room = deps.capacity.value - deps.settings.pack_free - len(self.run.remote)
+        kept: list[PlannedFile | NoteOutcome] = []
+        for item in items:
+            if isinstance(item, PlannedFile) and item.decision.branch == Branch.ADDED:
+                if room <= 0:
+                    kept.append(NoteOutcome(path=item.path, branch=Branch.EXCLUDED, reason=NO_PACKED_ROOM))
+                    continue
+                room -= 1
+            kept.append(item)
+        return kept
+
+    def _unprocessed(self, files: list[PreparedFile | NoteOutcome]) -> list[PreparedFile | NoteOutcome]:
+        """`files`, those whose bytes the notebook's server could not process before said so instead (excluded)."""
+        deps = self.run.deps
+        known = deps.store.unprocessed(deps.notebook_id, [f.content_hash for f in files
+                                                          if isinstance(f, PreparedFile)])
+        if not known:
+            return files
+        return [NoteOutcome(path=f.path, branch=Branch.EXCLUDED, reason=UNPROCESSED_REASON)
+                if isinstance(f, PreparedFile) and f.content_hash in known else f for f in files]
+
+    def kept(self) -> set[str]:
+        """The registered paths this run answers for as attachments: its files, and the paths their renames take."""
+        kept = set(self.paths)
+        kept.update(i.decision.rename_from for i in self.items
+                    if isinstance(i, PlannedFile) and i.decision.rename_from is not None)
+        return kept
+
+    async def carry_out(self) -> None:
+        """Carry the decided attachments out through an executor of their own, their outcomes added to the run's
+        report in order (also when the run stops part-way), then fix the titles the notebook lists otherwise.
+
+        Raises:
+            CapacityError: the notebook is full (no managed eviction candidate, or the server refused an add).
+            NlmsyncError: the server cannot be used, or the state file cannot be written (the run stopped).
+        """
+        run = self.run
+        if run.dry_run:
+            run.report.notes.extend(i if isinstance(i, NoteOutcome) else outcome(i, list(i.decision.keep))
+                                    for i in self.items)
+            return
+        files = FilesAlone(run.deps, run.remote)
+        places: list[list[NoteOutcome]] = [[] for _ in self.items]
+        units: list[AttachmentUnit] = []
+        for item, place in zip(self.items, places, strict=True):
+            if isinstance(item, NoteOutcome):
+                place.append(item)
+                run.deps.progress(item)
+            else:
+                units.append(AttachmentUnit(files, item, place))
+        executor: Executor[AttachmentUnit] = Executor(run.deps, run.remote, run.protect)
+        try:
+            stop = await executor.execute(units)
+            if stop is not None:
+                raise stop
+        finally:
+            files.links.clear()
+            run.report.notes.extend(o for place in places for o in place)
+        await self._fix_titles(files, [o for place in places for o in place])
+
+    async def _fix_titles(self, files: FilesAlone, outcomes: list[NoteOutcome]) -> None:
+        planned = {i.path: i for i in self.items if isinstance(i, PlannedFile)}
+        uploaded = [o.path for o in outcomes if o.branch.live and planned[o.path].needs_upload()]
+        retitle = [o.path for o in outcomes if o.branch.live and not planned[o.path].needs_upload()
+                   and planned[o.path].needs_retitle()]
+        if not uploaded and not retitle:
+            return
+        listed: dict[str, str] = {}
+        if uploaded:  # the server applies a file's title by a rename that may not take: its listing says
+            try:
+                listed = await lookup_after_lost_answer(self.run.deps.client, self.run.deps.notebook_id)
+            except NlmsyncError:
+                return
+        await files.fix_titles([*uploaded, *retitle], listed=listed)
