@@ -10,10 +10,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from nlmsync.app import Allowance, Orchestrator, local_time
+from nlmsync.app.allowance import spent_error
 from nlmsync.config import Settings
 from nlmsync.errors import AllowanceSpentError, exit_code_for
 from nlmsync.fake import ErrorRule, Faults, RateLimitRule, build_fake_server
-from nlmsync.notebooklm import connect
+from nlmsync.notebooklm import UsageWindow, connect
 from nlmsync.store import StateStore
 from nlmsync.sync import Branch
 
@@ -175,3 +176,17 @@ async def test_a_question_refused_for_a_usage_limit_with_allowance_left_says_to_
     assert error.message.startswith("NotebookLM refused the question: a usage limit was reached (asking the notebook: ")
     assert error.hint is not None and "wait a few minutes and ask again" in error.hint
     assert held == ["heap.md"]  # the note uploaded for the question stays, recorded
+
+
+@pytest.mark.parametrize("resets", [datetime(2026, 11, 29, 14, 30, tzinfo=UTC), None],
+                         ids=["reset-known", "reset-unknown"])
+def test_a_spent_window_says_what_was_held_back_and_when_the_allowance_comes_back(resets: datetime | None) -> None:
+    error = spent_error(UsageWindow(window="weekly", percent_remaining=0, resets_at=resets), "2 notes were not uploaded")
+    back = f"at {local_time(resets)}" if resets is not None else "at a time the server did not say"
+    assert str(error) == ("the plan's usage allowance is used up (the weekly window has nothing left): 2 notes were "
+                          f"not uploaded; the allowance comes back {back}")
+    assert error.hint == "ask again once it is back; 'nlmsync server-info' shows what is left of each window"
+    assert (error.window, error.resets_at) == ("weekly", resets)
+    asked = spent_error(UsageWindow(window="rolling", percent_remaining=0, resets_at=resets))  # a question held back
+    assert str(asked).startswith("the plan's usage allowance is used up (the rolling window has nothing left): the "
+                                 "question was not sent; the allowance comes back ")
