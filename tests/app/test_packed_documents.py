@@ -131,3 +131,23 @@ async def test_a_pdf_too_long_for_one_source_is_split_by_pages(make_world):
     assert "[page 2]\npage 2" in sorted(parts.items())[0][1]
     assert {"x.pdf", "y.pdf", "z.pdf"} <= set(packed_paths(world))
     assert {n.path: n.branch for n in report.notes}.get("long.pdf") == Branch.ADDED
+
+
+async def test_a_fresh_machine_adopts_packs_holding_pdfs_with_no_upload(make_world):
+    world = make_world(capacity=5, pack="always")
+    one, two = world.device("one"), world.device("two")
+    for i in range(3):
+        one.write(f"n{i}.md", f"# Note {i}\n\nwords of note {i}\n")
+    (one.vault / "a.pdf").write_bytes(pdf(text_page("Lowland tapirs forage at dusk")))
+    (one.vault / "b.pdf").write_bytes(pdf(text_page("Okapis are shy"), text_page("Okapis eat leaves")))
+    async with one.run(notebook=world.notebook_id, capacity=5, pack="always") as orch:
+        first = await orch.refresh(all_notes=True)
+    assert first.packs[0].paths[:2] == ["a.pdf", "b.pdf"]
+    two.sync_from(one, state=False)
+    mark = len(world.fake.calls)
+    async with two.run(notebook=world.notebook_id, capacity=5, pack="always") as orch:
+        second = await orch.refresh(all_notes=True)
+    assert world.mutating_calls(mark) == []
+    assert world.calls("source_get_content", mark) == 0  # taken by its title alone: it holds the vault's texts
+    assert [(p.branch, p.source_id, p.adopted) for p in second.packs] == [
+        (Branch.REUSED, first.packs[0].source_id, True)]

@@ -15,7 +15,7 @@ from nlmsync.sync.carry.vanished import remove_vanished, vanished_paths
 from nlmsync.sync.notes.decide import PlannedNote, check_capacity_up_front, decide_all, read_for_upload
 from nlmsync.sync.notes.units import NotesAlone, NoteUnit, note_units, simulate
 from nlmsync.store import NoteHashes
-from nlmsync.sync.packs.documents import documents_in_packs
+from nlmsync.sync.packs.documents import documents_in_packs, files_to_add
 from nlmsync.sync.packs.ensure import PackedNotes, pack_notes
 from nlmsync.sync.prepared import PreparedNote, load_notes
 from nlmsync.sync.registry import untouchable_count
@@ -93,9 +93,11 @@ def _documents(run: SyncRun, notes: Request, packed: PackedNotes, items: list[Pr
     `items` (from the state file's texts: an unchanged document is not read again) and their hash records to
     `known`; the other attachments are the run's file sources (`SyncRun.files_alone`)."""
     candidates = attachments.candidates()
-    docs = documents_in_packs(run, notes, packed.members, packed.settled, items, known, candidates)
+    docs, files_fit = documents_in_packs(run, notes, packed.members, packed.settled, items, known, candidates)
     attachments.hand_over(docs)
     run.files_alone = set(attachments.paths)
+    if files_fit:
+        run.file_room = files_to_add(run, [path for path, _ in candidates])
     if not docs:
         return notes
     in_order = [path for path, _ in candidates if path in docs]

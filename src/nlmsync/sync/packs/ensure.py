@@ -147,7 +147,7 @@ async def pack_notes(run: SyncRun, request: Request, packed: PackedNotes, items:
             # the layout leaves room for the sources still to add: notes kept alone, attachments kept as files
             alone_parts=sum(len(i.parts) for i in alone
                             if isinstance(i, PreparedNote) and not _live(i.path, run.registry, run.remote))
-            + sum(1 for path in run.files_alone if not _live(path, run.registry, run.remote)),
+            + run.file_room,
             leaving=set(vanished_paths(request.all_notes, run.registry, items, [*settled, *run.files_alone]))
             if request.all_notes is not None else set(),
             found={*request.found, *neighbours},
