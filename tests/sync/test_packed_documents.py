@@ -29,8 +29,8 @@ def notes_of(bench: Bench, count: int = 3) -> Request:
     return Request(list(listing.paths), set(listing.paths), stats, AllNotesScope())
 
 
-def where(bench: Bench, request: Request, **settings: object) -> Documents:
-    run = bench.run(pack="always", **settings)
+def where(bench: Bench, request: Request, capacity: int) -> Documents:
+    run = bench.run(pack="always", capacity=capacity)
     items = load_notes(run.deps, request.paths, request.found, None, None, request.stats)
     return documents_in_packs(run, request, {}, (), items, {}, FILES)
 
