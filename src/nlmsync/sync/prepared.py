@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -94,19 +94,25 @@ def split_note(text: str, max_words: int = MAX_SOURCE_WORDS, max_bytes: int = MA
     """The parts to upload for `text`: `[text]` when it fits, else greedily packed boundary-cut parts."""
     if _fits(text, max_words, max_bytes):
         return [text]
+    return _gathered(_atoms(text, max_words, max_bytes), max_words, max_bytes)
+
+
+def _gathered(pieces: Iterable[str], max_words: int, max_bytes: int, joint: str = "") -> list[str]:
+    """`pieces` (each within the limits) gathered greedily, in order, into parts within the limits, the pieces of a
+    part joined by `joint`."""
     parts: list[str] = []
     current: list[str] = []
     words = size = 0
-    for atom in _atoms(text, max_words, max_bytes):
-        atom_words, atom_size = _words(atom), _size(atom)
-        if current and (words + atom_words > max_words or size + atom_size > max_bytes):
-            parts.append("".join(current))
+    for piece in pieces:
+        piece_words, piece_size = _words(piece), _size(piece) + _size(joint)
+        if current and (words + piece_words > max_words or size + piece_size > max_bytes):
+            parts.append(joint.join(current))
             current, words, size = [], 0, 0
-        current.append(atom)
-        words += atom_words
-        size += atom_size
+        current.append(piece)
+        words += piece_words
+        size += piece_size
     if current:
-        parts.append("".join(current))
+        parts.append(joint.join(current))
     return parts
 
 
@@ -132,21 +138,8 @@ def split_pages(document: DocumentText, max_words: int = MAX_SOURCE_WORDS,
         return [whole]
     pages = ([f"[{document.unit} {n}]\n{page}" for n, page in enumerate(document.pages, start=1)]
              if document.unit else [whole])
-    parts: list[str] = []
-    current: list[str] = []
-    words = size = 0
-    for page in pages:
-        for piece in split_note(page, max_words, max_bytes - 2):
-            piece_words, piece_size = _words(piece), _size(piece) + 2  # with the blank line joining it
-            if current and (words + piece_words > max_words or size + piece_size > max_bytes):
-                parts.append("\n\n".join(current))
-                current, words, size = [], 0, 0
-            current.append(piece)
-            words += piece_words
-            size += piece_size
-    if current:
-        parts.append("\n\n".join(current))
-    return parts
+    pieces = (piece for page in pages for piece in split_note(page, max_words, max_bytes - 2))
+    return _gathered(pieces, max_words, max_bytes, "\n\n")
 
 
 def prepare_document(path: str, document: DocumentText, max_words: int = MAX_SOURCE_WORDS,
