@@ -62,6 +62,8 @@ async def test_without_room_a_pdfs_text_goes_into_a_pack_under_its_name_with_its
         again = await orch.refresh(all_notes=True)
     assert world.mutating_calls(mark) == []
     assert [p.branch for p in again.packs] == [Branch.REUSED]
+    async with world.run() as orch:
+        assert (await orch.status()).local_changes == []
 
 
 async def test_a_scanned_pdf_stays_a_file_source_while_the_text_pdfs_are_packed(make_world):
@@ -84,6 +86,8 @@ async def test_a_changed_pdf_replaces_its_pack_add_first(make_world):
     async with world.run() as orch:
         await orch.refresh(all_notes=True)
     (world.vault / "a.pdf").write_bytes(pdf(text_page("Mountain tapirs climb")))
+    async with world.run() as orch:
+        assert [(c.path, c.change) for c in (await orch.status()).local_changes] == [("a.pdf", "modified")]
     mark = len(world.fake.calls)
     async with world.run() as orch:
         report = await orch.refresh(all_notes=True)

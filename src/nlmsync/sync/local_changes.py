@@ -110,8 +110,11 @@ def local_changes(root: Path, synced: Mapping[str, tuple[str, ...]], exclude: li
         if file_stat is None:
             missing[registered] = path
             continue
-        if vault_files.attachment_kind(path) is not None:  # a file source: its bytes, not its text
-            current = _file_hash(root, path, file_stat, files or {})
+        if vault_files.attachment_kind(path) is not None:
+            # a document packed as text is known by the hashes of the text its pack holds, while its file keeps
+            # the stat they were recorded with; a file source by its bytes
+            packed_text = _recorded(root, path, file_stat, known or {}, exclude)
+            current = registered if packed_text == registered else _file_hash(root, path, file_stat, files or {})
         else:
             current = _recorded(root, path, file_stat, known or {}, exclude) or _hashes(root, path, exclude)
         if current is None:
