@@ -21,7 +21,7 @@ from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.titles import source_title, upload_name
-from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload, record_in_turn
+from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload, record_in_turn, reused_as_is
 
 UPLOADS_DIR = "uploads"
 """The folder, beside the state file, that holds the links to the files a run uploads, named as their titles."""
@@ -108,7 +108,7 @@ class AttachmentUnit:
 
     def start(self) -> list[Upload] | None:
         work = self.work
-        if work.decision.branch == Branch.REUSED and not work.decision.canonicalize and not work.needs_retitle():
+        if reused_as_is(work.decision, retitle=work.needs_retitle()):
             self._report(outcome(work, list(work.decision.keep)))
             return None
         if not work.needs_upload():
