@@ -29,6 +29,9 @@ class Upload:
     """The file uploaded as the source (a file source), instead of `text`."""
     listed_as: tuple[str, ...] = ()
     """Other titles the source may be listed under (a file source whose title did not take keeps its file name)."""
+    slow: bool = False
+    """The server may take minutes to process it (audio, video): the executor lets it wait beside the other uploads,
+    not in their place, and its unit records as soon as it is done, not in its turn."""
 
     def titles(self) -> tuple[str, ...]:
         """Every title the source may be listed under, its own first."""
