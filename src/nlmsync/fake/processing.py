@@ -17,8 +17,8 @@ POLL_SECONDS = 3.0
 
 @dataclass
 class Processing:
-    """A file source an add waits for: its id and file, the title to give it once processed, the add's `wait_timeout`, the
-    polls it still needs, the polls made, and the call log's entry of the add."""
+    """A file source an add waits for: its id and file, the title to give it once processed, the add's
+    `wait_timeout`, the polls it still needs, the polls made, and the call log's entry of the add."""
 
     source_id: str
     file_path: str

@@ -115,11 +115,11 @@ class FakeNotebookLM:
         self.empty_sources_served = False
         self.calls: list[CallRecord] = []
         self._retained: str | None = None
+        """The source the call being applied added though it answers an error (a file that failed to process)."""
         self._processing: Processing | None = None
         """The file the call being applied left processing (`take_processing`)."""
         self.polls = Polls()
         """What moves the processing of files on (`processing_polls`): the calls under way and their answers."""
-        """The source the call being applied added though it answers an error (a file that failed to process)."""
         self.files = FileSources()
         """The files uploads name, read in one reading process, which ends with `close()` or with this fake."""
         weakref.finalize(self, self.files.close)

@@ -364,8 +364,9 @@ class NotebookLMClient:
         """Upload the file at `file_path` (made absolute: the server reads it from its own disk) as a source the
         server titles `title`. The server names a file source after the file and applies `title` by a rename once
         the source is processed, so it waits for the processing: up to the `media_timeout` setting for audio and
-        video (NotebookLM transcribes them), the call timeout for the rest. The rename may not take: the title the notebook lists is the one to trust,
-        not the one answered. Rate-limited adds are sent again as `source_add_text`'s are.
+        video (NotebookLM transcribes them), the call timeout for the rest. The rename may not take: the title the
+        notebook lists is the one to trust, not the one answered. Rate-limited adds are sent again as
+        `source_add_text`'s are.
 
         Raises:
             FileOutsideServerFoldersError: the server may read only the folders NOTEBOOKLM_ALLOWED_FILE_DIRS names.

@@ -188,7 +188,8 @@ class FilesAlone:
             waited, setting = ((settings.media_timeout, "media_timeout") if is_media(work.path)
                                else (settings.call_timeout, "call_timeout"))
             return (f"NotebookLM was still processing it when the wait ran out ({waited:g} s, the {setting} "
-                    "setting): its source stays in the notebook, and the next run takes it without uploading it again")
+                    "setting): its source stays in the notebook, and the next run takes it without uploading it "
+                    "again")
         match = _NOT_PROCESSED.search(error)
         if match is None:
             return error
