@@ -23,7 +23,8 @@ The package map, in the order a run uses it (`docs/internals.md` tells the longe
   - `packs/` (many notes per source): `packs/layout` — the pure layout; `packs/text` — a pack's text;
     `packs/plan` — which notes share a pack, and which changed packs replace what; `packs/units` — the changed
     packs built and carried out; `packs/outcomes` — what became of each pack; `packs/ensure` — a run's packs;
-    `packs/adopt` — a pack the state file did not know, settled;
+    `packs/documents` — which documents' text goes into packs, by capacity; `packs/adopt` — a pack the state file
+    did not know, settled;
   - `attachments/` (the vault's files, one per file source): `attachments/files` — a file hashed, titled, read
     when needed; `attachments/units` — uploaded by path under a name that is its title, recorded, retitled;
     `attachments/ensure` — a run's attachments, decided before the notes are carried out and carried out after;

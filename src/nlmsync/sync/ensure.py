@@ -14,6 +14,8 @@ from nlmsync.sync.carry.executor import Executor
 from nlmsync.sync.carry.vanished import remove_vanished, vanished_paths
 from nlmsync.sync.notes.decide import PlannedNote, check_capacity_up_front, decide_all, read_for_upload
 from nlmsync.sync.notes.units import NotesAlone, NoteUnit, note_units, simulate
+from nlmsync.store import NoteHashes
+from nlmsync.sync.packs.documents import documents_in_packs, files_to_add
 from nlmsync.sync.packs.ensure import PackedNotes, pack_notes
 from nlmsync.sync.prepared import PreparedNote, load_notes
 from nlmsync.sync.registry import untouchable_count
@@ -60,25 +62,50 @@ async def _ensure(run: SyncRun, request: Request) -> None:
     deps = run.deps
     files = attachment_paths(run, request.paths)
     attachments = AttachmentRun(run, files, request.found, request.stats) if files else None
+    notes = request
     if attachments is not None:
         taken = set(files)
-        request = replace(request, paths=[p for p in request.paths if p not in taken])
+        notes = replace(request, paths=[p for p in request.paths if p not in taken])
     try:
-        packed = PackedNotes.read(run, request)
-        unread = [p for p in request.paths if p not in packed.settled]
+        packed = PackedNotes.read(run, request)  # a document packed before and unchanged since is settled too
+        unread = [p for p in notes.paths if p not in packed.settled]
         run.registry.preload(None if request.all_notes is not None or packed.any else unread)
         known = deps.store.note_hashes(unread)
         items = load_notes(deps, unread, request.found, known, run.read, request.stats)
-        alone = await pack_notes(run, request, packed, items, known) \
-            if _packs_apply(run, request, items, packed.any) else items
+        packing = _packs_apply(run, notes, items, packed.any)
+        if attachments is not None:
+            notes = _documents(run, notes, packed, items, known, attachments) if packing else notes
+            packed.settled -= run.files_alone
+        alone = await pack_notes(run, notes, packed, items, known) if packing else items
         singled = {i.path for i in alone}
         if attachments is not None:
             attachments.decide()
-        await _alone(run, request, alone, [*(i.path for i in items if i.path not in singled), *packed.settled],
+        await _alone(run, notes, alone, [*(i.path for i in items if i.path not in singled), *packed.settled],
                      attachments)
     finally:
         if attachments is not None:
             attachments.close()
+
+
+def _documents(run: SyncRun, notes: Request, packed: PackedNotes, items: list[PreparedNote | NoteOutcome],
+               known: dict[str, NoteHashes], attachments: AttachmentRun) -> Request:
+    """The run's notes with the documents whose text goes into packs (`documents_in_packs`), their texts added to
+    `items` (from the state file's texts: an unchanged document is not read again) and their hash records to
+    `known`; the other attachments are the run's file sources (`SyncRun.files_alone`)."""
+    candidates = attachments.candidates()
+    docs, files_fit = documents_in_packs(run, notes, packed.members, packed.settled, items, known, candidates)
+    attachments.hand_over(docs)
+    run.files_alone = set(attachments.paths)
+    if files_fit:
+        run.file_room = files_to_add(run, [path for path, _ in candidates])
+    if not docs:
+        return notes
+    in_order = [path for path, _ in candidates if path in docs]
+    unread = [p for p in in_order if p not in packed.settled]
+    known_docs = run.deps.store.note_hashes(unread)
+    items.extend(load_notes(run.deps, unread, notes.found, known_docs, run.read, notes.stats))
+    known.update(known_docs)
+    return replace(notes, paths=[*notes.paths, *in_order])
 
 
 def _packs_apply(run: SyncRun, request: Request, items: Sequence[PreparedNote | NoteOutcome], packed: bool) -> bool:
