@@ -315,6 +315,7 @@ class Orchestrator:
             notebook_id = notebook.notebook_id
             chosen = self._refresh_notes(notebook_id, named, query, all_notes, report)
             scope = all_notes_scope(self.store, notebook_id, paths, roots, chosen.paths) if all_notes else None
+            finished = False
             try:
                 if self.progress:
                     self.progress.start("refresh", len(chosen.paths))
@@ -323,14 +324,16 @@ class Orchestrator:
                 run = await self._again_if_left_out(notebook, run, report, chosen, scope)
                 report.notes.extend(NoteOutcome(path=skip.path, branch=Branch.EXCLUDED, reason=skip.reason)
                                     for skip in chosen.passed_over)
+                finished = True
             finally:
                 report.source_count = len(run.remote)
                 report.capacity, report.capacity_source = run.deps.capacity.value, run.deps.capacity.source
                 if not dry_run:  # what this run could not delete waits with what earlier runs left
                     report.pending_deletions_left_count = len(self.store.pending_deletions(notebook_id))
                 report.notices.extend(self._notices(notebook, run))
-                if not dry_run:
-                    report.layout = sources_layout(self.store, notebook_id, run.remote)
+                if not dry_run:  # a run that changed nothing has the registry as it read it
+                    report.layout = sources_layout(self.store, notebook_id, run.remote,
+                                                   run.registry if finished and not report.changed_notebook else None)
         return chosen.paths
 
     async def _again_if_left_out(self, notebook: Notebook, run: SyncRun, report: RefreshReport, chosen: RefreshNotes,

@@ -78,6 +78,10 @@ class RegistryView:
                 self.by_source[resolved] = row
         self.complete = True
 
+    def rows(self) -> Iterable[ResolvedRow]:
+        """Every mapping read so far, with its source id resolved (all of them once `complete`)."""
+        return (row for rows in self.by_path.values() for row in rows)
+
     def mappings(self, path: str) -> list[ResolvedRow]:
         """The mappings of `path` by part, each with its source id resolved (read now if not read yet)."""
         rows = self.by_path.get(path)
