@@ -62,6 +62,7 @@ class AttachmentRun:
         run.registry.preload(self.paths)
         files = self._unprocessed(self.reader.load(self.paths, self.found, self.stats))
         decided = decide_files(files, run.remote, run.registry, run.deps.vault_root)
+        self.reader.expect(i.file for i in decided if isinstance(i, PlannedFile) and i.needs_upload())
         for i, item in enumerate(decided):
             if isinstance(item, PlannedFile) and item.needs_upload():
                 refused = self.reader.read(item.file)

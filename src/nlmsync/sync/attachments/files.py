@@ -5,7 +5,7 @@ a file that cannot be a source (empty, over the limits, encrypted, damaged) is a
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from nlmsync import vault as vault_files
@@ -116,12 +116,17 @@ class FileReader:
         """Read the files at `unread` (positions in `items`, each a `PreparedFile` whose hash is not known),
         announced first so that the reading process reads the next ones while the last is taken in; a file that
         cannot be a source becomes its outcome in place."""
-        self.reader.expect((file.fs_path, file.path) for i in unread if isinstance(file := items[i], PreparedFile))
+        self.expect(file for i in unread if isinstance(file := items[i], PreparedFile))
         for i in unread:
             file = items[i]
             if isinstance(file, PreparedFile) and (refused := self.read(file)) is not None:
                 items[i] = self.refused(file, refused, named=file.path not in found)
         return items
+
+    def expect(self, files: Iterable[PreparedFile]) -> None:
+        """Announce the files `read` will be asked for next, in that order (those not read yet): the reading
+        process reads the next ones while the caller takes in the last."""
+        self.reader.expect((file.fs_path, file.path) for file in files if file.document is None)
 
     def read(self, file: PreparedFile) -> str | None:
         """Read the file's text (from the state file when its bytes were read before); why it cannot be a source,
