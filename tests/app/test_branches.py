@@ -587,7 +587,12 @@ async def test_an_idle_refresh_all_reads_the_registry_once_and_a_changed_one_rep
     reads: list[str] = []
     async with world.run() as orch:
         read = orch.store.mappings_with_resolved_ids
-        monkeypatch.setattr(orch.store, "mappings_with_resolved_ids", lambda nb: reads.append(nb) or read(nb))
+
+        def counted(notebook_id):
+            reads.append(notebook_id)
+            return read(notebook_id)
+
+        monkeypatch.setattr(orch.store, "mappings_with_resolved_ids", counted)
         idle = await orch.refresh(all_notes=True)
     assert reads == [world.notebook_id]
     assert idle.layout is not None and idle.layout.alone_note_count == 2

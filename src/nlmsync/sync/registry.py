@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
     from nlmsync.store import SourceMapping, StateStore
     from nlmsync.sync.remote import RemoteView
-    from nlmsync.sync.run import AllNotesScope
 
 STALE_HASH = ""
 """The hash recorded for a note held by a source adopted at an older version: it never equals a text's, so the
@@ -204,7 +203,13 @@ class _Named(Protocol):
     def path(self) -> str: ...
 
 
-def vanished_paths(scope: AllNotesScope, registry: RegistryView, items: Sequence[_Named | NoteOutcome],
+class _Scope(Protocol):
+    """What a `refresh --all` answers for (`run.AllNotesScope`)."""
+
+    def covers(self, path: str) -> bool: ...
+
+
+def vanished_paths(scope: _Scope, registry: RegistryView, items: Sequence[_Named | NoteOutcome],
                    kept: Collection[str] = (), renamed_from: Collection[str | None] = (),
                    synced_suffixes: Collection[str] | None = None) -> dict[str, str]:
     """The managed registered notes in `scope` whose sources an `--all` run removes, with the reason: not among
