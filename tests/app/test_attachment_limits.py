@@ -113,7 +113,7 @@ async def test_a_fresh_machine_adopts_a_long_documents_parts_with_no_upload(make
     world = make_world(source_max_words=LIMIT)
     one, two = world.device("one"), world.device("two")
     one.write("n.md", "# N\n\nshort\n")
-    long_pdf(one)  # type: ignore[arg-type]
+    long_pdf(one)
     async with one.run(notebook=world.notebook_id, source_max_words=LIMIT) as orch:
         first = await orch.refresh(all_notes=True)
     two.sync_from(one, state=False)
