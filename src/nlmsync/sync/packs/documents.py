@@ -41,7 +41,7 @@ def documents_in_packs(run: SyncRun, request: Request, members: Members, settled
     if not request.whole_vault or request.stats is None:  # the rule the last whole-vault run decided holds
         packing = any(is_document(path) for path in members)
         return Documents({path for path, has_text in files if is_document(path)
-                          and (path in members or (packing and has_text))}, False)
+                          and (path in members or (packing and has_text and not _live(run, path)))}, False)
     sizes: list[tuple[str, int]] = [(path, request.stats[path][1]) for path in settled if path in request.stats]
     alone_parts = 0
     for note in notes:
@@ -63,8 +63,10 @@ def documents_in_packs(run: SyncRun, request: Request, members: Members, settled
 
 def files_to_add(run: SyncRun, paths: Sequence[str]) -> int:
     """How many of the attachments at `paths` have no live source yet: the room their uploads take."""
-    def live(path: str) -> bool:
-        rows = run.registry.mappings(path)
-        return bool(rows) and all(resolved in run.remote for _, resolved in rows)
+    return sum(1 for path in paths if not _live(run, path))
 
-    return sum(1 for path in paths if not live(path))
+
+def _live(run: SyncRun, path: str) -> bool:
+    """Whether the attachment at `path` has live sources of its own (a file source, or its text's parts)."""
+    rows = run.registry.mappings(path)
+    return bool(rows) and all(resolved in run.remote for _, resolved in rows)
