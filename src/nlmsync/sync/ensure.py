@@ -9,16 +9,16 @@ from dataclasses import replace
 
 from nlmsync import vault as vault_files
 from nlmsync.errors import NlmsyncError
-from nlmsync.sync.attachments.ensure import AttachmentRun, attachment_paths
+from nlmsync.sync.attachments.ensure import AttachmentRun
 from nlmsync.sync.carry.executor import Executor
-from nlmsync.sync.carry.vanished import remove_vanished, vanished_paths
+from nlmsync.sync.carry.vanished import remove_vanished
 from nlmsync.sync.notes.decide import PlannedNote, check_capacity_up_front, decide_all, read_for_upload
 from nlmsync.sync.notes.units import NotesAlone, NoteUnit, note_units, simulate
 from nlmsync.store import NoteHashes
 from nlmsync.sync.packs.documents import documents_in_packs, files_to_add
 from nlmsync.sync.packs.ensure import PackedNotes, pack_notes
 from nlmsync.sync.prepared import PreparedNote, load_notes
-from nlmsync.sync.registry import untouchable_count
+from nlmsync.sync.registry import untouchable_count, vanished_paths
 from nlmsync.sync.report import NoteOutcome, RefreshReport, stopped_line
 from nlmsync.sync.run import AllNotesScope, Request, SyncRun
 
@@ -60,7 +60,8 @@ async def ensure_sources_for_paths(run: SyncRun, paths: Sequence[str], *, protec
 
 async def _ensure(run: SyncRun, request: Request) -> None:
     deps = run.deps
-    files = attachment_paths(run, request.paths)
+    suffixes = vault_files.attachment_suffixes(deps.settings.attachments)
+    files = [p for p in request.paths if vault_files.is_attachment_path(p, suffixes)]
     attachments = AttachmentRun(run, files, request.found, request.stats) if files else None
     notes = request
     if attachments is not None:
@@ -126,18 +127,22 @@ async def _alone(run: SyncRun, request: Request, notes: list[PreparedNote | Note
     """The branches for the notes kept one per source (`packed`: the run's notes that are in packs), then the run's
     attachments (`attachments`, decided)."""
     deps, remote, registry = run.deps, run.remote, run.registry
-    decided = decide_all(deps, notes, remote, registry)
-    reread = read_for_upload(deps, decided, request.found, run.read)
-    if reread is not None:
-        decided = decide_all(deps, reread, remote, registry)
+    decided: list[PlannedNote | NoteOutcome] = []
+    if notes:  # a packed run may keep no note alone
+        decided = decide_all(deps, notes, remote, registry)
+        reread = read_for_upload(deps, decided, request.found, run.read)
+        if reread is not None:
+            decided = decide_all(deps, reread, remote, registry)
     works = [i for i in decided if isinstance(i, PlannedNote)]
-    check_capacity_up_front(deps, works, remote, registry)
+    if works or len(remote) > deps.capacity.value:  # with nothing to upload, only a notebook over capacity refuses
+        check_capacity_up_front(deps, works, remote, registry)
     renamed_from = {w.decision.rename_from for w in works}
     kept = [*packed, *(attachments.kept() if attachments is not None else ())]
     synced = vault_files.attachment_suffixes(deps.settings.attachments)
     vanished = {} if request.all_notes is None else vanished_paths(request.all_notes, registry, decided, kept,
                                                                    renamed_from, synced)
-    await remove_vanished(deps, remote, vanished, run.report, dry_run=run.dry_run)
+    if vanished:
+        await remove_vanished(deps, remote, vanished, run.report, dry_run=run.dry_run)
     if run.dry_run:
         run.report.notes.extend(simulate(deps, decided, remote, run.protect))
         if attachments is not None:

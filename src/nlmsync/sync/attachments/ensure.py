@@ -22,12 +22,6 @@ from nlmsync.sync.run import SyncRun
 NO_PACKED_ROOM = "no room: the packs and the sources that stay take the notebook's capacity less 'pack_free'"
 
 
-def attachment_paths(run: SyncRun, paths: Sequence[str]) -> list[str]:
-    """Those of `paths` that are attachments of the kinds the `attachments` setting takes."""
-    suffixes = vault_files.attachment_suffixes(run.deps.settings.attachments)
-    return [p for p in paths if vault_files.is_attachment_path(p, suffixes)]
-
-
 def decide_files(files: Sequence[PreparedFile | NoteOutcome], remote: RemoteView, registry: RegistryView,
                  vault_root: Path) -> list[PlannedFile | NoteOutcome]:
     """Each attachment with its branch (`registry.decide_in_order` over the hash of its bytes), in order (outcomes
@@ -91,6 +85,7 @@ class AttachmentRun:
         run.registry.preload(self.paths)
         files = self.prepare()
         decided = decide_files(files, run.remote, run.registry, run.deps.vault_root)
+        self.reader.expect(i.file for i in decided if isinstance(i, PlannedFile) and i.needs_upload())
         for i, item in enumerate(decided):
             if isinstance(item, PlannedFile) and item.needs_upload():
                 refused = self.reader.read(item.file)
