@@ -190,3 +190,13 @@ def test_a_spent_window_says_what_was_held_back_and_when_the_allowance_comes_bac
     asked = spent_error(UsageWindow(window="rolling", percent_remaining=0, resets_at=resets))  # a question held back
     assert str(asked).startswith("the plan's usage allowance is used up (the rolling window has nothing left): the "
                                  "question was not sent; the allowance comes back ")
+
+
+def test_a_reset_time_today_is_the_time_alone_and_a_later_day_names_the_day() -> None:
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    local = now.astimezone()
+    assert local_time(now) == f"{local.hour:02}:{local.minute:02}"
+    later = (now + timedelta(days=3)).astimezone()
+    day = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")[later.weekday()]
+    month = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")[later.month - 1]
+    assert local_time(now + timedelta(days=3)) == f"{day} {later.day:02} {month} {later.hour:02}:{later.minute:02}"
