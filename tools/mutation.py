@@ -174,11 +174,13 @@ def main() -> None:
         copy_repository(work)
         narrow_config(work / "pyproject.toml", package, [*([] if args.slow else ["-m", "not slow"]),
                                                          *TESTS[package]])
-        run = subprocess.run(["nice", "-n", "10", _mutmut(), "run", "--max-children", str(args.children),
-                              *([] if whole else names)],
-                             cwd=work, stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        log = work / "mutmut.log"
+        with log.open("w", encoding="utf-8") as output:
+            run = subprocess.run(["nice", "-n", "10", _mutmut(), "run", "--max-children", str(args.children),
+                                  *([] if whole else names)], cwd=work, stdout=output, stderr=subprocess.STDOUT,
+                                 env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
         if run.returncode:
-            raise SystemExit(f"mutmut run failed (exit {run.returncode}); see {work}")
+            raise SystemExit(f"mutmut run failed (exit {run.returncode}); its output is in {log}")
         statuses = results(work)
     statuses = {name: status for name, status in statuses.items() if name.startswith(prefixes)}
     known = {name: why for prefix in prefixes for name, why in equivalents(prefix).items()}
