@@ -11,10 +11,11 @@ import anyio
 import pytest
 from tests.sync.stub import StubClient
 
-from nlmsync.errors import CapacityError, ServerCapacityError, ServerError
+from nlmsync.errors import (AuthenticationRequiredError, CapacityError, DiskFullError, FileOutsideServerFoldersError,
+                            NlmsyncError, ServerCapacityError, ServerError, ServerUnreachableError)
 from nlmsync.store import SourceMapping
 from nlmsync.sync.capacity import CapacitySource
-from nlmsync.sync.carry.executor import Executor
+from nlmsync.sync.carry.executor import Executor, why_stopped
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.units import Turn, Upload, Uploaded
 
@@ -105,6 +106,24 @@ async def test_the_first_error_no_upload_can_survive_stops_the_run_and_the_rest_
     assert (run.deps.capacity.value, run.deps.capacity.source) == (1, CapacitySource.LEARNED)
     learned = bench.store.learned_capacity("nb")
     assert learned is not None and (learned.held, learned.under) == (1, 10)
+
+
+@pytest.mark.parametrize(("error", "why"), [
+    (AuthenticationRequiredError("login expired"), "the server needs a Google login"),
+    (FileOutsideServerFoldersError("not in NOTEBOOKLM_ALLOWED_FILE_DIRS"), "the server may not read the files"),
+    (ServerUnreachableError("no answer"), "the server cannot be used")], ids=["login", "folders", "unreachable"])
+async def test_a_unit_not_tried_after_a_server_error_says_why_the_run_stopped(bench, error: NlmsyncError, why: str):
+    bench.client.refuse_add = lambda title: error if title == "b" else None
+    log: list[tuple[str, str, object]] = []
+    run = bench.run(concurrency=1)
+    stop = await Executor(run.deps, run.remote, set()).execute([Step(n, [n], log) for n in "abc"])
+    assert stop is error
+    assert [(kind, what) for kind, _, what in log] == [
+        ("recorded", [("s0", False)]), ("recorded", str(error)), ("recorded not tried", f"not tried: {why}")]
+
+
+def test_a_run_stopped_by_its_state_file_says_so_to_each_unit_not_tried() -> None:
+    assert why_stopped(DiskFullError("state.db")) == "the state file cannot be written"
 
 
 async def test_an_upload_refused_fails_its_unit_alone(bench):
