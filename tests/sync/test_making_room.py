@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from tests.sync.stub import Bench
 
-from nlmsync.errors import CapacityError
+from nlmsync.errors import CapacityError, ServerError
 from nlmsync.store import SourceMapping
 from nlmsync.sync.branches import Branch, Decision
 from nlmsync.sync.capacity import CAPACITY_HINT
@@ -51,8 +51,9 @@ async def test_the_notes_a_run_makes_live_are_never_evicted_and_none_left_means_
                                   "evicted")
     assert refused.value.hint == CAPACITY_HINT and "'capacity' setting" in CAPACITY_HINT
     evicted: list[NoteOutcome] = []
-    with pytest.raises(CapacityError):
+    with pytest.raises(CapacityError) as full:
         await make_room(run.deps, run.remote, 2, {"a.md"}, lambda: len(run.remote), evicted)
+    assert str(full.value) == str(refused.value)  # the run says what its dry run says
     assert [o.path for o in evicted] == ["b.md"] and bench.store.mappings_by_path("nb", "a.md")
 
 
@@ -74,3 +75,22 @@ def test_a_dry_run_of_several_notes_plans_room_for_each_in_turn_and_passes_the_r
         ("a.md", Branch.EVICTED, ["s0"]), ("d.md", Branch.ADDED, []), ("c.md", Branch.REUSED, ["s2"]),
         ("b.md", Branch.EVICTED, ["s1"]), ("e.md", Branch.ADDED, [])]
     assert bench.client.mutating() == [] and len(bench.store.mappings_by_path("nb", "a.md")) == 1  # nothing done
+
+
+async def test_a_note_whose_eviction_was_refused_is_not_picked_again(bench, monkeypatch: pytest.MonkeyPatch):
+    fill(bench, "a.md", "b.md")
+    run = bench.run(capacity=2)
+    delete = bench.client.source_delete
+
+    async def refusing(source_id: str) -> object:
+        if source_id == "s0":
+            raise ServerError("Internal error")
+        return await delete(source_id)
+
+    monkeypatch.setattr(bench.client, "source_delete", refusing)
+    exclude: set[str] = set()
+    evicted: list[NoteOutcome] = []
+    with pytest.raises(ServerError):
+        await make_room(run.deps, run.remote, 1, exclude, lambda: len(run.remote), evicted)
+    await make_room(run.deps, run.remote, 1, exclude, lambda: len(run.remote), evicted)  # the run's next unit
+    assert [o.path for o in evicted] == ["b.md"] and list(bench.client.sources) == ["s0"]
