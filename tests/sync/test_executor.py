@@ -15,7 +15,11 @@ from nlmsync.errors import (AuthenticationRequiredError, CapacityError, DiskFull
                             NlmsyncError, ServerCapacityError, ServerError, ServerUnreachableError)
 from nlmsync.store import SourceMapping
 from nlmsync.sync.capacity import CapacitySource
+from nlmsync.sync.branches import Branch, Decision
 from nlmsync.sync.carry.executor import Executor, why_stopped
+from nlmsync.sync.notes.decide import PlannedNote
+from nlmsync.sync.notes.units import NotesAlone, note_units
+from nlmsync.sync.prepared import prepare_note
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.units import Turn, Upload, Uploaded
 
@@ -147,3 +151,16 @@ async def test_a_unit_without_room_waits_then_evicts_a_managed_note_and_deletes_
     assert stop is None and bench.client.titles() == ["new", "next"]
     units_evicted = [o.path for o in bench.store.recent_evictions("nb", 5)]
     assert units_evicted == ["old.md"] and bench.store.mappings_by_path("nb", "old.md") == []
+
+
+async def test_a_split_note_whose_upload_is_refused_fails_whole_and_the_next_note_goes_on(bench):
+    split = prepare_note("big.md", "".join(f"Paragraph {i} holds words enough for a part.\n\n" for i in range(3)),
+                         max_words=10)
+    assert len(split.parts) == 3
+    bench.client.refuse_add = lambda title: ServerError("Internal error") if title == split.parts[1].title else None
+    run = bench.run(concurrency=1)
+    in_order = note_units(NotesAlone(run.deps, run.remote), [
+        PlannedNote(split, Decision(Branch.ADDED)), PlannedNote(prepare_note("a.md", "alpha\n"), Decision(Branch.ADDED))])
+    assert await Executor(run.deps, run.remote, set()).execute(in_order.units) is None
+    assert [(o.path, o.branch, o.part_count, o.error, o.not_tried) for o in in_order.outcomes()] == [
+        ("big.md", Branch.FAILED, 3, "Internal error", False), ("a.md", Branch.ADDED, 1, None, False)]
