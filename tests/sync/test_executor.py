@@ -164,3 +164,18 @@ async def test_a_split_note_whose_upload_is_refused_fails_whole_and_the_next_not
     assert await Executor(run.deps, run.remote, set()).execute(in_order.units) is None
     assert [(o.path, o.branch, o.part_count, o.error, o.not_tried) for o in in_order.outcomes()] == [
         ("big.md", Branch.FAILED, 3, "Internal error", False), ("a.md", Branch.ADDED, 1, None, False)]
+
+
+async def test_the_notes_a_stopped_run_never_tried_are_reported_not_tried(bench):
+    """A full notebook of one: b waits for a's room, and a's upload finds the login gone; b, and c popped after
+    the run stopped, are not tried, and say so apart from the note that failed."""
+    bench.client.refuse_add = lambda title: AuthenticationRequiredError("login expired") if "a.md" in title else None
+    run = bench.run(concurrency=1, capacity=1)
+    in_order = note_units(NotesAlone(run.deps, run.remote), [
+        PlannedNote(prepare_note(p, f"{p}\n"), Decision(Branch.ADDED)) for p in ("a.md", "b.md", "c.md")])
+    assert isinstance(await Executor(run.deps, run.remote, set()).execute(in_order.units), AuthenticationRequiredError)
+    why = "not tried: the server needs a Google login"
+    assert [(o.path, o.branch, o.error, o.not_tried) for o in in_order.outcomes()] == [
+        ("a.md", Branch.FAILED, "login expired", False), ("b.md", Branch.FAILED, why, True),
+        ("c.md", Branch.FAILED, why, True)]
+    assert bench.client.mutating() == ["source_add"]
