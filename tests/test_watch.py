@@ -97,6 +97,56 @@ def test_delete_and_unrelated_add_are_not_a_rename():
     assert plan == WatchPlan(modified=["b.md"], deleted=["a.md"])
 
 
+PDF = frozenset({".pdf"})
+
+
+def test_an_attachment_is_followed_as_a_note_is():
+    plan = plan_watch_actions([FileEvent(ADDED, "papers/new.pdf", 1), FileEvent(MODIFIED, "old.PDF", 2),
+                               FileEvent(DELETED, "gone.pdf"), FileEvent(MODIFIED, "image.png", 3)], {}, PDF)
+    assert plan == WatchPlan(modified=["papers/new.pdf", "old.PDF"], deleted=["gone.pdf"])
+    # with no attachment kinds taken (`attachments = "none"`) a PDF is nothing to the watch
+    assert not plan_watch_actions([FileEvent(ADDED, "papers/new.pdf", 1)], {})
+
+
+def test_an_attachment_renamed_to_an_attachment_moves_its_mapping_and_to_a_note_does_not():
+    moved = plan_watch_actions([FileEvent(DELETED, "a.pdf"), FileEvent(ADDED, "read/a.pdf", 7)], {"a.pdf": 7}, PDF)
+    assert moved == WatchPlan(modified=["read/a.pdf"], deleted=["a.pdf"], renamed_mappings=[("a.pdf", "read/a.pdf")])
+    to_note = plan_watch_actions([FileEvent(DELETED, "a.pdf"), FileEvent(ADDED, "a.md", 7)], {"a.pdf": 7}, PDF)
+    assert to_note == WatchPlan(modified=["a.md"], deleted=["a.pdf"])
+
+
+@pytest.mark.anyio
+async def test_real_watch_follows_a_pdf_added_changed_moved_and_removed(make_world):
+    from tests.app.test_attachment_sync import put_pdf
+
+    world = make_world(watch_debounce_ms=50)
+    put_pdf(world, "paper.pdf", "Tapirs are odd-toed ungulates")
+    async with world.run() as orch:
+        await orch.refresh(["paper.pdf"])
+    async with watching(world, refresh=True) as watch:
+        with anyio.fail_after(60):
+            put_pdf(world, "new.pdf", "Okapis live in the Ituri forest")
+            await watch.until(lambda: any("new.pdf" in p.modified for p in watch.plans))
+            title = put_pdf(world, "paper.pdf", "Tapirs eat fallen fruit")
+            await watch.until(lambda: WatchEvent("refreshed", path="paper.pdf", branch="replaced") in watch.events)
+            (world.vault / "paper.pdf").rename(world.vault / "read.pdf")
+            await watch.until(lambda: WatchEvent("renamed", path="paper.pdf", renamed_to="read.pdf") in watch.events)
+            (world.vault / "new.pdf").unlink()
+            await watch.until(lambda: any("new.pdf" in p.deleted for p in watch.plans))
+    assert not any(e.path == "new.pdf" for e in watch.events)  # only files already synced are refreshed
+    # the changed bytes uploaded once, then the source kept through the move and given its new path's title
+    moved = title.replace("paper.pdf", "read.pdf")
+    assert [t for t, text in world.remote_texts().items() if "Tapirs" in text] == [moved]
+    assert "Tapirs eat fallen fruit" in world.remote_texts()[moved]
+    store = world.store()
+    (row,) = store.mappings_by_path(world.notebook_id, "read.pdf")
+    assert row.source_id in world.remote() and store.mappings_by_path(world.notebook_id, "paper.pdf") == []
+    index = NoteIndex(world.vault, store.db, world.settings)
+    assert [h.path for h in index.search("tapirs fallen fruit")] == ["read.pdf"]
+    assert index.search("okapis ituri") == []
+    store.close()
+
+
 @pytest.mark.anyio
 async def test_real_watch_keeps_index_registry_and_notebook_current(make_world):
     world = make_world(watch_debounce_ms=50)

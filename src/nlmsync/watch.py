@@ -5,6 +5,8 @@
   renames the source registry mapping. Old `.md` → anything else is the note leaving the vault, as a
   deletion is: its mapping stays until `refresh --all` (kept, a note renamed away and back — `a.md` →
   `a.txt` → `a.md` — keeps its source instead of being uploaded again).
+- an attachment (a file of the kinds the `attachments` setting takes) is watched as a note is: its changes
+  mark the index, and an attachment renamed to an attachment takes its mapping along.
 
 watchfiles reports a rename as a deletion plus an addition; the two are paired here by inode (the
 inode of every note is remembered from the last scan), which is exact on one filesystem. A folder renamed
@@ -47,7 +49,9 @@ from nlmsync.sync import Branch, RefreshReport
 from nlmsync.vault import (
     IGNORED_DIRS,
     NoteChange,
+    attachment_suffixes,
     has_note_suffix,
+    is_attachment_path,
     is_valid_name,
     normalize_rel_path,
     scan_vault,
@@ -145,19 +149,30 @@ def pair_renames(events: Iterable[FileEvent], known_inodes: dict[str, int]) -> t
     return renames, [e for e in events if e.path not in paired]
 
 
-def plan_watch_actions(events: Iterable[FileEvent], known_inodes: dict[str, int]) -> WatchPlan:
-    """Map a batch of file events to the index marks and mapping renames they call for (pure)."""
+def _kind(path: str, attachments: frozenset[str]) -> Literal["note", "attachment"] | None:
+    """Whether the watch follows `path`: a note, an attachment (its extension one of `attachments`), or neither."""
+    if has_note_suffix(path):
+        return "note"
+    return "attachment" if is_attachment_path(path, attachments) else None
+
+
+def plan_watch_actions(events: Iterable[FileEvent], known_inodes: dict[str, int],
+                       attachments: frozenset[str] = frozenset()) -> WatchPlan:
+    """Map a batch of file events to the index marks and mapping renames they call for (pure). A file with one of
+    the extensions `attachments` is followed as a note is; a rename takes its mapping along when the old and new
+    paths are of one kind (note to note, attachment to attachment)."""
     renames, rest = pair_renames(events, known_inodes)
     plan = WatchPlan()
     for old, new in renames:
-        if has_note_suffix(old):
+        old_kind, new_kind = _kind(old, attachments), _kind(new, attachments)
+        if old_kind is not None:
             _add_once(plan.deleted, old)
-            if has_note_suffix(new):
+            if new_kind == old_kind:
                 plan.renamed_mappings.append((old, new))
-        if has_note_suffix(new):
+        if new_kind is not None:
             _add_once(plan.modified, new)
     for event in rest:
-        if not has_note_suffix(event.path):
+        if _kind(event.path, attachments) is None:
             continue
         if event.kind == NoteChange.DELETED:
             _add_once(plan.deleted, event.path)
@@ -197,34 +212,38 @@ def to_events(root: Path, changes: Iterable[tuple[Change, str]]) -> list[FileEve
     return events
 
 
-def expand_folders(root: Path, events: Iterable[FileEvent], known_inodes: dict[str, int]) -> list[FileEvent]:
-    """`events` with each folder event as the events of the notes in it: a folder deleted (or moved away) is
-    the deletion of every known note under it, a folder added (or moved here) the addition of every note the
-    walk finds in it — so a folder renamed is, once paired by inode, the rename of each of its notes. Other
-    events are kept as they are."""
+def expand_folders(root: Path, events: Iterable[FileEvent], known_inodes: dict[str, int],
+                   attachments: frozenset[str] = frozenset()) -> list[FileEvent]:
+    """`events` with each folder event as the events of the notes (and attachments, of the extensions
+    `attachments`) in it: a folder deleted (or moved away) is the deletion of every known file under it, a folder
+    added (or moved here) the addition of every file the walk finds in it — so a folder renamed is, once paired by
+    inode, the rename of each of its files. Other events are kept as they are."""
     expanded: list[FileEvent] = []
     for event in events:
-        if has_note_suffix(event.path):
+        if _kind(event.path, attachments) is not None:
             expanded.append(event)
         elif event.kind == NoteChange.DELETED:
             prefix = event.path + "/"
             inside = [FileEvent(NoteChange.DELETED, path) for path in known_inodes if path.startswith(prefix)]
             expanded.extend(inside or [event])
         elif (root / event.path).is_dir():
-            for note in scan_vault(root / event.path).notes:
-                path = f"{event.path}/{note.path}"
+            scan = scan_vault(root / event.path, attachments)
+            for file in sorted([*scan.notes, *scan.attachments], key=lambda f: f.path):
+                path = f"{event.path}/{file.path}"
                 expanded.append(FileEvent(NoteChange.ADDED, path, _inode(root, path)))
         else:
             expanded.append(event)
     return expanded
 
 
-def note_inodes(root: Path) -> dict[str, int]:
+def note_inodes(root: Path, attachments: frozenset[str] = frozenset()) -> dict[str, int]:
+    """The inode of every note of the vault under `root`, and of every attachment of the extensions `attachments`."""
     inodes: dict[str, int] = {}
-    for note in scan_vault(root).notes:
-        inode = _inode(root, note.path)
+    scan = scan_vault(root, attachments)
+    for file in [*scan.notes, *scan.attachments]:
+        inode = _inode(root, file.path)
         if inode is not None:
-            inodes[note.path] = inode
+            inodes[file.path] = inode
     return inodes
 
 
@@ -246,7 +265,9 @@ class VaultWatcher:
         self.index = NoteIndex(self.root, store.db, settings)
         self.orchestrator = orchestrator
         self.on_message = on_message
-        self.inodes = note_inodes(self.root)
+        self.attachments = attachment_suffixes(settings.attachments)
+        """The extensions of the attachments the watch follows beside notes (the `attachments` setting's kinds)."""
+        self.inodes = note_inodes(self.root, self.attachments)
         self.pending: dict[str, None] = {}
         """Changed notes the notebook has not taken yet, in order."""
         self.held: Literal["login", "allowance"] | None = None
@@ -259,15 +280,16 @@ class VaultWatcher:
         self._flushing = anyio.Lock()
 
     async def apply(self, events: list[FileEvent]) -> WatchPlan:
-        events = expand_folders(self.root, events, self.inodes)
-        plan = plan_watch_actions(events, self.inodes)
+        events = expand_folders(self.root, events, self.inodes, self.attachments)
+        plan = plan_watch_actions(events, self.inodes, self.attachments)
         for path in plan.deleted:
             self.index.mark_path_deleted(path)
             self.inodes.pop(path, None)
         for path in plan.modified:
             self.index.mark_path_modified(path)
         for event in events:
-            if event.kind != NoteChange.DELETED and event.inode is not None and has_note_suffix(event.path):
+            if (event.kind != NoteChange.DELETED and event.inode is not None
+                    and _kind(event.path, self.attachments) is not None):
                 self.inodes[event.path] = event.inode
         with self.store.writer():
             for old, new in plan.renamed_mappings:

@@ -56,3 +56,48 @@ def test_check_refuses_a_fifo_without_waiting_for_a_writer(vault: Path, tmp_path
     os.mkfifo(fifo)
     code, _, err = run(capsys, "--vault", str(vault), "--state", str(fifo), "check")
     assert code == 2 and err.startswith(f"nlmsync: error: {fifo}: a state file is a regular file, not a FIFO"), err
+
+
+def test_check_counts_the_notes_and_attachments_synced_while_another_run_writes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.documents.pdfs import pdf, text_page
+
+    from nlmsync.store import StateStore
+
+    vault = tmp_path / "vault"
+    (vault / "papers").mkdir(parents=True)
+    (vault / "a.md").write_text("# A\nalpha\n", encoding="utf-8")
+    (vault / "b.md").write_text("# B\nbeta\n", encoding="utf-8")
+    (vault / "papers" / "tapirs.pdf").write_bytes(pdf(text_page("Tapirs are odd-toed ungulates")))
+    code, out, err = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Reading",
+                         "refresh", "--all", "--json")
+    assert code == 0, err
+    notebook_id = json.loads(out)["notebook_id"]
+    state = vault / ".nlmsync" / "state.db"
+    store = StateStore.open(state)
+    try:
+        with store.writer():  # another run holds the writer lock, in the middle of a write
+            store.db.conn.execute("BEGIN IMMEDIATE")
+            store.db.conn.execute("DELETE FROM source_mappings")
+            code, out, err = run(capsys, "--vault", str(vault), "check", "--json")
+            assert (code, err) == (0, "")
+            (counted,) = json.loads(out)["notebooks"]
+            assert {k: counted[k] for k in ("notebook_id", "notes", "attachments")} == {
+                "notebook_id": notebook_id, "notes": 2, "attachments": 1}
+            code, out, err = run(capsys, "--vault", str(vault), "check")
+            assert (code, err) == (0, "")
+            assert out.splitlines()[1].endswith(": 2 notes and 1 attachment synced")
+            store.db.conn.execute("ROLLBACK")
+    finally:
+        store.close()
+
+
+def test_check_of_a_state_file_not_made_yet_creates_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    state = tmp_path / "elsewhere" / "state.db"
+    code, out, err = run(capsys, "--vault", str(vault), "--state", str(state), "check", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out) | {"schema_version": None} == {"schema_version": None, "state_file": str(state),
+                                                           "exists": False, "notebooks": []}
+    assert not state.parent.exists() and not (vault / ".nlmsync").exists()

@@ -14,7 +14,6 @@ from nlmsync.config import Settings
 from nlmsync.errors import FileOutsideServerFoldersError, exit_code_for
 from nlmsync.fake import FakeNotebookLM, build_fake_server
 from nlmsync.notebooklm import connect
-from nlmsync.notebooklm.client import MEDIA_WAIT_SECONDS
 
 pytestmark = pytest.mark.anyio
 
@@ -26,13 +25,13 @@ async def test_a_file_is_uploaded_by_its_absolute_path_and_waited_for(tmp_path: 
     monkeypatch.chdir(tmp_path)
     fake = FakeNotebookLM()
     nb = fake.apply("notebook_create", {"title": "N"})["notebook_id"]
-    async with connect(build_fake_server(fake), Settings(call_timeout=30), sleep=sleeps) as client:
+    async with connect(build_fake_server(fake), Settings(call_timeout=30, media_timeout=900), sleep=sleeps) as client:
         added = await client.source_add_file(nb, "paper.pdf", "paper.pdf · 0123abcd")
         await client.source_add_file(nb, Path("talk.mp3"), "talk.mp3 · 4567cdef")
     assert added.title == "paper.pdf · 0123abcd" and added.source_type == "file"
     sent = [call.arguments for call in fake.calls if call.tool == "source_add"]
     assert sent[0]["file_path"] == os.path.join(str(tmp_path), "paper.pdf") and sent[0]["wait"] is True
-    assert [a["wait_timeout"] for a in sent] == [30, MEDIA_WAIT_SECONDS]
+    assert [a["wait_timeout"] for a in sent] == [30, 900]
 
 
 async def test_a_folder_the_server_may_not_read_is_a_clear_error(tmp_path: Path, sleeps: Any,

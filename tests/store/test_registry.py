@@ -106,6 +106,14 @@ def test_vault_rename_md_to_other_leaves_the_mapping_as_a_deletion_does(store: S
     assert store.apply_vault_rename("x.txt", "x.md") == []
 
 
+def test_vault_rename_of_an_attachment_to_an_attachment_moves_the_mapping(store: StateStore) -> None:
+    add(store, "papers/a.pdf", "s1")
+    assert store.apply_vault_rename("papers/a.pdf", "read/a.pdf") == []
+    assert [m.source_id for m in store.mappings_by_path(NB, "read/a.pdf")] == ["s1"]
+    assert store.apply_vault_rename("read/a.pdf", "read/a.md") == []  # a note is another kind of file: left
+    assert [m.source_id for m in store.mappings_by_path(NB, "read/a.pdf")] == ["s1"]
+
+
 def test_vault_rename_knows_a_note_in_any_letter_case(store: StateStore) -> None:
     """`Note.MD` is a note to the walk, so it is one to the vault-rename mapping too: its mapping moves (the registry once compared
     the suffix case-sensitively and kept a stale row)."""

@@ -21,7 +21,7 @@ def test_exported_names_are_exactly_the_documented_ones() -> None:
         "STATE_DIR_NAME", "STATE_FILE_NAME", "SkippedNote", "VaultListing", "VaultScan", "attachment_kind",
         "attachment_suffixes", "check_exclude", "check_vault",
         "decode_note", "excluded_by_pattern", "exclusion_reason", "front_matter_strings", "has_note_suffix",
-        "is_attachment_path", "is_blank", "is_excluded", "is_note_path", "is_valid_name", "iter_lines", "link_target", "list_vault",
+        "is_attachment_path", "is_blank", "is_excluded", "is_media", "is_note_path", "is_valid_name", "iter_lines", "link_target", "list_vault",
         "matches_exclude", "normalize_rel_path", "parse_front_matter", "parse_kinds", "printable_path", "read_file_bytes",
         "read_input_file", "read_note_file", "read_note_text", "resolve_in_vault", "scan_vault", "suffix_of", "unreadable",
     ]

@@ -70,6 +70,9 @@ class Settings(BaseModel):
     carry_over_cap: int = Field(default=40, ge=0, description="Most source ids carried over from a conversation.")
     query_timeout: float = Field(default=300.0, gt=0, description="Seconds a notebook_query may take.")
     call_timeout: float = Field(default=120.0, gt=0, description="Seconds any other MCP call may take.")
+    media_timeout: float = Field(default=600.0, gt=0,
+                                 description="Seconds NotebookLM may take to process an audio or video upload (it "
+                                             "transcribes it); the other uploads go on meanwhile.")
     retry_attempts: int = Field(default=3, ge=1, le=10, description="Attempts for idempotent calls on connection trouble.")
     retry_on_connection_issue: bool = Field(default=True, description="Retry idempotent calls on connection trouble.")
     source_max_words: int = Field(default=500_000, ge=1, le=500_000,

@@ -84,6 +84,12 @@ _SWITCHES: tuple[tuple[str, dict[str, Any]], ...] = (
                                "help": "The title asked for a file source does not take: the source keeps its file "
                                        "name, though source_add answers with the title (the real server applies it "
                                        "by a rename after the upload, which can fail silently)."}),
+    ("--processing-polls", {"type": click.IntRange(min=0), "default": 0, "metavar": "N",
+                            "help": "An audio or video file takes N of the server's status polls to process: an "
+                                    "add that waits answers once it is processed, or, when N polls 3 s apart "
+                                    "outlast its wait_timeout, with the real server's 'not ready' error. A poll "
+                                    "passes each time the fake answers another call, at once when none is under "
+                                    "way."}),
 )
 
 FAKE_SWITCHES = frozenset(name for name, _settings in _SWITCHES)
@@ -102,7 +108,7 @@ def fake_switches(function: F) -> F:
     """`function`, a click command's callback, with the fake's switches as its options (the values reach it as
     keywords: `state`, `capacity`, `latency`, `drop_on_call`, `drop_on`, `error_on`, `empty_sources_once`,
     `auth_required`, `rate_limit_on`, `expire_login_after`, `renewal_fails`, `login_back_after`, `usage_used`,
-    `tier`, `without_tool`, `network_down`, `file_titles_ignored`; `fake_options` reads them)."""
+    `tier`, `without_tool`, `network_down`, `file_titles_ignored`, `processing_polls`; `fake_options` reads them)."""
     for name, settings in reversed(_SWITCHES):
         function = click.option(name, **settings)(function)
     return function
@@ -113,7 +119,7 @@ def build_faults(*, latency: float = 0.0, drop_on_call: str | None = None, drop_
                  auth_required: bool = False, expire_login_after: int | None = None, renewal_fails: bool = False,
                  login_back_after: int | None = None, usage_used: Sequence[str] = (), tier: str | None = None,
                  without_tool: Sequence[str] = (), network_down: bool = False,
-                 file_titles_ignored: bool = False) -> Faults:
+                 file_titles_ignored: bool = False, processing_polls: int = 0) -> Faults:
     """The `Faults` the fault switches describe.
 
     Raises:
@@ -135,7 +141,8 @@ def build_faults(*, latency: float = 0.0, drop_on_call: str | None = None, drop_
                   expire_login_after=expire_login_after, renewal_fails=renewal_fails,
                   login_back_after=login_back_after, usage_used=dict(parse_usage_used(s) for s in usage_used),
                   tier=parse_tier(tier) if tier is not None else None, without_tools=frozenset(without_tool),
-                  network_down=network_down, file_titles_ignored=file_titles_ignored)
+                  network_down=network_down, file_titles_ignored=file_titles_ignored,
+                  processing_polls=processing_polls)
 
 
 def fake_options(values: Mapping[str, Any]) -> FakeOptions:

@@ -30,6 +30,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp_types import CONNECTION_CLOSED
 from pydantic import Field, ValidationError
 
+from nlmsync.fake.processing import Processing
 from nlmsync.fake.state import DEFAULT_QUERY_TIMEOUT, FakeNotebookLM
 from nlmsync.notebooklm.transports import drop_connections
 
@@ -65,6 +66,14 @@ def _query_budget(tool: str, arguments: dict[str, Any]) -> float | None:
 
 def _runner(fake: FakeNotebookLM, server: list[MCPServer], exit_on_drop: bool) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]:
     async def run(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        fake.polls.under_way += 1
+        try:
+            return await answer(tool, arguments)
+        finally:
+            fake.polls.under_way -= 1
+            fake.polls.answered()
+
+    async def answer(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         plan = fake.plan(tool)
         budget = _query_budget(tool, arguments)
         if budget is not None and plan.latency > budget:
@@ -77,11 +86,25 @@ def _runner(fake: FakeNotebookLM, server: list[MCPServer], exit_on_drop: bool) -
             fake.record_dropped(tool, arguments)
             await _drop_connection(fake, server, exit_on_drop)
         result = fake.apply(tool, arguments, plan)
+        processing = fake.take_processing()
+        if processing is not None:
+            result = await _processed(fake, processing)
         if plan.drop == "after":
             await _drop_connection(fake, server, exit_on_drop)
         return result
 
     return run
+
+
+async def _processed(fake: FakeNotebookLM, processing: Processing) -> dict[str, Any]:
+    """Wait, poll by poll, for a file the add left processing; the add's answer."""
+    fake.polls.waiting += 1
+    try:
+        while (answer := fake.poll(processing)) is None:
+            await fake.polls.next()
+    finally:
+        fake.polls.waiting -= 1
+    return answer
 
 
 def _strict(tool: Tool) -> Tool:

@@ -22,7 +22,7 @@ import uuid
 import weakref
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from nlmsync.fake.answers import compose_answer
 from nlmsync.fake.faults import CallPlan, Faults, When, plan_call
 from nlmsync.fake.files import FileSources, file_outside_allowed_dirs
 from nlmsync.fake.persistence import Journal, journal_path, write_snapshot
+from nlmsync.fake.processing import Polls, Processing
 from nlmsync.fake.replies import (
     AUTH_ERROR,
     as_list,
@@ -43,6 +44,7 @@ from nlmsync.fake.replies import (
     rate_limit_error,
 )
 from nlmsync.text import tokenize
+from nlmsync.vault import is_media
 
 __all__ = ["DEFAULT_QUERY_TIMEOUT", "MUTATING_TOOLS", "CallRecord", "FakeNotebook", "FakeNotebookLM", "FakeSource"]
 
@@ -114,6 +116,10 @@ class FakeNotebookLM:
         self.calls: list[CallRecord] = []
         self._retained: str | None = None
         """The source the call being applied added though it answers an error (a file that failed to process)."""
+        self._processing: Processing | None = None
+        """The file the call being applied left processing (`take_processing`)."""
+        self.polls = Polls()
+        """What moves the processing of files on (`processing_polls`): the calls under way and their answers."""
         self.files = FileSources()
         """The files uploads name, read in one reading process, which ends with `close()` or with this fake."""
         weakref.finalize(self, self.files.close)
@@ -356,7 +362,7 @@ class FakeNotebookLM:
                          wait: bool = False, wait_timeout: float = 120.0) -> dict[str, Any]:
         nb = self.notebooks.get(notebook_id)
         if source_type == "file":
-            return self._add_file(nb, notebook_id, file_path, title, wait)
+            return self._add_file(nb, notebook_id, file_path, title, wait, wait_timeout)
         if source_type == "text":
             if not text:
                 return error("text is required for source_type='text'")
@@ -384,10 +390,12 @@ class FakeNotebookLM:
                 "title": source.title}
 
     def _add_file(self, nb: FakeNotebook | None, notebook_id: str, file_path: str | None, title: str | None,
-                  wait: bool) -> dict[str, Any]:
+                  wait: bool, wait_timeout: float = 120.0) -> dict[str, Any]:
         """A file uploaded as the real server uploads it: named after the file, its text read as nlmsync reads it,
         then given `title` by a rename (which `file_titles_ignored` makes not take). A file whose text cannot be
-        read stays in the notebook as a source that failed to process, which an add that waits reports."""
+        read stays in the notebook as a source that failed to process, which an add that waits reports. An audio
+        or video file under `processing_polls` is left processing: the server's runner waits for it
+        (`take_processing`, `poll`) before it answers."""
         if not file_path:
             return error("file_path is required for source_type='file'")
         refusal = file_outside_allowed_dirs(file_path)
@@ -412,10 +420,46 @@ class FakeNotebookLM:
             return error(f"Source {source.id} failed to process in NotebookLM.",
                          hint="The failed source entry was retained for inspection. Delete it with "
                               f"'nlm source delete {source.id}' if it is no longer needed.")
+        if (wait or title) and self.faults.processing_polls and is_media(name):
+            # the real server waits for the processing before it renames (a title makes it wait)
+            self._processing = Processing(source.id, file_path, title, wait_timeout, self.faults.processing_polls,
+                                          record=len(self.calls))
+            return {"status": "success", "ready": False, "source_type": "file", "source_id": source.id,
+                    "title": name}
+        return self._processed(source, title, wait)
+
+    def _processed(self, source: FakeSource, title: str | None, wait: bool) -> dict[str, Any]:
+        """The answer to the add of a file source processed: `title` applied by a rename first, unless
+        `file_titles_ignored` makes it not take."""
         if title and not self.faults.file_titles_ignored:
             source.title = title.strip()
         return {"status": "success", "ready": wait, "source_type": "file", "source_id": source.id,
-                "title": title or name}
+                "title": title or source.title}
+
+    def take_processing(self) -> Processing | None:
+        """The file the call just applied left processing for its add to wait for (once), or None."""
+        processing, self._processing = self._processing, None
+        return processing
+
+    def poll(self, processing: Processing) -> dict[str, Any] | None:
+        """One status poll of a waiting add: its answer once the file is processed (titled, and journaled) or the
+        wait has run out (the source stays, named after its file, as the real server leaves it); None while it
+        goes on."""
+        processing.polls += 1
+        processing.left -= 1
+        source = self.source(processing.source_id)
+        if source is None:  # deleted meanwhile: the real server's wait would end in an error too
+            return error(f"Could not add file source: Source {processing.source_id} not found.")
+        if processing.left <= 0:
+            answer = self._processed(source, processing.title, True)
+            self._persist(self._changes("source_rename", {}, {"source_id": source.id}))
+            return answer
+        if not processing.timed_out():
+            return None
+        self.calls[processing.record] = replace(self.calls[processing.record], status="error")
+        return error(f"Could not add file source: Source {source.id} not ready after {processing.wait_timeout}s",
+                     hint="File paths must be accessible on the machine running nlm or the MCP server. "
+                          f"Received path: {processing.file_path}")
 
     def _tool_source_delete(self, source_id: str | None = None, source_ids: str | list[str] | None = None,
                             confirm: bool = False) -> dict[str, Any]:

@@ -72,16 +72,13 @@ from nlmsync.notebooklm.models import (
 )
 from nlmsync.notebooklm.retry import IDEMPOTENT_TOOLS, AddRateLimiter, Sleep, call_with_retry
 from nlmsync.notebooklm.transports import InProcessFake, ServerTarget, resolve_server
-from nlmsync.vault import ATTACHMENT_KINDS
+from nlmsync.vault import is_media
 
 __all__ = ["NotebookLMClient", "connect", "result_payload"]
 
 # A query (or an add that waits for processing) gets this much longer on the client than the budget it passes
 # to the server, so the server's own "deadline exceeded" answer arrives before the client gives up.
 QUERY_GRACE_SECONDS = 15.0
-MEDIA_WAIT_SECONDS = 600.0
-"""How long an audio or video upload may take to process (the real server's own command line waits as long)."""
-MEDIA_SUFFIXES = frozenset().union(ATTACHMENT_KINDS["audio"], ATTACHMENT_KINDS["video"])
 CLOSE_GRACE_SECONDS = 5.0
 STDERR_TAIL_CHARS = 300
 
@@ -366,17 +363,17 @@ class NotebookLMClient:
     async def source_add_file(self, notebook_id: str, file_path: str | os.PathLike[str], title: str) -> AddedSource:
         """Upload the file at `file_path` (made absolute: the server reads it from its own disk) as a source the
         server titles `title`. The server names a file source after the file and applies `title` by a rename once
-        the source is processed, so it waits for the processing: up to `MEDIA_WAIT_SECONDS` for audio and video,
-        the call timeout for the rest. The rename may not take: the title the notebook lists is the one to trust,
-        not the one answered. Rate-limited adds are sent again as `source_add_text`'s are.
+        the source is processed, so it waits for the processing: up to the `media_timeout` setting for audio and
+        video (NotebookLM transcribes them), the call timeout for the rest. The rename may not take: the title the
+        notebook lists is the one to trust, not the one answered. Rate-limited adds are sent again as
+        `source_add_text`'s are.
 
         Raises:
             FileOutsideServerFoldersError: the server may read only the folders NOTEBOOKLM_ALLOWED_FILE_DIRS names.
             RateLimitedError: still rate-limited after the last pause (or refused at once after that).
         """
         path = os.path.abspath(file_path)
-        media = os.path.splitext(path)[1].lower() in MEDIA_SUFFIXES
-        wait_timeout = max(MEDIA_WAIT_SECONDS, self.settings.call_timeout) if media else self.settings.call_timeout
+        wait_timeout = self.settings.media_timeout if is_media(path) else self.settings.call_timeout
         arguments: dict[str, Any] = {"notebook_id": notebook_id, "source_type": "file", "file_path": path,
                                      "title": title, "wait": True}
         return await self._add_limited(arguments, wait_timeout)

@@ -18,7 +18,9 @@ from typing import Any
 from nlmsync.store._base import StoreBase
 from nlmsync.store._lru import PROBATION
 from nlmsync.store._models import STATUSES, SourceMapping
-from nlmsync.vault import has_note_suffix
+from nlmsync.vault import ATTACHMENT_KINDS, attachment_suffixes, has_note_suffix, is_attachment_path
+
+_ANY_ATTACHMENT = attachment_suffixes(ATTACHMENT_KINDS)
 
 MAPPING_COLUMNS = ("notebook_id", "path", "part", "part_count", "source_id", "content_hash", "title",
                    "status", "managed", "first_used", "last_used", "use_count")
@@ -178,14 +180,17 @@ class RegistryMixin(StoreBase):
             return cur.rowcount
 
     def apply_vault_rename(self, old_path: str, new_path: str) -> list[SourceMapping]:
-        """A vault rename for the registry, in every notebook: a note renamed to a note (`.md`→`.md`) takes its mapping along.
+        """A vault rename for the registry, in every notebook: a note renamed to a note (`.md`→`.md`), or an
+        attachment to an attachment (`a.pdf`→`b.pdf`), takes its mapping along.
 
         A note renamed to something that is not a note has left the vault, as a deleted one has: its mapping
         stays until `refresh --all` removes its source, so a note that comes back (`a.md`→`a.txt`→`a.md`) keeps
         its source. Managed active sources displaced by the rename (the new path's) are queued for deletion so
         they do not linger in the notebook. Returns the rows that lost their mapping.
         """
-        if not (has_note_suffix(old_path) and has_note_suffix(new_path)):
+        both_notes = has_note_suffix(old_path) and has_note_suffix(new_path)
+        if not both_notes and not (is_attachment_path(old_path, _ANY_ATTACHMENT)
+                                   and is_attachment_path(new_path, _ANY_ATTACHMENT)):
             return []
         lost: list[SourceMapping] = []
         with self.step():

@@ -208,15 +208,26 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
+def connect_read_only(path: Path, *, immutable: bool) -> sqlite3.Connection:
+    """A read-only connection to the state file at `path`, which must exist: it takes no writer lock and creates
+    nothing. `immutable` (only when no `-wal` file is there: no connection has the file open) also takes no read
+    lock and makes no `-wal`/`-shm` files.
+
+    Raises:
+        StateCorruptError, StateLockedError: the file cannot be opened.
+    """
+    try:
+        return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{'&immutable=1' if immutable else ''}", uri=True,
+                               timeout=BUSY_TIMEOUT_SECONDS)
+    except sqlite3.Error as exc:
+        raise state_failure(path, exc, "read") or _corrupt(path, str(exc)) from None
+
+
 def _read_history(path: Path, *, immutable: bool, full: bool) -> tuple[list[str], bool]:
     """Read the file's schema read-only; return the names of its applied nlmsync schema steps, and whether it
     holds tables of its own (an empty database is a new state file, another one is not). Every page is
     checked when `full` or when a schema step is pending on a file that has some (an upgrade writes next)."""
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{'&immutable=1' if immutable else ''}", uri=True,
-                               timeout=BUSY_TIMEOUT_SECONDS)
-    except sqlite3.Error as exc:
-        raise state_failure(path, exc, "read") or _corrupt(path, str(exc)) from None
+    conn = connect_read_only(path, immutable=immutable)
     try:
         tables = {row[0] for row in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}

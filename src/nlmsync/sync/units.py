@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from nlmsync.errors import NlmsyncError
-from nlmsync.sync.branches import Branch
+from nlmsync.sync.branches import Branch, Decision
 from nlmsync.sync.report import NoteOutcome
 
 if TYPE_CHECKING:
@@ -29,6 +29,9 @@ class Upload:
     """The file uploaded as the source (a file source), instead of `text`."""
     listed_as: tuple[str, ...] = ()
     """Other titles the source may be listed under (a file source whose title did not take keeps its file name)."""
+    slow: bool = False
+    """The server may take minutes to process it (audio, video): the executor lets it wait beside the other uploads,
+    not in their place, and its unit records as soon as it is done, not in its turn."""
 
     def titles(self) -> tuple[str, ...]:
         """Every title the source may be listed under, its own first."""
@@ -85,6 +88,12 @@ class Unit(Protocol):
         """Record what it did (or that its uploads failed), in one step and in its `turn` if it keeps one; returns
         the ids of the sources it replaced, which the executor deletes."""
         ...
+
+
+def reused_as_is(decision: Decision, *, retitle: bool) -> bool:
+    """Whether a unit kept one source per file (a note or an attachment) has nothing to write but its use: reused,
+    with no alias to canonicalize and no retitle (`retitle`: its registry title names it otherwise than now)."""
+    return decision.branch == Branch.REUSED and not decision.canonicalize and not retitle
 
 
 def own_upload(deps: SyncDeps, remote: RemoteView, path: str, candidates: Iterable[str]) -> str | None:

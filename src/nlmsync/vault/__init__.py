@@ -15,6 +15,7 @@ from nlmsync.vault.attachments import (
     attachment_kind,
     attachment_suffixes,
     is_attachment_path,
+    is_media,
     parse_kinds,
     suffix_of,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "is_attachment_path",
     "is_blank",
     "is_excluded",
+    "is_media",
     "is_note_path",
     "is_valid_name",
     "iter_lines",

@@ -21,6 +21,9 @@ ATTACHMENT_KINDS: dict[str, frozenset[str]] = {
     "video": frozenset({".3g2", ".3gp", ".avi", ".mp4", ".mpeg"}),
 }
 """The kinds of attachment and the file extensions of each (lower case)."""
+MEDIA_KINDS = frozenset({"audio", "video"})
+"""The kinds NotebookLM transcribes once uploaded, which can take minutes (the real server's own command line waits
+up to 600 s for one)."""
 DEFAULT_ATTACHMENT_KINDS = (DOCUMENTS,)
 NO_ATTACHMENTS = "none"
 ALL_ATTACHMENTS = "all"
@@ -42,6 +45,11 @@ def attachment_kind(name: str) -> str | None:
     """The kind of attachment a file name (or path) is, by its extension; None for any other file."""
     suffix = suffix_of(name)
     return next((kind for kind, suffixes in ATTACHMENT_KINDS.items() if suffix in suffixes), None)
+
+
+def is_media(name: str) -> bool:
+    """Whether a file name (or path) is of a kind NotebookLM takes long to process (`MEDIA_KINDS`)."""
+    return attachment_kind(name) in MEDIA_KINDS
 
 
 def is_attachment_path(path: str, suffixes: frozenset[str]) -> bool:

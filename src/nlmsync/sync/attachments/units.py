@@ -21,13 +21,16 @@ from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.titles import source_title, upload_name
-from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload, record_in_turn
+from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload, record_in_turn, reused_as_is
+from nlmsync.vault import is_media
 
 UPLOADS_DIR = "uploads"
 """The folder, beside the state file, that holds the links to the files a run uploads, named as their titles."""
 _NOT_PROCESSED = re.compile(r"Source (?P<id>\S+) failed to process")
 """How the server says a file it added could not be processed (the source stays in the notebook)."""
 NOT_PROCESSED_LINE = "NotebookLM could not process it"
+_STILL_PROCESSING = re.compile(r"Source \S+ not ready after")
+"""How the server says its wait for a file's processing ran out (the source stays, and is processed later)."""
 UNPROCESSED_REASON = "NotebookLM could not process it on an earlier run: not uploaded again until the file changes"
 
 
@@ -108,7 +111,7 @@ class AttachmentUnit:
 
     def start(self) -> list[Upload] | None:
         work = self.work
-        if work.decision.branch == Branch.REUSED and not work.decision.canonicalize and not work.needs_retitle():
+        if reused_as_is(work.decision, retitle=work.needs_retitle()):
             self._report(outcome(work, list(work.decision.keep)))
             return None
         if not work.needs_upload():
@@ -116,7 +119,7 @@ class AttachmentUnit:
         file = work.file
         link = self.files.links.make(file)
         return [Upload("", file.title, partial(own_upload, self.files.deps, self.files.remote, file.path),
-                       file=link, listed_as=(upload_name(file.title, file.suffix),))]
+                       file=link, listed_as=(upload_name(file.title, file.suffix),), slow=is_media(file.path))]
 
     def failed(self, message: str, *, not_tried: bool = False) -> None:
         self._report(failed(self.work, message, not_tried=not_tried))
@@ -178,7 +181,15 @@ class FilesAlone:
     async def not_processed(self, work: PlannedFile, error: str) -> str:
         """The line for an upload that failed. A source the server added but could not process is deleted (queued
         for a later run when the delete fails), the file's bytes are remembered as such (not uploaded again until
-        they change), and the line says so."""
+        they change), and the line says so. One still processing when the server's wait ran out is left to
+        finish: the next run finds it by its title."""
+        if _STILL_PROCESSING.search(error):
+            settings = self.deps.settings
+            waited, setting = ((settings.media_timeout, "media_timeout") if is_media(work.path)
+                               else (settings.call_timeout, "call_timeout"))
+            return (f"NotebookLM was still processing it when the wait ran out ({waited:g} s, the {setting} "
+                    "setting): its source stays in the notebook, and the next run takes it without uploading it "
+                    "again")
         match = _NOT_PROCESSED.search(error)
         if match is None:
             return error

@@ -102,7 +102,10 @@ class Executor(Generic[U]):
       the choice is deterministic.
     - **Add first, then record, then retire**: a unit's uploads (a listed source its upload claims is taken
       instead; at most `concurrency` adds at a time across units), then what it did recorded in its turn, then
-      the sources it replaced deleted (a delete that fails stays queued).
+      the sources it replaced deleted (a delete that fails stays queued). A slow upload (`Upload.slow`: audio or
+      video, which the server processes for minutes before it answers) waits among at most `concurrency` slow ones
+      of its own, so it never holds up the others' adds, and its unit records as soon as it is done, so it never
+      holds up their recording either.
     - **Stopping**: the first error after which no upload can succeed — the server unusable, the notebook full,
       the state file unwritable — stops the run: the units not started are not tried, the ones under way finish,
       and a notebook the server found full is reported to the capacity (`Capacity.refused_at`,
@@ -121,6 +124,8 @@ class Executor(Generic[U]):
         self.inflight = 0
         self.changed = anyio.Event()
         self.semaphore = anyio.Semaphore(deps.settings.concurrency)
+        self.slow_semaphore = anyio.Semaphore(deps.settings.concurrency)
+        """The slow uploads' own limit (`Upload.slow`): their long waits never take the others' places."""
         self.fatal: NlmsyncError | None = None
         """The error after which no upload of the run can succeed: the first one stops the run."""
         self.full = False
@@ -164,7 +169,10 @@ class Executor(Generic[U]):
                         continue
                 self.reserved += needed
                 self.inflight += 1
-                self._last_turn = turn = _Turn(self._last_turn)
+                if any(upload.slow for upload in uploads):  # records when done: no unit waits for it
+                    turn = _Turn(None)
+                else:
+                    self._last_turn = turn = _Turn(self._last_turn)
                 tg.start_soon(self._carry_out, unit, uploads, needed, turn)
         if stop is None and self.full:
             stop = self._refused_as_full()
@@ -246,7 +254,7 @@ class Executor(Generic[U]):
         found = upload.claim([sid for title in upload.titles() for sid in self.remote.titled(title)])
         if found is not None:
             return Added(found, adopted=True)
-        async with self.semaphore:
+        async with self.slow_semaphore if upload.slow else self.semaphore:
             if self.fatal is not None:  # queued behind an add that found the server unusable or full
                 raise _NotTried
             return await add_source(self.deps, self.remote, upload)

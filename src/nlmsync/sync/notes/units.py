@@ -17,7 +17,7 @@ from nlmsync.sync.prepared import PreparedNote, PreparedPart
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.titles import retitled
-from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload, record_in_turn
+from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload, record_in_turn, reused_as_is
 
 
 def _failed(work: PlannedNote, message: str, *, not_tried: bool = False) -> NoteOutcome:
@@ -32,11 +32,6 @@ def _outcome(work: PlannedNote, ids: list[str], adopted: bool) -> NoteOutcome:
                        renamed_from=decision.rename_from, adopted=adopted)
 
 
-def _reused_as_is(work: PlannedNote) -> bool:
-    """A reused note with nothing to write but its use: no alias to canonicalize, no retitle."""
-    return work.decision.branch == Branch.REUSED and not work.decision.canonicalize and not needs_retitle(work)
-
-
 class NoteUnit:
     """One note of the run, as a unit of the executor (`units.Unit`)."""
 
@@ -48,7 +43,7 @@ class NoteUnit:
 
     def start(self) -> list[Upload] | None:
         work = self.work
-        if _reused_as_is(work):  # nothing to carry out: reported in its place now
+        if reused_as_is(work.decision, retitle=needs_retitle(work)):  # nothing to carry out: reported in its place now
             self._report(_outcome(work, list(work.decision.keep), False))
             return None
         if not needs_upload(work):
