@@ -14,7 +14,7 @@ crash points of the crash loops, the end-to-end runs) unless `--slow` is given.
 
 A target narrower than a package (`sync/carry`, `sync/notes/decide`) shares the package's copy, its mutants and its
 tests, but checks and scores only the mutants of that subpackage or module: a large package is scored in pieces.
-Each run checks only the mutants not checked yet; `--recheck` checks again those that survived or that no test
+Each run checks only the mutants not checked yet; `--recheck` checks instead those that survived or that no test
 reached, so that tests written since count.
 
 The score is caught / (mutants − equivalent ones), a mutant being caught when a test failed on it or the tests
@@ -48,7 +48,7 @@ TESTS = {
 """The tests each package's mutants are held to: its own; for store, search's too (the index's codec is store's,
 its behaviour the index's); for sync, the app's, which reach it whole."""
 RECHECKED = frozenset({"survived", "no tests"})
-"""The results `--recheck` sets aside, for a test written since may change them."""
+"""The results `--recheck` checks again: a test written since may change them."""
 CAUGHT = frozenset({"killed", "timeout"})
 """A mutant is caught when a test failed on it, or when the tests ran past their time (it hangs the code)."""
 _RESULT = re.compile(r"^\s*(\S+__mutmut_\d+): (.+)$")
@@ -101,13 +101,13 @@ def equivalents(prefix: str) -> dict[str, str]:
 
 
 def to_check(statuses: dict[str, str], prefix: str, recheck: bool) -> list[str]:
-    """What `mutmut run` is given to check the target's mutants: the names of those not checked yet (and, with
-    `recheck`, of those that survived or that no test reached), or, before the package's mutants exist, a pattern
-    naming them all. An empty list means nothing is left to check."""
+    """What `mutmut run` is given to check the target's mutants: the names of those not checked yet (with
+    `recheck`, of those that survived or that no test reached instead), or, before the package's mutants exist, a
+    pattern naming them all. An empty list means nothing is left to check."""
     mine = {name: status for name, status in statuses.items() if name.startswith(prefix)}
     if not mine:
         return [f"{prefix}*"]
-    wanted = {"not checked"} | (RECHECKED if recheck else set())
+    wanted = RECHECKED if recheck else {"not checked"}
     return sorted(name for name, status in mine.items() if status in wanted)
 
 
@@ -157,7 +157,7 @@ def main() -> None:
     parser.add_argument("--slow", action="store_true", help="hold the mutants to the slow tests too")
     parser.add_argument("--report", action="store_true", help="report the last run's results without running")
     parser.add_argument("--recheck", action="store_true",
-                        help="check again the mutants that survived or that no test reached")
+                        help="check again only the mutants that survived or that no test reached")
     parser.add_argument("--survivors", action="store_true", help="show the diff of each unexplained survivor")
     args = parser.parse_args()
     parts = [target_parts(target) for target in args.targets]
