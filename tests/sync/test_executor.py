@@ -18,7 +18,7 @@ from nlmsync.sync.capacity import CapacitySource
 from nlmsync.sync.branches import Branch, Decision
 from nlmsync.sync.carry.executor import Executor, why_stopped
 from nlmsync.sync.notes.decide import PlannedNote
-from nlmsync.sync.notes.units import NotesAlone, note_units
+from nlmsync.sync.notes.units import NoteUnit, NotesAlone, note_units
 from nlmsync.sync.prepared import prepare_note
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.units import Turn, Upload, Uploaded
@@ -120,7 +120,8 @@ async def test_a_unit_not_tried_after_a_server_error_says_why_the_run_stopped(be
     bench.client.refuse_add = lambda title: error if title == "b" else None
     log: list[tuple[str, str, object]] = []
     run = bench.run(concurrency=1)
-    stop = await Executor(run.deps, run.remote, set()).execute([Step(n, [n], log) for n in "abc"])
+    executor: Executor[Step] = Executor(run.deps, run.remote, set())
+    stop = await executor.execute([Step(n, [n], log) for n in "abc"])
     assert stop is error
     assert [(kind, what) for kind, _, what in log] == [
         ("recorded", [("s0", False)]), ("recorded", str(error)), ("recorded not tried", f"not tried: {why}")]
@@ -161,7 +162,8 @@ async def test_a_split_note_whose_upload_is_refused_fails_whole_and_the_next_not
     run = bench.run(concurrency=1)
     in_order = note_units(NotesAlone(run.deps, run.remote), [
         PlannedNote(split, Decision(Branch.ADDED)), PlannedNote(prepare_note("a.md", "alpha\n"), Decision(Branch.ADDED))])
-    assert await Executor(run.deps, run.remote, set()).execute(in_order.units) is None
+    executor: Executor[NoteUnit] = Executor(run.deps, run.remote, set())
+    assert await executor.execute(in_order.units) is None
     assert [(o.path, o.branch, o.part_count, o.error, o.not_tried) for o in in_order.outcomes()] == [
         ("big.md", Branch.FAILED, 3, "Internal error", False), ("a.md", Branch.ADDED, 1, None, False)]
 
@@ -173,7 +175,8 @@ async def test_the_notes_a_stopped_run_never_tried_are_reported_not_tried(bench)
     run = bench.run(concurrency=1, capacity=1)
     in_order = note_units(NotesAlone(run.deps, run.remote), [
         PlannedNote(prepare_note(p, f"{p}\n"), Decision(Branch.ADDED)) for p in ("a.md", "b.md", "c.md")])
-    assert isinstance(await Executor(run.deps, run.remote, set()).execute(in_order.units), AuthenticationRequiredError)
+    executor: Executor[NoteUnit] = Executor(run.deps, run.remote, set())
+    assert isinstance(await executor.execute(in_order.units), AuthenticationRequiredError)
     why = "not tried: the server needs a Google login"
     assert [(o.path, o.branch, o.error, o.not_tried) for o in in_order.outcomes()] == [
         ("a.md", Branch.FAILED, "login expired", False), ("b.md", Branch.FAILED, why, True),
