@@ -7,7 +7,10 @@ Every call made while it runs is recorded (`sys.settrace`, call events only; a m
 when it is first imported, is left out), with the nlmsync function nearest above it on the stack as its
 caller. It prints:
 
-- the files the run executes code of, in all and per package, and the distinct file-to-file call edges;
+- the files the run executes code of, in all and per package, and apart from them the files only the in-process
+  fake server runs (its own, `fake/`, and any file called only from inside it): a run against the real server
+  runs none of those, so the count without them is what a real run goes through; then the distinct
+  file-to-file call edges;
 - the calls that run back up the imports (into a file that imports the caller's, directly or not: a callback),
   and inside `sync/` the pairs of files that call each other both ways;
 - the chain of nlmsync frames under the `source_add` of the new pack: how deep the upload sits, and which
@@ -65,6 +68,11 @@ class Tracer:
 
     def __init__(self) -> None:
         self.files: Counter[str] = Counter()
+        self.outside_fake: Counter[str] = Counter()
+        """The calls made with no frame of the fake server above them on the stack, per file."""
+        self._in_fake: dict[int, bool] = {}
+        """Per nlmsync frame (by id, written at its call event before any of its callees look), whether a frame of
+        the fake server is at or above it."""
         self.edges: Counter[tuple[str, str]] = Counter()
         self.add_chain: list[str] | None = None
         self._known: dict[str, str | None] = {}
@@ -85,6 +93,11 @@ class Tracer:
         caller_frame = frame.f_back
         while caller_frame is not None and self._file(caller_frame) is None:
             caller_frame = caller_frame.f_back
+        in_fake = callee.startswith("fake/") or (caller_frame is not None
+                                                 and self._in_fake.get(id(caller_frame), False))
+        self._in_fake[id(frame)] = in_fake
+        if not in_fake:
+            self.outside_fake[callee] += 1
         if caller_frame is not None:
             caller = self._file(caller_frame)
             assert caller is not None
@@ -188,6 +201,9 @@ def main() -> None:
     packages = Counter(f.split("/")[0] if "/" in f else "(top)" for f in files)
     print(f"nlmsync at {PACKAGE}")
     print(f"files run through: {len(files)}  ({', '.join(f'{p} {n}' for p, n in sorted(packages.items()))})")
+    fakes = sorted(set(files) - set(tracer.outside_fake))
+    print(f"  of them run only by the in-process fake server: {len(fakes)} ({', '.join(fakes)}); "
+          f"without them (what a run against the real server goes through): {len(files) - len(fakes)}")
     print(f"file-to-file edges: {len(tracer.edges)}")
     reach = import_reach()
     up = sorted((a, b) for a, b in tracer.edges if a in reach.get(b, ()) and b not in reach.get(a, ()))

@@ -12,12 +12,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tests.app.world import World
+import anyio
+import pytest
+from tests.app.world import World, new_world
 
 from nlmsync.app import Orchestrator
 from nlmsync.errors import PartialFailure
 from nlmsync.fake.faults import DropRule, Faults, When
 from nlmsync.fake.state import FakeNotebook, FakeNotebookLM
+from nlmsync.store import StateStore
 
 
 class Killed(BaseException):
@@ -180,3 +183,70 @@ def consistent_rows(world: World, state: Path) -> list[Any]:
     finally:
         store.close()
     return active
+
+
+@dataclass
+class Reference:
+    """A crash-point scenario: the world just before its `refresh --all`, the mutating calls that refresh makes
+    by tool when nothing goes wrong, and what `observe` saw after it (what every crash point must converge to)."""
+
+    snapshot: Snapshot
+    calls: dict[str, int]
+    expected: tuple[Any, ...]
+
+
+Observe = Callable[[World, Path], tuple[Any, ...]]
+
+
+def uninterrupted_refresh_all(root: Path, capacity: int, build: Callable[[World], Awaitable[None]],
+                              settings: dict[str, Any], observe: Observe) -> Reference:
+    """A world under `root` built by `build` and snapshotted, then the `refresh --all` under test run on a copy of
+    it without a fault."""
+    world = new_world(root, capacity=capacity)
+    anyio.run(build, world)
+    snapshot = Snapshot.take(world, capacity)
+    reference, state = snapshot.restore(world.root / "reference", Faults())
+
+    async def refresh() -> None:
+        async with reference.run(state=state, **settings) as orch:
+            await orch.refresh(all_notes=True)
+
+    anyio.run(refresh)
+    calls = {tool: reference.calls(tool) for tool in ("source_add", "source_delete")}
+    return Reference(snapshot, calls, observe(reference, state))
+
+
+async def refresh_all_converges(reference: Reference, root: Path, point: tuple[str, str, int, When],
+                                settings: dict[str, Any], observe: Observe) -> None:
+    """A `refresh --all` crashed at `point` and run again reaches what the uninterrupted one did."""
+    world, state = await crash_and_rerun(reference.snapshot, root, point, lambda orch: orch.refresh(all_notes=True),
+                                         settings)
+    assert_converged(observe(world, state), reference.expected, point)
+
+
+def crash_points(calls: dict[str, int], fast: tuple[str, str, int, When]) -> list[Any]:
+    """Every crash point of a run making `calls` (tool -> how many): each mode, call and side; all but `fast` slow."""
+    return [pytest.param(mode, tool, nth, when, id=f"{mode}-{tool}#{nth}-{when}",
+                         marks=() if (mode, tool, nth, when) == fast else pytest.mark.slow)
+            for mode in ("drop", "kill") for tool, total in calls.items()
+            for nth in range(1, total + 1) for when in ("before", "after")]
+
+
+def packs_only(world: World, state: Path) -> dict[str, list[str]]:
+    """The notes each pack of a notebook that holds packs alone holds (by the pack's source id), checked as such:
+    no two sources of one title, every source a pack the state file records (no orphan, no file or note left
+    alone), no deletion left pending."""
+    remote = world.fake.notebooks[world.notebook_id].sources
+    titles = [s.title for s in remote.values()]
+    assert len(titles) == len(set(titles)), "duplicate sources"
+    store = StateStore.open(state, world.settings)
+    try:
+        packs = store.packs(world.notebook_id)
+        assert {p.source_id for p in packs} == set(remote), "orphans, sources left alone, or dangling packs"
+        assert store.all_mappings(world.notebook_id) == []
+        assert store.pending_deletions(world.notebook_id) == []
+        for pack in packs:
+            assert remote[pack.source_id].title == pack.title
+        return {p.source_id: [path for path, _ in store.notes_of_pack(world.notebook_id, p.source_id)] for p in packs}
+    finally:
+        store.close()

@@ -58,3 +58,19 @@ def test_a_presentation_citation_names_the_slide(tmp_path: Path, store: StateSto
     citation = cite(store, tmp_path, "talk.pptx", "snouts are prehensile")
     assert (citation.page, citation.located) == (2, True)
     assert _cited(citation) == "[[talk.pptx]], slide 2"
+
+
+def test_a_citation_of_a_pdfs_text_in_a_pack_names_the_file_and_the_page(tmp_path: Path, store: StateStore) -> None:
+    from nlmsync.store import PackRecord
+
+    (tmp_path / "a.md").write_text("# A\n\nTapirs live in forests.\n", encoding="utf-8")
+    (tmp_path / "tapirs.pdf").write_bytes(
+        pdf(text_page("Tapirs are odd-toed ungulates"), text_page("Their snouts are prehensile and short")))
+    store.record_pack(PackRecord("nb", "pack-1", "h", "a.md … tapirs.pdf (2 notes) · 0123", "a.md", "tapirs.pdf", 2,
+                                 100), [("a.md", "h1"), ("tapirs.pdf", "h2")])
+    answer = QueryAnswer.model_validate({"answer": "Tapirs [1].", "citations": {"1": "pack-1"},
+                                         "references": [{"source_id": "pack-1", "citation_number": 1,
+                                                         "cited_text": "snouts are prehensile"}]})
+    (citation,) = map_citations(store, tmp_path, "nb", answer, [])
+    assert (citation.path, citation.page, citation.located) == ("tapirs.pdf", 2, True)
+    assert _cited(citation) == "[[tapirs.pdf#page=2]]"

@@ -575,3 +575,28 @@ async def test_paths_are_vault_relative_whatever_the_current_folder(make_world, 
     async with world.run() as orch:
         report = await orch.refresh(["a.md"])
     assert branches(report) == {"a.md": Branch.ADDED}
+
+
+async def test_an_idle_refresh_all_reads_the_registry_once_and_a_changed_one_reports_the_layout_after_it(
+        make_world, monkeypatch):
+    world = make_world()
+    world.write("a.md", "# A\nalpha\n")
+    world.write("b.md", "# B\nbeta\n")
+    async with world.run() as orch:
+        await orch.refresh(all_notes=True)
+    reads: list[str] = []
+    async with world.run() as orch:
+        read = orch.store.mappings_with_resolved_ids
+
+        def counted(notebook_id):
+            reads.append(notebook_id)
+            return read(notebook_id)
+
+        monkeypatch.setattr(orch.store, "mappings_with_resolved_ids", counted)
+        idle = await orch.refresh(all_notes=True)
+    assert reads == [world.notebook_id]
+    assert idle.layout is not None and idle.layout.alone_note_count == 2
+    world.write("c.md", "# C\ngamma\n")
+    async with world.run() as orch:
+        changed = await orch.refresh(all_notes=True)
+    assert changed.layout is not None and changed.layout.alone_note_count == 3

@@ -12,17 +12,14 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from tests.app.crash import Snapshot, assert_converged, crash_and_rerun
-from tests.app.world import World, new_world
+from tests.app.crash import Reference, crash_points, packs_only, refresh_all_converges, uninterrupted_refresh_all
+from tests.app.world import World
 
-from nlmsync.fake.faults import Faults, When
-from nlmsync.store import StateStore
+from nlmsync.fake.faults import When
 from nlmsync.sync.packs.text import compose_pack
 from nlmsync.sync.titles import parse_pack_title
 
@@ -57,67 +54,32 @@ async def build_base(world: World) -> None:
 def observe(world: World, state: Path) -> tuple[Any, ...]:
     """What must be equal between runs: the sources (title and text), the packs and the notes they hold."""
     remote = world.fake.notebooks[world.notebook_id].sources
-    titles = [s.title for s in remote.values()]
-    assert len(titles) == len(set(titles)), "duplicate sources"
-    store = StateStore.open(state, world.settings)
-    try:
-        packs = store.packs(world.notebook_id)
-        assert {p.source_id for p in packs} == set(remote), "orphans or dangling packs"
-        assert store.all_mappings(world.notebook_id) == []
-        assert store.pending_deletions(world.notebook_id) == []
-        held = {}
-        for pack in packs:
-            notes = [p for p, _ in store.notes_of_pack(world.notebook_id, pack.source_id)]
-            held[pack.title] = notes
-            text = compose_pack([(p, (world.vault / p).read_text(encoding="utf-8")) for p in notes])
-            assert remote[pack.source_id].text == text and remote[pack.source_id].title == pack.title
-    finally:
-        store.close()
+    held = {}
+    for source_id, notes in packs_only(world, state).items():
+        held[remote[source_id].title] = notes
+        text = compose_pack([(p, (world.vault / p).read_text(encoding="utf-8")) for p in notes])
+        assert remote[source_id].text == text
     vault_notes = sorted(p.relative_to(world.vault).as_posix() for p in world.vault.rglob("*.md"))
     assert sorted(p for notes in held.values() for p in notes) == vault_notes, "a note in no pack, or in two"
-    assert all(parse_pack_title(t) for t in titles)
+    assert all(parse_pack_title(s.title) for s in remote.values())
     return tuple(sorted((s.title, s.text) for s in remote.values())), tuple(sorted(held.items()))
 
 
-@dataclass
-class Base:
-    snapshot: Snapshot
-    calls: dict[str, int]
-    expected: tuple[Any, ...]
-
-
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Base:
-    world = new_world(tmp_path_factory.mktemp("pack-crash-base"), capacity=CAPACITY)
-    anyio.run(build_base, world)
-    snapshot = Snapshot.take(world, CAPACITY)
-    reference, state = snapshot.restore(world.root / "reference", Faults())
-
-    async def refresh() -> None:
-        async with reference.run(state=state, **SETTINGS) as orch:
-            await orch.refresh(all_notes=True)
-
-    anyio.run(refresh)
-    calls = {tool: reference.calls(tool) for tool in ("source_add", "source_delete")}
-    return Base(snapshot, calls, observe(reference, state))
+def base(tmp_path_factory: pytest.TempPathFactory) -> Reference:
+    return uninterrupted_refresh_all(tmp_path_factory.mktemp("pack-crash-base"), CAPACITY, build_base, SETTINGS, observe)
 
 
 UNINTERRUPTED_CALLS = {"source_add": 4, "source_delete": 3}
-POINTS = [pytest.param(mode, tool, nth, when, id=f"{mode}-{tool}#{nth}-{when}",
-                       marks=() if (tool, nth, when) == ("source_add", 1, "after") else pytest.mark.slow)
-          for mode in ("drop", "kill") for tool, total in UNINTERRUPTED_CALLS.items()
-          for nth in range(1, total + 1) for when in ("before", "after")]
+POINTS = crash_points(UNINTERRUPTED_CALLS, ("drop", "source_add", 1, "after"))
 
 
-def test_the_uninterrupted_refresh_replaces_splits_and_retires_packs(base: Base) -> None:
+def test_the_uninterrupted_refresh_replaces_splits_and_retires_packs(base: Reference) -> None:
     assert base.calls == UNINTERRUPTED_CALLS
 
 
 @pytest.mark.parametrize(("mode", "tool", "nth", "when"), POINTS)
-async def test_every_crash_point_of_a_packed_refresh_converges(base: Base, tmp_path: Path, mode: str, tool: str,
+async def test_every_crash_point_of_a_packed_refresh_converges(base: Reference, tmp_path: Path, mode: str, tool: str,
                                                                nth: int, when: When) -> None:
     assert base.calls == UNINTERRUPTED_CALLS, "the scenario changed: see the uninterrupted refresh's test"
-    point = (mode, tool, nth, when)
-    world, state = await crash_and_rerun(base.snapshot, tmp_path, point, lambda orch: orch.refresh(all_notes=True),
-                                         SETTINGS)
-    assert_converged(observe(world, state), base.expected, point)
+    await refresh_all_converges(base, tmp_path, (mode, tool, nth, when), SETTINGS, observe)

@@ -1,6 +1,6 @@
 """An answer's citations mapped back to the vault: each cited source to the note it was uploaded from — for a
 pack, the note of the pack whose text holds the quoted passage — and the passage to the heading above it in
-that note (read as it is now); for an attachment, to the page (slide, section) of its text the passage begins on.
+that note (read as it is now); for an attachment, alone or in a pack, to the page (slide, section) of its text the passage begins on.
 NotebookLM's citations carry the quoted text only, never a page: the page is found in the text nlmsync reads."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 from nlmsync import vault as vault_files
 from nlmsync.app.results import Citation
+from nlmsync.documents import DocumentText
 from nlmsync.errors import InputError
 from nlmsync.notebooklm import QueryAnswer
 from nlmsync.reading import find_cited_note, heading_above
@@ -32,9 +33,23 @@ def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer:
     from the cited text found in the note."""
     path_of = {sid: o.path for o in live if o.pack is None for sid in o.source_ids}
     texts: dict[str, str | None] = {}
+    documents: dict[str, DocumentText | None] = {}
+
+    def document(path: str) -> DocumentText | None:
+        if path not in documents:
+            try:
+                documents[path] = read_attachment(store.db, vault_files.resolve_in_vault(vault_root, path), path)
+            except (InputError, OSError):
+                documents[path] = None
+        return documents[path]
 
     def note_text(path: str) -> str | None:
+        """A note's text, or a packed document's as its pack holds it (by pages)."""
         if path not in texts:
+            if not vault_files.is_note_path(path):
+                held = document(path)
+                texts[path] = held.marked_text if held is not None else None
+                return texts[path]
             try:
                 texts[path] = vault_files.read_note_text(vault_root, path)
             except (InputError, OSError):
@@ -51,6 +66,10 @@ def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer:
             if found is None:
                 return Citation(number=0, source_id=source_id, pack=pack.title, located=False if quote else None)
             held = paths[found[0]]
+            if not vault_files.is_note_path(held):  # a document's text: the page the passage begins on
+                part = document(held)
+                page = part.locate(quote) if part is not None and part.unit and quote else None
+                return Citation(number=0, source_id=source_id, path=held, pack=pack.title, located=True, page=page)
             return Citation(number=0, source_id=source_id, path=held, pack=pack.title, located=True,
                             heading=heading_above(note_text(held) or "", found[1]))
         path = path_of.get(resolved)
@@ -66,15 +85,12 @@ def map_citations(store: StateStore, vault_root: Path, notebook_id: str, answer:
                         located=(found is not None) if text is not None else None)
 
     def cited_attachment(source_id: str, path: str, quote: str | None) -> Citation:
-        try:
-            document = read_attachment(store.db, vault_files.resolve_in_vault(vault_root, path), path)
-        except (InputError, OSError):
+        read = document(path)
+        if read is None or not quote or not read.has_text:
             return Citation(number=0, source_id=source_id, path=path)
-        if not quote or not document.has_text:
-            return Citation(number=0, source_id=source_id, path=path)
-        part = document.locate(quote)
+        part = read.locate(quote)
         return Citation(number=0, source_id=source_id, path=path, located=part is not None,
-                        page=part if document.unit else None)
+                        page=part if read.unit else None)
 
     citations: list[Citation] = []
     referenced = {r.citation_number for r in answer.references}

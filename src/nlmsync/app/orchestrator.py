@@ -119,9 +119,20 @@ class Orchestrator:
         self.client = client
         self.progress = progress
         self._index = index
-        self.allowance = allowance or Allowance()
-        """The plan's usage allowance as last read (`serve` hands every run the one it keeps)."""
+        self._allowance = allowance
         self.vault_root = Path(settings.vault)
+
+    @property
+    def allowance(self) -> Allowance:
+        """The plan's usage allowance as last read (`serve` hands every run the one it keeps); made when first
+        needed, since a run whose capacity is given reads no allowance."""
+        if self._allowance is None:
+            self._allowance = Allowance()
+        return self._allowance
+
+    @allowance.setter
+    def allowance(self, allowance: Allowance) -> None:
+        self._allowance = allowance
 
     @property
     def _attachments(self) -> frozenset[str]:
@@ -227,11 +238,12 @@ class Orchestrator:
         # the state file is a cache of the notebook: what another machine or an interrupted run uploaded is
         # adopted before anything is planned (a dry run too, so that its plan is the real one)
         run.levelled = await level_with_notebook(deps, remote)
-        if dry_run:
-            report.pending_deletions_left_count = len(self.store.pending_deletions(notebook_id))
+        queued = self.store.pending_deletions(notebook_id)
+        if dry_run or not queued:
+            report.pending_deletions_left_count = len(queued)
         else:
             report.pending_deletions_done_count, report.pending_deletions_left_count = \
-                await retry_pending_deletions(deps, remote)
+                await retry_pending_deletions(deps, remote, queued)
         return run
 
     async def _read_notebook(self, report: RefreshReport, *, dry_run: bool) -> tuple[Notebook, SyncRun]:
@@ -303,6 +315,7 @@ class Orchestrator:
             notebook_id = notebook.notebook_id
             chosen = self._refresh_notes(notebook_id, named, query, all_notes, report)
             scope = all_notes_scope(self.store, notebook_id, paths, roots, chosen.paths) if all_notes else None
+            finished = False
             try:
                 if self.progress:
                     self.progress.start("refresh", len(chosen.paths))
@@ -311,14 +324,16 @@ class Orchestrator:
                 run = await self._again_if_left_out(notebook, run, report, chosen, scope)
                 report.notes.extend(NoteOutcome(path=skip.path, branch=Branch.EXCLUDED, reason=skip.reason)
                                     for skip in chosen.passed_over)
+                finished = True
             finally:
                 report.source_count = len(run.remote)
                 report.capacity, report.capacity_source = run.deps.capacity.value, run.deps.capacity.source
                 if not dry_run:  # what this run could not delete waits with what earlier runs left
                     report.pending_deletions_left_count = len(self.store.pending_deletions(notebook_id))
                 report.notices.extend(self._notices(notebook, run))
-                if not dry_run:
-                    report.layout = sources_layout(self.store, notebook_id, run.remote)
+                if not dry_run:  # a run that changed nothing has the registry as it read it
+                    report.layout = sources_layout(self.store, notebook_id, run.remote,
+                                                   run.registry if finished and not report.changed_notebook else None)
         return chosen.paths
 
     async def _again_if_left_out(self, notebook: Notebook, run: SyncRun, report: RefreshReport, chosen: RefreshNotes,

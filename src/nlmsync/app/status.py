@@ -71,10 +71,11 @@ def status_report(store: StateStore, settings: Settings, notebook_id: str, remot
     report.unmanaged_count = sum(1 for i in remote.sources
                                  if i not in registered and i not in report.orphan_source_ids)
     synced = synced_hashes(mappings, store.pack_members(notebook_id))
+    texts = DocumentTexts(store.db.conn)
     report.local_changes = [
         LocalChangeEntry(path=c.path, change=c.change.value, renamed_to=c.renamed_to, command=c.command)
         for c in local_changes(vault_root, synced, settings.exclude, store.note_hashes(synced),
-                               packed=bool(packs), files=DocumentTexts(store.db.conn).recorded())]
+                               packed=bool(packs), files=texts.recorded(), texts=texts.get)]
     used = {m.path: m for m in mappings}
     report.next_evictions = [
         EvictionCandidate(path=e.path, use_count=used[e.path].use_count if e.path in used else e.uses,

@@ -156,7 +156,7 @@ def refresh_command(ctx: click.Context, paths: tuple[str, ...], query: str | Non
     try:
         from nlmsync.cli.paths import refuse_missing, vault_relative_args
 
-        targets = vault_relative_args(Path(settings.vault), paths or ())
+        targets = vault_relative_args(Path(settings.vault), paths) if paths else []
         if not all_notes:  # with --all a path no longer in the vault may still name synced notes
             refuse_missing(Path(settings.vault), targets)
         report = run_app(settings, lambda orch: orch.refresh(targets, query=query, all_notes=all_notes, dry_run=dry_run),

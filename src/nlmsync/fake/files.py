@@ -33,10 +33,12 @@ class FileSources:
     to read, started again after a file that stopped it); `close()` ends it."""
 
     def __init__(self) -> None:
-        self.reader = DocumentReader()
+        self._reader: DocumentReader | None = None
+        """Made for the first file to read: a fake given no file never makes one."""
 
     def close(self) -> None:
-        self.reader.close()
+        if self._reader is not None:
+            self._reader.close()
 
     def read(self, file_path: str) -> tuple[str | None, DocumentText | None]:
         """(why the real server would not upload the file, None) or (None, the text NotebookLM would read of it)."""
@@ -52,4 +54,6 @@ class FileSources:
                     f"Supported types: {', '.join(sorted(FILE_SUFFIXES))}"), None
         if path.suffix.lower() == NOTE_SUFFIX:
             return None, DocumentText("", pages=(path.read_text(encoding="utf-8", errors="replace"),))
-        return None, self.reader.read(path)
+        if self._reader is None:
+            self._reader = DocumentReader()
+        return None, self._reader.read(path)

@@ -8,7 +8,8 @@ The package map, in the order a run uses it (`docs/internals.md` tells the longe
   - `capacity` — how many sources a notebook may hold, decided once (`decide_capacity`), and a full notebook;
   - `prepared` — a vault note as a run prepares it: read (or known by its stat), split into parts within the
     source limits, hashed, titled;
-  - `registry` — the registry as a run reads it (`RegistryView`), and what the state file accounts for;
+  - `registry` — the registry as a run reads it (`RegistryView`), what the state file accounts for, and the
+    registered paths a `refresh --all` finds gone;
   - `remote` — the notebook as a run reads it (`RemoteView`: one `notebook_get`), and a source read back;
   - `deps` — what a run works with (`SyncDeps`) and the client it drives (`SyncClient`);
   - `run` — one run's state (`SyncRun`) and what `refresh --all` answers for (`AllNotesScope`);
@@ -23,14 +24,15 @@ The package map, in the order a run uses it (`docs/internals.md` tells the longe
   - `packs/` (many notes per source): `packs/layout` — the pure layout; `packs/text` — a pack's text;
     `packs/plan` — which notes share a pack, and which changed packs replace what; `packs/units` — the changed
     packs built and carried out; `packs/outcomes` — what became of each pack; `packs/ensure` — a run's packs;
-    `packs/adopt` — a pack the state file did not know, settled;
+    `packs/documents` — which documents' text goes into packs, by capacity; `packs/adopt` — a pack the state file
+    did not know, settled;
   - `attachments/` (the vault's files, one per file source): `attachments/files` — a file hashed, titled, read
     when needed; `attachments/units` — uploaded by path under a name that is its title, recorded, retitled;
     `attachments/ensure` — a run's attachments, decided before the notes are carried out and carried out after;
     `attachments/adopt` — an attachment's upload the state file did not know, settled;
 - carrying a run out, `carry/`: `carry/executor` — the one executor every unit goes through; `carry/eviction` —
   the sources a run deletes: room made by evicting managed sources, and the deletions earlier runs left;
-  `carry/vanished` — the sources of notes that left the vault taken out;
+  `carry/vanished` — the sources of notes that left the vault taken out (which ones: `registry`);
 - for `status` and `ask`: `local_changes` — what changed in the vault since notes were synced; `carry_over` —
   the sources a conversation carries over.
 

@@ -9,14 +9,16 @@ from dataclasses import replace
 
 from nlmsync import vault as vault_files
 from nlmsync.errors import NlmsyncError
-from nlmsync.sync.attachments.ensure import AttachmentRun, attachment_paths
+from nlmsync.sync.attachments.ensure import AttachmentRun
 from nlmsync.sync.carry.executor import Executor
-from nlmsync.sync.carry.vanished import remove_vanished, vanished_paths
+from nlmsync.sync.carry.vanished import remove_vanished
 from nlmsync.sync.notes.decide import PlannedNote, check_capacity_up_front, decide_all, read_for_upload
 from nlmsync.sync.notes.units import NotesAlone, NoteUnit, note_units, simulate
+from nlmsync.store import NoteHashes
+from nlmsync.sync.packs.documents import documents_in_packs, files_to_add
 from nlmsync.sync.packs.ensure import PackedNotes, pack_notes
 from nlmsync.sync.prepared import PreparedNote, load_notes
-from nlmsync.sync.registry import untouchable_count
+from nlmsync.sync.registry import untouchable_count, vanished_paths
 from nlmsync.sync.report import NoteOutcome, RefreshReport, stopped_line
 from nlmsync.sync.run import AllNotesScope, Request, SyncRun
 
@@ -58,27 +60,53 @@ async def ensure_sources_for_paths(run: SyncRun, paths: Sequence[str], *, protec
 
 async def _ensure(run: SyncRun, request: Request) -> None:
     deps = run.deps
-    files = attachment_paths(run, request.paths)
+    suffixes = vault_files.attachment_suffixes(deps.settings.attachments)
+    files = [p for p in request.paths if vault_files.is_attachment_path(p, suffixes)]
     attachments = AttachmentRun(run, files, request.found, request.stats) if files else None
+    notes = request
     if attachments is not None:
         taken = set(files)
-        request = replace(request, paths=[p for p in request.paths if p not in taken])
+        notes = replace(request, paths=[p for p in request.paths if p not in taken])
     try:
-        packed = PackedNotes.read(run, request)
-        unread = [p for p in request.paths if p not in packed.settled]
+        packed = PackedNotes.read(run, request)  # a document packed before and unchanged since is settled too
+        unread = [p for p in notes.paths if p not in packed.settled]
         run.registry.preload(None if request.all_notes is not None or packed.any else unread)
         known = deps.store.note_hashes(unread)
         items = load_notes(deps, unread, request.found, known, run.read, request.stats)
-        alone = await pack_notes(run, request, packed, items, known) \
-            if _packs_apply(run, request, items, packed.any) else items
+        packing = _packs_apply(run, notes, items, packed.any)
+        if attachments is not None:
+            notes = _documents(run, notes, packed, items, known, attachments) if packing else notes
+            packed.settled -= run.files_alone
+        alone = await pack_notes(run, notes, packed, items, known) if packing else items
         singled = {i.path for i in alone}
         if attachments is not None:
             attachments.decide()
-        await _alone(run, request, alone, [*(i.path for i in items if i.path not in singled), *packed.settled],
+        await _alone(run, notes, alone, [*(i.path for i in items if i.path not in singled), *packed.settled],
                      attachments)
     finally:
         if attachments is not None:
             attachments.close()
+
+
+def _documents(run: SyncRun, notes: Request, packed: PackedNotes, items: list[PreparedNote | NoteOutcome],
+               known: dict[str, NoteHashes], attachments: AttachmentRun) -> Request:
+    """The run's notes with the documents whose text goes into packs (`documents_in_packs`), their texts added to
+    `items` (from the state file's texts: an unchanged document is not read again) and their hash records to
+    `known`; the other attachments are the run's file sources (`SyncRun.files_alone`)."""
+    candidates = attachments.candidates()
+    docs, files_fit = documents_in_packs(run, notes, packed.members, packed.settled, items, known, candidates)
+    attachments.hand_over(docs)
+    run.files_alone = set(attachments.paths)
+    if files_fit:
+        run.file_room = files_to_add(run, [path for path, _ in candidates])
+    if not docs:
+        return notes
+    in_order = [path for path, _ in candidates if path in docs]
+    unread = [p for p in in_order if p not in packed.settled]
+    known_docs = run.deps.store.note_hashes(unread)
+    items.extend(load_notes(run.deps, unread, notes.found, known_docs, run.read, notes.stats))
+    known.update(known_docs)
+    return replace(notes, paths=[*notes.paths, *in_order])
 
 
 def _packs_apply(run: SyncRun, request: Request, items: Sequence[PreparedNote | NoteOutcome], packed: bool) -> bool:
@@ -99,18 +127,22 @@ async def _alone(run: SyncRun, request: Request, notes: list[PreparedNote | Note
     """The branches for the notes kept one per source (`packed`: the run's notes that are in packs), then the run's
     attachments (`attachments`, decided)."""
     deps, remote, registry = run.deps, run.remote, run.registry
-    decided = decide_all(deps, notes, remote, registry)
-    reread = read_for_upload(deps, decided, request.found, run.read)
-    if reread is not None:
-        decided = decide_all(deps, reread, remote, registry)
+    decided: list[PlannedNote | NoteOutcome] = []
+    if notes:  # a packed run may keep no note alone
+        decided = decide_all(deps, notes, remote, registry)
+        reread = read_for_upload(deps, decided, request.found, run.read)
+        if reread is not None:
+            decided = decide_all(deps, reread, remote, registry)
     works = [i for i in decided if isinstance(i, PlannedNote)]
-    check_capacity_up_front(deps, works, remote, registry)
+    if works or len(remote) > deps.capacity.value:  # with nothing to upload, only a notebook over capacity refuses
+        check_capacity_up_front(deps, works, remote, registry)
     renamed_from = {w.decision.rename_from for w in works}
     kept = [*packed, *(attachments.kept() if attachments is not None else ())]
     synced = vault_files.attachment_suffixes(deps.settings.attachments)
     vanished = {} if request.all_notes is None else vanished_paths(request.all_notes, registry, decided, kept,
                                                                    renamed_from, synced)
-    await remove_vanished(deps, remote, vanished, run.report, dry_run=run.dry_run)
+    if vanished:
+        await remove_vanished(deps, remote, vanished, run.report, dry_run=run.dry_run)
     if run.dry_run:
         run.report.notes.extend(simulate(deps, decided, remote, run.protect))
         if attachments is not None:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from nlmsync import vault as vault_files
 from nlmsync.store import NoteHashes
 from nlmsync.sync.deps import SyncDeps
-from nlmsync.sync.prepared import PreparedNote, load_notes
+from nlmsync.sync.prepared import PACKABLE_SUFFIXES, PreparedNote, load_notes
 from nlmsync.sync.remote import RemoteView, read_back
 from nlmsync.sync.report import Levelled
 from nlmsync.sync.titles import shown_path_matches
@@ -28,9 +28,9 @@ class Evidence:
         self._notes: dict[str, PreparedNote | None] = {}
 
     def vault_paths(self) -> list[str]:
-        """The vault's notes, sorted (walked once, when a pack or a shortened title needs them)."""
+        """The vault's notes and documents, sorted (walked once, when a pack or a shortened title needs them)."""
         if self._vault is None:
-            listing = vault_files.list_vault(self.deps.vault_root)
+            listing = vault_files.list_vault(self.deps.vault_root, PACKABLE_SUFFIXES)  # documents may be packed
             self.stats = {p: (m, s) for p, m, s in zip(listing.paths, listing.mtimes, listing.sizes, strict=True)}
             self._vault = sorted(listing.paths)
         return self._vault

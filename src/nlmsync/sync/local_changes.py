@@ -6,14 +6,15 @@ from __future__ import annotations
 import os
 import shlex
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from nlmsync import vault as vault_files
 from nlmsync.errors import InputError
+from nlmsync.documents.model import DocumentText
 from nlmsync.store import NoteHashes, SourceMapping
-from nlmsync.sync.prepared import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, prepare_note, split_key
+from nlmsync.sync.prepared import MAX_SOURCE_BYTES, MAX_SOURCE_WORDS, prepare_document, prepare_note, split_key
 from nlmsync.text import admit_note
 from nlmsync.vault import NoteChange
 
@@ -97,11 +98,13 @@ def synced_hashes(mappings: Iterable[SourceMapping], packed: Mapping[str, tuple[
 
 def local_changes(root: Path, synced: Mapping[str, tuple[str, ...]], exclude: list[str],
                   known: Mapping[str, NoteHashes] | None = None, *, packed: bool = False,
-                  files: Mapping[str, tuple[int, int, str]] | None = None) -> list[LocalChange]:
+                  files: Mapping[str, tuple[int, int, str]] | None = None,
+                  texts: Callable[[str], DocumentText | None] | None = None) -> list[LocalChange]:
     """The synced notes (and attachments) that differ from the vault, in path order: `synced` maps each note's path
     to the hashes its sources were uploaded with (`synced_hashes`); `known` are the notes' `note_hashes` records
     (`StateStore.note_hashes`), `files` the attachments' recorded hashes by path (mtime, size, hash of the bytes:
-    `DocumentTexts.recorded`), a file that kept them not read again. In a `packed` notebook, where every note of the vault belongs in a source, a
+    `DocumentTexts.recorded`), a file that kept them not read again; `texts` the texts read from attachments, by
+    the hash of their bytes (`DocumentTexts.get`), by which a document packed as text is known. In a `packed` notebook, where every note of the vault belongs in a source, a
     note in none (written since the last mirror, or never uploaded) is listed too (`added`)."""
     changes: list[LocalChange] = []
     missing: dict[tuple[str, ...], str] = {}
@@ -110,8 +113,15 @@ def local_changes(root: Path, synced: Mapping[str, tuple[str, ...]], exclude: li
         if file_stat is None:
             missing[registered] = path
             continue
-        if vault_files.attachment_kind(path) is not None:  # a file source: its bytes, not its text
-            current = _file_hash(root, path, file_stat, files or {})
+        if vault_files.attachment_kind(path) is not None:
+            # a document packed as text is known by the hashes of the text its pack holds, while its file keeps
+            # the stat they were recorded with; a file source by its bytes
+            packed_text = _recorded(root, path, file_stat, known or {}, exclude)
+            current = registered if packed_text == registered else _file_hash(root, path, file_stat, files or {})
+            if current is not None and current != registered and texts is not None:
+                document = texts(current[0])  # the text read from these bytes, as a pack would hold it
+                if document is not None and prepare_document(path, document).hashes == registered:
+                    current = registered
         else:
             current = _recorded(root, path, file_stat, known or {}, exclude) or _hashes(root, path, exclude)
         if current is None:

@@ -7,20 +7,23 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from nlmsync import vault as vault_files
+from nlmsync.documents.model import TEXT_CUT, DocumentText
 from nlmsync.errors import InputError, UnreadableNoteError
 from nlmsync.store import NoteHashes
+from nlmsync.store.document_texts import DocumentTexts
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.titles import content_hash, source_title, title_hash
 from nlmsync.text import Admission, admit_note
 
 if TYPE_CHECKING:
+    from nlmsync.documents import DocumentReader
     from nlmsync.sync.deps import SyncDeps
 
 MAX_SOURCE_WORDS = 500_000
@@ -91,20 +94,88 @@ def split_note(text: str, max_words: int = MAX_SOURCE_WORDS, max_bytes: int = MA
     """The parts to upload for `text`: `[text]` when it fits, else greedily packed boundary-cut parts."""
     if _fits(text, max_words, max_bytes):
         return [text]
+    return _gathered(_atoms(text, max_words, max_bytes), max_words, max_bytes)
+
+
+def _gathered(pieces: Iterable[str], max_words: int, max_bytes: int, joint: str = "") -> list[str]:
+    """`pieces` (each within the limits) gathered greedily, in order, into parts within the limits, the pieces of a
+    part joined by `joint`."""
     parts: list[str] = []
     current: list[str] = []
     words = size = 0
-    for atom in _atoms(text, max_words, max_bytes):
-        atom_words, atom_size = _words(atom), _size(atom)
-        if current and (words + atom_words > max_words or size + atom_size > max_bytes):
-            parts.append("".join(current))
+    for piece in pieces:
+        piece_words, piece_size = _words(piece), _size(piece) + _size(joint)
+        if current and (words + piece_words > max_words or size + piece_size > max_bytes):
+            parts.append(joint.join(current))
             current, words, size = [], 0, 0
-        current.append(atom)
-        words += atom_words
-        size += atom_size
+        current.append(piece)
+        words += piece_words
+        size += piece_size
     if current:
-        parts.append("".join(current))
+        parts.append(joint.join(current))
     return parts
+
+
+PACKABLE_SUFFIXES = vault_files.ATTACHMENT_KINDS["documents"]
+"""The attachments whose text a packed notebook may hold in its packs: documents (PDF, Word, PowerPoint, EPUB, text,
+CSV). Images, audio and video have no text to pack; a document with no text layer is never packed either."""
+
+NO_TEXT = "no text to pack: it stays a file source"
+
+
+def is_document(path: str) -> bool:
+    """Whether `path` is an attachment whose text may go into packs (`PACKABLE_SUFFIXES`)."""
+    return vault_files.is_attachment_path(path, PACKABLE_SUFFIXES)
+
+
+def split_pages(document: DocumentText, max_words: int = MAX_SOURCE_WORDS,
+                max_bytes: int = MAX_SOURCE_BYTES) -> list[str]:
+    """The parts to upload for a document's text: its pages (slides, sections), each under its `[page N]` line,
+    in runs that fit the limits, so that a part ends only where a page does; a single page over the limits is
+    cut within itself (`split_note`). One part is the document's whole `marked_text`."""
+    whole = document.marked_text
+    if _fits(whole, max_words, max_bytes):
+        return [whole]
+    pages = ([f"[{document.unit} {n}]\n{page}" for n, page in enumerate(document.pages, start=1)]
+             if document.unit else [whole])
+    pieces = (piece for page in pages for piece in split_note(page, max_words, max_bytes - 2))
+    return _gathered(pieces, max_words, max_bytes, "\n\n")
+
+
+def prepare_document(path: str, document: DocumentText, max_words: int = MAX_SOURCE_WORDS,
+                     max_bytes: int = MAX_SOURCE_BYTES) -> PreparedNote:
+    """A document's text prepared as a note's is: split by page ranges (`split_pages`), hashed and titled."""
+    texts = split_pages(document, max_words, max_bytes)
+    return PreparedNote(path, tuple(PreparedPart(i, t, content_hash(t), path, len(texts))
+                                    for i, t in enumerate(texts)))
+
+
+class _Documents:
+    """The documents of one `load_notes`, read through the state file's texts: a file whose bytes were read
+    before is not read again (and one with its recorded modification time and size is not even hashed)."""
+
+    def __init__(self, deps: SyncDeps) -> None:
+        self.deps = deps
+        self.reader: DocumentReader | None = None
+
+    def prepare(self, path: str) -> PreparedNote | NoteOutcome:
+        """The document at `path` as a note of its text; an outcome when it has none (scanned, damaged,
+        encrypted: it stays a file source, or says why it cannot be one) or cannot be read."""
+        if self.reader is None:
+            from nlmsync.documents import DocumentReader  # its reading process only for a run with documents
+
+            self.reader = DocumentReader(DocumentTexts(self.deps.store.db.conn))
+        try:
+            document = self.reader.read(os.path.join(self.deps.vault_root, path), path)
+        except OSError as exc:
+            return NoteOutcome(path=path, branch=Branch.FAILED, error=f"{path}: cannot be read ({exc})")
+        if not document.has_text or document.notice not in (None, TEXT_CUT):
+            return NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=document.notice or NO_TEXT)
+        return prepare_document(path, document, self.deps.max_words, self.deps.max_bytes)
+
+    def close(self) -> None:
+        if self.reader is not None:
+            self.reader.close()
 
 
 RACY_MTIME_NS = 2_000_000_000
@@ -200,6 +271,10 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
     as the index skips it — so one stray file cannot fail every `--all` run; an empty note (white space only) is
     excluded as `empty`, one whose front matter says `nlmsync: false` as such.
 
+    A document (`is_document`: a path given here only when its text goes into a pack) is its text by pages
+    (`prepare_document`), from the state file's texts when its bytes were read before; one with no text to pack
+    is excluded with why.
+
     A path whose file has the mtime and size of its `known` record is not read: its note is the recorded
     hashes (`known_note`; front matter cannot have changed).
     Each note read is appended to `read` as a record to keep, unless it was modified too recently to
@@ -210,38 +285,49 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
     split = split_limits(deps)
     patterns = deps.settings.exclude
     trusted_before = time.time_ns() - RACY_MTIME_NS
-    for done, path in enumerate(paths):
-        if done % READING_STEP == 0:
-            deps.reading(done, len(paths))
-        if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):  # whatever else it is: kept out
-            items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
-            continue
-        st = stats.get(path) if stats else None
-        if st is None:
+    documents = _Documents(deps)
+    try:
+        for done, path in enumerate(paths):
+            if done % READING_STEP == 0:
+                deps.reading(done, len(paths))
+            if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):  # whatever else it is: kept out
+                items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
+                continue
+            st = stats.get(path) if stats else None
+            if st is None:
+                try:
+                    found_stat = os.stat(os.path.join(deps.vault_root, path))
+                    st = found_stat.st_mtime_ns, found_stat.st_size
+                except (OSError, ValueError):
+                    st = None
+            record = known.get(path) if known and st is not None else None
+            if record is not None and st is not None and record.holds_for(st[0], st[1], split):
+                items.append(known_note(path, record.hashes))
+                continue
+            if is_document(path):  # a packed document: its text, read once per content hash
+                document = documents.prepare(path)
+                items.append(document)
+                if isinstance(document, PreparedNote) and read is not None and st is not None \
+                        and st[0] < trusted_before:
+                    read.append(NoteHashes(path, st[0], st[1], split, document.hashes))
+                continue
+            walked = path in found and stats is not None and path in stats  # a walk of the vault just found it
             try:
-                found_stat = os.stat(os.path.join(deps.vault_root, path))
-                st = found_stat.st_mtime_ns, found_stat.st_size
-            except (OSError, ValueError):
-                st = None
-        record = known.get(path) if known and st is not None else None
-        if record is not None and st is not None and record.holds_for(st[0], st[1], split):
-            items.append(known_note(path, record.hashes))
-            continue
-        walked = path in found and stats is not None and path in stats  # a walk of the vault just found it
-        try:
-            admission = admit_note(deps.vault_root, path, (), size=st[1] if walked and st is not None else 0,
-                                   fs_path=os.path.join(deps.vault_root, path) if walked else None)
-        except InputError as exc:  # a named path that leaves the vault
-            items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc)))
-            continue
-        if admission.refused is not None:
-            items.append(_refused(deps, path, admission, named=path not in found))
-            continue
-        text = admission.text
-        note = prepare_note(path, text, deps.max_words, deps.max_bytes)
-        items.append(note)
-        if read is not None and st is not None and st[0] < trusted_before:
-            read.append(NoteHashes(path, st[0], st[1], split, note.hashes))
+                admission = admit_note(deps.vault_root, path, (), size=st[1] if walked and st is not None else 0,
+                                       fs_path=os.path.join(deps.vault_root, path) if walked else None)
+            except InputError as exc:  # a named path that leaves the vault
+                items.append(NoteOutcome(path=path, branch=Branch.FAILED, error=str(exc)))
+                continue
+            if admission.refused is not None:
+                items.append(_refused(deps, path, admission, named=path not in found))
+                continue
+            text = admission.text
+            note = prepare_note(path, text, deps.max_words, deps.max_bytes)
+            items.append(note)
+            if read is not None and st is not None and st[0] < trusted_before:
+                read.append(NoteHashes(path, st[0], st[1], split, note.hashes))
+    finally:
+        documents.close()
     deps.reading(len(paths), len(paths))
     return items
 

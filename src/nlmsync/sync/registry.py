@@ -1,5 +1,6 @@
 """The registry as a run reads it: the notebook's source mappings read once, each with its source id resolved
-through the alias chain (`RegistryView`), and what the state file accounts for beside them.
+through the alias chain (`RegistryView`), what the state file accounts for beside them, and which registered
+paths a `refresh --all` finds gone (`vanished_paths`).
 """
 
 from __future__ import annotations
@@ -7,12 +8,13 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from nlmsync import vault as vault_files
 from nlmsync.errors import InputError
 from nlmsync.store import ResolvedRow
-from nlmsync.sync.branches import Decision, decide_branch
+from nlmsync.sync.branches import Branch, Decision, decide_branch
+from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.titles import looks_managed
 
 if TYPE_CHECKING:
@@ -74,6 +76,10 @@ class RegistryView:
             if held is None or (held.source_id != resolved and row.source_id == resolved):
                 self.by_source[resolved] = row
         self.complete = True
+
+    def rows(self) -> Iterable[ResolvedRow]:
+        """Every mapping read so far, with its source id resolved (all of them once `complete`)."""
+        return (row for rows in self.by_path.values() for row in rows)
 
     def mappings(self, path: str) -> list[ResolvedRow]:
         """The mappings of `path` by part, each with its source id resolved (read now if not read yet)."""
@@ -186,3 +192,43 @@ def decide_in_order(wanted: Sequence[tuple[str, Sequence[str]]], remote_ids: Col
             claimed.add(decision.rename_from)
         decisions.append(decision)
     return decisions
+
+
+LEFT_VAULT = "no longer in the vault"
+NOT_SYNCED_KIND = "no longer synced: the 'attachments' setting leaves out its kind"
+
+
+class _Named(Protocol):
+    @property
+    def path(self) -> str: ...
+
+
+class _Scope(Protocol):
+    """What a `refresh --all` answers for (`run.AllNotesScope`)."""
+
+    def covers(self, path: str) -> bool: ...
+
+
+def vanished_paths(scope: _Scope, registry: RegistryView, items: Sequence[_Named | NoteOutcome],
+                   kept: Collection[str] = (), renamed_from: Collection[str | None] = (),
+                   synced_suffixes: Collection[str] | None = None) -> dict[str, str]:
+    """The managed registered notes in `scope` whose sources an `--all` run removes, with the reason: not among
+    the notes of the run (`items`, and the notes it keeps in packs, `kept`) and not the old path of one of its
+    renames (`renamed_from`), or now excluded (the reason says how). With `synced_suffixes` (the extensions of
+    the attachment kinds the `attachments` setting takes), an attachment of another kind is said to be no longer
+    synced because of the setting, not to have left the vault."""
+    requested = {i.path for i in items} | set(kept)
+    renamed = set(renamed_from)
+    excluded = {i.path: i.reason for i in items if isinstance(i, NoteOutcome) and i.branch == Branch.EXCLUDED
+                and i.reason in vault_files.EXCLUSION_REASONS}
+    gone: dict[str, str] = {}
+    for path, rows in registry.by_path.items():
+        if not any(m.managed for m, _ in rows) or path in renamed or not scope.covers(path):
+            continue
+        if path in excluded:
+            gone[path] = excluded[path]
+        elif path not in requested:
+            dropped = synced_suffixes is not None and not vault_files.is_note_path(path) \
+                and vault_files.suffix_of(path) not in synced_suffixes
+            gone[path] = NOT_SYNCED_KIND if dropped else LEFT_VAULT
+    return gone

@@ -1,6 +1,6 @@
 """The notebook as a run reads it: `RemoteView`, one `notebook_get` kept up to date by the run's own adds and
-deletes (an empty listing of a notebook that should not be empty is read again), and a source read back
-(`read_back`)."""
+deletes (an empty listing of a notebook that should not be empty is read again), a delete made sure of
+(`strict_delete`), and a source read back (`read_back`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from nlmsync.errors import (
     AuthenticationRequiredError,
     ConnectionProblem,
     NotebookLMError,
+    NotFoundError,
     ServerCommandNotFoundError,
 )
 from nlmsync.sync.titles import proves
@@ -99,6 +100,28 @@ async def lookup_after_lost_answer(client: SyncClient, notebook_id: str) -> dict
 
 # Errors that say nothing about one source but about the server as a whole: they stop the run.
 _SERVER_UNUSABLE = (AuthenticationRequiredError, ConnectionProblem, ServerCommandNotFoundError)
+
+
+async def strict_delete(client: SyncClient, notebook_id: str, remote: RemoteView, source_id: str) -> None:
+    """Delete one source and be sure it is gone.
+
+    When the answer is lost, a fresh listing decides: gone means done; still listed means the delete
+    was not applied, so it is sent once more (deleting is safe to repeat once the listing proved it).
+
+    Raises:
+        NotebookLMError: the server refused the delete, or the second attempt failed too.
+    """
+    try:
+        await client.source_delete(source_id)
+    except NotFoundError:
+        pass
+    except ConnectionProblem:
+        if source_id in await lookup_after_lost_answer(client, notebook_id):
+            try:
+                await client.source_delete(source_id)
+            except NotFoundError:
+                pass
+    remote.deleted(source_id)
 
 
 def same_text(held: str, uploaded: str) -> bool:

@@ -34,6 +34,11 @@ class SyncRun:
     """Paths never evicted by this run (the notes it makes live among them)."""
     read: list[NoteHashes] = field(default_factory=list)
     """The notes read so far, as `note_hashes` records to keep."""
+    files_alone: set[str] = field(default_factory=set)
+    """The attachments the run keeps as file sources: never laid out into a pack."""
+    file_room: int = 0
+    """Sources the packs' layout leaves for the attachments the run is to upload (when the rule keeps them all as
+    files, `packs.documents`; else they take the room the packs leave)."""
 
     def __post_init__(self, report_to: RefreshReport | None) -> None:
         self.report = report_to if report_to is not None else RefreshReport(notebook_id=self.deps.notebook_id,

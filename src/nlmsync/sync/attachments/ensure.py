@@ -22,12 +22,6 @@ from nlmsync.sync.run import SyncRun
 NO_PACKED_ROOM = "no room: the packs and the sources that stay take the notebook's capacity less 'pack_free'"
 
 
-def attachment_paths(run: SyncRun, paths: Sequence[str]) -> list[str]:
-    """Those of `paths` that are attachments of the kinds the `attachments` setting takes."""
-    suffixes = vault_files.attachment_suffixes(run.deps.settings.attachments)
-    return [p for p in paths if vault_files.is_attachment_path(p, suffixes)]
-
-
 def decide_files(files: Sequence[PreparedFile | NoteOutcome], remote: RemoteView, registry: RegistryView,
                  vault_root: Path) -> list[PlannedFile | NoteOutcome]:
     """Each attachment with its branch (`registry.decide_in_order` over the hash of its bytes), in order (outcomes
@@ -56,18 +50,42 @@ class AttachmentRun:
         self.found = found
         self.stats = stats
         self.reader = FileReader(run.deps, dry_run=run.dry_run)
+        self.prepared: list[PreparedFile | NoteOutcome] | None = None
+        """The files hashed (`prepare`), once."""
         self.items: list[PlannedFile | NoteOutcome] = []
 
     def close(self) -> None:
         self.reader.close()
 
+    def prepare(self) -> list[PreparedFile | NoteOutcome]:
+        """The files hashed (not read when their hash is known), or outcomes; those whose bytes the server could not
+        process before are excluded."""
+        if self.prepared is None:
+            self.prepared = self._unprocessed(self.reader.load(self.paths, self.found, self.stats))
+        return self.prepared
+
+    def candidates(self) -> list[tuple[str, bool]]:
+        """The files that can be sources, each with whether it has text (a document with no text layer has
+        none, nor has an image)."""
+        textless = set(self.reader.texts.textless())
+        return [(f.path, f.document.has_text if f.document is not None else f.path not in textless)
+                for f in self.prepare() if isinstance(f, PreparedFile)]
+
+    def hand_over(self, paths: Collection[str]) -> None:
+        """Leave `paths` to the packs: the run's attachments are the others."""
+        if not paths:
+            return
+        self.paths = [p for p in self.paths if p not in paths]
+        self.prepared = [f for f in self.prepare() if f.path not in paths]
+
     def decide(self) -> None:
-        """Hash the files (not read when their hash is known), decide each one's branch, and read those to upload
-        (a file that cannot be a source becomes an outcome that says why)."""
+        """Decide each file's branch (`prepare`d), and read those to upload (a file that cannot be a source becomes
+        an outcome that says why)."""
         run = self.run
         run.registry.preload(self.paths)
-        files = self._unprocessed(self.reader.load(self.paths, self.found, self.stats))
+        files = self.prepare()
         decided = decide_files(files, run.remote, run.registry, run.deps.vault_root)
+        self.reader.expect(i.file for i in decided if isinstance(i, PlannedFile) and i.needs_upload())
         for i, item in enumerate(decided):
             if isinstance(item, PlannedFile) and item.needs_upload():
                 refused = self.reader.read(item.file)

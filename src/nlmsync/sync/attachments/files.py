@@ -5,7 +5,7 @@ a file that cannot be a source (empty, over the limits, encrypted, damaged) is a
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from nlmsync import vault as vault_files
@@ -82,6 +82,7 @@ class FileReader:
         patterns = deps.settings.exclude
         recorded = self.texts.recorded() if len(paths) > FEW_FILES else None
         items: list[PreparedFile | NoteOutcome] = []
+        unread: list[int] = []
         for path in paths:
             if patterns and vault_files.excluded_by_pattern(deps.vault_root, path, patterns):
                 items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
@@ -105,14 +106,27 @@ class FileReader:
             else:
                 record = recorded.get(path)
                 known = record[2] if record is not None and record[:2] == (mtime_ns, size) else None
-            file = PreparedFile(path, fs_path, known or "")
             if known is None:
-                refused = self.read(file)
-                if refused is not None:
-                    items.append(self.refused(file, refused, named=path not in found))
-                    continue
-            items.append(file)
+                unread.append(len(items))
+            items.append(PreparedFile(path, fs_path, known or ""))
+        return self._read_all(items, unread, found)
+
+    def _read_all(self, items: list[PreparedFile | NoteOutcome], unread: Sequence[int],
+                  found: Collection[str]) -> list[PreparedFile | NoteOutcome]:
+        """Read the files at `unread` (positions in `items`, each a `PreparedFile` whose hash is not known),
+        announced first so that the reading process reads the next ones while the last is taken in; a file that
+        cannot be a source becomes its outcome in place."""
+        self.expect(file for i in unread if isinstance(file := items[i], PreparedFile))
+        for i in unread:
+            file = items[i]
+            if isinstance(file, PreparedFile) and (refused := self.read(file)) is not None:
+                items[i] = self.refused(file, refused, named=file.path not in found)
         return items
+
+    def expect(self, files: Iterable[PreparedFile]) -> None:
+        """Announce the files `read` will be asked for next, in that order (those not read yet): the reading
+        process reads the next ones while the caller takes in the last."""
+        self.reader.expect((file.fs_path, file.path) for file in files if file.document is None)
 
     def read(self, file: PreparedFile) -> str | None:
         """Read the file's text (from the state file when its bytes were read before); why it cannot be a source,

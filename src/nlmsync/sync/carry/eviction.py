@@ -1,41 +1,21 @@
-"""Every delete a run makes: room made by evicting managed sources only (`make_room`), each delete made sure of
-(`strict_delete`), and the deletions earlier runs left retried (`retry_pending_deletions`)."""
+"""The deletes a run decides on its own: room made by evicting managed sources only (`make_room`), and the
+deletions earlier runs left retried (`retry_pending_deletions`). Each delete is made sure of by
+`remote.strict_delete`; a run that needs no room and finds nothing left to delete never enters this module."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from nlmsync.errors import ConnectionProblem, NotebookLMError, NotFoundError
+from nlmsync.errors import NotebookLMError, NotFoundError
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.capacity import capacity_error
 from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
-from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
+from nlmsync.sync.remote import RemoteView, strict_delete
 from nlmsync.sync.report import NoteOutcome
 
 if TYPE_CHECKING:
-    from nlmsync.sync.deps import SyncClient
-
-async def strict_delete(client: SyncClient, notebook_id: str, remote: RemoteView, source_id: str) -> None:
-    """Delete one source and be sure it is gone.
-
-    When the answer is lost, a fresh listing decides: gone means done; still listed means the delete
-    was not applied, so it is sent once more (deleting is safe to repeat once the listing proved it).
-
-    Raises:
-        NotebookLMError: the server refused the delete, or the second attempt failed too.
-    """
-    try:
-        await client.source_delete(source_id)
-    except NotFoundError:
-        pass
-    except ConnectionProblem:
-        if source_id in await lookup_after_lost_answer(client, notebook_id):
-            try:
-                await client.source_delete(source_id)
-            except NotFoundError:
-                pass
-    remote.deleted(source_id)
+    from nlmsync.store import PendingDeletion
 
 
 async def evict_path(deps: SyncDeps, remote: RemoteView, path: str, *, reason: str, branch: Branch = Branch.EVICTED,
@@ -116,14 +96,16 @@ async def make_room(deps: SyncDeps, remote: RemoteView, needed: int, exclude: se
         evicted.append(await evict_path(deps, remote, path, reason="capacity"))
 
 
-async def retry_pending_deletions(deps: SyncDeps, remote: RemoteView) -> tuple[int, int]:
-    """Retry the deletions earlier runs could not finish; returns (done, still pending).
+async def retry_pending_deletions(deps: SyncDeps, remote: RemoteView,
+                                  queued: Sequence[PendingDeletion]) -> tuple[int, int]:
+    """Retry the deletions earlier runs could not finish (`queued`, as `StateStore.pending_deletions` reads
+    them); returns (done, still pending).
 
     A queued source that is no longer listed is simply marked done, without a call.
     """
     store, nb = deps.store, deps.notebook_id
     done = left = 0
-    for pending in store.pending_deletions(nb):
+    for pending in queued:
         source_id = pending.source_id
         if source_id in remote:
             try:

@@ -17,9 +17,9 @@ from nlmsync.errors import (
     NotebookLMError,
 )
 from nlmsync.sync.capacity import full_notebook_error, means_full, refused_as_invalid
-from nlmsync.sync.carry.eviction import make_room, strict_delete
+from nlmsync.sync.carry.eviction import make_room
 from nlmsync.sync.deps import FATAL_ERRORS, AddedSourceId, SyncDeps
-from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
+from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer, strict_delete
 from nlmsync.sync.units import Added, Unit, Upload, Uploaded
 
 U = TypeVar("U", bound=Unit)

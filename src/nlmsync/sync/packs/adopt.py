@@ -14,7 +14,7 @@ from nlmsync.store import PackRecord
 from nlmsync.sync.evidence import Evidence
 from nlmsync.sync.packs.plan import pack_limit
 from nlmsync.sync.packs.text import block_size, compose_pack
-from nlmsync.sync.prepared import PreparedNote
+from nlmsync.sync.prepared import PreparedNote, is_document
 from nlmsync.sync.registry import STALE_HASH
 from nlmsync.sync.titles import PackTitle, content_hash, pack_title, parse_pack_title, title_hash
 
@@ -118,12 +118,15 @@ class PackClaims:
         shown_first, shown_last, count, _ = parsed
         first, last = self.evidence.resolve(shown_first) or shown_first, self.evidence.resolve(shown_last) or shown_last
         local = self._range(first, last)
-        if len(local) != count:
-            return None
-        text = compose_pack([(n.path, n.parts[0].text or "") for n in local])
-        exact = content_hash(text)
-        legacy = title == pack_title(first, last, count, exact)
-        if not legacy and title != pack_title(first, last, count, title_hash(text)):
+        # a pack holds the documents of its range when they were packed, none of them when they are file sources
+        for held in (local, [n for n in local if not is_document(n.path)]):
+            text = compose_pack([(n.path, n.parts[0].text or "") for n in held])
+            exact = content_hash(text)
+            legacy = title == pack_title(first, last, count, exact)
+            if len(held) == count and (legacy or title == pack_title(first, last, count, title_hash(text))):
+                local = held
+                break
+        else:
             return None
         if legacy and source_id and not await self.evidence.proven(source_id, title, text):
             self._legacy_refused.add((title, source_id))
@@ -140,8 +143,9 @@ class PackClaims:
         return [n for n in notes if block_size(n.path, self._size(n)) <= limit]
 
     def _size(self, note: PreparedNote) -> int:
-        """The note's size in bytes: its file's, as the walk found it (a note of the vault is UTF-8 on disk)."""
-        stat = self.evidence.stats.get(note.path)
+        """The note's size in bytes: its file's, as the walk found it (a note of the vault is UTF-8 on disk); a
+        document's, its text's."""
+        stat = self.evidence.stats.get(note.path) if not is_document(note.path) else None  # a file's bytes are not its text
         return stat[1] if stat is not None else len((note.parts[0].text or "").encode("utf-8", "surrogateescape"))
 
     async def _settle(self, candidates: list[_PackCandidate]) -> None:

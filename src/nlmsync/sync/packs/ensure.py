@@ -11,7 +11,6 @@ from nlmsync.errors import CapacityError
 from nlmsync.store import NoteHashes, PackRecord
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry.executor import Executor
-from nlmsync.sync.carry.vanished import vanished_paths
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.packs.layout import NotesDoNotFit
 from nlmsync.sync.packs.outcomes import held_pack_outcome, live_note_outcomes, pack_outcome, simulated
@@ -32,7 +31,7 @@ from nlmsync.sync.packs.plan import (
 )
 from nlmsync.sync.packs.units import PackGroups, PackUnit, build_packs
 from nlmsync.sync.prepared import PreparedNote, load_notes, split_limits
-from nlmsync.sync.registry import STALE_HASH, RegistryView
+from nlmsync.sync.registry import STALE_HASH, RegistryView, vanished_paths
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome, PackOutcome
 from nlmsync.sync.run import Request, SyncRun
@@ -132,7 +131,8 @@ async def pack_notes(run: SyncRun, request: Request, packed: PackedNotes, items:
             reached = {r.source_id for r in in_reach}
         held = {path for path, (source_id, _) in members.items() if reached is None or source_id in reached}
         # a whole-vault run that looks at every note has every note of the vault among `items` already
-        neighbours = [] if request.whole_vault and not narrowed and not settled else sorted(held - in_run)
+        neighbours = [] if request.whole_vault and not narrowed and not settled \
+            else sorted(held - in_run - run.files_alone)
         neighbours_known = store.note_hashes(neighbours)
         for item in load_notes(deps, neighbours, neighbours, neighbours_known, run.read, request.stats):
             if isinstance(item, PreparedNote) and not unpacking and packable(deps, item,
@@ -143,9 +143,11 @@ async def pack_notes(run: SyncRun, request: Request, packed: PackedNotes, items:
             layout, members, shown, wanted, in_reach, gone=held - {n.path for n in layout},
             # a whole-vault run retires the packs that hold no note of the vault (an older upload adopted)
             empty=[r for r in every_pack if r.source_id not in holding] if request.whole_vault else [],
+            # the layout leaves room for the sources still to add: notes kept alone, attachments kept as files
             alone_parts=sum(len(i.parts) for i in alone
-                            if isinstance(i, PreparedNote) and not _live(i.path, run.registry, run.remote)),
-            leaving=set(vanished_paths(request.all_notes, run.registry, items, settled))
+                            if isinstance(i, PreparedNote) and not _live(i.path, run.registry, run.remote))
+            + run.file_room,
+            leaving=set(vanished_paths(request.all_notes, run.registry, items, [*settled, *run.files_alone]))
             if request.all_notes is not None else set(),
             found={*request.found, *neighbours},
             # per note, only those the user named (a run over every note, or every synced one, says its packs)

@@ -211,6 +211,11 @@ def _even_cut(sizes: Sequence[int], offsets: Sequence[int], lo: int, hi: int, co
     return [(lo + a, lo + b) for a, b in _filled(sizes[lo:hi], max_bytes)]
 
 
+def fewest_packs(sizes: Sequence[int], max_bytes: int) -> int:
+    """The fewest packs notes of `sizes` (in path order) can be in, each filled to `max_bytes`."""
+    return len(_filled(sizes, max_bytes)) if sizes else 0
+
+
 def _filled(sizes: Sequence[int], max_bytes: int) -> list[tuple[int, int]]:
     """Packs filled to the limit one after another, in path order: the fewest packs the notes can be in."""
     pieces: list[tuple[int, int]] = []

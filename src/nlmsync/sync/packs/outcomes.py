@@ -16,13 +16,18 @@ from nlmsync.sync.report import NoteOutcome, PackOutcome, SourcesLayout
 
 if TYPE_CHECKING:
     from nlmsync.store import StateStore
+    from nlmsync.sync.registry import RegistryView
 
 
 _SHOWN_IN_REASON = 3
 
-def sources_layout(store: StateStore, notebook_id: str, remote: RemoteView) -> SourcesLayout:
-    """How the notebook's live sources hold notes: notes alone, packs, and the notes the packs hold."""
-    alone = {m.path for m, resolved in store.mappings_with_resolved_ids(notebook_id) if resolved in remote}
+def sources_layout(store: StateStore, notebook_id: str, remote: RemoteView,
+                   registry: RegistryView | None = None) -> SourcesLayout:
+    """How the notebook's live sources hold notes: notes alone, packs, and the notes the packs hold. `registry`: the
+    whole registry as a run read it, when the run changed none of it since (else it is read here)."""
+    rows = registry.rows() if registry is not None and registry.complete else \
+        store.mappings_with_resolved_ids(notebook_id)
+    alone = {m.path for m, resolved in rows if resolved in remote}
     live = [p for p in store.packs(notebook_id) if p.source_id in remote]
     return SourcesLayout(alone_note_count=len(alone), pack_count=len(live),
                          packed_note_count=sum(p.note_count for p in live))

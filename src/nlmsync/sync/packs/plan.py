@@ -189,8 +189,8 @@ def group_changes(deps: SyncDeps, planned: Sequence[PlannedPack], registry: Regi
                   gone: Collection[str] = (), empty: Collection[PackRecord] = ()) -> list[Group]:
     """The changed packs of `planned` (not kept) with the older sources they replace, as groups in path order,
     and a group of its own for each held pack whose notes all left the layout or are `gone` (a held note that is
-    in no planned pack: deleted, excluded, or now too large for a pack), and for each `empty` pack (holding no
-    note of the vault)."""
+    in no planned pack: deleted, excluded, or now too large for a pack), for each `empty` pack (holding no
+    note of the vault), and for the sources of notes alone that a kept pack holds too (retired, nothing added)."""
     store, nb = deps.store, deps.notebook_id
     records = {p.source_id: p for p in store.packs(nb)}
     holder = {path: source_id for path, (source_id, _) in members.items()}
@@ -211,6 +211,11 @@ def group_changes(deps: SyncDeps, planned: Sequence[PlannedPack], registry: Regi
             union.find(f"old:{old}")
     for record in empty:
         union.find(f"old:{record.source_id}")
+    for pack in planned:  # a kept pack's note still alone too (a run killed once the pack was in): its source goes
+        if pack.keep is not None:
+            for path in pack.paths:
+                if any(m.managed for m, _ in registry.mappings(path)):
+                    union.join(f"single:{path}", f"kept:{pack.keep.source_id}")
     groups: dict[str, Group] = {}
     for i, pack in enumerate(changed):
         groups.setdefault(union.find(f"new:{i}"), Group()).packs.append(pack)
