@@ -143,12 +143,14 @@ class AttachmentRun:
         files = FilesAlone(run.deps, run.remote)
         places: list[list[NoteOutcome]] = [[] for _ in self.items]
         units: list[AttachmentUnit] = []
-        for item, place in zip(self.items, places, strict=True):
-            if isinstance(item, NoteOutcome):
-                place.append(item)
-                run.deps.progress(item)
-            else:
-                units.append(AttachmentUnit(files, item, place))
+        for item, place in zip(self.items, places, strict=True):  # a file reused as it is is said now
+            if isinstance(item, PlannedFile):
+                if not item.reused_as_is():
+                    units.append(AttachmentUnit(files, item, place))
+                    continue
+                item = outcome(item, list(item.decision.keep))
+            place.append(item)
+            run.deps.progress(item)
         executor: Executor[AttachmentUnit] = Executor(run.deps, run.remote, run.protect)
         try:
             stop = await executor.execute(units)
