@@ -121,6 +121,11 @@ class AttachmentUnit:
         return [Upload("", file.title, partial(own_upload, self.files.deps, self.files.remote, file.path),
                        file=link, listed_as=(upload_name(file.title, file.suffix),), slow=is_media(file.path))]
 
+    @property
+    def live(self) -> bool:
+        """Whether the file came out of the run live (its own outcome, said last in its place, is live)."""
+        return bool(self.evictions) and self.evictions[-1].path == self.work.path and self.evictions[-1].branch.live
+
     def failed(self, message: str, *, not_tried: bool = False) -> None:
         self._report(failed(self.work, message, not_tried=not_tried))
 
