@@ -38,7 +38,6 @@ from corpora import CORPORA  # noqa: E402
 from sync import Run, fastest, write_vault  # noqa: E402
 
 from nlmsync.config import Settings  # noqa: E402
-from nlmsync.errors import PartialFailure  # noqa: E402
 from nlmsync.fake.state import FakeNotebookLM  # noqa: E402
 from nlmsync.search import NoteIndex  # noqa: E402
 from nlmsync.store import open_database  # noqa: E402
@@ -111,11 +110,9 @@ def first_index(root: Path, vault: Path, name: str, **settings: Any) -> float:
 
 
 async def refresh_all(orch: Any) -> Any:
-    """`refresh --all`; the PDFs without text fail on the fake, which reads no scanned page (a partial failure)."""
-    try:
-        return await orch.refresh(all_notes=True)
-    except PartialFailure as failed:
-        return failed.report
+    """`refresh --all`: every file becomes a source (the fake processes the PDFs without text, as NotebookLM reads
+    scanned pages itself), so a failure stops the benchmark."""
+    return await orch.refresh(all_notes=True)
 
 
 async def main() -> None:
@@ -154,7 +151,8 @@ async def main() -> None:
         extra = first["own"] - first_notes["own"]
         print(f"first refresh --all: own {first['own']:.2f} s, of the notes alone {first_notes['own']:.2f} s: the "
               f"PDFs cost {extra:.2f} s ({extra / floor:.2f}× the extraction); wall {first['wall']:.2f} s, "
-              f"{first['adds']:.0f} adds")
+              f"{first['adds']:.0f} adds, {first['mutating'] - first['adds']:.0f} other mutating calls, "
+              f"{len(both.fake.notebooks[both.settings.notebook].sources)} sources")
 
         for run in (both, notes_only):  # the run after the first records the hashes by mtime and size
             await run.timed(refresh_all)

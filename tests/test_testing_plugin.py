@@ -73,3 +73,18 @@ async def test_file_sources_and_the_switch_under_which_their_title_does_not_take
     assert added.title == "paper.pdf · 0123abcd"
     assert fake_notebooklm.source_titles(notebook.notebook_id) == ["paper.pdf"]
     assert "Tapirs browse at dusk" in fake_notebooklm.notebooks[notebook.notebook_id].sources[added.source_id].text
+
+
+@pytest.mark.anyio
+@pytest.mark.fake_notebooklm(processing_fails=["bad*.pdf"])
+async def test_the_switch_that_fails_the_processing_of_named_files(fake_notebooklm, tmp_path) -> None:
+    from tests.documents.pdfs import pdf, text_page
+
+    for name in ("good.pdf", "bad.pdf"):
+        (tmp_path / name).write_bytes(pdf(text_page(f"Tapirs of {name}")))
+    async with connect(fake_notebooklm.server, Settings()) as client:
+        notebook = await client.notebook_create("CI")
+        await client.source_add_file(notebook.notebook_id, tmp_path / "good.pdf", "good.pdf · 0123abcd")
+        with pytest.raises(ServerError, match="failed to process in NotebookLM"):
+            await client.source_add_file(notebook.notebook_id, tmp_path / "bad.pdf", "bad.pdf · 4567cdef")
+    assert fake_notebooklm.source_titles(notebook.notebook_id) == ["good.pdf · 0123abcd", "bad.pdf"]

@@ -3,6 +3,7 @@
     .venv/bin/pip install -e '.[test,mutation]'
     .venv/bin/python tools/mutation.py store            # or notebooklm, sync, app, cli
     .venv/bin/python tools/mutation.py store --survivors   # and show each surviving mutant's diff
+    .venv/bin/python tools/mutation.py sync/notes/decide   # only one module's (or subpackage's) mutants
 
 Run by hand (or by a scheduled job), never by the tests or CI. The repository's tracked files are copied into
 `.mutation/PACKAGE/` (kept between runs: mutmut then tests again only the functions that changed), the copy's
@@ -10,6 +11,11 @@ Run by hand (or by a scheduled job), never by the tests or CI. The repository's 
 a low priority (`nice -n 10`), with `--children` test processes at once. For each mutant mutmut runs only the
 tests of that selection that executed the mutated function. The selection leaves out the tests marked slow (most
 crash points of the crash loops, the end-to-end runs) unless `--slow` is given.
+
+A target narrower than a package (`sync/carry`, `sync/notes/decide`) shares the package's copy, its mutants and its
+tests, but checks and scores only the mutants of that subpackage or module: a large package is scored in pieces.
+Each run checks only the mutants not checked yet; `--recheck` checks instead those that survived or that no test
+reached, so that tests written since count.
 
 The score is caught / (mutants − equivalent ones), a mutant being caught when a test failed on it or the tests
 timed out on it, where a mutant counts as equivalent when `tests/mutation_equivalents.toml` names it with the
@@ -30,6 +36,7 @@ import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+SOURCE = REPO / "src" / "nlmsync"
 EQUIVALENTS = REPO / "tests" / "mutation_equivalents.toml"
 TESTS = {
     "store": ["tests/store", "tests/search"],
@@ -40,11 +47,28 @@ TESTS = {
 }
 """The tests each package's mutants are held to: its own; for store, search's too (the index's codec is store's,
 its behaviour the index's); for sync, the app's, which reach it whole."""
+RECHECKED = frozenset({"survived", "no tests"})
+"""The results `--recheck` checks again: a test written since may change them."""
 CAUGHT = frozenset({"killed", "timeout"})
 """A mutant is caught when a test failed on it, or when the tests ran past their time (it hangs the code)."""
 _RESULT = re.compile(r"^\s*(\S+__mutmut_\d+): (.+)$")
 _SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|WHERE|FROM|VALUES|ORDER BY|JOIN|LIMIT|SET)\b")
+SQL_PACKAGES = frozenset({"store"})
+"""The packages that hold SQL text (the letter case of which a mutant may change)."""
 SQL_LETTER_CASE = "SQLite reads SQL keywords and the names of tables and columns in any letter case"
+
+
+def target_parts(target: str) -> tuple[str, str]:
+    """The package a target lies in, and the prefix of the names of the mutants it holds: `sync/notes/decide`
+    (or `sync/notes/decide.py`, `sync.notes.decide`) gives `sync` and `nlmsync.sync.notes.decide.`."""
+    dotted = target.removesuffix(".py").replace("/", ".").strip(".")
+    package = dotted.split(".", 1)[0]
+    if package not in TESTS:
+        raise SystemExit(f"{target}: not a package of nlmsync or a part of one (packages: {', '.join(sorted(TESTS))})")
+    path = SOURCE.joinpath(*dotted.split("."))
+    if not (path.is_dir() or path.with_suffix(".py").is_file()):
+        raise SystemExit(f"{target}: no such module or subpackage in {SOURCE.relative_to(REPO)}")
+    return package, f"nlmsync.{dotted}."
 
 
 def copy_repository(target: Path) -> None:
@@ -68,11 +92,23 @@ def narrow_config(pyproject: Path, package: str, tests: list[str]) -> None:
     pyproject.write_text(text.replace("[tool.mutmut]", "[tool.mutmut]\n" + "\n".join(lines), 1), encoding="utf-8")
 
 
-def equivalents(package: str) -> dict[str, str]:
-    """The mutants of `package` the equivalents file names, with the reason each is equivalent."""
+def equivalents(prefix: str) -> dict[str, str]:
+    """The mutants whose names begin with `prefix` that the equivalents file names, with the reason each is
+    equivalent."""
     with EQUIVALENTS.open("rb") as handle:
         named: dict[str, str] = tomllib.load(handle).get("equivalent", {})
-    return {name: why for name, why in named.items() if name.startswith(f"nlmsync.{package}.")}
+    return {name: why for name, why in named.items() if name.startswith(prefix)}
+
+
+def to_check(statuses: dict[str, str], prefix: str, recheck: bool) -> list[str]:
+    """What `mutmut run` is given to check the target's mutants: the names of those not checked yet (with
+    `recheck`, of those that survived or that no test reached instead), or, before the package's mutants exist, a
+    pattern naming them all. An empty list means nothing is left to check."""
+    mine = {name: status for name, status in statuses.items() if name.startswith(prefix)}
+    if not mine:
+        return [f"{prefix}*"]
+    wanted = RECHECKED if recheck else {"not checked"}
+    return sorted(name for name, status in mine.items() if status in wanted)
 
 
 def results(work: Path) -> dict[str, str]:
@@ -114,26 +150,42 @@ def _mutmut() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("package", choices=sorted(TESTS))
+    parser.add_argument("targets", nargs="+", metavar="target",
+                        help="a package (" + ", ".join(sorted(TESTS)) + "), or subpackages or modules of one, as "
+                        "paths under src/nlmsync: sync/carry sync/notes/decide")
     parser.add_argument("--children", type=int, default=1, help="test processes at once (default: %(default)s)")
     parser.add_argument("--slow", action="store_true", help="hold the mutants to the slow tests too")
     parser.add_argument("--report", action="store_true", help="report the last run's results without running")
+    parser.add_argument("--recheck", action="store_true",
+                        help="check again only the mutants that survived or that no test reached")
     parser.add_argument("--survivors", action="store_true", help="show the diff of each unexplained survivor")
     args = parser.parse_args()
-    work = REPO / ".mutation" / args.package
-    if not args.report:
+    parts = [target_parts(target) for target in args.targets]
+    package = parts[0][0]
+    if any(other != package for other, _ in parts):
+        raise SystemExit(f"{' '.join(args.targets)}: targets of more than one package; score one package at a time")
+    prefixes = tuple(prefix for _, prefix in parts)
+    work = REPO / ".mutation" / package
+    statuses = results(work) if (work / "mutants").is_dir() else {}
+    whole = prefixes == (f"nlmsync.{package}.",) and not args.recheck
+    names = [name for prefix in prefixes for name in to_check(statuses, prefix, args.recheck)]
+    if not args.report and (whole or names):
         work.mkdir(parents=True, exist_ok=True)
         copy_repository(work)
-        narrow_config(work / "pyproject.toml", args.package, [*([] if args.slow else ["-m", "not slow"]),
-                                                               *TESTS[args.package]])
-        run = subprocess.run(["nice", "-n", "10", _mutmut(), "run", "--max-children", str(args.children)],
-                             cwd=work, stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        narrow_config(work / "pyproject.toml", package, [*([] if args.slow else ["-m", "not slow"]),
+                                                         *TESTS[package]])
+        log = work / "mutmut.log"
+        with log.open("w", encoding="utf-8") as output:
+            run = subprocess.run(["nice", "-n", "10", _mutmut(), "run", "--max-children", str(args.children),
+                                  *([] if whole else names)], cwd=work, stdout=output, stderr=subprocess.STDOUT,
+                                 env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
         if run.returncode:
-            raise SystemExit(f"mutmut run failed (exit {run.returncode}); see {work}")
-    statuses = results(work)
-    known = equivalents(args.package)
+            raise SystemExit(f"mutmut run failed (exit {run.returncode}); its output is in {log}")
+        statuses = results(work)
+    statuses = {name: status for name, status in statuses.items() if name.startswith(prefixes)}
+    known = {name: why for prefix in prefixes for name, why in equivalents(prefix).items()}
     for name in sorted(n for n, status in statuses.items() if status == "survived" and n not in known):
-        if sql_letter_case(*diff_lines(work, name)):
+        if package in SQL_PACKAGES and sql_letter_case(*diff_lines(work, name)):
             known[name] = SQL_LETTER_CASE
     counted = {name: status for name, status in statuses.items() if name not in known and status != "not checked"}
     unchecked = sum(status == "not checked" for status in statuses.values())
@@ -141,8 +193,8 @@ def main() -> None:
     left = sorted(name for name, status in counted.items() if status not in CAUGHT)
     stale = sorted(name for name, why in known.items() if statuses.get(name) != "survived" and why != SQL_LETTER_CASE)
     score = killed / len(counted) if counted else 1.0
-    print(f"{args.package}: {len(statuses)} mutants, {len(known)} equivalent, {killed} of {len(counted)} caught: "
-          f"{score:.1%}" + (f" ({unchecked} not checked yet: run again to go on)" if unchecked else ""))
+    print(f"{' '.join(args.targets)}: {len(statuses)} mutants, {len(known)} equivalent, "
+          f"{killed} of {len(counted)} caught: {score:.1%}" + (f" ({unchecked} not checked yet: run again to go on)" if unchecked else ""))
     for name in left:
         print(f"  {counted[name]}: {name}")
         if args.survivors:

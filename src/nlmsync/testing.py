@@ -15,7 +15,7 @@ or in a subprocess). The test sets capacity and fault switches, then inspects th
 The marker takes `capacity` and the fault switches of `nlmsync fake-server` as keywords (`latency`,
 `drop_on_call`, `drop_on`, `error_on`, `rate_limit_on`, `empty_sources_once`, `auth_required`,
 `expire_login_after`, `renewal_fails`, `login_back_after`, `usage_used`, `tier`, `without_tool`, `network_down`,
-`file_titles_ignored`, `processing_polls`);
+`file_titles_ignored`, `processing_polls`, `processing_fails`: a list of globs);
 `configure(...)` changes them mid-test (`without_tool` only takes effect in the marker: the server's tools are
 listed when it is built). Nothing heavy is imported until the fixture is used.
 """

@@ -161,8 +161,10 @@ async def test_a_question_refused_for_a_usage_limit_is_exit_8_with_the_window_re
 
 @pytest.mark.parametrize("faults", [Faults(rate_limits=[RateLimitRule("notebook_query")]),
                                     Faults(rate_limits=[RateLimitRule("notebook_query")],
-                                           without_tools=frozenset({"usage_get"}))],
-                         ids=["allowance-left", "without-usage_get"])
+                                           without_tools=frozenset({"usage_get"})),
+                                    Faults(rate_limits=[RateLimitRule("notebook_query")],
+                                           errors=[ErrorRule("usage_get", "Internal error")])],
+                         ids=["allowance-left", "without-usage_get", "usage_get-failing"])
 async def test_a_question_refused_for_a_usage_limit_with_allowance_left_says_to_wait(make_world, faults: Faults):
     world = make_world()
     world.fake.faults = faults
@@ -174,7 +176,8 @@ async def test_a_question_refused_for_a_usage_limit_with_allowance_left_says_to_
     error = info.value
     assert exit_code_for(error) == 8 and error.window == "" and error.resets_at is None
     assert error.message.startswith("NotebookLM refused the question: a usage limit was reached (asking the notebook: ")
-    assert error.hint is not None and "wait a few minutes and ask again" in error.hint
+    assert error.hint == ("wait a few minutes and ask again; 'nlmsync server-info' shows what is left of the plan's "
+                          "allowance")
     assert held == ["heap.md"]  # the note uploaded for the question stays, recorded
 
 
@@ -190,3 +193,13 @@ def test_a_spent_window_says_what_was_held_back_and_when_the_allowance_comes_bac
     asked = spent_error(UsageWindow(window="rolling", percent_remaining=0, resets_at=resets))  # a question held back
     assert str(asked).startswith("the plan's usage allowance is used up (the rolling window has nothing left): the "
                                  "question was not sent; the allowance comes back ")
+
+
+def test_a_reset_time_today_is_the_time_alone_and_a_later_day_names_the_day() -> None:
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    local = now.astimezone()
+    assert local_time(now) == f"{local.hour:02}:{local.minute:02}"
+    later = (now + timedelta(days=3)).astimezone()
+    day = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")[later.weekday()]
+    month = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")[later.month - 1]
+    assert local_time(now + timedelta(days=3)) == f"{day} {later.day:02} {month} {later.hour:02}:{later.minute:02}"

@@ -110,6 +110,22 @@ def test_a_same_note_link_the_server_rewrote_goes_to_the_cited_note_with_that_he
     assert saved == "It is set in [[Templates#template settings]].\n\nAnd [[guide#Nowhere at all]] too [1]."
 
 
+def test_a_rewritten_block_or_nested_heading_link_goes_to_the_cited_note_that_has_it(tmp_path: Path) -> None:
+    vault = _make_vault(tmp_path)
+    (vault / "setup.md").write_text("# Setup: first steps\n\nBegin.\n", encoding="utf-8")
+    citations = [Citation(number=1, source_id="s1", path="guide.md"),
+                 Citation(number=2, source_id="s2", path="plugins/Templates.md"),
+                 Citation(number=3, source_id="s3", path="setup.md"),
+                 Citation(number=4, source_id="s4", path="ar/مزامنة.md")]
+    # none as the notes write them (the server dropped an alias, a colon, a letter's case) and no marker after
+    # them: each goes to the first cited note that has the block or the heading (the last of a nested one)
+    saved = rewrite_links("Kept in [[#^history]], dated as [[#^template-settings-date-time-formatting]], set under "
+                          "[[#Templates#template settings]], begun at [[#Setup first steps]].", citations, vault,
+                          "answers/x.md", files=lambda: [*FILES, "setup.md"])
+    assert saved == ("Kept in [[مزامنة#^history]], dated as [[Templates#^template-settings-date-time-formatting]], "
+                     "set under [[Templates#Templates#template settings]], begun at [[setup#Setup first steps]].")
+
+
 def test_an_answer_without_links_never_lists_the_vault(tmp_path: Path) -> None:
     def refused() -> list[str]:
         raise AssertionError("the vault was listed")

@@ -128,25 +128,56 @@ async def test_files_that_cannot_be_sources_are_said_per_file_while_the_rest_syn
     assert world.calls("source_add") == 1
 
 
-async def test_a_file_the_server_cannot_process_is_deleted_reported_and_not_retried(make_world):
+async def test_a_file_the_server_cannot_process_is_deleted_reported_and_not_retried_until_it_changes(make_world):
     from nlmsync.errors import PartialFailure
 
-    world = make_world()
+    world = make_world(faults=Faults(processing_fails=("bad.pdf*",)))  # nlmsync uploads it as `bad.pdf · <hash>.pdf`
     put_pdf(world, "good.pdf", "tapirs")
-    (world.vault / "scan.pdf").write_bytes(pdf(b"q 1 0 0 1 0 0 cm /Im1 Do Q", image=True))
+    put_pdf(world, "bad.pdf", "okapis")
     async with world.run() as orch:
         with pytest.raises(PartialFailure) as failure:
             await orch.refresh(all_notes=True)
     said = {n.path: n for n in stopped_report(failure.value).notes}
     assert said["good.pdf"].branch == Branch.ADDED
-    assert said["scan.pdf"].branch == Branch.FAILED and "could not process" in said["scan.pdf"].error
+    assert said["bad.pdf"].branch == Branch.FAILED and "could not process" in said["bad.pdf"].error
     assert len(world.remote()) == 1  # the failed source was deleted
     mark = len(world.fake.calls)
     async with world.run() as orch:
         report = await orch.refresh(all_notes=True)
     said = {n.path: n for n in report.notes}
-    assert said["scan.pdf"].branch == Branch.EXCLUDED and "earlier run" in said["scan.pdf"].reason
+    assert said["bad.pdf"].branch == Branch.EXCLUDED and "earlier run" in said["bad.pdf"].reason
     assert world.mutating_calls(mark) == []
+    world.fake.faults = Faults()
+    title = put_pdf(world, "bad.pdf", "okapis, mended")
+    async with world.run() as orch:
+        report = await orch.refresh(all_notes=True)
+    assert branches(report)["bad.pdf"] == Branch.ADDED and title in world.remote().values()
+
+
+async def test_a_scanned_pdf_is_a_live_source_reused_and_never_deleted_by_the_read_back_proof(make_world):
+    world = make_world()
+    put_pdf(world, "good.pdf", "tapirs")
+    (world.vault / "scan.pdf").write_bytes(pdf(b"q 100 0 0 100 0 0 cm /Im1 Do Q", image=True))
+    scan = source_title("scan.pdf", hash_file(world.vault / "scan.pdf")[0])
+    async with world.run() as orch:
+        first = await orch.refresh(all_notes=True)
+    assert branches(first) == {"good.pdf": Branch.ADDED, "scan.pdf": Branch.ADDED}
+    (source_id,) = next(n.source_ids for n in first.notes if n.path == "scan.pdf")
+    assert world.remote()[source_id] == scan and world.remote_texts()[scan] == ""  # the fake reads no page image
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        again = await orch.refresh(all_notes=True)
+    assert world.mutating_calls(mark) == [] and branches(again)["scan.pdf"] == Branch.REUSED
+    copy = world.fake.apply("source_add", {"notebook_id": world.notebook_id, "source_type": "file", "wait": True,
+                                           "file_path": str(world.vault / "scan.pdf"), "title": scan})
+    assert copy["status"] == "success"  # another machine's upload of the same bytes: nothing proves it a copy
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        last = await orch.refresh(all_notes=True)
+    assert world.calls("source_delete", mark) == 0
+    assert sorted(sid for sid, title in world.remote().items() if title == scan) == sorted([source_id,
+                                                                                           copy["source_id"]])
+    assert {n.path: n.source_ids for n in last.notes}["scan.pdf"] == [source_id]
 
 
 async def test_images_are_synced_only_when_asked_for(make_world):

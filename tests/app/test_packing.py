@@ -501,3 +501,19 @@ async def test_a_packed_refresh_whose_uploads_all_fail_is_a_partial_failure_not_
     assert all(p.branch == Branch.FAILED for p in report.packs)
     assert str(info.value).startswith(f"all {len(report.packs)} packs failed; nothing was done")
     assert world.remote() == {}
+
+
+async def test_notes_kept_alone_in_a_full_notebook_make_room_for_their_pack_by_going_first(make_world):
+    """Four notes alone fill the notebook; packed, there is no room to add the pack first: a single source is
+    deleted before the pack lands, and every note ends in the pack, none lost and none twice."""
+    world = make_world(capacity=4)
+    paths = fill(world, 4)
+    await mirror(world, pack="never")
+    assert len(world.remote()) == 4 and not packed_paths(world)
+    singles = {title.split(" · ")[0]: source_id for source_id, title in world.remote().items()}
+    report = await mirror(world, pack="always", pack_free=0)
+    early = [(e.notebook_id, e.path, e.source_id, e.reason) for e in world.store().recent_evictions(world.notebook_id)]
+    assert early and all(e == (world.notebook_id, e[1], singles[e[1]], "made room for packs") for e in early)
+    assert_every_note_once(world, paths)
+    assert len(world.remote()) == 1 and list(packed_paths(world).values()) == [paths]
+    assert [p.branch for p in report.packs] == [Branch.REPLACED]  # the pack replaces the notes alone

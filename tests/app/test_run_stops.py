@@ -35,6 +35,7 @@ async def test_a_login_expiring_mid_run_is_one_line_and_each_note_is_reported_on
     not_tried = [n for n in report.notes if n.error and n.error.startswith("not tried")]
     assert len(added) + 1 + len(not_tried) == len(paths) and world.calls("source_add") == len(added) + 1
     assert all(n.error.count("not tried") == 1 and n.error.count("login") == 1 for n in not_tried)
+    assert [n for n in report.notes if n.not_tried] == not_tried  # counted apart from the one that failed
     line = str(exc)
     assert "\n" not in line and line.count("not tried") == 1 and line.count("login") == 1
     assert f"{len(added)} of 40 notes done, 1 failed, {len(not_tried)} not tried" in line

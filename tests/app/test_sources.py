@@ -33,6 +33,8 @@ async def test_a_packed_notebook_lists_each_pack_with_its_range_and_the_sources_
     assert [(p.first_path, p.last_path, p.note_count) for p in packs] == [
         (p.paths[0], p.paths[-1], len(p.paths)) for p in sorted(report.packs, key=lambda p: p.paths[0])]
     assert sum(p.note_count or 0 for p in packs) == listed.packed_note_count == len(paths)
+    texts = world.remote_texts()
+    assert [p.byte_count for p in packs] == [len(texts[p.title].encode()) for p in packs]  # the bytes of its text
     assert [(s.kind, s.source_id, s.title) for s in listed.sources if s.kind != "pack"] == [
         ("unmanaged", mine, "Meeting notes.pdf")]
     assert (listed.source_count, listed.unmanaged_count, listed.alone_count) == (len(packs) + 1, 1, 0)
@@ -56,3 +58,18 @@ async def test_notes_alone_are_listed_part_by_part_and_look_alikes_as_added_by_h
     assert alone[-1] == ("lost.md", 0, 1) and upload in {s.source_id for s in listed.sources if s.kind == "note"}
     assert [(s.kind, s.source_id) for s in listed.sources if s.kind != "note"] == [("unmanaged", lookalike)]
     assert (listed.alone_count, listed.orphan_count, listed.unmanaged_count) == (len(alone), 0, 1)
+
+
+async def test_an_upload_of_a_note_the_vault_does_not_have_is_listed_as_an_orphan(make_world):
+    world = make_world()
+    world.write("a.md", "# A\n\nalpha\n")
+    async with world.run() as orch:
+        await orch.refresh(["a.md"])
+    gone = "archive/" * 70 + "gone.md"  # a title too long to hold it: shortened to its end, "…"
+    title = source_title(gone, title_hash("the words of a note no longer in the vault"))
+    assert title.startswith("…")
+    orphan = _add_by_hand(world, title, "the words of a note no longer in the vault")
+    async with world.run() as orch:
+        listed = await list_sources(orch)
+    assert [(s.kind, s.source_id, s.title) for s in listed.sources if s.kind != "note"] == [("orphan", orphan, title)]
+    assert (listed.alone_count, listed.orphan_count, listed.unmanaged_count) == (1, 1, 0)

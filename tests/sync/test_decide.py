@@ -6,11 +6,12 @@ from __future__ import annotations
 from tests.sync.stub import Bench
 
 from nlmsync.store import SourceMapping
-from nlmsync.sync.branches import Branch
+from nlmsync.sync.branches import Branch, Decision
 from nlmsync.sync.branches import decide_branch
-from nlmsync.sync.notes.decide import PlannedNote, decide_all
+from nlmsync.sync.notes.decide import PlannedNote, decide_all, needs_retitle, slots_needed
 from nlmsync.sync.prepared import PreparedNote, load_notes, prepare_note
 from nlmsync.sync.registry import ResolvedMapping
+from nlmsync.sync.remote import RemoteView
 
 
 def synced(bench: Bench, path: str, text: str) -> str:
@@ -66,3 +67,23 @@ def test_a_note_whose_source_is_live_and_unchanged_is_reused_and_an_edited_one_r
     decisions = decided(bench, "a.md", "b.md")
     assert (decisions["a.md"].decision.branch, decisions["a.md"].decision.keep) == (Branch.REUSED, (kept,))
     assert (decisions["b.md"].decision.branch, decisions["b.md"].decision.previous) == (Branch.REPLACED, (edited,))
+
+
+SPLIT = "".join(f"Paragraph {i} holds words enough to need a part of its own here.\n\n" for i in range(3))
+
+
+def test_a_kept_split_note_is_retitled_only_when_its_titles_name_another_path_or_part():
+    note = prepare_note("a.md", SPLIT, max_words=15)
+    titles = tuple(p.title for p in note.parts)
+    assert len(titles) == 3
+    kept = Decision(Branch.REUSED, keep=("s1", "s2", "s3"))
+    assert not needs_retitle(PlannedNote(note, kept, titles))
+    assert needs_retitle(PlannedNote(prepare_note("moved/a.md", SPLIT, max_words=15), kept, titles))
+    assert needs_retitle(PlannedNote(note, kept, (titles[1], titles[0], titles[2])))  # parts' titles swapped
+    assert needs_retitle(PlannedNote(note, kept, titles[:2]))  # a part's row missing
+
+
+def test_a_part_whose_exact_title_is_listed_takes_no_new_slot():
+    note = prepare_note("a.md", SPLIT, max_words=15)
+    listed = RemoteView("nb", "Stub", {"s1": note.parts[1].title, "s2": "someone's notes.pdf"})
+    assert slots_needed(PlannedNote(note, Decision(Branch.ADDED)), listed) == len(note.parts) - 1 == 2

@@ -11,10 +11,15 @@ import anyio
 import pytest
 from tests.sync.stub import StubClient
 
-from nlmsync.errors import CapacityError, ServerCapacityError, ServerError
+from nlmsync.errors import (AuthenticationRequiredError, CapacityError, DiskFullError, FileOutsideServerFoldersError,
+                            NlmsyncError, ServerCapacityError, ServerError, ServerUnreachableError)
 from nlmsync.store import SourceMapping
 from nlmsync.sync.capacity import CapacitySource
-from nlmsync.sync.carry.executor import Executor
+from nlmsync.sync.branches import Branch, Decision
+from nlmsync.sync.carry.executor import Executor, why_stopped
+from nlmsync.sync.notes.decide import PlannedNote
+from nlmsync.sync.notes.units import NoteUnit, NotesAlone, note_units
+from nlmsync.sync.prepared import prepare_note
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.units import Turn, Upload, Uploaded
 
@@ -107,6 +112,25 @@ async def test_the_first_error_no_upload_can_survive_stops_the_run_and_the_rest_
     assert learned is not None and (learned.held, learned.under) == (1, 10)
 
 
+@pytest.mark.parametrize(("error", "why"), [
+    (AuthenticationRequiredError("login expired"), "the server needs a Google login"),
+    (FileOutsideServerFoldersError("not in NOTEBOOKLM_ALLOWED_FILE_DIRS"), "the server may not read the files"),
+    (ServerUnreachableError("no answer"), "the server cannot be used")], ids=["login", "folders", "unreachable"])
+async def test_a_unit_not_tried_after_a_server_error_says_why_the_run_stopped(bench, error: NlmsyncError, why: str):
+    bench.client.refuse_add = lambda title: error if title == "b" else None
+    log: list[tuple[str, str, object]] = []
+    run = bench.run(concurrency=1)
+    executor: Executor[Step] = Executor(run.deps, run.remote, set())
+    stop = await executor.execute([Step(n, [n], log) for n in "abc"])
+    assert stop is error
+    assert [(kind, what) for kind, _, what in log] == [
+        ("recorded", [("s0", False)]), ("recorded", str(error)), ("recorded not tried", f"not tried: {why}")]
+
+
+def test_a_run_stopped_by_its_state_file_says_so_to_each_unit_not_tried() -> None:
+    assert why_stopped(DiskFullError("state.db")) == "the state file cannot be written"
+
+
 async def test_an_upload_refused_fails_its_unit_alone(bench):
     bench.client.refuse_add = lambda title: ServerError("Internal error") if title == "b" else None
     log: list[tuple[str, str, object]] = []
@@ -128,3 +152,33 @@ async def test_a_unit_without_room_waits_then_evicts_a_managed_note_and_deletes_
     assert stop is None and bench.client.titles() == ["new", "next"]
     units_evicted = [o.path for o in bench.store.recent_evictions("nb", 5)]
     assert units_evicted == ["old.md"] and bench.store.mappings_by_path("nb", "old.md") == []
+
+
+async def test_a_split_note_whose_upload_is_refused_fails_whole_and_the_next_note_goes_on(bench):
+    split = prepare_note("big.md", "".join(f"Paragraph {i} holds words enough for a part.\n\n" for i in range(3)),
+                         max_words=10)
+    assert len(split.parts) == 3
+    bench.client.refuse_add = lambda title: ServerError("Internal error") if title == split.parts[1].title else None
+    run = bench.run(concurrency=1)
+    in_order = note_units(NotesAlone(run.deps, run.remote), [
+        PlannedNote(split, Decision(Branch.ADDED)), PlannedNote(prepare_note("a.md", "alpha\n"), Decision(Branch.ADDED))])
+    executor: Executor[NoteUnit] = Executor(run.deps, run.remote, set())
+    assert await executor.execute(in_order.units) is None
+    assert [(o.path, o.branch, o.part_count, o.error, o.not_tried) for o in in_order.outcomes()] == [
+        ("big.md", Branch.FAILED, 3, "Internal error", False), ("a.md", Branch.ADDED, 1, None, False)]
+
+
+async def test_the_notes_a_stopped_run_never_tried_are_reported_not_tried(bench):
+    """A full notebook of one: b waits for a's room, and a's upload finds the login gone; b, and c popped after
+    the run stopped, are not tried, and say so apart from the note that failed."""
+    bench.client.refuse_add = lambda title: AuthenticationRequiredError("login expired") if "a.md" in title else None
+    run = bench.run(concurrency=1, capacity=1)
+    in_order = note_units(NotesAlone(run.deps, run.remote), [
+        PlannedNote(prepare_note(p, f"{p}\n"), Decision(Branch.ADDED)) for p in ("a.md", "b.md", "c.md")])
+    executor: Executor[NoteUnit] = Executor(run.deps, run.remote, set())
+    assert isinstance(await executor.execute(in_order.units), AuthenticationRequiredError)
+    why = "not tried: the server needs a Google login"
+    assert [(o.path, o.branch, o.error, o.not_tried) for o in in_order.outcomes()] == [
+        ("a.md", Branch.FAILED, "login expired", False), ("b.md", Branch.FAILED, why, True),
+        ("c.md", Branch.FAILED, why, True)]
+    assert bench.client.mutating() == ["source_add"]

@@ -6,10 +6,14 @@ from __future__ import annotations
 import pytest
 from tests.sync.stub import Bench
 
-from nlmsync.errors import CapacityError
+from nlmsync.errors import CapacityError, ServerError
 from nlmsync.store import SourceMapping
-from nlmsync.sync.branches import Branch
+from nlmsync.sync.branches import Branch, Decision
+from nlmsync.sync.capacity import CAPACITY_HINT
 from nlmsync.sync.carry.eviction import make_room, plan_evictions
+from nlmsync.sync.notes.decide import PlannedNote
+from nlmsync.sync.notes.units import simulate
+from nlmsync.sync.prepared import prepare_note
 from nlmsync.sync.report import NoteOutcome
 
 pytestmark = pytest.mark.anyio
@@ -30,7 +34,9 @@ async def test_a_dry_run_plans_the_evictions_the_run_makes_each_note_once(bench)
     assert len({o.path for o in planned}) == len(planned) == 2 and occupied == 1
     evicted: list[NoteOutcome] = []
     await make_room(run.deps, run.remote, 2, set(), lambda: len(run.remote), evicted)
-    assert [o.path for o in evicted] == [o.path for o in planned]
+    assert [(o.path, o.branch, o.source_ids, o.reason) for o in planned] == [
+        (o.path, o.branch, o.source_ids, o.reason) for o in evicted] == [
+        ("a.md", Branch.EVICTED, ["s0"], "capacity"), ("b.md", Branch.EVICTED, ["s1"], "capacity")]
     assert all(o.branch == Branch.EVICTED for o in evicted) and len(bench.client.sources) == 1
     assert {e.path for e in bench.store.recent_evictions("nb", 10)} == {o.path for o in evicted}
     assert all(bench.store.mappings_by_path("nb", o.path) == [] for o in evicted)
@@ -39,9 +45,52 @@ async def test_a_dry_run_plans_the_evictions_the_run_makes_each_note_once(bench)
 async def test_the_notes_a_run_makes_live_are_never_evicted_and_none_left_means_full(bench):
     fill(bench, "a.md", "b.md")
     run = bench.run(capacity=2)
-    with pytest.raises(CapacityError, match="no source uploaded by nlmsync may be evicted"):
+    with pytest.raises(CapacityError) as refused:
         plan_evictions(run.deps, run.remote, 2, 1, {"a.md", "b.md"})
+    assert str(refused.value) == ("notebook nb is full (capacity 2 sources) and no source uploaded by nlmsync may be "
+                                  "evicted")
+    assert refused.value.hint == CAPACITY_HINT and "'capacity' setting" in CAPACITY_HINT
     evicted: list[NoteOutcome] = []
-    with pytest.raises(CapacityError):
+    with pytest.raises(CapacityError) as full:
         await make_room(run.deps, run.remote, 2, {"a.md"}, lambda: len(run.remote), evicted)
+    assert str(full.value) == str(refused.value)  # the run says what its dry run says
     assert [o.path for o in evicted] == ["b.md"] and bench.store.mappings_by_path("nb", "a.md")
+
+
+def test_a_dry_run_of_several_notes_plans_room_for_each_in_turn_and_passes_the_rest_through(bench):
+    """A full notebook of three: the dry run of two new notes, a kept one and an excluded file says what the run
+    would do, in order: each new note evicts the oldest note left (the kept one never), the kept one keeps its
+    source, the excluded one passes as it was."""
+    fill(bench, "a.md", "b.md", "c.md")
+    run = bench.run(capacity=3)
+    kept = prepare_note("c.md", "c\n")
+    excluded = NoteOutcome(path="big.pdf", branch=Branch.EXCLUDED, reason="not a note")
+    items: list[PlannedNote | NoteOutcome] = [
+        excluded, PlannedNote(prepare_note("d.md", "d\n"), Decision(Branch.ADDED)),
+        PlannedNote(kept, Decision(Branch.REUSED, keep=("s2",)), ("c.md · 00000002",)),
+        PlannedNote(prepare_note("e.md", "e\n"), Decision(Branch.ADDED))]
+    outcomes = simulate(run.deps, items, run.remote, {"c.md"})
+    assert outcomes[0] is excluded
+    assert [(o.path, o.branch, o.source_ids) for o in outcomes[1:]] == [
+        ("a.md", Branch.EVICTED, ["s0"]), ("d.md", Branch.ADDED, []), ("c.md", Branch.REUSED, ["s2"]),
+        ("b.md", Branch.EVICTED, ["s1"]), ("e.md", Branch.ADDED, [])]
+    assert bench.client.mutating() == [] and len(bench.store.mappings_by_path("nb", "a.md")) == 1  # nothing done
+
+
+async def test_a_note_whose_eviction_was_refused_is_not_picked_again(bench, monkeypatch: pytest.MonkeyPatch):
+    fill(bench, "a.md", "b.md")
+    run = bench.run(capacity=2)
+    delete = bench.client.source_delete
+
+    async def refusing(source_id: str) -> object:
+        if source_id == "s0":
+            raise ServerError("Internal error")
+        return await delete(source_id)
+
+    monkeypatch.setattr(bench.client, "source_delete", refusing)
+    exclude: set[str] = set()
+    evicted: list[NoteOutcome] = []
+    with pytest.raises(ServerError):
+        await make_room(run.deps, run.remote, 1, exclude, lambda: len(run.remote), evicted)
+    await make_room(run.deps, run.remote, 1, exclude, lambda: len(run.remote), evicted)  # the run's next unit
+    assert [o.path for o in evicted] == ["b.md"] and list(bench.client.sources) == ["s0"]

@@ -7,15 +7,19 @@ from __future__ import annotations
 from tests.sync.stub import Bench
 
 from nlmsync.store import PackRecord, SourceMapping
+from nlmsync.sync.capacity import CAPACITY_HINT
+from nlmsync.sync.packs.layout import NotesDoNotFit
 from nlmsync.sync.packs.plan import (
     Members,
     PackedNote,
+    Room,
+    does_not_fit,
     group_changes,
     packed_notes,
     plan_packs,
     room_for_packs,
 )
-from nlmsync.sync.packs.text import compose_pack
+from nlmsync.sync.packs.text import block_size, compose_pack
 from nlmsync.sync.prepared import prepare_note
 from nlmsync.sync.titles import pack_title, title_hash
 
@@ -81,3 +85,18 @@ def test_the_room_a_layout_has_counts_what_stays_and_not_what_goes_into_packs(be
     room = room_for_packs(run.deps, run.remote, run.registry, ["a.md"], alone_parts=2)
     assert (room.capacity, room.free, room.staying, room.alone_parts, room.budget) == (10, 1, 1, 2, 6)
     assert room_for_packs(run.deps, run.remote, run.registry, [], alone_parts=0).staying == 2
+
+
+def test_a_layout_that_does_not_fit_says_what_it_needs_what_takes_the_room_and_by_how_much(bench):
+    packed = folder(bench, "f", 3)
+    size = sum(block_size(n.path, n.size) for n in packed)
+    deps = bench.deps(source_max_bytes=LIMIT)
+    error = does_not_fit(deps, Room(capacity=10, free=1, staying=4, alone_parts=3), NotesDoNotFit(4, 2), packed)
+    assert str(error) == (
+        f"the 3 notes ({size:,} bytes) need at least 4 packs of at most {LIMIT:,} bytes and 3 for notes too large "
+        "for a pack, but notebook nb has room for 5 (capacity 10, 1 left free by 'pack_free', 4 taken by sources "
+        "that stay): 2 sources short; nothing was uploaded")
+    bare = does_not_fit(deps, Room(capacity=1, free=1, staying=0, alone_parts=0), NotesDoNotFit(1, 0), packed[:1])
+    assert str(bare).endswith("need at least 1 pack of at most 1,000 bytes, but notebook nb has room for 0 (capacity "
+                              "1, 1 left free by 'pack_free'): 1 source short; nothing was uploaded")
+    assert error.hint == bare.hint == CAPACITY_HINT

@@ -10,7 +10,16 @@ from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 
 from nlmsync.sync.prepared import split_note
-from nlmsync.sync.titles import MAX_TITLE_CHARS, content_hash, looks_managed, short_hash, source_title
+from nlmsync.sync.titles import (
+    MAX_TITLE_CHARS,
+    content_hash,
+    looks_managed,
+    parse_note_title,
+    short_hash,
+    shown_path_matches,
+    source_title,
+    title_hash,
+)
 
 
 def test_title_is_path_plus_short_hash_and_unique_to_content():
@@ -80,3 +89,11 @@ def test_split_is_lossless_and_within_limits(text, max_words, max_bytes):
 @pytest.mark.parametrize("size", [0, 1])
 def test_empty_or_tiny_text(size):
     assert split_note("a" * size, max_words=5, max_bytes=5) == ["a" * size]
+
+
+def test_a_title_too_long_for_its_path_shows_the_paths_end_and_is_matched_to_it_alone():
+    path = "archive/" * 70 + "note.md"
+    shown = parse_note_title(source_title(path, title_hash("words")))
+    assert shown is not None and shown.shown.startswith("…") and shown_path_matches(shown.shown, path)
+    assert not shown_path_matches(shown.shown, "elsewhere/note.md")  # the same name, but not the path's end
+    assert shown_path_matches("a/note.md", "a/note.md") and not shown_path_matches("note.md", "a/note.md")

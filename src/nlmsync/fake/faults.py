@@ -11,6 +11,8 @@ forms and raise `ValueError` with a one-line message.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import PurePath
 from typing import Literal
 
 __all__ = [
@@ -101,6 +103,14 @@ class Faults:
     """An audio or video file takes this many of the server's status polls to process (`fake/processing.py`): an
     add that waits answers once it is processed, or with the real server's "not ready" error once its
     `wait_timeout` has passed (the real server polls every 3 s)."""
+    processing_fails: tuple[str, ...] = ()
+    """Globs (`fnmatch`, case-sensitive) of the uploaded files NotebookLM fails to process, matched against the
+    file's name and against its whole path: such a file is added as a source that failed to process."""
+
+    def fails_processing(self, file_path: str) -> bool:
+        """Whether `processing_fails` names the file uploaded from `file_path`."""
+        name = PurePath(file_path).name
+        return any(fnmatchcase(name, glob) or fnmatchcase(file_path, glob) for glob in self.processing_fails)
 
 
 @dataclass(frozen=True)

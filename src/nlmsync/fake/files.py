@@ -1,13 +1,18 @@
 """File sources as the real server takes them: the folders it may read (`NOTEBOOKLM_ALLOWED_FILE_DIRS`), the
-checks before an upload, worded as it words them, and the text NotebookLM would read, read the way nlmsync reads it
-(`documents.DocumentReader`, one reading process for every file the fake is given: `FileSources`)."""
+checks before an upload, worded as it words them, the text NotebookLM would read, read the way nlmsync reads it
+(`documents.DocumentReader`, one reading process for every file the fake is given: `FileSources`), and which files
+NotebookLM processes (`processed`).
+
+NotebookLM reads a scanned PDF's pages and an image itself; the fake has no such reader, so such a source holds
+the text the fake could read of the file: none. A file that could not be read at all (encrypted, damaged, not
+UTF-8, over 200 MB, or stopping the reading process) is one NotebookLM fails to process too."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from nlmsync.documents import DocumentReader, DocumentText
+from nlmsync.documents import NO_TEXT_LAYER, DocumentReader, DocumentText
 from nlmsync.vault import ATTACHMENT_KINDS, NOTE_SUFFIX
 
 ALLOWED_DIRS_VARIABLE = "NOTEBOOKLM_ALLOWED_FILE_DIRS"
@@ -26,6 +31,12 @@ def file_outside_allowed_dirs(file_path: str) -> str | None:
     if any(resolved.is_relative_to(folder) for folder in allowed):
         return None
     return f"File path '{resolved}' is outside allowed directories configured by {ALLOWED_DIRS_VARIABLE}."
+
+
+def processed(document: DocumentText) -> bool:
+    """Whether NotebookLM processes a file whose reading gave `document`: one with text, one read whole (a text
+    file, an image, audio or video, read for no text), or one with no text layer (scanned pages)."""
+    return document.has_text or document.notice in (None, NO_TEXT_LAYER)
 
 
 class FileSources:

@@ -90,6 +90,11 @@ _SWITCHES: tuple[tuple[str, dict[str, Any]], ...] = (
                                     "outlast its wait_timeout, with the real server's 'not ready' error. A poll "
                                     "passes each time the fake answers another call, at once when none is under "
                                     "way."}),
+    ("--processing-fails", {"multiple": True, "metavar": "GLOB",
+                            "help": "NotebookLM fails to process an uploaded file whose name (or path) matches GLOB: "
+                                    "the source stays, named after its file and holding no text, and an add that "
+                                    "waits (any add with a title) answers the real server's 'failed to process' "
+                                    "error. Repeatable."}),
 )
 
 FAKE_SWITCHES = frozenset(name for name, _settings in _SWITCHES)
@@ -108,7 +113,8 @@ def fake_switches(function: F) -> F:
     """`function`, a click command's callback, with the fake's switches as its options (the values reach it as
     keywords: `state`, `capacity`, `latency`, `drop_on_call`, `drop_on`, `error_on`, `empty_sources_once`,
     `auth_required`, `rate_limit_on`, `expire_login_after`, `renewal_fails`, `login_back_after`, `usage_used`,
-    `tier`, `without_tool`, `network_down`, `file_titles_ignored`, `processing_polls`; `fake_options` reads them)."""
+    `tier`, `without_tool`, `network_down`, `file_titles_ignored`, `processing_polls`, `processing_fails`;
+    `fake_options` reads them)."""
     for name, settings in reversed(_SWITCHES):
         function = click.option(name, **settings)(function)
     return function
@@ -119,7 +125,8 @@ def build_faults(*, latency: float = 0.0, drop_on_call: str | None = None, drop_
                  auth_required: bool = False, expire_login_after: int | None = None, renewal_fails: bool = False,
                  login_back_after: int | None = None, usage_used: Sequence[str] = (), tier: str | None = None,
                  without_tool: Sequence[str] = (), network_down: bool = False,
-                 file_titles_ignored: bool = False, processing_polls: int = 0) -> Faults:
+                 file_titles_ignored: bool = False, processing_polls: int = 0,
+                 processing_fails: Sequence[str] = ()) -> Faults:
     """The `Faults` the fault switches describe.
 
     Raises:
@@ -132,6 +139,10 @@ def build_faults(*, latency: float = 0.0, drop_on_call: str | None = None, drop_
         raise ValueError(f"--expire-login-after: must not be negative, got {expire_login_after}")
     if login_back_after is not None and login_back_after < 1:
         raise ValueError(f"--login-back-after: call numbers start at 1, got {login_back_after}")
+    if isinstance(processing_fails, str):  # a marker's keyword given one glob, not a list of them
+        raise ValueError(f"--processing-fails: expected a list of file names or globs, got '{processing_fails}'")
+    if "" in processing_fails:
+        raise ValueError("--processing-fails: a file name or glob must not be empty")
     unknown = sorted(set(without_tool) - OPTIONAL_TOOLS)
     if unknown:
         raise ValueError(f"--without-tool: expected {' or '.join(sorted(OPTIONAL_TOOLS))}, got '{unknown[0]}'")
@@ -142,7 +153,7 @@ def build_faults(*, latency: float = 0.0, drop_on_call: str | None = None, drop_
                   login_back_after=login_back_after, usage_used=dict(parse_usage_used(s) for s in usage_used),
                   tier=parse_tier(tier) if tier is not None else None, without_tools=frozenset(without_tool),
                   network_down=network_down, file_titles_ignored=file_titles_ignored,
-                  processing_polls=processing_polls)
+                  processing_polls=processing_polls, processing_fails=tuple(processing_fails))
 
 
 def fake_options(values: Mapping[str, Any]) -> FakeOptions:

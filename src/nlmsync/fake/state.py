@@ -30,7 +30,7 @@ from nlmsync.errors import InputError
 from nlmsync.fake import account
 from nlmsync.fake.answers import compose_answer
 from nlmsync.fake.faults import CallPlan, Faults, When, plan_call
-from nlmsync.fake.files import FileSources, file_outside_allowed_dirs
+from nlmsync.fake.files import FileSources, file_outside_allowed_dirs, processed
 from nlmsync.fake.persistence import Journal, journal_path, write_snapshot
 from nlmsync.fake.processing import Polls, Processing
 from nlmsync.fake.replies import (
@@ -391,11 +391,12 @@ class FakeNotebookLM:
 
     def _add_file(self, nb: FakeNotebook | None, notebook_id: str, file_path: str | None, title: str | None,
                   wait: bool, wait_timeout: float = 120.0) -> dict[str, Any]:
-        """A file uploaded as the real server uploads it: named after the file, its text read as nlmsync reads it,
-        then given `title` by a rename (which `file_titles_ignored` makes not take). A file whose text cannot be
-        read stays in the notebook as a source that failed to process, which an add that waits reports. An audio
-        or video file under `processing_polls` is left processing: the server's runner waits for it
-        (`take_processing`, `poll`) before it answers."""
+        """A file uploaded as the real server uploads it: named after the file, its text read as nlmsync reads it
+        (none for a scanned PDF or an image, which NotebookLM reads itself and the fake cannot), then given `title`
+        by a rename (which `file_titles_ignored` makes not take). A file NotebookLM cannot process (`processed`,
+        or named by `processing_fails`) stays in the notebook as a source that failed to process, holding no text,
+        which an add that waits reports. An audio or video file under `processing_polls` is left processing: the
+        server's runner waits for it (`take_processing`, `poll`) before it answers."""
         if not file_path:
             return error("file_path is required for source_type='file'")
         refusal = file_outside_allowed_dirs(file_path)
@@ -412,9 +413,10 @@ class FakeNotebookLM:
         if len(nb.sources) >= self.capacity:
             return notebook_full(notebook_id, len(nb.sources), self.capacity)
         name = Path(file_path).name
-        source = FakeSource(str(uuid.uuid4()), name, document.text, "file")
+        fails = self.faults.fails_processing(file_path) or not processed(document)
+        source = FakeSource(str(uuid.uuid4()), name, "" if fails else document.text, "file")
         nb.sources[source.id] = source
-        if document.notice is not None and not document.has_text and (wait or title):
+        if fails and (wait or title):
             # the real server waits before it renames: a file NotebookLM cannot process fails that wait
             self._retained = source.id
             return error(f"Source {source.id} failed to process in NotebookLM.",
