@@ -1,7 +1,8 @@
 """Documents in a packed notebook, against the in-process fake server and a real state file: the rule that puts a
 document's text into packs or keeps the file a source (by the notebook's room), a scanned PDF that stays a file,
 the switch between the two both ways with no duplicate, an unchanged notebook left alone, a changed PDF replacing
-its pack add-first, and citations of a packed PDF naming the file and page."""
+its pack add-first, a new PDF refreshed by name following the rule, and citations of a packed PDF naming the file
+and page."""
 
 from __future__ import annotations
 
@@ -154,3 +155,29 @@ async def test_a_fresh_machine_adopts_packs_holding_pdfs_with_no_upload(make_wor
     assert world.calls("source_get_content", mark) == 0  # taken by its title alone: it holds the vault's texts
     assert [(p.branch, p.source_id, p.adopted) for p in second.packs] == [
         (Branch.REUSED, first.packs[0].source_id, True)]
+
+
+async def test_a_new_pdf_refreshed_by_name_follows_the_rule_the_last_whole_vault_run_decided(make_world):
+    world = make_world(capacity=5, pack="always")  # no room for the files: the documents are packed
+    vault_of(world)
+    async with world.run() as orch:
+        await orch.refresh(all_notes=True)
+    (world.vault / "c.pdf").write_bytes(pdf(text_page("Tapirs swim well")))
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        report = await orch.refresh(["c.pdf"])
+    assert [c.arguments.get("source_type") for c in world.fake.calls[mark:] if c.tool == "source_add"] == ["text"]
+    assert "c.pdf" in packed_paths(world) and len(world.remote()) == 1
+    assert [n.pack for n in report.notes if n.path == "c.pdf"] == [next(iter(world.remote().values()))]
+
+
+async def test_a_new_pdf_refreshed_by_name_stays_a_file_while_the_documents_are_files(make_world):
+    world = make_world(capacity=7, pack="always")
+    vault_of(world)
+    async with world.run() as orch:
+        await orch.refresh(all_notes=True)
+    (world.vault / "c.pdf").write_bytes(pdf(text_page("Tapirs swim well")))
+    async with world.run() as orch:
+        report = await orch.refresh(["c.pdf"])
+    assert {n.path: n.branch for n in report.notes} == {"c.pdf": Branch.ADDED}
+    assert "c.pdf" not in packed_paths(world)

@@ -11,6 +11,7 @@ from tests.sync.stub import Bench
 
 from nlmsync import vault as vault_files
 from nlmsync.documents import DocumentText
+from nlmsync.store import SourceMapping
 from nlmsync.sync.ensure import ensure_sources_for_paths
 from nlmsync.sync.packs.documents import Documents, documents_in_packs
 from nlmsync.sync.prepared import load_notes, split_pages
@@ -56,7 +57,15 @@ async def test_only_a_whole_vault_run_moves_documents_others_leave_them_where_th
     run = bench.run(pack="always", capacity=6)
     partial = Request(request.paths, request.found, request.stats, AllNotesScope(("n0.md",)))
     members = {"a.pdf": ("s9", "h")}
-    assert documents_in_packs(run, partial, members, (), [], {}, FILES) == ({"a.pdf"}, False)
+    # a.pdf stays in its pack; b.pdf, with no source yet, goes where the documents are: into packs
+    assert documents_in_packs(run, partial, members, (), [], {}, FILES) == ({"a.pdf", "b.pdf"}, False)
+    bench.store.upsert_mapping(SourceMapping(notebook_id=run.deps.notebook_id, path="b.pdf",
+                                             source_id=bench.client.put("b.pdf · 0123abcd"), content_hash="h",
+                                             title="b.pdf · 0123abcd"))
+    run = bench.run(pack="always", capacity=6)
+    assert documents_in_packs(run, partial, members, (), [], {}, FILES) == ({"a.pdf"}, False)  # a file stays one
+    files_only = {"n0.md": ("s9", "h")}  # the packs hold no document: a new one stays a file
+    assert documents_in_packs(run, partial, files_only, (), [], {}, FILES) == (set(), False)
 
 
 async def test_a_run_packs_text_pdfs_keeps_a_scanned_one_a_file_and_reads_nothing_again_when_idle(bench,

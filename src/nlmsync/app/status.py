@@ -75,7 +75,8 @@ def status_report(store: StateStore, settings: Settings, notebook_id: str, remot
     report.local_changes = [
         LocalChangeEntry(path=c.path, change=c.change.value, renamed_to=c.renamed_to, command=c.command)
         for c in local_changes(vault_root, synced, settings.exclude, store.note_hashes(synced),
-                               packed=bool(packs), files=texts.recorded(), texts=texts.get)]
+                               packed=bool(packs), files=texts.recorded(), texts=texts.get,
+                               limits=(settings.source_max_words, settings.source_max_bytes))]
     used = {m.path: m for m in mappings}
     report.next_evictions = [
         EvictionCandidate(path=e.path, use_count=used[e.path].use_count if e.path in used else e.uses,

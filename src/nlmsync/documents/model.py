@@ -39,7 +39,8 @@ CRASHED = "the reader stopped on it ({why}): damaged or crafted?"
 DAMAGED = "cannot be read ({why})"
 NOT_TEXT = "not UTF-8 text"
 TEXT_CUT = "more text than 32 MiB: the rest is left out"
-OVER_WORDS = "{words:,} words, over NotebookLM's 500,000 for one source"
+OVER_WORDS = ("{words:,} words, over the {limit:,} one source holds: uploaded as its text, by pages, in parts titled "
+              "as a long note's")
 
 _WORD = re.compile(r"[^\W_]+")
 

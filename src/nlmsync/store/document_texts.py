@@ -39,10 +39,12 @@ def create_tables(db: Database) -> None:
 
 class DocumentTexts:
     """The texts read from attachments' bytes (`get`, `put`: a `documents.TextCache`) and the attachments'
-    recorded hashes (`hash_of`, `record`, `forget`), in the state file `db`."""
+    recorded hashes (`hash_of`, `record`, `forget`), in the state file `db`. Without `keep` (a dry run), what is
+    read is not kept: `put` and `record` write nothing."""
 
-    def __init__(self, db: Connection) -> None:
+    def __init__(self, db: Connection, *, keep: bool = True) -> None:
         self.conn = plain_connection(db)
+        self.keep = keep
 
     def get(self, content_hash: str) -> DocumentText | None:
         from nlmsync.documents import DocumentText
@@ -59,6 +61,8 @@ class DocumentTexts:
         return DocumentText(content_hash, unit, tuple(parts), notice)
 
     def put(self, document: DocumentText) -> None:
+        if not self.keep:
+            return
         pages = zlib.compress(json.dumps(list(document.pages)).encode("utf-8"), 6)
         with transaction(self.conn):
             self.conn.execute("INSERT OR REPLACE INTO document_texts (content_hash, unit, notice, pages, read_at) "
@@ -79,6 +83,8 @@ class DocumentTexts:
 
     def record(self, path: str, mtime_ns: int, size: int, content_hash: str, has_text: bool) -> None:
         """Record what the attachment at `path` hashed to, read at this mtime and size, and whether it has text."""
+        if not self.keep:
+            return
         with transaction(self.conn):
             self.conn.execute("INSERT OR REPLACE INTO attachment_files (path, mtime_ns, size, content_hash, has_text) "
                               "VALUES (?, ?, ?, ?, ?)", [path, mtime_ns, size, content_hash, int(has_text)])

@@ -72,7 +72,11 @@ async def _ensure(run: SyncRun, request: Request) -> None:
         unread = [p for p in notes.paths if p not in packed.settled]
         run.registry.preload(None if request.all_notes is not None or packed.any else unread)
         known = deps.store.note_hashes(unread)
-        items = load_notes(deps, unread, request.found, known, run.read, request.stats)
+        items = load_notes(deps, unread, request.found, known, run.read, request.stats, dry_run=run.dry_run)
+        if attachments is not None:  # a document too long for one source goes up as its text, by pages
+            long = attachments.too_long(packed.settled)
+            attachments.hand_over(long)
+            notes = _with_texts(run, notes, long, items, known)
         packing = _packs_apply(run, notes, items, packed.any)
         if attachments is not None:
             notes = _documents(run, notes, packed, items, known, attachments) if packing else notes
@@ -101,12 +105,21 @@ def _documents(run: SyncRun, notes: Request, packed: PackedNotes, items: list[Pr
         run.file_room = files_to_add(run, [path for path, _ in candidates])
     if not docs:
         return notes
-    in_order = [path for path, _ in candidates if path in docs]
-    unread = [p for p in in_order if p not in packed.settled]
+    return _with_texts(run, notes, [path for path, _ in candidates if path in docs], items, known, packed.settled)
+
+
+def _with_texts(run: SyncRun, notes: Request, paths: Sequence[str], items: list[PreparedNote | NoteOutcome],
+                known: dict[str, NoteHashes], settled: Collection[str] = ()) -> Request:
+    """The run's notes with the documents at `paths` (handed over by the run's attachments) taken as their text:
+    those not `settled` in their packs read as notes of their text (split by pages, from the state file's texts:
+    `load_notes`) into `items`, their hash records into `known`."""
+    if not paths:
+        return notes
+    unread = [p for p in paths if p not in settled]
     known_docs = run.deps.store.note_hashes(unread)
-    items.extend(load_notes(run.deps, unread, notes.found, known_docs, run.read, notes.stats))
+    items.extend(load_notes(run.deps, unread, notes.found, known_docs, run.read, notes.stats, dry_run=run.dry_run))
     known.update(known_docs)
-    return replace(notes, paths=[*notes.paths, *in_order])
+    return replace(notes, paths=[*notes.paths, *paths])
 
 
 def _packs_apply(run: SyncRun, request: Request, items: Sequence[PreparedNote | NoteOutcome], packed: bool) -> bool:
@@ -130,7 +143,7 @@ async def _alone(run: SyncRun, request: Request, notes: list[PreparedNote | Note
     decided: list[PlannedNote | NoteOutcome] = []
     if notes:  # a packed run may keep no note alone
         decided = decide_all(deps, notes, remote, registry)
-        reread = read_for_upload(deps, decided, request.found, run.read)
+        reread = read_for_upload(deps, decided, request.found, run.read, dry_run=run.dry_run)
         if reread is not None:
             decided = decide_all(deps, reread, remote, registry)
     works = [i for i in decided if isinstance(i, PlannedNote)]

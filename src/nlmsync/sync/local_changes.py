@@ -39,24 +39,25 @@ class LocalChange:
         return "nlmsync refresh --all"
 
 
-def _hashes(root: Path, path: str, exclude: list[str]) -> tuple[str, ...] | None:
-    """The part hashes of the note at `path`; None when the admission rule refuses it (unreadable, empty,
-    excluded)."""
+def _hashes(root: Path, path: str, exclude: list[str],
+            limits: tuple[int, int] = (MAX_SOURCE_WORDS, MAX_SOURCE_BYTES)) -> tuple[str, ...] | None:
+    """The part hashes of the note at `path`, split within `limits` (words, bytes); None when the admission rule
+    refuses it (unreadable, empty, excluded)."""
     try:
         admission = admit_note(root, path, exclude)
     except InputError:
         return None
     if admission.refused is not None:
         return None
-    return prepare_note(path, admission.text, MAX_SOURCE_WORDS, MAX_SOURCE_BYTES).hashes
+    return prepare_note(path, admission.text, *limits).hashes
 
 
 def _recorded(root: Path, path: str, file_stat: os.stat_result, known: Mapping[str, NoteHashes],
-              exclude: list[str]) -> tuple[str, ...] | None:
-    """The note's recorded part hashes when its file's stat is still the record's (and no pattern excludes
-    it now); None when the note must be read to be known."""
+              exclude: list[str], limits: tuple[int, int]) -> tuple[str, ...] | None:
+    """The note's recorded part hashes when its file's stat and the split `limits` are still the record's (and no
+    pattern excludes it now); None when the note must be read to be known."""
     record = known.get(path)
-    if record is None or not record.holds_for(file_stat.st_mtime_ns, file_stat.st_size, split_key()):
+    if record is None or not record.holds_for(file_stat.st_mtime_ns, file_stat.st_size, split_key(*limits)):
         return None
     return None if vault_files.excluded_by_pattern(root, path, exclude) else record.hashes
 
@@ -99,13 +100,16 @@ def synced_hashes(mappings: Iterable[SourceMapping], packed: Mapping[str, tuple[
 def local_changes(root: Path, synced: Mapping[str, tuple[str, ...]], exclude: list[str],
                   known: Mapping[str, NoteHashes] | None = None, *, packed: bool = False,
                   files: Mapping[str, tuple[int, int, str]] | None = None,
-                  texts: Callable[[str], DocumentText | None] | None = None) -> list[LocalChange]:
+                  texts: Callable[[str], DocumentText | None] | None = None,
+                  limits: tuple[int, int] = (MAX_SOURCE_WORDS, MAX_SOURCE_BYTES)) -> list[LocalChange]:
     """The synced notes (and attachments) that differ from the vault, in path order: `synced` maps each note's path
     to the hashes its sources were uploaded with (`synced_hashes`); `known` are the notes' `note_hashes` records
     (`StateStore.note_hashes`), `files` the attachments' recorded hashes by path (mtime, size, hash of the bytes:
     `DocumentTexts.recorded`), a file that kept them not read again; `texts` the texts read from attachments, by
     the hash of their bytes (`DocumentTexts.get`), by which a document packed as text is known. In a `packed` notebook, where every note of the vault belongs in a source, a
-    note in none (written since the last mirror, or never uploaded) is listed too (`added`)."""
+    note in none (written since the last mirror, or never uploaded) is listed too (`added`). `limits` are the words
+    and bytes a source holds (the `source_max_words` and `source_max_bytes` settings), which a note's parts are
+    split by."""
     changes: list[LocalChange] = []
     missing: dict[tuple[str, ...], str] = {}
     for path, registered in sorted(synced.items()):
@@ -116,14 +120,15 @@ def local_changes(root: Path, synced: Mapping[str, tuple[str, ...]], exclude: li
         if vault_files.attachment_kind(path) is not None:
             # a document packed as text is known by the hashes of the text its pack holds, while its file keeps
             # the stat they were recorded with; a file source by its bytes
-            packed_text = _recorded(root, path, file_stat, known or {}, exclude)
+            packed_text = _recorded(root, path, file_stat, known or {}, exclude, limits)
             current = registered if packed_text == registered else _file_hash(root, path, file_stat, files or {})
             if current is not None and current != registered and texts is not None:
                 document = texts(current[0])  # the text read from these bytes, as a pack would hold it
-                if document is not None and prepare_document(path, document).hashes == registered:
+                if document is not None and prepare_document(path, document, *limits).hashes == registered:
                     current = registered
         else:
-            current = _recorded(root, path, file_stat, known or {}, exclude) or _hashes(root, path, exclude)
+            current = (_recorded(root, path, file_stat, known or {}, exclude, limits)
+                       or _hashes(root, path, exclude, limits))
         if current is None:
             changes.append(LocalChange(path, NoteChange.EXCLUDED))
         elif current != registered:
@@ -132,7 +137,7 @@ def local_changes(root: Path, synced: Mapping[str, tuple[str, ...]], exclude: li
         for note in vault_files.scan_vault(root).notes:
             if note.path in synced:
                 continue
-            hashes = _hashes(root, note.path, exclude)
+            hashes = _hashes(root, note.path, exclude, limits)
             found = missing.pop(hashes or (), None)
             if found is not None:
                 changes.append(LocalChange(found, NoteChange.RENAMED, renamed_to=note.path))

@@ -154,8 +154,10 @@ class _Documents:
     """The documents of one `load_notes`, read through the state file's texts: a file whose bytes were read
     before is not read again (and one with its recorded modification time and size is not even hashed)."""
 
-    def __init__(self, deps: SyncDeps) -> None:
+    def __init__(self, deps: SyncDeps, *, keep: bool = True) -> None:
         self.deps = deps
+        self.keep = keep
+        """Whether the texts read are kept in the state file (not in a dry run, which writes nothing)."""
         self.reader: DocumentReader | None = None
 
     def prepare(self, path: str) -> PreparedNote | NoteOutcome:
@@ -164,7 +166,7 @@ class _Documents:
         if self.reader is None:
             from nlmsync.documents import DocumentReader  # its reading process only for a run with documents
 
-            self.reader = DocumentReader(DocumentTexts(self.deps.store.db.conn))
+            self.reader = DocumentReader(DocumentTexts(self.deps.store.db.conn, keep=self.keep))
         try:
             document = self.reader.read(os.path.join(self.deps.vault_root, path), path)
         except OSError as exc:
@@ -261,7 +263,8 @@ def split_limits(deps: SyncDeps) -> str:
 def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = (),
                known: Mapping[str, NoteHashes] | None = None,
                read: list[NoteHashes] | None = None,
-               stats: Mapping[str, tuple[int, int]] | None = None) -> list[PreparedNote | NoteOutcome]:
+               stats: Mapping[str, tuple[int, int]] | None = None, *,
+               dry_run: bool = False) -> list[PreparedNote | NoteOutcome]:
     """Read and prepare each path; excluded notes become excluded outcomes.
 
     A note an `exclude` pattern matches is excluded by it first, unread, whatever else it is (empty, binary,
@@ -276,7 +279,8 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
     is excluded with why.
 
     A path whose file has the mtime and size of its `known` record is not read: its note is the recorded
-    hashes (`known_note`; front matter cannot have changed).
+    hashes (`known_note`; front matter cannot have changed). A `dry_run` reads documents' texts from the state
+    file and keeps none there.
     Each note read is appended to `read` as a record to keep, unless it was modified too recently to
     trust its mtime (`RACY_MTIME_NS`). A path of `stats` is taken to have the (mtime, size) given there (a walk
     of the vault just found its file so) rather than stat'ed again.
@@ -285,7 +289,7 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
     split = split_limits(deps)
     patterns = deps.settings.exclude
     trusted_before = time.time_ns() - RACY_MTIME_NS
-    documents = _Documents(deps)
+    documents = _Documents(deps, keep=not dry_run)
     try:
         for done, path in enumerate(paths):
             if done % READING_STEP == 0:

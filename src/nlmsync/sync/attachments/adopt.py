@@ -14,7 +14,7 @@ from nlmsync.errors import AuthenticationRequiredError, ConnectionProblem, Noteb
 from nlmsync.store import SourceMapping
 from nlmsync.sync.attachments.files import FileReader, PreparedFile
 from nlmsync.sync.evidence import Evidence
-from nlmsync.sync.titles import parse_title
+from nlmsync.sync.titles import parse_note_title, parse_title
 
 PROOF_F1 = 0.9
 """How close (word F1) the text a source holds must be to the text read from the file for the source to be proven
@@ -35,9 +35,13 @@ class FileClaim(NamedTuple):
 
 def file_claim(source_id: str, title: str) -> FileClaim | None:
     """The claim of a source whose title is an attachment's (its path has an attachment's extension, as nlmsync
-    titles it or as the upload's file name); None for any other title."""
+    titles it or as the upload's file name); None for any other title, and for a part of a document's text (a
+    document too long for one source goes up as a long note does: its parts are claimed as a note's)."""
     parsed = parse_title(title)
     if parsed is None or vault_files.suffix_of(parsed[0]) not in _ALL_SUFFIXES:
+        return None
+    note = parse_note_title(title)
+    if note is not None and note.part_count > 1:
         return None
     return FileClaim(source_id, title, *parsed)
 

@@ -8,11 +8,13 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from nlmsync import vault as vault_files
+from nlmsync.documents.model import OVER_WORDS
 from nlmsync.errors import NlmsyncError
 from nlmsync.sync.attachments.files import FileReader, PreparedFile
 from nlmsync.sync.attachments.units import UNPROCESSED_REASON, AttachmentUnit, FilesAlone, PlannedFile, outcome
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry.executor import Executor
+from nlmsync.sync.prepared import is_document
 from nlmsync.sync.registry import RegistryView, decide_in_order
 from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer
 from nlmsync.sync.report import NoteOutcome
@@ -70,6 +72,30 @@ class AttachmentRun:
         textless = set(self.reader.texts.textless())
         return [(f.path, f.document.has_text if f.document is not None else f.path not in textless)
                 for f in self.prepare() if isinstance(f, PreparedFile)]
+
+    def too_long(self, settled: Collection[str] = ()) -> list[str]:
+        """The documents whose text is over the words one source holds (`SyncDeps.max_words`: NotebookLM's 500,000,
+        or the `source_max_words` setting when lower): the server would refuse or cut such a file, so its text goes
+        up instead, by pages, as the parts of a long note do (`prepared.split_pages`). Each new one is said in the
+        run's notices. A file kept as the file source it has, or `settled` in its pack, is not read for this; the
+        others' texts come from the state file when their bytes were read before."""
+        run, limit = self.run, self.run.deps.max_words
+        long: list[str] = []
+        for file in self.prepare():
+            if not isinstance(file, PreparedFile) or not is_document(file.path) or file.path in settled:
+                continue
+            rows = run.registry.mappings(file.path)
+            parts = any(r.row.part_count > 1 for r in rows)
+            kept = len(rows) == 1 and rows[0].row.content_hash == file.content_hash and rows[0].source_id in run.remote
+            if file.document is None and (kept or self.reader.read(file) is not None):
+                continue
+            document = file.document
+            if document is None or not document.has_text or document.words <= limit:
+                continue
+            long.append(file.path)
+            if not parts:
+                run.report.notices.append(f"{file.path}: {OVER_WORDS.format(words=document.words, limit=limit)}")
+        return long
 
     def hand_over(self, paths: Collection[str]) -> None:
         """Leave `paths` to the packs: the run's attachments are the others."""

@@ -58,8 +58,8 @@ class FileReader:
 
     def __init__(self, deps: SyncDeps, *, dry_run: bool = False) -> None:
         self.deps = deps
-        self.texts = DocumentTexts(deps.store.db.conn)
-        self.reader = DocumentReader(None if dry_run else self.texts)
+        self.texts = DocumentTexts(deps.store.db.conn, keep=not dry_run)
+        self.reader = DocumentReader(self.texts)
         """Reads through the state file's texts, and records what it reads there (not in a dry run)."""
 
     def __enter__(self) -> FileReader:

@@ -35,9 +35,10 @@ class PlannedNote:
 
 
 def read_for_upload(deps: SyncDeps, items: Sequence[PlannedNote | NoteOutcome], found: Collection[str],
-                    read: list[NoteHashes]) -> list[PreparedNote | NoteOutcome] | None:
+                    read: list[NoteHashes], *, dry_run: bool = False) -> list[PreparedNote | NoteOutcome] | None:
     """Read the notes that were recognised by their stat but are to be uploaded after all (their source is
-    gone): the run's notes again, those read, to be decided again; None when there are none."""
+    gone): the run's notes again, those read, to be decided again; None when there are none. A `dry_run` keeps
+    no document's text it reads (`load_notes`)."""
     if not any(isinstance(item, PlannedNote) and not item.note.is_read and needs_upload(item) for item in items):
         return None
     notes: list[PreparedNote | NoteOutcome] = []
@@ -45,7 +46,7 @@ def read_for_upload(deps: SyncDeps, items: Sequence[PlannedNote | NoteOutcome], 
         if not isinstance(item, PlannedNote):
             notes.append(item)
         elif not item.note.is_read and needs_upload(item):
-            notes.extend(load_notes(deps, [item.note.path], found, read=read))
+            notes.extend(load_notes(deps, [item.note.path], found, read=read, dry_run=dry_run))
         else:
             notes.append(item.note)
     return notes

@@ -4,7 +4,8 @@ The rule, decided by a `refresh --all` of the whole vault: the attachments stay 
 own rendering of their figures and scanned pages) while the notebook has room for every one of them beside the
 fewest packs the notes can be in, within its capacity less `pack_free`. When it has not, every document with a
 text layer goes into packs — its text by pages, under a heading naming the file — and only the attachments with no
-text (scanned PDFs, images, audio, video) stay file sources. Any other run leaves each document where it is."""
+text (scanned PDFs, images, audio, video) stay file sources. Any other run leaves each document where it is, and
+puts a new one where that rule put the others: into packs when the packs hold documents, else a file source."""
 
 from __future__ import annotations
 
@@ -37,8 +38,10 @@ def documents_in_packs(run: SyncRun, request: Request, members: Members, settled
     deps = run.deps
     if deps.settings.pack == "never":
         return Documents(set(), False)
-    if not request.whole_vault or request.stats is None:
-        return Documents({path for path, _ in files if path in members and is_document(path)}, False)
+    if not request.whole_vault or request.stats is None:  # the rule the last whole-vault run decided holds
+        packing = any(is_document(path) for path in members)
+        return Documents({path for path, has_text in files if is_document(path)
+                          and (path in members or (packing and has_text and not _live(run, path)))}, False)
     sizes: list[tuple[str, int]] = [(path, request.stats[path][1]) for path in settled if path in request.stats]
     alone_parts = 0
     for note in notes:
@@ -60,8 +63,10 @@ def documents_in_packs(run: SyncRun, request: Request, members: Members, settled
 
 def files_to_add(run: SyncRun, paths: Sequence[str]) -> int:
     """How many of the attachments at `paths` have no live source yet: the room their uploads take."""
-    def live(path: str) -> bool:
-        rows = run.registry.mappings(path)
-        return bool(rows) and all(resolved in run.remote for _, resolved in rows)
+    return sum(1 for path in paths if not _live(run, path))
 
-    return sum(1 for path in paths if not live(path))
+
+def _live(run: SyncRun, path: str) -> bool:
+    """Whether the attachment at `path` has live sources of its own (a file source, or its text's parts)."""
+    rows = run.registry.mappings(path)
+    return bool(rows) and all(resolved in run.remote for _, resolved in rows)

@@ -134,7 +134,8 @@ async def pack_notes(run: SyncRun, request: Request, packed: PackedNotes, items:
         neighbours = [] if request.whole_vault and not narrowed and not settled \
             else sorted(held - in_run - run.files_alone)
         neighbours_known = store.note_hashes(neighbours)
-        for item in load_notes(deps, neighbours, neighbours, neighbours_known, run.read, request.stats):
+        for item in load_notes(deps, neighbours, neighbours, neighbours_known, run.read, request.stats,
+                               dry_run=run.dry_run):
             if isinstance(item, PreparedNote) and not unpacking and packable(deps, item,
                                                                              _size(item, neighbours_known)):
                 fitting.append(item)
