@@ -19,9 +19,11 @@ EVICTION_LOG_LIMIT = 1000
 # more, and the notebook's whole queue is read at once.
 _FEW_PATHS = 200
 
+# The queue walked in its key's (path) order, each entry's rows found by theirs: no sort for the GROUP BY
+# (CROSS JOIN keeps SQLite from starting at the mappings' hash index and sorting after).
 _CANDIDATES = """
 SELECT l.path, l.segment, l.tick, max(m.use_count)
-FROM lru_entries l JOIN source_mappings m ON m.notebook_id = l.notebook_id AND m.path = l.path
+FROM lru_entries l CROSS JOIN source_mappings m ON m.notebook_id = l.notebook_id AND m.path = l.path
 WHERE l.notebook_id = ? AND m.managed = 1 AND m.status = 'active' {extra}
 GROUP BY l.path {order}
 """

@@ -28,9 +28,13 @@ _SELECT = f"SELECT {', '.join(MAPPING_COLUMNS)} FROM source_mappings"
 
 
 def row_to_mapping(row: tuple[Any, ...]) -> SourceMapping:
-    values = dict(zip(MAPPING_COLUMNS, row, strict=True))
-    values["managed"] = bool(values["managed"])
-    return SourceMapping(**values)
+    """A row selected as `MAPPING_COLUMNS` as a `SourceMapping` (a run reads every row of the notebook: unpacked
+    by position, not through a dict)."""
+    (notebook_id, path, part, part_count, source_id, content_hash, title, status, managed, first_used, last_used,
+     use_count) = row
+    return SourceMapping(notebook_id=notebook_id, path=path, part=part, part_count=part_count, source_id=source_id,
+                         content_hash=content_hash, title=title, status=status, managed=bool(managed),
+                         first_used=first_used, last_used=last_used, use_count=use_count)
 
 
 def _by_path_and_part(mapping: SourceMapping) -> tuple[str, int]:

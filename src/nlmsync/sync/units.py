@@ -74,9 +74,9 @@ class Unit(Protocol):
     evictions: list[NoteOutcome]
     """Where the evictions made to fit this unit are reported."""
 
-    def start(self) -> Sequence[Upload] | None:
-        """It starts: the sources it adds ([] for none); None when it has nothing to carry out (it said its outcome
-        itself)."""
+    def start(self) -> Sequence[Upload]:
+        """It starts: the sources it adds ([] for none: it only records, as a rename does). A unit reused as it is
+        (`reused_as_is`) is never made one: its kind says its outcome when it decides."""
         ...
 
     def failed(self, message: str, *, not_tried: bool = False) -> None:

@@ -23,7 +23,6 @@ from nlmsync.vault.paths import (
     INVALID_NAME_ENCODING,
     NOTE_SUFFIX,
     has_note_suffix,
-    is_note_path,
     is_valid_name,
     printable_path,
     within,
@@ -98,7 +97,8 @@ def scan_vault(root: Path, attachments: frozenset[str] = frozenset()) -> VaultSc
     scan = VaultScan(skipped=listing.skipped)
     for i, (path, mtime, size) in enumerate(zip(listing.paths, listing.mtimes, listing.sizes, strict=True)):
         found = NoteFile(path, mtime, size, listing.renamed.get(i))
-        (scan.notes if not attachments or is_note_path(path) else scan.attachments).append(found)
+        # the walk lists notes and attachments only, and never enters the folders nlmsync does not read
+        (scan.notes if not attachments or has_note_suffix(path) else scan.attachments).append(found)
     scan.notes.sort()
     scan.attachments.sort()
     return scan
@@ -251,12 +251,12 @@ class _Walk:
                         continue
                     name = entry.name
                     # the first test is the fast one
-                    if not (name.endswith(NOTE_SUFFIX) or has_note_suffix(name)):
-                        if self.attachments and self.is_attachment(name):
-                            self.listed(entry, prefix, rel_prefix, renamed_dir)
+                    if not (name.endswith(NOTE_SUFFIX) or has_note_suffix(name)) and not (
+                            self.attachments and self.is_attachment(name)):
                         continue
                     if plain_dir and name.isascii():
-                        # the common note, added here (no call per note): an ASCII name is its own vault path.
+                        # the common note or attachment, added here (no call per file): an ASCII name is its own
+                        # vault path.
                         # The stat's fields by position: reading a stat_result's attribute costs more.
                         try:
                             st = entry.stat()

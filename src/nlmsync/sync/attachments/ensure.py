@@ -169,12 +169,14 @@ class AttachmentRun:
         files = FilesAlone(run.deps, run.remote)
         places: list[list[NoteOutcome]] = [[] for _ in self.items]
         units: list[AttachmentUnit] = []
-        for item, place in zip(self.items, places, strict=True):
-            if isinstance(item, NoteOutcome):
-                place.append(item)
-                run.deps.progress(item)
-            else:
-                units.append(AttachmentUnit(files, item, place))
+        for item, place in zip(self.items, places, strict=True):  # a file reused as it is is said now
+            if isinstance(item, PlannedFile):
+                if not item.reused_as_is():
+                    units.append(AttachmentUnit(files, item, place))
+                    continue
+                item = outcome(item, list(item.decision.keep))
+            place.append(item)
+            run.deps.progress(item)
         executor: Executor[AttachmentUnit] = Executor(run.deps, run.remote, run.protect)
         try:
             stop = await executor.execute(units)
@@ -183,13 +185,13 @@ class AttachmentRun:
         finally:
             files.links.clear()
             run.report.notes.extend(o for place in places for o in place)
-        await self._fix_titles(files, [o for place in places for o in place])
+        await self._fix_titles(files, units)
 
-    async def _fix_titles(self, files: FilesAlone, outcomes: list[NoteOutcome]) -> None:
-        planned = {i.path: i for i in self.items if isinstance(i, PlannedFile)}
-        uploaded = [o.path for o in outcomes if o.branch.live and planned[o.path].needs_upload()]
-        retitle = [o.path for o in outcomes if o.branch.live and not planned[o.path].needs_upload()
-                   and planned[o.path].needs_retitle()]
+    async def _fix_titles(self, files: FilesAlone, units: list[AttachmentUnit]) -> None:
+        """Check the titles of the files the run carried out (a file reused as it is has the title it should)."""
+        live = [u.work for u in units if u.live]
+        uploaded = [w.path for w in live if w.needs_upload()]
+        retitle = [w.path for w in live if not w.needs_upload() and w.needs_retitle()]
         if not uploaded and not retitle:
             return
         listed: dict[str, str] = {}

@@ -48,6 +48,10 @@ class PlannedFile:
     def needs_upload(self) -> bool:
         return self.decision.branch in (Branch.REPLACED, Branch.ADDED)
 
+    def reused_as_is(self) -> bool:
+        """Whether it has nothing to carry out: reused as it is (`units.reused_as_is`)."""
+        return reused_as_is(self.decision, retitle=self.needs_retitle())
+
     def needs_retitle(self) -> bool:
         """Whether its source, kept, is titled otherwise than the file's title now (moved, or the server kept the
         upload's file name and the rename that fixes it has not taken yet)."""
@@ -108,17 +112,19 @@ class AttachmentUnit:
         self.work = work
         self.evictions = out
 
-    def start(self) -> list[Upload] | None:
+    def start(self) -> list[Upload]:
         work = self.work
-        if reused_as_is(work.decision, retitle=work.needs_retitle()):
-            self._report(outcome(work, list(work.decision.keep)))
-            return None
         if not work.needs_upload():
             return []
         file = work.file
         link = self.files.links.make(file)
         return [Upload("", file.title, partial(own_upload, self.files.deps, self.files.remote, file.path),
                        file=link, listed_as=(upload_name(file.title, file.suffix),), slow=is_media(file.path))]
+
+    @property
+    def live(self) -> bool:
+        """Whether the file came out of the run live (its own outcome, said last in its place, is live)."""
+        return bool(self.evictions) and self.evictions[-1].path == self.work.path and self.evictions[-1].branch.live
 
     def failed(self, message: str, *, not_tried: bool = False) -> None:
         self._report(failed(self.work, message, not_tried=not_tried))

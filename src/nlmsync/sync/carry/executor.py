@@ -154,8 +154,6 @@ class Executor(Generic[U]):
                     unit.failed(f"not tried: {why_stopped(self.fatal)}", not_tried=True)
                     continue
                 uploads = unit.start()
-                if uploads is None:
-                    continue
                 needed = sum(1 for upload in uploads
                              if all(self.remote.find_title(title) is None for title in upload.titles()))
                 if needed:

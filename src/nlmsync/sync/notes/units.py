@@ -41,11 +41,8 @@ class NoteUnit:
         self.evictions = out
         """The run's outcomes at this note's place: the evictions made for it, then its own."""
 
-    def start(self) -> list[Upload] | None:
+    def start(self) -> list[Upload]:
         work = self.work
-        if reused_as_is(work.decision, retitle=needs_retitle(work)):  # nothing to carry out: reported in its place now
-            self._report(_outcome(work, list(work.decision.keep), False))
-            return None
         if not needs_upload(work):
             return []
         path = work.note.path
@@ -90,16 +87,19 @@ class NotesInOrder:
 
 
 def note_units(notes: NotesAlone, items: Sequence[PlannedNote | NoteOutcome]) -> NotesInOrder:
-    """A `NoteUnit` per decided note of `items`; an outcome decided before (excluded, unreadable) is reported in its
-    place as it is."""
+    """A `NoteUnit` per decided note of `items` that has work to carry out; an outcome decided before (excluded,
+    unreadable), and a note reused as it is (nothing to write but its use, `units.reused_as_is`), are reported in
+    their places now and never reach the executor."""
     places: list[list[NoteOutcome]] = [[] for _ in items]
     units: list[NoteUnit] = []
     for item, place in zip(items, places, strict=True):
-        if isinstance(item, NoteOutcome):
-            place.append(item)
-            notes.deps.progress(item)
-        else:
-            units.append(NoteUnit(notes, item, place))
+        if isinstance(item, PlannedNote):
+            if not reused_as_is(item.decision, retitle=needs_retitle(item)):
+                units.append(NoteUnit(notes, item, place))
+                continue
+            item = _outcome(item, list(item.decision.keep), False)
+        place.append(item)
+        notes.deps.progress(item)
     return NotesInOrder(units, places)
 
 
