@@ -4,6 +4,8 @@ ever."""
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import resource
 import subprocess
@@ -116,3 +118,30 @@ def test_read_input_file_reads_a_regular_file_whole_and_nothing_else(tmp_path: P
         read_input_file(tmp_path, 10)
     with pytest.raises(FileNotFoundError):
         read_input_file(tmp_path / "missing", 10)
+
+
+def test_a_queries_file_gives_one_json_line_per_query_read_from_a_file_or_stdin(
+        vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    queries = tmp_path / "q.txt"
+    queries.write_bytes("\ufeffheapsort\n\n  crème brûlée  \n".encode())  # a BOM, a blank line, spaces around
+    code, out, err = run_cli(capsys, "--vault", str(vault), "search", "--queries", str(queries))
+    assert (code, err) == (0, "")
+    assert "crème brûlée" in out  # written as typed, not as \u escapes
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [(list(line)[0], line["query"]) for line in lines] == [("schema_version", "heapsort"),
+                                                                 ("schema_version", "crème brûlée")]
+    assert lines[0]["results"] and lines[0]["results"][0]["path"].endswith(".md")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"heapsort\n")))
+    code, out, _ = run_cli(capsys, "--vault", str(vault), "search", "--queries", "-")
+    assert code == 0 and [json.loads(line)["query"] for line in out.splitlines()] == ["heapsort"]
+
+
+def test_a_queries_file_missing_or_not_utf8_is_one_line_naming_it(vault: Path, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "none.txt"
+    code, out, err = run_cli(capsys, "--vault", str(vault), "search", "--queries", str(missing))
+    assert (code, out, err) == (2, "", f"nlmsync: error: {missing}: queries file not found\n")
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes(b"heapsort\ncr\xe8me\n")
+    code, out, err = run_cli(capsys, "--vault", str(vault), "search", "--queries", str(latin))
+    assert (code, out, err) == (2, "", f"nlmsync: error: {latin}: queries file is not valid UTF-8 (byte 11)\n")

@@ -113,3 +113,20 @@ def test_refresh_says_why_a_note_is_skipped_once_in_the_words_of_index(vault: Pa
     assert {"excluded  private/diary-secret.md (nlmsync: false)", "excluded  quirks/binary-image.md — binary",
             "excluded  quirks/latin1.md — invalid utf-8 (byte 5)", "excluded  quirks/whitespace-only.md — empty",
             "excluded  quirks/empty.md — empty"} <= lines
+
+
+def test_reconcile_prints_its_counts_and_each_stale_path_unless_quiet(capsys: pytest.CaptureFixture[str]) -> None:
+    from nlmsync.app.results import ReconcileReport
+    from nlmsync.cli.sync_cmds import _print_reconcile
+
+    report = ReconcileReport(notebook_id="nb", active_count=3, stale_paths=["gone [x].md", "b.md"],
+                             canonicalized_paths=["c.md"], orphan_source_ids=["o1", "o2"])
+    summary = "Notebook nb: 3 active, 2 stale, 1 canonicalized, 2 orphans."
+    capsys.readouterr()
+    _print_reconcile(report, json_output=False, quiet=False)
+    assert capsys.readouterr().out.splitlines() == [summary, "  stale gone [x].md", "  stale b.md"]
+    _print_reconcile(report, json_output=False, quiet=True)
+    assert capsys.readouterr().out.splitlines() == [summary]
+    _print_reconcile(report, json_output=True, quiet=False)
+    document = json.loads(capsys.readouterr().out)
+    assert document["stale_paths"] == ["gone [x].md", "b.md"] and document["orphan_source_ids"] == ["o1", "o2"]

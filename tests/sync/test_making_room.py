@@ -94,3 +94,15 @@ async def test_a_note_whose_eviction_was_refused_is_not_picked_again(bench, monk
         await make_room(run.deps, run.remote, 1, exclude, lambda: len(run.remote), evicted)
     await make_room(run.deps, run.remote, 1, exclude, lambda: len(run.remote), evicted)  # the run's next unit
     assert [o.path for o in evicted] == ["b.md"] and list(bench.client.sources) == ["s0"]
+
+
+def test_a_dry_run_names_the_source_already_holding_a_new_notes_title_and_adopts_nothing(bench):
+    """A note to upload whose title a source of the notebook already holds (an upload the state file lost): the dry
+    run names that source as the note's, as the run would find it; a dry run adopts nothing."""
+    fill(bench, "a.md")
+    note = prepare_note("f.md", "f\n")
+    held = bench.client.put(note.parts[0].title)
+    run = bench.run(capacity=5)
+    outcomes = simulate(run.deps, [PlannedNote(note, Decision(Branch.ADDED)),
+                                   PlannedNote(prepare_note("g.md", "g\n"), Decision(Branch.ADDED))], run.remote, set())
+    assert [(o.path, o.source_ids, o.adopted) for o in outcomes] == [("f.md", [held], False), ("g.md", [], False)]
