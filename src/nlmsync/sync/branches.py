@@ -66,6 +66,11 @@ class Decision:
     canonicalize: bool = False
     prior_part_ids: tuple[str, ...] = ()
 
+    @property
+    def uploads(self) -> bool:
+        """Whether carrying it out uploads the file or note anew: replaced or added."""
+        return self.branch in (Branch.REPLACED, Branch.ADDED)
+
 
 def decide_branch(note_hashes: Sequence[str], current: Sequence[MappedPart], remote_ids: Collection[str],
                   rename_candidates: Sequence[tuple[str, Sequence[MappedPart]]] = ()) -> Decision:

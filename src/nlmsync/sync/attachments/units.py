@@ -46,7 +46,7 @@ class PlannedFile:
         return self.file.path
 
     def needs_upload(self) -> bool:
-        return self.decision.branch in (Branch.REPLACED, Branch.ADDED)
+        return self.decision.uploads
 
     def reused_as_is(self) -> bool:
         """Whether it has nothing to carry out: reused as it is (`units.reused_as_is`)."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from nlmsync.errors import CapacityError
 from nlmsync.store import NoteHashes
-from nlmsync.sync.branches import Branch, Decision
+from nlmsync.sync.branches import Decision
 from nlmsync.sync.capacity import CAPACITY_HINT
 from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.prepared import PreparedNote, load_notes
@@ -65,7 +65,7 @@ def decide_all(deps: SyncDeps, notes: Sequence[PreparedNote | NoteOutcome], remo
 
 
 def needs_upload(work: PlannedNote) -> bool:
-    return work.decision.branch in (Branch.REPLACED, Branch.ADDED)
+    return work.decision.uploads
 
 
 def slots_needed(work: PlannedNote, remote: RemoteView) -> int:
