@@ -22,12 +22,18 @@ timed out on it, where a mutant counts as equivalent when `tests/mutation_equiva
 reason no test can tell it from the real code, or when it only changes the letter case of SQL text (mutmut upper-
 and lower-cases strings; SQLite reads keywords and names in any case). Surviving
 mutants that file does not name are listed: each wants a test, or a reason there.
+
+A whole package takes hours to check on a small machine; `--sample N` checks instead a uniform random sample of N of
+the target's mutants (drawn with `--seed`, so the same seed draws the same sample of the same code) and scores it
+with a 95% Wilson interval: the range of package scores that a sample scoring this would come from 95 times in 100.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -55,6 +61,10 @@ _RESULT = re.compile(r"^\s*(\S+__mutmut_\d+): (.+)$")
 _SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|WHERE|FROM|VALUES|ORDER BY|JOIN|LIMIT|SET)\b")
 SQL_PACKAGES = frozenset({"store"})
 """The packages that hold SQL text (the letter case of which a mutant may change)."""
+SEED = 44
+"""The seed `--sample` draws with unless told another: the same sample each run, so results carry over."""
+Z_95 = 1.959964
+"""The normal quantile of a two-sided 95% interval."""
 SQL_LETTER_CASE = "SQLite reads SQL keywords and the names of tables and columns in any letter case"
 
 
@@ -111,6 +121,24 @@ def to_check(statuses: dict[str, str], prefix: str, recheck: bool) -> list[str]:
     return sorted(name for name, status in mine.items() if status in wanted)
 
 
+def sample(names: list[str] | set[str] | dict[str, str], size: int, seed: int) -> list[str]:
+    """A uniform random sample of `size` of `names` (all of them when there are fewer), sorted; the same names,
+    size and seed give the same sample, whatever order the names come in."""
+    ordered = sorted(names)
+    return sorted(random.Random(seed).sample(ordered, min(size, len(ordered))))
+
+
+def wilson(caught: int, total: int, z: float = Z_95) -> tuple[float, float]:
+    """The Wilson score interval of the share caught / total (95% for the default `z`): unlike the plain
+    share ± z·σ it stays within 0..1 and holds its coverage near 100%, where mutation scores lie."""
+    if total <= 0:
+        return 0.0, 1.0
+    share = caught / total
+    centre = (share + z * z / (2 * total)) / (1 + z * z / total)
+    half = z / (1 + z * z / total) * math.sqrt(share * (1 - share) / total + z * z / (4 * total * total))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def results(work: Path) -> dict[str, str]:
     """Every mutant of the last run with its status (killed, survived, timeout, no tests, …)."""
     listed = subprocess.run([_mutmut(), "results", "--all", "true"], cwd=work, check=True, capture_output=True,
@@ -148,6 +176,49 @@ def _mutmut() -> str:
     return found
 
 
+def check(work: Path, package: str, names: list[str], slow: bool, children: int) -> int:
+    """mutmut run in the package's copy (refreshed from the working tree first) over the mutants `names` (all of
+    the package's when empty); its exit code."""
+    work.mkdir(parents=True, exist_ok=True)
+    copy_repository(work)
+    narrow_config(work / "pyproject.toml", package, [*([] if slow else ["-m", "not slow"]), *TESTS[package]])
+    with (work / "mutmut.log").open("w", encoding="utf-8") as output:
+        return subprocess.run(["nice", "-n", "10", _mutmut(), "run", "--max-children", str(children), *names],
+                              cwd=work, stdout=output, stderr=subprocess.STDOUT,
+                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}).returncode
+
+
+def _failed(work: Path, code: int) -> SystemExit:
+    return SystemExit(f"mutmut run failed (exit {code}); its output is in {work / 'mutmut.log'}")
+
+
+def sampled(work: Path, package: str, prefixes: tuple[str, ...], args: argparse.Namespace) -> dict[str, str]:
+    """The statuses of the sample of the target's mutants, after checking those of its mutants not checked yet
+    (with `--recheck`, those that survived or that no test reached). The sample is drawn from the mutants of the
+    code as it is now: when a run finds functions changed (their mutants made anew), it is drawn again, and its
+    new members are checked."""
+    statuses = results(work) if (work / "mutants").is_dir() else {}
+    if not any(name.startswith(prefixes) for name in statuses) and not args.report:
+        # No mutants yet: a run naming a mutant that cannot exist makes them all, traces which tests reach each
+        # function, and stops (mutmut then finds nothing of that name to check: an exit code that is expected).
+        check(work, package, [f"{prefixes[0]}x_no_such_function__mutmut_0"], args.slow, args.children)
+        statuses = results(work) if (work / "mutants").is_dir() else {}
+        if not any(name.startswith(prefixes) for name in statuses):
+            raise SystemExit(f"no mutants made; mutmut's output is in {work / 'mutmut.log'}")
+    wanted = RECHECKED if args.recheck else {"not checked"}
+    done: set[str] = set()
+    while True:
+        chosen = sample([name for name in statuses if name.startswith(prefixes)], args.sample, args.seed)
+        names = [name for name in chosen if statuses[name] in wanted and name not in done]
+        if args.report or not names:
+            return {name: statuses[name] for name in chosen}
+        code = check(work, package, names, args.slow, args.children)
+        if code:
+            raise _failed(work, code)
+        done.update(names)
+        statuses = results(work)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("targets", nargs="+", metavar="target",
@@ -159,31 +230,34 @@ def main() -> None:
     parser.add_argument("--recheck", action="store_true",
                         help="check again only the mutants that survived or that no test reached")
     parser.add_argument("--survivors", action="store_true", help="show the diff of each unexplained survivor")
+    parser.add_argument("--sample", type=int, metavar="N",
+                        help="check and score only a uniform random sample of N of the target's mutants, with a "
+                        "95%% interval for the score of them all")
+    parser.add_argument("--seed", type=int, default=SEED,
+                        help="the seed the sample is drawn with (default: %(default)s)")
     args = parser.parse_args()
+    if args.sample is not None and args.sample < 1:
+        raise SystemExit(f"--sample {args.sample}: give a number of mutants, 1 or more")
     parts = [target_parts(target) for target in args.targets]
     package = parts[0][0]
     if any(other != package for other, _ in parts):
         raise SystemExit(f"{' '.join(args.targets)}: targets of more than one package; score one package at a time")
     prefixes = tuple(prefix for _, prefix in parts)
     work = REPO / ".mutation" / package
-    statuses = results(work) if (work / "mutants").is_dir() else {}
-    whole = prefixes == (f"nlmsync.{package}.",) and not args.recheck
-    names = [name for prefix in prefixes for name in to_check(statuses, prefix, args.recheck)]
-    if not args.report and (whole or names):
-        work.mkdir(parents=True, exist_ok=True)
-        copy_repository(work)
-        narrow_config(work / "pyproject.toml", package, [*([] if args.slow else ["-m", "not slow"]),
-                                                         *TESTS[package]])
-        log = work / "mutmut.log"
-        with log.open("w", encoding="utf-8") as output:
-            run = subprocess.run(["nice", "-n", "10", _mutmut(), "run", "--max-children", str(args.children),
-                                  *([] if whole else names)], cwd=work, stdout=output, stderr=subprocess.STDOUT,
-                                 env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
-        if run.returncode:
-            raise SystemExit(f"mutmut run failed (exit {run.returncode}); its output is in {log}")
-        statuses = results(work)
+    if args.sample is not None:
+        statuses = sampled(work, package, prefixes, args)
+    else:
+        statuses = results(work) if (work / "mutants").is_dir() else {}
+        whole = prefixes == (f"nlmsync.{package}.",) and not args.recheck
+        names = [name for prefix in prefixes for name in to_check(statuses, prefix, args.recheck)]
+        if not args.report and (whole or names):
+            code = check(work, package, [] if whole else names, args.slow, args.children)
+            if code:
+                raise _failed(work, code)
+            statuses = results(work)
     statuses = {name: status for name, status in statuses.items() if name.startswith(prefixes)}
-    known = {name: why for prefix in prefixes for name, why in equivalents(prefix).items()}
+    known = {name: why for prefix in prefixes for name, why in equivalents(prefix).items()
+             if args.sample is None or name in statuses}
     for name in sorted(n for n, status in statuses.items() if status == "survived" and n not in known):
         if package in SQL_PACKAGES and sql_letter_case(*diff_lines(work, name)):
             known[name] = SQL_LETTER_CASE
@@ -193,8 +267,12 @@ def main() -> None:
     left = sorted(name for name, status in counted.items() if status not in CAUGHT)
     stale = sorted(name for name, why in known.items() if statuses.get(name) != "survived" and why != SQL_LETTER_CASE)
     score = killed / len(counted) if counted else 1.0
-    print(f"{' '.join(args.targets)}: {len(statuses)} mutants, {len(known)} equivalent, "
-          f"{killed} of {len(counted)} caught: {score:.1%}" + (f" ({unchecked} not checked yet: run again to go on)" if unchecked else ""))
+    drawn = f"a sample of {len(statuses)} mutants (seed {args.seed})" if args.sample is not None else \
+        f"{len(statuses)} mutants"
+    low, high = wilson(killed, len(counted))
+    interval = f" (95% interval {low:.1%} to {high:.1%})" if args.sample is not None else ""
+    print(f"{' '.join(args.targets)}: {drawn}, {len(known)} equivalent, {killed} of {len(counted)} caught: "
+          f"{score:.1%}{interval}" + (f" ({unchecked} not checked yet: run again to go on)" if unchecked else ""))
     for name in left:
         print(f"  {counted[name]}: {name}")
         if args.survivors:
