@@ -21,7 +21,10 @@ The score is caught / (mutants − equivalent ones), a mutant being caught when 
 timed out on it, where a mutant counts as equivalent when `tests/mutation_equivalents.toml` names it with the
 reason no test can tell it from the real code, or when it only changes the letter case of SQL text (mutmut upper-
 and lower-cases strings; SQLite reads keywords and names in any case). Surviving
-mutants that file does not name are listed: each wants a test, or a reason there.
+mutants that file does not name are listed: each wants a test, or a reason there. mutmut switches a mutant on
+only inside the tests, so a mutant of code that runs while modules are imported (a decorator's arguments, a command
+registered with its group) always survives: the file's `at_import` table names such mutants with the test that
+fails when the mutant's change is made in the source by hand, and they count as caught.
 
 A whole package takes hours to check on a small machine; `--sample N` checks instead a uniform random sample of N of
 the target's mutants (drawn with `--seed`, so the same seed draws the same sample of the same code) and scores it
@@ -55,8 +58,9 @@ TESTS = {
 its behaviour the index's); for sync, the app's, which reach it whole."""
 RECHECKED = frozenset({"survived", "no tests"})
 """The results `--recheck` checks again: a test written since may change them."""
-CAUGHT = frozenset({"killed", "timeout"})
-"""A mutant is caught when a test failed on it, or when the tests ran past their time (it hangs the code)."""
+CAUGHT = frozenset({"killed", "timeout", "caught by hand"})
+"""A mutant is caught when a test failed on it, or when the tests ran past their time (it hangs the code), or,
+for code that runs while modules are imported, when the equivalents file names the test that fails on it."""
 _RESULT = re.compile(r"^\s*(\S+__mutmut_\d+): (.+)$")
 _SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|WHERE|FROM|VALUES|ORDER BY|JOIN|LIMIT|SET)\b")
 SQL_PACKAGES = frozenset({"store"})
@@ -102,11 +106,11 @@ def narrow_config(pyproject: Path, package: str, tests: list[str]) -> None:
     pyproject.write_text(text.replace("[tool.mutmut]", "[tool.mutmut]\n" + "\n".join(lines), 1), encoding="utf-8")
 
 
-def equivalents(prefix: str) -> dict[str, str]:
-    """The mutants whose names begin with `prefix` that the equivalents file names, with the reason each is
-    equivalent."""
+def equivalents(prefix: str, table: str = "equivalent") -> dict[str, str]:
+    """The mutants whose names begin with `prefix` that a table of the equivalents file names: `equivalent`,
+    with the reason each is equivalent; `at_import`, with the test that fails on each."""
     with EQUIVALENTS.open("rb") as handle:
-        named: dict[str, str] = tomllib.load(handle).get("equivalent", {})
+        named: dict[str, str] = tomllib.load(handle).get(table, {})
     return {name: why for name, why in named.items() if name.startswith(prefix)}
 
 
@@ -261,11 +265,16 @@ def main() -> None:
     for name in sorted(n for n, status in statuses.items() if status == "survived" and n not in known):
         if package in SQL_PACKAGES and sql_letter_case(*diff_lines(work, name)):
             known[name] = SQL_LETTER_CASE
+    at_import = {name: test for prefix in prefixes for name, test in equivalents(prefix, "at_import").items()}
+    statuses.update({name: "caught by hand" for name, status in statuses.items()
+                     if name in at_import and status in RECHECKED})
     counted = {name: status for name, status in statuses.items() if name not in known and status != "not checked"}
     unchecked = sum(status == "not checked" for status in statuses.values())
     killed = sum(status in CAUGHT for status in counted.values())
     left = sorted(name for name, status in counted.items() if status not in CAUGHT)
     stale = sorted(name for name, why in known.items() if statuses.get(name) != "survived" and why != SQL_LETTER_CASE)
+    stale += sorted(name for name in at_import if statuses.get(name, "gone") not in ("caught by hand", "not checked")
+                    and (args.sample is None or name in statuses))
     score = killed / len(counted) if counted else 1.0
     drawn = f"a sample of {len(statuses)} mutants (seed {args.seed})" if args.sample is not None else \
         f"{len(statuses)} mutants"
@@ -279,7 +288,8 @@ def main() -> None:
             shown = subprocess.run([_mutmut(), "show", name], cwd=work, capture_output=True, text=True).stdout
             print("    " + shown.replace("\n", "\n    "))
     for name in stale:
-        print(f"  named equivalent, but {statuses.get(name, 'no longer a mutant')}: {name}")
+        named = "named caught at import" if name in at_import else "named equivalent"
+        print(f"  {named}, but {statuses.get(name, 'no longer a mutant')}: {name}")
 
 
 if __name__ == "__main__":

@@ -120,3 +120,30 @@ def test_a_recheck_of_a_sample_checks_its_survivors_once(mutation: ModuleType, t
     statuses = mutation.sampled(tmp_path, "app", (prefix,), _args(sample=6, recheck=True))
     assert len(statuses) == 6
     assert runs == [sorted(name for name, status in statuses.items() if status == "survived")]
+
+
+def test_each_mutant_caught_at_import_names_a_test_that_exists() -> None:
+    import tomllib
+    root = TOOL.parents[1]
+    with (root / "tests" / "mutation_equivalents.toml").open("rb") as handle:
+        named: dict[str, str] = tomllib.load(handle)["at_import"]
+    assert named
+    for mutant, test in named.items():
+        path, _, function = test.partition("::")
+        assert mutant.startswith("nlmsync.") and f"def {function}(" in (root / path).read_text(encoding="utf-8"), test
+
+
+def test_a_mutant_caught_at_import_counts_as_caught(mutation: ModuleType, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / ".mutation" / "cli" / "mutants").mkdir(parents=True)
+    monkeypatch.setattr(mutation, "REPO", tmp_path)
+    named = "nlmsync.cli._app.x_json_flag__mutmut_4"
+    statuses = {named: "survived", "nlmsync.cli._app.x_other__mutmut_1": "survived",
+                "nlmsync.cli._app.x_other__mutmut_2": "killed"}
+    monkeypatch.setattr(mutation, "results", lambda work: dict(statuses))
+    monkeypatch.setattr("sys.argv", ["mutation.py", "cli", "--report"])
+    mutation.main()
+    out = capsys.readouterr().out
+    assert out.startswith("cli: 3 mutants, ") and ", 2 of 3 caught: 66.7%\n" in out  # the named one caught
+    assert "survived: nlmsync.cli._app.x_other__mutmut_1" in out and named not in out
