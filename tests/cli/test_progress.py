@@ -122,3 +122,18 @@ def test_refresh_all_on_a_terminal_counts_the_notes_it_reads(vault: Path, termin
     assert read and read[0] == 0 and max(read) > 100 and read == sorted(read), drawn  # it moves while reading
     after = drawn[max(i for i, line in enumerate(drawn) if "reading the notes" in line) + 1:]
     assert after and all("reading the notes" not in line for line in after)  # then the run's own phase again
+
+
+def test_the_bar_counts_the_notes_done_not_the_paths_evicted_or_removed() -> None:
+    """Evictions and removals are reported beside the notes they make room for: they do not move the bar, which
+    counts the notes of the plan; the line beside it names each path as it is done, with its branch."""
+    from nlmsync.sync import Branch, NoteOutcome
+
+    progress = _runs.RichProgress("refresh")
+    progress.start("refresh: uploading", 3)
+    for path, branch in [("a.md", Branch.ADDED), ("old.md", Branch.EVICTED), ("c.md", Branch.ADDED),
+                         ("gone.md", Branch.REMOVED), ("b [x].md", Branch.REPLACED)]:
+        progress.advance(NoteOutcome(path=path, branch=branch))
+    task = progress._progress.tasks[-1]
+    assert task.completed == 3
+    assert task.description == f"{Branch.REPLACED.value} b \\[x].md"  # the path escaped: rich markup is not read
