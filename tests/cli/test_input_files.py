@@ -145,3 +145,16 @@ def test_a_queries_file_missing_or_not_utf8_is_one_line_naming_it(vault: Path, t
     latin.write_bytes(b"heapsort\ncr\xe8me\n")
     code, out, err = run_cli(capsys, "--vault", str(vault), "search", "--queries", str(latin))
     assert (code, out, err) == (2, "", f"nlmsync: error: {latin}: queries file is not valid UTF-8 (byte 11)\n")
+
+
+def test_stdin_over_the_bound_is_refused_saying_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import io
+
+    from nlmsync.cli import searching
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"q\n" * 5)))
+    with pytest.raises(OSError, match="larger than 9 bytes") as refused:
+        searching._read_stdin(9)
+    assert refused.value.errno == errno.EFBIG
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"q\n" * 5)))
+    assert searching._read_stdin(10) == b"q\n" * 5

@@ -93,6 +93,8 @@ def test_conversations_lists_newest_first(vault: Path, capsys: pytest.CaptureFix
     code, out, _ = run(capsys, "--vault", str(vault), "conversations")
     assert code == 0
     assert out.splitlines()[1].startswith("c0ffee-1") and "2 turns" in out and "How does heapsort work?" in out
+    one = next(line for line in out.splitlines() if line.startswith("c0ffee-2"))
+    assert " 1 turn " in one and "turns" not in one  # one turn, in the singular
 
 
 def test_conversations_show_gives_each_turn_and_the_notes_it_relied_on(vault: Path,

@@ -137,3 +137,26 @@ def test_the_bar_counts_the_notes_done_not_the_paths_evicted_or_removed() -> Non
     task = progress._progress.tasks[-1]
     assert task.completed == 3
     assert task.description == f"{Branch.REPLACED.value} b \\[x].md"  # the path escaped: rich markup is not read
+
+
+def _hit(path: str, selected: bool, snippet: str = "") -> dict[str, object]:
+    return {"path": path, "selected": selected, "matched_terms": ["heap"], "score": 1.5, "snippet": snippet}
+
+
+def test_search_marks_the_selected_notes_and_indents_each_snippet_under_its_path(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    hits = [_hit(f"n{i}.md", i < 2, "sift  down\nthe heap" if i == 9 else "") for i in range(10)]
+    searching._print_results({"query": "heap", "results": hits, "weak_match": False, "selected_count": 2})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == " 1. ✓ n0.md  1.500  heap" and lines[2] == " 3.   n2.md  1.500  heap"
+    assert lines[9:11] == ["10.   n9.md  1.500  heap", "     sift down the heap"]  # under the path, one line
+    assert lines[-1] == "✓ = selected for NotebookLM: 2 selected, 10 shown"
+
+
+def test_search_with_a_weak_match_names_the_query_and_selects_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    searching._print_results({"query": "zebra [x]", "results": [_hit("n.md", False)], "weak_match": True,
+                              "selected_count": 0})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["1.   n.md  1.500  heap",
+                     "Nothing in the vault matches 'zebra [x]' well: nothing is selected (ask sends the question to "
+                     "the notebook as it is)."]

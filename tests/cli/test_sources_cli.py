@@ -43,3 +43,10 @@ def test_sources_quiet_prints_the_counts_only(vault: Path, capsys: pytest.Captur
     assert code == 0 and out.splitlines()[1:] == ["  4 notes alone, 0 not uploaded by nlmsync"]
     code, out, _ = run(capsys, *common, "sources")
     assert "Notes alone:" in out and "cooking/kimchi-jjigae.md" in out
+
+
+def test_sources_counts_one_note_alone_in_the_singular(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    common = ["--vault", str(vault), "--server", "fake", "--notebook", "new:One"]
+    assert run(capsys, *common, "refresh", "-q", "cooking/kimchi-jjigae.md")[0] == 0
+    code, out, _ = run(capsys, *common, "sources", "-q")
+    assert code == 0 and out.splitlines()[1:] == ["  1 note alone, 0 not uploaded by nlmsync"]
