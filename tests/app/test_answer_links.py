@@ -193,3 +193,28 @@ def test_an_answer_saved_from_the_fake_keeps_its_code_as_the_note_has_it(vault: 
     saved = (vault / result["saved_path"]).read_text(encoding="utf-8")
     assert saved.count("![[Document.pdf]]") == result["answer"].count("![[Document.pdf]]")
     assert "`![[Document.pdf#page=3]]`" in saved and "Document.pdf > page=3" not in saved
+
+
+def _resolved(tmp_path: Path, files: dict[str, str], cited: str, link: str) -> str:
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    return rewrite_links(f"See {link} [1].", [Citation(number=1, source_id="s1", path=cited)], tmp_path,
+                         "answers/saved.md")
+
+
+def test_a_link_two_files_end_with_goes_to_the_one_in_the_citing_notes_folder(tmp_path: Path) -> None:
+    files = {"z/sub/note.md": "See [[sub/x]].", "z/sub/x.md": "mine", "q/sub/x.md": "another"}
+    assert _resolved(tmp_path, files, "z/sub/note.md", "[[sub/x]]") == "See [[z/sub/x]] [1]."
+
+
+def test_a_link_two_files_end_with_goes_to_the_one_in_fewer_folders(tmp_path: Path) -> None:
+    files = {"a/note.md": "See [[x]].", "zzzzzzzzzz/x.md": "higher", "b/c/x.md": "deeper, shorter path"}
+    assert _resolved(tmp_path, files, "a/note.md", "[[x]]") == "See [[zzzzzzzzzz/x]] [1]."
+
+
+def test_a_link_written_with_backslashes_or_slashes_around_reaches_its_note(tmp_path: Path) -> None:
+    files = {"a/note.md": "See [[docs\\XML]].", "docs/XML.md": "the note", "b/XML.md": "another",
+             "docs/LaTeX.md": "a name ending in X"}
+    assert _resolved(tmp_path, files, "a/note.md", "[[docs\\XML]]") == "See [[docs/XML]] [1]."
+    assert _resolved(tmp_path, files, "a/note.md", "[[/docs/LaTeX/]]") == "See [[LaTeX]] [1]."
