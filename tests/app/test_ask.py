@@ -46,7 +46,8 @@ async def test_ask_selects_ensures_queries_and_maps_citations(make_world):
         assert result.source_ids[: len(heap_ids)] == heap_ids and result.carried_over_source_ids == []
         assert "max-heap" in result.answer
         first = result.citations[0]
-        assert (first.number, first.path, first.heading) == (1, "sorting/heapsort.md", "How does it work?")
+        assert (first.number, first.path, first.heading, first.located) == (
+            1, "sorting/heapsort.md", "How does it work?", True)  # the quoted text found in the note
         records = orch.store.query_records(world.notebook_id, result.conversation_id)
         assert records[0].source_ids == result.source_ids
         assert records[0].selected_paths == [n.path for n in result.notes if n.source_ids]
