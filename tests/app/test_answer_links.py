@@ -218,3 +218,20 @@ def test_a_link_written_with_backslashes_or_slashes_around_reaches_its_note(tmp_
              "docs/LaTeX.md": "a name ending in X"}
     assert _resolved(tmp_path, files, "a/note.md", "[[docs\\XML]]") == "See [[docs/XML]] [1]."
     assert _resolved(tmp_path, files, "a/note.md", "[[/docs/LaTeX/]]") == "See [[LaTeX]] [1]."
+
+
+def test_a_backtick_left_open_in_one_paragraph_opens_no_code_in_the_next(tmp_path: Path) -> None:
+    vault = _make_vault(tmp_path)
+    citations = [Citation(number=1, source_id="s1", path="plugins/Templates.md")]
+    saved = rewrite_links("One `tick and [[Daily notes]] [1].\n\nAnother `tick [1].", citations, vault,
+                          "answers/x.md")
+    assert saved == "One `tick and [[plugins/Daily notes]] [1].\n\nAnother `tick [1]."
+
+
+def test_a_link_to_a_name_no_wikilink_can_hold_stays_a_markdown_link_with_its_text(tmp_path: Path) -> None:
+    # `#` cannot be in a wikilink's target: the link stays a markdown one, its path encoded, its text kept
+    files = {"a/note.md": "See [](<C%23 basics.md>) and [the basics](<C%23 basics.md>).", "a/C# basics.md": "sharp"}
+    assert _resolved(tmp_path, files, "a/note.md", "[](<C%23 basics.md>)") == \
+        "See [C# basics.md](<a/C%23%20basics.md>) [1]."
+    assert _resolved(tmp_path, files, "a/note.md", "[the basics](<C%23 basics.md>)") == \
+        "See [the basics](<a/C%23%20basics.md>) [1]."
