@@ -15,7 +15,9 @@ crash points of the crash loops, the end-to-end runs) unless `--slow` is given.
 A target narrower than a package (`sync/carry`, `sync/notes/decide`) shares the package's copy, its mutants and its
 tests, but checks and scores only the mutants of that subpackage or module: a large package is scored in pieces.
 Each run checks only the mutants not checked yet; `--recheck` checks instead those that survived or that no test
-reached, so that tests written since count.
+reached, so that tests written since count, after tracing again which tests reach each function (mutmut traces
+them once, and later only the tests added since: a function written after that is linked to none of the older tests
+that reach it).
 
 The score is caught / (mutants − equivalent ones), a mutant being caught when a test failed on it or the tests
 timed out on it, where a mutant counts as equivalent when `tests/mutation_equivalents.toml` names it with the
@@ -248,6 +250,11 @@ def main() -> None:
         raise SystemExit(f"{' '.join(args.targets)}: targets of more than one package; score one package at a time")
     prefixes = tuple(prefix for _, prefix in parts)
     work = REPO / ".mutation" / package
+    if args.recheck and not args.report:
+        # mutmut traces which tests reach each function once, and later only the tests added since: a function
+        # written after that is linked to none of the older tests that reach it, and its mutants survive unseen
+        # by them. A recheck has every test traced again first.
+        (work / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     if args.sample is not None:
         statuses = sampled(work, package, prefixes, args)
     else:
