@@ -43,3 +43,12 @@ def test_excluded_unreadable_and_empty_notes_become_outcomes(bench):
     assert [(i.path, i.branch, i.reason) for i in items if isinstance(i, NoteOutcome)] == [
         ("empty.md", Branch.EXCLUDED, "empty"), ("binary.md", Branch.EXCLUDED, "binary"),
         ("private/secret.md", Branch.EXCLUDED, "excluded by pattern")]
+
+
+def test_a_document_that_cannot_be_read_fails_saying_so(bench):
+    (bench.vault / "locked.pdf").mkdir()  # a folder where the document was: no file to read
+    items = load_notes(bench.deps(), ["locked.pdf"])
+    assert [(i.path, i.branch) for i in items if isinstance(i, NoteOutcome)] == [("locked.pdf", Branch.FAILED)]
+    failed = items[0]
+    assert isinstance(failed, NoteOutcome) and failed.error is not None
+    assert failed.error.startswith("locked.pdf: cannot be read (")
