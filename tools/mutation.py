@@ -200,7 +200,7 @@ def _failed(work: Path, code: int) -> SystemExit:
 
 def sampled(work: Path, package: str, prefixes: tuple[str, ...], args: argparse.Namespace) -> dict[str, str]:
     """The statuses of the sample of the target's mutants, after checking those of its mutants not checked yet
-    (with `--recheck`, those that survived or that no test reached). The sample is drawn from the mutants of the
+    (with `--recheck`, those that survived or that no test reached too). The sample is drawn from the mutants of the
     code as it is now: when a run finds functions changed (their mutants made anew), it is drawn again, and its
     new members are checked."""
     statuses = results(work) if (work / "mutants").is_dir() else {}
@@ -211,7 +211,7 @@ def sampled(work: Path, package: str, prefixes: tuple[str, ...], args: argparse.
         statuses = results(work) if (work / "mutants").is_dir() else {}
         if not any(name.startswith(prefixes) for name in statuses):
             raise SystemExit(f"no mutants made; mutmut's output is in {work / 'mutmut.log'}")
-    wanted = RECHECKED if args.recheck else {"not checked"}
+    wanted = RECHECKED | {"not checked"} if args.recheck else {"not checked"}  # a sample is scored whole
     done: set[str] = set()
     while True:
         chosen = sample([name for name in statuses if name.startswith(prefixes)], args.sample, args.seed)

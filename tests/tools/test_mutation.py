@@ -104,11 +104,11 @@ def test_a_sample_is_checked_and_drawn_again_when_the_code_changed(mutation: Mod
     assert set(statuses.values()) == {"killed"}
 
 
-def test_a_recheck_of_a_sample_checks_its_survivors_once(mutation: ModuleType, tmp_path: Path,
+def test_a_recheck_of_a_sample_checks_its_survivors_and_the_rest_once(mutation: ModuleType, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "mutants").mkdir()
     prefix = "nlmsync.app.m."
-    known = {f"{prefix}x_f__mutmut_{i}": "survived" if i % 2 else "killed" for i in range(1, 11)}
+    known = {f"{prefix}x_f__mutmut_{i}": ("killed", "survived", "not checked")[i % 3] for i in range(1, 11)}
     runs: list[list[str]] = []
 
     def check(work: Path, package: str, names: list[str], slow: bool, children: int) -> int:
@@ -119,7 +119,9 @@ def test_a_recheck_of_a_sample_checks_its_survivors_once(mutation: ModuleType, t
     monkeypatch.setattr(mutation, "check", check)
     statuses = mutation.sampled(tmp_path, "app", (prefix,), _args(sample=6, recheck=True))
     assert len(statuses) == 6
-    assert runs == [sorted(name for name, status in statuses.items() if status == "survived")]
+    # the sample's survivors, and those not checked yet: a sample is scored whole
+    assert runs == [sorted(name for name, status in statuses.items() if status != "killed")]
+    assert {"survived", "not checked"} <= {known[name] for name in runs[0]}
 
 
 def test_each_mutant_caught_at_import_names_a_test_that_exists() -> None:
