@@ -123,6 +123,15 @@ async def test_new_note_evicts_least_recent_managed_note(make_world):
         assert [e.path for e in orch.store.recent_evictions(world.notebook_id, 5)] == ["b.md"]
         assert orch.store.mappings_by_path(world.notebook_id, "b.md") == []
     assert sorted(t.split(" · ")[0] for t in world.remote().values()) == ["a.md", "c.md", "d.md"]
+    async with world.run() as orch:
+        status = await orch.status(["a.md"])
+        a_source = orch.store.mappings_by_path(world.notebook_id, "a.md")[0].source_id
+    assert [e.path for e in status.recent_evictions] == ["b.md"]
+    assert [(n.path, n.where) for n in status.notes] == [("a.md", "alone")]
+    world.fake.apply("source_delete", {"source_id": a_source, "confirm": True})  # deleted in NotebookLM
+    async with world.run() as orch:
+        status = await orch.status(["a.md"])
+    assert [(n.path, n.where, n.source_ids) for n in status.notes] == [("a.md", "missing", [a_source])]
 
 
 async def test_never_evicts_a_note_made_live_in_the_same_run(make_world):
