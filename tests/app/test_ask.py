@@ -299,3 +299,33 @@ async def test_asking_an_empty_notebook_about_nothing_in_the_vault_is_refused_be
             await orch.ask("How do submarines dive?")
     assert "no note of the vault matches the question" in str(info.value) and info.value.exit_code == 2
     assert world.calls("notebook_query") == 0
+
+
+async def test_ask_tells_the_progress_display_it_prepares_the_selected_notes(make_world):
+    world = make_world(min_k=1)
+    fill(world)
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.started: list[tuple[str, int]] = []
+            self.advanced: list[str] = []
+
+        def start(self, label: str, total: int) -> None:
+            self.started.append((label, total))
+
+        def advance(self, outcome) -> None:
+            self.advanced.append(outcome.path)
+
+        def indexing(self, done: int, total: int) -> None:
+            pass
+
+        def reading(self, done: int, total: int) -> None:
+            pass
+
+    async with world.run() as orch:
+        orch.progress = recorder = Recorder()
+        result = await orch.ask("How does heapsort sift down a max-heap?")
+    selected = [n.path for n in result.selected_notes]
+    assert recorder.started[0] == ("preparing sources", len(selected))
+    assert recorder.started[1][0].startswith("asking NotebookLM")
+    assert "sorting/heapsort.md" in recorder.advanced

@@ -42,3 +42,4 @@ def test_changed_new_and_lost_notes_each_get_one_step_counted_in_words() -> None
     assert [s.why for s in next_steps(one, [])] == [
         "1 synced note changed in the vault", "2 notes of the vault are in no source of the packed notebook",
         "1 pack holding 1 note is missing from the notebook"]
+
