@@ -160,3 +160,18 @@ def test_search_with_a_weak_match_names_the_query_and_selects_nothing(capsys: py
     assert lines == ["1.   n.md  1.500  heap",
                      "Nothing in the vault matches 'zebra [x]' well: nothing is selected (ask sends the question to "
                      "the notebook as it is)."]
+
+
+def test_the_progress_display_leaves_the_terminal_as_it_found_it() -> None:
+    progress = _progress.new_progress()
+    assert progress.live.transient  # the bars are erased when the work ends: only the summary stays
+    task = progress.add_task("reading notes", total=10)
+    assert _progress.CountsColumn().render(progress.tasks[task]).style == "progress.percentage"
+
+
+def test_an_allowance_window_whose_share_left_is_not_reported_says_so() -> None:
+    from nlmsync.cli._allowance import _window
+    from nlmsync.notebooklm.models import UsageWindow
+
+    assert _window(UsageWindow(window="weekly")) == "weekly share left not reported"
+    assert _window(UsageWindow(window="weekly", percent_used=25)) == "weekly 75% left"

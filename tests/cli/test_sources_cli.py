@@ -50,3 +50,23 @@ def test_sources_counts_one_note_alone_in_the_singular(vault: Path, capsys: pyte
     assert run(capsys, *common, "refresh", "-q", "cooking/kimchi-jjigae.md")[0] == 0
     code, out, _ = run(capsys, *common, "sources", "-q")
     assert code == 0 and out.splitlines()[1:] == ["  1 note alone, 0 not uploaded by nlmsync"]
+
+
+def test_sources_lists_each_kind_under_its_heading_and_a_split_notes_parts(capsys: pytest.CaptureFixture[str]) -> None:
+    from nlmsync.app.results import NotebookSource, SourcesReport
+    from nlmsync.cli.notebook_cmds import _print_sources
+
+    sources = [NotebookSource(source_id="s1", title="big.md · 1", kind="note", path="big.md", part=0, part_count=2),
+               NotebookSource(source_id="s2", title="big.md · 2", kind="note", path="big.md", part=1, part_count=2),
+               NotebookSource(source_id="s3", title="small.md", kind="note", path="small.md", part=0, part_count=1),
+               NotebookSource(source_id="s6", title="old.md", kind="note", path="old.md"),  # parts not recorded
+               NotebookSource(source_id="s4", title="My own source", kind="unmanaged"),
+               NotebookSource(source_id="s5", title="gone.md · abc", kind="orphan")]
+    _print_sources(SourcesReport(notebook_id="nb", title="T", capacity=50, source_count=6, sources=sources,
+                                 alone_count=4, unmanaged_count=1, orphan_count=1), quiet=False)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[lines.index("Notes alone:") + 1:lines.index("Notes alone:") + 5] == [
+        "  big.md (part 1 of 2)  s1", "  big.md (part 2 of 2)  s2", "  small.md  s3", "  old.md  s6"]
+    assert lines[-6:] == ["", "Not uploaded by nlmsync (never changed or evicted):", "  My own source  s4", "",
+                          "With nlmsync's titles but unknown to the state file ('nlmsync status' says what to do):",
+                          "  gone.md · abc  s5"]
