@@ -4,6 +4,7 @@ each answer as the plain spelling does; and a search imports neither pydantic no
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +74,17 @@ def test_a_search_imports_no_pydantic_and_no_typer(vault: Path, capsys: pytest.C
     assert done.returncode == 0, done.stderr
     assert '"algorithms/sorting/heapsort.md"' in done.stdout
     assert done.stderr.strip() == "['click']"
+
+
+def test_search_needs_a_query_or_a_queries_file_and_says_so(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--vault", str(vault), "search")
+    assert (code, out) == (2, "") and err.startswith("nlmsync: error: give either a QUERY or --queries FILE")
+
+
+def test_search_results_carry_a_snippet_of_the_length_set(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (vault / ".nlmsync").mkdir(exist_ok=True)
+    (vault / ".nlmsync" / "config.toml").write_text("snippet_length = 40\n", encoding="utf-8")
+    code, out, _ = run(capsys, "--vault", str(vault), "search", "heapsort", "--json")
+    results = json.loads(out)["results"]
+    assert code == 0 and results and all(0 < len(hit["snippet"]) <= 40 for hit in results)
+    assert "heap" in results[0]["snippet"].lower()
