@@ -609,3 +609,18 @@ async def test_an_idle_refresh_all_reads_the_registry_once_and_a_changed_one_rep
     async with world.run() as orch:
         changed = await orch.refresh(all_notes=True)
     assert changed.layout is not None and changed.layout.alone_note_count == 3
+
+
+async def test_watch_keeps_only_synced_notes_current_in_a_notebook_of_notes_alone(make_world):
+    world = make_world(capacity=5)
+    world.write("a.md", "note a")
+    async with world.run() as orch:
+        await orch.refresh(["a.md"])
+    world.write("new.md", "a note never synced")
+    world.write("a.md", "note a, edited")
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        assert await orch.keep_current(["new.md"]) is None  # not synced: watch leaves it to the user
+        assert world.mutating_calls(mark) == []
+        report = await orch.keep_current(["a.md", "new.md"])
+    assert report is not None and [(n.path, n.branch) for n in report.notes] == [("a.md", Branch.REPLACED)]
