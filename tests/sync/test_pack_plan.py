@@ -15,12 +15,14 @@ from nlmsync.sync.packs.plan import (
     Room,
     does_not_fit,
     group_changes,
+    pack_limit,
+    packable,
     packed_notes,
     plan_packs,
     room_for_packs,
 )
 from nlmsync.sync.packs.text import block_size, compose_pack
-from nlmsync.sync.prepared import prepare_note
+from nlmsync.sync.prepared import load_notes, prepare_note
 from nlmsync.sync.titles import pack_title, title_hash
 
 LIMIT = 1_000  # bytes a pack may hold in these tests (`source_max_bytes`)
@@ -100,3 +102,11 @@ def test_a_layout_that_does_not_fit_says_what_it_needs_what_takes_the_room_and_b
     assert str(bare).endswith("need at least 1 pack of at most 1,000 bytes, but notebook nb has room for 0 (capacity "
                               "1, 1 left free by 'pack_free'): 1 source short; nothing was uploaded")
     assert error.hint == bare.hint == CAPACITY_HINT
+
+
+def test_a_note_exactly_as_large_as_a_pack_may_hold_is_packed_one_byte_more_is_not(bench):
+    deps = bench.deps(source_max_bytes=5_000)
+    bench.write("n.md", "word " * 10)
+    note = load_notes(deps, ["n.md"])[0]
+    fits = pack_limit(deps) - block_size("n.md", 0)  # the size whose block fills a pack exactly
+    assert packable(deps, note, fits) and not packable(deps, note, fits + 1)
