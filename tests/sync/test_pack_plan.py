@@ -8,10 +8,13 @@ from tests.sync.stub import Bench
 
 from nlmsync.store import PackRecord, SourceMapping
 from nlmsync.sync.capacity import CAPACITY_HINT
+from nlmsync.sync.branches import Branch
 from nlmsync.sync.packs.layout import NotesDoNotFit
+from nlmsync.sync.packs.outcomes import pack_outcome
 from nlmsync.sync.packs.plan import (
     Members,
     PackedNote,
+    PlannedPack,
     Room,
     does_not_fit,
     group_changes,
@@ -110,3 +113,11 @@ def test_a_note_exactly_as_large_as_a_pack_may_hold_is_packed_one_byte_more_is_n
     note = load_notes(deps, ["n.md"])[0]
     fits = pack_limit(deps) - block_size("n.md", 0)  # the size whose block fills a pack exactly
     assert packable(deps, note, fits) and not packable(deps, note, fits + 1)
+
+
+def test_a_kept_packs_outcome_is_titled_as_the_notebook_holds_it() -> None:
+    kept = PackRecord("nb", "s-a", "h", "Pack a.md … c.md", "a.md", "c.md", 0, 0)
+    outcome = pack_outcome(PlannedPack(notes=[], keep=kept, source_id="s-a"), Branch.REUSED)
+    assert (outcome.title, outcome.source_id) == ("Pack a.md … c.md", "s-a")
+    assert pack_outcome(PlannedPack(notes=[], title="New pack"), Branch.ADDED).title == "New pack"
+    assert pack_outcome(PlannedPack(notes=[]), Branch.FAILED).title == ""  # not titled yet
