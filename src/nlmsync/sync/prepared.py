@@ -24,7 +24,7 @@ from nlmsync.text import Admission, admit_note
 
 if TYPE_CHECKING:
     from nlmsync.documents import DocumentReader
-    from nlmsync.sync.deps import SyncDeps
+    from nlmsync.sync.run import SyncDeps
 
 MAX_SOURCE_WORDS = 500_000
 MAX_SOURCE_BYTES = 1_000_000
