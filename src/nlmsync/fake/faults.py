@@ -100,7 +100,7 @@ class Faults:
     """The rename that gives a file source the title asked for does not take: the source keeps its file name,
     while `source_add` answers with the title (the real server renames after the upload, best effort)."""
     processing_polls: int = 0
-    """An audio or video file takes this many of the server's status polls to process (`fake/processing.py`): an
+    """An audio or video file takes this many of the server's status polls to process (`fake/files.py`): an
     add that waits answers once it is processed, or with the real server's "not ready" error once its
     `wait_timeout` has passed (the real server polls every 3 s)."""
     processing_fails: tuple[str, ...] = ()
