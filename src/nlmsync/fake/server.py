@@ -34,6 +34,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp_types import CONNECTION_CLOSED
 from pydantic import Field, ValidationError
 
+from nlmsync.fake.faults import parse_fake_options
 from nlmsync.fake.files import Processing
 from nlmsync.fake.state import DEFAULT_QUERY_TIMEOUT, FakeNotebookLM
 from nlmsync.notebooklm.transports import drop_connections
@@ -263,8 +264,6 @@ def serve_in_process(switches: Sequence[str], state_path: Path | None) -> tuple[
         ValueError: a switch cannot be read (one line, naming the switch).
         InputError: the state file cannot be read.
     """
-    from nlmsync.fake.options import parse_fake_options  # click's command for the switches: only when served
-
     options = parse_fake_options(switches)
     fake = FakeNotebookLM(capacity=options.capacity, faults=options.faults,
                           state_path=options.state if options.state is not None else state_path)
