@@ -25,7 +25,7 @@ from nlmsync.sync.packs.plan import (
     room_for_packs,
 )
 from nlmsync.sync.packs.text import block_size, compose_pack
-from nlmsync.sync.prepared import load_notes, prepare_note
+from nlmsync.sync.prepared import PreparedNote, load_notes, prepare_note
 from nlmsync.sync.titles import pack_title, title_hash
 
 LIMIT = 1_000  # bytes a pack may hold in these tests (`source_max_bytes`)
@@ -111,6 +111,7 @@ def test_a_note_exactly_as_large_as_a_pack_may_hold_is_packed_one_byte_more_is_n
     deps = bench.deps(source_max_bytes=5_000)
     bench.write("n.md", "word " * 10)
     note = load_notes(deps, ["n.md"])[0]
+    assert isinstance(note, PreparedNote)
     fits = pack_limit(deps) - block_size("n.md", 0)  # the size whose block fills a pack exactly
     assert packable(deps, note, fits) and not packable(deps, note, fits + 1)
 
