@@ -9,10 +9,11 @@ which `--scanned` hold drawings only (no text layer, as scanned pages). Measured
 
 - pypdfium2's own extraction of every page of the same PDFs, in this process (wall time): the floor, measured
   again beside each measure it is compared with (the machine is shared: figures of one round are compared);
-- the first `index` (the search index built, every PDF's text read in nlmsync's reading process) and the first
+- the first `index` (the search index built, every PDF's text read in nlmsync's reading processes) and the first
   `refresh --all` on a fresh state file (every file hashed, every PDF read before it is uploaded), nlmsync's own
   time (wall time less the time inside server calls: the fake reads each uploaded file too, as NotebookLM does):
-  what the PDFs add to the same run over the notes alone (`attachments = "none"`), against that floor;
+  what the PDFs add to the same run over the notes alone (`attachments = "none"`), against that floor; `--rounds`
+  rounds of both, the median ratio and its range;
 - the idle `refresh --all` (nothing changed) against the idle run of the same notes with `attachments = "none"` in a
   state file of its own: `--repeats` pairs run in turn, the median of their ratios;
 - one PDF changed: its calls (one upload and one delete are the target).
@@ -131,28 +132,30 @@ async def main() -> None:
         total = args.notes + args.pdfs
         print(f"{args.notes} notes, {args.pdfs} PDFs ({args.scanned} without text), "
               f"{sum(p.stat().st_size for p in pdfs) / 1e6:.1f} MB")
-        ratios = []
-        for round_ in range(args.rounds):  # alternated, each index in a fresh state file: the median ratio
+        index_ratios, refresh_ratios = [], []
+        for round_ in range(args.rounds):  # each first run in a fresh state file (and notebook): the median ratio
             floor = library_extraction(pdfs)
             built = first_index(root, vault, f"index-{round_}")
             built_notes = first_index(root, vault, f"index-notes-{round_}", attachments="none")
-            ratios.append((built - built_notes) / floor)
+            index_ratios.append((built - built_notes) / floor)
             print(f"  round {round_ + 1}: pypdfium2's own extraction {floor:.2f} s; first index {built:.2f} s, of "
                   f"the notes alone {built_notes:.2f} s: the PDFs cost {built - built_notes:.2f} s "
-                  f"({ratios[-1]:.2f}×)")
-        print(f"first index: the PDFs cost {statistics.median(ratios):.2f}× pypdfium2's own extraction (median of "
-              f"{args.rounds})")
-
-        both = run_for(root, vault, "both", total)
-        first = await both.timed(refresh_all)
-        notes_only = run_for(root, vault, "notes", total, attachments="none")
-        first_notes = await notes_only.timed(refresh_all)
-        floor = library_extraction(pdfs)
-        extra = first["own"] - first_notes["own"]
-        print(f"first refresh --all: own {first['own']:.2f} s, of the notes alone {first_notes['own']:.2f} s: the "
-              f"PDFs cost {extra:.2f} s ({extra / floor:.2f}× the extraction); wall {first['wall']:.2f} s, "
-              f"{first['adds']:.0f} adds, {first['mutating'] - first['adds']:.0f} other mutating calls, "
-              f"{len(both.fake.notebooks[both.settings.notebook].sources)} sources")
+                  f"({index_ratios[-1]:.2f}×)")
+            floor = library_extraction(pdfs)
+            both = run_for(root, vault, f"both-{round_}", total)
+            first = await both.timed(refresh_all)
+            notes_only = run_for(root, vault, f"notes-{round_}", total, attachments="none")
+            first_notes = await notes_only.timed(refresh_all)
+            extra = first["own"] - first_notes["own"]
+            refresh_ratios.append(extra / floor)
+            print(f"  round {round_ + 1}: pypdfium2's own extraction {floor:.2f} s; first refresh --all own "
+                  f"{first['own']:.2f} s, of the notes alone {first_notes['own']:.2f} s: the PDFs cost {extra:.2f} s "
+                  f"({refresh_ratios[-1]:.2f}×); wall {first['wall']:.2f} s, {first['adds']:.0f} adds, "
+                  f"{first['mutating'] - first['adds']:.0f} other mutating calls, "
+                  f"{len(both.fake.notebooks[both.settings.notebook].sources)} sources")
+        for what, ratios in (("first index", index_ratios), ("first refresh --all", refresh_ratios)):
+            print(f"{what}: the PDFs cost {statistics.median(ratios):.2f}× pypdfium2's own extraction (median of "
+                  f"{args.rounds} rounds, {min(ratios):.2f}× to {max(ratios):.2f}×)")
 
         for run in (both, notes_only):  # the run after the first records the hashes by mtime and size
             await run.timed(refresh_all)

@@ -14,8 +14,8 @@ import sys
 
 import xxhash
 
-from nlmsync.documents.formats import Unreadable, extract
-from nlmsync.documents.model import CHANGED_WHILE_READ, DAMAGED, MAX_FILE_BYTES, OUT_OF_MEMORY
+from nlmsync.documents.formats import extract
+from nlmsync.documents.model import CHANGED_WHILE_READ, DAMAGED, MAX_FILE_BYTES, OUT_OF_MEMORY, Unreadable
 
 
 def bound_memory(limit: int) -> None:
