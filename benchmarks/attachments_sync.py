@@ -13,7 +13,8 @@ which `--scanned` hold drawings only (no text layer, as scanned pages). Measured
   `refresh --all` on a fresh state file (every file hashed, every PDF read before it is uploaded), nlmsync's own
   time (wall time less the time inside server calls: the fake reads each uploaded file too, as NotebookLM does):
   what the PDFs add to the same run over the notes alone (`attachments = "none"`), against that floor; `--rounds`
-  rounds of both, the median ratio and its range;
+  rounds of both, the median ratio and its range. For the index, its CPU time too (nlmsync's process and its
+  reading processes) against the floor's: what the PDFs cost whether or not a core was free to overlap the work;
 - the idle `refresh --all` (nothing changed) against the idle run of the same notes with `attachments = "none"` in a
   state file of its own: `--repeats` pairs run in turn, the median of their ratios;
 - one PDF changed: its calls (one upload and one delete are the target).
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import sys
 import tempfile
@@ -76,6 +78,12 @@ def write_pdfs(folder: Path, count: int, scanned: int) -> list[Path]:
     return made
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and of its child processes that ended (the reading processes of an index)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def library_extraction(paths: list[Path]) -> float:
     """pypdfium2 extracting every page of `paths` in this process: wall seconds."""
     import pypdfium2
@@ -101,13 +109,14 @@ def run_for(root: Path, vault: Path, name: str, count: int, **settings: Any) -> 
     return Run(fake, Settings(**values))
 
 
-def first_index(root: Path, vault: Path, name: str, **settings: Any) -> float:
-    """A first `index` of the vault into a state file of its own: wall seconds."""
-    start = time.perf_counter()
+def first_index(root: Path, vault: Path, name: str, **settings: Any) -> tuple[float, float]:
+    """A first `index` of the vault into a state file of its own: wall seconds, and CPU seconds of this process and
+    of the reading processes it ran."""
+    start, cpu = time.perf_counter(), cpu_seconds()
     index = NoteIndex(vault, open_database(root / f"{name}.db"), Settings(vault=vault, state=root / f"{name}.db",
                                                                           **settings))
     index.sync()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, cpu_seconds() - cpu
 
 
 async def refresh_all(orch: Any) -> Any:
@@ -132,15 +141,19 @@ async def main() -> None:
         total = args.notes + args.pdfs
         print(f"{args.notes} notes, {args.pdfs} PDFs ({args.scanned} without text), "
               f"{sum(p.stat().st_size for p in pdfs) / 1e6:.1f} MB")
-        index_ratios, refresh_ratios = [], []
+        index_ratios, refresh_ratios, cpu_ratios = [], [], []
         for round_ in range(args.rounds):  # each first run in a fresh state file (and notebook): the median ratio
+            cpu = cpu_seconds()
             floor = library_extraction(pdfs)
-            built = first_index(root, vault, f"index-{round_}")
-            built_notes = first_index(root, vault, f"index-notes-{round_}", attachments="none")
+            floor_cpu = cpu_seconds() - cpu
+            built, built_cpu = first_index(root, vault, f"index-{round_}")
+            built_notes, notes_cpu = first_index(root, vault, f"index-notes-{round_}", attachments="none")
             index_ratios.append((built - built_notes) / floor)
-            print(f"  round {round_ + 1}: pypdfium2's own extraction {floor:.2f} s; first index {built:.2f} s, of "
-                  f"the notes alone {built_notes:.2f} s: the PDFs cost {built - built_notes:.2f} s "
-                  f"({index_ratios[-1]:.2f}×)")
+            cpu_ratios.append((built_cpu - notes_cpu) / floor_cpu)
+            print(f"  round {round_ + 1}: pypdfium2's own extraction {floor:.2f} s ({floor_cpu:.2f} s CPU); first "
+                  f"index {built:.2f} s, of the notes alone {built_notes:.2f} s: the PDFs cost "
+                  f"{built - built_notes:.2f} s ({index_ratios[-1]:.2f}×), {built_cpu - notes_cpu:.2f} s CPU "
+                  f"({cpu_ratios[-1]:.2f}×)")
             floor = library_extraction(pdfs)
             both = run_for(root, vault, f"both-{round_}", total)
             first = await both.timed(refresh_all)
@@ -153,7 +166,8 @@ async def main() -> None:
                   f"({refresh_ratios[-1]:.2f}×); wall {first['wall']:.2f} s, {first['adds']:.0f} adds, "
                   f"{first['mutating'] - first['adds']:.0f} other mutating calls, "
                   f"{len(both.fake.notebooks[both.settings.notebook].sources)} sources")
-        for what, ratios in (("first index", index_ratios), ("first refresh --all", refresh_ratios)):
+        for what, ratios in (("first index", index_ratios), ("first index, CPU time", cpu_ratios),
+                             ("first refresh --all", refresh_ratios)):
             print(f"{what}: the PDFs cost {statistics.median(ratios):.2f}× pypdfium2's own extraction (median of "
                   f"{args.rounds} rounds, {min(ratios):.2f}× to {max(ratios):.2f}×)")
 

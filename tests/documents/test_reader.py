@@ -262,6 +262,22 @@ def test_files_read_one_at_a_time_need_one_reading_process(tmp_path: Path) -> No
         assert reader.processes_started == 1
 
 
+def test_a_few_files_announced_ahead_need_one_reading_process(tmp_path: Path) -> None:
+    papers = [written(tmp_path, f"p{n}.pdf", pdf(text_page(f"paper {n}"))) for n in range(5)]
+    with DocumentReader(processes=4, ahead=4) as reader:
+        reader.expect((p, None) for p in papers)
+        assert [reader.read(p).pages for p in papers] == [(f"paper {n}",) for n in range(5)]
+        assert reader.processes_started == 1
+
+
+def test_more_reading_processes_start_as_more_files_wait_for_them(tmp_path: Path) -> None:
+    papers = [written(tmp_path, f"p{n}.pdf", pdf(text_page(f"paper {n}"))) for n in range(10)]
+    with DocumentReader(processes=4, ahead=4) as reader:
+        reader.expect((p, None) for p in papers)  # a second while 4 or more wait; a third would need 8
+        assert reader.processes_started == 2
+        assert [reader.read(p).pages for p in papers] == [(f"paper {n}",) for n in range(10)]
+
+
 @pytest.mark.parametrize(("cores", "processes"), [(1, 1), (2, 2), (4, 4), (64, 4)])
 def test_a_reader_runs_as_many_processes_as_the_cores_it_may_use_up_to_four(
         monkeypatch: pytest.MonkeyPatch, cores: int, processes: int) -> None:
@@ -276,7 +292,7 @@ def test_a_file_that_stops_one_reading_process_leaves_the_others_and_the_files_a
     slow = written(tmp_path, "slow.pdf", pdf(*[expanding_page(20)] * 20, compress=True))
     fine = [written(tmp_path, f"fine{n}.pdf", pdf(text_page(f"still read {n}"))) for n in range(6)]
     order = [bomb, slow, *fine]  # the first two go to two processes, the others after them to both
-    with DocumentReader(memory=256 * 1024 * 1024, seconds=2, processes=2, ahead=8) as reader:
+    with DocumentReader(memory=256 * 1024 * 1024, seconds=2, processes=2, ahead=4) as reader:
         reader.expect((p, None) for p in order)
         read = {p.name: reader.read(p) for p in order}
         assert reader.processes_started == 4  # each of the two started again after the file that stopped it

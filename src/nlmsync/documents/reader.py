@@ -202,8 +202,7 @@ class DocumentReader:
         self.files_read = 0
         """Files handed to a reading process (not found in the cache)."""
         self._lanes: list[_Lane] = []
-        """The reading processes, each with the files handed to it; one more is started only when every one
-        holds a file."""
+        """The reading processes, each with the files handed to it (`_send` says when one more is started)."""
         self._expected: deque[tuple[str, str | None]] = deque()
         """Files announced by `expect`, not handed over yet."""
         self._done: dict[str, DocumentText] = {}
@@ -312,11 +311,13 @@ class DocumentReader:
                 self._send(outcome)
 
     def _send(self, request: _Request) -> None:
-        """Hand `request` to the reading process with the fewest files waiting; a new one when each holds one
-        and there is room for another."""
+        """Hand `request` to the reading process with the fewest files waiting. Another is started when each holds
+        a file, there is room for it, and at least `ahead` announced files per running process are still to be
+        handed over: starting one costs more than reading a few files."""
         self.files_read += 1
         lane = min(self._lanes, key=lambda lane: len(lane.sent), default=None)
-        if lane is None or (lane.sent and len(self._lanes) < self.processes):
+        if lane is None or (lane.sent and len(self._lanes) < self.processes
+                            and len(self._expected) >= self.ahead * len(self._lanes)):
             lane = _Lane(self.memory)
             self._lanes.append(lane)
         lane.send(request)
