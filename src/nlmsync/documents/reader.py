@@ -328,7 +328,10 @@ class DocumentReader:
         self._record(request.vault_path, request.stat, document)
 
     def close(self) -> None:
-        """End the reading processes."""
+        """End the reading processes: each is told at once, then waited for."""
+        for lane in self._lanes:
+            if lane.process is not None:
+                _close_input(lane.process)
         for lane in self._lanes:
             lane.close()
 
