@@ -16,7 +16,9 @@ which `--scanned` hold drawings only (no text layer, as scanned pages). Measured
   rounds of both, the median ratio and its range. For the index, its CPU time too (nlmsync's process and its
   reading processes) against the floor's: what the PDFs cost whether or not a core was free to overlap the work;
 - the idle `refresh --all` (nothing changed) against the idle run of the same notes with `attachments = "none"` in a
-  state file of its own: `--repeats` pairs run in turn, the median of their ratios;
+  state file of its own: `--repeats` triples run in turn, the median of their ratios; the third of each triple is
+  the idle run of a vault of as many notes as the first holds notes and PDFs, so that what a PDF adds to an idle run
+  is set against what a note adds;
 - one PDF changed: its calls (one upload and one delete are the target).
 """
 
@@ -174,17 +176,26 @@ async def main() -> None:
             print(f"{what}: the PDFs cost {statistics.median(ratios):.2f}× pypdfium2's own extraction (median of "
                   f"{args.rounds} rounds, {min(ratios):.2f}× to {max(ratios):.2f}×)")
 
-        for run in (both, notes_only):  # the run after the first records the hashes by mtime and size
+        as_many = root / "as-many"  # a vault of notes only, as many as the notes and PDFs: what a PDF costs as a note
+        write_vault(as_many, total)
+        notes_instead = run_for(root, as_many, "as-many", total)
+        await notes_instead.timed(refresh_all)
+        for run in (both, notes_only, notes_instead):  # the run after the first records the hashes by mtime and size
             await run.timed(refresh_all)
-        pairs = []  # alternated, so a drift of the shared machine's speed falls on both sides of a pair alike
+        triples = []  # alternated, so a drift of the shared machine's speed falls on each side of a triple alike
         for _ in range(args.repeats):
-            pairs.append((await both.timed(refresh_all), await notes_only.timed(refresh_all)))
-        idle, idle_notes = fastest([a for a, _ in pairs]), fastest([b for _, b in pairs])
-        own_ratios = [a["own"] / b["own"] for a, b in pairs]
+            triples.append((await both.timed(refresh_all), await notes_only.timed(refresh_all),
+                            await notes_instead.timed(refresh_all)))
+        idle, idle_notes = fastest([a for a, _, _ in triples]), fastest([b for _, b, _ in triples])
+        own_ratios = [a["own"] / b["own"] for a, b, _ in triples]
         print(f"idle refresh --all: {idle['wall']:.3f} s wall, {idle['own']:.3f} s own, {idle['mutating']:.0f} "
               f"mutating calls; notes only {idle_notes['wall']:.3f} s wall, {idle_notes['own']:.3f} s own (fastest "
               f"of {args.repeats}) → own time {statistics.median(own_ratios):.2f}× the notes alone (median of "
-              f"{args.repeats} alternated pairs, {min(own_ratios):.2f}× to {max(own_ratios):.2f}×)")
+              f"{args.repeats} alternated triples, {min(own_ratios):.2f}× to {max(own_ratios):.2f}×)")
+        per_file = statistics.median([(a["own"] - b["own"]) / args.pdfs for a, b, _ in triples])
+        per_note = statistics.median([(c["own"] - b["own"]) / args.pdfs for _, b, c in triples])
+        print(f"idle refresh --all, what one more source costs: a PDF {per_file * 1e6:.0f} µs, a note "
+              f"{per_note * 1e6:.0f} µs (the vault against {total} notes alone; medians of the same triples)")
 
         changed = pdfs[0]
         changed.write_bytes(changed.read_bytes() + b"\n% edited\n")  # other bytes, the same text

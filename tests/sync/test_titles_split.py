@@ -97,3 +97,34 @@ def test_a_title_too_long_for_its_path_shows_the_paths_end_and_is_matched_to_it_
     assert shown is not None and shown.shown.startswith("…") and shown_path_matches(shown.shown, path)
     assert not shown_path_matches(shown.shown, "elsewhere/note.md")  # the same name, but not the path's end
     assert shown_path_matches("a/note.md", "a/note.md") and not shown_path_matches("note.md", "a/note.md")
+
+
+_TITLE_PIECES = st.sampled_from(["a", "/", " ", "·", " · ", "\n", "0", "f", "g", " (part 2/3)", " (3 notes)", " … ",
+                                 "0123abcd", " · 0123abcd", "é"])
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.lists(_TITLE_PIECES, max_size=8).map("".join))
+def test_the_short_hash_of_a_title_is_what_the_full_title_pattern_reads(title):
+    """`title_short_hash` reads the hash from the title's end; it must agree with the pattern that parses the whole
+    title (path, part marker, hash), for nlmsync's titles and for any other text a listing may hold."""
+    from nlmsync.sync.titles import _TITLE_PATTERN, title_short_hash
+
+    match = _TITLE_PATTERN.match(title)
+    assert title_short_hash(title) == (match.group("hash") if match is not None else None)
+
+
+@pytest.mark.parametrize("title", [
+    source_title("notes/a.md", content_hash("x")),
+    source_title("notes/a.md", content_hash("x"), 1, 3),
+    source_title("p" * 600, content_hash("x")),
+    source_title("a.md", content_hash("x")) + "\n",
+    "a.md · 0123abcd\nb",
+    " · 0123abcd",
+    "notes/a.md · 0123ABCD",
+])
+def test_the_short_hash_of_titles_at_the_edges(title):
+    from nlmsync.sync.titles import _TITLE_PATTERN, title_short_hash
+
+    match = _TITLE_PATTERN.match(title)
+    assert title_short_hash(title) == (match.group("hash") if match is not None else None)

@@ -60,7 +60,7 @@ class EvictionMixin(StoreBase):
 
     def _entries(self, sql: str, params: Sequence[object]) -> dict[str, LruEntry]:
         rows = self.db.execute(sql, params).fetchall()
-        return {p: LruEntry(path=p, segment=seg, tick=tick, uses=uses) for p, seg, tick, uses in rows}
+        return {row[0]: LruEntry._make(row) for row in rows}
 
     def _queued_for_use(self, notebook_id: str, used: list[str]) -> tuple[dict[str, LruEntry], int]:
         """What `apply_use` needs to mark `used`: their entries and the least recent protected ones that an

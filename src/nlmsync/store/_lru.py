@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Segment = Literal["probation", "protected"]
 PROBATION: Segment = "probation"
 PROTECTED: Segment = "protected"
 
 
-@dataclass(frozen=True, slots=True)
-class LruEntry:
+class LruEntry(NamedTuple):
+    """One candidate's place in the queue (a tuple: a use of every note of a large refresh makes one each)."""
+
     path: str
     segment: Segment
     tick: int
@@ -53,12 +53,12 @@ def apply_use(entries: Mapping[str, LruEntry], used: Iterable[str], next_tick: i
         entry = current[path]
         uses = entry.uses + 1
         segment: Segment = PROTECTED if uses >= 2 else PROBATION
-        updated = LruEntry(path=path, segment=segment, tick=next_tick, uses=uses)
+        updated = LruEntry(path, segment, next_tick, uses)
         next_tick += 1
         current[path] = changed[path] = updated
     protected = sorted((e for e in current.values() if e.segment == PROTECTED), key=lambda e: e.tick)
     for entry in protected[: max(0, len(protected) + unseen_protected - protected_cap)]:
-        demoted = replace(entry, segment=PROBATION, tick=next_tick)
+        demoted = LruEntry(entry.path, PROBATION, next_tick, entry.uses)
         next_tick += 1
         current[entry.path] = changed[entry.path] = demoted
     return changed, next_tick

@@ -15,6 +15,9 @@ TITLE_SEPARATOR = " · "
 _ELLIPSIS = "…"
 _TITLE_PATTERN = re.compile(r"^(?P<path>.+?)(?: \(part (?P<part>\d+)/(?P<count>\d+)\))? · (?P<hash>[0-9a-f]{8})$")
 PACK_RANGE = " … "
+_SHORT_HASH = re.compile(r"[^\n]+ · (?P<hash>[0-9a-f]{8})$")
+"""The short hash that ends a title of `_TITLE_PATTERN`'s (or a pack's): the same hash that pattern finds, read
+from the end of the title instead of trying every length of its path first."""
 _PACK_PATTERN = re.compile(r"^(?P<first>.+?)(?: … (?P<last>.+?))? \((?P<count>\d+) notes?\) · (?P<hash>[0-9a-f]{8})$")
 UPLOAD_NAME_BYTES = 255
 """The longest file name most file systems take, in bytes: an attachment's upload name is kept within it."""
@@ -103,7 +106,7 @@ def parse_pack_title(title: str) -> PackTitle | None:
 
 def title_short_hash(title: str) -> str | None:
     """The short hash an nlmsync title carries (a note's, a part's or a pack's); None for any other title."""
-    match = _TITLE_PATTERN.match(title)
+    match = _SHORT_HASH.match(title)
     return match.group("hash") if match is not None else None
 
 
