@@ -30,7 +30,7 @@ from typing import Any
 
 from nlmsync.config import Settings
 from nlmsync.store import StateStore, check_state_file
-from nlmsync.store._alias_chain import resolve_chain
+from nlmsync.store._aliases import resolve_chain
 
 MAIN = "nb-main"
 OTHER = "nb-archive"

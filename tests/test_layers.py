@@ -174,7 +174,7 @@ def test_the_check_sees_every_kind_of_import_and_every_wrong_direction() -> None
     assert imported_modules("from . import fake\n", "nlmsync.notebooklm", is_package=True) == {"nlmsync.notebooklm.fake"}
     assert violations("nlmsync.fake.answers", {"nlmsync.search.bm25"}) == []
     assert violations("nlmsync.fake.server", {"nlmsync.notebooklm.transports"}) == []
-    assert violations("nlmsync.notebooklm.transports", {"nlmsync.fake.in_process"}) != []
+    assert violations("nlmsync.notebooklm.transports", {"nlmsync.fake.server"}) != []
     assert violations("nlmsync.fake.state", {"nlmsync.app"}) != []
     assert violations("nlmsync.notebooklm.client", {"nlmsync.search.bm25"}) != []
     assert violations("nlmsync.reading.citations", {"nlmsync.search.markdown", "nlmsync.store", "nlmsync.vault"}) == []

@@ -60,7 +60,7 @@ class FakeNotebookLMServer:
         Raises:
             ValueError: a switch's value cannot be read.
         """
-        from nlmsync.fake.options import build_faults
+        from nlmsync.fake.faults import build_faults
 
         if capacity is not None:
             self.fake.capacity = capacity

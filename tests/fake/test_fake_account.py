@@ -10,7 +10,7 @@ import pytest
 
 from nlmsync.fake import FakeNotebookLM, Faults
 from nlmsync.fake.account import EXPIRED_ERROR, NO_TOKENS, NOT_RENEWED, RELOADED, RENEWED
-from nlmsync.fake.options import build_faults, parse_fake_options
+from nlmsync.fake.faults import build_faults, parse_fake_options
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 

@@ -13,8 +13,8 @@ from tests.documents.pdfs import pdf, text_page
 from nlmsync.documents import model as documents
 from nlmsync.documents import DocumentText
 from nlmsync.fake import FakeNotebookLM, Faults
+from nlmsync.fake.faults import build_faults, parse_fake_options
 from nlmsync.fake.files import processed
-from nlmsync.fake.options import build_faults, parse_fake_options
 
 
 def notebook(fake: FakeNotebookLM) -> str:

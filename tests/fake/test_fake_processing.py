@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from nlmsync.fake import FakeNotebookLM, Faults, build_fake_server
-from nlmsync.fake.options import parse_fake_options
+from nlmsync.fake.faults import parse_fake_options
 
 pytestmark = pytest.mark.anyio
 

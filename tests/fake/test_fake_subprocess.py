@@ -220,7 +220,7 @@ def test_every_fault_switch_is_documented(capsys: pytest.CaptureFixture[str]) ->
 
 def test_in_process_fake_takes_the_same_switches_as_the_fake_server_command() -> None:
     from nlmsync.cli import app
-    from nlmsync.fake.options import FAKE_SWITCHES
+    from nlmsync.fake.faults import FAKE_SWITCHES
 
     root = app
     command = root.commands["fake-server"]

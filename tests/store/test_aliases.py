@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nlmsync.store import StateStore
-from nlmsync.store._alias_chain import plan_alias_registration, resolve_chain
+from nlmsync.store._aliases import plan_alias_registration, resolve_chain
 
 
 def _register(aliases: dict[str, str], previous: str, current: str) -> str:

@@ -16,7 +16,7 @@ from tests.store.helpers import NB, add
 from nlmsync.errors import EXIT_USAGE, StateCorruptError, StateError, StateTooNewError, exit_code_for
 from nlmsync.store import StateStore, open_database
 from nlmsync.store.db import check_integrity, open_connection, stopped_uncleanly
-from nlmsync.store.schema import MIGRATION_SET, MIGRATIONS_TABLE, known_migration_names
+from nlmsync.store.schema import MIGRATION_NAMES, MIGRATION_SET, MIGRATIONS_TABLE
 
 
 def _digest(path: Path) -> str:
@@ -32,7 +32,7 @@ def test_new_file_gets_wal_and_the_whole_migration_history(state_path: Path) -> 
     assert db.journal_mode == "wal"
     applied = [r[0] for r in db.execute("SELECT name FROM _sqlite_migrations WHERE migration_set = ? "
                                         "ORDER BY id", [MIGRATION_SET])]
-    assert applied == known_migration_names()
+    assert applied == list(MIGRATION_NAMES)
     assert applied[0] == "0001_index_cache"
     assert {"index_docs", "source_mappings", "source_aliases", "query_records"} <= set(db.table_names())
     db.close()
@@ -302,7 +302,7 @@ def test_an_unclean_stop_is_checked_once_then_the_file_is_closed_cleanly(state_p
 def test_a_damaged_file_is_refused_before_a_schema_upgrade_writes_to_it(state_path: Path) -> None:
     _registry_of(state_path)
     conn = sqlite3.connect(state_path)
-    last = known_migration_names()[-1]
+    last = MIGRATION_NAMES[-1]
     conn.execute(f"DELETE FROM {MIGRATIONS_TABLE} WHERE name = ?", [last])  # a file of the nlmsync before
     conn.commit()
     conn.close()
@@ -357,7 +357,7 @@ def test_open_connection_is_open_database_without_sqlite_utils(state_path: Path)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     applied = [r[0] for r in conn.execute(f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ? ORDER BY id",
                                           [MIGRATION_SET])]
-    assert applied == known_migration_names()
+    assert applied == list(MIGRATION_NAMES)
     conn.close()
     again = open_connection(state_path)  # up to date: no step applied twice
     assert again.execute(f"SELECT count(*) FROM {MIGRATIONS_TABLE}").fetchone()[0] == len(applied)
@@ -383,4 +383,4 @@ def test_the_migration_history_is_the_one_sqlite_utils_applies() -> None:
     from nlmsync.store.schema import migrations
 
     assert MIGRATIONS_TABLE == Migrations.migrations_table == migrations.migrations_table
-    assert [m.name for m in migrations._migrations] == known_migration_names()
+    assert [m.name for m in migrations._migrations] == list(MIGRATION_NAMES)

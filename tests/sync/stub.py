@@ -1,4 +1,4 @@
-"""A small stand-in for the NotebookLM client in sync's own tests: the six calls of `sync.deps.SyncClient` over
+"""A small stand-in for the NotebookLM client in sync's own tests: the six calls of `sync.remote.SyncClient` over
 a notebook held in a dict (as httpx's tests put a `MockTransport` behind the real client), with switches for the
 faults sync must take: an add refused, an answer lost after the add landed. `Bench` is what a test of sync's
 seams works with: a vault folder, a real state file and this client, put together as a run's `SyncRun`."""
@@ -13,9 +13,8 @@ from pathlib import Path
 from nlmsync.config import Settings
 from nlmsync.errors import ConnectionLostError, NotebookLMError, NotFoundError
 from nlmsync.store import StateStore
-from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.remote import RemoteView
-from nlmsync.sync.run import SyncRun
+from nlmsync.sync.run import SyncDeps, SyncRun
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """The app layer: one `Orchestrator` per run (select → ensure sources → query → record), used by the CLI,
 `watch` and `serve`, and the results its runs answer.
 
-- `orchestrator`: `Orchestrator` (`refresh`, `ask`, `status`, `reconcile`, `keep_current`, `listing`).
+- `orchestrator`: `Orchestrator` (`refresh`, `ask`, `status`, `reconcile`, `keep_current`, `listing`), and
+  `held_writer`, the store's writer lock waited for without blocking the event loop.
 - `progress`: `ProgressSink`, where a run reports its progress.
 - `results`: the pydantic models of `ask`, `status` and `reconcile` (`refresh` answers sync's `RefreshReport`).
 - `notebooks`: which notebook a run works on (`--notebook ID`, `new:TITLE`, the default) and the error for
@@ -16,7 +17,6 @@
 - `allowance`: the plan's usage allowance (`Allowance`, read briefly once, respected before a question) and
   the sources per notebook of its tier (`plan_capacity`).
 - `login_wait`: `LoginWait`, how `watch --refresh` and `serve` wait for a login made elsewhere.
-- `writer`: the store's writer lock, waited for without blocking the event loop.
 """
 
 from nlmsync.app.allowance import Allowance, PlanCapacity, local_time, plan_capacity, spent_error

@@ -1,18 +1,22 @@
 """The Orchestrator: select → ensure sources → query → record. Used by the CLI, `watch` and `serve`.
 
 One `Orchestrator` serves one run: it holds the settings, the state store and a connected NotebookLM
-client. Every run that writes holds the store's cross-process writer lock, reads the notebook once
+client. Every run that writes holds the store's cross-process writer lock (waited for without blocking the event
+loop: `serve` keeps answering searches, and `watch` keeps taking file events, while another run finishes), reads the notebook once
 (`notebook_get`), levels the state file with it (`sync.level_with_notebook`), reconciles the registry, retries
 deletions earlier runs left behind, and only then makes its own changes through `ensure_sources_for_paths`.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import ExitStack, asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
+
+import anyio
 
 from nlmsync.app.allowance import Allowance, PlanCapacity, plan_capacity
 from nlmsync.app.citations import map_citations
@@ -29,7 +33,6 @@ from nlmsync.app.results import (
 )
 from nlmsync.app.servers import connect_server
 from nlmsync.app.status import status_report
-from nlmsync.app.writer import held_writer
 from nlmsync import vault as vault_files
 from nlmsync.config import Settings
 from nlmsync.errors import (
@@ -43,6 +46,7 @@ from nlmsync.errors import (
     ServerCommandNotFoundError,
     ServerError,
     ServerValidationError,
+    StateLockedError,
     UsageError,
 )
 from nlmsync.notebooklm import PLAN_CAPACITIES, NotebookDetails, NotebookLMClient, QueryAnswer
@@ -78,6 +82,30 @@ if TYPE_CHECKING:
 
 WEAK_MATCH_NOTICE = ("nothing in the vault matches the question well: no note was uploaded for it, and the question "
                      "went to the notebook as it is")
+
+
+WRITER_POLL_SECONDS = 0.05
+
+
+@asynccontextmanager
+async def held_writer(store: StateStore) -> AsyncIterator[None]:
+    """Hold `store`'s writer lock for the block, asking for it again every `WRITER_POLL_SECONDS`.
+
+    Raises:
+        StateLockedError: still held by another run after the store's `writer_timeout`.
+    """
+    deadline = time.monotonic() + store.writer_timeout
+    held = ExitStack()
+    while True:
+        try:
+            held.enter_context(store.writer(timeout=0))
+            break
+        except StateLockedError:
+            if time.monotonic() >= deadline:
+                raise
+            await anyio.sleep(WRITER_POLL_SECONDS)
+    with held:
+        yield
 
 
 def _dedup(ids: Sequence[str]) -> list[str]:

@@ -1,7 +1,7 @@
 """The NotebookLM server a run talks to: `connect_server` is the client's `connect` with this app's wiring.
 
 `--server fake` is served by the bundled fake (`nlmsync.fake.serve_in_process`): the app puts the two together
-so that the client package never imports the fake. The fake keeps its notebooks out of the vault
+so that the client package never imports the fake, and imports it only when a fake is served. The fake keeps its notebooks out of the vault
 (`fake_state_dir`): a tool that syncs the vault's folder to other devices would carry them along, tens of
 megabytes for a vault of thousands of notes.
 """
@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
 from nlmsync.config import Settings
-from nlmsync.fake import serve_in_process
 from nlmsync.notebooklm import FAKE_STATE_FILE, NotebookLMClient, connect
 
 __all__ = ["connect_server", "fake_state_dir"]
@@ -32,6 +31,13 @@ def fake_state_dir(vault: Path, env: Mapping[str, str] | None = None) -> Path:
     where = Path(vault).resolve()
     key = hashlib.sha256(os.fsencode(where)).hexdigest()[:12]
     return root / "nlmsync" / "fake" / f"{where.name or 'root'}-{key}"
+
+
+def _serve_fake(switches: Sequence[str], state_path: Path | None) -> tuple[MCPServer, Callable[[], None]]:
+    """The client's `InProcessFake`: the bundled fake for `--server "fake SWITCH…"` (`fake.serve_in_process`)."""
+    from nlmsync.fake import serve_in_process  # only then: a run on a real server imports none of the fake
+
+    return serve_in_process(switches, state_path)
 
 
 def _moved_from_the_vault(settings: Settings, folder: Path) -> None:
@@ -60,5 +66,5 @@ async def connect_server(settings: Settings, server: str | MCPServer | None = No
     folder = fake_state_dir(settings.vault)
     _moved_from_the_vault(settings, folder)
     async with connect(settings.server if server is None else server, settings, state_dir=folder,
-                       in_process_fake=serve_in_process) as client:
+                       in_process_fake=_serve_fake) as client:
         yield client

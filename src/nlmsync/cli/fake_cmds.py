@@ -1,6 +1,6 @@
 """`nlmsync fake-server` (the offline NotebookLM twin, with fault switches) and `nlmsync server-info`.
 
-The fake's switches are declared by the fake (`fake.options`, imported with this module to register them:
+The fake's switches are declared by the fake (`fake.faults`, imported with this module to register them:
 `--server "fake …"` takes the same); the fake server, the MCP client and anyio are imported when these
 commands run, not with the module.
 """
@@ -15,7 +15,7 @@ import click
 from nlmsync.cli._app import app, cli_context, examples
 from nlmsync.cli._output import emit_json, escape, stdout_console
 from nlmsync.errors import UsageError
-from nlmsync.fake.options import fake_options, fake_switches
+from nlmsync.fake.faults import fake_options, fake_switches
 
 if TYPE_CHECKING:
     from nlmsync.notebooklm import Usage

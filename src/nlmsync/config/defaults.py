@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nlmsync.vault import DEFAULT_ATTACHMENT_KINDS
+
 __all__ = ["PASSAGE_B", "PASSAGE_K1", "SNIPPET_K1", "IndexSettings"]
 
 
@@ -26,7 +28,7 @@ class IndexSettings:
     query_stop_words: bool = True
     full_rescan_every: int = 50
     exclude: list[str] = field(default_factory=list)
-    attachments: list[str] = field(default_factory=lambda: ["documents"])
+    attachments: list[str] = field(default_factory=lambda: list(DEFAULT_ATTACHMENT_KINDS))
     top_n: int = 15
     cutoff_ratio: float = 0.4
     min_k: int = 3

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from nlmsync.config.defaults import IndexSettings
-from nlmsync.vault import STATE_DIR_NAME, STATE_FILE_NAME, check_exclude, parse_kinds
+from nlmsync.vault import DEFAULT_ATTACHMENT_KINDS, STATE_DIR_NAME, STATE_FILE_NAME, check_exclude, parse_kinds
 
 SERVE_TOKEN_MIN_CHARS = 16
 """A bearer token shorter than this is guessed too easily to guard a server reachable from the network."""
@@ -53,7 +53,7 @@ class Settings(BaseModel):
                                    description="Full rescan after this many incremental syncs.")
     exclude: list[str] = Field(default_factory=list,
                                description="gitignore-style patterns (vault-relative, any case) of notes never uploaded or served.")
-    attachments: list[str] = Field(default_factory=lambda: list(IndexSettings().attachments),
+    attachments: list[str] = Field(default_factory=lambda: list(DEFAULT_ATTACHMENT_KINDS),
                                    description="Kinds of file besides notes taken from the vault: documents (PDF, "
                                                "Word, PowerPoint, EPUB, text, CSV), images, audio, video; "
                                                "\"none\" or \"all\".")

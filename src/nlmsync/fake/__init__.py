@@ -1,7 +1,7 @@
 """The fake NotebookLM MCP server: state and tool logic, fault switches, offline answers, the MCP server.
 
-The names below are imported on first use (like `store`, `search` and `sync`), so the app can hand the client
-`serve_in_process` without loading the fake for a run against a real server.
+The names below are imported on first use (like `store`, `search` and `sync`): a run against a real server
+loads none of the fake.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ if TYPE_CHECKING:
         parse_error_on,
         parse_rate_limit_on,
     )
-    from nlmsync.fake.in_process import serve_in_process
-    from nlmsync.fake.server import DROP_EXIT_CODE, build_fake_server
+    from nlmsync.fake.server import DROP_EXIT_CODE, build_fake_server, serve_in_process
     from nlmsync.fake.state import CallRecord, FakeNotebookLM
 
 _EXPORTS = {
@@ -36,9 +35,9 @@ _EXPORTS = {
     "parse_drop_on_call": "nlmsync.fake.faults",
     "parse_error_on": "nlmsync.fake.faults",
     "parse_rate_limit_on": "nlmsync.fake.faults",
-    "serve_in_process": "nlmsync.fake.in_process",
     "DROP_EXIT_CODE": "nlmsync.fake.server",
     "build_fake_server": "nlmsync.fake.server",
+    "serve_in_process": "nlmsync.fake.server",
     "CallRecord": "nlmsync.fake.state",
     "FakeNotebookLM": "nlmsync.fake.state",
 }

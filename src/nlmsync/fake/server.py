@@ -8,6 +8,9 @@ goes through `FakeNotebookLM.plan` (latency, drops, in-band errors) and `FakeNot
 `notebook_query` whose latency outlasts its `timeout` budget answers, when the budget runs out, with the
 real server's in-band "deadline exceeded" error.
 
+`serve_in_process(switches, state_path)` is the fake of `--server "fake SWITCH…"`: the switches read as
+`nlmsync fake-server` reads them, the server built to be served inside the client's own process.
+
 Dropping a connection: in a `nlmsync fake-server` process (`exit_on_drop=True`) the process exits at once,
 after saving its state; served in-process through `transports.in_process_transport`, the connections are
 killed the same way; otherwise (a plain `mcp.Client(server)`) the call fails with an MCP "connection
@@ -18,8 +21,9 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import anyio
@@ -30,11 +34,12 @@ from mcp.server.mcpserver.tools import Tool
 from mcp_types import CONNECTION_CLOSED
 from pydantic import Field, ValidationError
 
-from nlmsync.fake.processing import Processing
+from nlmsync.fake.faults import parse_fake_options
+from nlmsync.fake.files import Processing
 from nlmsync.fake.state import DEFAULT_QUERY_TIMEOUT, FakeNotebookLM
 from nlmsync.notebooklm.transports import drop_connections
 
-__all__ = ["DROP_EXIT_CODE", "FAKE_SERVER_NAME", "build_fake_server", "serve_http"]
+__all__ = ["DROP_EXIT_CODE", "FAKE_SERVER_NAME", "build_fake_server", "serve_http", "serve_in_process"]
 
 FAKE_SERVER_NAME = "nlmsync-fake-notebooklm"
 DROP_EXIT_CODE = 75
@@ -248,6 +253,21 @@ def build_fake_server(fake: FakeNotebookLM, *, exit_on_drop: bool = False) -> MC
                          tools=tools, log_level="WARNING")
     built.append(server)
     return server
+
+
+def serve_in_process(switches: Sequence[str], state_path: Path | None) -> tuple[MCPServer, Callable[[], None]]:
+    """The fake's MCP server for `switches` (the words after `fake`), and the function that saves its state.
+
+    The fake keeps its notebooks in `state_path` unless `--state` names another file.
+
+    Raises:
+        ValueError: a switch cannot be read (one line, naming the switch).
+        InputError: the state file cannot be read.
+    """
+    options = parse_fake_options(switches)
+    fake = FakeNotebookLM(capacity=options.capacity, faults=options.faults,
+                          state_path=options.state if options.state is not None else state_path)
+    return build_fake_server(fake), fake.save
 
 
 async def serve_http(server: MCPServer, *, host: str, port: int, announce: Callable[[str], None],

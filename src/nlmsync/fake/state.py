@@ -11,7 +11,8 @@ It knows nothing about MCP; `fake/server.py` puts it behind an MCP server.
 
 One module for the state and the tools' logic (about 440 lines): each tool reads and changes the notebooks in
 place and decides what a call journals, so they are kept together; the real server's wording is in
-`replies.py`, the login and the plan in `account.py`, the fault plans in `faults.py`, the state file's journal and snapshot in `persistence.py`.
+`replies.py`, the login and the plan in `account.py`, the fault plans in `faults.py`, the state file's journal and snapshot in `persistence.py`, file sources and
+their processing in `files.py`.
 """
 
 from __future__ import annotations
@@ -30,9 +31,8 @@ from nlmsync.errors import InputError
 from nlmsync.fake import account
 from nlmsync.fake.answers import compose_answer
 from nlmsync.fake.faults import CallPlan, Faults, When, plan_call
-from nlmsync.fake.files import FileSources, file_outside_allowed_dirs, processed
+from nlmsync.fake.files import FileSources, Polls, Processing, file_outside_allowed_dirs, processed
 from nlmsync.fake.persistence import Journal, journal_path, write_snapshot
-from nlmsync.fake.processing import Polls, Processing
 from nlmsync.fake.replies import (
     AUTH_ERROR,
     as_list,

@@ -1,4 +1,5 @@
-"""The store's core: one connection, one re-entrant lock, steps as transactions, the writer lock.
+"""The store's core: one connection (opened and closed here), one re-entrant lock, steps as transactions, the
+writer lock.
 
 Every public method of `StateStore` runs either inside `step()` (writes) or `_reading()` (reads),
 both holding the store's RLock, so one instance may be shared by threads. A step is one logical
@@ -15,13 +16,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from sqlite_utils import Database
 
 from nlmsync.config import Settings
 from nlmsync.store._lock import WriterLock
-from nlmsync.store.db import state_failure
+from nlmsync.store.db import open_database, state_failure
 from nlmsync.store.transaction import transaction
 
 # How long a run waits for another nlmsync run on the same vault before stopping as busy (exit 7).
@@ -138,6 +139,22 @@ class StoreBase:
         first = int(self._meta("next_tick") or "1")
         self._set_meta("next_tick", str(first + count))
         return first
+
+    # --- opening and closing ----------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: Path, settings: Settings | None = None) -> Self:
+        """Open (or create) the state file at `path`.
+
+        Raises:
+            StateCorruptError, StateTooNewError, StateError: the file is refused and left untouched.
+        """
+        return cls(open_database(Path(path)), settings)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         with self._lock:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from nlmsync.store._alias_chain import resolve_chain
+from nlmsync.store._aliases import resolve_chain
 from nlmsync.store._base import StoreBase
 
 

@@ -31,7 +31,7 @@ from nlmsync.errors import (
 )
 from nlmsync.store import schema
 from nlmsync.store._lock import state_file_busy
-from nlmsync.store.schema import MIGRATION_SET, MIGRATIONS_TABLE, known_migration_names
+from nlmsync.store.schema import MIGRATION_NAMES, MIGRATION_SET, MIGRATIONS_TABLE
 from nlmsync.store.transaction import transaction
 
 if TYPE_CHECKING:
@@ -63,8 +63,7 @@ def _corrupt(path: Path, detail: str) -> StateCorruptError:
 
 
 def _unknown_migrations(applied: list[str]) -> list[str]:
-    known = set(known_migration_names())
-    return [name for name in applied if name not in known]
+    return [name for name in applied if name not in MIGRATION_NAMES]
 
 
 def _too_new(path: Path, unknown: list[str]) -> StateTooNewError:
@@ -233,7 +232,7 @@ def _read_history(path: Path, *, immutable: bool, full: bool) -> tuple[list[str]
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")}
         applied = [] if MIGRATIONS_TABLE not in tables else [row[0] for row in conn.execute(
             f"SELECT name FROM {MIGRATIONS_TABLE} WHERE migration_set = ?", [MIGRATION_SET])]
-        if full or (applied and set(known_migration_names()) - set(applied)):
+        if full or (applied and set(MIGRATION_NAMES) - set(applied)):
             conn.execute(f"PRAGMA mmap_size = {_CHECK_MMAP_BYTES}")
             problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
             if problems != ["ok"]:
@@ -276,7 +275,7 @@ def open_connection(path: Path) -> sqlite3.Connection:
         unknown = _unknown_migrations(applied)
         if unknown:
             raise _too_new(path, unknown)
-        if set(known_migration_names()) - set(applied):
+        if set(MIGRATION_NAMES) - set(applied):
             from sqlite_utils import Database
 
             migrate(Database(conn), path)

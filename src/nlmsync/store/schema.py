@@ -204,8 +204,8 @@ _STEPS: list[tuple[str, Callable[[Database], None]]] = [
 ]
 
 
-def known_migration_names() -> list[str]:
-    return [name for name, _ in _STEPS]
+MIGRATION_NAMES = tuple(name for name, _ in _STEPS)
+"""The names of the steps, in order: a state file that applied one not among them was written by a newer nlmsync."""
 
 
 @functools.cache

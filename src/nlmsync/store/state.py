@@ -1,15 +1,11 @@
 """`StateStore`: the one typed API over the state file, shared by sync, the orchestrator and `serve`.
 
 It is assembled from one mixin per concern (registry, aliases, eviction queues, conversations,
-compaction) over `StoreBase` (connection, RLock, steps, writer lock).
+compaction) over `StoreBase` (the connection opened and closed, RLock, steps, writer lock).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Self
-
-from nlmsync.config import Settings
 from nlmsync.store._aliases import AliasMixin
 from nlmsync.store._compaction import CompactionMixin
 from nlmsync.store._conversations import ConversationMixin
@@ -18,7 +14,6 @@ from nlmsync.store._note_hashes import NoteHashesMixin
 from nlmsync.store._packs import PacksMixin
 from nlmsync.store._registry import RegistryMixin
 from nlmsync.store._unprocessed import UnprocessedMixin
-from nlmsync.store.db import open_database
 
 
 class StateStore(RegistryMixin, AliasMixin, EvictionMixin, ConversationMixin, CompactionMixin, NoteHashesMixin,
@@ -30,18 +25,3 @@ class StateStore(RegistryMixin, AliasMixin, EvictionMixin, ConversationMixin, Co
     Thread-safe (one RLock). Writes are steps (`with store.step():` groups several into one
     transaction). `with store.writer():` holds the cross-process writer lock for a whole run.
     """
-
-    @classmethod
-    def open(cls, path: Path, settings: Settings | None = None) -> StateStore:
-        """Open (or create) the state file at `path`.
-
-        Raises:
-            StateCorruptError, StateTooNewError, StateError: the file is refused and left untouched.
-        """
-        return cls(open_database(Path(path)), settings)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -10,9 +10,10 @@ The package map, in the order a run uses it (`docs/internals.md` tells the longe
     source limits, hashed, titled;
   - `registry` — the registry as a run reads it (`RegistryView`), what the state file accounts for, and the
     registered paths a `refresh --all` finds gone;
-  - `remote` — the notebook as a run reads it (`RemoteView`: one `notebook_get`), and a source read back;
-  - `deps` — what a run works with (`SyncDeps`) and the client it drives (`SyncClient`);
-  - `run` — one run's state (`SyncRun`) and what `refresh --all` answers for (`AllNotesScope`);
+  - `remote` — the notebook as a run reads it (`RemoteView`: one `notebook_get`), and a source read back, through
+    the client a run drives (`SyncClient`);
+  - `run` — one run: what it works with (`SyncDeps`), its state (`SyncRun`) and what `refresh --all` answers for
+    (`AllNotesScope`);
   - `report` — what a run did, note by note and pack by pack (`RefreshReport`);
   - `units` — the seam between a kind of unit and the executor: what a unit uploads and records (`Unit`);
 - before anything is planned: `adopt` — the state file levelled with what the notebook holds, each unknown source
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
     from nlmsync.sync.capacity import Capacity, CapacitySource, KnownCapacity, decide_capacity, given_capacity
     from nlmsync.sync.carry.eviction import retry_pending_deletions
     from nlmsync.sync.carry_over import history_source_ids
-    from nlmsync.sync.deps import SyncDeps
     from nlmsync.sync.ensure import ensure_sources_for_paths
     from nlmsync.sync.packs.outcomes import sources_layout
     from nlmsync.sync.prepared import prepare_note
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
         RefreshReport,
         SourcesLayout,
     )
-    from nlmsync.sync.run import AllNotesScope, SyncRun
+    from nlmsync.sync.run import AllNotesScope, SyncDeps, SyncRun
     from nlmsync.sync.titles import parse_title
 
 _EXPORTS = {
@@ -79,7 +79,7 @@ _EXPORTS = {
     "RefreshReport": "nlmsync.sync.report",
     "RemoteView": "nlmsync.sync.remote",
     "SourcesLayout": "nlmsync.sync.report",
-    "SyncDeps": "nlmsync.sync.deps",
+    "SyncDeps": "nlmsync.sync.run",
     "SyncRun": "nlmsync.sync.run",
     "accounted_ids": "nlmsync.sync.registry",
     "decide_capacity": "nlmsync.sync.capacity",

@@ -6,13 +6,13 @@ own is ever deleted."""
 from __future__ import annotations
 
 from nlmsync.sync.attachments.adopt import FileClaim, file_claim, settle_file_claims
-from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.evidence import Evidence
 from nlmsync.sync.notes.adopt import NoteClaim, settle_note_claims
 from nlmsync.sync.packs.adopt import PackClaim, PackClaims
 from nlmsync.sync.registry import STALE_HASH
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import Levelled
+from nlmsync.sync.run import SyncDeps
 from nlmsync.sync.titles import parse_note_title, parse_pack_title
 
 

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 from nlmsync import vault as vault_files
 from nlmsync.store import NoteHashes
-from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.prepared import PACKABLE_SUFFIXES, PreparedNote, load_notes
 from nlmsync.sync.remote import RemoteView, read_back
 from nlmsync.sync.report import Levelled
+from nlmsync.sync.run import SyncDeps
 from nlmsync.sync.titles import shown_path_matches
 
 

@@ -1,11 +1,13 @@
 """The notebook as a run reads it: `RemoteView`, one `notebook_get` kept up to date by the run's own adds and
 deletes (an empty listing of a notebook that should not be empty is read again), a delete made sure of
-(`strict_delete`), and a source read back (`read_back`)."""
+(`strict_delete`), and a source read back (`read_back`); all through the client a run is handed (`SyncClient`:
+the six calls sync makes, so sync imports nothing of `notebooklm`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from nlmsync.errors import (
     AuthenticationRequiredError,
@@ -16,8 +18,57 @@ from nlmsync.errors import (
 )
 from nlmsync.sync.titles import proves
 
-if TYPE_CHECKING:
-    from nlmsync.sync.deps import NotebookListing, SyncClient
+
+class ListedSource(Protocol):
+    """One source of a `notebook_get` answer."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+
+
+class ListedNotebook(Protocol):
+    @property
+    def title(self) -> str: ...
+    @property
+    def source_count(self) -> int: ...
+
+
+class NotebookListing(Protocol):
+    """A `notebook_get` answer: the notebook and its sources."""
+
+    @property
+    def notebook(self) -> ListedNotebook: ...
+    @property
+    def sources(self) -> Sequence[ListedSource]: ...
+
+
+class AddedSourceId(Protocol):
+    """A `source_add` answer: the new source's id."""
+
+    @property
+    def source_id(self) -> str: ...
+
+
+class HeldText(Protocol):
+    """A `source_get_content` answer: the text the server holds for a source."""
+
+    @property
+    def content(self) -> str: ...
+
+
+class SyncClient(Protocol):
+    """What sync needs of the NotebookLM client (`notebooklm.NotebookLMClient` is one). Every call raises
+    `NotebookLMError` subclasses only (`ConnectionProblem` when the answer may have been lost)."""
+
+    async def notebook_get(self, notebook_id: str) -> NotebookListing: ...
+    async def source_add_text(self, notebook_id: str, text: str, title: str,
+                              wait: bool | None = None) -> AddedSourceId: ...
+    async def source_add_file(self, notebook_id: str, file_path: str, title: str) -> AddedSourceId: ...
+    async def source_delete(self, source_id: str) -> object: ...
+    async def source_rename(self, notebook_id: str, source_id: str, new_title: str) -> object: ...
+    async def source_get_content(self, source_id: str) -> HeldText: ...
 
 
 @dataclass

@@ -1,17 +1,84 @@
-"""One run of source preparation as a value: `SyncRun`, built once before anything is planned and passed along,
-and what a run is asked for (`Request`, `AllNotesScope`)."""
+"""One run of source preparation: what it works with (`SyncDeps`: the client, the state file, the vault, the
+settings, the capacity decided), its state built once before anything is planned and passed along (`SyncRun`),
+and what it is asked for (`Request`, `AllNotesScope`)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+from nlmsync.config import Settings
+from nlmsync.errors import (
+    AuthenticationRequiredError,
+    FileOutsideServerFoldersError,
+    ServerCommandNotFoundError,
+    ServerUnreachableError,
+)
 from nlmsync.store import NoteHashes
 from nlmsync.sync.branches import Branch
-from nlmsync.sync.deps import SyncDeps
+from nlmsync.sync.capacity import Capacity, KnownCapacity, decide_capacity
 from nlmsync.sync.registry import RegistryView
-from nlmsync.sync.remote import RemoteView
-from nlmsync.sync.report import Levelled, RefreshReport
+from nlmsync.sync.remote import RemoteView, SyncClient
+from nlmsync.sync.report import Levelled, NoteOutcome, PackOutcome, RefreshReport
+
+if TYPE_CHECKING:
+    from nlmsync.store import StateStore
+
+
+ProgressCallback = Callable[[NoteOutcome | PackOutcome], None]
+PhaseCallback = Callable[[str, int], None]
+ReadingCallback = Callable[[int, int], None]
+
+# Errors that doom every remaining call of the run: stop instead of failing note after note (a server that may not
+# read the folder the run uploads files from refuses every file alike).
+FATAL_ERRORS = (AuthenticationRequiredError, ServerCommandNotFoundError, ServerUnreachableError,
+                FileOutsideServerFoldersError)
+
+
+@dataclass
+class SyncDeps:
+    """What source preparation works with: the server, the registry, the vault and the settings."""
+
+    client: SyncClient
+    store: StateStore
+    vault_root: Path
+    settings: Settings
+    notebook_id: str
+    on_progress: ProgressCallback | None = None
+    on_phase: PhaseCallback | None = None
+    """Told when a run starts a phase of its own (uploading packs) and how many steps it takes."""
+    on_reading: ReadingCallback | None = None
+    """Told how many of the run's notes were read (or found unchanged) so far, of how many, while it reads them."""
+    max_words: int = 0
+    max_bytes: int = 0
+    """The limits one source is held to (notes are split, packs filled within them); 0 takes the settings'
+    `source_max_words` and `source_max_bytes`."""
+    decided: InitVar[Capacity | None] = None
+    """The capacity the run decided (`capacity.decide_capacity`); None: decided from what the settings and the
+    state file know of the notebook."""
+    capacity: Capacity = field(init=False)
+    """How many sources the notebook may hold, and why; lowered when the server refuses an add as full
+    (`Capacity.refused_at`)."""
+
+    def __post_init__(self, decided: Capacity | None) -> None:
+        self.max_words = self.max_words or self.settings.source_max_words
+        self.max_bytes = self.max_bytes or self.settings.source_max_bytes
+        self.capacity = decided if decided is not None else decide_capacity(
+            KnownCapacity.read(self.store, self.notebook_id, self.settings))
+
+    def progress(self, outcome: NoteOutcome | PackOutcome) -> None:
+        if self.on_progress is not None:
+            self.on_progress(outcome)
+
+    def phase(self, label: str, total: int) -> None:
+        if self.on_phase is not None:
+            self.on_phase(label, total)
+
+    def reading(self, done: int, total: int) -> None:
+        if self.on_reading is not None:
+            self.on_reading(done, total)
 
 
 @dataclass

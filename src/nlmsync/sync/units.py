@@ -12,8 +12,8 @@ from nlmsync.sync.branches import Branch, Decision
 from nlmsync.sync.report import NoteOutcome
 
 if TYPE_CHECKING:
-    from nlmsync.sync.deps import SyncDeps
     from nlmsync.sync.remote import RemoteView
+    from nlmsync.sync.run import SyncDeps
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ MEDIA_KINDS = frozenset({"audio", "video"})
 """The kinds NotebookLM transcribes once uploaded, which can take minutes (the real server's own command line waits
 up to 600 s for one)."""
 DEFAULT_ATTACHMENT_KINDS = (DOCUMENTS,)
+"""The kinds a vault's attachments are taken from when the `attachments` setting is not given."""
 NO_ATTACHMENTS = "none"
 ALL_ATTACHMENTS = "all"
 

@@ -13,8 +13,8 @@ from nlmsync.documents import NO_TEXT_LAYER, DocumentReader, DocumentText
 from nlmsync.errors import InputError
 from nlmsync.store.document_texts import DocumentTexts
 from nlmsync.sync.branches import Branch
-from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.run import SyncDeps
 from nlmsync.sync.titles import source_title
 
 EMPTY = "empty"

@@ -16,9 +16,9 @@ from nlmsync.errors import NotebookLMError
 from nlmsync.store import SourceMapping
 from nlmsync.sync.attachments.files import PreparedFile
 from nlmsync.sync.branches import Branch, Decision
-from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.remote import RemoteView, strict_delete
 from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.run import SyncDeps
 from nlmsync.sync.titles import source_title, upload_name
 from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload, record_in_turn, reused_as_is
 from nlmsync.vault import is_media

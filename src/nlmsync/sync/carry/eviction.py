@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from nlmsync.errors import NotebookLMError, NotFoundError
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.capacity import capacity_error
-from nlmsync.sync.deps import FATAL_ERRORS, SyncDeps
 from nlmsync.sync.remote import RemoteView, strict_delete
 from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.run import FATAL_ERRORS, SyncDeps
 
 if TYPE_CHECKING:
     from nlmsync.store import PendingDeletion

@@ -18,8 +18,8 @@ from nlmsync.errors import (
 )
 from nlmsync.sync.capacity import full_notebook_error, means_full, refused_as_invalid
 from nlmsync.sync.carry.eviction import make_room
-from nlmsync.sync.deps import FATAL_ERRORS, AddedSourceId, SyncDeps
-from nlmsync.sync.remote import RemoteView, lookup_after_lost_answer, strict_delete
+from nlmsync.sync.remote import AddedSourceId, RemoteView, lookup_after_lost_answer, strict_delete
+from nlmsync.sync.run import FATAL_ERRORS, SyncDeps
 from nlmsync.sync.units import Added, Unit, Upload, Uploaded
 
 U = TypeVar("U", bound=Unit)

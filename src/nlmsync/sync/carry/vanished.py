@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry.eviction import evict_path
-from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome, RefreshReport
+from nlmsync.sync.run import SyncDeps
 
 
 async def remove_vanished(deps: SyncDeps, remote: RemoteView, vanished: dict[str, str], report: RefreshReport, *,

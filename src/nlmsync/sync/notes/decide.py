@@ -12,11 +12,11 @@ from nlmsync.errors import CapacityError
 from nlmsync.store import NoteHashes
 from nlmsync.sync.branches import Decision
 from nlmsync.sync.capacity import CAPACITY_HINT
-from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.prepared import PreparedNote, load_notes
 from nlmsync.sync.registry import RegistryView, decide_in_order, untouchable_count
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.run import SyncDeps
 from nlmsync.sync.titles import retitled
 
 

@@ -11,11 +11,11 @@ from nlmsync.errors import NotebookLMError
 from nlmsync.store import SourceMapping
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry.eviction import plan_evictions
-from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.notes.decide import PlannedNote, needs_retitle, needs_upload, slots_needed
 from nlmsync.sync.prepared import PreparedNote, PreparedPart
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
+from nlmsync.sync.run import SyncDeps
 from nlmsync.sync.titles import retitled
 from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload, record_in_turn, reused_as_is
 

@@ -11,7 +11,6 @@ from nlmsync.errors import CapacityError
 from nlmsync.store import NoteHashes, PackRecord
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry.executor import Executor
-from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.packs.layout import NotesDoNotFit
 from nlmsync.sync.packs.outcomes import held_pack_outcome, live_note_outcomes, pack_outcome, simulated
 from nlmsync.sync.packs.plan import (
@@ -34,7 +33,7 @@ from nlmsync.sync.prepared import PreparedNote, load_notes, split_limits
 from nlmsync.sync.registry import STALE_HASH, RegistryView, vanished_paths
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome, PackOutcome
-from nlmsync.sync.run import Request, SyncRun
+from nlmsync.sync.run import Request, SyncDeps, SyncRun
 
 
 def crowded(deps: SyncDeps, remote: RemoteView) -> bool:

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from nlmsync.store import PackRecord
 from nlmsync.sync.branches import Branch
-from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.packs.plan import Group, Members, PlannedPack, pack_size
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome, PackOutcome, SourcesLayout
+from nlmsync.sync.run import SyncDeps
 
 if TYPE_CHECKING:
     from nlmsync.store import StateStore

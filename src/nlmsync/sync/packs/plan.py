@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from nlmsync.errors import CapacityError
 from nlmsync.store import NoteHashes, PackRecord
 from nlmsync.sync.capacity import CAPACITY_HINT
-from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.packs.layout import NotesDoNotFit, PackNote, plan_layout
 from nlmsync.sync.packs.text import block_size
 from nlmsync.sync.prepared import PreparedNote
 from nlmsync.sync.registry import RegistryView
 from nlmsync.sync.remote import RemoteView
+from nlmsync.sync.run import SyncDeps
 
 PACK_TARGET_BYTES = 250_000
 """The size a vault's first layout aims its packs at when the budget allows that many: small enough that an

@@ -8,7 +8,6 @@ from collections.abc import Collection, Sequence
 
 from nlmsync.store import NoteHashes, PackRecord
 from nlmsync.sync.branches import Branch
-from nlmsync.sync.deps import SyncDeps
 from nlmsync.sync.packs.outcomes import left_notes, pack_outcome, removed_outcome, why_uploaded
 from nlmsync.sync.packs.plan import Group, Members, PlannedPack, pack_size
 from nlmsync.sync.packs.text import compose_pack
@@ -16,6 +15,7 @@ from nlmsync.sync.prepared import PreparedNote, load_notes
 from nlmsync.sync.registry import RegistryView
 from nlmsync.sync.remote import RemoteView, read_back, strict_delete
 from nlmsync.sync.report import NoteOutcome, PackOutcome, RefreshReport
+from nlmsync.sync.run import SyncDeps
 from nlmsync.sync.titles import content_hash, pack_title, title_hash
 from nlmsync.sync.units import Turn, Upload, Uploaded
 
