@@ -9,10 +9,12 @@ which `--scanned` hold drawings only (no text layer, as scanned pages). Measured
 
 - pypdfium2's own extraction of every page of the same PDFs, in this process (wall time): the floor, measured
   again beside each measure it is compared with (the machine is shared: figures of one round are compared);
-- the first `index` (the search index built, every PDF's text read in nlmsync's reading process) and the first
+- the first `index` (the search index built, every PDF's text read in nlmsync's reading processes) and the first
   `refresh --all` on a fresh state file (every file hashed, every PDF read before it is uploaded), nlmsync's own
   time (wall time less the time inside server calls: the fake reads each uploaded file too, as NotebookLM does):
-  what the PDFs add to the same run over the notes alone (`attachments = "none"`), against that floor;
+  what the PDFs add to the same run over the notes alone (`attachments = "none"`), against that floor; `--rounds`
+  rounds of both, the median ratio and its range. For the index, its CPU time too (nlmsync's process and its
+  reading processes) against the floor's: what the PDFs cost whether or not a core was free to overlap the work;
 - the idle `refresh --all` (nothing changed) against the idle run of the same notes with `attachments = "none"` in a
   state file of its own: `--repeats` triples run in turn, the median of their ratios; the third of each triple is
   the idle run of a vault of as many notes as the first holds notes and PDFs, so that what a PDF adds to an idle run
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import sys
 import tempfile
@@ -77,6 +80,12 @@ def write_pdfs(folder: Path, count: int, scanned: int) -> list[Path]:
     return made
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and of its child processes that ended (the reading processes of an index)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def library_extraction(paths: list[Path]) -> float:
     """pypdfium2 extracting every page of `paths` in this process: wall seconds."""
     import pypdfium2
@@ -102,13 +111,14 @@ def run_for(root: Path, vault: Path, name: str, count: int, **settings: Any) -> 
     return Run(fake, Settings(**values))
 
 
-def first_index(root: Path, vault: Path, name: str, **settings: Any) -> float:
-    """A first `index` of the vault into a state file of its own: wall seconds."""
-    start = time.perf_counter()
+def first_index(root: Path, vault: Path, name: str, **settings: Any) -> tuple[float, float]:
+    """A first `index` of the vault into a state file of its own: wall seconds, and CPU seconds of this process and
+    of the reading processes it ran."""
+    start, cpu = time.perf_counter(), cpu_seconds()
     index = NoteIndex(vault, open_database(root / f"{name}.db"), Settings(vault=vault, state=root / f"{name}.db",
                                                                           **settings))
     index.sync()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, cpu_seconds() - cpu
 
 
 async def refresh_all(orch: Any) -> Any:
@@ -133,28 +143,38 @@ async def main() -> None:
         total = args.notes + args.pdfs
         print(f"{args.notes} notes, {args.pdfs} PDFs ({args.scanned} without text), "
               f"{sum(p.stat().st_size for p in pdfs) / 1e6:.1f} MB")
-        ratios = []
-        for round_ in range(args.rounds):  # alternated, each index in a fresh state file: the median ratio
+        index_ratios, refresh_ratios, cpu_ratios = [], [], []
+        for round_ in range(args.rounds):  # each first run in a fresh state file (and notebook): the median ratio
+            cpu = cpu_seconds()
             floor = library_extraction(pdfs)
-            built = first_index(root, vault, f"index-{round_}")
-            built_notes = first_index(root, vault, f"index-notes-{round_}", attachments="none")
-            ratios.append((built - built_notes) / floor)
-            print(f"  round {round_ + 1}: pypdfium2's own extraction {floor:.2f} s; first index {built:.2f} s, of "
-                  f"the notes alone {built_notes:.2f} s: the PDFs cost {built - built_notes:.2f} s "
-                  f"({ratios[-1]:.2f}×)")
-        print(f"first index: the PDFs cost {statistics.median(ratios):.2f}× pypdfium2's own extraction (median of "
-              f"{args.rounds})")
-
-        both = run_for(root, vault, "both", total)
-        first = await both.timed(refresh_all)
-        notes_only = run_for(root, vault, "notes", total, attachments="none")
-        first_notes = await notes_only.timed(refresh_all)
-        floor = library_extraction(pdfs)
-        extra = first["own"] - first_notes["own"]
-        print(f"first refresh --all: own {first['own']:.2f} s, of the notes alone {first_notes['own']:.2f} s: the "
-              f"PDFs cost {extra:.2f} s ({extra / floor:.2f}× the extraction); wall {first['wall']:.2f} s, "
-              f"{first['adds']:.0f} adds, {first['mutating'] - first['adds']:.0f} other mutating calls, "
-              f"{len(both.fake.notebooks[both.settings.notebook].sources)} sources")
+            floor_cpu = cpu_seconds() - cpu
+            built, built_cpu = first_index(root, vault, f"index-{round_}")
+            built_notes, notes_cpu = first_index(root, vault, f"index-notes-{round_}", attachments="none")
+            index_ratios.append((built - built_notes) / floor)
+            cpu_ratios.append((built_cpu - notes_cpu) / floor_cpu)
+            print(f"  round {round_ + 1}: pypdfium2's own extraction {floor:.2f} s ({floor_cpu:.2f} s CPU); first "
+                  f"index {built:.2f} s, of the notes alone {built_notes:.2f} s: the PDFs cost "
+                  f"{built - built_notes:.2f} s ({index_ratios[-1]:.2f}×), {built_cpu - notes_cpu:.2f} s CPU "
+                  f"({cpu_ratios[-1]:.2f}×)")
+            floor = library_extraction(pdfs)
+            both = run_for(root, vault, f"both-{round_}", total)
+            first = await both.timed(refresh_all)
+            notes_only = run_for(root, vault, f"notes-{round_}", total, attachments="none")
+            first_notes = await notes_only.timed(refresh_all)
+            extra = first["own"] - first_notes["own"]
+            refresh_ratios.append(extra / floor)
+            print(f"  round {round_ + 1}: pypdfium2's own extraction {floor:.2f} s; first refresh --all own "
+                  f"{first['own']:.2f} s, of the notes alone {first_notes['own']:.2f} s: the PDFs cost {extra:.2f} s "
+                  f"({refresh_ratios[-1]:.2f}×); wall {first['wall']:.2f} s, {first['adds']:.0f} adds, "
+                  f"{first['mutating'] - first['adds']:.0f} other mutating calls, "
+                  f"{len(both.fake.notebooks[both.settings.notebook].sources)} sources")
+            if round_ < args.rounds - 1:  # the fakes' reading processes end here, not inside the next index's time
+                both.fake.close()
+                notes_only.fake.close()
+        for what, ratios in (("first index", index_ratios), ("first index, CPU time", cpu_ratios),
+                             ("first refresh --all", refresh_ratios)):
+            print(f"{what}: the PDFs cost {statistics.median(ratios):.2f}× pypdfium2's own extraction (median of "
+                  f"{args.rounds} rounds, {min(ratios):.2f}× to {max(ratios):.2f}×)")
 
         as_many = root / "as-many"  # a vault of notes only, as many as the notes and PDFs: what a PDF costs as a note
         write_vault(as_many, total)

@@ -243,3 +243,59 @@ def test_among_files_announced_ahead_one_that_stops_its_reader_leaves_the_others
     assert [read[f"fine{n}.pdf"].pages for n in range(3)] == [(f"still read {n}",) for n in range(3)]
     assert read["bomb.pdf"].notice is not None and "stopped" in read["bomb.pdf"].notice
     assert read["slow.pdf"].notice == documents_model.TIMED_OUT.format(seconds=2)
+
+
+def test_files_announced_ahead_are_spread_over_the_reading_processes_and_given_back_in_order(tmp_path: Path) -> None:
+    papers = [written(tmp_path, f"p{n}.pdf", pdf(text_page(f"paper {n}"))) for n in range(8)]
+    with DocumentReader(processes=2, ahead=4) as reader:
+        reader.expect((p, None) for p in papers)
+        assert reader.processes_started == 2 and reader.files_read == 4
+        texts = [reader.read(p).pages for p in papers]
+        assert reader.processes_started == 2
+    assert texts == [(f"paper {n}",) for n in range(8)] and reader.files_read == 8
+
+
+def test_files_read_one_at_a_time_need_one_reading_process(tmp_path: Path) -> None:
+    papers = [written(tmp_path, f"p{n}.pdf", pdf(text_page(f"paper {n}"))) for n in range(3)]
+    with DocumentReader(processes=4) as reader:
+        assert [reader.read(p).pages for p in papers] == [(f"paper {n}",) for n in range(3)]
+        assert reader.processes_started == 1
+
+
+def test_a_few_files_announced_ahead_need_one_reading_process(tmp_path: Path) -> None:
+    papers = [written(tmp_path, f"p{n}.pdf", pdf(text_page(f"paper {n}"))) for n in range(5)]
+    with DocumentReader(processes=4, ahead=4) as reader:
+        reader.expect((p, None) for p in papers)
+        assert [reader.read(p).pages for p in papers] == [(f"paper {n}",) for n in range(5)]
+        assert reader.processes_started == 1
+
+
+def test_more_reading_processes_start_as_more_files_wait_for_them(tmp_path: Path) -> None:
+    papers = [written(tmp_path, f"p{n}.pdf", pdf(text_page(f"paper {n}"))) for n in range(10)]
+    with DocumentReader(processes=4, ahead=4) as reader:
+        reader.expect((p, None) for p in papers)  # a second while 4 or more wait; a third would need 8
+        assert reader.processes_started == 2
+        assert [reader.read(p).pages for p in papers] == [(f"paper {n}",) for n in range(10)]
+
+
+@pytest.mark.parametrize(("cores", "processes"), [(1, 1), (2, 2), (4, 4), (64, 4)])
+def test_a_reader_runs_as_many_processes_as_the_cores_it_may_use_up_to_four(
+        monkeypatch: pytest.MonkeyPatch, cores: int, processes: int) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    assert reader_module.reading_processes() == processes
+    assert DocumentReader().processes == processes
+
+
+@pytest.mark.slow
+def test_a_file_that_stops_one_reading_process_leaves_the_others_and_the_files_after_it_read(tmp_path: Path) -> None:
+    bomb = written(tmp_path, "bomb.pdf", pdf(expanding_page(400), compress=True))
+    slow = written(tmp_path, "slow.pdf", pdf(*[expanding_page(20)] * 20, compress=True))
+    fine = [written(tmp_path, f"fine{n}.pdf", pdf(text_page(f"still read {n}"))) for n in range(6)]
+    order = [bomb, slow, *fine]  # the first two go to two processes, the others after them to both
+    with DocumentReader(memory=256 * 1024 * 1024, seconds=2, processes=2, ahead=4) as reader:
+        reader.expect((p, None) for p in order)
+        read = {p.name: reader.read(p) for p in order}
+        assert reader.processes_started == 4  # each of the two started again after the file that stopped it
+    assert [read[f"fine{n}.pdf"].pages for n in range(6)] == [(f"still read {n}",) for n in range(6)]
+    assert read["bomb.pdf"].notice is not None and "stopped" in read["bomb.pdf"].notice
+    assert read["slow.pdf"].notice == documents_model.TIMED_OUT.format(seconds=2)

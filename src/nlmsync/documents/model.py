@@ -17,9 +17,9 @@ MAX_SOURCE_WORDS = 500_000
 MAX_TEXT_CHARS = 32 * 1024 * 1024
 """Characters of text kept of one file: past this (far beyond what a source holds) the rest is left out."""
 READ_SECONDS = 120.0
-"""Time one file's text may take to read, in a process of its own; past it the process is stopped."""
+"""Time one file's text may take to read, in a reading process apart from nlmsync's; past it that process is stopped."""
 READ_MEMORY_BYTES = 1024 * 1024 * 1024
-"""Address space the reading process may take (where the system can bound it): a file whose reading needs more
+"""Address space each reading process may take (where the system can bound it): a file whose reading needs more
 stops it."""
 
 PAGE, SLIDE, SECTION = "page", "slide", "section"
@@ -41,6 +41,11 @@ NOT_TEXT = "not UTF-8 text"
 TEXT_CUT = "more text than 32 MiB: the rest is left out"
 OVER_WORDS = ("{words:,} words, over the {limit:,} one source holds: uploaded as its text, by pages, in parts titled "
               "as a long note's")
+
+
+class Unreadable(Exception):
+    """The file cannot be read as its kind says (raised in the reading process); the message is the notice."""
+
 
 _WORD = re.compile(r"[^\W_]+")
 

@@ -1,11 +1,12 @@
 """Reading attachments' text, bounded and once per content: `DocumentReader`.
 
 A file is hashed (xxh3-128 of its bytes) and its text looked up in the cache by that hash; only a file whose
-bytes were never read is handed to the reading process (`documents.worker`), which is bounded in memory and, here,
+bytes were never read is handed to a reading process (`documents.worker`), which is bounded in memory and, here,
 in time: past `seconds` on one file it is stopped, and started again for the files after it. A file that changed
 while it was hashed, one over NotebookLM's size limit, and an image, audio or video file (no text to read) never
-reach it. Files announced ahead (`expect`) are handed over a few at a time before they are asked for, so the
-reading process extracts the next files while this one indexes or uploads the last.
+reach one. Files announced ahead (`expect`) are handed over before they are asked for, spread over as many reading
+processes as the machine has cores (up to four), so they extract the next files while this one indexes or uploads
+the last; each file's text is given back when it is asked for, in the caller's order.
 """
 
 from __future__ import annotations
@@ -39,9 +40,19 @@ from nlmsync.documents.model import (
 )
 
 READ_BLOCK = 1 << 20
-READ_AHEAD = 4
-"""Files handed to the reading process before they are asked for (each answer waits in memory until then)."""
+READ_AHEAD = 16
+"""Files handed to the reading processes before they are asked for (each answer waits in memory until then)."""
+MAX_READING_PROCESSES = 4
 _TEXT_SUFFIXES = frozenset({".pdf", ".docx", ".pptx", ".epub", ".txt", ".csv"})
+
+
+def reading_processes() -> int:
+    """How many reading processes a reader may run at once: the cores this process may use, at most four."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux: every core the machine has
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_READING_PROCESSES))
 
 
 def hash_file(path: str | os.PathLike[str]) -> tuple[str, os.stat_result, os.stat_result]:
@@ -65,7 +76,7 @@ def _same(before: os.stat_result, after: os.stat_result) -> bool:
 
 @dataclass
 class _Request:
-    """A file handed to the reading process, not answered yet: where it is, what it hashed to, how it was found
+    """A file handed to a reading process, not answered yet: where it is, what it hashed to, how it was found
     (`stat`, for the cache's record of its `vault_path`)."""
 
     path: str
@@ -75,29 +86,132 @@ class _Request:
     stat: os.stat_result
 
 
-class DocumentReader:
-    """Reads attachments' text through `cache` (None: no cache), one reading process for many files.
+class _Lane:
+    """One reading process (started with the first file handed to it, and again after a file stopped it) and the
+    files handed to it, in the order it answers them."""
 
-    Use as a context manager, or `close()` it: the reading process ends with it."""
+    def __init__(self, memory: int) -> None:
+        self.memory = memory
+        self.process: subprocess.Popen[bytes] | None = None
+        self.answers: queue.Queue[bytes] = queue.Queue()
+        self.sent: deque[_Request] = deque()
+        self.since = 0.0
+        """When the process began the first file of `sent` (the time bound runs from there)."""
+        self.starts = 0
+        """Processes started for this lane (one more after each file that stopped one)."""
+
+    def holds(self, path: str) -> bool:
+        return any(request.path == path for request in self.sent)
+
+    def send(self, request: _Request) -> None:
+        process = self._started()
+        assert process.stdin is not None
+        if not self.sent:
+            self.since = time.monotonic()
+        self.sent.append(request)
+        line = json.dumps({"path": request.path, "suffix": request.suffix, "hash": request.content_hash}).encode()
+        try:
+            process.stdin.write(line + b"\n")
+            process.stdin.flush()
+        except OSError:
+            pass  # the process is gone: its answers end, and the file is said to have stopped it
+
+    def answer_first(self, seconds: float) -> tuple[_Request, DocumentText, bool]:
+        """The first file handed over, its text, and whether the process read it: past the time bound, or when
+        the process ended, the text is the notice that says so, and the files after it go to a new process."""
+        first = self.sent.popleft()
+        try:
+            line = self.answers.get(timeout=max(0.0, self.since + seconds - time.monotonic()))
+        except queue.Empty:
+            self._stop()
+            self._again()
+            return first, DocumentText(first.content_hash, notice=TIMED_OUT.format(seconds=seconds)), False
+        if not line:  # the process ended without answering
+            why = self._ended()
+            self._again()
+            return first, DocumentText(first.content_hash, notice=CRASHED.format(why=why)), False
+        self.since = time.monotonic()
+        reply = json.loads(line)
+        return first, DocumentText(first.content_hash, reply.get("unit", ""), tuple(reply.get("pages", ())),
+                                   reply.get("notice"), reply.get("cacheable", True)), True
+
+    def _again(self) -> None:
+        """The process stopped on a file: the files after it are handed to a new one."""
+        rest = list(self.sent)
+        self.sent.clear()
+        for request in rest:
+            self.send(request)
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self.process is None or self.process.poll() is not None:
+            self.answers = queue.Queue()
+            self.starts += 1
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "nlmsync.documents.worker", str(self.memory)], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            threading.Thread(target=_forward, args=(self.process, self.answers), daemon=True).start()
+        return self.process
+
+    def _ended(self) -> str:
+        """How the process ended (it is forgotten: the next file starts another)."""
+        process, self.process = self.process, None
+        if process is None:
+            return "ended"
+        _close_input(process)
+        code = process.wait()
+        if code < 0:
+            try:
+                return f"ended by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"ended by signal {-code}"
+        return f"exit status {code}"
+
+    def _stop(self) -> None:
+        process, self.process = self.process, None
+        if process is not None:
+            process.kill()
+            process.wait()
+            _close_input(process)
+
+    def close(self) -> None:
+        """End the process, once it has answered what it was asked."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        try:
+            _close_input(process)
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+class DocumentReader:
+    """Reads attachments' text through `cache` (None: no cache), in up to `processes` reading processes for many
+    files (default: `reading_processes()`).
+
+    Use as a context manager, or `close()` it: the reading processes end with it."""
 
     def __init__(self, cache: TextCache | None = None, *, seconds: float = READ_SECONDS,
-                 memory: int = READ_MEMORY_BYTES, ahead: int = READ_AHEAD) -> None:
+                 memory: int = READ_MEMORY_BYTES, ahead: int = READ_AHEAD, processes: int | None = None) -> None:
         self.cache = cache
         self.seconds = seconds
         self.memory = memory
         self.ahead = ahead
+        self.processes = processes if processes is not None else reading_processes()
         self.files_read = 0
-        """Files handed to the reading process (not found in the cache)."""
-        self._process: subprocess.Popen[bytes] | None = None
-        self._answers: queue.Queue[bytes] = queue.Queue()
+        """Files handed to a reading process (not found in the cache)."""
+        self._lanes: list[_Lane] = []
+        """The reading processes, each with the files handed to it (`_send` says when one more is started)."""
         self._expected: deque[tuple[str, str | None]] = deque()
         """Files announced by `expect`, not handed over yet."""
-        self._sent: deque[_Request] = deque()
-        """Files handed to the reading process, in the order it answers them."""
-        self._since = 0.0
-        """When the reading process began the first file of `_sent` (its time bound runs from there)."""
         self._done: dict[str, DocumentText] = {}
         """Files announced and read, not asked for yet."""
+
+    @property
+    def processes_started(self) -> int:
+        """Reading processes started so far (a file that stops one starts another)."""
+        return sum(lane.starts for lane in self._lanes)
 
     def __enter__(self) -> DocumentReader:
         return self
@@ -107,8 +221,8 @@ class DocumentReader:
         self.close()
 
     def expect(self, files: Iterable[tuple[str | os.PathLike[str], str | None]]) -> None:
-        """Announce files (file system path, vault path) that `read` will be asked for, in that order: a few are
-        handed to the reading process ahead, so it reads them while the caller works on the ones before."""
+        """Announce files (file system path, vault path) that `read` will be asked for, in that order: some are
+        handed to the reading processes ahead, so they read them while the caller works on the ones before."""
         self._expected.extend((os.fspath(path), vault_path) for path, vault_path in files)
         self._fill()
 
@@ -121,8 +235,7 @@ class DocumentReader:
             OSError: the file cannot be opened or read.
         """
         path = os.fspath(path)
-        while path not in self._done and any(r.path == path for r in self._sent):
-            self._answer_first()
+        self._wait_for(path)
         done = self._done.pop(path, None)
         if done is not None:
             self._fill()
@@ -134,13 +247,24 @@ class DocumentReader:
         if isinstance(outcome, DocumentText):
             return outcome
         self._send(outcome)
-        while any(r is outcome for r in self._sent):
-            self._answer_first()
+        self._wait_for(path)
         return self._done.pop(path)
+
+    def _wait_for(self, path: str) -> None:
+        """Take the answers of the reading process that holds `path`, up to and including its own."""
+        while path not in self._done:
+            lane = next((lane for lane in self._lanes if lane.holds(path)), None)
+            if lane is None:
+                return
+            request, document, read = lane.answer_first(self.seconds)
+            if read:
+                self._finish(request, document)
+            self._done[request.path] = document
+            self._fill()
 
     def _prepare(self, path: str, vault_path: str | None) -> DocumentText | _Request:
         """The file's text when it needs no reading process (cached, too large, changed, not a document), or the
-        request that asks the reading process for it.
+        request that asks a reading process for it.
 
         Raises:
             OSError: the file cannot be opened or read.
@@ -173,8 +297,9 @@ class DocumentReader:
             self.cache.record(vault_path, stat.st_mtime_ns, stat.st_size, document.content_hash, document.has_text)
 
     def _fill(self) -> None:
-        """Hand announced files to the reading process until `ahead` wait there (those that need none are done)."""
-        while self._expected and len(self._sent) < self.ahead:
+        """Hand announced files to the reading processes until `ahead` wait there (those that need none are
+        done)."""
+        while self._expected and sum(len(lane.sent) for lane in self._lanes) < self.ahead:
             path, vault_path = self._expected.popleft()
             try:
                 outcome = self._prepare(path, vault_path)
@@ -186,100 +311,33 @@ class DocumentReader:
                 self._send(outcome)
 
     def _send(self, request: _Request) -> None:
+        """Hand `request` to the reading process with the fewest files waiting. Another is started when each holds
+        a file, there is room for it, and at least `ahead` announced files per running process are still to be
+        handed over: starting one costs more than reading a few files."""
         self.files_read += 1
-        process = self._started()
-        assert process.stdin is not None
-        if not self._sent:
-            self._since = time.monotonic()
-        self._sent.append(request)
-        line = json.dumps({"path": request.path, "suffix": request.suffix, "hash": request.content_hash}).encode()
-        try:
-            process.stdin.write(line + b"\n")
-            process.stdin.flush()
-        except OSError:
-            pass  # the process is gone: its answers end, and the file is said to have stopped it
-
-    def _answer_first(self) -> None:
-        """Wait for the reading process's answer to the first file handed over; past the time bound, or when the
-        process ended, that file says so and the files after it go to a new process."""
-        first = self._sent[0]
-        try:
-            line = self._answers.get(timeout=max(0.0, self._since + self.seconds - time.monotonic()))
-        except queue.Empty:
-            self._stop()
-            self._again(first, DocumentText(first.content_hash, notice=TIMED_OUT.format(seconds=self.seconds)))
-            return
-        if not line:  # the process ended without answering
-            self._again(first, DocumentText(first.content_hash, notice=CRASHED.format(why=self._ended())))
-            return
-        self._sent.popleft()
-        self._since = time.monotonic()
-        reply = json.loads(line)
-        self._finish(first, DocumentText(first.content_hash, reply.get("unit", ""), tuple(reply.get("pages", ())),
-                                         reply.get("notice"), reply.get("cacheable", True)))
-        self._fill()
-
-    def _again(self, stopped: _Request, document: DocumentText) -> None:
-        """`stopped` ended the reading process: it is done with `document`; the files after it are handed to a
-        new one."""
-        rest = list(self._sent)[1:]
-        self._sent.clear()
-        self._done[stopped.path] = document
-        for request in rest:
-            self.files_read -= 1  # counted again as they are handed over again
-            self._send(request)
+        lane = min(self._lanes, key=lambda lane: len(lane.sent), default=None)
+        if lane is None or (lane.sent and len(self._lanes) < self.processes
+                            and len(self._expected) >= self.ahead * len(self._lanes)):
+            lane = _Lane(self.memory)
+            self._lanes.append(lane)
+        lane.send(request)
 
     def _finish(self, request: _Request, document: DocumentText) -> None:
         if self.cache is not None and document.cacheable:
             self.cache.put(document)
         self._record(request.vault_path, request.stat, document)
-        self._done[request.path] = document
-
-    def _started(self) -> subprocess.Popen[bytes]:
-        if self._process is None or self._process.poll() is not None:
-            self._answers = queue.Queue()
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "nlmsync.documents.worker", str(self.memory)], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-            threading.Thread(target=_forward, args=(self._process, self._answers), daemon=True).start()
-        return self._process
-
-    def _ended(self) -> str:
-        """How the reading process ended (it is forgotten: the next file starts another)."""
-        process, self._process = self._process, None
-        if process is None:
-            return "ended"
-        _close_input(process)
-        code = process.wait()
-        if code < 0:
-            try:
-                return f"ended by {signal.Signals(-code).name}"
-            except ValueError:
-                return f"ended by signal {-code}"
-        return f"exit status {code}"
-
-    def _stop(self) -> None:
-        process, self._process = self._process, None
-        if process is not None:
-            process.kill()
-            process.wait()
-            _close_input(process)
 
     def close(self) -> None:
-        """End the reading process."""
-        process, self._process = self._process, None
-        if process is None:
-            return
-        try:
-            _close_input(process)
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        """End the reading processes: each is told at once, then waited for."""
+        for lane in self._lanes:
+            if lane.process is not None:
+                _close_input(lane.process)
+        for lane in self._lanes:
+            lane.close()
 
 
 def _close_input(process: subprocess.Popen[bytes]) -> None:
-    """Close the reading process's stdin (it ends when it has answered what it was asked)."""
+    """Close a reading process's stdin (it ends when it has answered what it was asked)."""
     assert process.stdin is not None
     try:
         process.stdin.close()
