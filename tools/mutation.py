@@ -88,13 +88,20 @@ def target_parts(target: str) -> tuple[str, str]:
 
 
 def copy_repository(target: Path) -> None:
-    """The tracked files of the working tree, as they are now, written over `target` (its `mutants/` kept)."""
+    """The tracked files of the working tree, as they are now, written over `target` (its `mutants/` kept), and
+    the Python files of an earlier copy that the tree no longer has removed from it and from `mutants/` (a module
+    moved away would otherwise still be found there by the tests)."""
     listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, check=True, capture_output=True).stdout
-    for name in listed.decode().split("\0"):
-        source = REPO / name
-        if name and source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
+    names = {name for name in listed.decode().split("\0") if name and (REPO / name).is_file()}
+    for name in names:
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, target / name)
+    for copy in (target, target / "mutants"):
+        for folder in ("src", "tests"):
+            for stale in sorted((copy / folder).rglob("*.py")):
+                if stale.relative_to(copy).as_posix() not in names:
+                    for left in (stale, *stale.parent.glob(f"{stale.name}.*")):  # mutmut's .meta and .spans beside it
+                        left.unlink()
 
 
 def narrow_config(pyproject: Path, package: str, tests: list[str]) -> None:

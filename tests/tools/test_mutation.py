@@ -149,3 +149,26 @@ def test_a_mutant_caught_at_import_counts_as_caught(mutation: ModuleType, tmp_pa
     out = capsys.readouterr().out
     assert out.startswith("cli: 3 mutants, ") and ", 2 of 3 caught: 66.7%\n" in out  # the named one caught
     assert "survived: nlmsync.cli._app.x_other__mutmut_1" in out and named not in out
+
+
+def test_a_module_moved_away_leaves_no_copy_behind(mutation: ModuleType, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy is kept between runs: a module the tree no longer has must go from it and from mutmut's mutants
+    (with their notes beside them), or the tests would still find it there."""
+    repo = tmp_path / "repo"
+    (repo / "src" / "pkg").mkdir(parents=True)
+    (repo / "src" / "pkg" / "kept.py").write_text("A = 1\n")
+    listed = "src/pkg/kept.py\0"
+    monkeypatch.setattr(mutation, "REPO", repo)
+    monkeypatch.setattr(mutation.subprocess, "run",
+                        lambda *a, **k: argparse.Namespace(stdout=listed.encode()))
+    work = tmp_path / "work"
+    for copy in (work, work / "mutants"):
+        (copy / "src" / "pkg").mkdir(parents=True)
+        (copy / "src" / "pkg" / "gone.py").write_text("B = 2\n")
+    (work / "mutants" / "src" / "pkg" / "gone.py.meta").write_text("{}")
+    (work / "mutants" / "src" / "pkg" / "kept.py").write_text("A = 1  # mutated\n")
+    mutation.copy_repository(work)
+    assert sorted(p.relative_to(work).as_posix() for p in work.rglob("*") if p.is_file()) == [
+        "mutants/src/pkg/kept.py", "src/pkg/kept.py"]
+    assert (work / "mutants" / "src" / "pkg" / "kept.py").read_text() == "A = 1  # mutated\n"
