@@ -294,7 +294,7 @@ def load_notes(deps: SyncDeps, paths: Sequence[str], found: Collection[str] = ()
         for done, path in enumerate(paths):
             if done % READING_STEP == 0:
                 deps.reading(done, len(paths))
-            if patterns and vault_files.excluded_by_pattern(deps.vault_root, path, patterns):  # kept out, whatever else
+            if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):  # whatever else it is: kept out
                 items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
                 continue
             st = stats.get(path) if stats else None

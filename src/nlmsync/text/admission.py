@@ -43,7 +43,7 @@ def admit_note(root: Path, path: str, patterns: Sequence[str], *, fs_path: str |
     if a walk just stat'ed it; `with_front`: the caller wants the front matter read, as the index does). A note
     of many megabytes is decoded once and its bytes dropped before its front matter is read; its YAML is read
     only when asked for or when it could opt the note out (`may_opt_out`)."""
-    if patterns and excluded_by_pattern(root, path, patterns):  # most vaults exclude nothing
+    if excluded_by_pattern(root, path, patterns):
         return Admission(EXCLUDED_BY_PATTERN)
     try:
         data = read_file_bytes(fs_path if fs_path is not None else resolve_in_vault(root, path), size)

@@ -84,7 +84,7 @@ class FileReader:
         items: list[PreparedFile | NoteOutcome] = []
         unread: list[int] = []
         for path in paths:
-            if patterns and vault_files.excluded_by_pattern(deps.vault_root, path, patterns):
+            if vault_files.excluded_by_pattern(deps.vault_root, path, patterns):
                 items.append(NoteOutcome(path=path, branch=Branch.EXCLUDED, reason=vault_files.EXCLUDED_BY_PATTERN))
                 continue
             walked = stats.get(path) if stats is not None and path in found else None
