@@ -290,17 +290,18 @@ async def test_status_and_sources_show_attachments_beside_notes(make_world):
     assert [(s.path, s.byte_count) for s in listed.sources if s.kind == "attachment"] == [("papers/tapirs.pdf", size)]
 
 
-async def test_in_a_packed_notebook_files_with_no_text_take_the_room_the_packs_leave(make_world):
+async def test_in_a_packed_notebook_files_with_no_text_take_the_room_the_packs_leave_and_the_rest_are_said(make_world):
     world = make_world(capacity=5, pack="always", attachments="all")
     for i in range(3):
         world.write(f"n{i}.md", f"# Note {i}\n\nwords of note {i}\n")
-    for name in ("a.png", "b.png"):
+    for name in ("a.png", "b.png", "c.png"):
         (world.vault / name).write_bytes(b"\x89PNG\r\n\x1a\n" + name.encode() * 16)
     async with world.run() as orch:
         report = await orch.refresh(all_notes=True)
     said = {n.path: (n.branch, n.reason) for n in report.notes if n.path.endswith(".png")}
     assert said["a.png"] == (Branch.ADDED, None)
-    assert said["b.png"][0] == Branch.EXCLUDED and "pack_free" in said["b.png"][1]
+    for left_out in ("b.png", "c.png"):  # each file beyond the room is said, not only the first
+        assert said[left_out][0] == Branch.EXCLUDED and "pack_free" in said[left_out][1]
     assert len(report.packs) == 1 and len(world.remote()) == 2
 
 
