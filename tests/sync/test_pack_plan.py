@@ -12,12 +12,14 @@ from nlmsync.sync.branches import Branch
 from nlmsync.sync.packs.layout import NotesDoNotFit
 from nlmsync.sync.packs.outcomes import pack_outcome
 from nlmsync.sync.packs.plan import (
+    Group,
     Members,
     PackedNote,
     PlannedPack,
     Room,
     does_not_fit,
     group_changes,
+    in_stages,
     pack_limit,
     packable,
     packed_notes,
@@ -122,3 +124,21 @@ def test_a_kept_packs_outcome_is_titled_as_the_notebook_holds_it() -> None:
     assert (outcome.title, outcome.source_id) == ("Pack a.md … c.md", "s-a")
     assert pack_outcome(PlannedPack(notes=[], title="New pack"), Branch.ADDED).title == "New pack"
     assert pack_outcome(PlannedPack(notes=[]), Branch.FAILED).title == ""  # not titled yet
+
+
+def test_a_group_goes_in_one_pack_at_a_time_each_old_source_retired_once_the_packs_holding_its_notes_are_in() -> None:
+    def pack(*paths: str) -> PlannedPack:
+        return PlannedPack(notes=[PackedNote(prepare_note(p, f"text of {p}"), 10) for p in paths])
+
+    def old(source_id: str, first: str, last: str) -> PackRecord:
+        return PackRecord("nb", source_id, "h", f"Pack {first} … {last}", first, last, 2, 20)
+
+    held = {"old-a": ["a.md", "b.md"], "old-b": ["b.md", "c.md"]}
+    group = Group(packs=[pack("a.md", "b.md"), pack("c.md", "d.md")], old_packs=[old("old-a", "a.md", "b.md"),
+                  old("old-b", "b.md", "c.md")], old_singles=["d.md"])
+    stages = in_stages(group, lambda source_id: held[source_id])
+    assert [([p.paths for p in s.packs], [r.source_id for r in s.old_packs], s.old_singles) for s in stages] == [
+        ([["a.md", "b.md"]], ["old-a"], []),
+        ([["c.md", "d.md"]], ["old-b"], ["d.md"])]  # old-b holds c.md too: it waits for the second pack
+    assert [s.elsewhere for s in stages] == [{"c.md", "d.md"}, {"a.md", "b.md"}]
+    assert all(s.replacing for s in stages)
