@@ -27,6 +27,7 @@ from nlmsync.sync.packs.plan import (
     room_for_packs,
 )
 from nlmsync.sync.packs.text import block_size, compose_pack
+from nlmsync.sync.packs.units import build_packs
 from nlmsync.sync.prepared import PreparedNote, load_notes, prepare_note
 from nlmsync.sync.titles import pack_title, title_hash
 
@@ -142,3 +143,14 @@ def test_a_group_goes_in_one_pack_at_a_time_each_old_source_retired_once_the_pac
         ([["c.md", "d.md"]], ["old-b"], ["d.md"])]  # old-b holds c.md too: it waits for the second pack
     assert [s.elsewhere for s in stages] == [{"c.md", "d.md"}, {"a.md", "b.md"}]
     assert all(s.replacing for s in stages)
+
+
+def test_a_built_pack_whose_title_a_live_pack_of_the_state_file_has_is_kept_and_a_stranger_of_that_title_is_not(bench):
+    ours, theirs = folder(bench, "a", 2), folder(bench, "b", 2)
+    source_id, _ = held(bench, ours)
+    text = compose_pack([(n.path, n.note.parts[0].text or "") for n in theirs])
+    bench.client.put(pack_title(theirs[0].path, theirs[-1].path, 2, title_hash(text)), text)  # not in the state file
+    run = bench.run(source_max_bytes=LIMIT)
+    packs = [PlannedPack(notes=ours), PlannedPack(notes=theirs)]
+    assert build_packs(run.deps, packs, run.remote, [n.path for n in [*ours, *theirs]], []) == {}
+    assert [p.source_id for p in packs] == [source_id, None]
