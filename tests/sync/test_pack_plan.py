@@ -10,7 +10,7 @@ from nlmsync.store import PackRecord, SourceMapping
 from nlmsync.sync.capacity import CAPACITY_HINT
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.packs.layout import NotesDoNotFit
-from nlmsync.sync.packs.outcomes import pack_outcome
+from nlmsync.sync.packs.outcomes import pack_outcome, simulated
 from nlmsync.sync.packs.plan import (
     Group,
     Members,
@@ -154,3 +154,16 @@ def test_a_built_pack_whose_title_a_live_pack_of_the_state_file_has_is_kept_and_
     packs = [PlannedPack(notes=ours), PlannedPack(notes=theirs)]
     assert build_packs(run.deps, packs, run.remote, [n.path for n in [*ours, *theirs]], []) == {}
     assert [p.source_id for p in packs] == [source_id, None]
+
+
+def test_a_dry_run_says_the_notes_that_left_an_old_pack_once_beside_the_first_pack_that_replaces_it(bench):
+    packed = folder(bench, "a", 3)
+    old, members = held(bench, packed)
+    run = bench.run(source_max_bytes=LIMIT)
+    record = bench.store.pack_by_source_id("nb", old)
+    assert record is not None
+    group = Group(packs=[PlannedPack(notes=[packed[0]]), PlannedPack(notes=[packed[1]])], old_packs=[record])
+    outcomes = simulated(run.deps, [group], members)
+    assert [(o.branch, o.paths, o.previous_source_ids, o.reason) for o in outcomes] == [
+        (Branch.REPLACED, ["a/0.md"], [old], "1 left: a/2.md"),
+        (Branch.REPLACED, ["a/1.md"], [], "its notes moved between packs")]
