@@ -143,13 +143,16 @@ async def test_a_fresh_machine_adopts_packs_holding_pdfs_with_no_upload(make_wor
     for i in range(3):
         one.write(f"n{i}.md", f"# Note {i}\n\nwords of note {i}\n")
     (one.vault / "a.pdf").write_bytes(pdf(text_page("Lowland tapirs forage at dusk")))
-    (one.vault / "b.pdf").write_bytes(pdf(text_page("Okapis are shy"), text_page("Okapis eat leaves")))
-    async with one.run(notebook=world.notebook_id, capacity=5, pack="always") as orch:
+    # a file larger than a pack may hold, its text small: a pack holds a document's text, measured as such
+    (one.vault / "b.pdf").write_bytes(pdf(text_page("Okapis are shy") + b" 0 0 m" * 20_000,
+                                          text_page("Okapis eat leaves")))
+    packed = {"notebook": world.notebook_id, "capacity": 5, "pack": "always", "source_max_bytes": 100_000}
+    async with one.run(**packed) as orch:
         first = await orch.refresh(all_notes=True)
     assert first.packs[0].paths[:2] == ["a.pdf", "b.pdf"]
     two.sync_from(one, state=False)
     mark = len(world.fake.calls)
-    async with two.run(notebook=world.notebook_id, capacity=5, pack="always") as orch:
+    async with two.run(**packed) as orch:
         second = await orch.refresh(all_notes=True)
     assert world.mutating_calls(mark) == []
     assert world.calls("source_get_content", mark) == 0  # taken by its title alone: it holds the vault's texts
