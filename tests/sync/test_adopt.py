@@ -8,8 +8,10 @@ from tests.sync.stub import Bench
 
 from nlmsync.store import PackRecord
 from nlmsync.sync.adopt import level_with_notebook
+from nlmsync.sync.packs.text import compose_pack
+from nlmsync.sync.registry import STALE_HASH
 from nlmsync.sync.prepared import prepare_note
-from nlmsync.sync.titles import parse_note_title
+from nlmsync.sync.titles import pack_title, parse_note_title, title_hash
 
 pytestmark = pytest.mark.anyio
 
@@ -76,3 +78,15 @@ async def test_a_notebook_whose_sources_the_state_file_knows_costs_no_call(bench
     bench.client.put("notes by hand")
     done, _ = await level(bench)
     assert done.notice() is None and bench.client.calls == []
+
+
+async def test_a_pack_of_notes_this_vault_does_not_have_yet_is_adopted_as_older_and_kept(bench):
+    """Another machine packed notes that have not reached this vault yet (a file-sync tool still copying them):
+    the pack, proven nlmsync's by its text, is recorded as an older one and kept, not deleted as a copy."""
+    bench.write("a.md", "alpha\n")
+    text = compose_pack([("new/x.md", "words of x"), ("new/y.md", "words of y")])
+    pack = bench.client.put(pack_title("new/x.md", "new/y.md", 2, title_hash(text)), text)
+    done, _ = await level(bench)
+    assert done.packs == [pack] and done.retired == [] and bench.store.pending_deletions("nb") == []
+    record = bench.store.pack_by_source_id("nb", pack)
+    assert record is not None and record.content_hash == STALE_HASH  # older: `refresh --all` replaces it
