@@ -176,3 +176,14 @@ def test_over_budget_packs_too_full_to_merge_in_pairs_are_cut_again_a_few_neighb
     kept = [p for p in packs if p in held]
     assert len(kept) == 7, packs  # three neighbours became two, the seven others stay
     assert sorted(p for pack in packs for p in pack) == [n.path for n in notes]
+
+
+def test_over_budget_the_last_packs_of_the_vault_are_cut_again_when_they_are_the_smallest() -> None:
+    """The neighbours cut again may end the vault: the last three packs, the only three that fit in two, become two
+    and the seven before them stay."""
+    notes = [PackNote(f"n{i:03}.md", 1_000 if i < 56 else 900) for i in range(70)]
+    held = [tuple(n.path for n in notes[i:i + 7]) for i in range(0, 70, 7)]  # the last two packs 6,300 bytes
+    packs = _packs(notes, _starts(held), budget=9)
+    assert packs[:7] == held[:7]
+    assert len(packs) == 9 and all(_size(notes, p) <= LIMIT for p in packs[7:])
+    assert [p for pack in packs[7:] for p in pack] == [n.path for n in notes[49:]]
