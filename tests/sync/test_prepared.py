@@ -1,5 +1,6 @@
 """A note as a run prepares it (`prepared.load_notes`): read only when its file changed since its hashes were
-recorded, or when the limits its parts were cut with have changed."""
+recorded, or when the limits its parts were cut with have changed; an attachment as a run prepares it
+(`attachments.files.FileReader`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 from tests.sync.stub import Bench
 
 from nlmsync.store import NoteHashes
+from nlmsync.sync.attachments.files import FileReader, PreparedFile
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.prepared import PreparedNote, load_notes, prepare_note, split_key
 from nlmsync.sync.report import NoteOutcome
@@ -52,3 +54,11 @@ def test_a_document_that_cannot_be_read_fails_saying_so(bench):
     failed = items[0]
     assert isinstance(failed, NoteOutcome) and failed.error is not None
     assert failed.error.startswith("locked.pdf: cannot be read (")
+
+
+def test_an_attachment_that_cannot_be_read_fails_and_the_files_after_it_are_still_prepared(bench):
+    (bench.vault / "b.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"b" * 32)
+    with FileReader(bench.deps()) as reader:
+        items = reader.load(["gone.png", "b.png"])
+    assert [(i.path, i.branch) for i in items if isinstance(i, NoteOutcome)] == [("gone.png", Branch.FAILED)]
+    assert [i.path for i in items if isinstance(i, PreparedFile) and i.content_hash] == ["b.png"]
