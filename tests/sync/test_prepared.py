@@ -56,9 +56,11 @@ def test_a_document_that_cannot_be_read_fails_saying_so(bench):
     assert failed.error.startswith("locked.pdf: cannot be read (")
 
 
-def test_an_attachment_that_cannot_be_read_fails_and_the_files_after_it_are_still_prepared(bench):
+def test_an_attachment_that_cannot_be_read_fails_an_empty_one_is_excluded_and_the_others_are_prepared(bench):
     (bench.vault / "b.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"b" * 32)
+    (bench.vault / "empty.png").write_bytes(b"")
     with FileReader(bench.deps()) as reader:
-        items = reader.load(["gone.png", "b.png"])
-    assert [(i.path, i.branch) for i in items if isinstance(i, NoteOutcome)] == [("gone.png", Branch.FAILED)]
+        items = reader.load(["gone.png", "empty.png", "b.png"])
+    assert [(i.path, i.branch, i.reason) for i in items if isinstance(i, NoteOutcome)] == [
+        ("gone.png", Branch.FAILED, None), ("empty.png", Branch.EXCLUDED, "empty")]
     assert [i.path for i in items if isinstance(i, PreparedFile) and i.content_hash] == ["b.png"]
