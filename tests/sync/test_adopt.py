@@ -90,3 +90,22 @@ async def test_a_pack_of_notes_this_vault_does_not_have_yet_is_adopted_as_older_
     assert done.packs == [pack] and done.retired == [] and bench.store.pending_deletions("nb") == []
     record = bench.store.pack_by_source_id("nb", pack)
     assert record is not None and record.content_hash == STALE_HASH  # older: `refresh --all` replaces it
+
+
+async def test_a_recorded_pack_whose_notes_an_upload_holds_exactly_is_replaced_by_it(bench):
+    """Another machine replaced a pack this state file records (its notes changed since): the upload holding the
+    vault's notes exactly is adopted, and the recorded pack, holding older versions of the same notes, goes."""
+    texts = {"a.md": "alpha now\n", "b.md": "beta now\n"}
+    for path, text in texts.items():
+        bench.write(path, text)
+    bench.deps()
+    recorded = pack_title("a.md", "b.md", 2, "0badc0de")
+    old = bench.client.put(recorded, "# a.md\n\nalpha\n\n# b.md\n\nbeta\n")
+    bench.store.record_pack(PackRecord("nb", old, "h", recorded, "a.md", "b.md", 2, 30),
+                            [("a.md", "h-a"), ("b.md", "h-b")])
+    text = compose_pack([(p, prepare_note(p, t).parts[0].text or "") for p, t in texts.items()])
+    new = bench.client.put(pack_title("a.md", "b.md", 2, title_hash(text)), text)
+    done, _ = await level(bench)
+    assert done.packs == [new] and done.retired == [old]
+    assert [p.source_id for p in bench.store.pending_deletions("nb")] == [old]
+    assert [p.source_id for p in bench.store.packs("nb")] == [new]
