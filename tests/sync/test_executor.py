@@ -182,3 +182,21 @@ async def test_the_notes_a_stopped_run_never_tried_are_reported_not_tried(bench)
         ("a.md", Branch.FAILED, "login expired", False), ("b.md", Branch.FAILED, why, True),
         ("c.md", Branch.FAILED, why, True)]
     assert bench.client.mutating() == ["source_add"]
+
+
+async def test_a_reused_note_whose_row_names_a_replaced_id_is_recorded_under_the_id_it_resolves_to(bench):
+    """The row of an unchanged note names a source that was replaced (an alias): the note is reused with no call,
+    and its row is rewritten to the live source, so the alias is no longer needed to find it."""
+    note = prepare_note("a.md", "alpha\n")
+    live = bench.client.put(note.parts[0].title, "alpha\n")
+    store = bench.deps().store
+    store.add_new_mappings([SourceMapping(notebook_id="nb", path="a.md", source_id="s-replaced",
+                                          content_hash=note.parts[0].content_hash, title=note.parts[0].title)])
+    store.register_source_alias("s-replaced", live)
+    run = bench.run()
+    in_order = note_units(NotesAlone(run.deps, run.remote), [
+        PlannedNote(note, Decision(Branch.REUSED, keep=(live,), canonicalize=True))])
+    executor: Executor[NoteUnit] = Executor(run.deps, run.remote, set())
+    assert await executor.execute(in_order.units) is None
+    assert [(o.path, o.branch) for o in in_order.outcomes()] == [("a.md", Branch.REUSED)]
+    assert [m.source_id for m in store.mappings_by_path("nb", "a.md")] == [live] and bench.client.mutating() == []
