@@ -1,7 +1,8 @@
 """Documents in a packed notebook at sync's seams, with the stub client in the server's slot: the rule that keeps
 attachments as file sources while they fit beside the fewest packs the notes need (`packs.documents`), a run that
-packs text PDFs and keeps a scanned one a file, an unchanged vault that reads no document again, and a document's
-text cut into parts only between pages (`prepared.split_pages`)."""
+packs text PDFs and keeps a scanned one a file, an unchanged vault that reads no document again, a document's
+text cut into parts only between pages (`prepared.split_pages`), and the kept packs a refresh of part of the vault
+reports."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tests.sync.stub import Bench
 from nlmsync import vault as vault_files
 from nlmsync.documents import DocumentText
 from nlmsync.store import SourceMapping
+from nlmsync.sync.branches import Branch
 from nlmsync.sync.ensure import ensure_sources_for_paths
 from nlmsync.sync.packs.documents import Documents, documents_in_packs
 from nlmsync.sync.prepared import load_notes, split_pages
@@ -113,3 +115,26 @@ def test_a_single_page_over_the_limit_is_cut_within_itself():
     parts = split_pages(document, max_words=20)
     assert parts[0] == "[page 1]\nshort" and all(len(p.split()) <= 20 for p in parts)
     assert "".join(parts).count("long") == 50
+
+
+async def test_a_refresh_of_part_of_the_vault_reports_the_kept_packs_holding_its_notes_and_no_other(bench,
+                                                                                                   monkeypatch):
+    for folder in ("a", "b"):
+        for i in range(3):
+            bench.write(f"{folder}/n{i}.md", f"# Note {folder}{i}\n\n" + f"words of note {folder}{i} " * 20 + "\n")
+    listing = vault_files.list_vault(bench.vault)
+    stats = {p: (m, s) for p, m, s in zip(listing.paths, listing.mtimes, listing.sizes, strict=True)}
+    monkeypatch.setattr("nlmsync.sync.prepared.RACY_MTIME_NS", 0)  # the files just written count as settled
+
+    async def refresh(*roots: str):
+        paths = [p for p in listing.paths if AllNotesScope(roots).covers(p)]
+        return await ensure_sources_for_paths(bench.run(pack="always", source_max_bytes=1_000), paths,
+                                              found=set(paths), all_notes=AllNotesScope(roots), stats=stats)
+
+    first = await refresh("")
+    touching = [p.title for p in first.packs if any(path.startswith("a/") for path in p.paths)]
+    assert 0 < len(touching) < len(first.packs)  # some packs hold no note of a/
+    mark = len(bench.client.mutating())
+    shown = await refresh("a")
+    assert [(p.branch, p.title) for p in shown.packs] == [(Branch.REUSED, title) for title in touching]
+    assert len(bench.client.mutating()) == mark
