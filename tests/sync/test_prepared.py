@@ -64,3 +64,11 @@ def test_an_attachment_that_cannot_be_read_fails_an_empty_one_is_excluded_and_th
     assert [(i.path, i.branch, i.reason) for i in items if isinstance(i, NoteOutcome)] == [
         ("gone.png", Branch.FAILED, None), ("empty.png", Branch.EXCLUDED, "empty")]
     assert [i.path for i in items if isinstance(i, PreparedFile) and i.content_hash] == ["b.png"]
+
+
+def test_a_paragraph_of_exactly_the_words_a_source_holds_stays_whole_in_a_part_of_its_own() -> None:
+    """Parts end between paragraphs while each paragraph fits: one of exactly the words a source holds is not cut
+    into words to fill the part before it."""
+    first, second = "alpha beta gamma\n\n", " ".join(f"word{i}" for i in range(10)) + "\n"
+    parts = prepare_note("n.md", first + second, max_words=10).parts
+    assert [part.text for part in parts] == [first, second]
