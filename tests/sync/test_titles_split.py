@@ -14,6 +14,7 @@ from nlmsync.sync.titles import (
     MAX_TITLE_CHARS,
     content_hash,
     looks_managed,
+    pack_title,
     parse_note_title,
     short_hash,
     shown_path_matches,
@@ -128,3 +129,12 @@ def test_the_short_hash_of_titles_at_the_edges(title):
 
     match = _TITLE_PATTERN.match(title)
     assert title_short_hash(title) == (match.group("hash") if match is not None else None)
+
+
+def test_a_packed_note_whose_path_fills_the_title_exactly_is_shown_whole_and_one_longer_is_shortened() -> None:
+    suffix = len(pack_title("a.md", "a.md", 1, "0" * 32)) - len("a.md")
+    exact = "d/" * 100 + "n" * (MAX_TITLE_CHARS - suffix - 203) + ".md"
+    assert len(pack_title(exact, exact, 1, "0" * 32)) == MAX_TITLE_CHARS
+    assert pack_title(exact, exact, 1, "0" * 32).startswith(exact)
+    longer = pack_title("x" + exact, "x" + exact, 1, "0" * 32)
+    assert len(longer) == MAX_TITLE_CHARS and longer.startswith("…") and exact[1:] in longer
