@@ -426,6 +426,10 @@ async def test_refresh_all_under_a_folder_changes_only_the_packs_that_hold_its_n
     assert [p.paths[0] for p in again.packs if p.branch != Branch.REUSED] == [first.packs[0].paths[0]]
     assert world.mutating_calls(mark) == ["source_add", "source_delete"]
     assert_every_note_once(world, paths)
+    shutil.rmtree(world.vault / "z")  # a folder whose notes are all packed, deleted from the vault: still in scope
+    async with world.run(pack="always", source_max_bytes=2_000) as orch:
+        await orch.refresh(["z"], all_notes=True)
+    assert_every_note_once(world, [p for p in paths if not p.startswith("z/")])
 
 
 async def test_refresh_all_lays_out_only_the_packs_whose_notes_changed(make_world, monkeypatch):
