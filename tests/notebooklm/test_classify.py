@@ -231,3 +231,12 @@ def test_an_error_of_every_tool_says_what_nlmsync_was_doing_not_the_tools_name(t
     error = classify_in_band_error(tool, {"status": "error", "error": said.format(tool=tool)})
     assert error.message.startswith(f"{doing(tool)}") and tool not in error.message and error.tool == tool
     assert tool not in doing(tool)
+
+
+def test_a_hint_that_is_not_text_is_left_out() -> None:
+    error = classify_in_band_error("notebook_get", {"status": "error", "error": "Notebook abc not found.",
+                                                    "hint": ["not", "text"]})
+    assert isinstance(error, NotFoundError) and error.hint is None
+    said = classify_in_band_error("notebook_get", {"status": "error", "error": "Notebook abc not found.",
+                                                   "hint": "check the id"})
+    assert said.hint == "check the id"
