@@ -109,6 +109,11 @@ async def test_unreachable_http_server_is_retried_then_reported(sleeps: Any) -> 
     assert exit_code_for(info.value) == 4
     assert len(sleeps.delays) == 1
     assert client.connections_opened == 0
+    with anyio.fail_after(60):  # the tools' list is a read too: retried as one
+        async with connect("http://127.0.0.1:9/mcp", Settings(retry_attempts=2), sleep=sleeps) as client:
+            with pytest.raises(ServerUnreachableError):
+                await client.tool_input_schemas()
+    assert len(sleeps.delays) == 2
 
 
 @pytest.mark.anyio
