@@ -11,8 +11,8 @@ from tests.store.helpers import NB, add
 
 from nlmsync.errors import StateLockedError
 from nlmsync.store import PackRecord, StateStore
-from nlmsync.store import census
 from nlmsync.store.census import SyncedCount, synced_counts
+from nlmsync.store.db import connect_read_only
 
 
 def test_notes_and_attachments_are_counted_per_notebook_each_once(store: StateStore, state_path: Path) -> None:
@@ -36,13 +36,12 @@ def test_no_state_file_counts_nothing_and_makes_none(tmp_path: Path) -> None:
 def test_a_file_another_run_keeps_locked_is_said_busy_not_unreadable(store: StateStore, state_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     add(store, "a.md", "s-a")
-    connect = census.connect_read_only
 
     class Locked:
         """The file's connection, on which SQLite gave up waiting for another run's lock."""
 
         def __init__(self, path: Path, *, immutable: bool) -> None:
-            self.conn = connect(path, immutable=immutable)
+            self.conn = connect_read_only(path, immutable=immutable)
 
         def execute(self, *args: object) -> None:
             raise sqlite3.OperationalError("database is locked")
@@ -50,6 +49,6 @@ def test_a_file_another_run_keeps_locked_is_said_busy_not_unreadable(store: Stat
         def close(self) -> None:
             self.conn.close()
 
-    monkeypatch.setattr(census, "connect_read_only", Locked)
+    monkeypatch.setattr("nlmsync.store.census.connect_read_only", Locked)
     with pytest.raises(StateLockedError):
         synced_counts(state_path)
