@@ -100,8 +100,9 @@ async def test_an_upload_named_after_its_file_is_recognised_and_never_uploaded_t
         first = await orch.refresh(all_notes=True)
     assert list(world.remote().values()) == [upload_name(title, ".pdf")]
     mark = len(world.fake.calls)
-    async with world.run() as orch:  # the rename fails again: the source is still the file's
+    async with world.run() as orch:  # the rename is tried again and fails again: the source is still the file's
         assert branches(await orch.refresh(all_notes=True)) == {"papers/paper.pdf": Branch.REUSED}
+    assert world.mutating_calls(mark) == ["source_rename"]
     (world.root / "state.db").unlink()  # a fresh machine, or a lost state file
     world.fake.faults = Faults(file_titles_ignored=True)
     async with world.run() as orch:

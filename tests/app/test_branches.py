@@ -127,6 +127,8 @@ async def test_new_note_evicts_least_recent_managed_note(make_world):
         status = await orch.status(["a.md"])
         a_source = orch.store.mappings_by_path(world.notebook_id, "a.md")[0].source_id
     assert [e.path for e in status.recent_evictions] == ["b.md"]
+    # the segmented LRU's order: a note used once goes before those used twice, whatever their age
+    assert [(e.path, e.use_count) for e in status.next_evictions] == [("d.md", 1), ("a.md", 2), ("c.md", 2)]
     assert [(n.path, n.where) for n in status.notes] == [("a.md", "alone")]
     world.fake.apply("source_delete", {"source_id": a_source, "confirm": True})  # deleted in NotebookLM
     async with world.run() as orch:

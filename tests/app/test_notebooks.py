@@ -88,3 +88,34 @@ async def test_a_dry_run_plans_on_the_notebook_the_server_has_under_the_title(ma
         plan = await orch.refresh(["sorting/heapsort.md"], dry_run=True)
         assert orch.store.default_notebook() is None  # a dry run records nothing
     assert plan.notebook_id == existing and world.mutating_calls() == ["notebook_create"]
+
+
+async def test_of_two_notebooks_recorded_under_the_title_the_vaults_own_is_used(make_world):
+    """`new:TITLE` when the state file knows two notebooks of that title (one made on another machine, say, and
+    used once): the notebook later runs use is the one taken, not the one recorded last."""
+    world = make_world()
+    fill(world)
+    async with world.run(notebook="new:Vault") as orch:
+        first = (await orch.refresh(["sorting/heapsort.md"])).notebook_id
+        later = world.fake.apply("notebook_create", {"title": "Vault"})["notebook_id"]
+        orch.store.record_notebook(later, "Vault")
+        assert orch.store.default_notebook() == first
+    async with world.run(notebook="new:Vault") as orch:
+        report = await orch.refresh(["sorting/heapsort.md"])
+    assert report.notebook_id == first
+
+
+async def test_a_run_on_a_notebook_by_its_title_makes_it_the_vaults_notebook_again(make_world):
+    world = make_world()
+    fill(world)
+    async with world.run(notebook="new:Vault") as orch:
+        first = (await orch.refresh(["sorting/heapsort.md"])).notebook_id
+    other = world.fake.apply("notebook_create", {"title": "Other"})["notebook_id"]
+    async with world.run(notebook=other) as orch:
+        await orch.refresh(["cooking/sourdough.md"])
+        assert orch.store.default_notebook() == other
+    async with world.run(notebook="new:Vault") as orch:
+        await orch.refresh(["cooking/sourdough.md"])
+        assert orch.store.default_notebook() == first
+    async with world.run(notebook=None) as orch:  # no --notebook: the one used last
+        assert (await orch.refresh(["sorting/heapsort.md"])).notebook_id == first

@@ -426,6 +426,10 @@ async def test_refresh_all_under_a_folder_changes_only_the_packs_that_hold_its_n
     assert [p.paths[0] for p in again.packs if p.branch != Branch.REUSED] == [first.packs[0].paths[0]]
     assert world.mutating_calls(mark) == ["source_add", "source_delete"]
     assert_every_note_once(world, paths)
+    shutil.rmtree(world.vault / "z")  # a folder whose notes are all packed, deleted from the vault: still in scope
+    async with world.run(pack="always", source_max_bytes=2_000) as orch:
+        await orch.refresh(["z"], all_notes=True)
+    assert_every_note_once(world, [p for p in paths if not p.startswith("z/")])
 
 
 async def test_refresh_all_lays_out_only_the_packs_whose_notes_changed(make_world, monkeypatch):
@@ -487,6 +491,22 @@ async def test_a_quote_several_notes_of_a_pack_hold_is_cited_from_the_note_selec
     assert [note.path for note in result.selected_notes][:1] == ["en/Embed files.md"]
     quoted = [c for c in result.citations if c.cited_text and "Document.pdf" in c.cited_text]
     assert quoted and {c.path for c in quoted} == {"en/Embed files.md"}
+
+
+def test_of_a_packs_notes_holding_a_quote_alike_one_in_the_questions_language_goes_before_a_better_ranked_one():
+    """The preference `ask` cites a pack's notes by, none of them selected: the question's language first, then
+    the rank; a note the index does not know (excluded since it was packed) counts as in another language."""
+    from types import SimpleNamespace
+
+    from nlmsync.app.orchestrator import Orchestrator
+
+    languages = {"el.md": "el", "en.md": "en"}
+    index = SimpleNamespace(facts=lambda paths: {p: SimpleNamespace(lang=languages[p])
+                                                 for p in paths if p in languages})
+    hits = [SimpleNamespace(path=p, score=score) for p, score in (("gone.md", 9.0), ("el.md", 5.0), ("en.md", 1.0))]
+    selection = SimpleNamespace(chosen=[], hits=hits, language="en")
+    key = Orchestrator._citation_preference(SimpleNamespace(index=index), selection, set())  # type: ignore[arg-type]
+    assert sorted(["gone.md", "el.md", "en.md"], key=key) == ["en.md", "gone.md", "el.md"]
 
 
 async def test_a_packed_refresh_whose_uploads_all_fail_is_a_partial_failure_not_a_success(make_world):

@@ -87,6 +87,14 @@ def test_saved_answers_stay_out_of_the_notebook_unless_the_setting_says(vault: P
     assert code == 0 and outcome["answers/What is quicksort.md"]["branch"] == "added"
 
 
+def test_words_after_a_double_dash_are_the_question_even_when_one_is_save() -> None:
+    from nlmsync.cli._context import with_optional_values
+
+    assert with_optional_values(["ask", "--save", "--", "--save"]) == ["ask", "--save=", "--", "--save"]
+    words = ["ask", "--", "--save", "answers/a.md"]
+    assert with_optional_values(words) == words
+
+
 @pytest.mark.parametrize("question", ["ヒープソートはどう動きますか" * 12, "heapsort 👩‍👩‍👧‍👦🔥 " * 30,
                                       "heapsort " + "e\u0301\u0302" * 100, "heapsort " + "👍🏽" * 100])
 def test_a_long_question_gives_a_name_within_255_bytes_cut_between_characters(

@@ -232,3 +232,26 @@ def test_two_failures_at_once_exit_with_the_code_of_nlmsyncs_own_error(
     code, out, err = run(capsys, "--vault", str(vault), "--notebook", "nb-1", "refresh", "--all")
     assert (code, out) == (4, "")
     assert err.splitlines()[0] == "nlmsync: error: source_add: the connection to the server was lost"
+
+
+@pytest.mark.parametrize(("stop", "said"), [(KeyboardInterrupt, "interrupted"), (EOFError, "aborted")])
+def test_a_command_stopped_by_ctrl_c_or_the_end_of_input_exits_130(
+        vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        stop: type[BaseException], said: str) -> None:
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise stop
+
+    monkeypatch.setattr("nlmsync.cli.searching.open_index", stopped)
+    code, out, err = run(capsys, "--vault", str(vault), "search", "heapsort")
+    assert (code, out) == (130, "")
+    assert err.strip().splitlines() == [f"nlmsync: error: {said}"]
+
+
+def test_the_click_application_run_without_main_keeps_the_global_options(vault: Path) -> None:
+    """`nlmsync.cli.app` run as click runs any group (click's test runner, a program that embeds it): the
+    global options before the command still reach it."""
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(app, ["--vault", str(vault), "search", "heapsort", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["results"][0]["path"] == "algorithms/sorting/heapsort.md"

@@ -176,6 +176,22 @@ def test_a_full_disk_under_another_file_nlmsync_writes_is_the_same_error(vault: 
     assert line == f"nlmsync: error: {vault / '.nlmsync' / 'state.db.lock'}: no space left on the device; nothing was half-written"
 
 
+def test_a_full_disk_on_a_write_that_names_no_file_says_so_in_the_same_words(
+        vault: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """An ENOSPC from a write to an open file carries no file name: the error still says what ran out."""
+    from nlmsync.store._lock import WriterLock
+
+    def no_room(self: WriterLock, timeout: float) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(WriterLock, "_lock_file", no_room)
+    code, _out, err = run(capsys, "--vault", str(vault), "--server", "fake", "--notebook", "new:Full", "refresh",
+                          "cooking/sourdough.md")
+    assert code == 7
+    assert one_line_error(err) == ("nlmsync: error: a file nlmsync writes: no space left on the device; "
+                                   "nothing was half-written")
+
+
 def test_the_lock_holder_note_is_not_worth_failing_a_run_on_a_full_disk(vault: Path, monkeypatch: pytest.MonkeyPatch,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
 

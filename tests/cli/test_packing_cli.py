@@ -39,6 +39,9 @@ def test_refresh_all_packs_a_vault_bigger_than_the_notebook_and_says_so(tmp_path
     assert code == 0 and status["layout"] == {"alone_note_count": 0, "pack_count": 1, "packed_note_count": 12}
     assert [(n["path"], n["where"]) for n in status["notes"]] == [("d1/n03.md", "pack"), ("d0/n00.md", "pack")]
     assert [c["path"] for c in status["local_changes"]] == ["d1/n03.md"]
+    code, out, _ = run(capsys, *common, "status")  # a packed note counts as synced, as a note alone does
+    counts = "  12 synced, 0 missing from the notebook, 0 orphans, 0 not uploaded by nlmsync"
+    assert code == 0 and counts in out.splitlines()
 
 
 def test_a_vault_that_does_not_fit_even_in_packs_exits_3_before_any_upload(tmp_path: Path, capsys) -> None:

@@ -175,3 +175,11 @@ def test_an_allowance_window_whose_share_left_is_not_reported_says_so() -> None:
 
     assert _window(UsageWindow(window="weekly")) == "weekly share left not reported"
     assert _window(UsageWindow(window="weekly", percent_used=25)) == "weekly 75% left"
+
+
+def test_an_allowance_the_server_reports_without_windows_says_so() -> None:
+    from nlmsync.cli._allowance import allowance_line
+    from nlmsync.notebooklm.models import Usage
+
+    assert allowance_line(Usage(windows=[], tier=None)) == "no window reported"
+    assert allowance_line(None) == "not reported by this server"

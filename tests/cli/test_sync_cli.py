@@ -130,3 +130,31 @@ def test_reconcile_prints_its_counts_and_each_stale_path_unless_quiet(capsys: py
     _print_reconcile(report, json_output=True, quiet=False)
     document = json.loads(capsys.readouterr().out)
     assert document["stale_paths"] == ["gone [x].md", "b.md"] and document["orphan_source_ids"] == ["o1", "o2"]
+
+
+def test_every_line_of_an_answer_reads_as_documented(capsys: pytest.CaptureFixture[str]) -> None:
+    """The readable answer with each kind of citation — a note with its heading, an attachment's page, a pack
+    whose quote no note holds now, a source unknown to the vault — and the conversation's line, markup printed as
+    written."""
+    from nlmsync.app import AskResult, Citation
+    from nlmsync.cli.sync_cmds import _print_ask
+
+    result = AskResult(
+        notebook_id="nb", question="q", answer="Heapsort [1] sorts in place [2].", conversation_id="c1",
+        continued=True, source_ids=["s1", "s2", "s3"], carried_over_source_ids=["s3"], notices=["a [x] notice"],
+        citations=[Citation(number=1, source_id="s1", path="sorting/heap [x].md", heading="Heapsort › Cost"),
+                   Citation(number=2, source_id="s2", path="papers/heaps.pdf", page=3),
+                   Citation(number=3, source_id="s3", pack="nlmsync pack 1"),
+                   Citation(number=4, source_id="s4")])
+    capsys.readouterr()
+    _print_ask(result, json_output=False)
+    out, err = capsys.readouterr()
+    assert err == "nlmsync: note: a [x] notice\n"
+    assert out.splitlines() == [
+        "Heapsort [1] sorts in place [2].", "", "Sources:",
+        "  [1] sorting/heap [x].md › Heapsort › Cost",
+        "  [2] papers/heaps.pdf, page 3",
+        "  [3] pack nlmsync pack 1 (the quote is in none of its notes as they are now)",
+        "  [4] source s4",
+        "", "followed up in conversation c1 · 3 sources (1 carried over)",
+    ]

@@ -152,19 +152,36 @@ def test_a_path_cut_at_a_space_names_the_folder_it_was_cut_from(tmp_path: Path) 
         f"--server \"'{tmp_path / 'My Tools'}{os.sep}…' --transport stdio\"")
 
 
-@pytest.mark.parametrize(("exc", "phase", "expected"), [
-    (MCPError(CONNECTION_CLOSED, "Connection closed"), "call", ConnectionLostError),
-    (MCPError(CONNECTION_CLOSED, "Connection closed"), "connect", ServerUnreachableError),
-    (MCPError(REQUEST_TIMEOUT, "Timed out"), "call", ServerTimeoutError),
-    (TimeoutError(), "call", ServerTimeoutError),
-    (ExceptionGroup("g", [httpx2.ConnectError("refused")]), "connect", ServerUnreachableError),
-    (ExceptionGroup("g", [httpx2.RemoteProtocolError("peer closed")]), "call", ConnectionLostError),
-    (BrokenPipeError(), "call", ConnectionLostError),
-    (MCPError(-32602, "Invalid params: notebook_id"), "call", ServerValidationError),
-    (RuntimeError("bug"), "call", ServerError),
+LOST = "reading the notebook: connection to the server lost: "
+
+
+@pytest.mark.parametrize(("exc", "phase", "expected", "message", "raw"), [
+    (MCPError(CONNECTION_CLOSED, "Connection closed"), "call", ConnectionLostError, LOST + "Connection closed",
+     "Connection closed"),
+    (MCPError(CONNECTION_CLOSED, "Connection closed"), "connect", ServerUnreachableError,
+     "cannot connect to the server: Connection closed", "Connection closed"),
+    (MCPError(REQUEST_TIMEOUT, "Timed out"), "call", ServerTimeoutError,
+     "reading the notebook: the server did not answer in time", "Timed out"),
+    (TimeoutError(), "call", ServerTimeoutError, "reading the notebook: the server did not answer in time", ""),
+    (ExceptionGroup("g", [httpx2.ConnectError("refused")]), "connect", ServerUnreachableError,
+     "cannot connect to the server: refused", "refused"),
+    (ExceptionGroup("g", [httpx2.RemoteProtocolError("peer closed")]), "call", ConnectionLostError,
+     LOST + "peer closed", "peer closed"),
+    (BrokenPipeError(), "call", ConnectionLostError, LOST + "BrokenPipeError", "BrokenPipeError"),
+    (MCPError(-32602, "Invalid params: notebook_id"), "call", ServerValidationError,
+     "reading the notebook: Invalid params: notebook_id", "Invalid params: notebook_id"),
+    (RuntimeError("bug"), "call", ServerError, "reading the notebook: unexpected RuntimeError talking to the server: bug",
+     "bug"),
+    (PermissionError(13, "Permission denied", "/opt/nlm"), "connect", ServerCommandNotFoundError,
+     "MCP server command not executable: /opt/nlm", "[Errno 13] Permission denied: '/opt/nlm'"),
 ])
-def test_transport_exceptions(exc: BaseException, phase: str, expected: type) -> None:
-    assert type(classify_exception(exc, tool="notebook_get", phase=phase)) is expected  # type: ignore[arg-type]
+def test_transport_exceptions(exc: BaseException, phase: str, expected: type, message: str, raw: str) -> None:
+    """Each becomes its error, saying what nlmsync was doing, with the tool called and the exception's own words
+    (`raw`, which a caller matches on); an MCP error keeps its code."""
+    error = classify_exception(exc, tool="notebook_get", phase=phase)  # type: ignore[arg-type]
+    assert (type(error), error.message, error.tool, error.raw) == (expected, message, "notebook_get", raw)
+    assert error.details == ({"mcp_code": exc.code} if isinstance(exc, MCPError) and expected is ServerValidationError
+                             else {})
 
 
 def test_pydantic_validation_failure_is_malformed() -> None:
@@ -214,3 +231,12 @@ def test_an_error_of_every_tool_says_what_nlmsync_was_doing_not_the_tools_name(t
     error = classify_in_band_error(tool, {"status": "error", "error": said.format(tool=tool)})
     assert error.message.startswith(f"{doing(tool)}") and tool not in error.message and error.tool == tool
     assert tool not in doing(tool)
+
+
+def test_a_hint_that_is_not_text_is_left_out() -> None:
+    error = classify_in_band_error("notebook_get", {"status": "error", "error": "Notebook abc not found.",
+                                                    "hint": ["not", "text"]})
+    assert isinstance(error, NotFoundError) and error.hint is None
+    said = classify_in_band_error("notebook_get", {"status": "error", "error": "Notebook abc not found.",
+                                                   "hint": "check the id"})
+    assert said.hint == "check the id"

@@ -32,6 +32,7 @@ from nlmsync.fake import (
     build_fake_server,
 )
 from nlmsync.notebooklm import IDEMPOTENT_TOOLS, connect
+from nlmsync.notebooklm.classify import doing
 from nlmsync.notebooklm.retry import BACKOFF_JITTER, BACKOFF_MULTIPLIER, AddRateLimiter, is_retryable
 
 pytestmark = pytest.mark.anyio
@@ -96,7 +97,8 @@ async def test_dropped_mutation_is_not_retried(sleeps: Any, tool: str, call: Any
     async with connect(build_fake_server(fake), Settings(), sleep=sleeps) as client:
         with pytest.raises(ConnectionLostError) as info:
             await call(client, nb, sid)
-        assert exit_code_for(info.value) == 4
+        assert exit_code_for(info.value) == 4 and info.value.tool == tool
+        assert info.value.message.startswith(f"{doing(tool)}: connection to ")  # what was being done, in words
         assert sleeps.delays == []
         assert _tools_called(fake) == [(tool, when == "after", when)]
         # The session died with the call; the next call reconnects on its own.

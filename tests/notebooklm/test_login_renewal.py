@@ -128,8 +128,10 @@ async def test_an_add_that_waited_for_processing_is_an_answer_lost_after_the_ren
     """It may have been made before the wait met the expired login: a listing settles it, not a resend."""
     fake, nb = _seeded(Faults(expire_login_after=1), expired=True)
     async with connect(build_fake_server(fake), Settings()) as client:
-        with pytest.raises(ConnectionLostError, match="whether the source was added is not known"):
+        with pytest.raises(ConnectionLostError) as caught:
             await client.source_add_text(nb, "Heapsort.", "a.md · 01", wait=True)
+        assert caught.value.message == ("uploading to the notebook: the login expired while the add waited for "
+                                        "processing; it was renewed, and whether the source was added is not known")
         added = await client.source_add_text(nb, "Quicksort.", "b.md · 02", wait=False)
     assert [t for t, _ in _calls(fake)] == ["source_add", "refresh_auth", "source_add"]  # the first not sent again
     assert [s.title for s in fake.notebooks[nb].sources.values()] == [added.title]

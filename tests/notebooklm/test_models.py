@@ -64,8 +64,12 @@ def test_payload_that_is_not_json_is_malformed() -> None:
 
 
 def test_payload_without_status_is_malformed() -> None:
-    with pytest.raises(MalformedResponseError, match="'status'"):
+    with pytest.raises(MalformedResponseError, match="'status'") as caught:
         result_payload("notebook_get", _text_result('{"notebook": {}}'))
+    assert caught.value.message == "reading the notebook: malformed response from the server: field 'status' is None"
+    with pytest.raises(MalformedResponseError) as caught:  # the payload kept as the raw text, cut at 500 characters
+        result_payload("notebook_get", _text_result('{"notebook": "' + "x" * 600 + '"}'))
+    assert caught.value.raw == str({"notebook": "x" * 600})[:500]
 
 
 def test_in_band_error_payload_raises_its_class() -> None:

@@ -19,7 +19,7 @@ from nlmsync.config import Settings
 from nlmsync.errors import ServerCommandNotFoundError, ServerUnreachableError, UsageError, exit_code_for
 from nlmsync.fake import FakeNotebookLM, build_fake_server, serve_in_process
 from nlmsync.notebooklm import FAKE_STATE_FILE, connect, resolve_server
-from nlmsync.notebooklm.transports import in_process_transport, low_level_server
+from nlmsync.notebooklm.transports import in_process_transport, login_command, low_level_server
 
 
 def test_fake_stdio_spec_runs_this_python_with_a_state_file(tmp_path: Path) -> None:
@@ -85,10 +85,12 @@ def test_command_line_is_split_like_a_shell_and_keeps_the_environment() -> None:
     assert target.params.command == "/opt/my server/bin/nlm-mcp"
     assert target.params.args == ["--transport", "stdio"]
     assert target.params.env is not None and target.params.env["EXTRA"] == "1" and "PATH" in target.params.env
+    assert target.label == "the MCP server '/opt/my server/bin/nlm-mcp'"  # what its errors call it
 
 
 def test_url_and_in_process() -> None:
-    assert resolve_server("http://127.0.0.1:8000/mcp").kind == "http"
+    http = resolve_server("http://127.0.0.1:8000/mcp")
+    assert http.kind == "http" and http.transport(sys.stderr) is not None  # its transport made, nothing sent yet
     assert resolve_server(build_fake_server(FakeNotebookLM())).kind == "in-process"
 
 
@@ -107,6 +109,11 @@ async def test_unreachable_http_server_is_retried_then_reported(sleeps: Any) -> 
     assert exit_code_for(info.value) == 4
     assert len(sleeps.delays) == 1
     assert client.connections_opened == 0
+    with anyio.fail_after(60):  # the tools' list is a read too: retried as one
+        async with connect("http://127.0.0.1:9/mcp", Settings(retry_attempts=2), sleep=sleeps) as client:
+            with pytest.raises(ServerUnreachableError):
+                await client.tool_input_schemas()
+    assert len(sleeps.delays) == 2
 
 
 @pytest.mark.anyio
@@ -122,8 +129,9 @@ async def test_server_that_dies_at_start_shows_its_last_words(tmp_path: Path, sl
     script = tmp_path / "dying.py"
     script.write_text("import sys\nsys.stderr.write('fatal: no config here\\n')\nsys.exit(3)\n")
     async with connect(f"{sys.executable} {script}", Settings(retry_attempts=1), sleep=sleeps) as client:
-        with anyio.fail_after(60), pytest.raises(ServerUnreachableError, match="fatal: no config here"):
+        with anyio.fail_after(60), pytest.raises(ServerUnreachableError, match="fatal: no config here") as info:
             await client.server_info()
+    assert info.value.message.startswith(f"cannot connect to the MCP server '{sys.executable}': ")
 
 
 @pytest.mark.anyio
@@ -206,3 +214,8 @@ async def test_the_mcp_sdk_still_keeps_the_low_level_server_where_nlmsync_reads_
     async with Client(in_process_transport(server)) as client:  # served by `low` alone
         with anyio.fail_after(30):
             assert [tool.name for tool in (await client.list_tools()).tools] == ["echo"]
+
+
+def test_the_login_a_message_asks_for_is_quoted_for_a_shell() -> None:
+    command = login_command()
+    assert command.startswith("'") and command.endswith(" login'") and "nlm" in command

@@ -4,6 +4,7 @@ loading the index, gives the very hits the loaded index gives, and only when the
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -89,6 +90,35 @@ def test_a_snapshot_of_many_blocks_answers_cold_and_loaded_as_from_scratch(vault
     loaded.sync()
     assert loaded.notes_read == 0
     assert [hits(loaded, q) for q in QUERIES] == [from_scratch(vault, q) for q in QUERIES]
+
+
+def test_a_snapshot_with_as_many_frequencies_as_fit_in_uint16_answers_as_from_scratch(
+        vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bound of the narrow positions, met exactly: the reader takes the width the writer chose."""
+    small_blocks(monkeypatch)
+    fresh(vault).sync()
+    db = open_database(vault / ".nlmsync" / "state.db")
+    values = len(db.execute("SELECT tf_values FROM index_snapshot").fetchone()[0]) // 8
+    db.close()
+    monkeypatch.setattr(index_codec, "_NARROW_VALUES", values)
+    shutil.rmtree(vault / ".nlmsync")  # the same index written again, the bound now its number of frequencies
+    fresh(vault).sync()
+    db = open_database(vault / ".nlmsync" / "state.db")
+    assert len(db.execute("SELECT tf_values FROM index_snapshot").fetchone()[0]) // 8 == values
+    db.close()
+    for query in QUERIES:
+        assert cold(vault, query) == from_scratch(vault, query)
+
+
+def test_a_fresh_process_reads_the_notes_facts_from_the_state_file_as_the_index_holds_them(vault: Path) -> None:
+    fresh(vault).sync()
+    paths = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md") if ".nlmsync" not in p.parts)
+    memory = NoteIndex(vault, None, Settings(vault=vault))
+    memory.sync()
+    expected = memory.facts(paths)
+    assert expected and any(fact.pages for fact in expected.values())  # notes whose copies share keys among them
+    index = fresh(vault)
+    assert index.facts(paths) == expected and not index.loaded
 
 
 def test_a_cold_answer_reads_only_the_blocks_of_its_terms(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:

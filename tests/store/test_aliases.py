@@ -81,3 +81,15 @@ def test_store_resolution_survives_a_cycle_written_by_hand(store: StateStore) ->
     store.db.conn.commit()
     assert store.resolve_source_id("a") == "b"
     assert store.resolve_source_id("b") == "a"
+
+
+def test_the_mappings_of_a_notebook_come_with_their_source_ids_resolved_in_path_order(store: StateStore) -> None:
+    from tests.store.helpers import NB, add
+
+    add(store, "b.md", "s-b")
+    add(store, "a.md", "old-a")
+    add(store, "c.md", "s-c", notebook_id="nb-other")
+    store.register_source_alias("old-a", "new-a")
+    rows = store.mappings_with_resolved_ids(NB)
+    assert [(row[0].path, row[0].source_id, row[1]) for row in rows] == [("a.md", "old-a", "new-a"),
+                                                                         ("b.md", "s-b", "s-b")]

@@ -94,6 +94,7 @@ def test_file_from_a_newer_nlmsync_is_refused_byte_identical(state_path: Path) -
     with pytest.raises(StateTooNewError) as caught:
         StateStore.open(state_path)
     assert "0099_from_the_future" in str(caught.value) and str(state_path) in str(caught.value)
+    assert caught.value.hint == "upgrade nlmsync, or point --state at another file"  # never to move the file aside
     assert exit_code_for(caught.value) == EXIT_USAGE
     assert _digest(state_path) == before
     assert _siblings(state_path) == files

@@ -139,3 +139,14 @@ def test_a_state_file_another_process_keeps_locked_is_busy_naming_the_process(
     assert "gave up after 0.2 s" in message and caught.value.exit_code == 7
     if Path("/proc/locks").exists():
         assert f"(pid {holder.pid}: " in message and "import sqlite3" in message
+
+
+def test_a_writer_waiting_in_vain_names_the_holders_pid_and_command(state_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same as across processes, in one: the lock file records the holder's pid and command line."""
+    monkeypatch.setattr(sys, "argv", ["/usr/bin/nlmsync", "refresh", "caf\u00e9 notes/"])
+    with StateStore.open(state_path) as holder, StateStore.open(state_path) as waiter, holder.writer():
+        with pytest.raises(StateLockedError) as caught, waiter.writer(timeout=0.05):
+            pass
+    assert str(caught.value) == ("another nlmsync is running on this vault "
+                                 f"(pid {os.getpid()}: nlmsync refresh 'caf\u00e9 notes/')")

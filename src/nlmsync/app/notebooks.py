@@ -69,8 +69,6 @@ async def _new_notebook(client: NotebookLMClient, store: StateStore, title: str,
         except NotFoundError:
             continue
         if details.notebook.title == title:
-            if create and known != store.default_notebook():
-                store.set_default_notebook(known)
             return known, details
     adopted = await _titled_notebook(client, title, notice)
     if adopted is None:

@@ -78,14 +78,6 @@ class EvictionMixin(StoreBase):
         given = sum(1 for e in entries.values() if e.segment == PROTECTED)
         return entries, protected - given
 
-    def _registered_paths(self, notebook_id: str, paths: list[str]) -> list[str]:
-        """Those of `paths` with a registry row in the notebook, in their order: one query, whatever their number
-        (the paths bound as one JSON array, never past SQLite's bound-parameter limit)."""
-        known = {r[0] for r in self.db.execute(
-            "SELECT DISTINCT path FROM source_mappings WHERE notebook_id = ? "
-            "AND path IN (SELECT value FROM json_each(?))", [notebook_id, json.dumps(paths)])}
-        return [p for p in paths if p in known]
-
     def mark_used(self, notebook_id: str, paths: Iterable[str]) -> None:
         """Usage marking: the given paths produced a source id for a query: count the use, promote in the LRU.
 
@@ -98,13 +90,13 @@ class EvictionMixin(StoreBase):
             return
         with self.step():
             now = self._now()
-            known = self._registered_paths(notebook_id, wanted)
-            queued, unseen = self._queued_for_use(notebook_id, known)
-            changed, next_tick = apply_use(queued, known, self._next_ticks(0), self.protected_capacity, unseen)
+            # a path with no registry row is in no query's answer, nor in the queue `apply_use` reads
+            queued, unseen = self._queued_for_use(notebook_id, wanted)
+            changed, next_tick = apply_use(queued, wanted, self._next_ticks(0), self.protected_capacity, unseen)
             self.db.execute(
                 "UPDATE source_mappings SET use_count = use_count + 1, last_used = ?, "
                 "first_used = coalesce(first_used, ?) WHERE notebook_id = ? "
-                "AND path IN (SELECT value FROM json_each(?))", [now, now, notebook_id, json.dumps(known)])
+                "AND path IN (SELECT value FROM json_each(?))", [now, now, notebook_id, json.dumps(wanted)])
             self.db.conn.executemany(
                 "UPDATE lru_entries SET segment = ?, tick = ? WHERE notebook_id = ? AND path = ?",
                 [(e.segment, e.tick, notebook_id, e.path) for e in changed.values()])

@@ -177,10 +177,12 @@ def _exists(root: Path, rel_path: str) -> bool:
 
 
 def decide_in_order(wanted: Sequence[tuple[str, Sequence[str]]], remote_ids: Collection[str],
-                    registry: RegistryView, vault_root: Path) -> list[Decision]:
+                    registry: RegistryView, vault_root: Path, taken: Collection[str] = ()) -> list[Decision]:
     """The branch of each (path, part hashes) of `wanted`, in order (`branches.decide_branch` over the path's
-    mappings); a vanished path is claimed by at most one rename, and never by a path of `wanted` itself."""
+    mappings); a vanished path is claimed by at most one rename, and never by a path of `wanted` itself nor of
+    `taken` (the run's other paths, decided apart)."""
     requested = {path for path, _ in wanted}
+    requested.update(taken)
     claimed: set[str] = set()
     decisions: list[Decision] = []
     for path, hashes in wanted:

@@ -25,16 +25,21 @@ NO_PACKED_ROOM = "no room: the packs and the sources that stay take the notebook
 
 
 def decide_files(files: Sequence[PreparedFile | NoteOutcome], remote: RemoteView, registry: RegistryView,
-                 vault_root: Path) -> list[PlannedFile | NoteOutcome]:
+                 vault_root: Path, settled: Mapping[str, str]) -> list[PlannedFile | NoteOutcome]:
     """Each attachment with its branch (`registry.decide_in_order` over the hash of its bytes), in order (outcomes
-    pass through), and the registry title of the row it keeps (its own, or a renamed path's)."""
-    prepared = [f for f in files if isinstance(f, PreparedFile)]
+    pass through), and the registry title of the row it keeps (its own, or a renamed path's); a file `settled` (path
+    -> the id of the source it keeps as it is) is its reused outcome at once."""
+    prepared = [f for f in files if isinstance(f, PreparedFile) and f.path not in settled]
     decisions = iter(decide_in_order([(f.path, (f.content_hash,)) for f in prepared], remote.ids(), registry,
-                                     vault_root))
+                                     vault_root, taken=settled))
     items: list[PlannedFile | NoteOutcome] = []
     for file in files:
         if isinstance(file, NoteOutcome):
             items.append(file)
+            continue
+        source_id = settled.get(file.path)
+        if source_id is not None:
+            items.append(NoteOutcome(path=file.path, branch=Branch.REUSED, source_ids=[source_id]))
             continue
         decision = next(decisions)
         rows = registry.mappings(decision.rename_from if decision.rename_from is not None else file.path)
@@ -54,6 +59,7 @@ class AttachmentRun:
         self.reader = FileReader(run.deps, dry_run=run.dry_run)
         self.prepared: list[PreparedFile | NoteOutcome] | None = None
         """The files hashed (`prepare`), once."""
+        self._kept: dict[str, str] | None = None
         self.items: list[PlannedFile | NoteOutcome] = []
 
     def close(self) -> None:
@@ -65,6 +71,29 @@ class AttachmentRun:
         if self.prepared is None:
             self.prepared = self._unprocessed(self.reader.load(self.paths, self.found, self.stats))
         return self.prepared
+
+    def kept_as_is(self) -> dict[str, str]:
+        """The prepared files kept as the sources they have, with nothing to carry out but their use (path -> source
+        id): the path's one registry row holds these bytes under the title they give now, and the run's listing
+        holds its source by the id the row stores. Such a file is neither read, nor decided, nor carried out. Found
+        once; a source the listing has lost since (the run's packs made room) is not kept any more."""
+        listed = self.run.remote.sources
+        if self._kept is None:
+            registry = self.run.registry
+            self._kept = {}
+            for file in self.prepare():
+                if not isinstance(file, PreparedFile):
+                    continue
+                rows = registry.mappings(file.path)
+                if len(rows) != 1:
+                    continue
+                row, source_id = rows[0]
+                if (source_id == row.source_id and source_id in listed and row.content_hash == file.content_hash
+                        and row.title == file.title):
+                    self._kept[file.path] = source_id
+        elif not all(source_id in listed for source_id in self._kept.values()):
+            self._kept = {path: source_id for path, source_id in self._kept.items() if source_id in listed}
+        return self._kept
 
     def candidates(self) -> list[tuple[str, bool]]:
         """The files that can be sources, each with whether it has text (a document with no text layer has
@@ -80,9 +109,11 @@ class AttachmentRun:
         run's notices. A file kept as the file source it has, or `settled` in its pack, is not read for this; the
         others' texts come from the state file when their bytes were read before."""
         run, limit = self.run, self.run.deps.max_words
+        kept_as_is = self.kept_as_is()
         long: list[str] = []
         for file in self.prepare():
-            if not isinstance(file, PreparedFile) or not is_document(file.path) or file.path in settled:
+            if (not isinstance(file, PreparedFile) or file.path in kept_as_is or file.path in settled
+                    or not is_document(file.path)):
                 continue
             rows = run.registry.mappings(file.path)
             parts = any(r.row.part_count > 1 for r in rows)
@@ -110,7 +141,7 @@ class AttachmentRun:
         run = self.run
         run.registry.preload(self.paths)
         files = self.prepare()
-        decided = decide_files(files, run.remote, run.registry, run.deps.vault_root)
+        decided = decide_files(files, run.remote, run.registry, run.deps.vault_root, self.kept_as_is())
         self.reader.expect(i.file for i in decided if isinstance(i, PlannedFile) and i.needs_upload())
         for i, item in enumerate(decided):
             if isinstance(item, PlannedFile) and item.needs_upload():
@@ -169,12 +200,10 @@ class AttachmentRun:
         files = FilesAlone(run.deps, run.remote)
         places: list[list[NoteOutcome]] = [[] for _ in self.items]
         units: list[AttachmentUnit] = []
-        for item, place in zip(self.items, places, strict=True):  # a file reused as it is is said now
+        for item, place in zip(self.items, places, strict=True):  # an outcome decided before is said now
             if isinstance(item, PlannedFile):
-                if not item.reused_as_is():
-                    units.append(AttachmentUnit(files, item, place))
-                    continue
-                item = outcome(item, list(item.decision.keep))
+                units.append(AttachmentUnit(files, item, place))
+                continue
             place.append(item)
             run.deps.progress(item)
         executor: Executor[AttachmentUnit] = Executor(run.deps, run.remote, run.protect)

@@ -20,7 +20,7 @@ from nlmsync.sync.remote import RemoteView, strict_delete
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.run import SyncDeps
 from nlmsync.sync.titles import source_title, upload_name
-from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload, record_in_turn, reused_as_is
+from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload, record_in_turn
 from nlmsync.vault import is_media
 
 UPLOADS_DIR = "uploads"
@@ -47,10 +47,6 @@ class PlannedFile:
 
     def needs_upload(self) -> bool:
         return self.decision.uploads
-
-    def reused_as_is(self) -> bool:
-        """Whether it has nothing to carry out: reused as it is (`units.reused_as_is`)."""
-        return reused_as_is(self.decision, retitle=self.needs_retitle())
 
     def needs_retitle(self) -> bool:
         """Whether its source, kept, is titled otherwise than the file's title now (moved, or the server kept the
