@@ -11,9 +11,12 @@ from pathlib import Path
 
 from nlmsync.fake.replies import indexed_text
 from nlmsync.sync.packs.text import path_heading
+from nlmsync.sync.prepared import RACY_MTIME_NS
 from nlmsync.sync.titles import parse_note_title, parse_pack_title
 
-LONG_AGO = time.time_ns() - 3600 * 10**9
+LONG_AGO = time.time_ns() - 30 * 86_400 * 10**9
+"""Where `write_note`'s clock starts: a second a note, it stays in the past for millions of notes written by one
+process (a test session in one process writes thousands)."""
 _written = itertools.count()
 
 
@@ -29,6 +32,7 @@ def write_note(vault: Path, rel: str, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     written = LONG_AGO + next(_written) * 10**9
+    assert written < time.time_ns() - RACY_MTIME_NS, "write_note's clock has run into the present"
     os.utime(path, ns=(written, written))
 
 
