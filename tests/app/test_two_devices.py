@@ -79,24 +79,30 @@ async def test_a_notebook_the_other_device_filled_is_full_not_failed(make_world)
     assert_mirrored(world, laptop.vault)
 
 
-async def test_a_run_that_exits_0_leaves_no_note_out_though_the_other_device_deleted_a_pack(make_world):
+@pytest.mark.parametrize(("deleted", "said"), [(1, "1 source this run counted on was deleted"),
+                                               (2, "2 sources this run counted on were deleted")])
+async def test_a_run_that_exits_0_leaves_no_note_out_though_the_other_device_deleted_a_pack(make_world, deleted: int,
+                                                                                           said: str):
     world = make_world(capacity=50)
     laptop = world.device("laptop")
     paths = fill(laptop.vault, 110, folders=5, pad=2)
     async with laptop.run(notebook=world.notebook_id, capacity=50, **PACKED) as orch:
         first = await orch.refresh(all_notes=True)
-    kept = next(p for p in first.packs if paths[7] not in p.paths and paths[8] not in p.paths)
+    kept = [p for p in first.packs if paths[7] not in p.paths and paths[8] not in p.paths][:deleted]
 
-    def delete_kept() -> None:  # the desktop deletes a pack this run reuses (a copy, to its older vault)
-        world.fake.apply("source_delete", {"source_id": kept.source_id, "confirm": True})
+    def delete_kept() -> None:  # the desktop deletes packs this run reuses (copies, to its older vault)
+        for pack in kept:
+            world.fake.apply("source_delete", {"source_id": pack.source_id, "confirm": True})
 
     write_note(laptop.vault, paths[7], note_text(7, 2))
     async with world.run_with(laptop.settings(**PACKED),
                               wrap=lambda client: OtherDevice(client, "source_delete", delete_kept)) as orch:
         report = await orch.refresh(all_notes=True)
     assert notes_in_no_source(world, laptop.vault) == []
-    assert any(p.paths == kept.paths and p.branch != "reused" for p in report.packs), report.packs
-    assert any("another device" in n for n in report.notices), report.notices
+    for pack in kept:
+        assert any(p.paths == pack.paths and p.branch != "reused" for p in report.packs), report.packs
+    assert f"another device changed the notebook during this run: {said}, and their notes uploaded again" \
+        in report.notices, report.notices
     assert_mirrored(world, laptop.vault)
 
 
