@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from nlmsync.errors import NlmsyncError
-from nlmsync.sync.branches import Branch, Decision
+from nlmsync.sync.branches import Branch
 from nlmsync.sync.report import NoteOutcome
 
 if TYPE_CHECKING:
@@ -75,8 +75,8 @@ class Unit(Protocol):
     """Where the evictions made to fit this unit are reported."""
 
     def start(self) -> Sequence[Upload]:
-        """It starts: the sources it adds ([] for none: it only records, as a rename does). A unit reused as it is
-        (`reused_as_is`) is never made one: its kind says its outcome when it decides."""
+        """It starts: the sources it adds ([] for none: it only records, as a rename does). A source reused as it is
+        (nothing to write but its use) is never made one: its kind says its outcome before."""
         ...
 
     def failed(self, message: str, *, not_tried: bool = False) -> None:
@@ -88,12 +88,6 @@ class Unit(Protocol):
         """Record what it did (or that its uploads failed), in one step and in its `turn` if it keeps one; returns
         the ids of the sources it replaced, which the executor deletes."""
         ...
-
-
-def reused_as_is(decision: Decision, *, retitle: bool) -> bool:
-    """Whether a unit kept one source per file (a note or an attachment) has nothing to write but its use: reused,
-    with no alias to canonicalize and no retitle (`retitle`: its registry title names it otherwise than now)."""
-    return decision.branch == Branch.REUSED and not decision.canonicalize and not retitle
 
 
 def own_upload(deps: SyncDeps, remote: RemoteView, path: str, candidates: Iterable[str]) -> str | None:

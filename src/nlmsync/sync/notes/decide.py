@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from nlmsync.errors import CapacityError
 from nlmsync.store import NoteHashes
-from nlmsync.sync.branches import Decision
+from nlmsync.sync.branches import Branch, Decision
 from nlmsync.sync.capacity import CAPACITY_HINT
 from nlmsync.sync.prepared import PreparedNote, load_notes
 from nlmsync.sync.registry import RegistryView, decide_in_order, untouchable_count
@@ -79,6 +79,12 @@ def needs_retitle(work: PlannedNote) -> bool:
     parts = work.note.parts
     return len(work.titles) != len(parts) or any(
         title != retitled(title, p.path, p.index, p.part_count) for title, p in zip(work.titles, parts, strict=True))
+
+
+def reused_as_is(work: PlannedNote) -> bool:
+    """Whether a decided note has nothing to write but its use: reused, with no alias to canonicalize and no
+    retitle (`needs_retitle`)."""
+    return work.decision.branch == Branch.REUSED and not work.decision.canonicalize and not needs_retitle(work)
 
 
 def check_capacity_up_front(deps: SyncDeps, works: list[PlannedNote], remote: RemoteView, registry: RegistryView) -> None:

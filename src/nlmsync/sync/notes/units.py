@@ -11,13 +11,13 @@ from nlmsync.errors import NotebookLMError
 from nlmsync.store import SourceMapping
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.carry.eviction import plan_evictions
-from nlmsync.sync.notes.decide import PlannedNote, needs_retitle, needs_upload, slots_needed
+from nlmsync.sync.notes.decide import PlannedNote, needs_retitle, needs_upload, reused_as_is, slots_needed
 from nlmsync.sync.prepared import PreparedNote, PreparedPart
 from nlmsync.sync.remote import RemoteView
 from nlmsync.sync.report import NoteOutcome
 from nlmsync.sync.run import SyncDeps
 from nlmsync.sync.titles import retitled
-from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload, record_in_turn, reused_as_is
+from nlmsync.sync.units import Turn, Upload, Uploaded, own_upload, record_in_turn
 
 
 def _failed(work: PlannedNote, message: str, *, not_tried: bool = False) -> NoteOutcome:
@@ -88,13 +88,13 @@ class NotesInOrder:
 
 def note_units(notes: NotesAlone, items: Sequence[PlannedNote | NoteOutcome]) -> NotesInOrder:
     """A `NoteUnit` per decided note of `items` that has work to carry out; an outcome decided before (excluded,
-    unreadable), and a note reused as it is (nothing to write but its use, `units.reused_as_is`), are reported in
+    unreadable), and a note reused as it is (nothing to write but its use, `decide.reused_as_is`), are reported in
     their places now and never reach the executor."""
     places: list[list[NoteOutcome]] = [[] for _ in items]
     units: list[NoteUnit] = []
     for item, place in zip(items, places, strict=True):
         if isinstance(item, PlannedNote):
-            if not reused_as_is(item.decision, retitle=needs_retitle(item)):
+            if not reused_as_is(item):
                 units.append(NoteUnit(notes, item, place))
                 continue
             item = _outcome(item, list(item.decision.keep), False)
