@@ -19,6 +19,10 @@ which `--scanned` hold drawings only (no text layer, as scanned pages). Measured
   state file of its own: `--repeats` triples run in turn, the median of their ratios; the third of each triple is
   the idle run of a vault of as many notes as the first holds notes and PDFs, so that what a PDF adds to an idle run
   is set against what a note adds;
+- the idle `nlmsync refresh --all` as a user runs it, a process of its own (start-up, the connection to the
+  server and the fake's reading of its state file included), against the same command with `attachments = "none"`
+  (a state file and a fake state of its own): `--repeats` alternated pairs, wall and CPU time, the median of their
+  ratios;
 - one PDF changed: its calls (one upload and one delete are the target).
 """
 
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import sys
@@ -40,7 +45,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpora import CORPORA  # noqa: E402
-from sync import Run, fastest, write_vault  # noqa: E402
+from sync import Run, fastest, timed_command, write_vault  # noqa: E402
 
 from nlmsync.config import Settings  # noqa: E402
 from nlmsync.fake.state import FakeNotebookLM  # noqa: E402
@@ -196,6 +201,23 @@ async def main() -> None:
         per_note = statistics.median([(c["own"] - b["own"]) / args.pdfs for _, b, c in triples])
         print(f"idle refresh --all, what one more source costs: a PDF {per_file * 1e6:.0f} µs, a note "
               f"{per_note * 1e6:.0f} µs (the vault against {total} notes alone; medians of the same triples)")
+
+        commands = {}  # the idle command as a user runs it: a process of its own, start-up included
+        for name, env in (("both", {}), ("notes", {"NLMSYNC_ATTACHMENTS": "none"})):
+            server = f"fake --capacity {total + 50} --state {root / f'cli-{name}.json'}"
+            command = [sys.executable, "-m", "nlmsync", "--vault", str(vault), "--state", str(root / f"cli-{name}.db"),
+                       "--server", server, "refresh", "--all", "-q"]
+            commands[name] = command, {**os.environ, "NLMSYNC_CAPACITY": str(total + 50), **env}
+            timed_command([*command, "--notebook", f"new:{name}"], commands[name][1], f"first {name}")
+            timed_command(*commands[name], f"recording {name}")
+        pairs = [(timed_command(*commands["both"], "idle"), timed_command(*commands["notes"], "idle notes"))
+                 for _ in range(args.repeats)]
+        for what, index in (("wall", 0), ("CPU", 1)):
+            ratios = [a[index] / b[index] for a, b in pairs]
+            print(f"idle `nlmsync refresh --all -q` (a process of its own): {what} time "
+                  f"{statistics.median([a[index] for a, _ in pairs]):.2f} s, notes only "
+                  f"{statistics.median([b[index] for _, b in pairs]):.2f} s → {statistics.median(ratios):.2f}× (median "
+                  f"of {args.repeats} alternated pairs, {min(ratios):.2f}× to {max(ratios):.2f}×)")
 
         changed = pdfs[0]
         changed.write_bytes(changed.read_bytes() + b"\n% edited\n")  # other bytes, the same text

@@ -196,6 +196,18 @@ async def latency_case_stdio(count: int, latency: float, concurrency: int) -> di
             "ideal": math.ceil(count / concurrency) * latency}
 
 
+def timed_command(command: list[str], env: dict[str, str], label: str) -> tuple[float, float]:
+    """One run of an nlmsync command line as a process of its own: its wall and CPU seconds (start-up included).
+    A failed run stops the benchmark, naming `label`."""
+    start, before = time.perf_counter(), os.times()
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    wall = time.perf_counter() - start
+    after = os.times()
+    if done.returncode != 0:
+        raise SystemExit(f"CLI {label} run failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    return wall, after.children_user - before.children_user + after.children_system - before.children_system
+
+
 def cli_case(count: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -207,14 +219,7 @@ def cli_case(count: int) -> dict[str, float]:
         env = {**os.environ, "NLMSYNC_CAPACITY": str(count + 50)}
         times = {}
         for label in ("first", "recording", "idle"):  # the second run records the notes' hashes (see sizes)
-            start, before = time.perf_counter(), os.times()
-            done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-            times[label] = time.perf_counter() - start
-            after = os.times()
-            times[f"{label}_cpu"] = (after.children_user - before.children_user
-                                     + after.children_system - before.children_system)
-            if done.returncode != 0:
-                raise SystemExit(f"CLI {label} run failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+            times[label], times[f"{label}_cpu"] = timed_command(command, env, label)
         times["state_mb"] = (root / "fake.json").stat().st_size / 1e6 if (root / "fake.json").exists() else 0.0
     return times
 
