@@ -357,3 +357,25 @@ async def test_a_server_that_may_not_read_the_files_stops_the_run_with_a_clear_e
     said = {n.path: n for n in stopped_report(stopped.value).notes}
     assert said["a.md"].branch == Branch.ADDED
     assert said["b.pdf"].not_tried and world.calls("source_add") == 2
+
+
+async def test_a_file_whose_row_names_a_replaced_id_is_reused_and_recorded_under_the_id_it_resolves_to(make_world):
+    """An unchanged PDF whose registry row names a source that was replaced (an alias to the listed one) is reused
+    with no call, and its row is rewritten to the live source, so a later run finds it by the id the row stores."""
+    world = make_world()
+    put_pdf(world, "paper.pdf", "tapirs")
+    async with world.run() as orch:
+        (live,) = (await orch.refresh(all_notes=True)).notes[0].source_ids
+    store = world.store()
+    try:
+        store.db.execute("UPDATE source_mappings SET source_id = 's-replaced' WHERE path = 'paper.pdf'")
+        store.register_source_alias("s-replaced", live)
+    finally:
+        store.close()
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        report = await orch.refresh(all_notes=True)
+        rows = orch.store.mappings_by_path(world.notebook_id, "paper.pdf")
+    assert branches(report) == {"paper.pdf": Branch.REUSED} and report.notes[0].source_ids == [live]
+    assert [r.source_id for r in rows] == [live]
+    assert world.mutating_calls(mark) == []
