@@ -191,6 +191,25 @@ def test_replaying_the_journal_over_a_snapshot_that_holds_it_changes_nothing(tmp
     assert {s.id: s.title for s in again.notebooks[nb].sources.values()} == {sid: "b"}
 
 
+def test_a_call_after_a_line_cut_short_is_kept_and_the_journal_stays_readable(tmp_path: Path) -> None:
+    """A kill -9 mid-append leaves a last line cut short (no newline, maybe no valid JSON). The next server on
+    the state file drops it before its first change, so that change is a line of its own: nothing it wrote is
+    lost, and the journal reads again after it."""
+    path = tmp_path / "fake.json"
+    fake = FakeNotebookLM(state_path=path)
+    nb = _notebook(fake)
+    fake.save()
+    for cut in ('[{"op": "call", "ind', '[{"op": "call"}]'):  # torn inside the JSON, and just before its newline
+        with journal_path(path).open("a", encoding="utf-8") as journal:
+            journal.write(cut)
+        again = FakeNotebookLM(state_path=path)
+        sid = _add(again, nb, f"text after {cut}", f"after {len(cut)}")["source_id"]
+        _add(again, nb, "one more", f"more {len(cut)}")
+        after = FakeNotebookLM(state_path=path)
+        assert after.notebooks[nb].sources[sid].title == f"after {len(cut)}"
+        assert after.to_json() == again.to_json()
+
+
 def test_a_damaged_journal_line_is_an_input_error_naming_the_state_file(tmp_path: Path) -> None:
     path = tmp_path / "fake.json"
     fake = FakeNotebookLM(state_path=path)

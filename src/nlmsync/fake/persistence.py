@@ -7,7 +7,8 @@ it drops a connection, when an in-process client closes) journals the calls that
 and writes the snapshot atomically and then empties the journal once the journal has grown to a quarter of
 the snapshot (or there is none yet): a run that only read costs a line, not the notebook. Loading reads the snapshot and replays the journal; every journal entry puts a value (or deletes
 one), so replaying entries the snapshot already holds — a stop between the two steps of `save()` — changes
-nothing. A last line cut short by a kill is ignored: its call's answer never left the server.
+nothing. A last line cut short by a kill is ignored, and dropped before the next change is appended: its call's
+answer never left the server.
 """
 
 from __future__ import annotations
@@ -44,12 +45,33 @@ class Journal:
 
     def __init__(self, state_path: Path) -> None:
         self.path = journal_path(state_path)
+        self._whole = False
+        """Whether the journal is known to end with a whole line (after this server's first append)."""
 
     def append(self, entries: list[dict[str, Any]]) -> None:
-        """Append the changes of one call as one line, handed to the OS at once (it survives a kill -9)."""
+        """Append the changes of one call as one line, handed to the OS at once (it survives a kill -9). The
+        first append drops a last line cut short (`entries` skips it): written after it, the line would join it
+        and be lost with it."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self._whole:
+            self._drop_cut_line()
+            self._whole = True
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(entries, ensure_ascii=False) + "\n")
+
+    def _drop_cut_line(self) -> None:
+        try:
+            with self.path.open("r+b") as handle:
+                end = handle.seek(0, os.SEEK_END)
+                if end == 0:
+                    return
+                handle.seek(end - 1)
+                if handle.read(1) == b"\n":
+                    return
+                handle.seek(0)
+                handle.truncate(handle.read().rfind(b"\n") + 1)
+        except FileNotFoundError:
+            return
 
     def size(self) -> int:
         """The journal's size in bytes (0 when there is none)."""
@@ -64,21 +86,19 @@ class Journal:
             self.path.open("w").close()
 
     def entries(self) -> Iterator[dict[str, Any]]:
-        """Every change recorded, in order; a last line cut short is skipped.
+        """Every change recorded, in order; a last line cut short (no newline ends it) is skipped.
 
         Raises:
-            ValueError, TypeError: a line before the last one is not a list of changes (the message says which).
+            ValueError, TypeError: a whole line is not a list of changes (the message says which).
         """
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
+            text = self.path.read_text(encoding="utf-8", errors="surrogateescape")
         except FileNotFoundError:
             return
-        for number, line in enumerate(lines, start=1):
+        for number, line in enumerate(text.split("\n")[:-1], start=1):
             try:
                 entries = json.loads(line)
             except json.JSONDecodeError:
-                if number == len(lines):
-                    return
                 raise ValueError(f"{self.path.name} line {number} is not JSON") from None
             if not isinstance(entries, list):
                 raise TypeError(f"{self.path.name} line {number} is not a list of changes")
