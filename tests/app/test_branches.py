@@ -3,6 +3,8 @@ and the real state store."""
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 from tests.app.world import notes_done, stopped_report
 
@@ -126,9 +128,13 @@ async def test_new_note_evicts_least_recent_managed_note(make_world):
     async with world.run() as orch:
         status = await orch.status(["a.md"])
         a_source = orch.store.mappings_by_path(world.notebook_id, "a.md")[0].source_id
+        last_used = {m.path: m.last_used for m in orch.store.all_mappings(world.notebook_id)}
     assert [e.path for e in status.recent_evictions] == ["b.md"]
-    # the segmented LRU's order: a note used once goes before those used twice, whatever their age
+    # the segmented LRU's order: a note used once goes before those used twice, whatever their age; each with
+    # when it was last used
     assert [(e.path, e.use_count) for e in status.next_evictions] == [("d.md", 1), ("a.md", 2), ("c.md", 2)]
+    assert [e.last_used for e in status.next_evictions] == [last_used[p] for p in ("d.md", "a.md", "c.md")]
+    assert all(e.last_used is not None for e in status.next_evictions)
     assert [(n.path, n.where) for n in status.notes] == [("a.md", "alone")]
     world.fake.apply("source_delete", {"source_id": a_source, "confirm": True})  # deleted in NotebookLM
     async with world.run() as orch:
@@ -626,3 +632,30 @@ async def test_watch_keeps_only_synced_notes_current_in_a_notebook_of_notes_alon
         assert world.mutating_calls(mark) == []
         report = await orch.keep_current(["a.md", "new.md"])
     assert report is not None and [(n.path, n.branch) for n in report.notes] == [("a.md", Branch.REPLACED)]
+
+
+async def test_status_names_the_notes_of_the_vault_whose_sources_the_state_file_does_not_hold(make_world):
+    """Sources titled by nlmsync that no registry row accounts for and whose text cannot be read back to prove
+    them are orphans; the next step names the notes of the vault they are titled for (a refresh adopts them),
+    not a note that left the vault."""
+    world = make_world()
+    for name in ("a", "b c", "gone"):
+        world.write(f"{name}.md", f"note {name}")
+    async with world.run() as orch:
+        await orch.refresh(["a.md", "b c.md", "gone.md"])
+    store = world.store()
+    try:
+        for name in ("a", "b c", "gone"):
+            store.remove_mappings(world.notebook_id, f"{name}.md")
+    finally:
+        store.close()
+    (world.vault / "gone.md").unlink()
+    world.fake.faults = Faults(errors=[ErrorRule("source_get_content", "Internal error")])
+    async with world.run() as orch:
+        status = await orch.status()
+    assert len(status.orphan_source_ids) == 3
+    (step,) = status.next_steps
+    assert step.why == ("2 sources titled by nlmsync for notes of the vault are not in the state file; refreshing "
+                        "the notes adopts them")
+    assert shlex.split(step.command)[:2] == ["nlmsync", "refresh"]
+    assert sorted(shlex.split(step.command)[2:]) == ["a.md", "b c.md"]
