@@ -4,6 +4,8 @@ and recognised, files that cannot be sources said per file, and adoption with no
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from tests.app.world import World, stopped_report
 from tests.documents.pdfs import pdf, text_page
@@ -378,4 +380,35 @@ async def test_a_file_whose_row_names_a_replaced_id_is_reused_and_recorded_under
         rows = orch.store.mappings_by_path(world.notebook_id, "paper.pdf")
     assert branches(report) == {"paper.pdf": Branch.REUSED} and report.notes[0].source_ids == [live]
     assert [r.source_id for r in rows] == [live]
+    assert world.mutating_calls(mark) == []
+
+
+async def test_an_idle_refresh_neither_hashes_nor_reads_an_unchanged_file(make_world, monkeypatch):
+    """A file whose modification time and size are those recorded with its hash is reused by its stat alone: the
+    idle run opens none of its bytes."""
+    import os
+
+    from nlmsync.documents import reader as reader_module
+
+    world = make_world()
+    world.write("a.md", "# A\nalpha\n")
+    put_pdf(world, "papers/tapirs.pdf", "Tapirs are odd-toed ungulates")
+    put_pdf(world, "papers/okapis.pdf", "Okapis are giraffids")
+    month_ago = time.time() - 30 * 24 * 3600  # saved long ago: no rule of recency can distrust its stat
+    for path in (world.vault / "papers").iterdir():
+        os.utime(path, (month_ago, month_ago))
+    async with world.run() as orch:
+        await orch.refresh(all_notes=True)
+    async with world.run() as orch:  # records the files' stats with their hashes
+        await orch.refresh(all_notes=True)
+
+    def no_hashing(target):
+        raise AssertionError(f"{target} hashed again")
+
+    monkeypatch.setattr(reader_module, "hash_file", no_hashing)
+    monkeypatch.setattr(reader_module.DocumentReader, "read", lambda *a, **k: pytest.fail("a file was read"))
+    mark = len(world.fake.calls)
+    async with world.run() as orch:
+        report = await orch.refresh(all_notes=True)
+    assert set(branches(report).values()) == {Branch.REUSED} and len(report.notes) == 3
     assert world.mutating_calls(mark) == []
