@@ -207,9 +207,10 @@ async def main() -> None:
             server = f"fake --capacity {total + 50} --state {root / f'cli-{name}.json'}"
             command = [sys.executable, "-m", "nlmsync", "--vault", str(vault), "--state", str(root / f"cli-{name}.db"),
                        "--server", server, "refresh", "--all", "-q"]
-            commands[name] = command, {**os.environ, "NLMSYNC_CAPACITY": str(total + 50), **env}
-            timed_command([*command, "--notebook", f"new:{name}"], commands[name][1], f"first {name}")
-            timed_command(*commands[name], f"recording {name}")
+            environment = {**os.environ, "NLMSYNC_CAPACITY": str(total + 50), **env}
+            timed_command([*command, "--notebook", f"new:{name}"], environment, f"first {name}")
+            timed_command(command, environment, f"recording {name}")
+            commands[name] = command, environment
         pairs = [(timed_command(*commands["both"], "idle"), timed_command(*commands["notes"], "idle notes"))
                  for _ in range(args.repeats)]
         for what, index in (("wall", 0), ("CPU", 1)):

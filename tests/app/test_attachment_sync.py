@@ -4,13 +4,15 @@ and recognised, files that cannot be sources said per file, and adoption with no
 
 from __future__ import annotations
 
-import time
+import os
 
 import pytest
+from tests.app.notebook_checks import LONG_AGO
 from tests.app.world import World, stopped_report
 from tests.documents.pdfs import pdf, text_page
 
 from nlmsync.documents import hash_file
+from nlmsync.documents import reader as reader_module
 from nlmsync.fake.faults import Faults
 from nlmsync.sync.branches import Branch
 from nlmsync.sync.titles import source_title, upload_name
@@ -386,17 +388,12 @@ async def test_a_file_whose_row_names_a_replaced_id_is_reused_and_recorded_under
 async def test_an_idle_refresh_neither_hashes_nor_reads_an_unchanged_file(make_world, monkeypatch):
     """A file whose modification time and size are those recorded with its hash is reused by its stat alone: the
     idle run opens none of its bytes."""
-    import os
-
-    from nlmsync.documents import reader as reader_module
-
     world = make_world()
     world.write("a.md", "# A\nalpha\n")
     put_pdf(world, "papers/tapirs.pdf", "Tapirs are odd-toed ungulates")
     put_pdf(world, "papers/okapis.pdf", "Okapis are giraffids")
-    month_ago = time.time() - 30 * 24 * 3600  # saved long ago: no rule of recency can distrust its stat
-    for path in (world.vault / "papers").iterdir():
-        os.utime(path, (month_ago, month_ago))
+    for path in (world.vault / "papers").iterdir():  # saved long ago: no rule of recency can distrust its stat
+        os.utime(path, ns=(LONG_AGO, LONG_AGO))
     async with world.run() as orch:
         await orch.refresh(all_notes=True)
     async with world.run() as orch:  # records the files' stats with their hashes
